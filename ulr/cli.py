@@ -1,0 +1,107 @@
+"""Command line: ``python -m ulr COMMAND [options]`` (SPEC §2).
+
+Each command lives in ``ulr/commands/<name>.py`` and exposes
+``register(subparsers)`` (which sets ``run`` as the parser default) and
+optionally ``render(result) -> str``. ``run(args)`` returns a JSON-able dict.
+With ``--json`` exactly one JSON object goes to stdout. A :class:`UlrError`
+exits with status 2 and one ``error: ...`` line on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import math
+import pkgutil
+import sys
+
+import numpy as np
+
+from ulr import __version__, commands
+from ulr.errors import UlrError
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that raises instead of printing usage and exiting."""
+
+    def error(self, message):  # noqa: D102
+        raise UlrError(f"{message} (see: python -m ulr {self.prog.split(' ', 1)[-1]} --help)"
+                       if " " in self.prog else f"{message} (see: python -m ulr --help)")
+
+
+def _command_modules():
+    mods = []
+    for info in pkgutil.iter_modules(commands.__path__):
+        if info.name.startswith("_") or info.name == "common":
+            continue
+        mods.append(importlib.import_module(f"ulr.commands.{info.name}"))
+    return sorted(mods, key=lambda m: (getattr(m, "ORDER", 50), m.__name__))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="ulr", description="Unbiased learning-to-rank workbench.")
+    parser.add_argument("--version", action="version", version=f"ulr {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    renderers = {}
+    for mod in _command_modules():
+        before = set(sub.choices)
+        mod.register(sub)
+        for name in set(sub.choices) - before:
+            sub.choices[name].add_argument("--json", action="store_true",
+                                           help="print one JSON object on stdout")
+            renderers[name] = getattr(mod, "render", None)
+    parser.set_defaults(_renderers=renderers)
+    return parser
+
+
+def _jsonable(obj):
+    if isinstance(obj, dict):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return [_jsonable(v) for v in obj.tolist()]
+    if isinstance(obj, np.generic):
+        obj = obj.item()
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    return obj
+
+
+def _default_render(result: dict) -> str:
+    lines = []
+    for k, v in result.items():
+        if isinstance(v, float):
+            v = f"{v:.6g}"
+        elif isinstance(v, (list, tuple)) and v and all(isinstance(x, float) for x in v):
+            v = "[" + ", ".join(f"{x:.4g}" for x in v) + "]"
+        lines.append(f"{k}: {v}")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        if not getattr(args, "command", None):
+            parser.print_help(sys.stderr)
+            raise UlrError("no command given.")
+        result = _jsonable(args.run(args))
+        if args.json:
+            sys.stdout.write(json.dumps(result) + "\n")
+        else:
+            render = args._renderers.get(args.command) or _default_render
+            sys.stdout.write(render(result) + "\n")
+        return 0
+    except UlrError as exc:
+        msg = " ".join(str(exc).split())
+        sys.stderr.write(f"error: {msg}\n")
+        return 2
+    except KeyboardInterrupt:
+        sys.stderr.write("error: interrupted\n")
+        return 130
+    except Exception as exc:  # a bug: still one line, but a different status
+        sys.stderr.write(f"error: internal error ({type(exc).__name__}: "
+                         f"{' '.join(str(exc).split())[:300]}); please report it\n")
+        return 1
