@@ -1,0 +1,62 @@
+"""``load`` and ``datasets``: store click logs in DuckDB and list them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ulr import schema, store
+from ulr.errors import UlrError
+
+ORDER = 20
+
+
+def register(sub):
+    p = sub.add_parser("load", help="validate a click log and store it in DuckDB")
+    p.add_argument("path", help="CSV or Parquet file")
+    p.add_argument("--db", required=True, help="DuckDB file (created if missing)")
+    p.add_argument("--name", required=True, help="dataset name")
+    p.add_argument("--map", action="append", default=[], metavar="CANONICAL=THEIRS")
+    p.add_argument("--skip-bad-rows", action="store_true",
+                   help="store the valid rows and keep the bad ones for download")
+    p.add_argument("--replace", action="store_true", help="replace a dataset of the same name")
+    p.add_argument("--rejected-out", metavar="PATH",
+                   help="write the skipped rows to this CSV")
+    p.set_defaults(run=run_load)
+
+    d = sub.add_parser("datasets", help="list stored datasets")
+    d.add_argument("--db", required=True)
+    d.set_defaults(run=run_datasets)
+
+
+def run_load(args) -> dict:
+    mapping = schema.parse_map_args(args.map)
+    res = store.load_log(args.path, args.name, db_path=args.db, mapping=mapping,
+                         skip_bad_rows=args.skip_bad_rows, replace=args.replace)
+    out = {"dataset": res.dataset, "rows": res.rows, "rejected": res.rejected,
+           "mapping": res.info.mapping, "content_hash": res.info.content_hash}
+    if args.rejected_out and res.rejected:
+        from ulr.export import safe_csv_bytes
+        Path(args.rejected_out).write_bytes(safe_csv_bytes(res.rejected_rows))
+        out["rejected_path"] = args.rejected_out
+    return out
+
+
+def run_datasets(args) -> dict:
+    if not Path(args.db).exists():
+        raise UlrError(f"database {args.db} does not exist; create it with `python -m ulr load`.")
+    cur = store.cursor(args.db)
+    return {"datasets": [{"name": d.name, "rows": d.rows, "source": d.source,
+                          "loaded_at": str(d.loaded_at), "rejected": d.rejected}
+                         for d in store.list_datasets(cur)]}
+
+
+def render(result: dict) -> str:
+    if "datasets" in result:
+        if not result["datasets"]:
+            return "no datasets stored"
+        return "\n".join(f"{d['name']}\t{d['rows']} rows\t{d['source']}"
+                         for d in result["datasets"])
+    s = f"stored {result['dataset']!r}: {result['rows']} rows"
+    if result["rejected"]:
+        s += f", {result['rejected']} bad rows skipped"
+    return s
