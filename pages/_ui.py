@@ -1,0 +1,112 @@
+"""Small Streamlit helpers shared by the pages (UI only; no computation).
+
+The app-wide state is the selected dataset name, ``st.session_state["dataset"]``.
+It defaults to the bundled sample and follows the ``?dataset=`` URL parameter.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import json
+
+import pandas as pd
+import streamlit as st
+
+from ulr import __version__, store
+from ulr.errors import UlrError
+from ulr.export import safe_csv_bytes
+
+DATASET_KEY = "dataset"
+
+
+def cursor():
+    """This session's own DuckDB cursor (a shared connection refuses concurrent calls)."""
+    cur = st.session_state.get("_ulr_cursor")
+    if cur is None:
+        cur = store.cursor()
+        st.session_state["_ulr_cursor"] = cur
+    return cur
+
+
+def dataset_names() -> list[str]:
+    store.ensure_sample(cur=cursor())
+    return [d.name for d in store.list_datasets(cursor())]
+
+
+def current_name() -> str:
+    """Selected dataset; from the URL on first visit; the sample if unknown."""
+    names = dataset_names()
+    if DATASET_KEY not in st.session_state:
+        wanted = st.query_params.get("dataset")
+        if wanted is not None and wanted not in names:
+            st.session_state["_ulr_flash"] = (
+                f"The link names a dataset {wanted!r} that does not exist here; "
+                f"showing the sample instead.")
+            wanted = None
+        st.session_state[DATASET_KEY] = wanted or store.SAMPLE_NAME
+    if st.session_state[DATASET_KEY] not in names:
+        st.session_state[DATASET_KEY] = store.SAMPLE_NAME
+    return st.session_state[DATASET_KEY]
+
+
+def set_current(name: str) -> None:
+    st.session_state[DATASET_KEY] = name
+    st.query_params["dataset"] = name
+
+
+def current_log() -> store.Log:
+    """The selected dataset, opened on this session's cursor."""
+    return store.open_dataset(current_name(), cur=cursor())
+
+
+def dataset_picker(*, where=None, key: str = "ulr_dataset_picker") -> store.Log:
+    """Select box for the app-wide dataset; returns the opened log."""
+    where = where or st.sidebar
+    names = dataset_names()
+    cur_name = current_name()
+
+    def _changed():
+        set_current(st.session_state[key])
+
+    st.session_state[key] = cur_name
+    where.selectbox("Dataset", names, key=key, on_change=_changed,
+                    help="Every page works on this dataset. Upload more on the Data page.")
+    flash = st.session_state.pop("_ulr_flash", None)
+    if flash:
+        st.warning(flash)
+    return current_log()
+
+
+@contextlib.contextmanager
+def user_errors(prefix: str = ""):
+    """Show a :class:`UlrError` as a readable error box instead of a traceback."""
+    try:
+        yield
+    except UlrError as exc:
+        st.error(f"{prefix}{exc}".strip())
+
+
+def download_csv(df: pd.DataFrame, file_name: str, label: str = "Download CSV",
+                 *, key: str | None = None) -> None:
+    """CSV download with spreadsheet-formula cells neutralized."""
+    st.download_button(label, data=safe_csv_bytes(df), file_name=file_name, mime="text/csv",
+                       key=key or f"dl_{file_name}")
+
+
+def add_to_report(title: str, *, fig=None, table: pd.DataFrame | None = None,
+                  settings: dict | None = None, key: str) -> None:
+    """An "Add to report" button that stores this result for the Report page."""
+    if st.button("Add to report", key=f"report_{key}", icon=":material/post_add:"):
+        items = st.session_state.setdefault("report_items", [])
+        items.append({
+            "title": title,
+            "note": "",
+            "figure": None if fig is None else fig.to_json(),
+            "table": None if table is None else table.to_json(orient="split"),
+            "settings": json.loads(json.dumps(settings or {}, default=str)),
+            "dataset": st.session_state.get(DATASET_KEY, store.SAMPLE_NAME),
+            "created": _dt.datetime.now().isoformat(timespec="seconds"),
+            "version": __version__,
+        })
+        st.toast(f"Added “{title}” to the report ({len(items)} items).")

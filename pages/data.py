@@ -1,0 +1,140 @@
+"""Data page: upload, map, pick, rename and delete click logs; summary and CTR by position."""
+
+import tempfile
+from pathlib import Path
+
+import streamlit as st
+
+from pages import _ui as ui
+from ulr import schema, store
+from ulr.plots import ctr_by_position_figure
+
+st.title("Data")
+st.caption("Upload a click log (CSV or Parquet), check how it mapped, and see its key figures.")
+
+cur = ui.cursor()
+
+# ---------------------------------------------------------------- upload
+with st.expander("Upload a click log", expanded=False):
+    up = st.file_uploader("CSV or Parquet file", type=["csv", "parquet", "pq"], key="upload")
+    if up is not None:
+        tmpdir = Path(tempfile.gettempdir()) / "ulr_uploads"
+        tmpdir.mkdir(exist_ok=True)
+        suffix = Path(up.name).suffix.lower() or ".csv"
+        path = tmpdir / f"{up.file_id}{suffix}"
+        if not path.exists():
+            bar = st.progress(0.0, text="Receiving file…")
+            size = max(up.size, 1)
+            with open(path, "wb") as fh:
+                done = 0
+                up.seek(0)
+                while chunk := up.read(1 << 20):
+                    fh.write(chunk)
+                    done += len(chunk)
+                    bar.progress(min(done / size, 1.0), text=f"Received {done:,} bytes")
+            bar.empty()
+        columns = None
+        with ui.user_errors("This file cannot be read: "):
+            columns, auto = store.peek_columns(path)
+        if columns is not None:
+            with st.form("mapping"):
+                st.write("**Column mapping** — which column of your file holds each field "
+                         "(pre-filled by auto-detection).")
+                choices = ["—"] + columns
+                mapping = {}
+                cols = st.columns(4)
+                for i, canon in enumerate(schema.CANONICAL):
+                    req = canon in schema.REQUIRED
+                    default = auto.get(canon)
+                    sel = cols[i % 4].selectbox(
+                        f"{canon}{' *' if req else ''}", choices,
+                        index=choices.index(default) if default in choices else 0,
+                        key=f"map_{canon}")
+                    if sel != "—":
+                        mapping[canon] = sel
+                name = st.text_input("Dataset name", value=Path(up.name).stem, key="ds_name")
+                skip = st.checkbox("Skip bad rows (keep them for download) instead of refusing "
+                                   "the file", key="skip_bad")
+                replace = st.checkbox("Replace a dataset with the same name", key="replace")
+                submitted = st.form_submit_button("Load", type="primary")
+            if submitted:
+                with ui.user_errors("Not loaded: "):
+                    with st.status(f"Loading {up.name}…", expanded=False) as status:
+                        res = store.load_log(path, name, cur=cur, mapping=mapping,
+                                             skip_bad_rows=skip, replace=replace,
+                                             source_name=up.name)
+                        status.update(label=f"Stored “{res.dataset}”: {res.rows:,} rows",
+                                      state="complete")
+                    ui.set_current(res.dataset)
+                    st.session_state["_last_load"] = {"dataset": res.dataset, "rows": res.rows,
+                                                      "rejected": res.rejected}
+                    st.rerun()
+
+last = st.session_state.get("_last_load")
+if last:
+    msg = f"Stored “{last['dataset']}” with {last['rows']:,} rows."
+    if last["rejected"]:
+        msg += f" {last['rejected']:,} bad rows were skipped; download them below."
+    st.success(msg)
+
+# ---------------------------------------------------------------- manage
+log = ui.current_log()
+info = log.info
+with st.expander("Manage datasets"):
+    all_ds = store.list_datasets(cur)
+    st.dataframe([{"name": d.name, "rows": d.rows, "source": d.source,
+                   "loaded": str(d.loaded_at)[:19], "skipped rows": d.rejected}
+                  for d in all_ds], hide_index=True, width="stretch")
+    c1, c2 = st.columns(2)
+    with c1:
+        new_name = st.text_input("Rename the current dataset to", key="rename_to")
+        if st.button("Rename", key="rename_btn", disabled=not new_name):
+            with ui.user_errors("Not renamed: "):
+                store.rename_dataset(cur, info.name, new_name)
+                ui.set_current(new_name)
+                st.rerun()
+    with c2:
+        sure = st.checkbox(f"Yes, delete “{info.name}”", key="delete_sure")
+        if st.button("Delete", key="delete_btn", disabled=not sure):
+            with ui.user_errors("Not deleted: "):
+                store.delete_dataset(cur, info.name)
+                st.session_state.pop("_last_load", None)
+                ui.set_current(store.SAMPLE_NAME)
+                st.rerun()
+
+# ---------------------------------------------------------------- summary
+st.subheader(f"“{info.name}”")
+st.caption(f"From {info.source} · loaded {str(info.loaded_at)[:19]} · "
+           f"content hash {str(info.content_hash)[:12]}")
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _summary(content_hash: str, name: str):
+    lg = store.open_dataset(name, cur=store.cursor())
+    return store.summary(lg), store.ctr_by_position(lg)
+
+
+s, ctr = _summary(info.content_hash, info.name)
+m = st.columns(6)
+m[0].metric("Rows", f"{s['rows']:,}")
+m[1].metric("Queries", f"{s['queries']:,}")
+m[2].metric("Documents", f"{s['documents']:,}")
+m[3].metric("Sessions", "—" if s["sessions"] is None else f"{s['sessions']:,}")
+m[4].metric("Overall CTR", f"{s['ctr']:.2%}")
+m[5].metric("Randomized", f"{s['randomized_share']:.1%}")
+
+fig = ctr_by_position_figure(ctr)
+st.plotly_chart(fig, key="ctr_chart")
+st.caption("Bars are 95% Wilson score intervals for the binomial click rate. Clicks fall with "
+           "position partly because users examine lower positions less (position bias) and "
+           "partly because the ranker put better documents on top.")
+ui.add_to_report("CTR by position", fig=fig, table=ctr,
+                 settings={"dataset": info.name}, key="data_ctr")
+ui.download_csv(ctr, f"ctr_by_position_{info.name}.csv", "Download CTR table (CSV)")
+
+st.subheader("Preview")
+st.dataframe(store.preview(log, 100), hide_index=True, width="stretch")
+if info.rejected:
+    st.warning(f"{info.rejected:,} rows of this file broke the schema and were skipped.")
+    ui.download_csv(store.rejected_rows(cur, info.name), f"skipped_rows_{info.name}.csv",
+                    "Download skipped rows (CSV)", key="dl_rejected")
