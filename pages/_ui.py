@@ -60,18 +60,17 @@ def current_log() -> store.Log:
     return store.open_dataset(current_name(), cur=cursor())
 
 
-def dataset_picker(*, where=None, key: str = "ulr_dataset_picker") -> store.Log:
+def dataset_picker(*, where=None) -> store.Log:
     """Select box for the app-wide dataset; returns the opened log."""
     where = where or st.sidebar
     names = dataset_names()
     cur_name = current_name()
-
-    def _changed():
-        set_current(st.session_state[key])
-
-    st.session_state[key] = cur_name
-    where.selectbox("Dataset", names, key=key, on_change=_changed,
-                    help="Every page works on this dataset. Upload more on the Data page.")
+    chosen = where.selectbox("Dataset", names, index=names.index(cur_name),
+                             help="Every page works on this dataset. Upload more on the Data "
+                                  "page.")
+    if chosen != cur_name:
+        set_current(chosen)
+        st.rerun()
     flash = st.session_state.pop("_ulr_flash", None)
     if flash:
         st.warning(flash)

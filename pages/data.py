@@ -1,5 +1,6 @@
 """Data page: upload, map, pick, rename and delete click logs; summary and CTR by position."""
 
+import hashlib
 import tempfile
 from pathlib import Path
 
@@ -21,7 +22,8 @@ with st.expander("Upload a click log", expanded=False):
         tmpdir = Path(tempfile.gettempdir()) / "ulr_uploads"
         tmpdir.mkdir(exist_ok=True)
         suffix = Path(up.name).suffix.lower() or ".csv"
-        path = tmpdir / f"{up.file_id}{suffix}"
+        fid = getattr(up, "file_id", None) or hashlib.sha1(up.getvalue()).hexdigest()
+        path = tmpdir / f"{fid}{suffix}"
         if not path.exists():
             bar = st.progress(0.0, text="Receiving file…")
             size = max(up.size, 1)

@@ -232,7 +232,7 @@ def simulate_clicks(*, model: str = "pbm", queries: int = 1000, docs_per_query: 
         feats = X[q_rows, doc_local].round(4)
         for j in range(P):
             data[f"feature_{j + 1}"] = feats[:, j]
-    data["true_theta"] = np.asarray(exam_true, dtype=float).ravel().round(6)
+    data["true_theta"] = np.asarray(exam_true, dtype=float).ravel()
     df = pd.DataFrame(data)
     return SimulatedLog(df=df, theta=theta_out, relevance_weights=w_true,
                         ranker_weights=w_prod, config=cfg,

@@ -1,0 +1,237 @@
+"""Loader, catalog and concurrency tests for ulr.store."""
+
+import hashlib
+import threading
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ulr import store
+from ulr.errors import UlrError
+from ulr.simulate import simulate_clicks, write_log
+
+GOOD = "query_id,doc_id,position,click\nq1,d1,1,1\nq1,d2,2,0\nq2,d3,1,true\nq2,d1,2,false\n"
+
+
+@pytest.fixture
+def cur(tmp_path):
+    return store.cursor(tmp_path / "t.duckdb")
+
+
+def write(tmp_path, text, name="f.csv", mode="w"):
+    p = tmp_path / name
+    if mode == "wb":
+        p.write_bytes(text)
+    else:
+        p.write_text(text)
+    return p
+
+
+def fingerprint(cur):
+    """Catalog rows plus a hash of every stored table's contents."""
+    out = []
+    for d in store.list_datasets(cur):
+        df = cur.execute(f"SELECT * FROM {d.table} ORDER BY ALL").df()
+        h = hashlib.sha256(pd.util.hash_pandas_object(df, index=False).values.tobytes())
+        out.append((d.name, d.table, d.rows, d.content_hash, h.hexdigest()))
+    tables = sorted(r[0] for r in cur.execute(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'").fetchall())
+    return out, tables
+
+
+def test_good_file_roundtrip(tmp_path, cur):
+    res = store.load_log(write(tmp_path, GOOD), "good", cur=cur)
+    assert (res.rows, res.rejected) == (4, 0)
+    df = store.open_dataset("good", cur=cur).df()
+    assert df["position"].tolist() == [1, 2, 1, 2]
+    assert df["click"].astype(int).tolist() == [1, 0, 1, 0]
+    assert df["query_id"].tolist() == ["q1", "q1", "q2", "q2"]
+    info = store.get_dataset(cur, "good")
+    assert info.rows == 4 and info.source == "f.csv" and len(info.content_hash) == 64
+
+
+def test_mapped_file_and_auto_detection(tmp_path, cur):
+    text = "qid,item,rank,clicked,extra col\na,x,1,0,foo\na,y,2,1,bar\n"
+    res = store.load_log(write(tmp_path, text), "m", cur=cur)  # synonyms auto-detected
+    assert res.info.mapping == {"query_id": "qid", "doc_id": "item", "position": "rank",
+                                "click": "clicked"}
+    text2 = "Q,D,P,C\na,x,1,0\na,y,2,1\n"
+    res2 = store.load_log(write(tmp_path, text2, "g.csv"), "m2", cur=cur,
+                          mapping={"query_id": "Q", "doc_id": "D", "position": "P", "click": "C"})
+    assert res2.rows == 2
+    df = store.open_dataset("m", cur=cur).df()
+    assert "extra_col" in df.columns  # other columns are kept
+
+
+@pytest.mark.parametrize("text, needle", [
+    ("query_id,doc_id,click\nq,d,1\n", "missing required column 'position'"),
+    ("query_id,doc_id,position,click\nq,d,0,1\n", "column 'position'"),
+    ("query_id,doc_id,position,click\nq,d,-3,1\n", "must be an integer >= 1"),
+    ("query_id,doc_id,position,click\nq,d,first,1\n", "column 'position'"),
+    ("query_id,doc_id,position,click\nq,d,1.5,1\n", "must be an integer >= 1"),
+    ("query_id,doc_id,position,click\nq,d,1,2\n", "column 'click'"),
+    ("query_id,doc_id,position,click\nq,d,1,clicked\n", "must be 0/1 or true/false"),
+    ("query_id,doc_id,position,click\nq,d,1,1\nq,d,2\n", "wrong number of fields"),
+    ("query_id,doc_id,position,click\nq,d,1,1\nq,d,2,0,7\n", "wrong number of fields"),
+    ("", "is empty"),
+    ("query_id,doc_id,position,click\n", "no data rows"),
+    ("query_id,doc_id,position,click\n,d,1,1\n", "column 'query_id'"),
+])
+def test_bad_files_refused_and_store_unchanged(tmp_path, cur, text, needle):
+    store.load_log(write(tmp_path, GOOD, "good.csv"), "keep", cur=cur)
+    before = fingerprint(cur)
+    with pytest.raises(UlrError, match=needle.replace("(", r"\(").replace(")", r"\)")
+                       .replace(".", r"\.").replace("+", r"\+")):
+        store.load_log(write(tmp_path, text), "bad", cur=cur)
+    assert fingerprint(cur) == before
+    # Also refused when it would *replace* an existing dataset.
+    with pytest.raises(UlrError):
+        store.load_log(write(tmp_path, text), "keep", cur=cur, replace=True)
+    assert fingerprint(cur) == before
+
+
+def test_error_names_lines_and_count(tmp_path, cur):
+    rows = ["q,d,1,1"] * 10
+    rows[3] = "q,d,0,1"
+    rows[7] = "q,d,zero,1"
+    text = "query_id,doc_id,position,click\n" + "\n".join(rows) + "\n"
+    with pytest.raises(UlrError) as e:
+        store.load_log(write(tmp_path, text), "x", cur=cur)
+    msg = str(e.value)
+    assert "2 bad values" in msg and "lines 5, 9" in msg and "2 of 10 rows" in msg
+
+
+def test_binary_file(tmp_path, cur):
+    p = write(tmp_path, bytes(range(256)) * 20, "x.csv", mode="wb")
+    with pytest.raises(UlrError, match="binary"):
+        store.load_log(p, "bin", cur=cur)
+
+
+def test_skip_bad_rows_keeps_them_for_download(tmp_path, cur):
+    text = "query_id,doc_id,position,click\nq,a,1,1\nq,b,0,1\nq,c,2,2\nq,d,3\nq,e,4,0\n"
+    res = store.load_log(write(tmp_path, text), "s", cur=cur, skip_bad_rows=True)
+    assert res.rows == 2 and res.rejected == 3
+    rej = store.rejected_rows(cur, "s")
+    assert rej["line"].tolist() == [3, 4, 5]
+    assert set(rej["column"]) == {"position", "click", "(whole row)"}
+    assert store.open_dataset("s", cur=cur).df()["doc_id"].tolist() == ["a", "e"]
+
+
+@pytest.mark.parametrize("name", [
+    "x'); DROP TABLE ulr_catalog; --",
+    'robert"; DELETE FROM ulr_catalog; --',
+    "ds_0000000000000000",
+    "日本語 name with spaces / and \\ backslash",
+])
+def test_hostile_names_stored_verbatim(tmp_path, cur, name):
+    store.load_log(write(tmp_path, GOOD), "other", cur=cur)
+    res = store.load_log(write(tmp_path, GOOD), name, cur=cur)
+    assert res.dataset == name
+    assert [d.name for d in store.list_datasets(cur)] == ["other", name]
+    assert store.open_dataset(name, cur=cur).df().shape[0] == 4
+    store.rename_dataset(cur, name, name + " (2)")
+    store.delete_dataset(cur, name + " (2)")
+    assert [d.name for d in store.list_datasets(cur)] == ["other"]
+
+
+def test_bad_names_and_unknown_dataset(tmp_path, cur):
+    for bad in ["", "   ", "a\nb", "x" * 201]:
+        with pytest.raises(UlrError):
+            store.load_log(write(tmp_path, GOOD), bad, cur=cur)
+    with pytest.raises(UlrError, match="no dataset named"):
+        store.open_dataset("nope", cur=cur)
+
+
+def test_duplicate_name_refused_then_replace(tmp_path, cur):
+    store.load_log(write(tmp_path, GOOD), "d", cur=cur)
+    with pytest.raises(UlrError, match="exists already"):
+        store.load_log(write(tmp_path, GOOD), "d", cur=cur)
+    text = GOOD + "q3,d9,1,1\n"
+    res = store.load_log(write(tmp_path, text, "g.csv"), "d", cur=cur, replace=True)
+    assert res.rows == 5 and len(store.list_datasets(cur)) == 1
+    n_tables = cur.execute("SELECT count(*) FROM information_schema.tables "
+                           "WHERE table_schema = 'main' AND table_name LIKE 'ds_%'").fetchone()[0]
+    assert n_tables == 1  # the replaced table is gone
+
+
+def test_parquet_and_simulated_log(tmp_path, cur):
+    sim = simulate_clicks(queries=20, sessions=100, seed=3)
+    p = tmp_path / "s.parquet"
+    write_log(sim.df, str(p))
+    res = store.load_log(p, "pq", cur=cur)
+    log = store.open_dataset("pq", cur=cur)
+    df = log.df()
+    assert res.rows == len(sim.df)
+    assert sorted(log.info.features) == [f"feature_{i}" for i in range(1, 6)]
+    np.testing.assert_array_equal(df["click"].astype(int), sim.df["click"])
+    np.testing.assert_allclose(log.true_theta(), sim.theta, rtol=1e-6)
+    bad = sim.df.copy()
+    bad.loc[5, "position"] = 0
+    write_log(bad, str(tmp_path / "b.parquet"))
+    with pytest.raises(UlrError, match="row 6"):
+        store.load_log(tmp_path / "b.parquet", "pq2", cur=cur)
+
+
+def test_real_world_csv_with_index_timestamps_and_extras(tmp_path, cur):
+    rng = np.random.default_rng(0)
+    n = 200
+    df = pd.DataFrame({
+        "SearchId": rng.integers(0, 20, n), "ItemId": rng.integers(0, 50, n),
+        "Rank": rng.integers(1, 11, n), "Clicked": rng.integers(0, 2, n),
+        "ts": pd.date_range("2024-01-01", periods=n, freq="min").astype(str),
+        **{f"meta {i}": rng.random(n) for i in range(30)},
+        "comment": ["hello, world", "=cmd|' /C calc'!A0", 'quote "x"', ""] * (n // 4),
+    })
+    p = tmp_path / "real.csv"
+    df.to_csv(p)  # unnamed index column
+    res = store.load_log(p, "real", cur=cur, mapping={
+        "query_id": "SearchId", "doc_id": "ItemId", "position": "Rank", "click": "Clicked"})
+    assert res.rows == n
+    out = store.open_dataset("real", cur=cur).df()
+    assert out["position"].tolist() == df["Rank"].tolist()
+    assert out["ts"].tolist() == df["ts"].tolist()
+    assert "unnamed_0" in out.columns
+
+
+def test_concurrent_sessions_upload_and_read(tmp_path):
+    db = tmp_path / "conc.duckdb"
+    store.load_log(write(tmp_path, GOOD, "seed.csv"), "seed", db_path=db)
+    errors, results = [], {}
+
+    def worker(i):
+        try:
+            c = store.cursor(db)  # one cursor per session/thread
+            sim = simulate_clicks(queries=10, sessions=50, seed=i)
+            p = tmp_path / f"w{i}.csv"
+            write_log(sim.df, str(p))
+            store.load_log(p, f"user {i}", cur=c)
+            for _ in range(5):
+                lg = store.open_dataset("seed", cur=c)
+                assert store.summary(lg)["rows"] == 4
+                store.list_datasets(c)
+            results[i] = store.open_dataset(f"user {i}", cur=c).df().shape[0]
+        except Exception as exc:  # noqa: BLE001 - collected and asserted below
+            errors.append(repr(exc))
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert results == {i: 500 for i in range(8)}
+    assert len(store.list_datasets(store.cursor(db))) == 9
+
+
+def test_ctr_by_position_wilson_interval(tmp_path, cur):
+    text = "query_id,doc_id,position,click\n" + "".join(
+        f"q,d{i},{1 + i % 2},{int(i % 4 == 0)}\n" for i in range(400))
+    store.load_log(write(tmp_path, text), "c", cur=cur)
+    t = store.ctr_by_position(store.open_dataset("c", cur=cur))
+    assert t["impressions"].tolist() == [200, 200]
+    assert t["ctr"].tolist() == [0.5, 0.0]
+    # Wilson interval for 100/200 at z=1.96: 0.5 +- 0.0685 (textbook value)
+    assert t["lower"][0] == pytest.approx(0.4315, abs=1e-3)
+    assert t["upper"][0] == pytest.approx(0.5685, abs=1e-3)
+    assert t["lower"][1] == 0.0 and t["upper"][1] == pytest.approx(0.01884, abs=1e-4)
