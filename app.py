@@ -12,7 +12,8 @@ st.set_page_config(page_title="ulr — unbiased learning to rank", page_icon=":m
 HERE = Path(__file__).parent
 PAGES = [
     # (file, title, icon, default)
-    ("pages/data.py", "Data", ":material/table:", True),
+    ("pages/home.py", "Home", ":material/home:", True),
+    ("pages/data.py", "Data", ":material/table:", False),
     ("pages/position_bias.py", "Position bias", ":material/trending_down:", False),
     ("pages/compare_rankers.py", "Compare rankers", ":material/leaderboard:", False),
     ("pages/severity_sweep.py", "Severity sweep", ":material/ssid_chart:", False),
@@ -26,4 +27,5 @@ nav = st.navigation([st.Page(f, title=t, icon=i, default=d)
                      for f, t, i, d in PAGES if (HERE / f).exists()])
 with st.sidebar:
     ui.dataset_picker()
+ui.presentation_toggle()
 nav.run()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import json
+from pathlib import Path
 
 import pandas as pd
 import streamlit as st
@@ -18,6 +19,7 @@ from ulr.errors import UlrError
 from ulr.export import safe_csv_bytes
 
 DATASET_KEY = "dataset"
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def cursor():
@@ -109,3 +111,30 @@ def add_to_report(title: str, *, fig=None, table: pd.DataFrame | None = None,
             "version": __version__,
         })
         st.toast(f"Added “{title}” to the report ({len(items)} items).")
+
+
+_PRESENTATION_CSS = """
+<style>
+html, body, [class*="st-"] { font-size: 19px; }
+h1 { font-size: 2.6rem !important; }
+section[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"],
+[data-testid="stToolbar"], [data-testid="stDecoration"], footer { display: none !important; }
+.block-container, [data-testid="stMainBlockContainer"] { max-width: 100% !important;
+  padding-left: 2rem; padding-right: 2rem; }
+</style>
+"""
+
+
+def presentation_toggle() -> bool:
+    """Presentation mode: larger fonts, full width, no sidebar or toolbar."""
+    on = bool(st.session_state.get("presentation", False))
+    if on:
+        st.markdown(_PRESENTATION_CSS, unsafe_allow_html=True)
+        if st.button("Exit presentation mode", key="exit_presentation",
+                     icon=":material/close_fullscreen:"):
+            st.session_state["presentation"] = False
+            st.rerun()
+    else:
+        st.sidebar.toggle("Presentation mode", key="presentation",
+                          help="Larger fonts, full width and no sidebar, for meetings.")
+    return on

@@ -12,6 +12,8 @@ def run_app():
     at = AppTest.from_file(APP, default_timeout=60)
     at.run()
     assert not at.exception, at.exception
+    at.switch_page("pages/data.py").run()
+    assert not at.exception, at.exception
     return at
 
 
@@ -29,7 +31,7 @@ def test_opens_on_sample_with_summary_and_chart():
     assert metric(at, "Rows") == "50,000"
     assert metric(at, "Queries") == "500"
     assert len(at.get("plotly_chart")) >= 1
-    assert at.sidebar.selectbox[0].value == "sample"
+    assert at.session_state["dataset"] == "sample"
 
 
 def test_upload_maps_and_stores_then_bad_upload_is_refused():
@@ -62,3 +64,21 @@ def test_upload_maps_and_stores_then_bad_upload_is_refused():
     assert at.session_state["dataset"] == "my upload"
     from ulr import store
     assert "bad one" not in [d.name for d in store.list_datasets(store.cursor())]
+
+
+def test_home_page_lists_questions_and_figures():
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.run()
+    assert not at.exception
+    assert at.title[0].value.startswith("ulr")
+    assert metric(at, "Rows") == "50,000"
+    assert at.session_state["dataset"] == "sample"
+
+
+def test_shared_link_with_unknown_dataset_falls_back_to_sample():
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params["dataset"] = "no such dataset"
+    at.run()
+    assert not at.exception
+    assert at.session_state["dataset"] == "sample"
+    assert any("does not exist" in w.value for w in at.warning)

@@ -1,0 +1,51 @@
+"""Home: what the tool answers, the current dataset's key figures, where to go next."""
+
+import streamlit as st
+
+from pages import _ui as ui
+from ulr import store
+
+st.title("ulr — unbiased learning to rank")
+st.markdown(
+    "Users click what they see, and they see the top of the list: **ulr measures how much "
+    "position bias distorts your click logs.** It shows whether a ranker trained with "
+    "inverse-propensity weighting beats one trained naively on the same clicks, and replays "
+    "bandit simulations to show how fast an online learner would catch up. "
+    "Every number can be reproduced from the command line and exported as a report.")
+
+log = ui.current_log()
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _summary(content_hash: str, name: str):
+    return store.summary(store.open_dataset(name, cur=store.cursor()))
+
+
+s = _summary(log.info.content_hash, log.info.name)
+st.subheader(f"Current dataset: “{log.info.name}”")
+c = st.columns(5)
+c[0].metric("Rows", f"{s['rows']:,}")
+c[1].metric("Queries", f"{s['queries']:,}")
+c[2].metric("Positions", f"{s['positions']}")
+c[3].metric("Overall CTR", f"{s['ctr']:.2%}")
+c[4].metric("Randomized", f"{s['randomized_share']:.1%}")
+
+st.subheader("Questions you can answer")
+QUESTIONS = [
+    ("pages/data.py", "Data", "What is in my click log, and is it clean?"),
+    ("pages/position_bias.py", "Position bias", "How strong is position bias in my logs?"),
+    ("pages/compare_rankers.py", "Compare rankers",
+     "Does bias correction make the ranker I train on my clicks better?"),
+    ("pages/severity_sweep.py", "Severity sweep",
+     "How does IPW's advantage grow as position bias gets stronger?"),
+    ("pages/bandit_lab.py", "Bandit lab",
+     "Could an online learner rank better, and how fast would it learn?"),
+    ("pages/off_policy.py", "Off-policy evaluation",
+     "How would a new policy have done, judged from the old policy's logs?"),
+    ("pages/debiased_recs.py", "Debiased recommendation",
+     "How much do debiasing methods help when ratings are missing not at random?"),
+    ("pages/report.py", "Report", "How do I show all this to my stakeholders?"),
+]
+for path, title, question in QUESTIONS:
+    if (ui.ROOT / path).exists():
+        st.page_link(path, label=f"**{title}** — {question}")

@@ -1,0 +1,84 @@
+"""Real-browser fixtures: `streamlit run app.py` on a free port + headless Debian Chromium.
+
+The browser is the system one at /usr/bin/chromium (installed by .ci/run with apt-get);
+nothing is ever downloaded. Without it the tests are skipped locally but fail under CI.
+"""
+
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = "/usr/bin/chromium"
+ARTIFACTS = ROOT / "tests" / "artifacts"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def app_url():
+    port = _free_port()
+    env = dict(os.environ)
+    env["ULR_DB"] = os.path.join(tempfile.mkdtemp(prefix="ulr_e2e_"), "e2e.duckdb")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
+         "--server.headless", "true", "--server.port", str(port),
+         "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
+         "--server.fileWatcherType", "none"],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        try:
+            with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
+                if r.status == 200:
+                    break
+        except OSError:
+            time.sleep(0.5)
+        if proc.poll() is not None:
+            raise RuntimeError(proc.stdout.read().decode(errors="replace"))
+    else:
+        proc.kill()
+        raise RuntimeError("streamlit did not start within 60 s")
+    yield url
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not os.path.exists(CHROMIUM):
+        if os.environ.get("CI"):
+            pytest.fail("CI must install Debian's chromium (see .ci/run)")
+        pytest.skip("no system Chromium at /usr/bin/chromium")
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+            "--disable-background-networking", "--disable-component-update", "--disable-sync",
+            "--no-first-run"])
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser, app_url):
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
+    pg = ctx.new_page()
+    pg.set_default_timeout(30_000)
+    yield pg
+    ctx.close()

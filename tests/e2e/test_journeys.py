@@ -1,0 +1,41 @@
+"""End-to-end journeys in a real headless browser (one test per journey)."""
+
+import re
+
+from tests.e2e.helpers import no_errors, shot, wait_idle
+
+
+def test_upload_csv_through_file_input_and_see_summary(page, app_url, tmp_path):
+    csv = tmp_path / "browser_upload.csv"
+    csv.write_text("qid,doc,rank,clicked\n" + "".join(
+        f"q{i % 9},d{i},{1 + i % 6},{int(i % 4 == 0)}\n" for i in range(240)))
+    page.goto(app_url)
+    wait_idle(page)
+    page.get_by_text("Upload a click log", exact=True).click()
+    page.locator('input[type="file"]').set_input_files(str(csv))
+    page.get_by_role("button", name="Load", exact=True).wait_for()
+    page.get_by_label("Dataset name").fill("browser upload")
+    page.get_by_role("button", name="Load", exact=True).click()
+    page.get_by_text("Stored “browser upload” with 240 rows").wait_for(timeout=60_000)
+    wait_idle(page)
+    rows = page.locator('[data-testid="stMetric"]').filter(has_text="Rows")
+    assert "240" in rows.inner_text()
+    shot(page, "data_after_upload")
+    assert no_errors(page) == []
+
+
+def test_visit_every_page_without_errors(page, app_url):
+    page.goto(app_url)
+    wait_idle(page)
+    links = page.locator('[data-testid="stSidebarNav"] a')
+    n = links.count()
+    assert n >= 1
+    hrefs = [links.nth(i).get_attribute("href") for i in range(n)]
+    for href in hrefs:
+        page.goto(href if href.startswith("http") else app_url + "/" + href.lstrip("/"))
+        wait_idle(page)
+        page.wait_for_timeout(1500)
+        wait_idle(page)
+        name = re.sub(r"[^a-z0-9]+", "_", (href.rsplit("/", 1)[-1] or "home").lower())
+        shot(page, f"page_{name or 'home'}")
+        assert no_errors(page) == [], href
