@@ -9,7 +9,7 @@ def test_upload_csv_through_file_input_and_see_summary(page, app_url, tmp_path):
     csv = tmp_path / "browser_upload.csv"
     csv.write_text("qid,doc,rank,clicked\n" + "".join(
         f"q{i % 9},d{i},{1 + i % 6},{int(i % 4 == 0)}\n" for i in range(240)))
-    page.goto(app_url)
+    page.goto(app_url + "/data")
     wait_idle(page)
     page.get_by_text("Upload a click log", exact=True).click()
     page.locator('input[type="file"]').set_input_files(str(csv))
