@@ -138,3 +138,43 @@ def presentation_toggle() -> bool:
         st.sidebar.toggle("Presentation mode", key="presentation",
                           help="Larger fonts, full width and no sidebar, for meetings.")
     return on
+
+
+def url_param(name: str, default, *, kind=str):
+    """A page setting from the shareable URL (``?name=value``), else ``default``.
+
+    ``kind`` is ``str``, ``int``, ``float``, ``bool`` or ``list`` (comma-separated
+    strings) or ``"floats"`` (comma-separated numbers). A value that does not
+    parse falls back to the default.
+    """
+    raw = st.query_params.get(name)
+    if raw is None:
+        return default
+    try:
+        if kind == "floats":
+            return [float(v) for v in raw.split(",") if v.strip()] or default
+        if kind is list:
+            return [v for v in raw.split(",") if v] or default
+        if kind is bool:
+            return raw.lower() in ("1", "true", "yes", "on")
+        return kind(raw)
+    except ValueError:
+        return default
+
+
+def set_url_params(**values) -> None:
+    """Write the page's key settings to the URL so the link reproduces the view."""
+    for k, v in values.items():
+        if v is None:
+            continue
+        if isinstance(v, (list, tuple)):
+            v = ",".join(f"{x:g}" if isinstance(x, float) else str(x) for x in v)
+        elif isinstance(v, bool):
+            v = "1" if v else "0"
+        elif isinstance(v, float):
+            v = f"{v:g}"
+        if st.query_params.get(k) != str(v):
+            st.query_params[k] = str(v)
+    name = st.session_state.get(DATASET_KEY)
+    if name and st.query_params.get("dataset") != name:
+        st.query_params["dataset"] = name
