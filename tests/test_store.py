@@ -235,3 +235,14 @@ def test_ctr_by_position_wilson_interval(tmp_path, cur):
     assert t["lower"][0] == pytest.approx(0.4315, abs=1e-3)
     assert t["upper"][0] == pytest.approx(0.5685, abs=1e-3)
     assert t["lower"][1] == 0.0 and t["upper"][1] == pytest.approx(0.01884, abs=1e-4)
+
+
+def test_open_file_is_typed_and_validated(tmp_path):
+    p = write(tmp_path, "query_id,doc_id,position,click\nq,a,1,1\nq,b,0,1\nq,c,2,0\n")
+    with pytest.raises(UlrError, match="line 3"):
+        store.open_file(p)
+    log = store.open_file(p, skip_bad_rows=True)
+    df = log.df()
+    assert df["doc_id"].tolist() == ["a", "c"] and str(df["position"].dtype) == "int64"
+    assert log.info.rows == 2 and log.info.rejected == 1
+    assert store.summary(log)["rows"] == 2

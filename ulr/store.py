@@ -341,7 +341,8 @@ def _lines_of_rows(rowids: np.ndarray, reject_lines: np.ndarray) -> np.ndarray:
 
 def load_log(path: str | os.PathLike, name: str, *, cur=None, db_path=None,
              mapping: dict | None = None, skip_bad_rows: bool = False,
-             replace: bool = False, source_name: str | None = None) -> LoadResult:
+             replace: bool = False, source_name: str | None = None,
+             _view: bool = False) -> LoadResult:
     """Validate a CSV/Parquet click log and store it as dataset ``name``.
 
     Parameters
@@ -368,7 +369,13 @@ def load_log(path: str | os.PathLike, name: str, *, cur=None, db_path=None,
     columns, delim = _source_columns(cur, p, kind)
     plans = schema.plan_columns(columns, mapping)
     used_mapping = {pl.role: pl.source for pl in plans if pl.role in schema.CANONICAL}
-    content_hash = file_hash(p, json.dumps([used_mapping, bool(skip_bad_rows)], sort_keys=True))
+    extra = json.dumps([used_mapping, bool(skip_bad_rows)], sort_keys=True)
+    if _view:  # a one-off CLI read: identify the file by path, size and mtime (no full hash)
+        st_ = p.stat()
+        content_hash = hashlib.sha256(
+            f"{p.resolve()}|{st_.st_size}|{st_.st_mtime_ns}|{extra}".encode()).hexdigest()
+    else:
+        content_hash = file_hash(p, extra)
     shown = source_name or p.name
 
     if not replace and cur.execute("SELECT 1 FROM ulr_catalog WHERE name = ?", [name]).fetchone():
@@ -377,18 +384,22 @@ def load_log(path: str | os.PathLike, name: str, *, cur=None, db_path=None,
 
     stg = _table("ds_" + uuid.uuid4().hex[:16])
     rj = _table("rj_" + uuid.uuid4().hex[:16])
+    keep = False
     try:
-        return _stage_validate_publish(cur, p, kind, delim, plans, stg, rj, name, shown, content_hash,
-                                       used_mapping, skip_bad_rows, replace)
+        res = _stage_validate_publish(cur, p, kind, delim, plans, stg, rj, name, shown,
+                                      content_hash, used_mapping, skip_bad_rows, replace, _view)
+        keep = _view
+        return res
     finally:
-        try:
-            cur.execute(f"DROP TABLE IF EXISTS temp.{stg}")
-        except duckdb.Error:
-            pass
+        if not keep:
+            try:
+                cur.execute(f"DROP TABLE IF EXISTS temp.{stg}")
+            except duckdb.Error:
+                pass
 
 
 def _stage_validate_publish(cur, p, kind, delim, plans, stg, rj, name, shown, content_hash,
-                         used_mapping, skip_bad_rows, replace) -> LoadResult:
+                            used_mapping, skip_bad_rows, replace, view) -> LoadResult:
     reject_lines = np.empty(0, dtype=np.int64)
     cast_rejects = pd.DataFrame(columns=["line", "column", "problem", "raw"])
     if kind == "csv":
@@ -536,11 +547,21 @@ def _stage_validate_publish(cur, p, kind, delim, plans, stg, rj, name, shown, co
         store_type = schema.STORE_TYPES.get(pl.role)
         select.append(f"CAST({c} AS {store_type}) AS {c}" if store_type else c)
     columns_json = json.dumps({pl.stored: pl.source for pl in plans})
+    if view:  # private in-memory read: no copy, a typed view over the staged rows
+        if len(rejected_df) and rules:
+            cur.execute(f"DELETE FROM temp.{stg} WHERE NOT ({where_ok})")
+        cur.execute(f"CREATE TEMP VIEW {final} AS SELECT {', '.join(select)} FROM temp.{stg}")
+        info = DatasetInfo(name=name, table=final, rows=int(good), source=shown,
+                           content_hash=content_hash, mapping=used_mapping,
+                           columns=json.loads(columns_json), rejected=int(len(rejected_df)))
+        return LoadResult(dataset=name, rows=int(good), rejected=int(len(rejected_df)),
+                          info=info, rejected_rows=rejected_df)
     with _write_lock:
         cur.execute("BEGIN TRANSACTION")
         try:
+            # Insertion order is preserved, so rows keep the file's order.
             cur.execute(f"CREATE TABLE {final} AS SELECT {', '.join(select)} FROM temp.{stg} "
-                        f"WHERE {where_ok} ORDER BY rowid")
+                        f"WHERE {where_ok}")
             rtable = None
             if len(rejected_df):
                 rtable = rj
@@ -632,7 +653,7 @@ def open_file(path, mapping: dict | None = None, *, skip_bad_rows: bool = False)
     """Load a file into a private in-memory database and open it."""
     cur = new_memory_cursor()
     name = Path(path).name or "input"
-    res = load_log(path, name, cur=cur, mapping=mapping, skip_bad_rows=skip_bad_rows)
+    res = load_log(path, name, cur=cur, mapping=mapping, skip_bad_rows=skip_bad_rows, _view=True)
     return Log(cur=cur, table=res.info.table, info=res.info)
 
 

@@ -1,0 +1,44 @@
+"""Data-path figures: simulate 1M rows, write them as CSV, load (validate + store) them.
+
+Run: python benchmarks/bench_data.py [rows]
+"""
+
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from ulr import store  # noqa: E402
+from ulr.simulate import simulate_clicks, write_log  # noqa: E402
+
+
+def main(rows: int = 1_000_000) -> None:
+    docs = 10
+    t = time.perf_counter()
+    sim = simulate_clicks(queries=rows // 100, docs_per_query=docs, sessions=rows // docs,
+                          randomized_fraction=0.1, seed=0)
+    t_sim = time.perf_counter() - t
+    tmp = Path(tempfile.mkdtemp())
+    csv = tmp / "big.csv"
+    t = time.perf_counter()
+    write_log(sim.df, str(csv))
+    t_write = time.perf_counter() - t
+    t = time.perf_counter()
+    res = store.load_log(csv, "bench", db_path=tmp / "b.duckdb")
+    t_load = time.perf_counter() - t
+    t = time.perf_counter()
+    log = store.open_file(csv)
+    t_open = time.perf_counter() - t
+    assert res.rows == len(sim.df) == log.info.rows
+    mb = csv.stat().st_size / 1e6
+    print(f"rows                      {len(sim.df):>12,}")
+    print(f"simulate                  {t_sim:>10.2f} s")
+    print(f"write CSV ({mb:.0f} MB)         {t_write:>10.2f} s")
+    print(f"load into DuckDB file     {t_load:>10.2f} s  ({len(sim.df) / t_load / 1e6:.2f} M rows/s)")
+    print(f"open_file (in memory)     {t_open:>10.2f} s")
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000)
