@@ -1,0 +1,151 @@
+"""evaluate(): the whole estimate against a slow reference; diagnostics and warnings."""
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.linear_model import LogisticRegression
+
+from ulr import store
+from ulr.errors import UlrError
+from ulr.ope.evaluate import evaluate, evaluate_log, reward_predictions
+from ulr.ope.feedback import BanditFeedback, FrameLog, feedback_from_log
+from ulr.ope.simulate import simulate_bandit
+
+SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample_ope.csv"
+
+
+def sim_feedback(rows=600, slots=2, seed=0, **kw):
+    sim = simulate_bandit(contexts=6, actions=4, features=3, slots=slots, base_rate=0.3,
+                          logging="softmax", seed=seed, **kw)
+    return sim, sim.sample(rows, seed=seed + 1).feedback(0)
+
+
+def test_evaluate_matches_a_slow_reference():
+    sim, fb = sim_feedback()
+    pi = sim.policy(temperature=0.7)
+    res = evaluate(fb, pi, estimators=("ips", "clipped-ips", "snips", "dr", "dm"), clip=1.5,
+                   folds=1, n_bootstrap=100)
+    c = fb.candidates
+    # reference: loops over rows, the same logistic model refit here on features + slot dummy
+    w, X, y = [], [], []
+    for i in range(fb.n):
+        j = fb.pair[i]
+        w.append(pi[j] / fb.propensity[i])
+        X.append(list(c.features[j]) + [1.0 if fb.slot[i] == 1 else 0.0])
+        y.append(int(fb.reward[i]))
+    model = LogisticRegression(C=1.0, max_iter=2000).fit(np.array(X), np.array(y))
+    q = lambda j, s: model.predict_proba(np.array([list(c.features[j]) + [float(s == 1)]]))[0, 1]
+    n = fb.n
+    ips = sum(w[i] * fb.reward[i] for i in range(n)) / n
+    clipped = sum(min(w[i], 1.5) * fb.reward[i] for i in range(n)) / n
+    snips = sum(w[i] * fb.reward[i] for i in range(n)) / sum(w)
+    dm_terms, dr_terms = [], []
+    for i in range(n):
+        ctx, s = c.context[fb.pair[i]], fb.slot[i]
+        dm_i = sum(pi[j] * q(j, s) for j in range(c.n_pairs) if c.context[j] == ctx)
+        dm_terms.append(dm_i)
+        dr_terms.append(dm_i + w[i] * (fb.reward[i] - q(fb.pair[i], s)))
+    want = {"ips": ips, "clipped-ips": clipped, "snips": snips, "dr": np.mean(dr_terms),
+            "dm": np.mean(dm_terms), "logging": fb.reward.mean()}
+    got = res.table.set_index("estimator")["value"]
+    for k, v in want.items():
+        assert got[k] == pytest.approx(v, rel=1e-6), k
+    assert res.diagnostics["ess"] == pytest.approx(sum(w) ** 2 / sum(x * x for x in w))
+    t = res.table
+    assert np.all((t["lower"] <= t["value"]) & (t["value"] <= t["upper"]))
+
+
+def test_cross_fitting_keeps_a_rows_reward_out_of_its_prediction():
+    sim, fb = sim_feedback(rows=400)
+    pi = sim.policy()
+    i = 17
+    flipped = BanditFeedback(candidates=fb.candidates, pair=fb.pair,
+                             reward=np.where(np.arange(fb.n) == i, 1 - fb.reward, fb.reward),
+                             propensity=fb.propensity, slot=fb.slot)
+    a, _ = reward_predictions(fb, pi, folds=2, seed=1)
+    b, _ = reward_predictions(flipped, pi, folds=2, seed=1)
+    assert a[i] == b[i]
+    assert not np.allclose(a, b)  # ... though it moves the other fold's predictions
+    a1, _ = reward_predictions(fb, pi, folds=1)
+    b1, _ = reward_predictions(flipped, pi, folds=1)
+    assert a1[i] != b1[i]  # without cross-fitting it leaks into its own prediction
+
+
+def test_user_target_column_equals_the_same_policy_given_directly():
+    sim, fb = sim_feedback(rows=500)
+    pi = sim.policy(temperature=0.5)
+    df = sim.sample(500, seed=1).to_frame(0).assign(target=lambda d: 0.0)
+    fb2, _ = feedback_from_log(FrameLog(df))
+    # target probability of each row's logged action under pi (pairs carry the same labels)
+    key = {(fb.candidates.context_labels[fb.candidates.context[j]],
+            fb.candidates.action_labels[j]): pi[j] for j in range(fb.candidates.n_pairs)}
+    df["target"] = [key[(q, d)] for q, d in zip(df["query_id"], df["doc_id"])]
+    res_col = evaluate_log(FrameLog(df), target_column="target", n_bootstrap=100,
+                           estimators=("ips", "snips"))
+    res_pi = evaluate(fb2, np.array([key[(fb2.candidates.context_labels[fb2.candidates.context[j]],
+                                          fb2.candidates.action_labels[j])]
+                                     for j in range(fb2.candidates.n_pairs)]),
+                      n_bootstrap=100, estimators=("ips", "snips"))
+    assert res_col.estimate("ips") == pytest.approx(res_pi.estimate("ips"))
+    assert res_col.estimate("snips") == pytest.approx(res_pi.estimate("snips"))
+    assert res_col.settings["policy"] == {"source": "column"}
+
+
+def codes(res):
+    return [w.code for w in res.warnings]
+
+
+def test_sample_log_warnings_make_sense():
+    log = store.open_file(SAMPLE)
+    res = evaluate_log(log, n_bootstrap=200)
+    d = res.diagnostics
+    # ~55 clicks in 10k rows; half the impressions fit the scorer, so ~25 clicks remain
+    assert d["n"] < 5200 and d["ctr"] < 0.01
+    assert 10 < d["clicks"] < 40
+    assert "few_clicks" in codes(res)
+    assert "heavy_tailed" not in codes(res)  # uniform logging over 10 docs: weights <= 10
+    assert d["ess_fraction"] > 0.3
+    # near-greedy target: weights of 0 or ~10, fewer effective rows and clicks
+    sharp = evaluate_log(log, temperature=0.05, fit_fraction=0.5, n_bootstrap=200)
+    assert sharp.diagnostics["effective_clicks"] < d["effective_clicks"]
+    assert sharp.diagnostics["ess_fraction"] < 0.15
+    # on-policy: the uniform target reproduces the logging policy, all weights 1
+    uni = evaluate_log(log, target="uniform", n_bootstrap=200)
+    assert uni.diagnostics["ess_fraction"] == pytest.approx(1.0)
+    assert uni.estimate("ips") == pytest.approx(uni.estimate("logging"))
+    assert "few_clicks" not in codes(uni)  # all ~55 clicks count
+
+
+def test_heavy_tails_no_clicks_and_self_fit_warnings():
+    sim, fb = sim_feedback(rows=800, slots=1)
+    pi = sim.policy(temperature=0.3)
+    p = fb.propensity.copy()
+    p[:3] = 0.001  # three rows the logging policy almost never takes
+    heavy = BanditFeedback(candidates=fb.candidates, pair=fb.pair, reward=fb.reward,
+                           propensity=p)
+    res = evaluate(heavy, pi, n_bootstrap=100)
+    assert "heavy_tailed" in codes(res)
+    assert res.diagnostics["max_weight_share"] > 0.05
+    none = BanditFeedback(candidates=fb.candidates, pair=fb.pair,
+                          reward=np.zeros(fb.n), propensity=fb.propensity)
+    assert "no_clicks" in codes(evaluate(none, pi, n_bootstrap=100))
+    res = evaluate_log(store.open_file(SAMPLE), fit_fraction=0, n_bootstrap=100,
+                       estimators=("snips",))
+    assert "self_fit" in codes(res)
+    assert res.diagnostics["n"] == 10_000
+
+
+def test_user_errors():
+    sim, fb = sim_feedback(rows=100)
+    pi = sim.policy()
+    with pytest.raises(UlrError, match="unknown estimator"):
+        evaluate(fb, pi, estimators=("ips", "magic"))
+    with pytest.raises(UlrError, match="bootstrap"):
+        evaluate(fb, pi, n_bootstrap=5)
+    with pytest.raises(UlrError, match="level"):
+        evaluate(fb, pi, level=1.5)
+    no_feat = pd.read_csv(SAMPLE).drop(columns=[f"feature_{k}" for k in range(1, 6)])
+    with pytest.raises(UlrError, match="no feature_\\* columns"):
+        evaluate_log(FrameLog(no_feat))

@@ -1,0 +1,388 @@
+"""Evaluate a target policy on logged feedback: estimates, intervals, diagnostics, warnings.
+
+Warning rules (documented thresholds; the issue left them open):
+
+- ``heavy_tailed`` -- Kish's effective sample size is below 10% of the rows
+  (``ESS / n < 0.10``), or one row carries more than 5% of the total
+  importance weight (``max w / sum w > 0.05``). Either way a handful of rows
+  decide the IPS estimate, and the bootstrap interval is not to be trusted.
+- ``few_clicks`` -- fewer than 30 *effective clicks*: the effective sample size
+  of the weights restricted to clicked rows, ``(sum_{r_i>0} w_i)^2 /
+  sum_{r_i>0} w_i^2``. With a click-through rate under 1% this is what limits
+  the precision (the relative standard error of the estimate is roughly
+  ``1 / sqrt(effective clicks)``), not the number of rows.
+- ``no_clicks`` -- no clicked row has a positive weight: every
+  importance-weighted estimate is zero and its interval is degenerate.
+- ``wide_interval`` -- an estimator's interval half-width exceeds 50% of its
+  estimate.
+- ``propensity_sum`` -- the logged propensities of a context's actions add up
+  to more than 1.05: they are not one logging policy's action probabilities
+  (e.g. position-bias propensities were supplied instead).
+- ``target_sum`` -- user-supplied target probabilities of a context's logged
+  actions do not add up to 1 (within 1%).
+- ``self_fit`` -- the target policy was fit on the very rows it is evaluated on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ulr.errors import UlrError
+from ulr.ope import estimators as est
+from ulr.ope.feedback import (BanditFeedback, fit_linear_scorer, policy_from_scorer,
+                              policy_from_target_column, softmax_policy, standardize_scores)
+
+HEAVY_TAIL_ESS_FRACTION = 0.10
+HEAVY_TAIL_MAX_SHARE = 0.05
+FEW_EFFECTIVE_CLICKS = 30
+WIDE_INTERVAL = 0.5
+
+
+@dataclass(frozen=True)
+class OPEWarning:
+    code: str
+    message: str
+
+
+@dataclass(frozen=True)
+class OPEResult:
+    """Estimates of one target policy's value on one log.
+
+    ``table`` has one row per estimator (plus ``logging``, the on-policy mean
+    reward of the log) with ``value``, ``lower``, ``upper`` (bootstrap
+    percentile interval at ``level``) and ``se`` (bootstrap standard error).
+    The value is the expected reward per logged row (per slot) under the target
+    policy.
+    """
+
+    table: pd.DataFrame
+    diagnostics: dict
+    warnings: list
+    settings: dict = field(default_factory=dict)
+
+    def estimate(self, name: str) -> float:
+        return float(self.table.set_index("estimator").loc[name, "value"])
+
+    def to_dict(self) -> dict:
+        est_rows = {r.estimator: {"value": r.value, "lower": r.lower, "upper": r.upper,
+                                  "se": r.se} for r in self.table.itertuples()}
+        logging = est_rows.pop("logging", None)
+        return {"estimates": est_rows, "logging": logging, **self.diagnostics,
+                "warnings": [w.message for w in self.warnings],
+                "warning_codes": [w.code for w in self.warnings], "settings": self.settings}
+
+
+# --------------------------------------------------------------------------- reward model
+
+
+def _design(feedback: BanditFeedback, pairs: np.ndarray, slots: np.ndarray | None):
+    cand = feedback.candidates
+    if cand.features.shape[1] > 0:
+        X = cand.features[pairs]
+    else:  # no features: a tabular model (one-hot pair), shrunk by the regularizer
+        X = np.eye(cand.n_pairs)[pairs] if cand.n_pairs <= 2000 else None
+        if X is None:
+            from scipy import sparse
+            X = sparse.csr_matrix((np.ones(len(pairs)), (np.arange(len(pairs)), pairs)),
+                                  shape=(len(pairs), cand.n_pairs))
+    if slots is None or feedback.n_slots <= 1:
+        return X
+    S = np.eye(feedback.n_slots)[slots][:, 1:]
+    if hasattr(X, "tocsr"):
+        from scipy import sparse
+        return sparse.hstack([X, sparse.csr_matrix(S)]).tocsr()
+    return np.hstack([X, S])
+
+
+def _default_model(binary: bool):
+    if binary:
+        from sklearn.linear_model import LogisticRegression
+        return LogisticRegression(C=1.0, max_iter=2000)
+    from sklearn.linear_model import Ridge
+    return Ridge(alpha=1.0)
+
+
+def reward_predictions(feedback: BanditFeedback, pi: np.ndarray, *, model=None, folds: int = 2,
+                       seed=0) -> tuple[np.ndarray, np.ndarray]:
+    """Reward model for DR: ``q(x_i, a_i)`` and ``sum_a pi(a|x_i) q(x_i, a)`` per row.
+
+    The model (any scikit-learn estimator; default logistic regression for 0/1
+    rewards, ridge otherwise) is fit on the pair features plus one-hot slots.
+    With ``folds >= 2`` it is cross-fitted: rows (by impression) are split into
+    ``folds`` parts and each part is predicted by a model fit on the others,
+    so a row's own reward never enters its prediction.
+    """
+    from sklearn.base import clone
+
+    if folds < 1:
+        raise UlrError("the number of cross-fitting folds must be at least 1.")
+    r = feedback.reward
+    binary = bool(np.all((r == 0) | (r == 1)))
+    base = model if model is not None else _default_model(binary)
+    cand = feedback.candidates
+    units = feedback.cluster if feedback.cluster is not None else np.arange(feedback.n)
+    codes = np.unique(units, return_inverse=True)[1].ravel()
+    rng = np.random.default_rng(seed)
+    fold_of_unit = rng.permutation(codes.max() + 1) % folds
+    fold = fold_of_unit[codes] if folds > 1 else np.zeros(feedback.n, dtype=int)
+    n_slots = max(feedback.n_slots, 1)
+    all_pairs = np.tile(np.arange(cand.n_pairs), n_slots)
+    all_slots = np.repeat(np.arange(n_slots), cand.n_pairs)
+    D_all = _design(feedback, all_pairs, all_slots if feedback.slot is not None else None)
+    Q = np.empty((max(folds, 1), n_slots, cand.n_pairs))
+    for k in range(max(folds, 1)):
+        train = fold != k if folds > 1 else np.ones(feedback.n, dtype=bool)
+        if not train.any():
+            train = np.ones(feedback.n, dtype=bool)
+        yk = r[train]
+        if binary and len(np.unique(yk)) < 2:
+            Q[k] = float(yk.mean())
+            continue
+        Dk = _design(feedback, feedback.pair[train],
+                     feedback.slot[train] if feedback.slot is not None else None)
+        m = clone(base)
+        m.fit(Dk, yk.astype(int) if binary and hasattr(base, "predict_proba") else yk)
+        pred = m.predict_proba(D_all)[:, 1] if hasattr(m, "predict_proba") else m.predict(D_all)
+        Q[k] = np.asarray(pred, dtype=float).reshape(n_slots, cand.n_pairs)
+    slot = feedback.slot if feedback.slot is not None else np.zeros(feedback.n, dtype=int)
+    q_logged = Q[fold, slot, feedback.pair]
+    dm = cand.per_context_sum(Q * pi)  # (folds, slots, contexts)
+    q_target = dm[fold, slot, feedback.context]
+    return q_logged, q_target
+
+
+# --------------------------------------------------------------------------- evaluation
+
+
+def weight_diagnostics(weight, reward) -> dict:
+    """ESS, ESS / n, largest weight share, clicks and effective clicks of one log."""
+    w = np.asarray(weight, dtype=float)
+    r = np.asarray(reward, dtype=float)
+    n = len(w)
+    ess = float(est.effective_sample_size(w))
+    sw = float(w.sum())
+    clicked = r > 0
+    return {
+        "n": int(n),
+        "clicks": int(clicked.sum()),
+        "ctr": float(r.mean()),
+        "ess": ess,
+        "ess_fraction": ess / n,
+        "max_weight": float(w.max()),
+        "max_weight_share": float(w.max() / sw) if sw > 0 else float("nan"),
+        "clicked_rows_reached": int((clicked & (w > 0)).sum()),
+        "effective_clicks": float(est.effective_sample_size(w[clicked])) if clicked.any() else 0.0,
+    }
+
+
+def _warnings(diag: dict, table: pd.DataFrame, level: float) -> list:
+    out = []
+    n = diag["n"]
+    if diag["clicked_rows_reached"] == 0:
+        out.append(OPEWarning("no_clicks", "No clicked row has a positive target probability: "
+                              "every importance-weighted estimate is 0 and its interval says "
+                              "nothing about the policy."))
+    frac, share = diag["ess_fraction"], diag["max_weight_share"]
+    if frac < HEAVY_TAIL_ESS_FRACTION or (np.isfinite(share) and share > HEAVY_TAIL_MAX_SHARE):
+        out.append(OPEWarning(
+            "heavy_tailed",
+            f"The importance weights are heavy-tailed: the effective sample size is "
+            f"{diag['ess']:.0f} of {n} rows ({frac:.1%}; warning below "
+            f"{HEAVY_TAIL_ESS_FRACTION:.0%}) and the largest weight carries {share:.1%} of the "
+            f"total (warning above {HEAVY_TAIL_MAX_SHARE:.0%}). IPS and its interval are "
+            "unreliable; prefer SNIPS or DR, clip the weights, or raise the temperature."))
+    if 0 < diag["clicked_rows_reached"] and diag["effective_clicks"] < FEW_EFFECTIVE_CLICKS:
+        out.append(OPEWarning(
+            "few_clicks",
+            f"Small sample: the estimates rest on {diag['clicked_rows_reached']} clicked rows, "
+            f"{diag['effective_clicks']:.1f} effective clicks after weighting (warning below "
+            f"{FEW_EFFECTIVE_CLICKS}). Expect a relative error of about "
+            f"{1 / np.sqrt(max(diag['effective_clicks'], 1)):.0%} and intervals that may "
+            "undercover."))
+    t = table[table["estimator"] != "logging"]
+    half = (t["upper"] - t["lower"]) / 2
+    wide = t.loc[(half > WIDE_INTERVAL * t["value"].abs()) | ~np.isfinite(t["value"]),
+                 "estimator"].tolist()
+    if wide and diag["clicked_rows_reached"] > 0:
+        out.append(OPEWarning(
+            "wide_interval",
+            f"The {level:.0%} intervals of {', '.join(wide)} are wider than ±"
+            f"{WIDE_INTERVAL:.0%} of the estimate: the log cannot pin this policy's value "
+            "down."))
+    return out
+
+
+def evaluate(feedback: BanditFeedback, pi: np.ndarray | None = None, *,
+             estimators=est.DEFAULT_ESTIMATORS, clip: float | None = None,
+             n_bootstrap: int = 1000, level: float = 0.95, reward_model=None, folds: int = 2,
+             seed=0) -> OPEResult:
+    """Estimate the target policy's value with IPS, clipped IPS, SNIPS and DR.
+
+    Parameters
+    ----------
+    feedback : the logged data.
+    pi : target policy over the candidate pairs (n_pairs,). When ``None``,
+        the feedback's user-supplied ``target_prob`` is used (then DR/DM use the
+        pair means of those probabilities).
+    estimators : names from ``ips``, ``clipped-ips``, ``snips``, ``dr``, ``dm``.
+    clip : clipping threshold M for ``clipped-ips``; default
+        :func:`ulr.ope.estimators.default_clip` (95th percentile of the positive
+        weights, at least 1).
+    n_bootstrap, level : bootstrap draws and confidence level of the
+        percentile intervals (resampling impressions when the log has them).
+    reward_model : scikit-learn estimator for DR/DM (see :func:`reward_predictions`).
+    folds : cross-fitting folds for the reward model (1 = no cross-fitting).
+    seed : seed of the bootstrap and the folds.
+    """
+    estimators = list(dict.fromkeys(estimators))
+    unknown = [e for e in estimators if e not in est.ESTIMATORS]
+    if unknown or not estimators:
+        raise UlrError(f"unknown estimator {', '.join(unknown) or '(none)'}; choose from "
+                       f"{', '.join(est.ESTIMATORS)}.")
+    if not 0 < level < 1:
+        raise UlrError("the confidence level must lie strictly between 0 and 1.")
+    if n_bootstrap < 50:
+        raise UlrError("use at least 50 bootstrap draws.")
+    warn = []
+    if pi is None:
+        if feedback.target_prob is None:
+            raise ValueError("give pi or feedback with target_prob")
+        pi, lo, hi = policy_from_target_column(feedback)
+        if lo < 0.99 or hi > 1.01:
+            warn.append(OPEWarning(
+                "target_sum",
+                f"The supplied target probabilities of a context's logged actions add up to "
+                f"between {lo:.3f} and {hi:.3f}, not 1: IPS/SNIPS use them as given, but the "
+                "reward-model part of DR only covers the actions the log shows."))
+        t_row = feedback.target_prob
+    else:
+        pi = np.asarray(pi, dtype=float)
+        if pi.shape != (feedback.candidates.n_pairs,):
+            raise ValueError("pi needs one probability per pair")
+        t_row = pi[feedback.pair]
+    w = est.importance_weights(t_row, feedback.propensity)
+    r = feedback.reward
+    M = float(clip) if clip is not None else est.default_clip(w)
+    if clip is not None and (not np.isfinite(M) or M <= 0):
+        raise UlrError("the clipping threshold must be a positive number.")
+    q_logged = q_target = None
+    if any(e in ("dr", "dm") for e in estimators):
+        q_logged, q_target = reward_predictions(feedback, pi, model=reward_model, folds=folds,
+                                                seed=seed)
+    nums, dens = [], []
+    names = estimators + ["logging"]
+    for e in estimators:
+        a, b = est.ratio_terms(e, r, w, clip=M, q_logged=q_logged, q_target=q_target)
+        nums.append(a)
+        dens.append(b)
+    nums.append(r)
+    dens.append(np.ones_like(r))
+    num, den = np.vstack(nums), np.vstack(dens)
+    sden = den.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        value = np.where(sden > 0, num.sum(axis=1) / np.where(sden > 0, sden, 1), np.nan)
+    ci = est.bootstrap_ratio(num, den, cluster=feedback.cluster, n_bootstrap=n_bootstrap,
+                             level=level, seed=seed)
+    table = pd.DataFrame({"estimator": names, "value": value, "lower": ci.lower,
+                          "upper": ci.upper, "se": ci.se})
+    diag = weight_diagnostics(w, r)
+    diag["clip"] = M
+    diag["units"] = int(len(np.unique(feedback.cluster))) if feedback.cluster is not None \
+        else diag["n"]
+    for code, v in feedback.notes:
+        if code == "propensity_sum":
+            warn.append(OPEWarning(
+                "propensity_sum",
+                f"The logged propensities of one context's actions add up to {v:.2f} (> 1): "
+                "they do not look like one logging policy's probabilities of choosing each "
+                "action (position-bias propensities are something else), so these estimates "
+                "may be meaningless."))
+    warn = _warnings(diag, table, level) + warn
+    settings = {"estimators": estimators, "clip": M, "n_bootstrap": n_bootstrap,
+                "level": level, "folds": folds, "seed": seed,
+                "resampling": "impressions" if feedback.cluster is not None else "rows"}
+    return OPEResult(table=table, diagnostics=diag, warnings=warn, settings=settings)
+
+
+# --------------------------------------------------------------------------- whole pipeline
+
+
+TARGETS = ("fitted", "column", "scores", "uniform")
+
+
+def target_policy(feedback: BanditFeedback, *, target: str = "fitted", temperature: float = 1.0,
+                  scores=None, fit_rows=None, scorer=None) -> tuple[np.ndarray | None, dict]:
+    """The target policy over pairs and a description of it.
+
+    ``fitted``: softmax at ``temperature`` of a linear click model fit on
+    ``fit_rows`` (or of ``scorer`` when given -- the seam for other rankers);
+    ``scores``: softmax of the supplied pair scores; ``column``: the
+    user's per-row probabilities (returns ``None``; :func:`evaluate` reads them);
+    ``uniform``: uniform over each context's candidates.
+    """
+    cand = feedback.candidates
+    if target == "column":
+        if feedback.target_prob is None:
+            raise UlrError("the target 'column' needs a column of target probabilities.")
+        return None, {"source": "column"}
+    if target == "uniform":
+        return softmax_policy(np.zeros(cand.n_pairs), cand, temperature=1.0), {"source": "uniform"}
+    if target == "scores":
+        if scores is None:
+            raise UlrError("the target 'scores' needs a column of scores.")
+        pi = softmax_policy(standardize_scores(scores), cand, temperature=temperature)
+        return pi, {"source": "scores", "temperature": temperature}
+    if target == "fitted":
+        sc = scorer if scorer is not None else fit_linear_scorer(feedback, fit_rows)
+        info = {"source": "fitted linear click model", "temperature": temperature}
+        if hasattr(sc, "coef"):
+            info["coef"] = dict(zip(cand.feature_names, np.round(sc.coef, 6).tolist()))
+        return policy_from_scorer(cand, sc, temperature=temperature), info
+    raise UlrError(f"unknown target {target!r}; choose from {', '.join(TARGETS)}.")
+
+
+def evaluate_log(log, *, action: str = "doc_id", target: str = "fitted",
+                 target_column: str | None = None, score_column: str | None = None,
+                 temperature: float = 1.0, fit_fraction: float = 0.5,
+                 estimators=est.DEFAULT_ESTIMATORS, clip: float | None = None,
+                 n_bootstrap: int = 1000, level: float = 0.95, folds: int = 2,
+                 seed: int = 0, scorer=None) -> OPEResult:
+    """Read a log (``store.Log``), build the target policy, and :func:`evaluate` it.
+
+    With ``target="fitted"`` the linear scorer is fit on a seeded
+    ``fit_fraction`` of the impressions and the policy is evaluated on the
+    rest, so the estimates are not optimistic; ``fit_fraction=0`` fits and
+    evaluates on all rows (and warns).
+    """
+    from ulr.ope.feedback import feedback_from_log
+
+    if target_column and target == "fitted":
+        target = "column"
+    if score_column and target == "fitted":
+        target = "scores"
+    fb, scores = feedback_from_log(log, action=action, target_column=target_column,
+                                   score_column=score_column)
+    extra = []
+    eval_fb = fb
+    fit_rows = None
+    if target == "fitted" and scorer is None:
+        if fit_fraction is None or fit_fraction == 0:
+            extra.append(OPEWarning("self_fit", "The target policy was fit on the same rows it "
+                                    "is evaluated on, so the estimates are optimistic; use a "
+                                    "fit fraction between 0 and 1 to hold rows out."))
+        else:
+            fit_rows, eval_rows = fb.split(fit_fraction, seed=seed)
+            eval_fb = fb.subset(eval_rows)
+    pi, pinfo = target_policy(fb, target=target, temperature=temperature, scores=scores,
+                              fit_rows=fit_rows, scorer=scorer)
+    res = evaluate(eval_fb, pi, estimators=estimators, clip=clip, n_bootstrap=n_bootstrap,
+                   level=level, folds=folds, seed=seed)
+    settings = {**res.settings, "action": action, "target": target, "policy": pinfo,
+                "fit_fraction": fit_fraction if target == "fitted" else None,
+                "evaluated_rows": eval_fb.n, "log_rows": fb.n,
+                "contexts": fb.candidates.n_contexts, "pairs": fb.candidates.n_pairs}
+    return OPEResult(table=res.table, diagnostics=res.diagnostics,
+                     warnings=res.warnings + extra, settings=settings)

@@ -1,0 +1,444 @@
+"""Logged bandit feedback and target policies.
+
+A log becomes a :class:`BanditFeedback`: every row names one (context,
+action) *pair* of a :class:`Candidates` table, plus its reward, logging
+propensity and (optionally) the slot (list position) it was shown at and the
+impression it belongs to. The candidate actions of a context are the actions
+the log shows for it (an approximation of the logging policy's action set;
+see :func:`feedback_from_log`).
+
+A target policy is an array over the pairs, ``pi[j] = pi(action_j | context_j)``,
+summing to one within each context. It comes from a scorer turned into a
+stochastic policy by a softmax with a temperature (:func:`softmax_policy`), or
+from a column of target probabilities supplied by the user.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Protocol
+
+import duckdb
+import numpy as np
+import pandas as pd
+
+from ulr import schema
+from ulr.errors import UlrError
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """The (context, action) pairs of a log, sorted by context.
+
+    Attributes
+    ----------
+    context : int array (n_pairs,), context index of each pair, non-decreasing.
+    features : float array (n_pairs, d), features of each pair (may have d = 0).
+    context_labels : array (n_contexts,), the context ids (e.g. ``query_id``).
+    action_labels : array (n_pairs,), the action ids (e.g. ``doc_id``).
+    feature_names : names of the feature columns.
+    """
+
+    context: np.ndarray
+    features: np.ndarray
+    context_labels: np.ndarray
+    action_labels: np.ndarray
+    feature_names: tuple = ()
+
+    def __post_init__(self):
+        c = np.asarray(self.context)
+        if c.ndim != 1 or len(c) == 0:
+            raise ValueError("context must be a non-empty 1-d array")
+        if np.any(np.diff(c) < 0):
+            raise ValueError("pairs must be sorted by context")
+        k = len(self.context_labels)
+        if c[0] != 0 or c[-1] != k - 1 or np.any(np.diff(c) > 1):
+            raise ValueError("every context must have at least one pair")
+        f = np.asarray(self.features, dtype=float)
+        if f.ndim != 2 or f.shape[0] != len(c):
+            raise ValueError("features must have one row per pair")
+        if len(self.action_labels) != len(c):
+            raise ValueError("action_labels must have one entry per pair")
+        if f.shape[1] != len(self.feature_names):
+            raise ValueError("feature_names must name every feature column")
+        object.__setattr__(self, "context", c.astype(np.int64))
+        object.__setattr__(self, "features", f)
+
+    @property
+    def n_pairs(self) -> int:
+        return len(self.context)
+
+    @property
+    def n_contexts(self) -> int:
+        return len(self.context_labels)
+
+    @property
+    def starts(self) -> np.ndarray:
+        """Index of each context's first pair (for ``np.ufunc.reduceat``)."""
+        return np.searchsorted(self.context, np.arange(self.n_contexts))
+
+    def per_context_sum(self, values) -> np.ndarray:
+        """Sum of ``values`` (..., n_pairs) within each context -> (..., n_contexts)."""
+        return np.add.reduceat(np.asarray(values, dtype=float), self.starts, axis=-1)
+
+
+@dataclass(frozen=True)
+class BanditFeedback:
+    """Logged bandit feedback: one row per logged (context, action).
+
+    Attributes
+    ----------
+    candidates : the pair table.
+    pair : int array (n,), the logged pair of each row.
+    reward : float array (n,), e.g. the click.
+    propensity : float array (n,) in (0, 1], the logging policy's probability
+        of the logged action.
+    slot : optional int array (n,) in [0, n_slots): the list position, used by
+        the reward model (the target policy fills every slot from the same
+        distribution).
+    cluster : optional int array (n,): rows of one impression (resampled together).
+    target_prob : optional float array (n,): target probabilities of the logged
+        actions supplied by the user.
+    """
+
+    candidates: Candidates
+    pair: np.ndarray
+    reward: np.ndarray
+    propensity: np.ndarray
+    slot: np.ndarray | None = None
+    cluster: np.ndarray | None = None
+    target_prob: np.ndarray | None = None
+    notes: tuple = field(default=())
+
+    def __post_init__(self):
+        n = len(self.pair)
+        pair = np.asarray(self.pair, dtype=np.int64)
+        if n == 0:
+            raise UlrError("the log has no rows to evaluate.")
+        if pair.min() < 0 or pair.max() >= self.candidates.n_pairs:
+            raise ValueError("pair index out of range")
+        r = np.asarray(self.reward, dtype=float)
+        p = np.asarray(self.propensity, dtype=float)
+        if r.shape != (n,) or p.shape != (n,):
+            raise ValueError("reward and propensity need one entry per row")
+        if not np.all(np.isfinite(r)):
+            raise ValueError("rewards must be finite")
+        if np.any(~np.isfinite(p)) or np.any(p <= 0) or np.any(p > 1):
+            raise UlrError("propensities must lie in (0, 1].")
+        object.__setattr__(self, "pair", pair)
+        object.__setattr__(self, "reward", r)
+        object.__setattr__(self, "propensity", p)
+        for name in ("slot", "cluster"):
+            v = getattr(self, name)
+            if v is not None:
+                v = np.asarray(v, dtype=np.int64)
+                if v.shape != (n,) or v.min() < 0:
+                    raise ValueError(f"{name} needs one non-negative entry per row")
+                object.__setattr__(self, name, v)
+        if self.target_prob is not None:
+            t = np.asarray(self.target_prob, dtype=float)
+            if t.shape != (n,):
+                raise ValueError("target_prob needs one entry per row")
+            object.__setattr__(self, "target_prob", t)
+
+    @property
+    def n(self) -> int:
+        return len(self.pair)
+
+    @property
+    def context(self) -> np.ndarray:
+        return self.candidates.context[self.pair]
+
+    @property
+    def n_slots(self) -> int:
+        return 0 if self.slot is None else int(self.slot.max()) + 1
+
+    def subset(self, rows) -> "BanditFeedback":
+        """The same log restricted to ``rows`` (boolean mask or indices)."""
+        idx = np.flatnonzero(rows) if np.asarray(rows).dtype == bool else np.asarray(rows)
+        pick = (lambda v: None if v is None else v[idx])
+        return BanditFeedback(candidates=self.candidates, pair=self.pair[idx],
+                              reward=self.reward[idx], propensity=self.propensity[idx],
+                              slot=pick(self.slot), cluster=pick(self.cluster),
+                              target_prob=pick(self.target_prob), notes=self.notes)
+
+    def split(self, fraction: float, *, seed=0) -> tuple[np.ndarray, np.ndarray]:
+        """Seeded split of the rows by cluster (impression), ``fraction`` to the first part.
+
+        Returns two boolean masks (fit, evaluate).
+        """
+        if not 0 < fraction < 1:
+            raise UlrError("the fit fraction must lie strictly between 0 and 1.")
+        units = self.cluster if self.cluster is not None else np.arange(self.n)
+        codes, inv = np.unique(units, return_inverse=True)
+        rng = np.random.default_rng(seed)
+        first = rng.random(len(codes)) < fraction
+        mask = first[inv.ravel()]
+        if mask.all() or not mask.any():
+            raise UlrError("the log is too small to split into a fitting and an evaluation part.")
+        return mask, ~mask
+
+
+# --------------------------------------------------------------------------- policies
+
+
+def softmax_policy(scores, candidates: Candidates, *, temperature: float = 1.0) -> np.ndarray:
+    """Softmax over each context's candidates, ``pi(a|x) = exp(s_a/tau) / sum_b exp(s_b/tau)``.
+
+    ``temperature = 0`` gives the greedy policy (ties share the mass equally);
+    a large temperature approaches the uniform policy. Scores of shape
+    ``(..., n_pairs)`` broadcast.
+    """
+    s = np.asarray(scores, dtype=float)
+    if s.shape[-1] != candidates.n_pairs:
+        raise ValueError("one score per pair is needed")
+    if not np.isfinite(temperature) or temperature < 0:
+        raise UlrError("the temperature must be a number >= 0.")
+    if not np.all(np.isfinite(s)):
+        raise UlrError("the scores contain missing or infinite values.")
+    starts = candidates.starts
+    ctx = candidates.context
+    smax = np.maximum.reduceat(s, starts, axis=-1)[..., ctx]
+    if temperature == 0:
+        e = (s >= smax - 1e-12).astype(float)
+    else:
+        e = np.exp((s - smax) / temperature)
+    z = np.add.reduceat(e, starts, axis=-1)[..., ctx]
+    return e / z
+
+
+def uniform_policy(candidates: Candidates) -> np.ndarray:
+    """``pi(a|x) = 1 / |candidates(x)|``."""
+    sizes = np.bincount(candidates.context, minlength=candidates.n_contexts)
+    return 1.0 / sizes[candidates.context]
+
+
+def standardize_scores(scores) -> np.ndarray:
+    """Scores scaled to unit standard deviation over the pairs (so the temperature is unit-free)."""
+    s = np.asarray(scores, dtype=float)
+    sd = s.std()
+    return (s - s.mean()) / sd if sd > 0 else s - s.mean()
+
+
+class Scorer(Protocol):
+    """Anything mapping pair features (n_pairs, d) to scores (n_pairs,).
+
+    The seam for rankers from elsewhere (e.g. ``ulr.rankers``): wrap them in a
+    callable and pass it to :func:`policy_from_scorer`.
+    """
+
+    def __call__(self, features: np.ndarray) -> np.ndarray: ...
+
+
+@dataclass(frozen=True)
+class LinearScorer:
+    """``s(x, a) = features(x, a) @ coef + intercept``."""
+
+    coef: np.ndarray
+    intercept: float = 0.0
+
+    def __call__(self, features: np.ndarray) -> np.ndarray:
+        return np.asarray(features, dtype=float) @ np.asarray(self.coef, dtype=float) + self.intercept
+
+
+def fit_linear_scorer(feedback: BanditFeedback, rows=None, *, C: float = 1.0) -> LinearScorer:
+    """A linear click model on the pair features, fit by logistic regression.
+
+    The slot (list position) enters as one-hot covariates so the feature
+    weights are not confounded by where documents were shown; the returned
+    scorer keeps only the feature weights (the slot terms are the same for
+    every candidate). Rows are weighted by ``1 / propensity`` so a
+    non-uniform logging policy does not tilt the fit.
+    """
+    fb = feedback if rows is None else feedback.subset(rows)
+    X = fb.candidates.features[fb.pair]
+    d = X.shape[1]
+    if d == 0:
+        raise UlrError("the log has no feature_* columns, so no scorer can be fit; "
+                       "supply target probabilities (--target-column) or scores (--score-column).")
+    y = fb.reward
+    if len(np.unique(y)) < 2:
+        raise UlrError("the rows used to fit the target policy's scorer have no clicks "
+                       "(or only clicks); a scorer cannot be fit. Use more rows or a "
+                       "supplied target.")
+    from sklearn.linear_model import LogisticRegression
+    design = X if fb.slot is None else np.hstack([X, np.eye(fb.n_slots)[fb.slot][:, 1:]])
+    model = LogisticRegression(C=C, max_iter=2000)
+    model.fit(design, (y > 0).astype(int), sample_weight=1.0 / fb.propensity)
+    return LinearScorer(coef=model.coef_[0, :d].copy(), intercept=float(model.intercept_[0]))
+
+
+def policy_from_scorer(candidates: Candidates, scorer: Callable, *, temperature: float = 1.0,
+                       standardize: bool = True) -> np.ndarray:
+    """Target policy from a scorer: softmax of the (standardized) scores at ``temperature``."""
+    s = np.asarray(scorer(candidates.features), dtype=float)
+    if standardize:
+        s = standardize_scores(s)
+    return softmax_policy(s, candidates, temperature=temperature)
+
+
+def policy_from_target_column(feedback: BanditFeedback) -> tuple[np.ndarray, float, float]:
+    """Pair-level target policy from user-supplied per-row target probabilities.
+
+    Each pair gets the mean of its rows' values. Returns ``(pi, lo, hi)`` with
+    the smallest and largest per-context sum of ``pi`` (ideally both 1: a sum
+    below 1 means the target puts mass on actions the log never shows, which
+    only the importance-weighted estimators account for).
+    """
+    t = feedback.target_prob
+    if t is None:
+        raise ValueError("the feedback carries no target probabilities")
+    cand = feedback.candidates
+    pi = np.bincount(feedback.pair, weights=t, minlength=cand.n_pairs)
+    cnt = np.bincount(feedback.pair, minlength=cand.n_pairs)
+    pi = np.where(cnt > 0, pi / np.maximum(cnt, 1), 0.0)
+    sums = cand.per_context_sum(pi)
+    return pi, float(sums.min()), float(sums.max())
+
+
+# --------------------------------------------------------------------------- from a log
+
+
+class _FrameInfo:
+    def __init__(self, df: pd.DataFrame, name: str):
+        self.name = name
+        self.rows = len(df)
+        self.columns = {c: c for c in df.columns}
+        self.features = [c for c in df.columns if c.startswith(schema.FEATURE_PREFIX)]
+        self.content_hash = None
+
+    def has(self, col: str) -> bool:
+        return col in self.columns
+
+
+class FrameLog:
+    """A pandas DataFrame in the canonical schema behind the ``store.Log`` interface.
+
+    For simulated logs and tests: a private in-memory DuckDB with the frame
+    registered as table ``frame_log``. No schema validation beyond what
+    :func:`feedback_from_log` checks.
+    """
+
+    table = "frame_log"
+
+    def __init__(self, df: pd.DataFrame, name: str = "frame"):
+        bad = [c for c in df.columns if not isinstance(c, str)]
+        if bad:
+            raise ValueError("column names must be strings")
+        self.cur = duckdb.connect()
+        self.cur.register(self.table, df)
+        self.info = _FrameInfo(df, name)
+
+
+def _col(info, name: str, what: str) -> str:
+    """A user-named column, checked against the log's stored columns, as SQL text."""
+    stored = name if name in info.columns else next(
+        (s for s, src in info.columns.items() if src == name), None)
+    if stored is None or stored in schema.REQUIRED:
+        raise UlrError(f"the log has no column {name!r} for {what}; its columns are "
+                       f"{', '.join(sorted(info.columns))}.")
+    return '"' + schema.safe_ident(stored) + '"'
+
+
+def feedback_from_log(log, *, action: str = "doc_id", target_column: str | None = None,
+                      score_column: str | None = None) -> tuple[BanditFeedback, np.ndarray | None]:
+    """Build :class:`BanditFeedback` from a click log (SPEC §1) with a ``propensity`` column.
+
+    Context = ``query_id``; action = ``doc_id`` (the slot is then the
+    position) or ``position``. The candidate actions of a context are the
+    actions logged for it; their features are the means of the ``feature_*``
+    columns over the pair's rows (aggregated in DuckDB). Rows of one
+    ``session_id`` form one resampling cluster.
+
+    Parameters
+    ----------
+    log : a ``store.Log`` (or :class:`FrameLog`).
+    action : ``"doc_id"`` or ``"position"``.
+    target_column : optional column with the target probability of each row's action.
+    score_column : optional column with a score for each row's action (pairs get
+        the mean); returned as the second value for :func:`softmax_policy`.
+
+    Returns
+    -------
+    (feedback, pair_scores or None)
+    """
+    if action not in ("doc_id", "position"):
+        raise UlrError("the action must be 'doc_id' or 'position'.")
+    info = log.info
+    if not info.has("propensity"):
+        raise UlrError("this log has no propensity column, so off-policy evaluation is not "
+                       "possible: it needs the logging policy's probability of every logged "
+                       "action (SPEC column 'propensity'; map yours with --map "
+                       "propensity=YOUR_COLUMN).")
+    t = log.table
+    n_rows, n_null = log.cur.execute(
+        f"SELECT count(*), count(*) FILTER (WHERE propensity IS NULL) FROM {t}").fetchone()
+    if n_rows == 0:
+        raise UlrError("the log has no rows.")
+    if n_null:
+        raise UlrError(f"{n_null} of {n_rows} rows have no propensity; off-policy evaluation "
+                       "needs the logging probability of every row.")
+    act = "doc_id::VARCHAR" if action == "doc_id" else "position::VARCHAR"
+    feats = info.features
+    feat_sql = ", AVG(COLUMNS('^feature_'))" if feats else ""
+    extra = {}
+    if target_column:
+        extra["target"] = _col(info, target_column, "target probabilities")
+    if score_column:
+        extra["score"] = _col(info, score_column, "scores")
+    pair_extra = "".join(f", AVG(TRY_CAST({c} AS DOUBLE)) AS {k}" for k, c in extra.items())
+    pairs = log.cur.execute(
+        f"SELECT query_id::VARCHAR AS ctx, {act} AS act, AVG(propensity) AS prop{pair_extra}"
+        f"{feat_sql} FROM {t} GROUP BY 1, 2 ORDER BY 1, 2").df()
+    row_extra = "".join(f", TRY_CAST({c} AS DOUBLE) AS {k}" for k, c in extra.items())
+    has_s = info.has("session_id")
+    rows = log.cur.execute(
+        f"SELECT dense_rank() OVER (ORDER BY query_id::VARCHAR, {act}) - 1 AS pair, "
+        f"position, click::INT AS click, propensity"
+        f"{', dense_rank() OVER (ORDER BY session_id) - 1 AS cluster, session_id IS NULL AS nos' if has_s else ''}"
+        f"{row_extra} FROM {t}").fetchnumpy()
+    for k in extra:
+        rows[k] = np.ma.filled(np.ma.asarray(rows[k], dtype=float), np.nan)
+    for k, c in extra.items():
+        bad = int(np.isnan(rows[k]).sum())
+        if bad:
+            raise UlrError(f"column {c.strip(chr(34))!r} has {bad} missing or non-numeric "
+                           f"values; every row needs its {k} value.")
+    ctx_codes, ctx_labels = pd.factorize(pairs["ctx"], sort=False)
+    fnames = [c for c in pairs.columns if c.startswith(schema.FEATURE_PREFIX)]
+    X = pairs[fnames].to_numpy(dtype=float) if fnames else np.zeros((len(pairs), 0))
+    if np.isnan(X).any():
+        X = np.where(np.isnan(X), np.nanmean(X, axis=0), X)
+        X = np.nan_to_num(X)
+    cand = Candidates(context=ctx_codes, features=X, context_labels=np.asarray(ctx_labels),
+                      action_labels=pairs["act"].to_numpy(), feature_names=tuple(fnames))
+    pos = np.asarray(rows["position"], dtype=np.int64)
+    slot = None
+    if action == "doc_id":
+        slot = np.unique(pos, return_inverse=True)[1].ravel()
+    notes = []
+    target = None
+    if "target" in extra:
+        target = np.asarray(rows["target"], dtype=float)
+        if target.min() < 0 or target.max() > 1:
+            raise UlrError("target probabilities must lie in [0, 1].")
+    cluster = None
+    if has_s:
+        cluster = np.asarray(rows["cluster"], dtype=np.int64).copy()
+        m = np.asarray(rows["nos"], dtype=bool)
+        if m.any():  # rows without a session are their own unit
+            cluster[m] = cluster.max() + 1 + np.arange(m.sum())
+    psum = cand.per_context_sum(pairs["prop"].to_numpy(dtype=float))
+    if psum.max() > 1.05:
+        notes.append(("propensity_sum", float(psum.max())))
+    fb = BanditFeedback(candidates=cand, pair=np.asarray(rows["pair"], dtype=np.int64),
+                        reward=np.asarray(rows["click"], dtype=float),
+                        propensity=np.asarray(rows["propensity"], dtype=float),
+                        slot=slot, cluster=cluster, target_prob=target, notes=tuple(notes))
+    scores = pairs["score"].to_numpy(dtype=float) if "score" in extra else None
+    return fb, scores
+
+
+def feedback_from_frame(df: pd.DataFrame, **kwargs) -> tuple[BanditFeedback, np.ndarray | None]:
+    """:func:`feedback_from_log` for a DataFrame in the canonical schema."""
+    return feedback_from_log(FrameLog(df), **kwargs)
