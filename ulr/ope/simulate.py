@@ -1,0 +1,334 @@
+"""Synthetic logged bandit feedback with a known policy value, and the bundled sample log.
+
+The world: ``contexts`` contexts, each with ``actions`` candidate actions
+described by standard-normal features ``x``; the click probability of action
+``a`` in context ``c`` shown in slot ``k`` is ``theta_k * sigmoid(b + x @ beta)``
+(a position-based model with ``theta_k = (1/k)^eta``; one slot gives a plain
+contextual bandit). Contexts and slots are drawn uniformly. A logging policy
+(uniform, or a softmax of a noisy copy of the true scores) picks the action;
+its probability is logged as the propensity. The true value of any policy
+``pi`` over the pairs is then exact:
+
+``V(pi) = sum_c P(c) sum_k P(k) sum_a pi(a|c) q_k(c, a)``.
+
+Many independent logs are drawn at once (arrays ``(draws, rows)``), so the
+estimators' bias and variance against the truth come from vectorized code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ulr.errors import UlrError
+from ulr.ope import estimators as est
+from ulr.ope.feedback import BanditFeedback, Candidates, softmax_policy, standardize_scores
+
+
+def _sigmoid(z):
+    return 1.0 / (1.0 + np.exp(-z))
+
+
+@dataclass(frozen=True)
+class LoggedDraws:
+    """``draws`` independent logs of ``rows`` rows each (arrays of shape (draws, rows))."""
+
+    pair: np.ndarray
+    slot: np.ndarray
+    reward: np.ndarray
+    propensity: np.ndarray
+    candidates: Candidates
+
+    @property
+    def draws(self) -> int:
+        return self.pair.shape[0]
+
+    def feedback(self, i: int = 0) -> BanditFeedback:
+        """Log ``i`` as :class:`BanditFeedback` (slots only when there are several)."""
+        slot = self.slot[i] if self.slot.max() > 0 else None
+        return BanditFeedback(candidates=self.candidates, pair=self.pair[i],
+                              reward=self.reward[i], propensity=self.propensity[i], slot=slot)
+
+    def to_frame(self, i: int = 0) -> pd.DataFrame:
+        """Log ``i`` in the canonical click-log schema (one row per logged action)."""
+        c = self.candidates
+        p = self.pair[i]
+        df = pd.DataFrame({
+            "query_id": np.asarray(c.context_labels)[c.context[p]],
+            "doc_id": np.asarray(c.action_labels)[p],
+            "position": self.slot[i] + 1,
+            "click": self.reward[i].astype(int),
+            "propensity": self.propensity[i],
+        })
+        for j, name in enumerate(c.feature_names):
+            df[name] = c.features[p, j]
+        return df
+
+
+@dataclass(frozen=True)
+class BanditSimulation:
+    """A logged-bandit world with known click probabilities (see module docstring).
+
+    Attributes
+    ----------
+    candidates : pairs with their features.
+    q : (n_slots, n_pairs) true click probability of each pair in each slot.
+    logging : (n_pairs,) the logging policy.
+    beta : (d,) true feature weights of the click model.
+    context_prob, slot_prob : distributions of contexts and slots.
+    """
+
+    candidates: Candidates
+    q: np.ndarray
+    logging: np.ndarray
+    beta: np.ndarray
+    context_prob: np.ndarray
+    slot_prob: np.ndarray
+
+    @property
+    def n_slots(self) -> int:
+        return self.q.shape[0]
+
+    def true_value(self, pi) -> np.ndarray:
+        """Exact value ``sum_c P(c) sum_k P(k) sum_a pi(a|c) q_k(c, a)``; pi broadcasts (..., n_pairs)."""
+        qbar = self.slot_prob @ self.q  # (n_pairs,) slot-averaged click probability
+        pc = self.context_prob[self.candidates.context]
+        return np.sum(np.asarray(pi, dtype=float) * qbar * pc, axis=-1)
+
+    def policy(self, weights=None, *, temperature: float = 1.0) -> np.ndarray:
+        """Softmax policy of the standardized scores ``x @ weights`` (default: the true beta)."""
+        v = self.beta if weights is None else np.asarray(weights, dtype=float)
+        s = standardize_scores(self.candidates.features @ v)
+        return softmax_policy(s, self.candidates, temperature=temperature)
+
+    def clipped_moments(self, pi, clip: float = np.inf) -> tuple[float, float]:
+        """Exact mean and variance of one row's term ``min(w, M) r`` under the logging policy.
+
+        ``E = sum_c P(c) sum_k P(k) sum_a pi_0(a|c) min(w, M) q``,
+        ``E[term^2] = ... min(w, M)^2 q`` (Bernoulli rewards, ``r^2 = r``).
+        ``clip = inf`` gives plain IPS (then ``E`` is the true value).
+        """
+        pi = np.asarray(pi, dtype=float)
+        w = np.minimum(pi / self.logging, clip)
+        qbar = self.slot_prob @ self.q
+        m = self.logging * self.context_prob[self.candidates.context] * qbar
+        mean = float(np.sum(m * w))
+        second = float(np.sum(m * w * w))
+        return mean, second - mean ** 2
+
+    def sample(self, rows: int, *, draws: int = 1, seed=0) -> LoggedDraws:
+        """``draws`` independent logs of ``rows`` rows, vectorized over draws and rows."""
+        if rows < 1 or draws < 1:
+            raise UlrError("rows and draws must be at least 1.")
+        rng = np.random.default_rng(seed)
+        cand = self.candidates
+        ctx = rng.choice(cand.n_contexts, size=(draws, rows), p=self.context_prob)
+        slot = rng.choice(self.n_slots, size=(draws, rows), p=self.slot_prob)
+        # inverse-CDF sampling of the logged action within the context's pairs
+        cum = np.cumsum(self.logging)
+        base = np.concatenate([[0.0], cum])[cand.starts]  # cumulative mass before each context
+        u = rng.random((draws, rows))
+        target = base[ctx] + u * (cum[np.r_[cand.starts[1:], cand.n_pairs] - 1] - base)[ctx]
+        pair = np.searchsorted(cum, target, side="right")
+        ends = np.r_[cand.starts[1:], cand.n_pairs] - 1
+        pair = np.clip(pair, cand.starts[ctx], ends[ctx])
+        reward = (rng.random((draws, rows)) < self.q[slot, pair]).astype(float)
+        return LoggedDraws(pair=pair, slot=slot, reward=reward,
+                           propensity=self.logging[pair], candidates=cand)
+
+
+def simulate_bandit(*, contexts: int = 20, actions: int = 10, features: int = 5, slots: int = 1,
+                    eta: float = 1.0, base_rate: float = 0.2, signal: float = 1.5,
+                    logging: str = "uniform", logging_temperature: float = 1.0,
+                    logging_noise: float = 1.0, seed=0) -> BanditSimulation:
+    """Build a :class:`BanditSimulation`.
+
+    Parameters
+    ----------
+    contexts, actions, features : sizes of the world (every context has ``actions`` candidates).
+    slots : list positions; examination ``theta_k = (1/k)^eta``.
+    base_rate : mean attraction ``sigmoid(b + signal * x @ beta)`` over pairs (``b`` solved for).
+    signal : scale of the feature effect (0 = every action alike).
+    logging : ``"uniform"`` or ``"softmax"`` (softmax at ``logging_temperature`` of
+        ``x @ (beta + logging_noise * noise)``, standardized).
+    """
+    if contexts < 1 or actions < 2 or features < 1 or slots < 1:
+        raise UlrError("the simulation needs >= 1 context, >= 2 actions, >= 1 feature and "
+                       ">= 1 slot.")
+    if not 0 < base_rate < 1:
+        raise UlrError("the base rate must lie strictly between 0 and 1.")
+    if logging not in ("uniform", "softmax"):
+        raise UlrError("the logging policy must be 'uniform' or 'softmax'.")
+    rng = np.random.default_rng(seed)
+    n_pairs = contexts * actions
+    ctx = np.repeat(np.arange(contexts), actions)
+    X = rng.standard_normal((n_pairs, features))
+    beta = rng.standard_normal(features)
+    beta /= np.linalg.norm(beta)
+    z = signal * X @ beta
+    lo, hi = -30.0, 30.0
+    for _ in range(100):  # bisection for the intercept giving the base rate
+        mid = (lo + hi) / 2
+        if _sigmoid(mid + z).mean() < base_rate:
+            lo = mid
+        else:
+            hi = mid
+    attraction = _sigmoid((lo + hi) / 2 + z)
+    theta = (1.0 / np.arange(1, slots + 1)) ** eta
+    q = theta[:, None] * attraction[None, :]
+    cand = Candidates(context=ctx, features=X,
+                      context_labels=np.array([f"c{i:03d}" for i in range(contexts)]),
+                      action_labels=np.array([f"a{j:03d}" for j in np.tile(np.arange(actions),
+                                                                             contexts)]),
+                      feature_names=tuple(f"feature_{j + 1}" for j in range(features)))
+    if logging == "uniform":
+        pi0 = np.full(n_pairs, 1.0 / actions)
+    else:
+        v = beta + logging_noise * rng.standard_normal(features) / np.sqrt(features)
+        pi0 = softmax_policy(standardize_scores(X @ v), cand, temperature=logging_temperature)
+        pi0 = np.maximum(pi0, 1e-6)
+        pi0 = pi0 / cand.per_context_sum(pi0)[ctx]
+    return BanditSimulation(candidates=cand, q=q, logging=pi0, beta=beta,
+                            context_prob=np.full(contexts, 1.0 / contexts),
+                            slot_prob=np.full(slots, 1.0 / slots))
+
+
+# --------------------------------------------------------------------------- repeated logs
+
+
+def repeated_point_estimates(sim: BanditSimulation, pi, draws: LoggedDraws, *,
+                             estimators=("ips", "clipped-ips", "snips"), clip: float | None = None,
+                             reward_model=None, folds: int = 2, seed=0,
+                             progress=None) -> pd.DataFrame:
+    """Point estimates of ``V(pi)`` on every draw: long frame (draw, estimator, value).
+
+    IPS, clipped IPS and SNIPS are vectorized across draws; DR and DM fit one
+    reward model per draw (``progress(done, total)`` is called after each).
+    """
+    from ulr.ope.evaluate import reward_predictions
+
+    pi = np.asarray(pi, dtype=float)
+    w = pi[draws.pair] / draws.propensity
+    r = draws.reward
+    M = float(clip) if clip is not None else est.default_clip(w)
+    out = {}
+    for e in estimators:
+        if e == "ips":
+            out[e] = est.ips(r, w)
+        elif e == "clipped-ips":
+            out[e] = est.clipped_ips(r, w, clip=M)
+        elif e == "snips":
+            out[e] = est.snips(r, w)
+    model_based = [e for e in estimators if e in ("dr", "dm")]
+    if model_based:
+        from threadpoolctl import threadpool_limits
+
+        vals = {e: np.empty(draws.draws) for e in model_based}
+        with threadpool_limits(1):  # many small fits: threads only add overhead
+            for i in range(draws.draws):
+                ql, qt = reward_predictions(draws.feedback(i), pi, model=reward_model,
+                                            folds=folds, seed=seed + i)
+                if "dr" in vals:
+                    vals["dr"][i] = est.doubly_robust(r[i], w[i], q_logged=ql, q_target=qt)
+                if "dm" in vals:
+                    vals["dm"][i] = est.direct_method(qt)
+                if progress is not None:
+                    progress(i + 1, draws.draws)
+        out.update(vals)
+    frames = [pd.DataFrame({"draw": np.arange(draws.draws), "estimator": e, "value": out[e]})
+              for e in estimators]
+    return pd.concat(frames, ignore_index=True)
+
+
+def repeated_intervals(sim: BanditSimulation, pi, draws: LoggedDraws, *,
+                       estimators=("snips", "dr"), n_bootstrap: int = 400, level: float = 0.95,
+                       clip: float | None = None, folds: int = 2, seed=0,
+                       progress=None) -> pd.DataFrame:
+    """Estimates with bootstrap intervals on every draw, and whether each covers the truth."""
+    from ulr.ope.evaluate import evaluate
+
+    from threadpoolctl import threadpool_limits
+
+    truth = float(sim.true_value(pi))
+    rows = []
+    with threadpool_limits(1):  # many small fits: threads only add overhead
+        for i in range(draws.draws):
+            res = evaluate(draws.feedback(i), pi, estimators=estimators, clip=clip,
+                           n_bootstrap=n_bootstrap, level=level, folds=folds, seed=seed + i)
+            rows.append(res.table[res.table["estimator"] != "logging"].assign(draw=i))
+            if progress is not None:
+                progress(i + 1, draws.draws)
+    df = pd.concat(rows, ignore_index=True)
+    df["covers"] = (df["lower"] <= truth) & (truth <= df["upper"])
+    return df[["draw", "estimator", "value", "lower", "upper", "se", "covers"]]
+
+
+def bias_variance_table(estimates: pd.DataFrame, truth: float) -> pd.DataFrame:
+    """Per estimator: mean, bias (with its standard error), sd, RMSE, and coverage when known."""
+    g = estimates.groupby("estimator", sort=False)["value"]
+    t = pd.DataFrame({"mean": g.mean(), "sd": g.std(ddof=1), "draws": g.size()})
+    t["bias"] = t["mean"] - truth
+    t["bias_se"] = t["sd"] / np.sqrt(t["draws"])
+    t["rmse"] = np.sqrt(g.apply(lambda v: float(np.mean((v - truth) ** 2))))
+    t["relative_bias"] = t["bias"] / truth if truth else np.nan
+    if "covers" in estimates:
+        t["coverage"] = estimates.groupby("estimator", sort=False)["covers"].mean()
+    t.insert(0, "truth", truth)
+    return t.reset_index()
+
+
+# --------------------------------------------------------------------------- sample log
+
+
+SAMPLE_SEED = 20240606
+
+
+def make_sample_log(*, rows: int = 10_000, contexts: int = 20, actions: int = 10,
+                    positions: int = 3, features: int = 5, ctr: float = 0.006,
+                    seed: int = SAMPLE_SEED) -> pd.DataFrame:
+    """A uniform-random logged log like the Open Bandit Dataset's random campaign.
+
+    Every impression draws a context uniformly and shows ``positions`` distinct
+    actions in uniformly random order, so the logging probability of the
+    action at any position is ``1 / actions`` (the propensity). Clicks follow
+    the position-based model of :func:`simulate_bandit` with ``eta = 1`` and
+    the attraction scaled so the overall click-through rate is about ``ctr``.
+    Features are rounded to 4 decimals. Columns: session_id, query_id,
+    doc_id, position, click, randomized, propensity, feature_1..feature_d.
+    """
+    if positions > actions:
+        raise UlrError("there must be at least as many actions as positions.")
+    theta = 1.0 / np.arange(1, positions + 1)
+    sim = simulate_bandit(contexts=contexts, actions=actions, features=features, slots=1,
+                          base_rate=ctr / theta.mean(), signal=1.5, seed=seed)
+    rng = np.random.default_rng(seed + 1)
+    imps = -(-rows // positions)
+    ctx = rng.integers(0, contexts, size=imps)
+    order = np.argsort(rng.random((imps, actions)), axis=1)[:, :positions]  # random ranking
+    pair = ctx[:, None] * actions + order  # pairs are context-major, `actions` per context
+    attraction = sim.q[0]
+    click = rng.random((imps, positions)) < theta[None, :] * attraction[pair]
+    cand = sim.candidates
+    n = imps * positions
+    df = pd.DataFrame({
+        "session_id": np.repeat([f"s{i:05d}" for i in range(imps)], positions),
+        "query_id": np.asarray(cand.context_labels)[ctx].repeat(positions),
+        "doc_id": np.asarray(cand.action_labels)[pair.ravel()],
+        "position": np.tile(np.arange(1, positions + 1), imps),
+        "click": click.ravel().astype(int),
+        "randomized": np.ones(n, dtype=int),
+        "propensity": np.full(n, 1.0 / actions),
+    })
+    X = np.round(cand.features[pair.ravel()], 4)
+    for j in range(features):
+        df[f"feature_{j + 1}"] = X[:, j]
+    return df.iloc[:rows].reset_index(drop=True)
+
+
+def write_sample_log(path, **kwargs) -> pd.DataFrame:
+    """Write :func:`make_sample_log` to ``path`` as CSV (how ``data/sample_ope.csv`` is made)."""
+    df = make_sample_log(**kwargs)
+    df.to_csv(path, index=False, float_format="%.6g")
+    return df
