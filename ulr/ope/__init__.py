@@ -1,0 +1,34 @@
+"""Off-policy evaluation and counterfactual learning from logged bandit feedback.
+
+- :mod:`ulr.ope.estimators` -- IPS, clipped IPS, SNIPS, DR, DM, effective sample
+  size, and a vectorized bootstrap for all of them (ratio form).
+- :mod:`ulr.ope.feedback` -- :class:`BanditFeedback` from a click log with
+  propensities (DuckDB aggregation), softmax target policies, the scorer seam.
+- :mod:`ulr.ope.evaluate` -- :func:`evaluate` / :func:`evaluate_log`: estimates,
+  intervals, diagnostics and the documented warning rules.
+- :mod:`ulr.ope.simulate` -- a logged-bandit simulator with exact policy values,
+  repeated-log studies, and the bundled sample log ``data/sample_ope.csv``.
+- :mod:`ulr.ope.crm` -- counterfactual risk minimization of a linear softmax policy.
+- :mod:`ulr.ope.figures` -- plotly figures.
+"""
+
+from ulr.ope.crm import CRMResult, learn_policy
+from ulr.ope.estimators import (DEFAULT_ESTIMATORS, ESTIMATORS, bootstrap_ratio, clipped_ips,
+                                direct_method, doubly_robust, effective_sample_size, ips, snips)
+from ulr.ope.evaluate import OPEResult, evaluate, evaluate_log, target_policy
+from ulr.ope.feedback import (BanditFeedback, Candidates, FrameLog, LinearScorer,
+                              feedback_from_frame, feedback_from_log, fit_linear_scorer,
+                              policy_from_scorer, softmax_policy)
+from ulr.ope.simulate import (BanditSimulation, bias_variance_table, make_sample_log,
+                              repeated_intervals, repeated_point_estimates, simulate_bandit,
+                              write_sample_log)
+
+__all__ = [
+    "BanditFeedback", "BanditSimulation", "CRMResult", "Candidates", "DEFAULT_ESTIMATORS",
+    "ESTIMATORS", "FrameLog", "LinearScorer", "OPEResult", "bias_variance_table",
+    "bootstrap_ratio", "clipped_ips", "direct_method", "doubly_robust",
+    "effective_sample_size", "evaluate", "evaluate_log", "feedback_from_frame",
+    "feedback_from_log", "fit_linear_scorer", "ips", "learn_policy", "make_sample_log",
+    "policy_from_scorer", "repeated_intervals", "repeated_point_estimates", "simulate_bandit",
+    "snips", "softmax_policy", "target_policy", "write_sample_log",
+]
