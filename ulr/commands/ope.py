@@ -1,0 +1,115 @@
+"""``ope``: off-policy estimates of a target policy's value from a log with propensities."""
+
+from __future__ import annotations
+
+from ulr.commands.common import add_log_args, log_from_args
+from ulr.errors import UlrError
+from ulr.ope import estimators as est
+
+ORDER = 60
+
+
+def register(sub):
+    p = sub.add_parser(
+        "ope", help="estimate a target policy's value from a logged log (IPS, SNIPS, DR)",
+        description="Off-policy evaluation: estimate how a target policy would have done, from "
+                    "a log of another (logging) policy with its propensities. The target is a "
+                    "softmax of a linear click model fit on part of the log (default), of a "
+                    "score column, or a column of target probabilities.")
+    add_log_args(p)
+    p.add_argument("--action", choices=["doc_id", "position"], default="doc_id",
+                   help="what the policy chooses per query (default doc_id)")
+    p.add_argument("--target", choices=["fitted", "column", "scores", "uniform"], default=None,
+                   help="target policy (default: fitted; implied by --target-column/--score-column)")
+    p.add_argument("--target-column", metavar="COL",
+                   help="column with the target probability of each row's action")
+    p.add_argument("--score-column", metavar="COL",
+                   help="column with a score of each row's action (softmax at --temperature)")
+    p.add_argument("--temperature", type=float, default=1.0,
+                   help="softmax temperature on standardized scores (0 = greedy; default 1)")
+    p.add_argument("--fit-fraction", type=float, default=0.5,
+                   help="share of impressions used to fit the target's scorer; the rest is "
+                        "evaluated (0 = fit and evaluate on all rows; default 0.5)")
+    p.add_argument("--estimators", default=",".join(est.DEFAULT_ESTIMATORS),
+                   help=f"comma-separated, from {','.join(est.ESTIMATORS)}")
+    p.add_argument("--clip", type=float, default=None,
+                   help="clipping threshold for clipped-ips (default: 95th percentile of the "
+                        "positive weights, at least 1)")
+    p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap draws (default 1000)")
+    p.add_argument("--level", type=float, default=0.95, help="confidence level (default 0.95)")
+    p.add_argument("--folds", type=int, default=2,
+                   help="cross-fitting folds of the DR reward model (1 = none; default 2)")
+    p.add_argument("--seed", type=int, default=0)
+    g = p.add_argument_group("policy learning (counterfactual risk minimization)")
+    g.add_argument("--learn", choices=["ips", "snips"], default=None,
+                   help="also learn a linear softmax policy maximizing this estimate (learned "
+                        "on --fit-fraction of the impressions, 0.5 if that is 0; evaluated on "
+                        "the rest)")
+    g.add_argument("--l2", type=float, default=0.01, help="L2 penalty of the learned policy")
+    g.add_argument("--variance-penalty", type=float, default=0.0,
+                   help="POEM variance penalty lambda (default 0)")
+    g.add_argument("--steps", type=int, default=200, help="gradient steps (default 200)")
+    p.set_defaults(run=run)
+
+
+def run(args) -> dict:
+    from ulr.ope.crm import learn_policy
+    from ulr.ope.evaluate import evaluate_log
+    from ulr.ope.feedback import feedback_from_log
+
+    names = [e.strip() for e in args.estimators.split(",") if e.strip()]
+    if args.fit_fraction is not None and not 0 <= args.fit_fraction < 1:
+        raise UlrError("--fit-fraction must lie in [0, 1).")
+    if args.target == "column" and not args.target_column:
+        raise UlrError("--target column needs --target-column COL.")
+    if args.target == "scores" and not args.score_column:
+        raise UlrError("--target scores needs --score-column COL.")
+    log = log_from_args(args)
+    target = args.target or "fitted"
+    res = evaluate_log(log, action=args.action, target=target, target_column=args.target_column,
+                       score_column=args.score_column, temperature=args.temperature,
+                       fit_fraction=args.fit_fraction, estimators=names, clip=args.clip,
+                       n_bootstrap=args.bootstrap, level=args.level, folds=args.folds,
+                       seed=args.seed)
+    out = res.to_dict()
+    settings = out.pop("settings")
+    out = {"dataset": log.info.name, "rows": settings["log_rows"],
+           "evaluated_rows": settings["evaluated_rows"], **out,
+           "policy": settings["policy"], "settings": settings}
+    if args.learn:
+        fb, _ = feedback_from_log(log, action=args.action)
+        crm = learn_policy(fb, objective=args.learn, l2=args.l2,
+                           variance_penalty=args.variance_penalty, steps=args.steps,
+                           fit_fraction=args.fit_fraction or 0.5, n_bootstrap=args.bootstrap,
+                           level=args.level, seed=args.seed)
+        out["learned"] = crm.to_dict()
+    return out
+
+
+def _fmt_row(name, e, level):
+    if e is None:
+        return f"  {name:<12} -"
+    v, lo, hi = e["value"], e["lower"], e["upper"]
+    f = (lambda x: "nan" if x is None or x != x else f"{x:.5f}")
+    return f"  {name:<12} {f(v)}   [{f(lo)}, {f(hi)}]"
+
+
+def render(result: dict) -> str:
+    level = result["settings"]["level"]
+    lines = [f"Off-policy estimates on {result['evaluated_rows']} of {result['rows']} rows "
+             f"({result['clicks']} clicks), {level:.0%} bootstrap intervals:"]
+    for name, e in result["estimates"].items():
+        lines.append(_fmt_row(name, e, level))
+    lines.append(_fmt_row("logging", result["logging"], level))
+    lines.append(f"effective sample size {result['ess']:.0f} ({result['ess_fraction']:.1%}), "
+                 f"effective clicks {result['effective_clicks']:.1f}, "
+                 f"clip {result['clip']:.3g}")
+    if "learned" in result:
+        L = result["learned"]
+        lines.append(f"Learned policy ({L['objective']} objective), on {L['holdout_rows']} "
+                     "held-out rows:")
+        for name, e in L["estimates"].items():
+            lines.append(_fmt_row(name, e, level))
+        lines.extend(f"warning (learned policy): {w}" for w in L["warnings"])
+    lines.extend(f"warning: {w}" for w in result["warnings"])
+    return "\n".join(lines)
