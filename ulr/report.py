@@ -1,0 +1,557 @@
+"""Reports: collected results exported as one offline HTML file, a ZIP of CSVs, images.
+
+A :class:`ReportItem` is one result (a chart and/or a table) with its title,
+note, dataset, settings, creation date and software version. It round-trips
+through the plain dict the pages keep in ``st.session_state["report_items"]``
+(``pages/_ui.add_to_report``): the figure as plotly JSON, the table as
+``DataFrame.to_json(orient="split")``.
+
+- :func:`build_html` writes ONE self-contained HTML file: plotly.js inline
+  exactly once, every chart interactive, every text HTML-escaped, no URL the
+  browser would fetch (a Content-Security-Policy forbids any network load), so
+  it opens with no network.
+- :func:`build_zip` writes the tables as CSV, each through
+  :func:`ulr.export.safe_csv_bytes` (spreadsheet formula injection).
+- :func:`to_images` renders charts as PNG/PDF/SVG through kaleido driving the
+  system Chromium (never a downloaded browser); :func:`static_export_problem`
+  says why that is unavailable, or None.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as _dt
+import html
+import importlib.util
+import io
+import json
+import os
+import re
+import shutil
+import threading
+import uuid
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import plotly.io as pio
+
+from ulr import __version__, theme
+from ulr.errors import UlrError
+from ulr.export import safe_csv_bytes
+
+MAX_TITLE = 300
+MAX_NOTE = 20_000
+MAX_TABLE_ROWS_HTML = 1000
+IMAGE_FORMATS = ("png", "pdf", "svg")
+_MIME = {"png": "image/png", "pdf": "application/pdf", "svg": "image/svg+xml"}
+
+# Where the system browser lives: the BROWSER_PATH override (choreographer's own
+# convention) first, then Debian/Ubuntu locations, then PATH.
+SYSTEM_BROWSERS = ("/usr/bin/chromium", "/usr/bin/chromium-browser",
+                   "/usr/bin/google-chrome-stable", "/usr/bin/google-chrome")
+_BROWSER_NAMES = ("chromium", "chromium-browser", "google-chrome-stable", "google-chrome")
+
+
+# --------------------------------------------------------------------------- items
+
+
+def _now() -> str:
+    return _dt.datetime.now().isoformat(timespec="seconds")
+
+
+@dataclass
+class ReportItem:
+    """One collected result.
+
+    Parameters
+    ----------
+    title : non-empty heading (at most 300 characters).
+    note : free text shown under the heading.
+    figure : plotly figure as JSON text (``fig.to_json()``), or None.
+    table : table as ``DataFrame.to_json(orient="split")``, or None.
+    settings : JSON-able dict of the settings that produced the result.
+    dataset : name of the dataset the result came from.
+    created : ISO 8601 date-time of creation.
+    version : ulr version that produced the result.
+    id : stable identifier (the Report page keys its widgets on it).
+
+    An item holds a chart, a table, both, or neither (a plain note, e.g. a
+    report section that could not run). Raises ``ValueError`` on bad fields.
+    """
+
+    title: str
+    note: str = ""
+    figure: str | None = None
+    table: str | None = None
+    settings: dict = field(default_factory=dict)
+    dataset: str = ""
+    created: str = field(default_factory=_now)
+    version: str = __version__
+    id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+
+    def __post_init__(self):
+        if not isinstance(self.title, str) or not self.title.strip():
+            raise ValueError("a report item needs a non-empty title.")
+        if len(self.title) > MAX_TITLE:
+            raise ValueError(f"a report item title may have at most {MAX_TITLE} characters.")
+        if self.note is None:
+            self.note = ""
+        if not isinstance(self.note, str):
+            raise ValueError("a report item note must be text.")
+        if len(self.note) > MAX_NOTE:
+            raise ValueError(f"a report item note may have at most {MAX_NOTE} characters.")
+        for name in ("dataset", "created", "version", "id"):
+            v = getattr(self, name)
+            if v is None:
+                setattr(self, name, "")
+            elif not isinstance(v, str):
+                raise ValueError(f"report item field {name!r} must be text.")
+        if self.figure is not None:
+            fig = _loads(self.figure, "figure")
+            if not isinstance(fig, dict) or not isinstance(fig.get("data", []), list):
+                raise ValueError("a report item figure must be plotly figure JSON "
+                                 "(an object with a 'data' list).")
+        if self.table is not None:
+            tab = _loads(self.table, "table")
+            if not (isinstance(tab, dict) and isinstance(tab.get("columns"), list)
+                    and isinstance(tab.get("data"), list)):
+                raise ValueError("a report item table must be DataFrame JSON in 'split' "
+                                 "orientation (an object with 'columns' and 'data').")
+        if self.settings is None:
+            self.settings = {}
+        if not isinstance(self.settings, dict):
+            raise ValueError("report item settings must be a dict.")
+        try:
+            json.dumps(self.settings)
+        except (TypeError, ValueError):
+            raise ValueError("report item settings must be JSON-able.") from None
+
+    # -- construction and conversion
+
+    @classmethod
+    def from_result(cls, title: str, *, fig: go.Figure | None = None,
+                    table: pd.DataFrame | None = None, settings: dict | None = None,
+                    dataset: str = "", note: str = "") -> "ReportItem":
+        """Item from a live figure and DataFrame (what the CLI and pages produce)."""
+        return cls(title=title, note=note,
+                   figure=None if fig is None else fig.to_json(),
+                   table=None if table is None else table.to_json(orient="split"),
+                   settings=json.loads(json.dumps(settings or {}, default=str)),
+                   dataset=dataset)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "ReportItem":
+        """Item from the session-state dict; unknown keys are ignored."""
+        if isinstance(d, ReportItem):
+            return d
+        if not isinstance(d, dict):
+            raise ValueError("a report item must be a dict.")
+        known = {k: d[k] for k in ("title", "note", "figure", "table", "settings", "dataset",
+                                   "created", "version", "id") if k in d}
+        if "title" not in known:
+            raise ValueError("a report item needs a title.")
+        return cls(**known)
+
+    def to_dict(self) -> dict:
+        return {"title": self.title, "note": self.note, "figure": self.figure,
+                "table": self.table, "settings": dict(self.settings), "dataset": self.dataset,
+                "created": self.created, "version": self.version, "id": self.id}
+
+    def fig(self) -> go.Figure | None:
+        """The chart as a plotly figure (None if the item has none)."""
+        if self.figure is None:
+            return None
+        return pio.from_json(self.figure, skip_invalid=True)
+
+    def frame(self) -> pd.DataFrame | None:
+        """The table; a meaningful index comes back as leading column(s)."""
+        if self.table is None:
+            return None
+        # dtype=False: keep JSON types (text stays text, "007" stays "007").
+        df = pd.read_json(io.StringIO(self.table), orient="split", dtype=False)
+        idx = df.index
+        default = pd.api.types.is_integer_dtype(idx) and bool(
+            (idx.to_numpy() == np.arange(len(idx))).all())
+        return df.reset_index(drop=default)
+
+    @property
+    def kind(self) -> str:
+        if self.figure is not None and self.table is not None:
+            return "chart and table"
+        if self.figure is not None:
+            return "chart"
+        if self.table is not None:
+            return "table"
+        return "note"
+
+
+def _loads(text, what: str):
+    if not isinstance(text, str):
+        raise ValueError(f"a report item {what} must be JSON text.")
+    try:
+        return json.loads(text)
+    except ValueError:
+        raise ValueError(f"a report item {what} is not valid JSON.") from None
+
+
+def as_items(items) -> list[ReportItem]:
+    """Validate a list of :class:`ReportItem` or session-state dicts."""
+    if items is None:
+        return []
+    out = []
+    for i, it in enumerate(items, start=1):
+        try:
+            out.append(ReportItem.from_dict(it))
+        except ValueError as exc:
+            raise UlrError(f"report item {i} is broken: {exc}") from None
+    return out
+
+
+# --------------------------------------------------------------------------- HTML
+
+_CSS = """
+:root { --fg: #222; --muted: #666; --line: #e3e6ea; --accent: #1f77b4; }
+* { box-sizing: border-box; }
+body { font-family: %(font)s; color: var(--fg); margin: 0; background: #fff;
+       line-height: 1.45; }
+main { max-width: 1100px; margin: 0 auto; padding: 24px 28px 64px; }
+header.report h1 { margin: 0 0 4px; font-size: 28px; }
+.muted { color: var(--muted); font-size: 13px; }
+nav.toc ol { padding-left: 22px; margin: 8px 0 0; }
+nav.toc a { color: var(--accent); text-decoration: none; }
+section.item { border-top: 1px solid var(--line); margin-top: 28px; padding-top: 18px;
+               break-inside: avoid; page-break-inside: avoid; }
+section.item h2 { font-size: 21px; margin: 0 0 4px; }
+.meta { color: var(--muted); font-size: 13px; margin-bottom: 8px; }
+.note { white-space: pre-wrap; margin: 8px 0 12px; }
+.chart { width: 100%%; height: 480px; }
+table { border-collapse: collapse; font-size: 13px; margin: 8px 0; }
+th, td { border: 1px solid var(--line); padding: 3px 8px; text-align: right;
+         vertical-align: top; }
+th { background: #f4f6f9; }
+td.k, th.k { text-align: left; }
+.tablewrap { overflow-x: auto; max-height: 520px; overflow-y: auto; }
+details summary { cursor: pointer; color: var(--muted); font-size: 13px; margin: 6px 0; }
+footer { margin-top: 40px; color: var(--muted); font-size: 12px; }
+@media print { .tablewrap { max-height: none; overflow: visible; } main { padding: 0; } }
+"""
+
+# No network: scripts/styles inline only, images from data:/blob: only (plotly's
+# own "download as png" button), nothing may connect anywhere.
+_CSP = ("default-src 'none'; script-src 'unsafe-inline' 'unsafe-eval'; "
+        "style-src 'unsafe-inline'; img-src data: blob:; font-src data:; "
+        "connect-src 'none'; frame-src 'none'; form-action 'none'; base-uri 'none'")
+
+
+def _esc(x) -> str:
+    return html.escape("" if x is None else str(x), quote=True)
+
+
+def _setting_value(v) -> str:
+    return v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
+
+
+def _settings_html(settings: dict) -> str:
+    if not settings:
+        return '<p class="muted">No settings recorded.</p>'
+    rows = "".join(f'<tr><th class="k">{_esc(k)}</th><td class="k">{_esc(_setting_value(v))}'
+                   "</td></tr>" for k, v in settings.items())
+    return f'<table class="settings"><tbody>{rows}</tbody></table>'
+
+
+def _table_html(df: pd.DataFrame, max_rows: int) -> str:
+    n = len(df)
+    shown = df.head(max_rows)
+    body = shown.to_html(index=False, escape=True, border=0, na_rep="",
+                         float_format=lambda v: f"{v:.6g}", classes="data")
+    more = (f'<p class="muted">First {max_rows:,} of {n:,} rows; the ZIP export has them '
+            "all.</p>" if n > max_rows else "")
+    return f'<div class="tablewrap">{body}</div>{more}'
+
+
+def _figure_html(item: ReportItem, div_id: str) -> str:
+    fig = item.fig()
+    if "template" not in (json.loads(item.figure).get("layout") or {}):
+        fig.update_layout(template="ulr")  # same look as the app
+    safe_name = re.sub(r"[^A-Za-z0-9_-]+", "_", item.title)[:60] or "chart"
+    config = {"responsive": True, "displaylogo": False,
+              "toImageButtonOptions": {"format": "png", "filename": safe_name, "scale": 2}}
+    return pio.to_html(fig, full_html=False, include_plotlyjs=False, include_mathjax=False,
+                       div_id=div_id, config=config, default_width="100%",
+                       default_height="480px", validate=False)
+
+
+def build_html(items, *, title: str = "ulr report", generated: str | None = None,
+               max_table_rows: int = MAX_TABLE_ROWS_HTML) -> str:
+    """One self-contained, offline HTML report.
+
+    Parameters
+    ----------
+    items : list of :class:`ReportItem` or their session-state dicts, in order.
+    title : report heading (HTML-escaped).
+    generated : date-time shown as the report's creation time (default: now).
+    max_table_rows : rows of each table shown inline (the ZIP has them all).
+
+    Returns
+    -------
+    str
+        The HTML document. plotly.js (``plotly.offline.get_plotlyjs()``) is
+        inlined once in the head; every figure is a ``<div>`` plus one
+        ``Plotly.newPlot`` call, so charts stay interactive offline. All user
+        text (titles, notes, settings, table cells, dataset names) is escaped.
+        A Content-Security-Policy forbids any network request.
+    """
+    items = as_items(items)
+    if not isinstance(title, str) or not title.strip():
+        raise UlrError("the report needs a non-empty title.")
+    if int(max_table_rows) < 1:
+        raise UlrError("max_table_rows must be at least 1.")
+    from plotly.offline import get_plotlyjs
+
+    generated = generated or _now()
+    toc = "".join(f'<li><a href="#item-{i}">{_esc(it.title)}</a> '
+                  f'<span class="muted">({_esc(it.kind)})</span></li>'
+                  for i, it in enumerate(items, start=1))
+    sections = []
+    for i, it in enumerate(items, start=1):
+        parts = [f'<section class="item" id="item-{i}">',
+                 f"<h2>{i}. {_esc(it.title)}</h2>",
+                 f'<div class="meta">Dataset <b>{_esc(it.dataset or "—")}</b> · created '
+                 f'{_esc(it.created or "—")} · ulr {_esc(it.version or "—")}</div>']
+        if it.note.strip():
+            parts.append(f'<div class="note">{_esc(it.note)}</div>')
+        if it.figure is not None:
+            parts.append(f'<div class="chart-wrap">{_figure_html(it, f"ulr-fig-{i}")}</div>')
+        df = it.frame()
+        if df is not None:
+            parts.append(_table_html(df, int(max_table_rows)))
+        parts.append(f"<details><summary>Settings</summary>{_settings_html(it.settings)}"
+                     "</details>")
+        parts.append("</section>")
+        sections.append("".join(parts))
+    if not items:
+        sections.append('<p class="muted">This report has no items.</p>')
+    body = (f'<header class="report"><h1>{_esc(title)}</h1>'
+            f'<div class="muted">Generated {_esc(generated)} by ulr {_esc(__version__)} · '
+            f"{len(items)} item{'s' if len(items) != 1 else ''}</div></header>"
+            + (f'<nav class="toc"><ol>{toc}</ol></nav>' if items else "")
+            + "".join(sections)
+            + '<footer>Charts are interactive (zoom, hover, legend toggles) and this file '
+              "needs no network.</footer>")
+    return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+            f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">\n'
+            '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+            f'<meta name="generator" content="ulr {_esc(__version__)}">\n'
+            f"<title>{_esc(title)}</title>\n"
+            f"<style>{_CSS % {'font': theme.FONT}}</style>\n"
+            f'<script type="text/javascript">{get_plotlyjs()}</script>\n'
+            f"</head>\n<body><main>{body}</main></body>\n</html>\n")
+
+
+# --------------------------------------------------------------------------- ZIP
+
+
+def _slug(text: str, n: int = 40) -> str:
+    s = re.sub(r"[^A-Za-z0-9]+", "-", text.lower()).strip("-")
+    return s[:n].strip("-") or "table"
+
+
+def build_zip(items, *, readme: bool = True) -> bytes:
+    """ZIP of every item's table as CSV, plus ``index.csv`` describing the items.
+
+    Every CSV (tables and index) goes through :func:`ulr.export.safe_csv_bytes`:
+    text cells starting with ``=``, ``+``, ``-`` or ``@`` get a leading
+    apostrophe; numbers (negative ones included) stay numbers.
+    File names are ``NN-<slug of the title>.csv`` in report order.
+    """
+    items = as_items(items)
+    buf = io.BytesIO()
+    index_rows = []
+    stamp = _dt.datetime.now().timetuple()[:6]
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        def put(name, data):
+            info = zipfile.ZipInfo(name, date_time=stamp)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            zf.writestr(info, data)
+
+        for i, it in enumerate(items, start=1):
+            df = it.frame()
+            fname = f"{i:02d}-{_slug(it.title)}.csv" if df is not None else ""
+            if df is not None:
+                put(fname, safe_csv_bytes(df))
+            index_rows.append({"item": i, "title": it.title, "file": fname, "kind": it.kind,
+                               "dataset": it.dataset, "created": it.created,
+                               "version": it.version, "note": it.note,
+                               "settings": json.dumps(it.settings, ensure_ascii=False)})
+        cols = ["item", "title", "file", "kind", "dataset", "created", "version", "note",
+                "settings"]
+        put("index.csv", safe_csv_bytes(pd.DataFrame(index_rows, columns=cols)))
+        if readme:
+            put("README.txt", "Tables of a ulr report, one CSV per report item (index.csv "
+                "lists them).\nText cells that start with =, +, - or @ carry a leading "
+                "apostrophe so that spreadsheet programs do not run them as formulas.\n")
+    return buf.getvalue()
+
+
+# --------------------------------------------------------------------------- images
+
+
+def find_browser() -> str | None:
+    """Path of an installed Chromium/Chrome, or None. Never downloads one.
+
+    ``BROWSER_PATH`` (the variable kaleido's choreographer honours) wins when it
+    names an executable file; then the usual system paths; then ``PATH``.
+    """
+    cands = []
+    env = os.environ.get("BROWSER_PATH")
+    if env:
+        cands.append(env)
+    cands += list(SYSTEM_BROWSERS)
+    cands += [p for p in (shutil.which(n) for n in _BROWSER_NAMES) if p]
+    for c in cands:
+        if os.path.isfile(c) and os.access(c, os.X_OK):
+            return c
+    return None
+
+
+def static_export_problem() -> str | None:
+    """Why static images cannot be made here (one sentence), or None if they can."""
+    if importlib.util.find_spec("kaleido") is None:
+        return ("static image export needs the kaleido package (pip install kaleido), "
+                "which is not installed.")
+    if find_browser() is None:
+        return ("static image export needs Chromium (on Debian: apt-get install chromium), "
+                "which is not installed; set BROWSER_PATH to use another Chrome.")
+    return None
+
+
+def _figure_dict(f) -> dict:
+    if isinstance(f, ReportItem):
+        if f.figure is None:
+            raise UlrError(f"report item {f.title!r} has no chart to export.")
+        return json.loads(f.figure)
+    if isinstance(f, go.Figure):
+        return f.to_plotly_json()
+    if isinstance(f, str):
+        return json.loads(f)
+    if isinstance(f, dict):
+        return f
+    raise UlrError("a chart to export must be a plotly figure, its JSON, or a report item.")
+
+
+def _run_async(coro_fn):
+    """Run ``coro_fn()`` to completion, also when called inside a running loop."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro_fn())
+    box = {}
+
+    def target():
+        try:
+            box["v"] = asyncio.run(coro_fn())
+        except BaseException as exc:  # re-raised in the caller's thread
+            box["e"] = exc
+
+    t = threading.Thread(target=target, daemon=True)
+    t.start()
+    t.join()
+    if "e" in box:
+        raise box["e"]
+    return box["v"]
+
+
+def to_images(figures, *, format: str = "png", width: int | None = None,
+              height: int | None = None, scale: float = 2.0, browser: str | None = None,
+              timeout: float = 60.0) -> list[bytes]:
+    """Render charts as static images through kaleido and the system Chromium.
+
+    One browser session renders all ``figures`` (plotly figures, their JSON or
+    dicts, or :class:`ReportItem`), so many images cost one browser start.
+    kaleido is pointed at ``browser`` (default :func:`find_browser`) with its
+    ``path`` option; MathJax is off so the page loads nothing from the web.
+
+    Raises
+    ------
+    UlrError
+        When kaleido or Chromium is missing, or the browser fails to render.
+    """
+    if format not in IMAGE_FORMATS:
+        raise UlrError(f"image format must be one of {', '.join(IMAGE_FORMATS)}, not "
+                       f"{format!r}.")
+    if not (0 < float(scale) <= 10):
+        raise UlrError("image scale must lie in (0, 10].")
+    for name, v in (("width", width), ("height", height)):
+        if v is not None and not (10 <= int(v) <= 10_000):
+            raise UlrError(f"image {name} must lie between 10 and 10000 pixels.")
+    if browser is None:
+        problem = static_export_problem()
+        if problem:
+            raise UlrError(problem)
+        browser = find_browser()
+    elif importlib.util.find_spec("kaleido") is None:
+        raise UlrError(static_export_problem())
+    if not (os.path.isfile(browser) and os.access(browser, os.X_OK)):
+        raise UlrError(f"there is no executable browser at {browser}.")
+    path = browser
+    dicts = [_figure_dict(f) for f in figures]
+    if not dicts:
+        return []
+    opts = []
+    for d in dicts:
+        lay = d.get("layout", {}) or {}
+        opts.append({"format": format, "scale": float(scale),
+                     "width": int(width or lay.get("width") or 900),
+                     "height": int(height or lay.get("height") or 500)})
+
+    import kaleido
+
+    async def render():
+        out = []
+        async with kaleido.Kaleido(n=1, timeout=timeout, mathjax=False, path=path) as k:
+            for d, o in zip(dicts, opts):
+                out.append(await k.calc_fig(d, opts=o))
+        return out
+
+    try:
+        return _run_async(render)
+    except UlrError:
+        raise
+    except Exception as exc:  # browser missing/crashed/timed out
+        msg = " ".join(str(exc).split())[:300] or type(exc).__name__
+        raise UlrError(f"Chromium at {path} could not render the chart: {msg}") from None
+
+
+def to_image(figure, *, format: str = "png", **kw) -> bytes:
+    """One chart as PNG/PDF/SVG bytes (see :func:`to_images`)."""
+    return to_images([figure], format=format, **kw)[0]
+
+
+def image_mime(format: str) -> str:
+    return _MIME[format]
+
+
+def write_bytes(path, data: bytes) -> Path:
+    """Write ``data`` to ``path`` atomically (a temporary file, then a rename)."""
+    p = Path(path)
+    if p.is_dir():
+        raise UlrError(f"{p} is a directory, not a file name.")
+    if not p.parent.exists():
+        raise UlrError(f"the folder {p.parent} does not exist.")
+    tmp = p.with_name(f".{p.name}.{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, p)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise UlrError(f"cannot write {p}: {exc.strerror or exc}.") from None
+    return p
+
+
+def write_html(path, items, *, title: str = "ulr report") -> Path:
+    """Write :func:`build_html` to ``path`` (UTF-8, atomically) and return the path."""
+    return write_bytes(path, build_html(items, title=title).encode("utf-8"))
