@@ -1,0 +1,248 @@
+"""``python -m ulr report`` (SPEC §2): sections, optional modules, output files, errors."""
+
+import base64
+import json
+import subprocess
+import sys
+import types
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from plotly.offline import get_plotlyjs
+
+from ulr import cli, rankers, report, store
+from ulr.commands import report as cmd
+from ulr.errors import UlrError
+from ulr.simulate import simulate_clicks, write_log
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = ROOT / "data" / "sample_clicks.csv"
+
+
+def ulr(*args):
+    p = subprocess.run([sys.executable, "-m", "ulr", *map(str, args)], capture_output=True,
+                       text=True, cwd=ROOT, timeout=120)
+    return p.returncode, p.stdout, p.stderr
+
+
+def values(arr) -> np.ndarray:
+    """Plotly 7 stores numpy arrays in figure JSON as base64 typed arrays; decode them."""
+    if isinstance(arr, dict) and "bdata" in arr:
+        return np.frombuffer(base64.b64decode(arr["bdata"]), dtype=arr["dtype"])
+    return np.asarray(arr, dtype=float)
+
+
+def assert_user_error(rc, out, err, needle):
+    assert rc == 2, (rc, out, err)
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), err
+    assert needle in lines[0], lines[0]
+    assert out == ""
+
+
+@pytest.fixture(scope="module")
+def sim(tmp_path_factory):
+    """A small PBM log with known theta, randomized rows, features and relevance."""
+    s = simulate_clicks(model="pbm", queries=40, docs_per_query=5, sessions=2000, features=3,
+                        randomized_fraction=0.2, seed=3)
+    path = tmp_path_factory.mktemp("sim") / "sim.csv"
+    write_log(s.df, str(path))
+    return s, path
+
+
+# ----------------------------------------------------------------------------- process
+
+
+def test_cli_writes_html_and_zip_and_prints_one_json_object(tmp_path):
+    out, zpath = tmp_path / "r.html", tmp_path / "r.zip"
+    rc, stdout, err = ulr("report", "--input", SAMPLE, "--out", out, "--zip", zpath,
+                          "--sections", "summary", "--title", "Weekly <b>review</b>", "--json")
+    assert rc == 0, err
+    assert stdout.count("\n") == 1
+    obj = json.loads(stdout)
+    assert obj["path"] == str(out) and obj["zip"] == str(zpath)
+    assert obj["sections"] == {"summary": "ok"} and obj["items"] == 2
+    doc = out.read_text(encoding="utf-8")
+    assert obj["bytes"] == out.stat().st_size
+    assert doc.count(get_plotlyjs()) == 1
+    rest = doc.replace(get_plotlyjs(), "")
+    assert "<title>Weekly &lt;b&gt;review&lt;/b&gt;</title>" in rest
+    assert "Click-through rate by position</h2>" in rest and "Key figures</h2>" in rest
+    assert rest.count("Plotly.newPlot(") == 1
+    assert 'src="http' not in rest and 'href="http' not in rest and "cdn." not in rest
+    names = zipfile.ZipFile(zpath).namelist()
+    assert names == ["01-key-figures.csv", "02-click-through-rate-by-position.csv",
+                     "index.csv", "README.txt"]
+    # Human output names the file and each section.
+    rc, stdout, err = ulr("report", "--input", SAMPLE, "--out", out, "--sections", "summary")
+    assert rc == 0 and stdout.startswith(f"wrote {out}") and "summary: ok" in stdout
+
+
+def test_cli_bad_arguments_exit_2_with_one_error_line(tmp_path):
+    html = tmp_path / "r.html"
+    assert_user_error(*ulr("report", "--input", SAMPLE), "required")
+    assert_user_error(*ulr("report", "--input", SAMPLE, "--out", tmp_path / "r.txt"), ".html")
+    assert_user_error(*ulr("report", "--input", tmp_path / "missing.csv", "--out", html),
+                      "not found")
+    assert not html.exists()
+
+
+# ----------------------------------------------------------------------------- in process
+
+
+def run_main(argv, capsys):
+    """``python -m ulr`` in this process (same entry point, no interpreter start-up)."""
+    rc = cli.main([str(a) for a in argv])
+    cap = capsys.readouterr()
+    return rc, cap.out, cap.err
+
+
+@pytest.mark.parametrize("extra, needle", [
+    (["--out", "{tmp}/no/r.html"], "does not exist"),
+    (["--out", "{tmp}"], ".html"),
+    (["--out", "{html}", "--sections", "summary,bogus"], "'bogus'"),
+    (["--out", "{html}", "--sections", ","], "--sections is empty"),
+    (["--out", "{html}", "--theta", "1,abc"], "--theta"),
+    (["--out", "{html}", "--theta", "1,0"], "> 0"),
+    (["--out", "{html}", "--zip", "{tmp}/t.csv"], ".zip"),
+    (["--out", "{html}", "--learner", "svm"], "linear or gbdt"),
+    (["--out", "{html}", "--bootstrap", "-1"], "--bootstrap"),
+    (["--out", "{html}", "--positions", "0"], "--positions"),
+    (["--out", "{html}", "--title", " "], "--title"),
+    (["--out", "{html}", "--bootstrap", "many"], "invalid int value"),
+    (["--out", "{html}", "--db", "{tmp}/x.duckdb", "--name", "n"], "not both"),
+])
+def test_bad_options_exit_2(tmp_path, capsys, extra, needle):
+    html = tmp_path / "r.html"
+    argv = ["report", "--input", SAMPLE] + [a.format(tmp=tmp_path, html=html) for a in extra]
+    assert_user_error(*run_main(argv, capsys), needle)
+    assert not html.exists()
+
+
+def test_unknown_stored_dataset_exits_2(tmp_path, capsys):
+    db = tmp_path / "u.duckdb"
+    assert run_main(["load", SAMPLE, "--db", db, "--name", "s"], capsys)[0] == 0
+    assert_user_error(*run_main(["report", "--db", db, "--name", "other", "--out",
+                                 tmp_path / "r.html"], capsys), "no dataset named 'other'")
+
+
+def test_summary_section_matches_the_log(sim):
+    s, path = sim
+    log = store.open_file(path)
+    items, status = cmd.build_items(log, ["summary"])
+    assert status == {"summary": "ok"}
+    key, ctr = items
+    got = dict(zip(key.frame()["figure"], key.frame()["value"]))
+    df = s.df
+    # Slow obvious reference straight from the simulated DataFrame.
+    assert got["rows"] == len(df)
+    assert got["queries"] == df["query_id"].nunique()
+    assert got["documents"] == df["doc_id"].nunique()
+    assert got["sessions"] == df["session_id"].nunique()
+    assert got["overall click-through rate"] == pytest.approx(df["click"].mean())
+    assert got["share of randomized rows"] == pytest.approx(df["randomized"].mean())
+    assert got["deepest position"] == 5
+    ref = df.groupby("position")["click"].agg(["size", "mean"])
+    t = ctr.frame()
+    assert t["impressions"].tolist() == ref["size"].tolist()
+    np.testing.assert_allclose(t["ctr"], ref["mean"])
+    np.testing.assert_allclose(values(ctr.fig().data[0].y), ref["mean"])
+    assert ctr.dataset == log.info.name and ctr.settings["content_hash"] == \
+        log.info.content_hash
+
+
+def fake_propensity(calls, *, fail=None):
+    from ulr.propensity.result import PropensityResult
+
+    def estimate(log, *, method, positions=None, bootstrap=0, seed=0):
+        calls.append(dict(method=method, positions=positions, bootstrap=bootstrap, seed=seed))
+        if fail:
+            raise UlrError(fail)
+        k = positions or 5
+        theta = 1.0 / np.arange(1, k + 1)
+        return PropensityResult(method=method, positions=k, theta=theta, lower=theta * 0.9,
+                                upper=np.minimum(theta * 1.1, 1.0), notes=("a caveat",))
+
+    mod = types.ModuleType("ulr.propensity")
+    mod.estimate = estimate
+    return mod
+
+
+def test_propensity_and_rankers_sections_with_an_estimator(sim, monkeypatch, tmp_path,
+                                                           capsys):
+    s, path = sim
+    calls = []
+    monkeypatch.setitem(sys.modules, "ulr.propensity", fake_propensity(calls))
+    out = tmp_path / "r.html"
+    rc, stdout, err = run_main(["report", "--input", path, "--out", out, "--json",
+                                "--bootstrap", 20, "--seed", 4, "--zip", tmp_path / "t.zip"],
+                               capsys)
+    assert rc == 0, err
+    obj = json.loads(stdout)
+    assert obj["sections"] == {"summary": "ok", "propensity": "ok", "rankers": "ok"}
+    # The log has randomized rows, so randomization is the default method.
+    assert calls == [dict(method="randomization", positions=None, bootstrap=20, seed=4)]
+    doc = out.read_text(encoding="utf-8").replace(get_plotlyjs(), "")
+    assert doc.count("Plotly.newPlot(") == 3
+    assert "Position bias (randomization)</h2>" in doc and "Naive vs IPW ranker</h2>" in doc
+    assert "a caveat" in doc and "theta estimated (randomization)" in doc
+
+    log = store.open_file(path)
+    items, status = cmd.build_items(log, ["propensity", "rankers"], propensity_method="em",
+                                    positions=5, seed=4)
+    prop, rk = items
+    assert calls[-1]["method"] == "em" and calls[-1]["positions"] == 5
+    fr = prop.frame()
+    np.testing.assert_allclose(fr["theta"], 1.0 / np.arange(1, 6))
+    names = [t.name for t in prop.fig().data]
+    assert names == ["em", "true theta"]  # the simulated truth is drawn over the estimate
+    np.testing.assert_allclose(values(prop.fig().data[1].y), s.theta / s.theta[0])
+    # The rankers section is exactly ulr.rankers on the estimated theta.
+    ref = rankers.train_and_evaluate(log.df(), None, 1.0 / np.arange(1, 6), learner="linear",
+                                     seed=4).table(seed=4)
+    pd.testing.assert_frame_equal(rk.frame(), ref.reset_index(drop=True), check_dtype=False)
+    assert set(rk.frame()["ranker"]) == {"naive", "ipw"}
+    assert rk.settings["theta_source"] == "estimated (em)"
+
+
+def test_missing_or_failing_modules_become_notes(sim, monkeypatch, tmp_path, capsys):
+    s, path = sim
+    log = store.open_file(path)
+    monkeypatch.setitem(sys.modules, "ulr.propensity", None)  # import fails
+    items, status = cmd.build_items(log, ["propensity", "rankers"])
+    assert status["propensity"].startswith("skipped: the position-bias module")
+    assert "needs a position-bias estimate" in status["rankers"]
+    assert [i.kind for i in items] == ["note", "note"]
+    assert items[0].title == "Propensity section skipped"
+
+    calls = []
+    monkeypatch.setitem(sys.modules, "ulr.propensity",
+                        fake_propensity(calls, fail="this log has no randomized rows."))
+    items, status = cmd.build_items(log, ["propensity"])
+    assert status == {"propensity": "skipped: this log has no randomized rows."}
+    assert items[0].note == "this log has no randomized rows."
+
+    monkeypatch.setitem(sys.modules, "ulr.propensity", types.ModuleType("ulr.propensity"))
+    _, status = cmd.build_items(log, ["propensity"])
+    assert "offers no estimate()" in status["propensity"]
+
+    # --theta feeds the rankers without any propensity module; a wrong length is a note.
+    theta = ",".join(str(t) for t in s.theta)
+    out = tmp_path / "r.html"
+    rc, stdout, err = run_main(["report", "--input", path, "--out", out, "--json",
+                                "--sections", "rankers", "--theta", theta], capsys)
+    assert rc == 0, err
+    assert json.loads(stdout)["sections"] == {"rankers": "ok"}
+    rc, stdout, err = run_main(["report", "--input", path, "--out", out, "--json",
+                                "--sections", "rankers", "--theta", "1,0.5"], capsys)
+    assert rc == 0, err
+    assert "position 5" in json.loads(stdout)["sections"]["rankers"]
+
+
+def test_sections_parse_in_canonical_order():
+    assert cmd.parse_sections("rankers, SUMMARY,rankers") == ["summary", "rankers"]
+    with pytest.raises(UlrError, match="unknown report section 'x'"):
+        cmd.parse_sections("x")

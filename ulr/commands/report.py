@@ -1,0 +1,292 @@
+"""``report``: a self-contained HTML report of one click log (SPEC §2, JSON key ``path``).
+
+Sections (``--sections``, in this order):
+
+- ``summary``: key figures and click-through rate by position (always available).
+- ``propensity``: position-bias estimate through ``ulr.propensity.estimate`` when
+  that module offers it; skipped with a note in the report otherwise.
+- ``rankers``: naive vs IPW ranker (``ulr.rankers``) with theta from ``--theta``
+  or from the propensity section; skipped with a note when neither is there.
+
+A section whose module is absent or raises :class:`UlrError` becomes a note in
+the report instead of failing the command.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from ulr import report, store, theme
+from ulr.commands.common import add_log_args, log_from_args
+from ulr.errors import UlrError
+from ulr.plots import ctr_by_position_figure
+
+ORDER = 90
+SECTIONS = ("summary", "propensity", "rankers")
+DEFAULT_SECTIONS = "summary,propensity,rankers"
+
+
+def register(sub):
+    p = sub.add_parser("report", help="write a self-contained HTML report of a click log")
+    add_log_args(p)
+    p.add_argument("--out", required=True, metavar="PATH.html", help="HTML file to write")
+    p.add_argument("--title", help="report title (default: 'ulr report: DATASET')")
+    p.add_argument("--sections", default=DEFAULT_SECTIONS,
+                   help=f"comma-separated, from {', '.join(SECTIONS)} (default: all)")
+    p.add_argument("--zip", metavar="PATH.zip", help="also write the tables as CSVs in a ZIP")
+    p.add_argument("--propensity-method", metavar="METHOD",
+                   help="propensity section: estimator (default: randomization when the log "
+                        "has randomized rows, else em)")
+    p.add_argument("--positions", type=int, metavar="K", help="propensity section: positions")
+    p.add_argument("--bootstrap", type=int, default=0, metavar="B",
+                   help="propensity section: bootstrap replicates for intervals (default 0)")
+    p.add_argument("--theta", metavar="T1,T2,...",
+                   help="rankers section: propensity per position (instead of the estimate)")
+    p.add_argument("--learner", default="linear", help="rankers section: linear or gbdt")
+    p.add_argument("--seed", type=int, default=0, help="seed for splits and bootstraps")
+    p.set_defaults(run=run)
+
+
+# --------------------------------------------------------------------------- options
+
+
+def parse_sections(text: str) -> list[str]:
+    names = [s.strip().lower() for s in str(text).split(",") if s.strip()]
+    if not names:
+        raise UlrError(f"--sections is empty; choose from {', '.join(SECTIONS)}.")
+    bad = [s for s in names if s not in SECTIONS]
+    if bad:
+        raise UlrError(f"unknown report section {bad[0]!r}; choose from {', '.join(SECTIONS)}.")
+    return [s for s in SECTIONS if s in names]  # canonical order, no duplicates
+
+
+def parse_theta(text: str | None) -> np.ndarray | None:
+    if text is None:
+        return None
+    try:
+        vals = np.array([float(t) for t in text.split(",") if t.strip()], dtype=float)
+    except ValueError:
+        raise UlrError(f"--theta must be comma-separated numbers, got {text!r}.") from None
+    if vals.size == 0 or not np.all(np.isfinite(vals)) or np.any(vals <= 0):
+        raise UlrError("--theta needs one finite value > 0 per position.")
+    return vals
+
+
+def _check_out(path: str, suffixes: tuple, flag: str) -> Path:
+    p = Path(path)
+    if p.suffix.lower() not in suffixes:
+        raise UlrError(f"{flag} must name a {' or '.join(suffixes)} file, got {path!r}.")
+    if p.exists() and p.is_dir():
+        raise UlrError(f"{flag} {path} is a directory.")
+    if not p.parent.exists():
+        raise UlrError(f"the folder {p.parent} for {flag} does not exist.")
+    return p
+
+
+# --------------------------------------------------------------------------- sections
+
+
+class _Skip(Exception):
+    """A section that cannot run here; its message goes into the report."""
+
+
+def _settings(log, **extra) -> dict:
+    info = log.info
+    out = {"dataset": info.name, "source": info.source, "rows": info.rows,
+           "content_hash": info.content_hash}
+    out.update({k: v for k, v in extra.items() if v is not None})
+    return out
+
+
+def section_summary(log, ctx) -> list[report.ReportItem]:
+    s = store.summary(log)
+    labels = {"rows": "rows", "queries": "queries", "documents": "documents",
+              "sessions": "sessions", "ctr": "overall click-through rate",
+              "randomized_share": "share of randomized rows", "positions": "deepest position"}
+    key = pd.DataFrame({"figure": [labels[k] for k in labels],
+                        "value": [s[k] for k in labels]})
+    ctr = store.ctr_by_position(log)
+    name = log.info.name
+    return [
+        report.ReportItem.from_result(
+            "Key figures", table=key, dataset=name, settings=_settings(log),
+            note="Size of the click log and how often results were clicked."),
+        report.ReportItem.from_result(
+            "Click-through rate by position", fig=ctr_by_position_figure(ctr), table=ctr,
+            dataset=name, settings=_settings(log, interval="95% Wilson score"),
+            note="Clicks fall with position partly because users examine lower positions "
+                 "less (position bias) and partly because the ranker put better documents "
+                 "on top. Bars are 95% Wilson score intervals."),
+    ]
+
+
+def _call_with_known(fn, *args, **kwargs):
+    """Call ``fn`` with the keyword options its signature accepts."""
+    params = inspect.signature(fn).parameters
+    if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        kwargs = {k: v for k, v in kwargs.items() if k in params}
+    return fn(*args, **kwargs)
+
+
+def propensity_figure(frame: pd.DataFrame, *, true_theta: np.ndarray | None = None
+                      ) -> go.Figure:
+    """Relative theta per position with its interval, and the truth when known."""
+    fig = go.Figure()
+    for i, (method, g) in enumerate(frame.groupby("method", sort=False)):
+        color = theme.color_for(method, i)
+        has_ci = g["lower"].notna().any()
+        fig.add_trace(go.Scatter(
+            x=g["position"], y=g["theta"], mode="lines+markers", name=str(method),
+            line=dict(color=color),
+            error_y=dict(type="data", symmetric=False, array=g["upper"] - g["theta"],
+                         arrayminus=g["theta"] - g["lower"], color=color) if has_ci else None,
+            hovertemplate="position %{x}<br>theta %{y:.3f}<extra>" + str(method) + "</extra>"))
+    if true_theta is not None:
+        k = len(true_theta)
+        fig.add_trace(go.Scatter(
+            x=np.arange(1, k + 1), y=true_theta / true_theta[0], mode="lines",
+            name="true theta", line=dict(color=theme.color_for("true theta"), dash="dash")))
+    theme.apply(fig, title="Examination probability by position (relative to position 1)",
+                x="position (1 = top)", y="relative examination probability theta_k / theta_1")
+    fig.update_xaxes(dtick=1)
+    fig.update_yaxes(rangemode="tozero")
+    return fig
+
+
+def section_propensity(log, ctx) -> list[report.ReportItem]:
+    try:
+        mod = importlib.import_module("ulr.propensity")
+    except ImportError:
+        raise _Skip("the position-bias module (ulr.propensity) is not available in this "
+                    "version.") from None
+    estimate = getattr(mod, "estimate", None)
+    if not callable(estimate):
+        raise _Skip("the position-bias module (ulr.propensity) offers no estimate() "
+                    "function in this version.")
+    method = ctx["propensity_method"]
+    if method is None:
+        has_rand = log.info.has("randomized") and store.summary(log)["randomized_share"] > 0
+        method = "randomization" if has_rand else "em"
+    res = _call_with_known(estimate, log, method=method, positions=ctx["positions"],
+                           bootstrap=ctx["bootstrap"] or 0, seed=ctx["seed"])
+    if not hasattr(res, "to_frame") or not hasattr(res, "theta"):
+        raise _Skip("ulr.propensity.estimate() returned no position-bias result.")
+    frame = res.to_frame()
+    ctx["theta"] = np.asarray(res.theta, dtype=float)
+    ctx["theta_source"] = f"estimated ({method})"
+    tt = log.true_theta()
+    if tt is not None:
+        tt = tt[: len(frame)]
+    notes = list(getattr(res, "notes", ()) or ())
+    note = (f"Position bias estimated with {method}"
+            + (f", {ctx['bootstrap']} bootstrap replicates for the intervals"
+               if ctx["bootstrap"] else "") + "."
+            + (" The dashed line is the true theta recorded in the log." if tt is not None
+               else "")
+            + ("\n" + "\n".join(notes) if notes else ""))
+    return [report.ReportItem.from_result(
+        f"Position bias ({method})", fig=propensity_figure(frame, true_theta=tt), table=frame,
+        dataset=log.info.name, note=note,
+        settings=_settings(log, method=method, positions=ctx["positions"],
+                           bootstrap=ctx["bootstrap"], seed=ctx["seed"]))]
+
+
+def section_rankers(log, ctx) -> list[report.ReportItem]:
+    try:
+        rankers = importlib.import_module("ulr.rankers")
+    except ImportError:
+        raise _Skip("the ranker module (ulr.rankers) is not available in this "
+                    "version.") from None
+    theta = ctx.get("theta")
+    if theta is None:
+        raise _Skip("the naive-vs-IPW comparison needs a position-bias estimate: include the "
+                    "propensity section or pass --theta.")
+    missing = [f for f in ("train_and_evaluate", "comparison_figure")
+               if not callable(getattr(rankers, f, None))]
+    if missing:
+        raise _Skip(f"ulr.rankers offers no {missing[0]}() in this version.")
+    cmp = _call_with_known(rankers.train_and_evaluate, log.df(), None, theta,
+                           learner=ctx["learner"], seed=ctx["seed"])
+    table = cmp.table(seed=ctx["seed"])
+    fig = rankers.comparison_figure(table, estimated=bool(getattr(cmp, "estimated", False)))
+    note = (f"A {ctx['learner']} ranker trained on the clicks twice: naively and with inverse "
+            f"propensity weights 1/theta_k (theta {ctx['theta_source']}). Both are evaluated on "
+            f"{getattr(cmp, 'n_test_queries', '?')} held-out queries"
+            + (" with click-based IPW relevance estimates (the log has no relevance labels)"
+               if getattr(cmp, "estimated", False) else " on their relevance labels")
+            + "; bars show 95% bootstrap intervals over queries.")
+    return [report.ReportItem.from_result(
+        "Naive vs IPW ranker", fig=fig, table=table, dataset=log.info.name, note=note,
+        settings=_settings(log, learner=ctx["learner"], seed=ctx["seed"],
+                           theta=[round(float(t), 6) for t in theta],
+                           theta_source=ctx["theta_source"]))]
+
+
+_BUILDERS = {"summary": section_summary, "propensity": section_propensity,
+             "rankers": section_rankers}
+
+
+def build_items(log, sections, *, propensity_method=None, positions=None, bootstrap=0,
+                theta=None, learner="linear", seed=0) -> tuple[list[report.ReportItem], dict]:
+    """Report items of ``log`` for ``sections``; returns (items, status per section)."""
+    ctx = {"propensity_method": propensity_method, "positions": positions,
+           "bootstrap": bootstrap, "learner": learner, "seed": seed,
+           "theta": theta, "theta_source": "given with --theta" if theta is not None else None}
+    items, status = [], {}
+    for name in sections:
+        try:
+            items += _BUILDERS[name](log, ctx)
+            status[name] = "ok"
+        except (_Skip, UlrError) as exc:
+            why = " ".join(str(exc).split())
+            status[name] = f"skipped: {why}"
+            items.append(report.ReportItem(
+                title=f"{name.capitalize()} section skipped", note=why,
+                dataset=log.info.name, settings={"section": name}))
+    return items, status
+
+
+# --------------------------------------------------------------------------- command
+
+
+def run(args) -> dict:
+    out = _check_out(args.out, (".html", ".htm"), "--out")
+    zip_out = _check_out(args.zip, (".zip",), "--zip") if args.zip else None
+    sections = parse_sections(args.sections)
+    theta = parse_theta(args.theta)
+    if args.positions is not None and args.positions < 1:
+        raise UlrError("--positions must be at least 1.")
+    if args.bootstrap is None or args.bootstrap < 0:
+        raise UlrError("--bootstrap must be 0 or more.")
+    if args.learner not in ("linear", "gbdt"):
+        raise UlrError(f"--learner must be linear or gbdt, not {args.learner!r}.")
+    if args.title is not None and not args.title.strip():
+        raise UlrError("--title must not be empty.")
+    log = log_from_args(args)
+    items, status = build_items(log, sections, propensity_method=args.propensity_method,
+                                positions=args.positions, bootstrap=args.bootstrap,
+                                theta=theta, learner=args.learner, seed=args.seed)
+    title = args.title or f"ulr report: {log.info.name}"
+    report.write_html(out, items, title=title)
+    result = {"path": str(out), "dataset": log.info.name, "items": len(items),
+              "sections": status, "bytes": out.stat().st_size}
+    if zip_out is not None:
+        report.write_bytes(zip_out, report.build_zip(items))
+        result["zip"] = str(zip_out)
+    return result
+
+
+def render(result: dict) -> str:
+    lines = [f"wrote {result['path']} ({result['items']} items, "
+             f"{result['bytes'] / 1e6:.1f} MB)"]
+    if result.get("zip"):
+        lines.append(f"wrote {result['zip']}")
+    for name, st in result["sections"].items():
+        lines.append(f"  {name}: {st}")
+    return "\n".join(lines)
