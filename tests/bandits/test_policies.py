@@ -1,0 +1,334 @@
+"""Bandit building blocks against slow, obvious per-item references."""
+
+import math
+
+import numpy as np
+import pytest
+
+from ulr.bandits.bounds import kl_bernoulli
+from ulr.bandits.envs import CascadeEnv
+from ulr.bandits.policies import (CascadeKLUCB, CascadeLinTS, CascadeLinUCB, CascadeTS,
+                                  CascadeUCB1, RankedTS, RankedUCB1, cascade_feedback,
+                                  klucb_index, klucb_rate, make_policy,
+                                  sherman_morrison_update, topk)
+from ulr.bandits.simulate import BanditSimulation
+from ulr.errors import UlrError
+
+
+# ----------------------------------------------------------------------------- feedback
+def slow_feedback(attracted):
+    r, k = attracted.shape
+    observed = np.zeros((r, k), bool)
+    clicks = np.zeros((r, k), bool)
+    for i in range(r):
+        for j in range(k):
+            observed[i, j] = True          # scanned
+            if attracted[i, j]:
+                clicks[i, j] = True        # first attractive item: click and leave
+                break
+    return observed, clicks
+
+
+@pytest.mark.parametrize("p", [0.0, 0.1, 0.5, 1.0])
+@pytest.mark.parametrize("k", [1, 2, 5])
+def test_cascade_feedback_matches_per_step_reference(p, k):
+    att = np.random.default_rng(3).random((200, k)) < p
+    obs, clk = cascade_feedback(att)
+    ref_obs, ref_clk = slow_feedback(att)
+    np.testing.assert_array_equal(obs, ref_obs)
+    np.testing.assert_array_equal(clk, ref_clk)
+    assert (clk.sum(1) <= 1).all()
+
+
+# ----------------------------------------------------------------------------- top-k
+@pytest.mark.parametrize("k", [1, 3, 8, 12])
+def test_topk_matches_full_sort(k):
+    s = np.random.default_rng(0).random((5, 40))
+    np.testing.assert_array_equal(topk(s, k), np.argsort(-s, axis=1)[:, :k])
+    before = s.copy()
+    topk(s, k)
+    np.testing.assert_array_equal(s, before)   # not overwritten unless allowed
+
+
+@pytest.mark.parametrize("k", [3, 12])
+def test_topk_with_ties_returns_k_largest_distinct_items(k):
+    s = np.random.default_rng(1).integers(0, 4, size=(6, 30)).astype(float)
+    idx = topk(s, k)
+    for row, ix in zip(s, idx):
+        assert len(set(ix)) == k
+        np.testing.assert_array_equal(row[ix], np.sort(row)[::-1][:k])
+
+
+# ----------------------------------------------------------------------------- KL-UCB
+def slow_kl(p, q):
+    out = 0.0
+    if p > 0:
+        out += p * math.log(p / q)
+    if p < 1:
+        out += (1 - p) * math.log((1 - p) / (1 - q)) if q < 1 else math.inf
+    return out
+
+
+def slow_klucb(p, n, rate):
+    """max{q in [p, 1]: n KL(p, q) <= rate} by bisection (60 halvings: 1e-18)."""
+    if n == 0:
+        return 1.0
+    lo, hi = p, 1.0
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        if n * slow_kl(p, mid) > rate:
+            hi = mid
+        else:
+            lo = mid
+    return lo
+
+
+def test_slow_kl_agrees_with_library_kl():
+    for p, q in [(0.0, 0.3), (0.2, 0.5), (0.9, 0.95), (1.0, 0.4)]:
+        assert slow_kl(p, q) == pytest.approx(float(kl_bernoulli(p, q)), rel=1e-12)
+
+
+def test_klucb_index_matches_scalar_bisection():
+    grid = [(p, n, rate) for p in (0.0, 1e-4, 0.03, 0.2, 0.5, 0.77, 0.999, 1.0)
+            for n in (0, 1, 3, 40, 1000, 10**6) for rate in (0.0, 0.5, 3.0, 25.0)]
+    p, n, rate = (np.array(v, float) for v in zip(*grid))
+    for r in np.unique(rate):
+        sel = rate == r
+        got = klucb_index(p[sel], n[sel], r)
+        ref = np.array([slow_klucb(a, b, r) if r > 0 else (a if b > 0 else 1.0)
+                        for a, b in zip(p[sel], n[sel])])
+        np.testing.assert_allclose(got, ref, atol=1e-9)
+        assert (got >= p[sel] - 1e-12).all()
+
+
+def test_klucb_index_on_policy_shaped_arrays():
+    rng = np.random.default_rng(5)
+    n = rng.integers(1, 500, size=(4, 16)).astype(float)
+    p = rng.binomial(n.astype(int), 0.3) / n
+    got = klucb_index(p, n, klucb_rate(1234))
+    ref = np.vectorize(lambda a, b: slow_klucb(a, b, klucb_rate(1234)))(p, n)
+    np.testing.assert_allclose(got, ref, atol=1e-9)
+
+
+def test_klucb_rate():
+    assert klucb_rate(1) == 0.0 and klucb_rate(2) == 0.0
+    t = 1000
+    assert klucb_rate(t) == pytest.approx(math.log(t) + 3 * math.log(math.log(t)))
+
+
+# ----------------------------------------------------------------------------- Sherman-Morrison
+def test_sherman_morrison_matches_inverse_with_mask():
+    rng = np.random.default_rng(2)
+    r, d = 6, 5
+    a = rng.normal(size=(r, d, d))
+    m = a @ a.transpose(0, 2, 1) + np.eye(d)
+    m_inv = np.linalg.inv(m)
+    x = rng.normal(size=(r, d))
+    mask = np.array([1, 0, 1, 1, 0, 1], bool)
+    scale = 4.0
+    sherman_morrison_update(m_inv, x, scale=scale, mask=mask)
+    expected = np.linalg.inv(m + scale * mask[:, None, None] * x[:, :, None] * x[:, None, :])
+    np.testing.assert_allclose(m_inv, expected, rtol=1e-10, atol=1e-12)
+
+
+def drive(policy, w, steps, rng, t0=0):
+    """Run a policy by hand; return the (lists, observed, clicks) of every step."""
+    hist = []
+    for t in range(t0 + 1, t0 + steps + 1):
+        a = policy.select(t)
+        obs, clk = cascade_feedback(rng.random(a.shape) < w[a])
+        policy.update(a, obs, clk)
+        hist.append((a.copy(), obs, clk))
+    return hist
+
+
+@pytest.mark.parametrize("cls", [CascadeLinUCB, CascadeLinTS])
+@pytest.mark.parametrize("runs", [1, 3])
+def test_linear_statistics_equal_direct_inverse(cls, runs):
+    rng = np.random.default_rng(7)
+    n_items, d, k, sigma = 25, 4, 3, 0.7
+    x = rng.random((n_items, d))
+    w = np.clip(x @ np.array([0.2, 0.1, 0.05, 0.15]), 0, 1)
+    pol = cls(n_items=n_items, k=k, runs=runs, seed=1, features=x, sigma=sigma)
+    hist = drive(pol, w, 150, rng)
+    for r in range(runs):
+        m = np.eye(d)
+        b = np.zeros(d)
+        for a, obs, clk in hist:            # one rank-1 term per observed item
+            for j in range(k):
+                if obs[r, j]:
+                    xe = x[a[r, j]]
+                    m += np.outer(xe, xe) / sigma**2
+                    b += xe * clk[r, j]
+        np.testing.assert_allclose(pol.m_inv[r], np.linalg.inv(m), rtol=1e-8, atol=1e-12)
+        np.testing.assert_allclose(pol.b[r], b, atol=1e-12)
+        np.testing.assert_allclose(pol.theta_bar()[r], np.linalg.solve(m, b) / sigma**2,
+                                   rtol=1e-7, atol=1e-12)
+
+
+def test_lints_draws_one_theta_per_step():
+    rng = np.random.default_rng(0)
+    x = rng.random((30, 3))
+    pol = CascadeLinTS(n_items=30, k=2, runs=2, seed=3, features=x)
+    drive(pol, np.full(30, 0.2), 40, rng)
+    s = pol.scores(41).copy()
+    for r in range(2):   # all 30 scores are x_e' theta for a single theta
+        theta, *_ = np.linalg.lstsq(x, s[r], rcond=None)
+        np.testing.assert_allclose(x @ theta, s[r], atol=1e-10)
+
+
+def test_lints_sample_has_posterior_mean_and_covariance():
+    rng = np.random.default_rng(1)
+    x = rng.random((10, 3))
+    pol = CascadeLinTS(n_items=10, k=2, runs=1, seed=4, features=x)
+    drive(pol, np.full(10, 0.3), 30, rng)
+    n = 20000
+    draws = np.array([pol.sample_theta()[0] for _ in range(n)])
+    mean, cov = pol.theta_bar()[0], pol.m_inv[0]
+    sd = np.sqrt(np.diag(cov))
+    # the sample mean has sd sqrt(cov_ii / n): allow 5 of those
+    assert np.all(np.abs(draws.mean(0) - mean) < 5 * sd / np.sqrt(n))
+    # sample variances: relative sd sqrt(2 / n) = 1%; allow 5%
+    np.testing.assert_allclose(draws.var(0), np.diag(cov), rtol=0.05)
+
+
+def test_linucb_scores_equal_direct_formula():
+    rng = np.random.default_rng(3)
+    x = rng.random((12, 3))
+    pol = CascadeLinUCB(n_items=12, k=2, runs=2, seed=0, features=x, c=0.8)
+    drive(pol, np.full(12, 0.25), 60, rng)
+    s = pol.scores(61)
+    for r in range(2):
+        theta = pol.theta_bar()[r]
+        ref = [x[e] @ theta + 0.8 * math.sqrt(x[e] @ pol.m_inv[r] @ x[e]) for e in range(12)]
+        np.testing.assert_allclose(s[r], ref, rtol=1e-10)
+
+
+# ----------------------------------------------------------------------------- posteriors and counts
+def test_cascade_ts_posterior_counts():
+    rng = np.random.default_rng(4)
+    w = rng.random(15) * 0.5
+    pol = CascadeTS(n_items=15, k=4, runs=3, seed=0)
+    hist = drive(pol, w, 300, rng)
+    for r in range(3):
+        alpha, beta = np.ones(15), np.ones(15)
+        for a, obs, clk in hist:
+            for j in range(4):
+                if obs[r, j]:
+                    alpha[a[r, j]] += clk[r, j]
+                    beta[a[r, j]] += 1 - clk[r, j]
+        np.testing.assert_array_equal(pol.alpha[r], alpha)
+        np.testing.assert_array_equal(pol.beta[r], beta)
+
+
+def test_ranked_ts_updates_every_position_with_its_click():
+    rng = np.random.default_rng(5)
+    pol = RankedTS(n_items=9, k=3, runs=2, seed=0)
+    hist = drive(pol, np.full(9, 0.3), 200, rng)
+    for r in range(2):
+        alpha, beta = np.ones((3, 9)), np.ones((3, 9))
+        for a, obs, clk in hist:
+            assert len(set(a[r])) == 3          # no item twice in a list
+            for j in range(3):
+                alpha[j, a[r, j]] += clk[r, j]
+                beta[j, a[r, j]] += 1 - clk[r, j]
+        np.testing.assert_array_equal(pol.alpha[r], alpha)
+        np.testing.assert_array_equal(pol.beta[r], beta)
+
+
+def test_counting_policy_statistics():
+    rng = np.random.default_rng(6)
+    pol = CascadeUCB1(n_items=10, k=3, runs=2, seed=0)
+    init = rng.random((2, 10)) < 0.4
+    pol.initialize(init)
+    hist = drive(pol, np.full(10, 0.3), 100, rng)
+    for r in range(2):
+        pulls, wins = np.ones(10), init[r].astype(float)
+        for a, obs, clk in hist:
+            for j in range(3):
+                if obs[r, j]:
+                    pulls[a[r, j]] += 1
+                    wins[a[r, j]] += clk[r, j]
+        np.testing.assert_array_equal(pol.pulls[r], pulls)
+        np.testing.assert_allclose(pol.mean[r], wins / pulls)
+
+
+# ----------------------------------------------------------------------------- whole algorithms
+def reference_cascade_run(name, w, k, init, u):
+    """Per-run, per-step, per-item CascadeUCB1 / CascadeKL-UCB (Kveton et al. 2015)."""
+    n_steps, runs, _ = u.shape
+    n_items = len(w)
+    lists = np.zeros((n_steps, runs, k), int)
+    for r in range(runs):
+        pulls = [1.0] * n_items
+        wins = [float(v) for v in init[r]]
+        for i in range(n_steps):
+            t = i + 1
+            index = []
+            for e in range(n_items):
+                mean = wins[e] / pulls[e]
+                if name == "cascade-ucb1":
+                    index.append(mean + math.sqrt(1.5 * math.log(t)) * (1 / math.sqrt(pulls[e])))
+                else:
+                    index.append(slow_klucb(mean, pulls[e], klucb_rate(t)))
+            order = sorted(range(n_items), key=lambda e: -index[e])[:k]  # stable: low id first
+            lists[i, r] = order
+            for j, e in enumerate(order):
+                pulls[e] += 1
+                if u[i, r, j] < w[e]:       # first attractive item: click, stop
+                    wins[e] += 1
+                    break
+    return lists
+
+
+@pytest.mark.parametrize("name", ["cascade-ucb1", "cascade-klucb"])
+def test_batched_algorithm_equals_per_item_reference(name):
+    w = np.array([0.3, 0.1, 0.25, 0.05, 0.3, 0.15, 0.2, 0.12])
+    env = CascadeEnv("custom", w, 3)
+    runs, steps, seed = 2, 250, 11
+    sim = BanditSimulation(name, env, steps, runs=runs, seed=seed)
+    recorded = []
+    select = sim.policy.select
+    sim.policy.select = lambda t, items=None: recorded.append(select(t, items)) or recorded[-1]
+    sim.advance()
+    # the same random stream the simulation consumed: init draws, then one chunk
+    env_rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(2)[0])
+    init = env_rng.random((runs, len(w))) < w
+    u = env_rng.random((steps, runs, 3))
+    ref = reference_cascade_run(name, w, 3, init, u)
+    np.testing.assert_array_equal(np.array(recorded), ref)
+    regret = [[env.optimal_reward - (1 - np.prod(1 - w[ref[i, r]])) for i in range(steps)]
+              for r in range(runs)]
+    np.testing.assert_allclose(sim.cum_regret, np.maximum(np.cumsum(regret, axis=1), 0),
+                               atol=1e-9)
+
+
+def test_ranked_ucb1_with_one_position_is_plain_ucb1():
+    w = np.array([0.5, 0.3, 0.45, 0.2])
+    pol = RankedUCB1(n_items=4, k=1, runs=1, seed=0)
+    init = np.array([[1, 0, 1, 0]], bool)
+    pol.initialize(init)
+    rng = np.random.default_rng(0)
+    pulls, wins = np.ones(4), init[0].astype(float)
+    for t in range(1, 300):
+        idx = wins / pulls + math.sqrt(2 * math.log(t)) * (1 / np.sqrt(pulls))
+        a = pol.select(t)
+        assert a[0, 0] == int(np.argmax(idx))
+        reward = rng.random() < w[a[0, 0]]
+        pol.update(a, np.ones((1, 1), bool), np.array([[reward]]))
+        pulls[a[0, 0]] += 1
+        wins[a[0, 0]] += reward
+
+
+def test_select_among_candidates_and_factory_errors():
+    pol = CascadeKLUCB(n_items=6, k=2, runs=1, seed=0)
+    pol.initialize(np.array([[1, 0, 0, 0, 0, 1]], bool))
+    got = pol.select(5, items=np.array([1, 3, 5]))
+    assert set(got[0]) <= {1, 3, 5} and got[0, 0] == 5
+    with pytest.raises(UlrError):
+        make_policy("nope", n_items=5, k=2)
+    with pytest.raises(UlrError):
+        make_policy("cascade-ts", n_items=5, k=2, sigma=1.0)
+    with pytest.raises(UlrError, match="features"):
+        make_policy("cascade-lints", n_items=5000, k=2)
+    assert make_policy("cascade-lints", n_items=5, k=2).d == 5   # one-hot fallback

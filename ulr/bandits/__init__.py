@@ -1,0 +1,1 @@
+"""Bandit lab: cascading bandits, batched over runs (see ``ulr.bandits.policies``)."""

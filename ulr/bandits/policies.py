@@ -1,0 +1,627 @@
+"""Bandit algorithms for ranking, every one batched over ``R`` independent runs.
+
+Each policy keeps its statistics in arrays whose first axis is the run
+(shape ``(R, L)`` for per-item statistics, ``(R, d, d)`` for Gram matrices)
+and does O(R * L) numpy work per step, with no Python loop over items. The
+simulation (:mod:`ulr.bandits.simulate`) loops over time only.
+
+Interface (Open Bandit Pipeline style)::
+
+    lists = policy.select(t)                 # (R, K) item indices, best first
+    policy.update(lists, observed, clicks)   # cascade feedback, (R, K) bool each
+
+Algorithms
+----------
+``cascade-ucb1``, ``cascade-klucb``
+    Kveton, Szepesvari, Wen & Ashkan, "Cascading bandits: learning to rank in
+    the cascade model", ICML 2015. Index ``w_hat + sqrt(1.5 log t / T)`` and
+    the KL-UCB index with rate ``log t + 3 log log t``; both start with one
+    free observation of every item.
+``cascade-ts``
+    Thompson sampling with a Beta(1, 1) prior per item and the Beta-Bernoulli
+    posterior updated from cascade feedback (CascadeTS / "TS-Cascade with
+    Beta updates", Zhong, Cheung & Tan, 2021).
+``cascade-linucb``, ``cascade-lints``
+    Zong, Ni, Sung, Ke, Wen & Kveton, "Cascading bandits for large-scale
+    recommendation problems", UAI 2016: attraction ``x_e' theta``, Gram matrix
+    ``M = I + sigma^-2 sum x x'``, ``theta_bar = sigma^-2 M^-1 B``.
+    CascadeLinTS draws ONE ``theta ~ N(theta_bar, M^-1)`` per step (not one
+    per item); CascadeLinUCB scores ``x' theta_bar + c sqrt(x' M^-1 x)``.
+    ``M^-1`` is kept up to date with Sherman-Morrison rank-1 updates, one per
+    observed item.
+``ucb1``, ``ts``
+    Plain multi-armed bandit algorithms (UCB1, Auer et al. 2002; Bernoulli
+    Thompson sampling with Beta(1, 1) priors). With ``K = 1`` they are exactly
+    the plain bandit: the arm is the one shown item and the reward its click.
+    With ``K > 1`` they are applied as *ranked bandits* (Radlinski, Kleinberg
+    & Joachims, ICML 2008): one independent bandit per position; the bandit of
+    position ``k`` picks the best-index item not already placed above it and
+    is rewarded 1 if the user clicked at position ``k``, else 0. They ignore
+    the cascade structure (an unexamined position counts as "no click"), which
+    is what the cascade algorithms improve on.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.linalg.lapack import dpotrf
+from scipy.special import xlogy
+
+from ulr.errors import UlrError
+
+ALGORITHMS = ("ucb1", "ts", "cascade-ucb1", "cascade-klucb", "cascade-ts",
+              "cascade-linucb", "cascade-lints")
+LINEAR_ALGORITHMS = ("cascade-linucb", "cascade-lints")
+
+# 1/sqrt(T) of an item never observed: a finite "infinite" bonus (0 * inf is nan).
+_UNSEEN = 1e12
+# Largest environment for which a linear algorithm falls back to one-hot features.
+MAX_ONE_HOT_ITEMS = 100
+
+
+# --------------------------------------------------------------------------- helpers
+_ROWS: dict = {}
+
+
+def _rows(r: int) -> np.ndarray:
+    rows = _ROWS.get(r)
+    if rows is None:
+        rows = _ROWS[r] = np.arange(r)[:, None]
+    return rows
+
+
+def topk(scores: np.ndarray, k: int, *, overwrite: bool = False) -> np.ndarray:
+    """Indices of the ``k`` largest scores of each row, best first.
+
+    For ``k <= 8``: ``k`` rounds of ``argmax`` over each row, masking each
+    winner with ``-inf`` (O(k L) per row). For larger ``k``: ``np.argpartition``
+    (O(L) per row) and a sort of the ``k`` winners. The argmax rounds are about
+    twice as fast as ``argpartition`` for the small ``k`` of ranked lists and do
+    not slow down on the many tied scores of UCB indices (introselect does).
+    Ties go to the lower index.
+
+    Parameters
+    ----------
+    scores : ndarray of shape (R, n)
+    k : int, 1 <= k <= n
+    overwrite : bool
+        Allow the argmax rounds to write ``-inf`` into ``scores``.
+
+    Returns
+    -------
+    ndarray of shape (R, k), dtype intp
+    """
+    r, n = scores.shape
+    if k == 1:
+        return scores.argmax(axis=1)[:, None]
+    rows = _rows(r)
+    if k <= 8:
+        s = scores if overwrite else scores.copy()
+        out = np.empty((r, k), dtype=np.intp)
+        flat_rows = rows[:, 0]
+        for j in range(k):   # loop over list positions, not items
+            a = s.argmax(axis=1)
+            out[:, j] = a
+            s[flat_rows, a] = -np.inf
+        return out
+    part = np.argpartition(scores, n - k, axis=1)[:, n - k:]
+    order = np.argsort(-scores[rows, part], axis=1, kind="stable")
+    return part[rows, order]
+
+
+def cascade_feedback(attracted: np.ndarray):
+    """Cascade-model feedback of shown lists.
+
+    The user scans the list top-down and clicks the first attractive item.
+    Items above the click are observed as not attractive, the clicked item as
+    attractive, items below it are not observed; without a click all ``K``
+    items are observed as not attractive.
+
+    Parameters
+    ----------
+    attracted : bool ndarray of shape (R, K)
+        Whether the item at each position would attract the user.
+
+    Returns
+    -------
+    observed : bool ndarray of shape (R, K)
+        Positions whose attraction was revealed: up to and including the click.
+    clicks : bool ndarray of shape (R, K)
+        The click (at most one True per row, at the first attractive position).
+    """
+    seen = np.logical_or.accumulate(attracted, axis=1)   # at or after the first attraction
+    observed = np.empty_like(seen)
+    observed[:, 0] = True
+    np.logical_not(seen[:, :-1], out=observed[:, 1:])
+    return observed, attracted & observed
+
+
+def klucb_rate(t: int) -> float:
+    """Exploration rate ``log t + 3 log log t`` of CascadeKL-UCB (Kveton et al. 2015).
+
+    The formula is undefined at ``t = 1`` and negative at ``t = 2``; there it is
+    0 (the index is the empirical mean).
+    """
+    if t < 3:
+        return 0.0
+    lt = math.log(t)
+    return max(0.0, lt + 3.0 * math.log(lt))
+
+
+def klucb_index(p_hat, n, rate, *, tol: float = 1e-10, max_iter: int = 50) -> np.ndarray:
+    """KL-UCB index ``max{q in [p_hat, 1] : n KL(p_hat, q) <= rate}``, vectorized.
+
+    Solves ``g(q) = n KL(p_hat, q) - rate = 0`` by Newton's method in the
+    variable ``y = -log(1 - q)``, where ``g`` is increasing and convex
+    (``dg/dy = n (q - p_hat) / q``). The iteration starts from an upper bound of
+    the root, the smaller of Pinsker's ``p + sqrt(r / 2)`` and
+    ``p + r + sqrt(r^2 + 2 p r)`` (from ``KL(p, q) >= (q - p)^2 / (2 q)``,
+    ``q >= p``), with ``r = rate / n``; from there Newton's iterates decrease
+    monotonically to the root, so every iterate is a valid (conservative) upper
+    confidence bound. Usually 3-6 iterations reach ``tol``.
+
+    Parameters
+    ----------
+    p_hat : array-like in [0, 1]
+        Empirical means.
+    n : array-like
+        Numbers of observations (0 gives index 1).
+    rate : float or array-like
+        Exploration rate (``log t + 3 log log t`` in CascadeKL-UCB).
+    tol : float
+        Stop when no index moves by more than ``tol``.
+
+    Returns
+    -------
+    ndarray
+        The indices, shape of ``broadcast(p_hat, n)``.
+    """
+    p = np.clip(np.asarray(p_hat, dtype=np.float64), 0.0, 1.0)
+    n = np.asarray(n, dtype=np.float64)
+    p, n = np.broadcast_arrays(p, n)
+    out = np.ones(p.shape)
+    rate = float(rate)
+    if rate <= 0:
+        return np.where(n > 0, p, 1.0)
+    todo = (n > 0) & (p < 1.0)
+    if not todo.all():
+        if not todo.any():
+            return out
+        p, n = p[todo], n[todo]
+    r = rate / n
+    q = np.minimum(p + np.sqrt(0.5 * r), p + r + np.sqrt(r * r + 2.0 * p * r))
+    q = np.minimum(q, 1.0 - 1e-15)
+    y = -np.log1p(-q)
+    h = xlogy(p, p) + xlogy(1.0 - p, 1.0 - p)  # negative entropy, fixed
+    one_m_p = 1.0 - p
+    for _ in range(max_iter):
+        g = h - p * np.log(q) + one_m_p * y - r        # KL(p, q) - rate / n
+        y -= g * q / np.maximum(q - p, 1e-300)          # Newton step in y
+        q_new = -np.expm1(-y)
+        done = np.max(np.abs(q_new - q)) <= tol
+        q = q_new
+        if done:
+            break
+    if todo.all():
+        return q.reshape(out.shape)
+    out[todo] = q  # unobserved items and p_hat = 1 keep the index 1
+    return out
+
+
+def sherman_morrison_update(m_inv: np.ndarray, x: np.ndarray, *, scale: float = 1.0,
+                            mask: np.ndarray | None = None) -> None:
+    """In-place rank-1 update ``M^-1 <- (M + scale x x')^-1`` for every run.
+
+    Sherman-Morrison: with ``u = M^-1 x``,
+
+        (M + s x x')^-1 = M^-1 - u u' / (1/s + x' u).
+
+    Parameters
+    ----------
+    m_inv : ndarray of shape (R, d, d)
+        Symmetric inverse Gram matrices, updated in place.
+    x : ndarray of shape (R, d)
+        One vector per run.
+    scale : float
+        ``s > 0`` (``sigma^-2`` in CascadeLinUCB/TS).
+    mask : bool ndarray of shape (R,), optional
+        Runs to update; the others are left unchanged.
+    """
+    u = np.matmul(m_inv, x[:, :, None])                       # (R, d, 1)
+    denom = 1.0 / scale + np.matmul(x[:, None, :], u)[:, 0, 0]
+    coef = 1.0 / denom
+    if mask is not None:
+        coef = coef * mask
+    m_inv -= np.matmul(u * coef[:, None, None], u.transpose(0, 2, 1))
+
+
+# --------------------------------------------------------------------------- base
+class Policy:
+    """Base class: ``R`` runs of one algorithm over ``L`` items and ``K`` positions.
+
+    Parameters
+    ----------
+    n_items : int
+        ``L``.
+    k : int
+        ``K``, length of the ranked list.
+    runs : int
+        ``R``, number of independent runs held as the batch axis.
+    seed : int, SeedSequence or Generator
+        Randomness of the algorithm itself (Thompson samples).
+    """
+
+    name = ""
+    needs_init = False  # wants one free observation of every item before step 1
+
+    def __init__(self, *, n_items: int, k: int, runs: int = 1, seed=None):
+        if not (1 <= k <= n_items):
+            raise UlrError(f"The list length k must be between 1 and the number of items "
+                           f"({n_items}), got {k}.")
+        if runs < 1:
+            raise UlrError(f"The number of runs must be at least 1, got {runs}.")
+        self.n_items, self.k, self.runs = int(n_items), int(k), int(runs)
+        self.rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+        self._rows = np.arange(self.runs)[:, None]
+        self._offsets = self._rows * self.n_items
+
+    def initialize(self, attracted: np.ndarray) -> None:
+        """Record one observation ``attracted[r, e]`` of every item (if used)."""
+
+    def scores(self, t: int, items: np.ndarray | None = None) -> np.ndarray:
+        """Score of every item (or of ``items``) at step ``t``, shape (R, n).
+
+        The array may be an internal buffer that :meth:`select` overwrites.
+        """
+        raise NotImplementedError
+
+    def select(self, t: int, items: np.ndarray | None = None) -> np.ndarray:
+        """The list to show at step ``t`` (1-based): the ``K`` best-scored items.
+
+        ``items`` restricts the choice to candidate items (replay evaluation);
+        the result is always in item indices.
+        """
+        k = self.k if items is None else min(self.k, len(items))
+        pos = topk(self.scores(t, items), k, overwrite=True)
+        return pos if items is None else np.asarray(items)[pos]
+
+    def update(self, lists: np.ndarray, observed: np.ndarray, clicks: np.ndarray) -> None:
+        """Learn from cascade feedback on ``lists`` (all arrays of shape (R, K))."""
+        raise NotImplementedError
+
+
+# --------------------------------------------------------------------------- per-item counts
+class _CountingPolicy(Policy):
+    """Per-item observation counts ``T`` and empirical means ``w_hat``, shape (R, L).
+
+    The four statistics live in one (4, R * L) array (``pulls``, ``wins``,
+    ``mean`` and ``1 / sqrt(pulls)``) so an update is one gather and one scatter.
+    """
+
+    needs_init = True
+
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        self._stats = np.zeros((4, self.runs * self.n_items))
+        self._stats[3] = _UNSEEN
+        shape = (self.runs, self.n_items)
+        self.pulls, self.wins, self.mean, self._isq = (a.reshape(shape) for a in self._stats)
+        self._buf = np.empty(shape)
+
+    def initialize(self, attracted):
+        self.pulls[:] = 1.0
+        self.wins[:] = attracted
+        self.mean[:] = attracted
+        self._isq[:] = 1.0
+
+    def update(self, lists, observed, clicks):
+        idx = (lists if self.runs == 1 else lists + self._offsets)[observed]  # distinct
+        st = self._stats[:, idx]
+        pulls, wins, mean, isq = st
+        pulls += 1.0
+        wins += clicks[observed]
+        np.divide(wins, pulls, out=mean)
+        np.sqrt(pulls, out=isq)
+        np.divide(1.0, isq, out=isq)
+        self._stats[:, idx] = st
+
+
+class CascadeUCB1(_CountingPolicy):
+    """CascadeUCB1 (Kveton et al. 2015): ``U_t(e) = w_hat(e) + sqrt(1.5 log t / T(e))``."""
+
+    name = "cascade-ucb1"
+
+    def scores(self, t, items=None):
+        c = math.sqrt(1.5 * math.log(t))
+        if items is not None:
+            return self.mean[:, items] + c * self._isq[:, items]
+        np.multiply(self._isq, c, out=self._buf)
+        np.add(self._buf, self.mean, out=self._buf)
+        return self._buf
+
+
+class CascadeKLUCB(_CountingPolicy):
+    """CascadeKL-UCB (Kveton et al. 2015).
+
+    ``U_t(e) = max{q in [w_hat(e), 1] : T(e) KL(w_hat(e), q) <= log t + 3 log log t}``,
+    computed for all (R, L) entries at once by :func:`klucb_index`.
+    """
+
+    name = "cascade-klucb"
+
+    def scores(self, t, items=None):
+        rate = klucb_rate(t)
+        if items is not None:
+            return klucb_index(self.mean[:, items], self.pulls[:, items], rate)
+        return klucb_index(self.mean, self.pulls, rate)
+
+
+class CascadeTS(Policy):
+    """CascadeTS: Beta(alpha, beta) posterior per item, one sample per item per step.
+
+    Prior Beta(1, 1); an observed item adds 1 to ``alpha`` if it was clicked and
+    to ``beta`` if it was examined and skipped.
+    """
+
+    name = "cascade-ts"
+
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        self.alpha = np.ones((self.runs, self.n_items))
+        self.beta = np.ones((self.runs, self.n_items))
+        self._af, self._bf = self.alpha.reshape(-1), self.beta.reshape(-1)
+
+    def scores(self, t, items=None):
+        if items is not None:
+            return self.rng.beta(self.alpha[:, items], self.beta[:, items])
+        return self.rng.beta(self.alpha, self.beta)
+
+    def update(self, lists, observed, clicks):
+        idx = (lists + self._offsets)[observed]
+        c = clicks[observed]
+        self._af[idx] += c
+        self._bf[idx] += ~c
+
+
+# --------------------------------------------------------------------------- ranked bandits
+class _RankedPolicy(Policy):
+    """One bandit per position (Radlinski et al. 2008); statistics of shape (R, K, L)."""
+
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        self._pos_offsets = (self._rows * self.k + np.arange(self.k)) * self.n_items
+
+    def position_scores(self, t, items=None) -> np.ndarray:
+        raise NotImplementedError
+
+    def select(self, t, items=None):
+        s = self.position_scores(t, items)          # fresh (R, K, n) array
+        k = self.k if items is None else min(self.k, s.shape[2])
+        lists = np.empty((self.runs, k), dtype=np.intp)
+        for j in range(k):                           # loop over positions, not items
+            sj = s[:, j, :]
+            if j:
+                sj[self._rows, lists[:, :j]] = -np.inf
+            lists[:, j] = sj.argmax(axis=1)
+        return lists if items is None else np.asarray(items)[lists]
+
+    def _flat(self, lists):
+        return lists + self._pos_offsets[:, : lists.shape[1]]
+
+
+class RankedUCB1(_RankedPolicy):
+    """UCB1 (Auer et al. 2002), index ``w_hat + sqrt(2 ln t / T)``, one per position.
+
+    Like the cascade UCB algorithms it starts with one free observation of every
+    item (for every position's bandit). With ``K = 1`` this is plain UCB1 and
+    :func:`ulr.bandits.bounds.ucb1_upper_bound` bounds its expected regret.
+    """
+
+    name = "ucb1"
+    needs_init = True
+
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        shape = (self.runs, self.k, self.n_items)
+        self.pulls = np.zeros(shape)
+        self.wins = np.zeros(shape)
+        self.mean = np.zeros(shape)
+        self._isq = np.full(shape, _UNSEEN)
+        self._pf, self._wf = self.pulls.reshape(-1), self.wins.reshape(-1)
+        self._mf, self._if = self.mean.reshape(-1), self._isq.reshape(-1)
+
+    def initialize(self, attracted):
+        self.pulls[:] = 1.0
+        self.wins[:] = attracted[:, None, :]
+        self.mean[:] = attracted[:, None, :]
+        self._isq[:] = 1.0
+
+    def position_scores(self, t, items=None):
+        c = math.sqrt(2.0 * math.log(t))
+        if items is not None:
+            return self.mean[:, :, items] + c * self._isq[:, :, items]
+        return self.mean + c * self._isq
+
+    def update(self, lists, observed, clicks):
+        idx = self._flat(lists)          # every position's bandit learns each step
+        self._pf[idx] += 1.0
+        self._wf[idx] += clicks
+        n = self._pf[idx]
+        self._mf[idx] = self._wf[idx] / n
+        self._if[idx] = 1.0 / np.sqrt(n)
+
+
+class RankedTS(_RankedPolicy):
+    """Bernoulli Thompson sampling (Beta(1, 1) priors), one bandit per position."""
+
+    name = "ts"
+
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        self.alpha = np.ones((self.runs, self.k, self.n_items))
+        self.beta = np.ones((self.runs, self.k, self.n_items))
+        self._af, self._bf = self.alpha.reshape(-1), self.beta.reshape(-1)
+
+    def position_scores(self, t, items=None):
+        if items is not None:
+            return self.rng.beta(self.alpha[:, :, items], self.beta[:, :, items])
+        return self.rng.beta(self.alpha, self.beta)
+
+    def update(self, lists, observed, clicks):
+        idx = self._flat(lists)
+        self._af[idx] += clicks
+        self._bf[idx] += ~clicks
+
+
+# --------------------------------------------------------------------------- linear
+class _LinearPolicy(Policy):
+    """Shared statistics of CascadeLinUCB / CascadeLinTS (Zong et al. 2016).
+
+    ``M = I_d + sigma^-2 sum x x'`` over observed items (only its inverse is
+    stored, shape (R, d, d)) and ``B = sum x * click``; ``theta_bar = sigma^-2 M^-1 B``.
+    """
+
+    default_sigma = 1.0
+
+    def __init__(self, *, features, sigma: float | None = None, **kw):
+        super().__init__(**kw)
+        x = np.ascontiguousarray(features, dtype=np.float64)
+        if x.ndim != 2 or x.shape[0] != self.n_items:
+            raise UlrError("Linear bandits need one feature row per item.")
+        sigma = self.default_sigma if sigma is None else sigma
+        if not sigma > 0:
+            raise UlrError(f"sigma must be positive, got {sigma}.")
+        self.x = x
+        self._xt = np.ascontiguousarray(x.T)
+        self.d = x.shape[1]
+        self.sigma = float(sigma)
+        self._scale = self.sigma ** -2
+        self.m_inv = np.broadcast_to(np.eye(self.d), (self.runs, self.d, self.d)).copy()
+        self.b = np.zeros((self.runs, self.d))
+        self._buf = np.empty((self.runs, self.n_items))
+
+    def theta_bar(self) -> np.ndarray:
+        """Posterior mean ``sigma^-2 M^-1 B``, shape (R, d)."""
+        return np.matmul(self.m_inv, self.b[:, :, None])[:, :, 0] * self._scale
+
+    def update(self, lists, observed, clicks):
+        if self.runs == 1:
+            return self._update_one(lists[0], observed[0], clicks[0])
+        for j in range(lists.shape[1]):   # <= K rank-1 updates, one per observed position
+            m = observed[:, j]
+            if not m.any():
+                break                     # observations are a prefix of the list
+            x = self.x[lists[:, j]]
+            sherman_morrison_update(self.m_inv, x, scale=self._scale,
+                                    mask=None if m.all() else m)
+            self.b += x * clicks[:, j, None]
+
+    def _update_one(self, items, observed, clicks):
+        """Single-run fast path of :meth:`update` on 2-d arrays (same arithmetic)."""
+        m_inv, b, sigma2 = self.m_inv[0], self.b[0], self.sigma ** 2
+        for j in range(items.shape[0]):
+            if not observed[j]:
+                break
+            x = self.x[items[j]]
+            u = m_inv @ x
+            m_inv -= np.multiply.outer(u / (sigma2 + float(x @ u)), u)
+            if clicks[j]:
+                b += x
+
+
+class CascadeLinUCB(_LinearPolicy):
+    """CascadeLinUCB: ``x_e' theta_bar + c sqrt(x_e' M^-1 x_e)``.
+
+    Zong et al. cap the index at 1; the cap only creates ties and is left out.
+    Their theory uses ``c = sigma^-1 sqrt(d log(1 + nK / (d sigma^2)) + 2 log(nK))
+    + ||theta*||``; the default ``c = 1`` is the usual practical choice.
+    """
+
+    name = "cascade-linucb"
+
+    def __init__(self, *, c: float = 1.0, **kw):
+        super().__init__(**kw)
+        if not c >= 0:
+            raise UlrError(f"The exploration constant c must be >= 0, got {c}.")
+        self.c = float(c)
+
+    def scores(self, t, items=None):
+        x = self.x if items is None else self.x[items]
+        mean = self.theta_bar() @ (self._xt if items is None else x.T)
+        xm = np.matmul(x, self.m_inv)                       # (R, n, d)
+        width = np.einsum("rnd,nd->rn", xm, x)
+        np.maximum(width, 0.0, out=width)
+        return mean + self.c * np.sqrt(width)
+
+
+class CascadeLinTS(_LinearPolicy):
+    """CascadeLinTS: one ``theta ~ N(theta_bar, M^-1)`` per run and step.
+
+    The sample is ``theta_bar + chol(M^-1) z`` with ``z ~ N(0, I_d)``; the items
+    are then ranked by ``x_e' theta``, an (R, d) x (d, L) product.
+    """
+
+    name = "cascade-lints"
+    default_sigma = 0.5  # clicks are Bernoulli, hence 1/2-sub-Gaussian
+
+    def sample_theta(self) -> np.ndarray:
+        """One draw ``theta ~ N(theta_bar, M^-1)`` per run, shape (R, d)."""
+        if self.runs == 1:    # LAPACK potrf directly: a quarter of np.linalg's overhead
+            chol, info = dpotrf(self.m_inv[0], lower=1, clean=1)
+            chol = chol[None] if info == 0 else self._robust_sqrt()
+        else:
+            try:
+                chol = np.linalg.cholesky(self.m_inv)
+            except np.linalg.LinAlgError:
+                chol = self._robust_sqrt()
+        z = self.rng.standard_normal((self.runs, self.d, 1))
+        v = np.matmul(self.m_inv, self.b[:, :, None])
+        v *= self._scale
+        v += np.matmul(chol, z)
+        return v[:, :, 0]
+
+    def _robust_sqrt(self) -> np.ndarray:
+        """A square root of ``M^-1`` when rounding broke positive definiteness."""
+        self.m_inv = 0.5 * (self.m_inv + self.m_inv.transpose(0, 2, 1))
+        vals, vecs = np.linalg.eigh(self.m_inv)
+        return vecs * np.sqrt(np.maximum(vals, 0.0))[:, None, :]
+
+    def scores(self, t, items=None):
+        theta = self.sample_theta()
+        if items is not None:
+            return theta @ self._xt[:, items]
+        return np.matmul(theta, self._xt, out=self._buf)
+
+
+# --------------------------------------------------------------------------- factory
+_CLASSES = {c.name: c for c in (RankedUCB1, RankedTS, CascadeUCB1, CascadeKLUCB, CascadeTS,
+                                CascadeLinUCB, CascadeLinTS)}
+
+
+def make_policy(name: str, *, n_items: int, k: int, runs: int = 1, seed=None,
+                features: np.ndarray | None = None, **options) -> Policy:
+    """Build the policy ``name`` (one of :data:`ALGORITHMS`).
+
+    The linear algorithms use ``features``; without features they fall back to
+    one-hot item vectors (``d = L``, then CascadeLinTS is Gaussian Thompson
+    sampling per item) for at most :data:`MAX_ONE_HOT_ITEMS` items.
+    ``options`` are passed on (``sigma`` for the linear algorithms, ``c`` for
+    CascadeLinUCB).
+    """
+    if name not in _CLASSES:
+        raise UlrError(f"Unknown algorithm {name!r}; choose one of {', '.join(ALGORITHMS)}.")
+    cls = _CLASSES[name]
+    kw = dict(n_items=n_items, k=k, runs=runs, seed=seed)
+    if name in LINEAR_ALGORITHMS:
+        if features is None:
+            if n_items > MAX_ONE_HOT_ITEMS:
+                raise UlrError(f"{name} needs item features; this environment has none and "
+                               f"more than {MAX_ONE_HOT_ITEMS} items for one-hot features. "
+                               "Use the linear environment or a log with feature_* columns.")
+            features = np.eye(n_items)
+        kw["features"] = features
+    elif options:
+        raise UlrError(f"{name} takes no options, got {', '.join(options)}.")
+    return cls(**kw, **options)
