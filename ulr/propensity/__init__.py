@@ -1,0 +1,97 @@
+"""Position-bias (examination propensity) estimation.
+
+``estimate(log, method=...)`` runs one estimator on a click log and returns a
+:class:`PropensityResult` with theta relative to position 1. Methods:
+
+- ``randomization``: CTR ratios of randomized rows (RandTopN) and click ratios
+  of swap interventions (RandPair) -- :mod:`.randomization`.
+- ``em``: EM on the position-based model over (query, doc, position)
+  statistics -- :mod:`.em`.
+- ``regression-em``: EM whose M-step fits one gradient-boosted model from the
+  features to relevance (Wang et al. 2018) -- :mod:`.regression_em`.
+- ``dla``: the Dual Learning Algorithm (Ai et al. 2018) -- :mod:`.dla`.
+- ``intervention-harvesting``: pairs of positions at which the same
+  (query, doc) was shown by different rankers (Agarwal et al. 2019) --
+  :mod:`.harvesting`.
+
+Every method aggregates in SQL first (one statement, :mod:`.aggregate`) and
+iterates in numpy. ``bootstrap=B`` adds a percentile interval from B
+replicates that reweight the aggregated statistics by resampled sessions.
+A method that cannot run on a log raises :class:`ulr.errors.UlrError` with the
+reason in one sentence.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import time
+
+from ulr.errors import UlrError
+from ulr.propensity.result import PropensityResult
+
+# method id -> module implementing ``run(scan, *, positions, bootstrap, seed,
+# assume_randomized, progress, alpha)``; imported on first use (sklearn is slow to import).
+_MODULES = {
+    "randomization": "ulr.propensity.randomization",
+    "em": "ulr.propensity.em",
+    "regression-em": "ulr.propensity.regression_em",
+    "dla": "ulr.propensity.dla",
+    "intervention-harvesting": "ulr.propensity.harvesting",
+}
+METHODS = tuple(_MODULES)
+MAX_BOOTSTRAP = 10_000
+
+__all__ = ["METHODS", "PropensityResult", "estimate"]
+
+
+def estimate(log, *, method: str, positions: int | None = None, bootstrap: int = 0,
+             seed: int = 0, assume_randomized: bool = False, progress=None,
+             alpha: float = 0.05) -> PropensityResult:
+    """Estimate examination probability per position, relative to position 1.
+
+    Parameters
+    ----------
+    log : ulr.store.Log or ulr.propensity.aggregate.Scan
+        The click log (a stored dataset, or an in-place CSV scan for the
+        methods that only need cell statistics: ``em``,
+        ``intervention-harvesting``).
+    method : str
+        One of :data:`METHODS`.
+    positions : int, optional
+        Estimate positions 1..K (default: every position in the log).
+    bootstrap : int
+        Replicates for the percentile interval (0: no interval).
+    seed : int
+        Seed of the bootstrap weights and of the stochastic methods.
+    assume_randomized : bool
+        ``randomization`` only: treat every row as randomized.
+    progress : callable(fraction, text), optional
+        Called as the work advances (fraction in [0, 1]).
+    alpha : float
+        The interval covers ``1 - alpha``.
+
+    Returns
+    -------
+    PropensityResult
+    """
+    if method not in _MODULES:
+        raise UlrError(f"unknown propensity method {method!r}; choose one of "
+                       f"{', '.join(METHODS)}.")
+    b = int(bootstrap)
+    if b < 0 or b == 1 or b > MAX_BOOTSTRAP:
+        raise UlrError(f"--bootstrap must be 0 (none) or between 2 and {MAX_BOOTSTRAP}, "
+                       f"got {bootstrap}.")
+    if not 0.0 < float(alpha) < 1.0:
+        raise UlrError(f"alpha must lie in (0, 1), got {alpha}.")
+    from ulr.propensity.aggregate import scan_of
+
+    scan = scan_of(log)
+    t0 = time.perf_counter()
+    impl = importlib.import_module(_MODULES[method])
+    res = impl.run(scan, positions=positions, bootstrap=b, seed=int(seed),
+                   assume_randomized=bool(assume_randomized), progress=progress,
+                   alpha=float(alpha))
+    if progress is not None:
+        progress(1.0, f"{method}: done")
+    return dataclasses.replace(res, seconds=time.perf_counter() - t0)

@@ -1,0 +1,359 @@
+"""Sufficient statistics for position-bias estimation, computed in SQL.
+
+Every estimator starts with ONE aggregate query over the click log and then
+works in numpy on the (much smaller) result. The statements use plain SQL
+(``GROUP BY``, ``count(*) FILTER``, ``dense_rank() OVER``) so they could run on
+another engine; the only DuckDB-specific pieces are ``hash()`` (bootstrap
+buckets, below) and ``read_csv`` (the in-place file scan).
+
+A :class:`Scan` says where rows come from: a stored, validated table
+(:func:`scan_of` a :class:`ulr.store.Log`) or a CSV file aggregated in place
+(:func:`csv_scan`). The file scan lets ``propensity --input big.csv --method
+em`` skip materializing the file: the schema rules are checked inside the same
+aggregate query, and any problem raises :class:`NeedsFullLoad` so the caller
+falls back to :func:`ulr.store.open_file`, which refuses the file with the
+loader's own message.
+
+Bootstrap buckets
+-----------------
+With ``groups=True`` the statistics are also split by resampling unit: the
+session (``session_id``), or the query when the log has no sessions. Units
+are hashed into ``N_GROUPS`` buckets, ``hash(unit) % N_GROUPS``; a bootstrap
+replicate draws one Poisson(1) weight per bucket (the "Poisson bootstrap",
+Chamandy et al. 2012). With fewer units than buckets nearly every bucket is
+one unit, i.e. the plain session bootstrap; with more, buckets are random
+blocks of independent units, which has the same variance to first order, and
+the replicate arrays stay small however large the log is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import duckdb
+import numpy as np
+
+from ulr import schema, store
+from ulr.errors import UlrError
+
+N_GROUPS = 4096
+
+
+class NeedsFullLoad(Exception):
+    """The in-place file scan met something only the full loader can report."""
+
+
+# --------------------------------------------------------------------------- scans
+
+
+@dataclass
+class Scan:
+    """Rows to aggregate: ``FROM {from_sql}`` with ``params`` bound by name.
+
+    ``from_sql`` is either a validated table name or a ``read_csv(...)`` call
+    whose arguments are all ``$``-parameters; no user text is ever pasted.
+    """
+
+    cur: object
+    from_sql: str
+    params: dict
+    columns: tuple
+    name: str
+    checked: bool  # True: a stored table whose rows already passed the schema rules
+    rows: int | None = None
+    content_hash: str | None = None
+    log: object = None
+    memo: dict = field(default_factory=dict)
+
+    @property
+    def features(self) -> list[str]:
+        return [c for c in self.columns if c.startswith(schema.FEATURE_PREFIX)]
+
+    def has(self, column: str) -> bool:
+        return column in self.columns
+
+    @property
+    def unit(self) -> str:
+        """Resampling unit column: the session, else the query."""
+        return "session_id" if self.has("session_id") else "query_id"
+
+    def execute(self, sql: str, params: dict | None = None):
+        """Run ``sql`` (which references ``{src}``) with the scan's parameters."""
+        bound = {**self.params, **(params or {})}
+        text = sql.replace("{src}", self.from_sql)
+        if self.checked:
+            return self.cur.execute(text, bound or None)
+        try:
+            return self.cur.execute(text, bound)
+        except duckdb.Error as exc:  # a cast error, a ragged row, ...
+            raise NeedsFullLoad(str(exc)) from None
+
+
+def scan_of(log) -> Scan:
+    """The scan of a stored :class:`ulr.store.Log` (or a Scan, returned as is)."""
+    if isinstance(log, Scan):
+        return log
+    if not isinstance(log, store.Log):
+        raise TypeError(f"expected a ulr.store.Log, got {type(log).__name__}")
+    return Scan(cur=log.cur, from_sql=log.table, params={}, columns=tuple(log.info.columns),
+                name=log.info.name, checked=True, rows=log.info.rows,
+                content_hash=log.info.content_hash, log=log)
+
+
+_READ_CSV = ("read_csv($ulr_path, header = true, columns = $ulr_columns, delim = $ulr_delim, "
+             "quote = '\"', escape = '\"', auto_detect = false, null_padding = false)")
+
+
+def csv_scan(path, mapping: dict | None = None) -> Scan | None:
+    """Aggregate a CSV file in place (no copy); None for a Parquet file.
+
+    Columns are read with the loader's declared types (``schema``), so a value
+    that does not parse makes the query fail (:class:`NeedsFullLoad`).
+    """
+    p = Path(path)
+    if store._sniff_kind(p) != "csv":  # raises UlrError for missing/empty/binary files
+        return None
+    names, delim = store._csv_header(p)
+    plans = schema.plan_columns(names, mapping)
+    columns = {pl.stored: pl.read_type for pl in plans}
+    return Scan(cur=store.new_memory_cursor(), from_sql=_READ_CSV,
+                params={"ulr_path": str(p), "ulr_columns": columns, "ulr_delim": delim},
+                columns=tuple(columns), name=p.name, checked=False)
+
+
+def require_table(scan: Scan, method: str) -> None:
+    if not scan.checked:
+        raise TypeError(f"{method} needs a stored (validated) log, not an in-place file scan")
+
+
+def _bucket(scan: Scan) -> str:
+    return f"CAST(hash({scan.unit}) % {int(N_GROUPS)} AS BIGINT)"
+
+
+def max_position(scan: Scan) -> int:
+    """Largest position in the log."""
+    (m,) = scan.execute("SELECT max(position) FROM {src}").fetchone()
+    return int(m or 0)
+
+
+def resolve_positions(scan: Scan, positions: int | None, available: int) -> int:
+    """Number of positions K to estimate; at least 2."""
+    if available < 2:
+        raise UlrError(f"the log {scan.name!r} shows a single position, so there is no position "
+                       "bias to estimate; it needs results at two or more positions.")
+    if positions is None:
+        return int(available)
+    k = int(positions)
+    if k < 2:
+        raise UlrError(f"--positions must be at least 2, got {k}.")
+    if k > available:
+        raise UlrError(f"--positions {k} asks for more positions than the log has "
+                       f"(its deepest position is {available}).")
+    return k
+
+
+# --------------------------------------------------------------------------- cells
+
+
+@dataclass(frozen=True)
+class Groups:
+    """Statistics split by bootstrap bucket: one entry per (bucket, cell)."""
+
+    cell: np.ndarray  # entry -> cell index
+    group: np.ndarray  # entry -> bucket 0..n_groups-1
+    impressions: np.ndarray
+    clicks: np.ndarray
+    n_groups: int = N_GROUPS
+
+    def totals(self, weights: np.ndarray, n_cells: int) -> tuple[np.ndarray, np.ndarray]:
+        """Impressions and clicks per cell with bucket ``weights`` applied."""
+        w = np.asarray(weights, dtype=float)[self.group]
+        return (np.bincount(self.cell, self.impressions * w, minlength=n_cells),
+                np.bincount(self.cell, self.clicks * w, minlength=n_cells))
+
+
+@dataclass(frozen=True)
+class CellStats:
+    """Impressions and clicks per cell = (query-doc pair, position).
+
+    The PBM's sufficient statistics: ``impressions[c]`` rows showed pair
+    ``pair[c]`` at ``position[c]``, ``clicks[c]`` of them were clicked.
+    """
+
+    pair: np.ndarray
+    position: np.ndarray  # 1..positions
+    impressions: np.ndarray
+    clicks: np.ndarray
+    n_pairs: int
+    positions: int
+    groups: Groups | None = None
+
+    @property
+    def rows(self) -> int:
+        return int(round(self.impressions.sum()))
+
+    def reweighted(self, weights: np.ndarray) -> "CellStats":
+        """The statistics of a bootstrap replicate (bucket ``weights``)."""
+        if self.groups is None:
+            raise ValueError("these statistics were collected without bootstrap buckets")
+        imp, clk = self.groups.totals(weights, len(self.pair))
+        return CellStats(pair=self.pair, position=self.position, impressions=imp, clicks=clk,
+                         n_pairs=self.n_pairs, positions=self.positions)
+
+
+def _collapse(grp, pair, pos, n, c, positions):
+    """Per-(bucket, cell) entries -> per-cell totals plus the bucket layout."""
+    key = pair * positions + (pos - 1)
+    uniq, inv = np.unique(key, return_inverse=True)
+    cells_n = np.bincount(inv, n, minlength=len(uniq))
+    cells_c = np.bincount(inv, c, minlength=len(uniq))
+    groups = Groups(cell=inv.astype(np.int64), group=grp.astype(np.int64), impressions=n,
+                    clicks=c)
+    return uniq // positions, uniq % positions + 1, cells_n, cells_c, groups
+
+
+def cell_stats(scan: Scan, *, positions: int | None = None, groups: bool = False,
+               rows: str | None = None) -> CellStats:
+    """Impressions and clicks per (query, doc, position): one aggregate query.
+
+    Parameters
+    ----------
+    scan : Scan
+    positions : int, optional
+        Keep positions 1..K (default: all; at least 2 must exist).
+    groups : bool
+        Also split by bootstrap bucket (see the module docstring).
+    rows : {"randomized", None}
+        Only rows with ``randomized`` = 1.
+
+    The statement::
+
+        WITH cells AS (
+          SELECT [bucket,] query_id, doc_id, position, count(*) AS n,
+                 sum(CAST(click AS INTEGER)) AS c
+          FROM log [WHERE position <= K] GROUP BY [bucket,] query_id, doc_id, position)
+        SELECT [bucket,] dense_rank() OVER (ORDER BY query_id, doc_id) - 1 AS pair,
+               position, n, c FROM cells
+    """
+    grp_key = "grp, " if groups else ""
+    conds, params = [], {}
+    if rows == "randomized":
+        conds.append("randomized")
+    if scan.checked and positions is not None:
+        conds.append("position <= $ulr_k")
+        params["ulr_k"] = int(positions)
+    where = f"WHERE {' AND '.join(conds)}" if conds else ""
+    checks = ""
+    tt = scan.has("true_theta") and not scan.checked
+    if not scan.checked:
+        # Schema rules (SPEC §1) on the group keys, and missing clicks, in the same pass.
+        checks = (", n - n_known AS missing_clicks, "
+                  "(query_id IS NULL OR trim(query_id) = '' OR doc_id IS NULL "
+                  "OR trim(doc_id) = '' OR position IS NULL OR NOT isfinite(position) "
+                  "OR position < 1 OR position <> floor(position)) AS bad_key")
+    tt_agg = (", sum(TRY_CAST(true_theta AS DOUBLE)) AS tt_sum, "
+              "count(TRY_CAST(true_theta AS DOUBLE)) AS tt_n") if tt else ""
+    source = f"(SELECT *, {_bucket(scan)} AS grp FROM {{src}})" if groups else "{src}"
+    sql = (f"WITH cells AS (SELECT {grp_key}query_id, doc_id, position, count(*) AS n, "
+           f"count(click) AS n_known, sum(CAST(click AS INTEGER)) AS c{tt_agg} "
+           f"FROM {source} AS t {where} GROUP BY {grp_key}query_id, doc_id, position) "
+           f"SELECT {grp_key}dense_rank() OVER (ORDER BY query_id, doc_id) - 1 AS pair, "
+           f"position, n, c{checks}{', tt_sum, tt_n' if tt else ''} FROM cells")
+    res = scan.execute(sql, params).fetchnumpy()
+    if not scan.checked:
+        if np.any(np.asarray(res["missing_clicks"]) > 0) or np.any(np.asarray(res["bad_key"])):
+            raise NeedsFullLoad("rows that break the schema")
+    pair = np.asarray(res["pair"], dtype=np.int64)
+    pos = np.asarray(res["position"]).astype(np.int64)
+    n = np.asarray(res["n"], dtype=float)
+    c = np.nan_to_num(np.asarray(res["c"], dtype=float))
+    if tt:
+        scan.memo["true_theta"] = _true_theta_from_cells(pos, np.asarray(res["tt_sum"]),
+                                                         np.asarray(res["tt_n"]))
+    if len(pos) == 0:
+        what = "randomized rows" if rows == "randomized" else "rows"
+        raise UlrError(f"the log {scan.name!r} has no {what} to estimate from.")
+    scan.memo["max_position"] = int(pos.max())
+    k = resolve_positions(scan, positions, int(pos.max()))
+    keep = pos <= k
+    if not keep.all():
+        pair, pos, n, c = pair[keep], pos[keep], n[keep], c[keep]
+        if groups:
+            res = {"grp": np.asarray(res["grp"])[keep]}
+    n_pairs = int(pair.max()) + 1 if len(pair) else 0
+    if groups:
+        grp = np.asarray(res["grp"], dtype=np.int64)
+        pair_c, pos_c, n_c, c_c, g = _collapse(grp, pair, pos, n, c, k)
+        return CellStats(pair=pair_c, position=pos_c, impressions=n_c, clicks=c_c,
+                         n_pairs=n_pairs, positions=k, groups=g)
+    return CellStats(pair=pair, position=pos, impressions=n, clicks=c, n_pairs=n_pairs,
+                     positions=k)
+
+
+def connected_to_top(stats: CellStats) -> np.ndarray:
+    """Positions linked to position 1 through pairs shown at several positions.
+
+    theta_k / theta_1 is identified from position effects only when a chain of
+    (query, doc) pairs connects k to 1; otherwise position and relevance are
+    confounded. Returns a boolean mask over positions 1..K.
+    """
+    k = stats.positions
+    seen = stats.impressions > 0
+    pair, pos = stats.pair[seen], stats.position[seen] - 1
+    order = np.lexsort((pos, pair))
+    pair, pos = pair[order], pos[order]
+    same = pair[1:] == pair[:-1]
+    edges = np.unique(pos[:-1][same] * k + pos[1:][same])
+    parent = list(range(k))
+
+    def find(a):
+        while parent[a] != a:
+            parent[a] = parent[parent[a]]
+            a = parent[a]
+        return a
+
+    for e in edges.tolist():  # at most K^2 distinct edges
+        ra, rb = find(e // k), find(e % k)
+        if ra != rb:
+            parent[rb] = ra
+    root = find(0)
+    return np.array([find(i) == root for i in range(k)])
+
+
+def _true_theta_from_cells(pos, tt_sum, tt_n):
+    """Mean ``true_theta`` per position (as :meth:`ulr.store.Log.true_theta`)."""
+    tt_sum = np.nan_to_num(np.asarray(tt_sum, dtype=float))
+    tt_n = np.asarray(tt_n, dtype=float)
+    k = int(pos.max()) if len(pos) else 0
+    num = np.bincount(pos - 1, tt_sum, minlength=k)
+    den = np.bincount(pos - 1, tt_n, minlength=k)
+    present = np.bincount(pos - 1, minlength=k) > 0
+    if not present.all() or np.any(den == 0):
+        return None
+    return num / den
+
+
+def true_theta(scan: Scan, positions: int | None = None) -> np.ndarray | None:
+    """True absolute theta per position when the log records it (simulated logs)."""
+    if scan.log is not None:
+        t = scan.log.true_theta()
+    else:
+        t = scan.memo.get("true_theta")
+    if t is None:
+        return None
+    t = np.asarray(t, dtype=float)
+    if positions is not None:
+        if len(t) < positions:
+            return None
+        t = t[:positions]
+    return t
+
+
+# --------------------------------------------------------------------------- weights
+
+
+def poisson_weights(n_replicates: int, n_groups: int, seed) -> np.ndarray:
+    """Poisson(1) bootstrap weights, one row per replicate."""
+    rng = np.random.default_rng(seed)
+    return rng.poisson(1.0, size=(int(n_replicates), int(n_groups))).astype(float)

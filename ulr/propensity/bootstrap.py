@@ -1,0 +1,91 @@
+"""Bootstrap intervals for position-bias estimates.
+
+Replicates reweight the aggregated statistics (one Poisson(1) weight per
+bootstrap bucket of sessions, see :mod:`ulr.propensity.aggregate`); the SQL
+runs once. A replicate in which theta is undefined (no clicks at the
+reference position) gives inf/NaN rather than a number, and the interval
+widens accordingly: with few clicks the interval is wide, as it should be.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from ulr.propensity.aggregate import poisson_weights
+
+
+class Progress:
+    """Maps a sub-task's [0, 1] onto [lo, hi] of a ``progress(fraction, text)`` callback."""
+
+    def __init__(self, callback=None, lo: float = 0.0, hi: float = 1.0):
+        self.callback, self.lo, self.hi = callback, float(lo), float(hi)
+
+    def __call__(self, fraction: float, text: str = "") -> None:
+        if self.callback is not None:
+            f = self.lo + (self.hi - self.lo) * min(max(float(fraction), 0.0), 1.0)
+            self.callback(f, text)
+
+    def sub(self, lo: float, hi: float) -> "Progress":
+        span = self.hi - self.lo
+        return Progress(self.callback, self.lo + span * lo, self.lo + span * hi)
+
+
+def replicate(fit: Callable[[np.ndarray], np.ndarray], *, n_groups: int, replicates: int,
+              seed, progress: Progress | None = None, batch: int | None = None
+              ) -> np.ndarray:
+    """Run ``fit`` on ``replicates`` bucket-weight vectors; returns (B, K).
+
+    ``fit`` gets weights of shape (G,), or (batch, G) when ``batch`` is given
+    (vectorized estimators), and returns relative theta.
+    """
+    w = poisson_weights(replicates, n_groups, seed)
+    out = []
+    if batch:
+        for start in range(0, replicates, batch):
+            out.append(np.atleast_2d(fit(w[start:start + batch])))
+            if progress is not None:
+                progress(min(start + batch, replicates) / replicates,
+                         f"bootstrap replicate {min(start + batch, replicates)}/{replicates}")
+        return np.vstack(out)
+    for b in range(replicates):
+        out.append(np.asarray(fit(w[b]), dtype=float))
+        if progress is not None:
+            progress((b + 1) / replicates, f"bootstrap replicate {b + 1}/{replicates}")
+    return np.vstack(out)
+
+
+def percentile_interval(samples: np.ndarray, alpha: float = 0.05
+                        ) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Percentile interval per position (Efron & Tibshirani 1993, ch. 13).
+
+    ``inf`` replicates (reference position without clicks) are kept and push
+    ``upper`` to inf. Undefined replicates (NaN, 0/0) are dropped when they are
+    at most ``alpha / 2`` of the replicates; beyond that the data cannot bound
+    theta and the interval is [0, inf].
+    """
+    s = np.array(samples, dtype=float)
+    if s.ndim != 2 or s.shape[0] < 2:
+        raise ValueError("need at least 2 replicates")
+    big = 1e300  # stand-in for inf so that interpolation stays finite
+    finite = np.where(np.isposinf(s), big, np.where(np.isneginf(s), -big, s))
+    nan = np.isnan(s)
+    lower = np.full(s.shape[1], np.nan)
+    upper = np.full(s.shape[1], np.nan)
+    some = ~nan.all(axis=0)
+    if some.any():
+        lower[some] = np.nanquantile(finite[:, some], alpha / 2, axis=0)
+        upper[some] = np.nanquantile(finite[:, some], 1 - alpha / 2, axis=0)
+    lower = np.where(lower >= big / 10, np.inf, lower)
+    upper = np.where(upper >= big / 10, np.inf, upper)
+    unbounded = some & (nan.mean(axis=0) > alpha / 2)
+    lower[unbounded] = 0.0
+    upper[unbounded] = np.inf
+    notes = []
+    bad = int(np.sum(~np.isfinite(s).all(axis=1)))
+    if bad:
+        notes.append(f"{bad} of {s.shape[0]} bootstrap replicates had no clicks at a reference "
+                     "position; the intervals include that uncertainty (an upper bound of "
+                     "infinity means the data cannot bound theta there).")
+    return lower, upper, notes

@@ -1,0 +1,124 @@
+"""The result every position-bias estimator returns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+import numpy as np
+import pandas as pd
+
+
+def _frozen(a, n: int, what: str) -> np.ndarray | None:
+    if a is None:
+        return None
+    arr = np.array(a, dtype=float).reshape(-1)
+    if arr.shape != (n,):
+        raise ValueError(f"{what} must have one value per position ({n}), got {arr.shape}.")
+    arr.setflags(write=False)
+    return arr
+
+
+@dataclass(frozen=True)
+class PropensityResult:
+    """Examination probability per position, relative to position 1.
+
+    Attributes
+    ----------
+    method : str
+        Estimator id, e.g. ``"em"``.
+    positions : int
+        Number of positions K estimated (1..K).
+    theta : ndarray of shape (K,)
+        ``theta_k / theta_1``; ``theta[0] == 1``. NaN where the data say nothing.
+    lower, upper : ndarray of shape (K,) or None
+        Bootstrap percentile interval (``bootstrap`` replicates, level ``1 - alpha``).
+    absolute : ndarray of shape (K,) or None
+        Absolute theta where the method has one (its scale is often weakly
+        identified; see ``notes``).
+    loglik : tuple of float
+        Log-likelihood per iteration (iterative methods).
+    rows_used : int
+        Impressions (rows) the estimate is based on.
+    notes : tuple of str
+        Readable remarks (caveats, what was skipped).
+    extras : mapping
+        Method-specific figures (JSON-able values).
+    bootstrap, alpha : int, float
+        Replicates behind ``lower``/``upper`` and the interval's level.
+    seconds : float
+        Wall-clock time of the estimate.
+    """
+
+    method: str
+    positions: int
+    theta: np.ndarray
+    lower: np.ndarray | None = None
+    upper: np.ndarray | None = None
+    absolute: np.ndarray | None = None
+    loglik: tuple = ()
+    rows_used: int = 0
+    notes: tuple = ()
+    extras: object = field(default_factory=dict)
+    bootstrap: int = 0
+    alpha: float = 0.05
+    seconds: float = 0.0
+
+    def __post_init__(self):
+        k = int(self.positions)
+        if k < 1:
+            raise ValueError("positions must be at least 1.")
+        object.__setattr__(self, "positions", k)
+        for name in ("theta", "lower", "upper", "absolute"):
+            object.__setattr__(self, name, _frozen(getattr(self, name), k, name))
+        if self.theta is None:
+            raise ValueError("theta is required.")
+        if np.isfinite(self.theta[0]) and abs(self.theta[0] - 1.0) > 1e-9:
+            raise ValueError(f"theta must be relative to position 1 (theta[0] = 1), "
+                             f"got {self.theta[0]}.")
+        if (self.lower is None) != (self.upper is None):
+            raise ValueError("lower and upper go together.")
+        if self.lower is not None:
+            both = np.isfinite(self.lower) & np.isfinite(self.upper)
+            if np.any(self.lower[both] > self.upper[both] + 1e-12):
+                raise ValueError("lower must not exceed upper.")
+        if not 0.0 < float(self.alpha) < 1.0:
+            raise ValueError("alpha must lie in (0, 1).")
+        object.__setattr__(self, "loglik", tuple(float(v) for v in self.loglik))
+        object.__setattr__(self, "notes", tuple(str(v) for v in self.notes))
+        object.__setattr__(self, "extras", dict(self.extras))  # a copy (picklable for caches)
+        object.__setattr__(self, "rows_used", int(self.rows_used))
+        object.__setattr__(self, "bootstrap", int(self.bootstrap))
+
+    @property
+    def iterations(self) -> int:
+        return len(self.loglik)
+
+    def to_dict(self) -> dict:
+        """JSON-able dict with the SPEC §2 keys first."""
+        out = {"method": self.method, "positions": self.positions,
+               "theta": self.theta.tolist()}
+        if self.lower is not None:
+            out["lower"] = self.lower.tolist()
+            out["upper"] = self.upper.tolist()
+            out["bootstrap"] = self.bootstrap
+            out["level"] = 1.0 - self.alpha
+        if self.absolute is not None:
+            out["absolute_theta"] = self.absolute.tolist()
+        out["rows_used"] = self.rows_used
+        if self.loglik:
+            out["iterations"] = self.iterations
+            out["log_likelihood"] = list(self.loglik)
+        out["notes"] = list(self.notes)
+        out.update({k: v for k, v in self.extras.items() if k not in out})
+        out["seconds"] = self.seconds
+        return out
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per position: method, position, theta, lower, upper."""
+        k = self.positions
+        return pd.DataFrame({
+            "method": self.method,
+            "position": np.arange(1, k + 1),
+            "theta": self.theta,
+            "lower": self.lower if self.lower is not None else np.full(k, np.nan),
+            "upper": self.upper if self.upper is not None else np.full(k, np.nan),
+        })
