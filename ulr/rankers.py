@@ -83,6 +83,9 @@ __all__ = [
     "evaluate_scores",
     "train_and_evaluate",
     "severity_sweep",
+    "log_frame",
+    "propensity_theta",
+    "propensity_estimator",
     "comparison_figure",
     "sweep_figure",
 ]
@@ -474,15 +477,17 @@ def test_documents(df: pd.DataFrame, theta=None, *, clip: float | None = None
     """One row per (query, document) with the label used for evaluation.
 
     With a ``relevance`` column the first row's label is used (labels belong to
-    the query-document, not the impression). Without one, the label is the IPW
+    the query-document, not the impression); unlabelled documents are left out
+    (judged documents only). Without any label, the label is the IPW
     click estimate ``mean(click / theta_k)`` over the document's impressions and
     the second return value is ``True`` (estimated).
     """
     _require(df, ["query_id", "doc_id"], "test log")
     if len(df) == 0:
         raise UlrError("The test log is empty.")
-    if "relevance" in df.columns and df["relevance"].notna().all():
-        docs = df.drop_duplicates(["query_id", "doc_id"]).copy()
+    if "relevance" in df.columns and df["relevance"].notna().any():
+        labelled = df[df["relevance"].notna()]
+        docs = labelled.drop_duplicates(["query_id", "doc_id"]).copy()
         docs["label"] = pd.to_numeric(docs["relevance"], errors="coerce")
         if docs["label"].isna().any() or (docs["label"] < 0).any():
             raise UlrError("relevance labels must be numbers >= 0.")
@@ -638,6 +643,61 @@ def train_and_evaluate(train_df: pd.DataFrame, test_df: pd.DataFrame | None = No
                       pauc="mcclish-standardized", theta=[float(t) for t in theta],
                       learner_options=opts),
     )
+
+
+# ---------------------------------------------------------------------------
+# Stored logs and propensity estimates (adapters to ulr.store / ulr.propensity)
+# ---------------------------------------------------------------------------
+
+_LOG_COLUMNS = ("query_id", "doc_id", "position", "click", "session_id", "relevance")
+
+
+def log_frame(log) -> pd.DataFrame:
+    """The columns of a :class:`ulr.store.Log` the rankers use, as a DataFrame."""
+    cols = [c for c in _LOG_COLUMNS if log.info.has(c)] + list(log.info.features)
+    return log.df(columns=cols)
+
+
+def propensity_theta(log, method: str, *, seed: int = 0, progress=None) -> np.ndarray:
+    """Relative theta per position from ``ulr.propensity.estimate(log, method=...)``.
+
+    The one place the rankers call the position-bias estimators. Positions the
+    method cannot estimate (NaN) are refused with a readable message.
+    """
+    from ulr import propensity
+
+    res = propensity.estimate(log, method=method, seed=seed, progress=progress)
+    theta = np.asarray(res.theta, dtype=np.float64)
+    bad = np.flatnonzero(~np.isfinite(theta) | (theta <= 0)) + 1
+    if bad.size:
+        shown = ", ".join(map(str, bad[:10])) + (" ..." if bad.size > 10 else "")
+        raise UlrError(f"The {method} estimate has no usable theta for position(s) {shown}; "
+                       "choose another method or give theta explicitly.")
+    return theta
+
+
+def propensity_estimator(method: str, *, seed: int = 0) -> Callable[[pd.DataFrame], np.ndarray]:
+    """``DataFrame -> theta`` with a propensity method, for :func:`severity_sweep`.
+
+    The frame is written to a temporary Parquet file and opened with
+    :func:`ulr.store.open_file`, so the estimator sees a validated log exactly
+    as the CLI would.
+    """
+    import os
+    import tempfile
+
+    from ulr import store
+    from ulr.simulate import write_log
+
+    def estimate(df: pd.DataFrame) -> np.ndarray:
+        with tempfile.TemporaryDirectory(prefix="ulr_sweep_") as tmp:
+            path = os.path.join(tmp, "train.parquet")
+            write_log(df.drop(columns=["true_theta"], errors="ignore"), path)
+            log = store.open_file(path)
+            return propensity_theta(log, method, seed=seed)
+
+    estimate.__name__ = f"estimate_{method}"
+    return estimate
 
 
 # ---------------------------------------------------------------------------

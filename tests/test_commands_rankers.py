@@ -1,0 +1,122 @@
+"""``python -m ulr rankers``: JSON per SPEC §2, theta sources, test input, user errors."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ulr import rankers, store
+from ulr.cli import main
+from ulr.simulate import simulate_clicks, write_log
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "data" / "sample_clicks.csv"
+KEYS = {"arp", "dcg", "ndcg@10", "auc", "pauc", "local_auc"}
+THETA = ",".join(f"{(1 / k):.6f}" for k in range(1, 11))
+
+
+def run_cli(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_json_matches_the_library_with_a_propensity_method(capsys):
+    code, out, err = run_cli(capsys, "rankers", "--input", str(SAMPLE), "--propensity",
+                             "randomization", "--json")
+    assert code == 0 and err == ""
+    res = json.loads(out)
+    assert set(res["naive"]) == KEYS and set(res["ipw"]) == KEYS
+    assert res["propensity"] == "randomization" and not res["estimated"]
+    log = store.open_file(SAMPLE)
+    theta = rankers.propensity_theta(log, "randomization")
+    lib = rankers.train_and_evaluate(rankers.log_frame(log), None, theta).metrics()
+    for r in ("naive", "ipw"):
+        for k in KEYS:
+            assert res[r][k] == pytest.approx(lib[r][k])
+    assert res["theta"] == pytest.approx(theta.tolist())
+    assert res["test_queries"] == 150 and res["train_queries"] == 350  # 30% of 500 queries
+    # the sample has eta = 1: IPW ranks relevant documents higher
+    assert res["ipw"]["arp"] < res["naive"]["arp"]
+
+
+def test_explicit_theta_bootstrap_and_human_output(capsys):
+    code, out, _ = run_cli(capsys, "rankers", "--input", str(SAMPLE), "--theta", THETA,
+                           "--bootstrap", "100", "--json")
+    assert code == 0
+    res = json.loads(out)
+    assert res["propensity"] == "given"
+    assert res["theta"] == pytest.approx([1 / k for k in range(1, 11)], abs=1e-6)
+    for r in ("naive", "ipw"):
+        for k in KEYS:
+            lo, hi = res["intervals"][r][k]
+            assert lo <= res[r][k] <= hi
+    arp = next(p for p in res["paired"] if p["metric"] == "arp")
+    assert arp["delta"] == pytest.approx(res["ipw"]["arp"] - res["naive"]["arp"])
+    code, out, _ = run_cli(capsys, "rankers", "--input", str(SAMPLE), "--theta", THETA,
+                           "--learner", "linear", "--clip", "0.2", "--snips", "--bootstrap", "50")
+    assert code == 0
+    assert "ipw-naive" in out and "arp" in out and "McClish" in out
+
+
+def test_test_input_and_stored_dataset(capsys, tmp_path):
+    train = simulate_clicks(queries=120, sessions=4000, eta=1.5, seed=1).df
+    test = simulate_clicks(queries=40, sessions=800, eta=1.5, seed=2).df
+    write_log(train, str(tmp_path / "train.csv"))
+    write_log(test, str(tmp_path / "test.parquet"))
+    db = str(tmp_path / "ulr.duckdb")
+    store.load_log(tmp_path / "train.csv", "my train", db_path=db)
+    code, out, err = run_cli(capsys, "rankers", "--db", db, "--name", "my train", "--theta",
+                             THETA, "--test-input", str(tmp_path / "test.parquet"), "--json")
+    assert code == 0, err
+    res = json.loads(out)
+    assert res["test"].endswith("test.parquet")
+    assert res["test_queries"] == test["query_id"].nunique()
+    assert res["train_queries"] == train["query_id"].nunique()  # nothing held out
+
+
+def test_no_relevance_labels_gives_marked_estimates(capsys, tmp_path):
+    df = simulate_clicks(queries=100, sessions=3000, eta=1.0, seed=3).df.drop(columns="relevance")
+    path = tmp_path / "nolabels.csv"
+    write_log(df, str(path))
+    code, out, _ = run_cli(capsys, "rankers", "--input", str(path), "--theta", THETA, "--json")
+    assert code == 0
+    res = json.loads(out)
+    assert res["estimated"] is True and "estimates" in res["evaluation"]
+    assert set(res["naive"]) == KEYS  # every key present; the AUC family is null
+    assert res["naive"]["auc"] is None and res["ipw"]["local_auc"] is None
+    assert isinstance(res["ipw"]["arp"], float)
+    code, out, _ = run_cli(capsys, "rankers", "--input", str(path), "--theta", THETA)
+    assert "click-based IPW estimates" in out and "—" in out
+
+
+@pytest.mark.parametrize("argv, msg", [
+    ([], "one of the arguments --propensity --theta is required"),
+    (["--theta", "1,0.5"], "position 10"),
+    (["--theta", "1,x"], "comma-separated numbers"),
+    (["--theta", THETA, "--propensity", "em"], "not allowed with"),
+    (["--propensity", "nope"], "invalid choice"),
+    (["--theta", THETA, "--learner", "svm"], "invalid choice"),
+    (["--theta", THETA, "--clip", "0"], "clip must be > 0"),
+    (["--theta", THETA, "--bootstrap", "1"], "--bootstrap"),
+    (["--theta", THETA, "--test-fraction", "1.5"], "test fraction"),
+    (["--theta", THETA, "--test-input", "/nonexistent/test.csv"], "test.csv"),
+])
+def test_user_errors_exit_2_with_one_line(capsys, argv, msg):
+    code, out, err = run_cli(capsys, "rankers", "--input", str(SAMPLE), *argv)
+    assert code == 2 and out == ""
+    assert err.startswith("error: ") and err.count("\n") == 1
+    assert msg in err
+
+
+def test_subprocess_prints_exactly_one_json_object():
+    proc = subprocess.run(
+        [sys.executable, "-m", "ulr", "rankers", "--input", str(SAMPLE), "--theta", THETA,
+         "--json"], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    res = json.loads(proc.stdout)
+    assert {"naive", "ipw"} <= set(res)
+    assert np.isfinite(res["naive"]["arp"])
