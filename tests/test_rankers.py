@@ -269,7 +269,7 @@ def test_severity_sweep_small():
 
 
 def test_sweep_reports_an_unusable_estimate():
-    with pytest.raises(UlrError, match="dla estimate of theta at eta=1"):
+    with pytest.raises(UlrError, match="At eta=1 .run 1., the dla estimate"):
         R.severity_sweep([1.0], queries=20, sessions=300, estimator_name="dla",
                          estimate_theta=lambda df: np.zeros(10))
 

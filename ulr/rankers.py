@@ -86,6 +86,7 @@ __all__ = [
     "log_frame",
     "propensity_theta",
     "propensity_estimator",
+    "available_propensity_methods",
     "comparison_figure",
     "sweep_figure",
 ]
@@ -666,7 +667,13 @@ def propensity_theta(log, method: str, *, seed: int = 0, progress=None) -> np.nd
     """
     from ulr import propensity
 
-    res = propensity.estimate(log, method=method, seed=seed, progress=progress)
+    try:
+        res = propensity.estimate(log, method=method, seed=seed, progress=progress)
+    except ModuleNotFoundError as exc:
+        if not str(getattr(exc, "name", "")).startswith("ulr.propensity"):
+            raise
+        raise UlrError(f"The propensity method {method!r} is not available in this "
+                       "build yet; choose another method or give theta explicitly.") from None
     theta = np.asarray(res.theta, dtype=np.float64)
     bad = np.flatnonzero(~np.isfinite(theta) | (theta <= 0)) + 1
     if bad.size:
@@ -674,6 +681,24 @@ def propensity_theta(log, method: str, *, seed: int = 0, progress=None) -> np.nd
         raise UlrError(f"The {method} estimate has no usable theta for position(s) {shown}; "
                        "choose another method or give theta explicitly.")
     return theta
+
+
+def available_propensity_methods() -> list[str]:
+    """The ``ulr.propensity`` methods whose implementation is installed."""
+    import importlib.util
+
+    from ulr import propensity
+
+    modules = getattr(propensity, "_MODULES", {})
+    out = []
+    for m in propensity.METHODS:
+        mod = modules.get(m)
+        try:
+            if mod is None or importlib.util.find_spec(mod) is not None:
+                out.append(m)
+        except ModuleNotFoundError:
+            pass
+    return out
 
 
 def propensity_estimator(method: str, *, seed: int = 0) -> Callable[[pd.DataFrame], np.ndarray]:
@@ -772,8 +797,8 @@ def severity_sweep(etas=(0.0, 0.5, 1.0, 1.5, 2.0), *, queries: int = 300,
                 try:
                     est = check_theta(estimate_theta(train), max_position=docs_per_query)
                 except UlrError as exc:
-                    raise UlrError(f"The {estimator_name} estimate of theta at eta={eta:g} "
-                                   f"is not usable: {exc}") from None
+                    raise UlrError(f"At eta={eta:g} (run {run + 1}), the {estimator_name} "
+                                   f"estimate of theta is not usable: {exc}") from None
                 est_rel = est[:docs_per_query] / est[0]
                 comp_est = train_and_evaluate(train, test, est, learner=learner, clip=clip,
                                               normalize=normalize, seed=seed,

@@ -1,0 +1,157 @@
+"""Compare rankers: naive vs IPW trained on the same clicks, with per-query CIs and a paired test."""
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from pages import _ui as ui
+from ulr import rankers, store
+from ulr.errors import UlrError
+
+st.title("Compare rankers")
+st.caption(
+    "Does bias correction make the ranker you train on your clicks better? Both rankers learn "
+    "from the same clicks; the IPW one weights each click by 1/θ at its position. Both are "
+    "scored on relevance labels of held-out queries (30%, seeded), which they never trained on.")
+
+log = ui.current_log()
+info = log.info
+
+TRUE = "true theta (recorded in the log)"
+TYPED = "typed theta"
+METHOD_PREFIX = "estimated: "
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _true_theta(content_hash: str, name: str):
+    return store.open_dataset(name, cur=store.cursor()).true_theta()
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _estimated_theta(content_hash: str, name: str, method: str, seed: int):
+    lg = store.open_dataset(name, cur=store.cursor())
+    return rankers.propensity_theta(lg, method, seed=seed)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _compare(content_hash: str, name: str, theta: tuple, learner: str, clip, snips: bool,
+             seed: int, n_boot: int):
+    lg = store.open_dataset(name, cur=store.cursor())
+    comp = rankers.train_and_evaluate(rankers.log_frame(lg), None, np.array(theta),
+                                      learner=learner, clip=clip, normalize=snips, seed=seed)
+    return dict(metrics=comp.metrics(), table=comp.table(n_boot=n_boot, seed=seed),
+                paired=comp.paired(n_boot=n_boot, seed=seed), estimated=comp.estimated,
+                n_train=comp.n_train_queries, n_test=comp.n_test_queries,
+                n_docs=comp.n_test_documents)
+
+
+def _parse_theta(text: str) -> tuple:
+    try:
+        vals = [float(t) for t in text.replace(";", ",").split(",") if t.strip()]
+    except ValueError:
+        raise UlrError("Theta must be numbers separated by commas, e.g. 1, 0.5, 0.33.") from None
+    return tuple(rankers.check_theta(vals))
+
+
+# ---------------------------------------------------------------- settings
+true_theta = _true_theta(info.content_hash, info.name)
+sources = ([TRUE] if true_theta is not None else []) + \
+    [METHOD_PREFIX + m for m in rankers.available_propensity_methods()] + [TYPED]
+wanted = ui.url_param("source", sources[0])
+c1, c2, c3 = st.columns([2, 1, 1])
+source = c1.selectbox("Propensity source", sources,
+                      index=sources.index(wanted) if wanted in sources else 0, key="cr_source",
+                      help="Where θ (examination probability per position) comes from: the "
+                           "simulator's truth, an estimator from the Position bias page, or "
+                           "your own numbers (e.g. from an eye-tracking study).")
+learner = c2.selectbox("Learner", list(rankers.LEARNERS),
+                       index=list(rankers.LEARNERS).index(ui.url_param("learner", "linear"))
+                       if ui.url_param("learner", "linear") in rankers.LEARNERS else 0,
+                       key="cr_learner",
+                       format_func={"linear": "linear pairwise (SVM-Rank)",
+                                    "gbdt": "gradient boosting"}.get,
+                       help="Linear pairwise: a clicked document should outrank the unclicked "
+                            "ones of its session. Gradient boosting: pointwise, clicks "
+                            "weighted by 1/θ.")
+n_boot = c3.number_input("Bootstrap replicates", 100, 10_000, 1000, step=100, key="cr_boot",
+                         help="Queries are resampled to get the confidence intervals.")
+typed = None
+if source == TYPED:
+    typed = st.text_input("θ per position, comma-separated (position 1 first)",
+                          "1, 0.5, 0.33, 0.25, 0.2, 0.17, 0.14, 0.125, 0.11, 0.1",
+                          key="cr_theta")
+with st.expander("IPW options"):
+    o1, o2, o3 = st.columns(3)
+    clip_on = o1.checkbox("Clip small θ", key="cr_clip_on",
+                          help="Bounds the weights at 1/clip: less variance, some bias.")
+    clip = o1.number_input("clip θ below at", 0.001, 1.0, 0.05, step=0.01, format="%.3f",
+                           key="cr_clip", disabled=not clip_on)
+    snips = o2.checkbox("Self-normalize (SNIPS)", key="cr_snips")
+    seed = int(o3.number_input("Seed", 0, 10**6, 0, key="cr_seed"))
+ui.set_url_params(source=source, learner=learner)
+
+# ---------------------------------------------------------------- compute
+res = None
+theta = None
+with ui.user_errors("Cannot compare: "):
+    with st.spinner("Estimating θ and training both rankers…"):
+        if source == TRUE:
+            theta = tuple(float(t) for t in true_theta)
+        elif source == TYPED:
+            theta = _parse_theta(typed or "")
+        else:
+            theta = tuple(float(t) for t in _estimated_theta(
+                info.content_hash, info.name, source[len(METHOD_PREFIX):], seed))
+        res = _compare(info.content_hash, info.name, theta, learner,
+                       float(clip) if clip_on else None, bool(snips), seed, int(n_boot))
+
+if res is not None:
+    m = res["metrics"]
+    if res["estimated"]:
+        st.warning("This log has no relevance labels: the numbers below are click-based IPW "
+                   "estimates (relevance = P(click | examined)). The AUC family needs labels.")
+    st.caption(f"Trained on {res['n_train']:,} queries, evaluated on {res['n_test']:,} held-out "
+               f"queries ({res['n_docs']:,} documents). θ used: "
+               + ", ".join(f"{t:.3g}" for t in theta))
+
+    cols = st.columns(3)
+    for col, key, label in zip(cols, ["arp", "ndcg@10", "auc"],
+                               ["ARP (lower is better)", "nDCG@10", "AUC"]):
+        if m["ipw"][key] is None:
+            col.metric(f"IPW {label}", "—")
+            continue
+        col.metric(f"IPW {label}", f"{m['ipw'][key]:.4f}",
+                   delta=f"{m['ipw'][key] - m['naive'][key]:+.4f} vs naive",
+                   delta_color="inverse" if key in rankers.LOWER_IS_BETTER else "normal")
+
+    fig = rankers.comparison_figure(res["table"], estimated=res["estimated"],
+                                    title=f"Naive vs IPW ({learner}) on “{info.name}”")
+    st.plotly_chart(fig, key="cr_chart")
+    st.caption("Bars show the metric on the held-out queries; whiskers are 95% percentile "
+               "bootstrap intervals over queries. pAUC is McClish-standardized at max FPR "
+               f"{rankers.PAUC_MAX_FPR:g}; local AUC counts the top {rankers.LOCAL_AUC_U:.0%} "
+               "of each list.")
+
+    tbl = res["table"]
+    wide = (tbl.pivot(index="metric", columns="ranker", values=["value", "lower", "upper"])
+            .reindex([k for k in m["naive"] if k in set(tbl["metric"])]))
+    wide.columns = [f"{r} {v}" if v != "value" else r for v, r in wide.columns]
+    table = wide[["naive", "naive lower", "naive upper", "ipw", "ipw lower", "ipw upper"]]
+    table = table.join(res["paired"].set_index("metric")[
+        ["delta", "lower", "upper", "p_value", "better"]].rename(
+        columns={"lower": "delta lower", "upper": "delta upper"}))
+    table = table.reset_index()
+    st.subheader("Paired comparison per metric")
+    st.dataframe(table, hide_index=True, width="stretch",
+                 column_config={"p_value": st.column_config.NumberColumn("p-value",
+                                                                         format="%.4f")})
+    st.caption("delta = IPW − naive over the same queries, with a paired bootstrap interval; "
+               "the p-value is a two-sided paired randomization (sign-flip) test of no "
+               "difference. For ARP a negative delta favours IPW.")
+    settings = {"dataset": info.name, "source": source, "learner": learner,
+                "theta": list(theta), "clip": float(clip) if clip_on else None,
+                "snips": bool(snips), "seed": seed, "bootstrap": int(n_boot)}
+    ui.download_csv(pd.DataFrame(table), f"compare_rankers_{info.name}.csv",
+                    "Download comparison (CSV)", key="cr_csv")
+    ui.add_to_report("Naive vs IPW ranker", fig=fig, table=table, settings=settings,
+                     key="compare_rankers")

@@ -1,0 +1,119 @@
+"""Severity sweep: IPW's advantage over naive learning as position bias grows (Joachims et al. 2017)."""
+
+from collections import OrderedDict
+
+import pandas as pd
+import streamlit as st
+
+from pages import _ui as ui
+from ulr import rankers
+from ulr.errors import UlrError
+
+st.title("Severity sweep")
+st.caption(
+    "Reproduces the classic experiment of Joachims, Swaminathan & Schnabel (WSDM 2017): "
+    "simulate click logs with examination θₖ = (1/k)^η for growing η, train a naive and an "
+    "IPW ranker on each, and compare them on held-out relevance. At η = 0 there is no position "
+    "bias and the two coincide; the stronger the bias, the more IPW helps.")
+
+NONE = "none"
+MAX_CACHED = 16
+
+
+@st.cache_resource
+def _results() -> OrderedDict:
+    """Finished sweeps shared by all sessions, newest last (bounded below)."""
+    return OrderedDict()
+
+
+def _parse_etas(text: str) -> tuple:
+    try:
+        etas = sorted({float(t) for t in text.replace(";", ",").split(",") if t.strip()})
+    except ValueError:
+        raise UlrError("η values must be numbers separated by commas, e.g. 0, 0.5, 1.") from None
+    if not etas:
+        raise UlrError("Give at least one η value.")
+    if len(etas) > 12:
+        raise UlrError("Give at most 12 η values.")
+    return tuple(etas)
+
+
+methods = [NONE] + rankers.available_propensity_methods()
+with st.form("sweep_form"):
+    c1, c2, c3 = st.columns(3)
+    etas_text = c1.text_input("η values (severity of position bias)", "0, 0.5, 1, 1.5, 2",
+                              key="sw_etas")
+    learner = c2.selectbox("Learner", list(rankers.LEARNERS), key="sw_learner",
+                           format_func={"linear": "linear pairwise (SVM-Rank)",
+                                        "gbdt": "gradient boosting"}.get)
+    method = c3.selectbox("Estimated θ by", methods,
+                          index=methods.index("randomization") if "randomization" in methods
+                          else 0, key="sw_method",
+                          help="Besides the true θ, train IPW with θ estimated from each "
+                               "simulated log by this method (slower methods take longer).")
+    c4, c5, c6, c7 = st.columns(4)
+    queries = int(c4.number_input("Queries", 20, 5000, 300, step=50, key="sw_queries"))
+    sessions = int(c5.number_input("Sessions per log", 500, 500_000, 20_000, step=1000,
+                                   key="sw_sessions"))
+    runs = int(c6.number_input("Runs per η", 1, 10, 1, key="sw_runs",
+                               help="Independent simulations; the chart shows their mean and "
+                                    "range."))
+    seed = int(c7.number_input("Seed", 0, 10**6, 0, key="sw_seed"))
+    submitted = st.form_submit_button("Run sweep", type="primary")
+
+if submitted:
+    with ui.user_errors("Cannot run the sweep: "):
+        etas = _parse_etas(etas_text)
+        key = (etas, learner, method, queries, sessions, runs, seed)
+        cache = _results()
+        if key not in cache:
+            bar = st.progress(0.0, text="Starting…")
+
+            def progress(done, total, msg):
+                bar.progress(done / total, text=f"{msg} ({done}/{total})")
+
+            estimator = None if method == NONE else rankers.propensity_estimator(method, seed=seed)
+            df = rankers.severity_sweep(etas, queries=queries, sessions=sessions, runs=runs,
+                                        learner=learner, estimate_theta=estimator,
+                                        estimator_name=method, seed=seed, progress=progress)
+            bar.empty()
+            cache[key] = df
+            while len(cache) > MAX_CACHED:
+                cache.popitem(last=False)
+        else:
+            cache.move_to_end(key)
+        st.session_state["sw_key"] = key
+
+key = st.session_state.get("sw_key")
+df = _results().get(key) if key is not None else None
+if df is None:
+    st.info("Choose the settings and press **Run sweep**. With the defaults (5 values of η, "
+            "300 queries, 20,000 sessions each) it takes a few seconds.")
+else:
+    etas, learner_k, method_k, queries_k, sessions_k, runs_k, seed_k = key
+    metric_names = list(dict.fromkeys(df["metric"]))
+    metric = st.selectbox("Metric", metric_names, index=metric_names.index("arp"),
+                          key="sw_metric")
+    fig = rankers.sweep_figure(df, metric=metric)
+    st.plotly_chart(fig, key="sw_chart")
+    st.caption(f"{learner_k} learner, {queries_k} queries, {sessions_k:,} sessions per log, "
+               f"{runs_k} run(s) per η, seed {seed_k}; metrics on 30% held-out queries. "
+               + ("The band spans the runs. " if runs_k > 1 else "")
+               + ("" if method_k == NONE else
+                  f"“ipw (estimated theta)” uses θ estimated by {method_k} from each log."))
+    summary = (df[df["metric"] == metric]
+               .groupby(["eta", "ranker"], sort=False)["value"].mean()
+               .unstack("ranker").reset_index())
+    change = "ipw (true theta) vs naive"
+    if "naive" in summary and "ipw (true theta)" in summary:
+        summary[change] = summary["ipw (true theta)"] / summary["naive"] - 1
+    st.dataframe(summary, hide_index=True, width="stretch",
+                 column_config={change: st.column_config.NumberColumn(format="percent")})
+    if metric in rankers.LOWER_IS_BETTER:
+        st.caption(f"{metric}: lower is better, so a negative change favours IPW.")
+    ui.download_csv(pd.DataFrame(df), "severity_sweep.csv", "Download all results (CSV)",
+                    key="sw_csv")
+    ui.add_to_report(f"Severity sweep: {metric} vs η", fig=fig, table=summary,
+                     settings={"etas": list(etas), "learner": learner_k, "estimator": method_k,
+                               "queries": queries_k, "sessions": sessions_k, "runs": runs_k,
+                               "seed": seed_k}, key="severity_sweep")

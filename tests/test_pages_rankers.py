@@ -1,0 +1,128 @@
+"""Compare rankers and Severity sweep pages through Streamlit's AppTest."""
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from ulr import rankers
+
+ROOT = Path(__file__).resolve().parent.parent
+COMPARE = str(ROOT / "pages" / "compare_rankers.py")
+SWEEP = str(ROOT / "pages" / "severity_sweep.py")
+METRICS = ["arp", "dcg", "ndcg@10", "auc", "pauc", "local_auc"]
+
+
+def run_page(path):
+    at = AppTest.from_file(path, default_timeout=120)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def metric_values(at):
+    return {m.label: (m.value, m.delta) for m in at.metric}
+
+
+# ---------------------------------------------------------------- compare rankers
+
+
+def test_compare_defaults_to_true_theta_on_the_sample():
+    at = run_page(COMPARE)
+    assert at.title[0].value == "Compare rankers"
+    src = at.selectbox(key="cr_source")
+    assert src.value == "true theta (recorded in the log)"
+    assert "estimated: randomization" in src.options and "typed theta" in src.options
+    assert not at.error and not at.warning
+    m = metric_values(at)
+    arp, delta = m["IPW ARP (lower is better)"]
+    assert delta.startswith("-")  # the sample has eta = 1: IPW lowers ARP
+    table = at.dataframe[0].value
+    assert list(table["metric"]) == METRICS
+    assert {"naive", "naive lower", "ipw", "ipw upper", "delta", "p_value", "better"} <= set(
+        table.columns)
+    assert (table["naive lower"] <= table["naive"]).all()
+    assert (table["ipw"] <= table["ipw upper"]).all()
+    assert table.set_index("metric").loc["arp", "ipw"] == pytest.approx(float(arp), abs=5e-5)
+    assert len(at.get("plotly_chart")) == 1
+    assert len(at.get("download_button")) == 1
+
+
+def test_compare_with_estimated_and_typed_theta():
+    at = run_page(COMPARE)
+    at.selectbox(key="cr_source").select("estimated: randomization").run()
+    assert not at.exception and not at.error
+    assert "θ used: 1," in at.caption[1].value
+    at.selectbox(key="cr_source").select("typed theta").run()
+    at.text_input(key="cr_theta").input("1, 0.5").run()
+    assert not at.exception
+    assert any("position 10" in e.value for e in at.error)
+    assert not at.dataframe
+    at.text_input(key="cr_theta").input("1, abc").run()
+    assert any("numbers separated by commas" in e.value for e in at.error)
+    at.text_input(key="cr_theta").input(", ".join(f"{1 / k:.3f}" for k in range(1, 11))).run()
+    assert not at.error and len(at.dataframe) == 1
+
+
+def test_compare_boosted_learner_with_clipping():
+    at = run_page(COMPARE)
+    at.selectbox(key="cr_learner").select("gbdt")
+    at.checkbox(key="cr_clip_on").check()
+    at.number_input(key="cr_boot").set_value(200)
+    at.run()
+    assert not at.exception and not at.error
+    assert list(at.dataframe[0].value["metric"]) == METRICS
+
+
+# ---------------------------------------------------------------- severity sweep
+
+
+def test_small_sweep_runs_shows_plot_and_is_cached(monkeypatch):
+    calls = []
+    real = rankers.severity_sweep
+
+    def counting(*args, **kwargs):
+        calls.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(rankers, "severity_sweep", counting)
+    at = run_page(SWEEP)
+    assert at.title[0].value == "Severity sweep"
+    assert "Run sweep" in at.info[0].value and not at.get("plotly_chart")
+
+    def submit(a):
+        a.text_input(key="sw_etas").input("1.5, 0")
+        a.number_input(key="sw_queries").set_value(60)
+        a.number_input(key="sw_sessions").set_value(8000)
+        a.selectbox(key="sw_method").select("randomization")
+        a.button(key="FormSubmitter:sweep_form-Run sweep").click()
+        a.run()
+        assert not a.exception and not a.error
+
+    submit(at)
+    assert len(calls) == 1 and calls[0][0] == (0.0, 1.5)  # sorted
+    assert len(at.get("plotly_chart")) == 1
+    summary = at.dataframe[0].value
+    assert list(summary["eta"]) == [0.0, 1.5]
+    assert {"naive", "ipw (true theta)", "ipw (estimated theta)"} <= set(summary.columns)
+    # eta = 0: the true theta is flat, IPW equals naive; eta = 1.5: IPW lowers ARP
+    change = summary.set_index("eta")["ipw (true theta) vs naive"]
+    assert change[0.0] == pytest.approx(0.0) and change[1.5] < 0
+    at.selectbox(key="sw_metric").select("ndcg@10").run()
+    assert not at.exception and len(at.get("plotly_chart")) == 1
+    assert len(at.get("download_button")) == 1
+
+    # the same settings again, from another session: served from the cache
+    other = run_page(SWEEP)
+    submit(other)
+    assert len(calls) == 1
+    assert other.dataframe[0].value.equals(summary)
+
+
+def test_sweep_rejects_bad_etas():
+    at = run_page(SWEEP)
+    at.text_input(key="sw_etas").input("0, x")
+    at.button(key="FormSubmitter:sweep_form-Run sweep").click()
+    at.run()
+    assert not at.exception
+    assert any("numbers separated by commas" in e.value for e in at.error)
