@@ -1,0 +1,111 @@
+"""`python -m ulr bandit` (SPEC §2): JSON keys, reproducibility, data env, replay, errors."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ulr.bandits.envs import kveton_env
+from ulr.bandits.simulate import simulate
+from ulr.simulate import simulate_clicks, write_log
+
+from ulr.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def ulr(capsys):
+    """Run ``ulr bandit ...`` in-process (a subprocess costs ~3 s of imports)."""
+    def run(*args):
+        capsys.readouterr()
+        rc = main(["bandit", *map(str, args)])
+        cap = capsys.readouterr()
+        return rc, cap.out, cap.err
+    return run
+
+
+def user_error(rc, out, err, needle):
+    assert rc == 2 and out == "", (rc, out, err)
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and needle in lines[0], err
+
+
+def test_one_json_object_on_stdout_in_a_real_process():
+    p = subprocess.run([sys.executable, "-m", "ulr", "bandit", "--algorithm", "cascade-ucb1",
+                        "--steps", "500", "--runs", "2", "--json"],
+                       capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert p.returncode == 0, p.stderr
+    obj = json.loads(p.stdout)
+    assert {"final_regret_mean", "final_regret_std", "seconds"} <= set(obj)
+
+
+@pytest.fixture(scope="module")
+def log_csv(tmp_path_factory):
+    sim = simulate_clicks(model="pbm", queries=10, docs_per_query=5, sessions=3000,
+                          randomized_fraction=0.5, features=2, seed=4)
+    path = tmp_path_factory.mktemp("bandit_cli") / "log.csv"
+    write_log(sim.df, str(path))
+    return path
+
+
+def test_simulation_json_matches_the_library(ulr):
+    rc, out, err = ulr("--algorithm", "cascade-klucb", "--env", "kveton", "--items", 10,
+                       "--k", 2, "--steps", 3000, "--runs", 4, "--seed", 7, "--p", 0.3,
+                       "--delta", 0.1, "--json")
+    assert rc == 0, err
+    obj = json.loads(out)
+    for key in ("final_regret_mean", "final_regret_std", "seconds", "steps_per_second",
+                "lower_bound"):
+        assert key in obj
+    assert obj["steps"] == 3000 and obj["runs"] == 4 and obj["environment"]["items"] == 10
+    env = kveton_env(items=10, k=2, p=0.3, delta=0.1, seed=7)
+    final = simulate("cascade-klucb", env, steps=3000, runs=4, seed=7).final_regret()
+    assert obj["final_regret_mean"] == pytest.approx(final.mean())
+    assert obj["final_regret_std"] == pytest.approx(final.std(ddof=1))
+
+
+def test_linear_env_human_output_and_ucb1_bound(ulr):
+    rc, out, err = ulr("--algorithm", "cascade-lints", "--env", "linear", "--items", 200,
+                       "--k", 3, "--features", 6, "--steps", 500, "--runs", 2)
+    assert rc == 0, err
+    assert "cascade-lints on linear (L=200, K=3)" in out and "final regret" in out
+    rc, out, err = ulr("--algorithm", "ucb1", "--k", 1, "--steps", 400, "--runs", 2, "--json")
+    assert rc == 0, err
+    assert json.loads(out)["ucb1_upper_bound"] > json.loads(out)["final_regret_mean"]
+
+
+def test_data_env_and_replay(ulr, log_csv):
+    rc, out, err = ulr("--algorithm", "cascade-ts", "--env", "data", "--input", log_csv,
+                       "--items", 20, "--k", 3, "--steps", 800, "--runs", 3, "--json")
+    assert rc == 0, err
+    obj = json.loads(out)
+    assert obj["environment"]["items"] == 20
+    assert obj["environment"]["theta_source"] == "randomized CTR ratios"
+    rc, out, err = ulr("--algorithm", "cascade-ts", "--env", "data", "--input", log_csv,
+                       "--theta", "1,0.5,0.3", "--steps", 100, "--runs", 1, "--json")
+    assert rc == 0, err
+    assert json.loads(out)["environment"]["theta"] == [1.0, 0.5, 0.3]
+    rc, out, err = ulr("--replay", "--algorithm", "cascade-klucb", "--input", log_csv, "--json")
+    assert rc == 0, err
+    obj = json.loads(out)
+    assert obj["mode"] == "replay" and obj["k"] == 1
+    assert 0 < obj["accepted"] < obj["events"]
+    assert obj["ci_lower"] <= obj["ctr"] <= obj["ci_upper"]
+    rc, out, err = ulr("--replay", "--algorithm", "ts", "--input", log_csv)
+    assert rc == 0 and "estimated CTR" in out, err
+
+
+def test_user_errors(ulr, tmp_path, log_csv):
+    user_error(*ulr("--algorithm", "nope"), "invalid choice")
+    user_error(*ulr("--algorithm", "ts", "--k", 20), "list length k")
+    user_error(*ulr("--algorithm", "ts", "--env", "data"), "--input")
+    user_error(*ulr("--algorithm", "ts", "--input", log_csv), "--env data or --replay")
+    user_error(*ulr("--algorithm", "ts", "--theta", "1,0.5"), "--theta goes with --env data")
+    user_error(*ulr("--algorithm", "ts", "--sigma", "1"), "--sigma")
+    user_error(*ulr("--algorithm", "ts", "--steps", 0), "steps")
+    plain = tmp_path / "plain.csv"
+    plain.write_text("query_id,doc_id,position,click\nq,a,1,1\nq,b,2,0\n")
+    user_error(*ulr("--replay", "--algorithm", "ts", "--input", plain), "randomized")

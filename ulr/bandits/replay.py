@@ -1,0 +1,190 @@
+"""Replay (rejection-sampling) evaluation of a bandit policy on a randomized log.
+
+Li, Chu, Langford & Wang, "Unbiased offline evaluation of contextual-bandit-based
+news article recommendation algorithms", WSDM 2011.
+
+Every logged *event* is one randomized session (rows sharing ``session_id``
+with ``randomized = 1``): its documents are the candidates and the logged list
+is their order. Events are visited in a seeded random order. At each event the
+policy ranks the candidates; if its top ``k`` equals the logged documents at
+positions ``1..k`` the event is *accepted*: the policy is credited with the
+logged outcome (a click in the top ``k``) and learns from it with cascade
+feedback (the first logged click in the top ``k`` is the click, the items above
+it were skipped). Otherwise the event is skipped and the policy does not see it.
+
+When the logged order is a uniformly random permutation of the candidates
+(which is what ``randomized = 1`` promises), the logged top ``k`` matches the
+policy's choice with probability ``(N - k)! / N!`` whatever the policy does, so
+the accepted events are distributed as if the policy had been run online, and
+the mean reward over accepted events estimates the policy's click-through rate
+(Li et al., Theorem 1). The confidence interval is Wilson's score interval for
+a binomial proportion over the accepted events.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass
+
+import numpy as np
+from scipy.stats import norm
+
+from ulr.bandits.envs import doc_features
+from ulr.bandits.policies import ALGORITHMS, cascade_feedback, make_policy
+from ulr.errors import UlrError
+
+
+@dataclass(frozen=True)
+class ReplayResult:
+    """Outcome of :func:`replay`.
+
+    Attributes
+    ----------
+    ctr : float
+        Estimated click-through rate of the policy's top ``k`` (NaN when no
+        event was accepted).
+    ci_lower, ci_upper : float
+        Wilson score interval at level ``confidence``.
+    accepted : int
+        Events where the policy's list matched the logged one.
+    events : int
+        Usable randomized events visited.
+    random_ctr : float
+        Click-through rate of the logged (uniformly random) top ``k`` over all
+        visited events -- what a random policy achieves.
+    """
+
+    algorithm: str
+    k: int
+    ctr: float
+    ci_lower: float
+    ci_upper: float
+    accepted: int
+    clicks: int
+    events: int
+    skipped_sessions: int
+    random_ctr: float
+    items: int
+    confidence: float
+    seed: int
+    seconds: float
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def wilson_interval(successes: int, trials: int, *, confidence: float = 0.95):
+    """Wilson score interval for a binomial proportion (NaN, NaN when no trials)."""
+    if trials <= 0:
+        return float("nan"), float("nan")
+    z = float(norm.ppf(0.5 + confidence / 2))
+    p = successes / trials
+    denom = 1 + z * z / trials
+    centre = (p + z * z / (2 * trials)) / denom
+    half = z * np.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / denom
+    return max(0.0, float(centre - half)), min(1.0, float(centre + half))
+
+
+def _randomized_sessions(log, k: int):
+    """Randomized rows ordered by session and position, as numpy arrays."""
+    if not log.info.has("randomized"):
+        raise UlrError("Replay evaluation needs a uniformly randomized log, and this log has no "
+                       "'randomized' column. Log some traffic with a randomized order (e.g. "
+                       "RandTopN) and flag those rows randomized = 1.")
+    if not log.info.has("session_id"):
+        raise UlrError("Replay evaluation needs a session_id column to tell which rows were "
+                       "shown together as one list.")
+    res = log.cur.execute(
+        f"SELECT session_id::VARCHAR AS s, doc_id::VARCHAR AS d, position AS p, "
+        f"click::INT AS c FROM {log.table} WHERE randomized ORDER BY s, p").fetchnumpy()
+    if len(res["s"]) == 0:
+        raise UlrError("Replay evaluation needs a uniformly randomized log, and no row of this "
+                       "log is flagged randomized = 1.")
+    sess = np.asarray(res["s"], dtype=object)
+    docs = np.asarray(res["d"], dtype=object)
+    pos = np.asarray(res["p"], dtype=np.int64)
+    clicks = np.asarray(res["c"], dtype=np.int64) > 0
+    n = sess.size
+    starts = np.flatnonzero(np.r_[True, sess[1:] != sess[:-1]])
+    ends = np.r_[starts[1:], n]
+    ids, items = np.unique(docs, return_inverse=True)
+    # usable: positions 1..k present at the top, no document twice in a session
+    ok = (ends - starts) >= k
+    for j in range(k):   # loop over list positions
+        at = np.minimum(starts + j, n - 1)
+        ok &= pos[at] == j + 1
+    code = np.repeat(np.arange(starts.size), ends - starts)
+    order = np.lexsort((items, code))
+    dup = (code[order][1:] == code[order][:-1]) & (items[order][1:] == items[order][:-1])
+    ok[np.unique(code[order][1:][dup])] = False
+    return ids, items, clicks, starts[ok], ends[ok], int((~ok).sum())
+
+
+def replay(log, algorithm: str, *, k: int = 1, seed: int = 0, confidence: float = 0.95,
+           max_events: int | None = None, **options) -> ReplayResult:
+    """Estimate the click-through rate of ``algorithm`` by replay on ``log``.
+
+    Parameters
+    ----------
+    log : ulr.store.Log
+        A click log with ``session_id`` and ``randomized`` columns; only rows
+        with ``randomized = 1`` are used.
+    algorithm : str
+        One of :data:`ulr.bandits.policies.ALGORITHMS`. There is no free first
+        observation here (no environment to sample): UCB indices of unseen
+        documents are infinite, so every document is tried first.
+    k : int
+        Length of the evaluated list (1: the top document only). Acceptance
+        becomes rarer as ``k`` grows: ``(N - k)! / N!`` for ``N`` candidates.
+    seed : int
+        Seed of the event order and of the policy's own randomness.
+    confidence : float
+        Level of the Wilson interval.
+    max_events : int, optional
+        Visit at most this many events.
+    options
+        Algorithm options (``sigma``, ``c``).
+
+    Raises
+    ------
+    UlrError
+        When the log is not flagged randomized, has no sessions, or no usable
+        event.
+    """
+    if algorithm not in ALGORITHMS:
+        raise UlrError(f"Unknown algorithm {algorithm!r}; choose one of {', '.join(ALGORITHMS)}.")
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= 10:
+        raise UlrError(f"The replayed list length k must be between 1 and 10, got {k!r}.")
+    if not 0 < confidence < 1:
+        raise UlrError(f"The confidence level must be between 0 and 1, got {confidence}.")
+    ids, items, clicks, starts, ends, skipped = _randomized_sessions(log, int(k))
+    if starts.size == 0:
+        raise UlrError(f"No randomized session shows positions 1..{k} with distinct documents; "
+                       "nothing to replay.")
+    tic = time.perf_counter()
+    order_ss, policy_ss = np.random.SeedSequence(int(seed)).spawn(2)
+    order = np.random.default_rng(order_ss).permutation(starts.size)
+    if max_events is not None:
+        order = order[: max(1, int(max_events))]
+    features = doc_features(log, ids) if algorithm.startswith("cascade-lin") else None
+    policy = make_policy(algorithm, n_items=ids.size, k=int(k), runs=1,
+                         seed=np.random.default_rng(policy_ss), features=features, **options)
+    accepted = hits = random_hits = 0
+    for e in order:                       # logged events are sequential by nature
+        s0, s1 = starts[e], ends[e]
+        logged = items[s0:s0 + k]
+        top_clicked = bool(clicks[s0:s0 + k].any())
+        random_hits += top_clicked
+        # candidates in a canonical order, so that ties cannot favour the logged list
+        chosen = policy.select(accepted + 1, items=np.sort(items[s0:s1]))
+        if np.array_equal(chosen[0], logged):
+            observed, clicked = cascade_feedback(clicks[None, s0:s0 + k])
+            policy.update(chosen, observed, clicked)
+            accepted += 1
+            hits += top_clicked
+    lo, hi = wilson_interval(hits, accepted, confidence=confidence)
+    return ReplayResult(
+        algorithm=algorithm, k=int(k), ctr=hits / accepted if accepted else float("nan"),
+        ci_lower=lo, ci_upper=hi, accepted=accepted, clicks=hits, events=int(order.size),
+        skipped_sessions=skipped, random_ctr=random_hits / order.size, items=int(ids.size),
+        confidence=confidence, seed=int(seed), seconds=time.perf_counter() - tic)
