@@ -1,0 +1,173 @@
+"""Compare naive MF, propensity MF and CausE on one MNAR world; results table and figures.
+
+For every model a small grid of configurations is trained; each run records,
+per epoch, the model's own validation criterion and the test MSE. Two
+selections are reported:
+
+- *best on validation*: the (configuration, epoch) with the lowest validation
+  criterion -- what a practitioner would pick;
+- *best on test*: the (configuration, epoch) with the best test score -- an
+  oracle, shown so that a misleading validation signal is visible (a large gap
+  between the two columns).
+
+Scores are relative improvements of the test MSE over predicting the test
+mean: ``1 - MSE / Var(test ratings)`` (0 = no better than the constant, < 0 worse).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, replace
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from ulr import theme
+from ulr.errors import UlrError
+from ulr.recommend.data import MNARData
+from ulr.recommend.models import MODELS, MFConfig, train
+
+LABELS = {"naive-mf": "naive MF", "propensity-mf": "propensity MF (IPS)", "cause": "CausE"}
+CRITERIA = {"naive-mf": "MSE on held-out MNAR ratings (biased)",
+            "propensity-mf": "IPS-weighted MSE on held-out MNAR ratings",
+            "cause": "MSE on the held-out randomized slice"}
+
+
+def default_grid(model: str, base: MFConfig = MFConfig()) -> list[MFConfig]:
+    """The configurations tried per model (kept small: a few seconds in all)."""
+    if model == "cause":
+        return [replace(base, discrepancy=lam, control_weight=cw)
+                for lam in (1.0, 100.0) for cw in (1.0, 3.0)]
+    return [replace(base, l2=l2) for l2 in (0.5, 2.0, 8.0)]
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """All runs: ``history`` (long), ``table`` (results), ``configs`` (per model and run)."""
+
+    history: pd.DataFrame  # model, run, epoch, train_loss, validation, test_mse, test_improvement
+    table: pd.DataFrame
+    configs: dict
+    summary: dict
+
+    def curves(self) -> pd.DataFrame:
+        """Learning curve per model: the run selected on validation."""
+        sel = self.table.set_index("model")["run (best on validation)"]
+        h = self.history
+        return pd.concat([h[(h["model"] == m) & (h["run"] == r)] for m, r in sel.items()],
+                         ignore_index=True)
+
+
+def run_experiment(data: MNARData, *, models=MODELS, base: MFConfig = MFConfig(),
+                   grids: dict | None = None, propensity: str = "naive-bayes",
+                   progress=None) -> Experiment:
+    """Train every model over its grid and build the results table.
+
+    ``progress(done, total, label)`` is called after each run.
+    """
+    models = list(dict.fromkeys(models))
+    bad = [m for m in models if m not in MODELS]
+    if bad or not models:
+        raise UlrError(f"unknown model {', '.join(bad) or '(none)'}; choose from "
+                       f"{', '.join(MODELS)}.")
+    grids = {m: (grids or {}).get(m) or default_grid(m, base) for m in models}
+    total = sum(len(g) for g in grids.values())
+    done = 0
+    frames, configs = [], {}
+    for m in models:
+        configs[m] = []
+        for r, cfg in enumerate(grids[m]):
+            res = train(data, m, cfg, propensity=propensity)
+            frames.append(res.history.assign(model=m, run=r))
+            configs[m].append(asdict(cfg))
+            done += 1
+            if progress is not None:
+                progress(done, total, f"{LABELS[m]} run {r + 1}/{len(grids[m])}")
+    hist = pd.concat(frames, ignore_index=True)
+    hist = hist[["model", "run", "epoch", "train_loss", "validation", "test_mse",
+                 "test_improvement"]]
+    rows = []
+    for m in models:
+        h = hist[hist["model"] == m]
+        v = h.loc[h["validation"].idxmin()]
+        t = h.loc[h["test_improvement"].idxmax()]
+        rows.append({
+            "model": m,
+            "validation criterion": CRITERIA[m],
+            "run (best on validation)": int(v["run"]),
+            "epoch (best on validation)": int(v["epoch"]),
+            "test MSE (best on validation)": float(v["test_mse"]),
+            "improvement (best on validation)": float(v["test_improvement"]),
+            "run (best on test)": int(t["run"]),
+            "epoch (best on test)": int(t["epoch"]),
+            "improvement (best on test)": float(t["test_improvement"]),
+            "setting (best on validation)": _describe(m, grids[m][int(v["run"])]),
+        })
+    table = pd.DataFrame(rows)
+    summary = {**data.summary(), "test_variance": float(np.var(data.test.rating)),
+               "propensity": propensity}
+    return Experiment(history=hist, table=table, configs=configs, summary=summary)
+
+
+def _describe(model: str, cfg: MFConfig) -> str:
+    if model == "cause":
+        return (f"{cfg.discrepancy_norm} tie {cfg.discrepancy:g}, slice weight "
+                f"{cfg.control_weight:g}, l2 {cfg.l2:g}")
+    return f"l2 {cfg.l2:g}"
+
+
+def results_table(exp: Experiment) -> pd.DataFrame:
+    """The table in display form (model labels, percentages)."""
+    t = exp.table.copy()
+    t.insert(0, "method", t["model"].map(LABELS))
+    return t.drop(columns=["model"])
+
+
+def learning_curves_figure(exp: Experiment, *,
+                           title: str = "Learning curves (run selected on validation)"
+                           ) -> go.Figure:
+    """Per model: its own validation criterion (left) and the test improvement (right)."""
+    fig = make_subplots(rows=1, cols=2, subplot_titles=(
+        "own validation criterion (lower is better)", "test MSE improvement over the test mean"))
+    cur = exp.curves()
+    sel = exp.table.set_index("model")
+    for i, (m, g) in enumerate(cur.groupby("model", sort=False)):
+        c = theme.color_for(m, i)
+        fig.add_trace(go.Scatter(x=g["epoch"], y=g["validation"], mode="lines", name=LABELS[m],
+                                 legendgroup=m, line=dict(color=c)), row=1, col=1)
+        fig.add_trace(go.Scatter(x=g["epoch"], y=g["test_improvement"], mode="lines",
+                                 name=LABELS[m], legendgroup=m, showlegend=False,
+                                 line=dict(color=c)), row=1, col=2)
+        e = int(sel.loc[m, "epoch (best on validation)"])
+        y = float(g.loc[g["epoch"] == e, "test_improvement"].iloc[0])
+        fig.add_trace(go.Scatter(x=[e], y=[y], mode="markers", legendgroup=m, showlegend=False,
+                                 marker=dict(color=c, size=10, symbol="diamond"),
+                                 hovertemplate=f"{LABELS[m]}: chosen on validation at epoch "
+                                               f"{e}<br>improvement %{{y:.1%}}<extra></extra>"),
+                      row=1, col=2)
+    fig.add_hline(y=0, line=dict(color=theme.color_for("truth"), width=1), row=1, col=2)
+    theme.apply(fig, title=title)
+    fig.update_xaxes(title_text="epoch")
+    fig.update_yaxes(title_text="validation loss (stars²)", row=1, col=1)
+    fig.update_yaxes(title_text="1 - MSE / Var(test)", tickformat=".0%", row=1, col=2)
+    return fig
+
+
+def results_figure(exp: Experiment, *, title: str = "Test MSE improvement over the test mean"
+                   ) -> go.Figure:
+    """Grouped bars: best on validation vs best on test, per model."""
+    t = exp.table
+    fig = go.Figure()
+    for col, name, op in (("improvement (best on validation)", "best on validation", 1.0),
+                          ("improvement (best on test)", "best on test (oracle)", 0.45)):
+        fig.add_trace(go.Bar(x=[LABELS[m] for m in t["model"]], y=t[col], name=name,
+                             marker=dict(color=[theme.color_for(m, i)
+                                                for i, m in enumerate(t["model"])],
+                                         opacity=op),
+                             texttemplate="%{y:.1%}", textposition="outside"))
+    fig.add_hline(y=0, line=dict(color=theme.color_for("truth"), width=1))
+    theme.apply(fig, title=title, x="model", y="1 - MSE / Var(test)")
+    fig.update_yaxes(tickformat=".0%")
+    fig.update_layout(barmode="group")
+    return fig
