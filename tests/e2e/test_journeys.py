@@ -2,6 +2,8 @@
 
 import re
 
+from playwright.sync_api import expect
+
 from tests.e2e.helpers import no_errors, shot, wait_idle
 
 
@@ -19,7 +21,8 @@ def test_upload_csv_through_file_input_and_see_summary(page, app_url, tmp_path):
     page.get_by_text("Stored “browser upload” with 240 rows").wait_for(timeout=60_000)
     wait_idle(page)
     rows = page.locator('[data-testid="stMetric"]').filter(has_text="Rows")
-    assert "240" in rows.inner_text()
+    expect(rows).to_contain_text("240", timeout=30_000)  # re-rendered on the new dataset
+    expect(page.get_by_role("heading", name="“browser upload”")).to_be_visible()
     shot(page, "data_after_upload")
     assert no_errors(page) == []
 
