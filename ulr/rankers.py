@@ -189,8 +189,9 @@ def ipw_weights(positions, theta, *, clip: float | None = None) -> np.ndarray:
 class ClickPairs:
     """Preference pairs ``clicked > not clicked``: row indices into the log.
 
-    ``scale`` is the inverse sampling rate when the pairs were subsampled
-    (1 when all pairs are kept).
+    ``total`` counts all candidate pairs (before dropping a document paired
+    with itself when grouping by query); ``scale`` is the inverse sampling rate
+    when they were subsampled (1 when all are kept).
     """
 
     clicked: np.ndarray
@@ -236,21 +237,28 @@ def click_pairs(df: pd.DataFrame, *, max_pairs: int = MAX_PAIRS, seed: int = 0) 
         raise UlrError(
             "The log has no (clicked, not clicked) pair in a session or query, so there "
             "is nothing to learn from.")
-    left = np.repeat(clicked_sorted, m)
-    within = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(m) - m, m)
-    right = np.repeat(starts[g[clicked_sorted]], m) + within
+    # pair number p belongs to clicked element k(p) and is its j-th non-click
+    end = np.cumsum(m)
+    if total <= max_pairs:
+        k = np.repeat(np.arange(clicked_sorted.size), m)
+        within = np.arange(total, dtype=np.int64) - np.repeat(end - m, m)
+        scale = 1.0
+    else:  # sample pair numbers without materializing all pairs
+        p = np.sort(np.random.default_rng(seed).choice(total, size=max_pairs, replace=False))
+        k = np.searchsorted(end, p, side="right")
+        within = p - (end - m)[k]
+        scale = total / max_pairs
+    left = clicked_sorted[k]
+    right = starts[g[left]] + within
     clicked, other = order[left], order[right]
     if not by_session and "doc_id" in df.columns:
         doc = pd.factorize(df["doc_id"].to_numpy(), sort=False)[0]
         keep = doc[clicked] != doc[other]
         clicked, other = clicked[keep], other[keep]
-    kept = clicked.size
-    scale = 1.0
-    if kept > max_pairs:
-        pick = np.sort(np.random.default_rng(seed).choice(kept, size=max_pairs, replace=False))
-        clicked, other = clicked[pick], other[pick]
-        scale = kept / max_pairs
-    return ClickPairs(clicked=clicked, other=other, total=int(kept), scale=scale)
+        if not clicked.size:
+            raise UlrError("Every clicked document is only paired with itself, so there is "
+                           "nothing to learn from.")
+    return ClickPairs(clicked=clicked, other=other, total=total, scale=scale)
 
 
 # ---------------------------------------------------------------------------
