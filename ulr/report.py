@@ -228,12 +228,11 @@ section.item { border-top: 1px solid var(--line); margin-top: 28px; padding-top:
 section.item h2 { font-size: 21px; margin: 0 0 4px; }
 .meta { color: var(--muted); font-size: 13px; margin-bottom: 8px; }
 .note { white-space: pre-wrap; margin: 8px 0 12px; }
-.chart { width: 100%%; height: 480px; }
 table { border-collapse: collapse; font-size: 13px; margin: 8px 0; }
-th, td { border: 1px solid var(--line); padding: 3px 8px; text-align: right;
+th, td { border: 1px solid var(--line); padding: 3px 8px; text-align: left;
          vertical-align: top; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 th { background: #f4f6f9; }
-td.k, th.k { text-align: left; }
 .tablewrap { overflow-x: auto; max-height: 520px; overflow-y: auto; }
 details summary { cursor: pointer; color: var(--muted); font-size: 13px; margin: 6px 0; }
 footer { margin-top: 40px; color: var(--muted); font-size: 12px; }
@@ -258,19 +257,35 @@ def _setting_value(v) -> str:
 def _settings_html(settings: dict) -> str:
     if not settings:
         return '<p class="muted">No settings recorded.</p>'
-    rows = "".join(f'<tr><th class="k">{_esc(k)}</th><td class="k">{_esc(_setting_value(v))}'
-                   "</td></tr>" for k, v in settings.items())
+    rows = "".join(f"<tr><th>{_esc(k)}</th><td>{_esc(_setting_value(v))}</td></tr>"
+                   for k, v in settings.items())
     return f'<table class="settings"><tbody>{rows}</tbody></table>'
 
 
+def _cell(v, numeric: bool) -> str:
+    if v is None or (isinstance(v, float) and np.isnan(v)):
+        return ""
+    if numeric and isinstance(v, (float, np.floating)):
+        return f"{v:.6g}"
+    return _esc(v)
+
+
 def _table_html(df: pd.DataFrame, max_rows: int) -> str:
+    """Escaped HTML table; numeric columns right-aligned. At most ``max_rows`` rows."""
     n = len(df)
     shown = df.head(max_rows)
-    body = shown.to_html(index=False, escape=True, border=0, na_rep="",
-                         float_format=lambda v: f"{v:.6g}", classes="data")
+    numeric = [pd.api.types.is_numeric_dtype(shown[c]) and not pd.api.types.is_bool_dtype(
+        shown[c]) for c in shown.columns]
+    head = "".join(('<th class="num">' if isnum else "<th>") + f"{_esc(c)}</th>"
+                   for c, isnum in zip(shown.columns, numeric))
+    cls = ['<td class="num">' if isnum else "<td>" for isnum in numeric]
+    body = "".join(  # display only, capped at max_rows rows
+        "<tr>" + "".join(f"{cls[j]}{_cell(v, numeric[j])}</td>" for j, v in enumerate(row))
+        + "</tr>" for row in shown.itertuples(index=False, name=None))
     more = (f'<p class="muted">First {max_rows:,} of {n:,} rows; the ZIP export has them '
             "all.</p>" if n > max_rows else "")
-    return f'<div class="tablewrap">{body}</div>{more}'
+    return (f'<div class="tablewrap"><table class="data"><thead><tr>{head}</tr></thead>'
+            f"<tbody>{body}</tbody></table></div>{more}")
 
 
 def _figure_html(item: ReportItem, div_id: str) -> str:
