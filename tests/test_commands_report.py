@@ -246,3 +246,18 @@ def test_sections_parse_in_canonical_order():
     assert cmd.parse_sections("rankers, SUMMARY,rankers") == ["summary", "rankers"]
     with pytest.raises(UlrError, match="unknown report section 'x'"):
         cmd.parse_sections("x")
+
+
+def test_propensity_section_uses_the_real_estimator_when_present(sim):
+    prop = pytest.importorskip("ulr.propensity")
+    if not callable(getattr(prop, "estimate", None)):
+        pytest.skip("ulr.propensity.estimate is not there yet")
+    s, path = sim
+    log = store.open_file(path)
+    items, status = cmd.build_items(log, ["propensity"], propensity_method="em", seed=2)
+    assert status == {"propensity": "ok"}, status
+    direct = prop.estimate(log, method="em", seed=2)
+    np.testing.assert_allclose(items[0].frame()["theta"], direct.theta)
+    assert [t.name for t in items[0].fig().data] == ["em", "true theta"]
+    _, status = cmd.build_items(log, ["propensity"], propensity_method="no-such-method")
+    assert status["propensity"].startswith("skipped: unknown propensity method")

@@ -185,8 +185,8 @@ def section_propensity(log, ctx) -> list[report.ReportItem]:
         tt = tt[: len(frame)]
     notes = list(getattr(res, "notes", ()) or ())
     note = (f"Position bias estimated with {method}"
-            + (f", {ctx['bootstrap']} bootstrap replicates for the intervals"
-               if ctx["bootstrap"] else "") + "."
+            + (f", {ctx['bootstrap']} bootstrap replicates for the intervals."
+               if ctx["bootstrap"] else "; no intervals (run with --bootstrap B for them).")
             + (" The dashed line is the true theta recorded in the log." if tt is not None
                else "")
             + ("\n" + "\n".join(notes) if notes else ""))
