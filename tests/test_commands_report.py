@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from plotly.offline import get_plotlyjs
 
-from ulr import cli, rankers, report, store
+from ulr import cli, rankers, store
 from ulr.commands import report as cmd
 from ulr.errors import UlrError
 from ulr.simulate import simulate_clicks, write_log

@@ -129,3 +129,14 @@ def test_broken_item_is_shown_and_can_be_removed():
     at.button(key=f"rep_rm_{broken}").click().run()
     assert not at.exception and not at.error
     assert titles(at) == ["CTR by position", "Theta estimate"]
+
+
+def test_image_buttons_hidden_without_kaleido_or_chromium(monkeypatch):
+    monkeypatch.setattr(report, "static_export_problem",
+                        lambda: "static image export needs Chromium, which is not installed.")
+    at = open_report(seeded_items())
+    labels = [d.label for d in at.get("download_button")]
+    assert "PNG" not in labels and "PDF" not in labels
+    assert "Download HTML report" in labels
+    assert any("PNG/PDF export of single charts is off here" in c.value and "Chromium" in c.value
+               for c in at.caption)
