@@ -96,6 +96,19 @@ def test_snips_and_dr_intervals_cover_the_truth():
         assert abs(tab.loc[name, "bias"]) < 4 * tab.loc[name, "bias_se"]
 
 
+def test_repeated_point_estimates_equal_the_per_log_estimators():
+    sim = simulate_bandit(contexts=6, actions=5, slots=2, base_rate=0.3, seed=8)
+    pi = sim.policy(temperature=0.3)
+    d = sim.sample(300, draws=4, seed=9)
+    df = repeated_point_estimates(sim, pi, d, estimators=("ips", "clipped-ips", "snips", "dr"))
+    from ulr.ope.evaluate import evaluate
+    for i in range(4):
+        ref = evaluate(d.feedback(i), pi, n_bootstrap=50, seed=i).table.set_index("estimator")
+        got = df[df["draw"] == i].set_index("estimator")["value"]
+        for e in ("ips", "clipped-ips", "snips", "dr"):  # same per-log clip and DR folds
+            assert got[e] == pytest.approx(ref.loc[e, "value"], rel=1e-9), (i, e)
+
+
 def test_bias_variance_table_against_numpy():
     df = pd.DataFrame({"draw": [0, 1, 2, 0, 1, 2], "estimator": ["a"] * 3 + ["b"] * 3,
                        "value": [1.0, 2.0, 4.0, 3.0, 3.0, 3.0]})

@@ -212,13 +212,18 @@ def repeated_point_estimates(sim: BanditSimulation, pi, draws: LoggedDraws, *,
     pi = np.asarray(pi, dtype=float)
     w = pi[draws.pair] / draws.propensity
     r = draws.reward
-    M = float(clip) if clip is not None else est.default_clip(w)
+    if clip is not None:
+        M = np.full((draws.draws, 1), float(clip))
+    else:  # per log, as evaluate() does: 95th percentile of its positive weights, >= 1
+        with np.errstate(all="ignore"):
+            q = np.nanquantile(np.where(w > 0, w, np.nan), 0.95, axis=1)
+        M = np.maximum(1.0, np.nan_to_num(q, nan=1.0))[:, None]
     out = {}
     for e in estimators:
         if e == "ips":
             out[e] = est.ips(r, w)
         elif e == "clipped-ips":
-            out[e] = est.clipped_ips(r, w, clip=M)
+            out[e] = np.mean(np.minimum(w, M) * r, axis=-1)
         elif e == "snips":
             out[e] = est.snips(r, w)
     model_based = [e for e in estimators if e in ("dr", "dm")]

@@ -1,0 +1,124 @@
+"""Off-policy evaluation page through Streamlit's AppTest."""
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from ulr import store
+from ulr.ope.evaluate import evaluate_log
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGE = str(ROOT / "pages" / "off_policy.py")
+SAMPLE = ROOT / "data" / "sample_ope.csv"
+
+
+def run_page(dataset=None):
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    if dataset:
+        at.session_state["dataset"] = dataset
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def press(at, label):
+    [b for b in at.button if b.label == label][0].click().run()
+    assert not at.exception, at.exception
+    return at
+
+
+def metrics(at):
+    return {m.label: m.value for m in at.metric}
+
+
+def test_default_falls_back_to_the_bundled_sample_with_sensible_warnings():
+    at = run_page()
+    assert at.title[0].value == "Off-policy evaluation"
+    assert "has no `propensity` column" in at.info[0].value
+    t = at.dataframe[0].value
+    assert list(t["estimator"]) == ["ips", "clipped-ips", "snips", "dr", "logging"]
+    assert (t["lower"] <= t["value"]).all() and (t["value"] <= t["upper"]).all()
+    lib = evaluate_log(store.open_file(SAMPLE))  # same defaults as the page
+    assert t.set_index("estimator").loc["snips", "value"] == pytest.approx(lib.estimate("snips"))
+    warnings = [w.value for w in at.warning]
+    assert len(warnings) == 1 and warnings[0].startswith("Small sample")
+    assert metrics(at)["Rows evaluated"] == f"{lib.diagnostics['n']:,}"
+    assert len(at.get("plotly_chart")) == 1 and len(at.get("download_button")) == 1
+
+
+def test_uniform_target_is_on_policy():
+    at = run_page()
+    at.selectbox(key="ope_target").select("uniform").run()
+    assert not at.exception
+    t = at.dataframe[0].value.set_index("estimator")
+    assert t.loc["ips", "value"] == pytest.approx(t.loc["logging", "value"])
+    assert metrics(at)["Rows evaluated"] == "10,000"
+
+
+def test_dataset_with_propensities_and_a_target_column(tmp_path):
+    df = pd.read_csv(SAMPLE)
+    df["target_prob"] = 0.1
+    path = tmp_path / "ope_target.csv"
+    df.to_csv(path, index=False)
+    store.load_log(path, "ope with target", cur=store.cursor(), replace=True)
+    at = run_page("ope with target")
+    assert not at.info  # the current dataset has propensities: no fallback notice
+    assert at.radio(key="ope_source").value == "ope with target"
+    at.selectbox(key="ope_target").select("column").run()
+    assert not at.exception and not at.error
+    assert at.selectbox(key="ope_column").value == "target_prob"
+    t = at.dataframe[0].value.set_index("estimator")
+    assert t.loc["snips", "value"] == pytest.approx(t.loc["logging", "value"])
+
+
+def test_log_without_features_shows_a_readable_error(tmp_path):
+    df = pd.read_csv(SAMPLE).drop(columns=[f"feature_{k}" for k in range(1, 6)])
+    path = tmp_path / "ope_nofeat.csv"
+    df.to_csv(path, index=False)
+    store.load_log(path, "ope without features", cur=store.cursor(), replace=True)
+    at = run_page("ope without features")
+    assert any("no feature_* columns" in e.value for e in at.error)
+    at.selectbox(key="ope_target").select("uniform").run()
+    assert not at.error and at.dataframe
+
+
+def test_simulation_shows_bias_and_variance_against_the_truth():
+    at = run_page()
+    at.segmented_control(key="ope_view").set_value("Simulation: bias and variance").run()
+    assert "press **Run simulation**" in at.info[0].value
+    at.number_input(key="sim_draws").set_value(40)
+    at.number_input(key="sim_rows").set_value(300)
+    at.checkbox(key="sim_ci").check()
+    at.number_input(key="sim_boot").set_value(100)
+    press(at, "Run simulation")
+    assert not at.error
+    t = at.dataframe[0].value
+    assert list(t["estimator"]) == ["ips", "clipped-ips", "snips", "dr"]
+    assert {"truth", "bias", "sd", "rmse", "coverage"} <= set(t.columns)
+    assert t["truth"].nunique() == 1 and (t["draws"] == 40).all()
+    assert float(metrics(at)["True value of the target"]) == pytest.approx(t["truth"].iloc[0],
+                                                                          abs=1e-4)
+    assert len(at.get("plotly_chart")) == 3  # box plot, bias/sd plane, intervals
+    # the result stays after other interactions (cached, kept in the session)
+    at.selectbox(key="sim_pick").select("dr").run()
+    assert not at.exception and len(at.dataframe) == 1
+
+
+def test_learning_on_the_sample_and_in_a_simulation():
+    at = run_page()
+    at.segmented_control(key="ope_view").set_value("Learn a policy").run()
+    at.number_input(key="crm_steps").set_value(40)
+    press(at, "Learn a policy")
+    assert not at.error
+    ev = at.dataframe[0].value
+    assert list(ev["estimator"]) == ["ips", "snips", "logging"]
+    assert len(at.dataframe[1].value) == 5  # one weight per feature
+    assert len(at.get("plotly_chart")) == 1
+    at.radio(key="crm_data").set_value("simulation").run()
+    assert "Press **Learn a policy**" in at.info[0].value
+    at.number_input(key="crm_rows").set_value(3000)
+    press(at, "Learn a policy")
+    m = metrics(at)
+    assert float(m["True value of the learned policy"]) > 0.1  # logging is 0.1 here
