@@ -88,7 +88,7 @@ def connection(db_path: str | os.PathLike | None = None) -> duckdb.DuckDBPyConne
         if con is not None:
             return con
         if key == ":memory:":
-            tmp = tempfile.mkdtemp(prefix="ulr_duckdb_")
+            tmp = _process_tmp()
         else:
             Path(key).parent.mkdir(parents=True, exist_ok=True)
             tmp = str(Path(key).parent / "duckdb_tmp")
@@ -104,6 +104,13 @@ def connection(db_path: str | os.PathLike | None = None) -> duckdb.DuckDBPyConne
         return con
 
 
+def _process_tmp() -> str:
+    """One spill directory per process for in-memory databases."""
+    path = Path(tempfile.gettempdir()) / f"ulr_duckdb_{os.getpid()}"
+    path.mkdir(exist_ok=True)
+    return str(path)
+
+
 def cursor(db_path: str | os.PathLike | None = None) -> duckdb.DuckDBPyConnection:
     """A new cursor on the cached connection: one per session or thread."""
     return connection(db_path).cursor()
@@ -111,9 +118,8 @@ def cursor(db_path: str | os.PathLike | None = None) -> duckdb.DuckDBPyConnectio
 
 def new_memory_cursor() -> duckdb.DuckDBPyConnection:
     """A private in-memory database (for ``--input`` files)."""
-    tmp = tempfile.mkdtemp(prefix="ulr_duckdb_")
     con = duckdb.connect(":memory:", config={"memory_limit": MEMORY_LIMIT,
-                                              "temp_directory": tmp})
+                                              "temp_directory": _process_tmp()})
     con.execute(_CATALOG_DDL)
     return con
 
