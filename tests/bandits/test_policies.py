@@ -204,7 +204,7 @@ def test_linucb_scores_equal_direct_formula():
         np.testing.assert_allclose(s[r], ref, rtol=1e-10)
 
 
-# ----------------------------------------------------------------------------- posteriors and counts
+# ------------------------------------------------------------------------- posteriors and counts
 def test_cascade_ts_posterior_counts():
     rng = np.random.default_rng(4)
     w = rng.random(15) * 0.5

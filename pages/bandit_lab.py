@@ -1,0 +1,215 @@
+"""Bandit lab: cascading bandits learning to rank, with live regret curves and theory."""
+
+import time
+
+import pandas as pd
+import streamlit as st
+
+from pages import _ui as ui
+from ulr.bandits.envs import ENVIRONMENTS, make_env
+from ulr.bandits.plots import lab_figure
+from ulr.bandits.policies import ALGORITHMS
+from ulr.bandits.replay import replay
+from ulr.bandits.simulate import BanditLab
+from ulr.errors import UlrError
+
+TICK = 0.25      # seconds between redraws of the live chart
+BUDGET = 0.12    # simulation seconds per redraw (the rest is drawing)
+S = st.session_state
+
+st.title("Bandit lab")
+st.caption(
+    "Could an online learner rank better than the logged ranker, and how fast would it learn? "
+    "Simulate cascading bandits (Kveton et al., ICML 2015): the user scans the list from the "
+    "top and clicks the first attractive item. The chart shows the cumulative expected regret "
+    "(clicks lost against the best list) as the runs progress: the line is the mean over runs, "
+    "the band spans the 10th–90th percentile of the runs.")
+
+ENV_HELP = {
+    "kveton": "K items with attraction p, the other L − K with p − δ (Kveton et al. 2015).",
+    "linear": "Items with multi-hot tags; attraction is linear in the tags (Zong et al. 2016). "
+              "p is the mean attraction.",
+    "data": "Attraction of the most shown documents of the selected dataset: CTR corrected by "
+            "position bias θ (default: CTR ratios of its randomized rows).",
+}
+ALGO_HELP = ("ucb1 / ts: plain bandits, one per position (ranked bandits; with K = 1 exactly "
+             "UCB1 / Thompson sampling). cascade-*: learn from cascade feedback (Kveton et al. "
+             "2015, Zong et al. 2016).")
+
+
+def _theta(text: str):
+    if not text.strip():
+        return None
+    try:
+        return [float(t) for t in text.replace(";", ",").split(",") if t.strip()]
+    except ValueError:
+        raise UlrError("θ must be numbers separated by commas, e.g. 1, 0.5, 0.33.") from None
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _data_env(content_hash: str, name: str, items: int, k: int, theta):
+    return make_env("data", items=items, k=k, theta=theta, log=ui.current_log())
+
+
+# ---------------------------------------------------------------- settings
+with st.form("bl_form"):
+    c1, c2, c3, c4 = st.columns(4)
+    env_name = c1.selectbox("Environment", ENVIRONMENTS, key="bl_env",
+                            help=" ".join(f"{k}: {v}" for k, v in ENV_HELP.items()))
+    items = int(c2.number_input("Items L", 2, 5000, 16, key="bl_items"))
+    k = int(c3.number_input("List length K", 1, 20, 2, key="bl_k"))
+    seed = int(c4.number_input("Seed", 0, 10**6, 0, key="bl_seed"))
+    c1, c2, c3, c4 = st.columns(4)
+    p = c1.number_input("p (attraction)", 0.01, 1.0, 0.2, step=0.05, key="bl_p")
+    delta = c2.number_input("δ (gap, kveton)", 0.01, 1.0, 0.15, step=0.05, key="bl_delta")
+    d = int(c3.number_input("Tags d (linear)", 1, 100, 10, key="bl_d"))
+    theta_text = c4.text_input("θ by position (data, optional)", "", key="bl_theta",
+                               help="Relative examination per position, e.g. 1, 0.5, 0.33. "
+                                    "Empty: CTR ratios of the dataset's randomized rows.")
+    algorithms = st.multiselect("Algorithms", ALGORITHMS,
+                                default=["cascade-ucb1", "cascade-klucb", "cascade-ts"],
+                                key="bl_algos", help=ALGO_HELP)
+    c1, c2 = st.columns(2)
+    steps = int(c1.number_input("Steps", 100, 1_000_000, 20_000, step=1000, key="bl_steps"))
+    runs = int(c2.number_input("Runs", 1, 100, 10, key="bl_runs",
+                               help="Independent runs, simulated together as a batch."))
+    start = st.form_submit_button("Start", type="primary", icon=":material/play_arrow:")
+
+if start:
+    with ui.user_errors("Cannot start: "):
+        if env_name == "data":
+            log = ui.current_log()
+            env = _data_env(log.info.content_hash, log.info.name, items, k, _theta(theta_text))
+        else:
+            if theta_text.strip():
+                raise UlrError("θ applies to the data environment only.")
+            env = make_env(env_name, items=items, k=k, p=p, delta=delta, features=d, seed=seed)
+        S["bl_lab"] = BanditLab(env, tuple(algorithms), steps, runs=runs, seed=seed)
+        S["bl_status"] = "running"
+        S["bl_elapsed"], S["bl_t0"] = 0.0, time.time()
+
+lab = S.get("bl_lab")
+status = S.get("bl_status", "idle")
+
+# ---------------------------------------------------------------- controls
+controls = st.container(horizontal=True)
+if controls.button("Pause", key="bl_pause", icon=":material/pause:", disabled=status != "running"):
+    S["bl_elapsed"] += time.time() - S["bl_t0"]
+    status = S["bl_status"] = "paused"
+if controls.button("Resume", key="bl_resume", icon=":material/play_arrow:",
+             disabled=status != "paused"):
+    S["bl_t0"] = time.time()
+    status = S["bl_status"] = "running"
+if controls.button("Reset", key="bl_reset", icon=":material/restart_alt:", disabled=lab is None):
+    for key in ("bl_lab", "bl_status", "bl_elapsed", "bl_t0"):
+        S.pop(key, None)
+    lab, status = None, "idle"
+
+
+# Layout: chart, results, replay. The live fragment runs last so that every click of
+# this script run (pause, replay, ...) is handled before it may finish the run and
+# rerun the app.
+chart_box = st.container()
+results_box = st.container()
+
+
+def _elapsed() -> float:
+    return S["bl_elapsed"] + (time.time() - S["bl_t0"] if S.get("bl_status") == "running"
+                              else 0.0)
+
+
+# ---------------------------------------------------------------- live chart
+@st.fragment(run_every=TICK if status == "running" else None)
+def live():
+    lab = S.get("bl_lab")
+    if lab is None:
+        st.info("Choose an environment and algorithms, then press **Start**. With the defaults "
+                "(the Kveton et al. setting L = 16, K = 2, p = 0.2, δ = 0.15) CascadeKL-UCB "
+                "should end with well under half the regret of CascadeUCB1.")
+        return
+    if S.get("bl_status") == "running":
+        lab.advance(BUDGET)
+        if lab.done:
+            S["bl_elapsed"] = _elapsed()
+            S["bl_status"] = "done"
+            st.rerun(scope="app")   # stop the timer, show the results table
+    state = S.get("bl_status")
+    st.progress(lab.progress, text=f"{state}: step {lab.t:,} of {lab.steps:,} · "
+                                   f"elapsed {_elapsed():.1f} s (simulation {lab.seconds:.1f} s)")
+    st.plotly_chart(lab_figure(lab), key="bl_chart")
+
+
+# ---------------------------------------------------------------- results
+def results(lab):
+    res = lab.results()
+    table = pd.DataFrame({
+        "algorithm": res["algorithm"],
+        "final regret": [f"{m:,.1f} ± {s:,.1f}" for m, s in
+                         zip(res["final_regret_mean"], res["final_regret_std"])],
+        "regret mean": res["final_regret_mean"],
+        "regret sd": res["final_regret_std"],
+        "steps": res["steps"],
+        "runs": res["runs"],
+        "wall time (s)": res["seconds"],
+        "steps per second": res["steps_per_second"],
+    })
+    st.subheader("Results" if status == "done" else f"Results so far (paused at step {lab.t:,})")
+    st.dataframe(table, hide_index=True, width="stretch", column_config={
+        "regret mean": st.column_config.NumberColumn(format="%.1f"),
+        "regret sd": st.column_config.NumberColumn(format="%.1f"),
+        "wall time (s)": st.column_config.NumberColumn(format="%.2f"),
+        "steps per second": st.column_config.NumberColumn(format="%,.0f")})
+    env = lab.env
+    notes = []
+    if env.name == "kveton":
+        notes.append("Dotted: asymptotic lower bound of Kveton et al. (2015, Thm. 4), "
+                     "(L − K) δ (1 − p)^(K−1) / KL(p − δ, p) · log n")
+    if "ucb1" in lab.algorithms and env.k == 1:
+        notes.append("Dashed: gap-dependent upper bound of UCB1, Σ Δᵢ (⌈8 ln n / Δᵢ²⌉ − 1 + "
+                     "2ζ(3)) (derivation in ulr.bandits.bounds)")
+    elif "ucb1" in lab.algorithms:
+        notes.append("The UCB1 upper bound is drawn for K = 1 only (the plain bandit)")
+    st.caption(" ".join(["Wall time and steps per second are per algorithm, for all runs at "
+                         "once."] + [n + "." for n in notes]))
+    ui.download_csv(table.drop(columns=["final regret"]), "bandit_lab_results.csv",
+                    "Download results (CSV)", key="bl_csv")
+    ui.add_to_report(f"Bandit lab: {env.name} environment (L={env.n_items}, K={env.k})",
+                     fig=lab_figure(lab), table=table,
+                     settings={"environment": env.describe(), "algorithms": list(lab.algorithms),
+                               "steps": lab.steps, "runs": lab.runs, "seed": lab.seed},
+                     key="bandit_lab")
+
+
+# ---------------------------------------------------------------- replay
+with st.expander("Replay evaluation on the selected dataset (Li et al., WSDM 2011)"):
+    st.caption("Steps through the dataset's randomized sessions and keeps those where the "
+               "algorithm's top-k list equals the logged one: an unbiased estimate of the CTR "
+               "the algorithm would have had online, if the logged order is uniformly random.")
+    with st.form("bl_replay_form"):
+        c1, c2, c3 = st.columns(3)
+        r_algo = c1.selectbox("Algorithm", ALGORITHMS, index=ALGORITHMS.index("cascade-klucb"),
+                              key="bl_r_algo")
+        r_k = int(c2.number_input("Top k", 1, 5, 1, key="bl_r_k"))
+        r_seed = int(c3.number_input("Seed", 0, 10**6, 0, key="bl_r_seed"))
+        go = st.form_submit_button("Run replay")
+    if go:
+        with ui.user_errors("Cannot replay: "):
+            log = ui.current_log()
+            with st.spinner("Replaying the randomized sessions…"):
+                S["bl_replay"] = replay(log, r_algo, k=r_k, seed=r_seed)
+    rr = S.get("bl_replay")
+    if rr is not None:
+        c1, c2, c3 = st.columns(3)
+        c1.metric(f"Estimated CTR of {rr.algorithm} (top {rr.k})",
+                  "n/a" if rr.accepted == 0 else f"{rr.ctr:.2%}",
+                  None if rr.accepted == 0 else f"{rr.ctr - rr.random_ctr:+.2%} vs random order")
+        c2.metric(f"{rr.confidence:.0%} confidence interval",
+                  "n/a" if rr.accepted == 0 else f"{rr.ci_lower:.2%} – {rr.ci_upper:.2%}")
+        c3.metric("Accepted events", f"{rr.accepted:,} of {rr.events:,}")
+
+
+if lab is not None and status in ("paused", "done"):
+    with results_box:
+        results(lab)
+with chart_box:
+    live()

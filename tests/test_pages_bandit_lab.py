@@ -1,0 +1,106 @@
+"""Bandit lab page through Streamlit's AppTest.
+
+AppTest has no browser timer, so ``st.fragment(run_every=...)`` never fires on
+its own: each ``at.run()`` re-runs the script, fragment included, which is one
+tick of the live chart (one chunk of simulation).
+"""
+
+import json
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGE = str(ROOT / "pages" / "bandit_lab.py")
+
+
+def start(**settings):
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.run()
+    assert not at.exception, at.exception
+    for key, value in settings.items():
+        widget = at.multiselect(key=key) if key == "bl_algos" else (
+            at.selectbox(key=key) if key == "bl_env" else (
+                at.text_input(key=key) if key == "bl_theta" else at.number_input(key=key)))
+        widget.set_value(value)
+    at.button(key="FormSubmitter:bl_form-Start").click()
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def lab(at):
+    return at.session_state["bl_lab"]
+
+
+def chart_traces(at):
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    return [t.get("name") for t in spec["data"]]
+
+
+def test_start_advance_pause_resume_to_the_results_table():
+    at = start(bl_steps=3000, bl_runs=3)
+    assert at.session_state["bl_status"] == "running"
+    assert len(at.get("plotly_chart")) == 1
+    t1 = lab(at).t
+    at.run()                                    # one more fragment tick
+    t2 = lab(at).t
+    assert 0 < t1 < t2 < 3000
+    assert {"cascade-ucb1", "cascade-klucb", "cascade-ts",
+            "lower bound (Kveton et al.)"} <= set(chart_traces(at))
+    assert "running: step" in at.get("progress")[0].proto.text
+
+    at.button(key="bl_pause").click().run()
+    assert at.session_state["bl_status"] == "paused"
+    t3 = lab(at).t
+    at.run()
+    assert lab(at).t == t3                      # paused: no progress
+    assert at.subheader[0].value == f"Results so far (paused at step {t3:,})"
+    table = at.dataframe[0].value
+    assert list(table["algorithm"]) == ["cascade-ucb1", "cascade-klucb", "cascade-ts"]
+    assert (table["steps"] == t3).all()
+    assert len(at.get("plotly_chart")) == 1
+
+    at.button(key="bl_resume").click().run()
+    for _ in range(100):
+        if at.session_state["bl_status"] == "done":
+            break
+        at.run()
+    assert at.session_state["bl_status"] == "done" and not at.exception
+    table = at.dataframe[0].value
+    assert (table["steps"] == 3000).all() and (table["runs"] == 3).all()
+    assert (table["steps per second"] > 0).all() and (table["wall time (s)"] > 0).all()
+    row = table.set_index("algorithm").loc["cascade-klucb"]
+    assert row["final regret"] == f"{row['regret mean']:,.1f} ± {row['regret sd']:,.1f}"
+    assert len(at.get("download_button")) == 1
+    assert at.subheader[0].value == "Results"
+
+    at.button(key="bl_reset").click().run()
+    assert "bl_lab" not in at.session_state and not at.dataframe
+    assert "press **Start**" in at.info[0].value
+
+
+def test_ucb1_bound_drawn_for_plain_bandit():
+    at = start(bl_k=1, bl_items=6, bl_algos=["ucb1", "ts"], bl_steps=500, bl_runs=2)
+    names = chart_traces(at)
+    assert "ucb1 upper bound" in names and "lower bound (Kveton et al.)" in names
+
+
+def test_data_environment_and_replay_on_the_sample():
+    at = start(bl_env="data", bl_items=40, bl_k=3, bl_algos=["cascade-ts"], bl_steps=400,
+               bl_runs=2)
+    assert not at.error
+    assert lab(at).env.name == "data" and lab(at).env.n_items == 40
+    at.button(key="FormSubmitter:bl_replay_form-Run replay").click().run()
+    assert not at.exception and not at.error
+    metrics = {m.label: m.value for m in at.metric}
+    accepted = metrics["Accepted events"]
+    assert accepted.split(" of ")[0] != "0"
+
+
+def test_bad_settings_show_an_error():
+    at = start(bl_items=4, bl_k=4)
+    assert any("Cannot start" in e.value and "list length k" in e.value for e in at.error)
+    assert "bl_lab" not in at.session_state
+    at = start(bl_theta="1, 0.5")
+    assert any("data environment only" in e.value for e in at.error)
