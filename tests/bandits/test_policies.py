@@ -10,7 +10,7 @@ from ulr.bandits.envs import CascadeEnv
 from ulr.bandits.policies import (CascadeKLUCB, CascadeLinTS, CascadeLinUCB, CascadeTS,
                                   CascadeUCB1, RankedTS, RankedUCB1, cascade_feedback,
                                   klucb_index, klucb_rate, make_policy,
-                                  sherman_morrison_update, topk)
+                                  sequential_rank1_update, sherman_morrison_update, topk)
 from ulr.bandits.simulate import BanditSimulation
 from ulr.errors import UlrError
 
@@ -129,6 +129,21 @@ def test_sherman_morrison_matches_inverse_with_mask():
     sherman_morrison_update(m_inv, x, scale=scale, mask=mask)
     expected = np.linalg.inv(m + scale * mask[:, None, None] * x[:, :, None] * x[:, None, :])
     np.testing.assert_allclose(m_inv, expected, rtol=1e-10, atol=1e-12)
+
+
+def test_block_update_equals_sequential_sherman_morrison():
+    rng = np.random.default_rng(8)
+    r, m, d = 5, 4, 6
+    a = rng.normal(size=(r, 3, d))
+    m_inv = np.linalg.inv(np.eye(d) + np.einsum("rmd,rme->rde", a, a))
+    xs = rng.normal(size=(r, m, d))
+    mask = np.arange(m)[None, :] < np.array([4, 0, 2, 1, 3])[:, None]   # observed prefixes
+    expected = m_inv.copy()
+    for j in range(m):                                  # one rank-1 step per vector
+        sherman_morrison_update(expected, xs[:, j], scale=2.0, mask=mask[:, j])
+    got = m_inv.copy()
+    sequential_rank1_update(got, xs, scale=2.0, mask=mask)
+    np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-13)
 
 
 def drive(policy, w, steps, rng, t0=0):
