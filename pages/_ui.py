@@ -7,6 +7,7 @@ It defaults to the bundled sample and follows the ``?dataset=`` URL parameter.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import datetime as _dt
 import json
 from pathlib import Path
@@ -19,6 +20,31 @@ from ulr.errors import UlrError
 from ulr.export import safe_csv_bytes
 
 DATASET_KEY = "dataset"
+
+
+def _leave_pages_folder_mode() -> None:
+    """Make a deep link on a fresh server go through app.py's st.navigation.
+
+    Streamlit treats an app with a ``pages/`` folder as a folder-navigation app
+    until the entry script calls ``st.navigation``. So the very first session
+    after start-up that opens ``/data?...`` runs the page without app.py (no
+    dataset picker, wrong menu). Importing this module from such a page ends
+    that mode and reruns, now through app.py.
+    """
+    try:
+        from streamlit.runtime.pages_manager import PagesManager
+    except ImportError:  # pragma: no cover - other Streamlit versions
+        return
+    if not PagesManager.uses_pages_directory:
+        return
+    PagesManager.uses_pages_directory = False
+    entry = str(Path(__file__).resolve().parent.parent / "app.py")
+    if not any(Path(f.filename).resolve().as_posix() == Path(entry).as_posix()
+               for f in inspect.stack(0)):
+        st.rerun()
+
+
+_leave_pages_folder_mode()
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -99,17 +125,12 @@ def add_to_report(title: str, *, fig=None, table: pd.DataFrame | None = None,
                   settings: dict | None = None, key: str) -> None:
     """An "Add to report" button that stores this result for the Report page."""
     if st.button("Add to report", key=f"report_{key}", icon=":material/post_add:"):
+        from ulr.report import ReportItem
+
         items = st.session_state.setdefault("report_items", [])
-        items.append({
-            "title": title,
-            "note": "",
-            "figure": None if fig is None else fig.to_json(),
-            "table": None if table is None else table.to_json(orient="split"),
-            "settings": json.loads(json.dumps(settings or {}, default=str)),
-            "dataset": st.session_state.get(DATASET_KEY, store.SAMPLE_NAME),
-            "created": _dt.datetime.now().isoformat(timespec="seconds"),
-            "version": __version__,
-        })
+        items.append(ReportItem.from_result(
+            title, fig=fig, table=table, settings=settings,
+            dataset=st.session_state.get(DATASET_KEY, store.SAMPLE_NAME)).to_dict())
         st.toast(f"Added “{title}” to the report ({len(items)} items).")
 
 

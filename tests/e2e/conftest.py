@@ -26,8 +26,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="session")
-def app_url():
+def _serve():
     port = _free_port()
     env = dict(os.environ)
     env["ULR_DB"] = os.path.join(tempfile.mkdtemp(prefix="ulr_e2e_"), "e2e.duckdb")
@@ -51,12 +50,25 @@ def app_url():
     else:
         proc.kill()
         raise RuntimeError("streamlit did not start within 60 s")
-    yield url
-    proc.terminate()
     try:
-        proc.wait(10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+@pytest.fixture(scope="session")
+def app_url():
+    yield from _serve()
+
+
+@pytest.fixture
+def fresh_app_url():
+    """A server no session has visited yet (for first-visit deep links)."""
+    yield from _serve()
 
 
 @pytest.fixture(scope="session")

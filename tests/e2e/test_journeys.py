@@ -42,3 +42,16 @@ def test_visit_every_page_without_errors(page, app_url):
         name = re.sub(r"[^a-z0-9]+", "_", (href.rsplit("/", 1)[-1] or "home").lower())
         shot(page, f"page_{name or 'home'}")
         assert no_errors(page) == [], href
+
+
+def test_first_visit_deep_link_goes_through_app_navigation(browser, fresh_app_url):
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+    pg = ctx.new_page()
+    pg.goto(fresh_app_url + "/data?dataset=sample")
+    wait_idle(pg)
+    expect(pg.get_by_role("heading", name="Data", exact=True)).to_be_visible(timeout=30_000)
+    sidebar = pg.locator('[data-testid="stSidebar"]')
+    expect(sidebar.get_by_text("Presentation mode")).to_be_visible()
+    expect(sidebar.get_by_role("link", name="Home")).to_be_visible()
+    assert no_errors(pg) == []
+    ctx.close()
