@@ -18,11 +18,15 @@ def neutralize(df: pd.DataFrame) -> pd.DataFrame:
     out = df.copy()
     for col in out.columns:
         s = out[col]
-        if s.dtype == object or pd.api.types.is_string_dtype(s):
-            txt = s.astype("string")
-            bad = txt.str.startswith(_TRIGGERS).fillna(False)
-            if bad.any():
-                out[col] = s.where(~bad, "'" + txt)
+        if pd.api.types.is_string_dtype(s) and s.dtype != object:
+            bad = s.str.startswith(_TRIGGERS).fillna(False).to_numpy(dtype=bool)
+        elif s.dtype == object:  # mixed: only actual strings are at risk, not numbers
+            bad = s.map(lambda v: isinstance(v, str) and v.startswith(_TRIGGERS)).to_numpy(
+                dtype=bool)
+        else:
+            continue
+        if bad.any():
+            out[col] = s.astype(object).where(~bad, "'" + s.astype("string").fillna(""))
     out.columns = [("'" + str(c)) if str(c).startswith(_TRIGGERS) else c for c in out.columns]
     return out
 

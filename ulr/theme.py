@@ -65,7 +65,7 @@ def band_color(hex_color: str, alpha: float = 0.18) -> str:
 TEMPLATE = go.layout.Template(
     layout=dict(
         font=dict(family=FONT, size=14, color="#222"),
-        title=dict(font=dict(size=18), x=0.0, xanchor="left"),
+        title=dict(font=dict(size=18), x=0.0, xanchor="left", y=0.98, yanchor="top"),
         colorway=PALETTE,
         paper_bgcolor="white",
         plot_bgcolor="white",
@@ -74,7 +74,7 @@ TEMPLATE = go.layout.Template(
         yaxis=dict(showgrid=True, gridcolor="#e6e6e6", zeroline=False,
                    linecolor="#888", ticks="outside", title=dict(standoff=8)),
         legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="left", x=0),
-        margin=dict(l=60, r=20, t=60, b=50),
+        margin=dict(l=60, r=20, t=100, b=50),
         hoverlabel=dict(font=dict(family=FONT)),
     )
 )
