@@ -1,0 +1,30 @@
+"""CSV formula-injection neutralizer."""
+
+import io
+
+import pandas as pd
+
+from ulr.export import neutralize, safe_csv_bytes
+
+
+def reference(v):
+    return "'" + v if isinstance(v, str) and v[:1] in ("=", "+", "-", "@", "\t", "\r") else v
+
+
+def test_text_cells_neutralized_numbers_kept():
+    df = pd.DataFrame({
+        "text": ["=HYPERLINK(\"x\")", "+1", "-2", "@SUM(A1)", "plain", None],
+        "mixed": [-1, 2.5, "=cmd|' /C calc'!A0", "-x", 7, "ok"],
+        "num": [-1.0, -2.0, 3.0, 4.0, 5.0, 6.0],
+        "=bad header": [1, 2, 3, 4, 5, 6],
+    })
+    out = neutralize(df)
+    for col in ("text", "mixed"):
+        def norm(v):
+            return None if v is None or (isinstance(v, float) and pd.isna(v)) else v
+        assert [norm(reference(v)) for v in df[col]] == [norm(v) for v in out[col]]
+    assert out["num"].tolist() == df["num"].tolist()
+    assert "'=bad header" in out.columns
+    back = pd.read_csv(io.BytesIO(safe_csv_bytes(df)))
+    assert back["num"].tolist() == [-1.0, -2.0, 3.0, 4.0, 5.0, 6.0]
+    assert not any(str(v).startswith(("=", "+", "@")) for v in back["text"].dropna())
