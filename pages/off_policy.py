@@ -65,8 +65,8 @@ def _pick_log():
                 "cannot be evaluated off-policy. Showing the bundled OPE sample: 10,000 rows "
                 "of a uniformly random 3-position log with a click-through rate under 1% "
                 "(upload your own log with propensities on the Data page).")
-    source = st.radio("Log", options, format_func=lambda o: label.get(o, f"current dataset “{o}”"),
-                      horizontal=True, key="ope_source")
+    source = st.radio("Log", options, horizontal=True, key="ope_source",
+                      format_func=lambda o: label.get(o, f"current dataset “{o}”"))
     if source == SAMPLE_SOURCE:
         return SAMPLE_SOURCE, "sample_ope.csv", _sample_hash(), None
     return log.info.name, log.info.name, log.info.content_hash, log.info
@@ -113,7 +113,8 @@ def view_log():
                                     default=list(est.DEFAULT_ESTIMATORS), key="ope_estimators",
                                     format_func=lambda e: LABELS.get(e, e))
         clip_auto = o2.checkbox("Automatic clip", True, key="ope_clip_auto",
-                                help="95th percentile of the positive weights (at least 1).")
+                                help="√n × mean weight (Ionides 2008): trims only weights "
+                                     "that are extreme for the sample size.")
         clip = o2.number_input("Clip weights at", 1.0, 1e6, 10.0, key="ope_clip",
                                disabled=clip_auto)
         n_boot = int(o3.number_input("Bootstrap draws", 100, 20_000, 1000, step=100,
@@ -144,12 +145,13 @@ def view_log():
     m[0].metric("Rows evaluated", f"{d['n']:,}", help=f"of {res.settings['log_rows']:,} in the log")
     m[1].metric("Clicks", f"{d['clicks']:,}", help=f"CTR {d['ctr']:.2%}")
     m[2].metric("Effective sample size", f"{d['ess']:,.0f}", f"{d['ess_fraction']:.0%} of rows",
-                delta_color="off", help="(Σw)² / Σw² (Kish)")
+                delta_color="off", delta_arrow="off", help="(Σw)² / Σw² (Kish)")
     m[3].metric("Effective clicks", f"{d['effective_clicks']:.1f}",
                 help="Effective sample size of the weights of the clicked rows: what limits "
                      "the precision when clicks are rare.")
     m[4].metric("Largest weight", f"{d['max_weight']:.3g}",
-                f"{d['max_weight_share']:.2%} of the total", delta_color="off")
+                f"{d['max_weight_share']:.2%} of the total", delta_color="off",
+                delta_arrow="off")
     for w in res.warnings:
         st.warning(w.message, icon=":material/warning:")
     table = _estimates_frame(res.table)
@@ -264,7 +266,10 @@ def view_simulation():
         estimators = c[2].multiselect("Estimators", list(est.ESTIMATORS),
                                       default=["ips", "clipped-ips", "snips", "dr"],
                                       format_func=lambda e: LABELS.get(e, e), key="sim_est")
-        clip = c[3].number_input("Clip (0 = automatic)", 0.0, 1e6, 0.0, key="sim_clip")
+        clip = c[3].number_input("Clip weights at (0 = automatic)", 0.0, 1e6, 2.0,
+                                 key="sim_clip",
+                                 help="Clipped IPS uses min(w, M). Automatic: √n × mean weight "
+                                      "(Ionides 2008), which rarely clips in small worlds.")
         c = st.columns(4)
         intervals = c[0].checkbox("Bootstrap intervals (coverage)", False, key="sim_ci",
                                   help="Slower: a bootstrap per log.")
@@ -299,8 +304,6 @@ def view_simulation():
     if last is None:
         st.info("Choose a world and press **Run simulation** (the defaults take a second).")
         return
-    if last != settings:
-        st.caption("Showing the last run; the settings above have changed since.")
     out = _simulate(last)
     s = dict(last)
     m = st.columns(4)

@@ -118,11 +118,13 @@ def test_invalid_inputs_raise():
         est.ratio_terms("nope", [1.0], [1.0])
 
 
-def test_default_clip_is_95th_percentile_of_positive_weights():
-    w = np.r_[np.zeros(100), np.arange(1, 101, dtype=float)]
-    assert est.default_clip(w) == pytest.approx(np.quantile(np.arange(1, 101), 0.95))
-    assert est.default_clip(np.full(10, 0.5)) == 1.0  # never below 1
+def test_default_clip_is_ionides_truncation():
+    w = np.r_[np.zeros(100), np.arange(1, 101, dtype=float)]  # n = 200, mean 25.25
+    assert est.default_clip(w) == pytest.approx(np.sqrt(200) * 25.25)
+    assert est.default_clip(np.full(4, 0.1)) == 1.0  # never below 1
     assert est.default_clip(np.zeros(3)) == 1.0
+    W = np.vstack([w, w / 2])
+    assert np.allclose(est.default_clip(W), [np.sqrt(200) * 25.25, np.sqrt(200) * 12.625])
 
 
 def test_bootstrap_se_matches_the_analytic_standard_error():

@@ -20,7 +20,8 @@ def register(sub):
     p.add_argument("--action", choices=["doc_id", "position"], default="doc_id",
                    help="what the policy chooses per query (default doc_id)")
     p.add_argument("--target", choices=["fitted", "column", "scores", "uniform"], default=None,
-                   help="target policy (default: fitted; implied by --target-column/--score-column)")
+                   help="target policy (default: fitted; implied by --target-column or "
+                        "--score-column)")
     p.add_argument("--target-column", metavar="COL",
                    help="column with the target probability of each row's action")
     p.add_argument("--score-column", metavar="COL",
@@ -33,8 +34,8 @@ def register(sub):
     p.add_argument("--estimators", default=",".join(est.DEFAULT_ESTIMATORS),
                    help=f"comma-separated, from {','.join(est.ESTIMATORS)}")
     p.add_argument("--clip", type=float, default=None,
-                   help="clipping threshold for clipped-ips (default: 95th percentile of the "
-                        "positive weights, at least 1)")
+                   help="clipping threshold for clipped-ips (default: sqrt(rows) x mean weight, "
+                        "Ionides 2008)")
     p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap draws (default 1000)")
     p.add_argument("--level", type=float, default=0.95, help="confidence level (default 0.95)")
     p.add_argument("--folds", type=int, default=2,

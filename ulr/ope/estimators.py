@@ -157,18 +157,18 @@ def effective_sample_size(weight) -> np.ndarray:
         return np.where(s2 > 0, np.sum(w, axis=-1) ** 2 / np.where(s2 > 0, s2, 1.0), 0.0)
 
 
-def default_clip(weight) -> float:
-    """Default clipping threshold: the 95th percentile of the positive weights, at least 1.
+def default_clip(weight) -> np.ndarray:
+    """Default clipping threshold, ``M = sqrt(n) * mean(w)`` and at least 1.
 
-    A data-driven rule (the issue leaves the choice open): it clips the top 5%
-    of the rows the target policy can reach and never clips below the
-    on-policy weight 1.
+    The truncation level of Ionides, "Truncated importance sampling" (JCGS
+    2008): it only trims weights that are extreme for the sample size, and its
+    bias vanishes as ``n`` grows. A per-log quantile would clip a fixed share of
+    rows and, being itself random, can add variance instead of removing it.
+    Works along the last axis (one threshold per log).
     """
-    w = np.asarray(weight, dtype=float).ravel()
-    pos = w[w > 0]
-    if len(pos) == 0:
-        return 1.0
-    return float(max(1.0, np.quantile(pos, 0.95)))
+    w = np.asarray(weight, dtype=float)
+    n = w.shape[-1]
+    return np.maximum(1.0, np.sqrt(n) * w.mean(axis=-1))
 
 
 @dataclass(frozen=True)
@@ -236,9 +236,12 @@ def bootstrap_ratio(num, den, *, cluster=None, n_bootstrap: int = 1000, level: f
             reps[done:done + b] = np.where(db > 0, nb / np.where(db > 0, db, 1.0), np.nan)
         done += b
     a = (1 - level) / 2
-    with np.errstate(invalid="ignore"):
-        lower = np.nanquantile(reps, a, axis=0) if np.isfinite(reps).any() else np.full(m, np.nan)
-        upper = np.nanquantile(reps, 1 - a, axis=0) if np.isfinite(reps).any() else np.full(m, np.nan)
-        se = np.nanstd(reps, axis=0, ddof=1) if np.isfinite(reps).any() else np.full(m, np.nan)
+    lower, upper, se = np.full(m, np.nan), np.full(m, np.nan), np.full(m, np.nan)
+    ok = np.isfinite(reps).any(axis=0)  # e.g. SNIPS is undefined when all weights are 0
+    if ok.any():
+        r = reps[:, ok]
+        lower[ok] = np.nanquantile(r, a, axis=0)
+        upper[ok] = np.nanquantile(r, 1 - a, axis=0)
+        se[ok] = np.nanstd(r, axis=0, ddof=1)
     return Interval(lower=np.atleast_1d(lower), upper=np.atleast_1d(upper),
                     se=np.atleast_1d(se), n_bootstrap=n_bootstrap, level=level)

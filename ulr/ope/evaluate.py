@@ -229,8 +229,7 @@ def evaluate(feedback: BanditFeedback, pi: np.ndarray | None = None, *,
         pair means of those probabilities).
     estimators : names from ``ips``, ``clipped-ips``, ``snips``, ``dr``, ``dm``.
     clip : clipping threshold M for ``clipped-ips``; default
-        :func:`ulr.ope.estimators.default_clip` (95th percentile of the positive
-        weights, at least 1).
+        :func:`ulr.ope.estimators.default_clip` (``sqrt(n) * mean(w)``, Ionides 2008).
     n_bootstrap, level : bootstrap draws and confidence level of the
         percentile intervals (resampling impressions when the log has them).
     reward_model : scikit-learn estimator for DR/DM (see :func:`reward_predictions`).
@@ -265,7 +264,7 @@ def evaluate(feedback: BanditFeedback, pi: np.ndarray | None = None, *,
         t_row = pi[feedback.pair]
     w = est.importance_weights(t_row, feedback.propensity)
     r = feedback.reward
-    M = float(clip) if clip is not None else est.default_clip(w)
+    M = float(clip) if clip is not None else float(est.default_clip(w))
     if clip is not None and (not np.isfinite(M) or M <= 0):
         raise UlrError("the clipping threshold must be a positive number.")
     q_logged = q_target = None

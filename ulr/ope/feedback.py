@@ -238,7 +238,8 @@ class LinearScorer:
     intercept: float = 0.0
 
     def __call__(self, features: np.ndarray) -> np.ndarray:
-        return np.asarray(features, dtype=float) @ np.asarray(self.coef, dtype=float) + self.intercept
+        X = np.asarray(features, dtype=float)
+        return X @ np.asarray(self.coef, dtype=float) + self.intercept
 
 
 def fit_linear_scorer(feedback: BanditFeedback, rows=None, *, C: float = 1.0) -> LinearScorer:
@@ -392,11 +393,11 @@ def feedback_from_log(log, *, action: str = "doc_id", target_column: str | None 
         f"{feat_sql} FROM {t} GROUP BY 1, 2 ORDER BY 1, 2").df()
     row_extra = "".join(f", TRY_CAST({c} AS DOUBLE) AS {k}" for k, c in extra.items())
     has_s = info.has("session_id")
+    sess = (", dense_rank() OVER (ORDER BY session_id) - 1 AS cluster, "
+            "session_id IS NULL AS nos") if has_s else ""
     rows = log.cur.execute(
         f"SELECT dense_rank() OVER (ORDER BY query_id::VARCHAR, {act}) - 1 AS pair, "
-        f"position, click::INT AS click, propensity"
-        f"{', dense_rank() OVER (ORDER BY session_id) - 1 AS cluster, session_id IS NULL AS nos' if has_s else ''}"
-        f"{row_extra} FROM {t}").fetchnumpy()
+        f"position, click::INT AS click, propensity{sess}{row_extra} FROM {t}").fetchnumpy()
     for k in extra:
         rows[k] = np.ma.filled(np.ma.asarray(rows[k], dtype=float), np.nan)
     for k, c in extra.items():

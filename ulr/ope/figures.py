@@ -66,8 +66,7 @@ def bias_variance_figure(table: pd.DataFrame, *,
     for i, r in enumerate(table.itertuples()):
         c = theme.color_for(r.estimator, i)
         fig.add_trace(go.Scatter(
-            x=[r.sd], y=[r.bias], mode="markers+text", name=_label(r.estimator),
-            text=[_label(r.estimator)], textposition="top center",
+            x=[r.sd], y=[r.bias], mode="markers", name=_label(r.estimator),
             marker=dict(color=c, size=12),
             error_y=dict(type="data", array=[2 * r.bias_se], color=c),
             hovertemplate=(f"{_label(r.estimator)}<br>bias %{{y:.3g}} ± {2 * r.bias_se:.2g}"
@@ -76,7 +75,6 @@ def bias_variance_figure(table: pd.DataFrame, *,
     theme.apply(fig, title=title, x="standard deviation over logs (clicks per row)",
                 y="bias (clicks per row)")
     fig.update_xaxes(rangemode="tozero")
-    fig.update_layout(showlegend=False)
     return fig
 
 
@@ -104,7 +102,8 @@ def intervals_figure(df: pd.DataFrame, truth: float, *, estimator: str, max_draw
 
 def crm_curve_figure(curve: pd.DataFrame, *, truth: pd.Series | None = None,
                      logging_value: float | None = None,
-                     title: str = "Policy learning (counterfactual risk minimization)") -> go.Figure:
+                     title: str = "Policy learning (counterfactual risk minimization)"
+                     ) -> go.Figure:
     """Training objective and held-out estimates of the learned policy by step."""
     fig = go.Figure()
     series = [("objective", "training objective", "#7f7f7f", "dot"),

@@ -92,7 +92,7 @@ class BanditSimulation:
         return self.q.shape[0]
 
     def true_value(self, pi) -> np.ndarray:
-        """Exact value ``sum_c P(c) sum_k P(k) sum_a pi(a|c) q_k(c, a)``; pi broadcasts (..., n_pairs)."""
+        """Exact ``V = sum_c P(c) sum_k P(k) sum_a pi(a|c) q_k(c, a)``; pi is (..., n_pairs)."""
         qbar = self.slot_prob @ self.q  # (n_pairs,) slot-averaged click probability
         pc = self.context_prob[self.candidates.context]
         return np.sum(np.asarray(pi, dtype=float) * qbar * pc, axis=-1)
@@ -214,10 +214,8 @@ def repeated_point_estimates(sim: BanditSimulation, pi, draws: LoggedDraws, *,
     r = draws.reward
     if clip is not None:
         M = np.full((draws.draws, 1), float(clip))
-    else:  # per log, as evaluate() does: 95th percentile of its positive weights, >= 1
-        with np.errstate(all="ignore"):
-            q = np.nanquantile(np.where(w > 0, w, np.nan), 0.95, axis=1)
-        M = np.maximum(1.0, np.nan_to_num(q, nan=1.0))[:, None]
+    else:  # per log, as evaluate() does
+        M = est.default_clip(w)[:, None]
     out = {}
     for e in estimators:
         if e == "ips":
