@@ -66,24 +66,37 @@ def run_experiment(data: MNARData, *, models=MODELS, base: MFConfig = MFConfig()
 
     ``progress(done, total, label)`` is called after each run.
     """
+    grids = experiment_grids(models, base, grids)
+    total = sum(len(g) for g in grids.values())
+    runs = []
+    for m, grid in grids.items():
+        for r, cfg in enumerate(grid):
+            res = train(data, m, cfg, propensity=propensity)
+            runs.append((m, r, cfg, res.history))
+            if progress is not None:
+                progress(len(runs), total, f"{LABELS[m]} run {r + 1}/{len(grid)}")
+    return summarize_runs(data, runs, propensity=propensity)
+
+
+def experiment_grids(models, base: MFConfig = MFConfig(), grids: dict | None = None) -> dict:
+    """Configurations per model: the given grid, else :func:`default_grid`."""
     models = list(dict.fromkeys(models))
     bad = [m for m in models if m not in MODELS]
     if bad or not models:
         raise UlrError(f"unknown model {', '.join(bad) or '(none)'}; choose from "
                        f"{', '.join(MODELS)}.")
-    grids = {m: (grids or {}).get(m) or default_grid(m, base) for m in models}
-    total = sum(len(g) for g in grids.values())
-    done = 0
-    frames, configs = [], {}
-    for m in models:
-        configs[m] = []
-        for r, cfg in enumerate(grids[m]):
-            res = train(data, m, cfg, propensity=propensity)
-            frames.append(res.history.assign(model=m, run=r))
-            configs[m].append(asdict(cfg))
-            done += 1
-            if progress is not None:
-                progress(done, total, f"{LABELS[m]} run {r + 1}/{len(grids[m])}")
+    return {m: (grids or {}).get(m) or default_grid(m, base) for m in models}
+
+
+def summarize_runs(data: MNARData, runs: list, *, propensity: str = "naive-bayes") -> Experiment:
+    """Build the :class:`Experiment` from ``(model, run, config, history)`` tuples."""
+    frames = [h.assign(model=m, run=r) for m, r, _, h in runs]
+    configs: dict = {}
+    cfg_of = {}
+    for m, r, cfg, _ in runs:
+        configs.setdefault(m, []).append(asdict(cfg))
+        cfg_of[(m, r)] = cfg
+    models = list(configs)
     hist = pd.concat(frames, ignore_index=True)
     hist = hist[["model", "run", "epoch", "train_loss", "validation", "test_mse",
                  "test_improvement"]]
@@ -102,7 +115,7 @@ def run_experiment(data: MNARData, *, models=MODELS, base: MFConfig = MFConfig()
             "run (best on test)": int(t["run"]),
             "epoch (best on test)": int(t["epoch"]),
             "improvement (best on test)": float(t["test_improvement"]),
-            "setting (best on validation)": _describe(m, grids[m][int(v["run"])]),
+            "setting (best on validation)": _describe(m, cfg_of[(m, int(v["run"]))]),
         })
     table = pd.DataFrame(rows)
     summary = {**data.summary(), "test_variance": float(np.var(data.test.rating)),

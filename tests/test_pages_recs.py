@@ -1,0 +1,79 @@
+"""Debiased recommendation page through Streamlit's AppTest."""
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from ulr.recommend.data import simulate_mnar
+from ulr.recommend.experiment import run_experiment
+from ulr.recommend.models import MFConfig
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGE = str(ROOT / "pages" / "debiased_recs.py")
+
+
+def run_page():
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def press(at):
+    [b for b in at.button if b.label == "Train and compare"][0].click().run()
+    assert not at.exception, at.exception
+
+
+def small(at):
+    at.number_input(key="rec_users").set_value(120)
+    at.number_input(key="rec_items").set_value(100)
+    at.number_input(key="rec_epochs").set_value(10)
+
+
+def test_first_view_asks_to_run():
+    at = run_page()
+    assert at.title[0].value == "Debiased recommendation"
+    assert "press **Train and compare**" in at.info[0].value
+    assert not at.dataframe
+
+
+def test_run_shows_table_curves_and_downloads_matching_the_library():
+    at = run_page()
+    small(at)
+    press(at)
+    assert not at.error
+    t = at.dataframe[0].value
+    assert list(t["method"]) == ["naive MF", "propensity MF (IPS)", "CausE"]
+    assert (t["improvement (best on test)"] >= t["improvement (best on validation)"]).all()
+    # the page's numbers are the library's
+    lib = run_experiment(simulate_mnar(users=120, items=100, seed=0),
+                         base=MFConfig(epochs=10)).table
+    assert list(t["improvement (best on validation)"]) == pytest.approx(
+        list(lib["improvement (best on validation)"]))
+    assert len(at.get("plotly_chart")) == 2
+    assert len(at.get("download_button")) == 2
+    labels = [m.label for m in at.metric]
+    assert "Randomized ratings" in labels and "Mean logged rating" in labels
+
+
+def test_settings_change_keeps_last_result_and_models_subset():
+    at = run_page()
+    small(at)
+    at.multiselect(key="rec_models").set_value(["naive-mf", "cause"])
+    at.selectbox(key="rec_norm").select("l1")
+    press(at)
+    t = at.dataframe[0].value
+    assert list(t["method"]) == ["naive MF", "CausE"]
+    assert "l1 tie" in t["setting (best on validation)"].iloc[1]
+    at.number_input(key="rec_seed").set_value(3).run()  # not submitted: the result stays
+    assert not at.exception
+    assert at.dataframe[0].value.equals(t)
+
+
+def test_no_model_is_a_readable_error():
+    at = run_page()
+    small(at)
+    at.multiselect(key="rec_models").set_value([])
+    press(at)
+    assert any("at least one model" in e.value for e in at.error)
