@@ -32,7 +32,8 @@ from ulr.bandits.policies import ALGORITHMS, Policy, cascade_feedback, make_poli
 from ulr.errors import UlrError
 
 MAX_CELLS = 25_000_000  # runs * steps of stored cumulative regret (200 MB)
-MAX_CHUNK = 20_000      # steps per inner chunk (bounds the pre-drawn uniforms)
+MAX_CHUNK = 20_000      # steps per inner chunk (bounds the pre-drawn uniforms) ...
+CHUNK_CELLS = 2_000_000  # ... and their size: steps * runs * k per chunk
 
 
 @dataclass(eq=False)
@@ -118,8 +119,9 @@ class BanditSimulation:
         """Simulate ``n_steps`` more steps (default: to the horizon); returns the count."""
         todo = self.steps - self.t if n_steps is None else min(int(n_steps), self.steps - self.t)
         done = 0
+        per_chunk = max(1, min(MAX_CHUNK, CHUNK_CELLS // (self.runs * self.env.k)))
         while done < todo:
-            m = min(MAX_CHUNK, todo - done)
+            m = min(per_chunk, todo - done)
             self._chunk(m)
             done += m
         return done
