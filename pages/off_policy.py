@@ -266,7 +266,7 @@ def view_simulation():
         estimators = c[2].multiselect("Estimators", list(est.ESTIMATORS),
                                       default=["ips", "clipped-ips", "snips", "dr"],
                                       format_func=lambda e: LABELS.get(e, e), key="sim_est")
-        clip = c[3].number_input("Clip weights at (0 = automatic)", 0.0, 1e6, 2.0,
+        clip = c[3].number_input("Clip weights at (0 = automatic)", 0.0, 1e6, 4.0,
                                  key="sim_clip",
                                  help="Clipped IPS uses min(w, M). Automatic: √n × mean weight "
                                       "(Ionides 2008), which rarely clips in small worlds.")

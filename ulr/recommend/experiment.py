@@ -161,6 +161,7 @@ def learning_curves_figure(exp: Experiment, *,
                       row=1, col=2)
     fig.add_hline(y=0, line=dict(color=theme.color_for("truth"), width=1), row=1, col=2)
     theme.apply(fig, title=title)
+    fig.update_layout(margin=dict(t=120), legend=dict(y=1.16))  # clear of the subplot titles
     fig.update_xaxes(title_text="epoch")
     fig.update_yaxes(title_text="validation loss (stars²)", row=1, col=1)
     fig.update_yaxes(title_text="1 - MSE / Var(test)", tickformat=".0%", row=1, col=2)
@@ -172,12 +173,13 @@ def results_figure(exp: Experiment, *, title: str = "Test MSE improvement over t
     """Grouped bars: best on validation vs best on test, per model."""
     t = exp.table
     fig = go.Figure()
-    for col, name, op in (("improvement (best on validation)", "best on validation", 1.0),
-                          ("improvement (best on test)", "best on test (oracle)", 0.45)):
+    for col, name, op, pattern in (
+            ("improvement (best on validation)", "best on validation", 1.0, ""),
+            ("improvement (best on test)", "best on test (oracle)", 0.45, "/")):
         fig.add_trace(go.Bar(x=[LABELS[m] for m in t["model"]], y=t[col], name=name,
                              marker=dict(color=[theme.color_for(m, i)
                                                 for i, m in enumerate(t["model"])],
-                                         opacity=op),
+                                         opacity=op, pattern_shape=pattern),
                              texttemplate="%{y:.1%}", textposition="outside"))
     fig.add_hline(y=0, line=dict(color=theme.color_for("truth"), width=1))
     theme.apply(fig, title=title, x="model", y="1 - MSE / Var(test)")
