@@ -16,6 +16,15 @@ def ulr(*args, cwd=None):
     return p.returncode, p.stdout, p.stderr
 
 
+def ulr_inproc(capsys, *args):
+    """Same contract, in this process (a subprocess per case costs seconds)."""
+    from ulr.cli import main
+    capsys.readouterr()
+    rc = main([str(a) for a in args])
+    cap = capsys.readouterr()
+    return rc, cap.out, cap.err
+
+
 def assert_user_error(rc, out, err, needle):
     assert rc == 2, (rc, out, err)
     lines = err.strip().splitlines()
@@ -54,27 +63,36 @@ def test_simulate_load_datasets_json(tmp_path):
     ("query_id,doc_id,position,click\nq,d,1,1\nq,d\n", "wrong number of fields"),
     (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" * 50, "binary"),
 ])
-def test_bad_files_exit_2_and_store_unchanged(tmp_path, content, needle):
+def test_bad_files_exit_2_and_store_unchanged(tmp_path, capsys, content, needle):
     db = tmp_path / "u.duckdb"
     good = tmp_path / "good.csv"
     good.write_text("query_id,doc_id,position,click\nq,d,1,1\n")
-    assert ulr("load", good, "--db", db, "--name", "keep")[0] == 0
-    before = ulr("datasets", "--db", db, "--json")[1]
+    assert ulr_inproc(capsys, "load", good, "--db", db, "--name", "keep")[0] == 0
+    before = ulr_inproc(capsys, "datasets", "--db", db, "--json")[1]
     bad = tmp_path / "bad.csv"
     bad.write_bytes(content if isinstance(content, bytes) else content.encode())
-    assert_user_error(*ulr("load", bad, "--db", db, "--name", "bad"), needle)
-    assert_user_error(*ulr("load", bad, "--db", db, "--name", "keep", "--replace"), needle)
-    assert ulr("datasets", "--db", db, "--json")[1] == before
+    assert_user_error(*ulr_inproc(capsys, "load", bad, "--db", db, "--name", "bad"), needle)
+    assert_user_error(*ulr_inproc(capsys, "load", bad, "--db", db, "--name", "keep",
+                                  "--replace"), needle)
+    assert ulr_inproc(capsys, "datasets", "--db", db, "--json")[1] == before
 
 
-def test_usage_errors(tmp_path):
-    assert_user_error(*ulr("nosuchcommand"), "invalid choice")
-    assert_user_error(*ulr("load", "x.csv"), "required")
-    assert_user_error(*ulr("datasets", "--db", tmp_path / "missing.duckdb"), "does not exist")
-    assert_user_error(*ulr("simulate", "--queries", 0, "--out", tmp_path / "a.csv"),
-                      "queries must be at least 1")
-    assert_user_error(*ulr("simulate", "--queries", "many", "--out", tmp_path / "a.csv"),
-                      "invalid int value")
+def test_bad_file_in_a_real_process(tmp_path):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("query_id,doc_id,position,click\nq,d,0,1\n")
+    assert_user_error(*ulr("load", bad, "--db", tmp_path / "u.duckdb", "--name", "b"),
+                      "position")
+
+
+def test_usage_errors(tmp_path, capsys):
+    assert_user_error(*ulr_inproc(capsys, "nosuchcommand"), "invalid choice")
+    assert_user_error(*ulr_inproc(capsys, "load", "x.csv"), "required")
+    assert_user_error(*ulr_inproc(capsys, "datasets", "--db", tmp_path / "missing.duckdb"),
+                      "does not exist")
+    assert_user_error(*ulr_inproc(capsys, "simulate", "--queries", 0, "--out",
+                                  tmp_path / "a.csv"), "queries must be at least 1")
+    assert_user_error(*ulr_inproc(capsys, "simulate", "--queries", "many", "--out",
+                                  tmp_path / "a.csv"), "invalid int value")
 
 
 def test_hostile_name_and_map(tmp_path):

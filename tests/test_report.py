@@ -176,32 +176,27 @@ def test_write_html_is_atomic_and_checks_paths(tmp_path):
 
 
 @pytest.mark.e2e
-def test_html_opens_offline_in_chromium_with_interactive_charts(tmp_path):
+def test_html_opens_offline_in_chromium_with_interactive_charts(tmp_path, browser):
     """Open the file in headless Chromium with the network cut: both charts draw."""
-    sync_api = pytest.importorskip("playwright.sync_api")
-    browser_path = report.find_browser()
-    if browser_path is None:
-        pytest.skip("no system Chromium")
     a, b = make_items()
     path = tmp_path / "report.html"
     path.write_text(report.build_html([a, b], title=XSS), encoding="utf-8")
     requests, errors, dialogs, console = [], [], [], []
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=browser_path, args=["--no-sandbox"])
-        try:
-            page = browser.new_context(offline=True).new_page()
-            page.on("request", lambda r: requests.append(r.url))
-            page.on("pageerror", lambda e: errors.append(str(e)))
-            page.on("console", lambda m: console.append(m.text) if m.type == "error" else None)
-            page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-            page.goto(path.as_uri())
-            page.wait_for_selector("#ulr-fig-2 .main-svg", timeout=20_000)
-            drawn = page.evaluate(
-                "[1, 2].map(i => document.getElementById('ulr-fig-' + i)._fullData.length)")
-            title = page.evaluate("document.getElementById('ulr-fig-1')._fullLayout"
-                                  ".xaxis.title.text")
-        finally:
-            browser.close()
+    ctx = browser.new_context(offline=True)
+    try:
+        page = ctx.new_page()
+        page.on("request", lambda r: requests.append(r.url))
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.on("console", lambda m: console.append(m.text) if m.type == "error" else None)
+        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+        page.goto(path.as_uri())
+        page.wait_for_selector("#ulr-fig-2 .main-svg", timeout=20_000)
+        drawn = page.evaluate(
+            "[1, 2].map(i => document.getElementById('ulr-fig-' + i)._fullData.length)")
+        title = page.evaluate("document.getElementById('ulr-fig-1')._fullLayout"
+                              ".xaxis.title.text")
+    finally:
+        ctx.close()
     assert drawn == [1, 1] and title == "position"
     assert requests == [path.as_uri()]  # the file itself, nothing else
     assert errors == [] and console == [] and dialogs == []  # no script injected

@@ -30,21 +30,29 @@ class _Parser(argparse.ArgumentParser):
                        if " " in self.prog else f"{message} (see: python -m ulr --help)")
 
 
-def _command_modules():
-    mods = []
-    for info in pkgutil.iter_modules(commands.__path__):
-        if info.name.startswith("_") or info.name == "common":
-            continue
-        mods.append(importlib.import_module(f"ulr.commands.{info.name}"))
+# Commands whose module name differs from the command; others are ulr/commands/<name>.py.
+_MODULE_OF = {"datasets": "load"}
+
+
+def _command_modules(only: str | None = None):
+    """Command modules: just the one ``only`` needs, or all (for help and unknown names)."""
+    names = [i.name for i in pkgutil.iter_modules(commands.__path__)
+             if not i.name.startswith("_") and i.name != "common"]
+    if only is not None:
+        mod = _MODULE_OF.get(only, only.replace("-", "_"))
+        if mod in names:
+            names = [mod]  # importing every command (sklearn, scipy) costs seconds
+    mods = [importlib.import_module(f"ulr.commands.{n}") for n in names]
     return sorted(mods, key=lambda m: (getattr(m, "ORDER", 50), m.__name__))
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv=None) -> argparse.ArgumentParser:
     parser = _Parser(prog="ulr", description="Unbiased learning-to-rank workbench.")
     parser.add_argument("--version", action="version", version=f"ulr {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     renderers = {}
-    for mod in _command_modules():
+    first = next((a for a in (argv or []) if not a.startswith("-")), None)
+    for mod in _command_modules(first):
         before = set(sub.choices)
         mod.register(sub)
         for name in set(sub.choices) - before:
@@ -82,7 +90,8 @@ def _default_render(result: dict) -> str:
 
 def main(argv=None) -> int:
     try:
-        parser = build_parser()
+        argv = sys.argv[1:] if argv is None else list(argv)
+        parser = build_parser(argv)
         args = parser.parse_args(argv)
         if not getattr(args, "command", None):
             parser.print_help(sys.stderr)
