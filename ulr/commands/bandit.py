@@ -61,16 +61,6 @@ def register(sub):
     p.set_defaults(run=run)
 
 
-def _floats(text: str, what: str) -> list[float]:
-    try:
-        vals = [float(t) for t in text.split(",") if t.strip()]
-    except ValueError:
-        raise UlrError(f"{what} must be comma-separated numbers, got {text!r}.") from None
-    if not vals:
-        raise UlrError(f"{what} is empty.")
-    return vals
-
-
 def _options(args) -> dict:
     opts = {}
     if args.sigma is not None:
@@ -97,7 +87,7 @@ def run(args) -> dict:
         raise UlrError("--input / --db / --name go with --env data or --replay.")
     else:
         log = None
-    theta = _floats(args.theta, "--theta") if args.theta else None
+    theta = common.parse_floats(args.theta, "--theta") if args.theta else None
     if theta is not None and args.env != "data":
         raise UlrError("--theta goes with --env data.")
     items = args.items if args.items is not None else (50 if args.env == "data" else 16)

@@ -44,3 +44,14 @@ def _existing_db(path: str) -> str:
     if not Path(path).exists():
         raise UlrError(f"database {path} does not exist; create it with `python -m ulr load`.")
     return path
+
+
+def parse_floats(text: str, what: str) -> list[float]:
+    """Comma-separated numbers from an option such as ``--theta 1,0.5,0.33``."""
+    try:
+        vals = [float(t) for t in text.split(",") if t.strip()]
+    except ValueError:
+        raise UlrError(f"{what} must be comma-separated numbers, got {text!r}.") from None
+    if not vals:
+        raise UlrError(f"{what} is empty.")
+    return vals

@@ -15,7 +15,7 @@ import time
 
 from ulr import propensity, rankers, schema, store
 from ulr.commands.common import add_log_args, log_from_args
-from ulr.commands.simulate import parse_floats
+from ulr.commands.common import parse_floats
 from ulr.errors import UlrError
 
 ORDER = 40

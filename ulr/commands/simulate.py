@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from ulr.errors import UlrError
+from ulr.commands.common import parse_floats
 from ulr.simulate import simulate_clicks, write_log
 
 ORDER = 10
@@ -25,16 +25,6 @@ def register(sub):
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", required=True, help="output path (.csv or .parquet)")
     p.set_defaults(run=run)
-
-
-def parse_floats(text: str, what: str) -> list[float]:
-    try:
-        vals = [float(t) for t in text.split(",") if t.strip()]
-    except ValueError:
-        raise UlrError(f"{what} must be comma-separated numbers, got {text!r}.") from None
-    if not vals:
-        raise UlrError(f"{what} is empty.")
-    return vals
 
 
 def run(args) -> dict:
