@@ -53,6 +53,12 @@ def _parse_theta(text: str) -> tuple:
     return tuple(rankers.check_theta(vals))
 
 
+def _url_number(name: str, default, lo, hi, *, kind=int):
+    """A number from the shareable URL, or ``default`` when missing or out of [lo, hi]."""
+    v = ui.url_param(name, default, kind=kind)
+    return v if lo <= v <= hi else default
+
+
 # ---------------------------------------------------------------- settings
 true_theta = _true_theta(info.content_hash, info.name)
 sources = ([TRUE] if true_theta is not None else []) + \
@@ -64,31 +70,39 @@ source = c1.selectbox("Propensity source", sources,
                       help="Where θ (examination probability per position) comes from: the "
                            "simulator's truth, an estimator from the Position bias page, or "
                            "your own numbers (e.g. from an eye-tracking study).")
+url_learner = ui.url_param("learner", "linear")
 learner = c2.selectbox("Learner", list(rankers.LEARNERS),
-                       index=list(rankers.LEARNERS).index(ui.url_param("learner", "linear"))
-                       if ui.url_param("learner", "linear") in rankers.LEARNERS else 0,
+                       index=list(rankers.LEARNERS).index(url_learner)
+                       if url_learner in rankers.LEARNERS else 0,
                        key="cr_learner",
                        format_func={"linear": "linear pairwise (SVM-Rank)",
                                     "gbdt": "gradient boosting"}.get,
                        help="Linear pairwise: a clicked document should outrank the unclicked "
                             "ones of its session. Gradient boosting: pointwise, clicks "
                             "weighted by 1/θ.")
-n_boot = c3.number_input("Bootstrap replicates", 100, 10_000, 1000, step=100, key="cr_boot",
+n_boot = c3.number_input("Bootstrap replicates", 100, 10_000,
+                         _url_number("boot", 1000, 100, 10_000), step=100, key="cr_boot",
                          help="Queries are resampled to get the confidence intervals.")
 typed = None
 if source == TYPED:
     typed = st.text_input("θ per position, comma-separated (position 1 first)",
-                          "1, 0.5, 0.33, 0.25, 0.2, 0.17, 0.14, 0.125, 0.11, 0.1",
+                          ui.url_param("theta",
+                                       "1, 0.5, 0.33, 0.25, 0.2, 0.17, 0.14, 0.125, 0.11, 0.1"),
                           key="cr_theta")
 with st.expander("IPW options"):
     o1, o2, o3 = st.columns(3)
-    clip_on = o1.checkbox("Clip small θ", key="cr_clip_on",
+    url_clip = _url_number("clip", 0.0, 0.001, 1.0, kind=float)  # 0 = off
+    clip_on = o1.checkbox("Clip small θ", url_clip > 0, key="cr_clip_on",
                           help="Bounds the weights at 1/clip: less variance, some bias.")
-    clip = o1.number_input("clip θ below at", 0.001, 1.0, 0.05, step=0.01, format="%.3f",
-                           key="cr_clip", disabled=not clip_on)
-    snips = o2.checkbox("Self-normalize (SNIPS)", key="cr_snips")
-    seed = int(o3.number_input("Seed", 0, 10**6, 0, key="cr_seed"))
-ui.set_url_params(source=source, learner=learner)
+    clip = o1.number_input("clip θ below at", 0.001, 1.0, url_clip or 0.05, step=0.01,
+                           format="%.3f", key="cr_clip", disabled=not clip_on)
+    snips = o2.checkbox("Self-normalize (SNIPS)", ui.url_param("snips", False, kind=bool),
+                        key="cr_snips")
+    seed = int(o3.number_input("Seed", 0, 10**6, _url_number("seed", 0, 0, 10**6),
+                               key="cr_seed"))
+ui.set_url_params(source=source, learner=learner, seed=seed, boot=int(n_boot),
+                  clip=float(clip) if clip_on else 0.0, snips=bool(snips),
+                  theta=typed if source == TYPED else None)
 
 # ---------------------------------------------------------------- compute
 res = None

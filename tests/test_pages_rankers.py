@@ -126,3 +126,31 @@ def test_sweep_rejects_bad_etas():
     at.run()
     assert not at.exception
     assert any("numbers separated by commas" in e.value for e in at.error)
+
+
+def test_compare_settings_come_from_and_go_to_the_url():
+    at = AppTest.from_file(COMPARE, default_timeout=120)
+    at.query_params.update(source="estimated: randomization", learner="gbdt", seed="3",
+                           boot="200", clip="0.1", snips="1")
+    at.run()
+    assert not at.exception and not at.error
+    assert at.selectbox(key="cr_source").value == "estimated: randomization"
+    assert at.selectbox(key="cr_learner").value == "gbdt"
+    assert at.number_input(key="cr_seed").value == 3
+    assert at.number_input(key="cr_boot").value == 200
+    assert at.checkbox(key="cr_clip_on").value and at.number_input(key="cr_clip").value == 0.1
+    assert at.checkbox(key="cr_snips").value
+    # written back every run (with the app-wide dataset), so the link reproduces the view
+    assert at.query_params["seed"] == "3" and at.query_params["dataset"] == "sample"
+    at.selectbox(key="cr_learner").select("linear").run()
+    assert at.query_params["learner"] == "linear"
+    # values that do not parse or are out of range fall back to the defaults
+    bad = AppTest.from_file(COMPARE, default_timeout=120)
+    bad.query_params.update(source="nope", seed="-4", boot="x", clip="7", snips="no")
+    bad.run()
+    assert not bad.exception
+    assert bad.selectbox(key="cr_source").value == "true theta (recorded in the log)"
+    assert bad.number_input(key="cr_seed").value == 0
+    assert bad.number_input(key="cr_boot").value == 1000
+    assert not bad.checkbox(key="cr_clip_on").value and not bad.checkbox(key="cr_snips").value
+    assert bad.query_params["seed"] == "0" and bad.query_params["clip"] == "0"
