@@ -38,28 +38,57 @@ def _parse_etas(text: str) -> tuple:
     return tuple(etas)
 
 
+def _url_number(name: str, default, lo, hi, *, kind=int):
+    """A number from the shareable URL, or ``default`` when missing or out of [lo, hi]."""
+    v = ui.url_param(name, default, kind=kind)
+    return v if lo <= v <= hi else default
+
+
+def _url_index(name: str, options: list, default) -> int:
+    v = ui.url_param(name, default)
+    return options.index(v) if v in options else options.index(default)
+
+
 methods = [NONE] + rankers.available_propensity_methods()
+learners = list(rankers.LEARNERS)
+url_etas = ", ".join(f"{e:g}" for e in ui.url_param("etas", [0, 0.5, 1, 1.5, 2], kind="floats"))
 with st.form("sweep_form"):
     c1, c2, c3 = st.columns(3)
-    etas_text = c1.text_input("η values (severity of position bias)", "0, 0.5, 1, 1.5, 2",
-                              key="sw_etas")
-    learner = c2.selectbox("Learner", list(rankers.LEARNERS), key="sw_learner",
+    etas_text = c1.text_input("η values (severity of position bias)", url_etas, key="sw_etas")
+    learner = c2.selectbox("Learner", learners, index=_url_index("learner", learners, "linear"),
+                           key="sw_learner",
                            format_func={"linear": "linear pairwise (SVM-Rank)",
                                         "gbdt": "gradient boosting"}.get)
     method = c3.selectbox("Estimated θ by", methods,
-                          index=methods.index("randomization") if "randomization" in methods
-                          else 0, key="sw_method",
+                          index=_url_index("method", methods, "randomization"
+                                           if "randomization" in methods else NONE),
+                          key="sw_method",
                           help="Besides the true θ, train IPW with θ estimated from each "
                                "simulated log by this method (slower methods take longer).")
     c4, c5, c6, c7 = st.columns(4)
-    queries = int(c4.number_input("Queries", 20, 5000, 300, step=50, key="sw_queries"))
-    sessions = int(c5.number_input("Sessions per log", 500, 500_000, 20_000, step=1000,
+    queries = int(c4.number_input("Queries", 20, 5000, _url_number("queries", 300, 20, 5000),
+                                  step=50, key="sw_queries"))
+    sessions = int(c5.number_input("Sessions per log", 500, 500_000,
+                                   _url_number("sessions", 20_000, 500, 500_000), step=1000,
                                    key="sw_sessions"))
-    runs = int(c6.number_input("Runs per η", 1, 10, 1, key="sw_runs",
+    runs = int(c6.number_input("Runs per η", 1, 10, _url_number("runs", 1, 1, 10), key="sw_runs",
                                help="Independent simulations; the chart shows their mean and "
                                     "range."))
-    seed = int(c7.number_input("Seed", 0, 10**6, 0, key="sw_seed"))
+    seed = int(c7.number_input("Seed", 0, 10**6, _url_number("seed", 0, 0, 10**6),
+                               key="sw_seed"))
     submitted = st.form_submit_button("Run sweep", type="primary")
+
+try:
+    etas_now = _parse_etas(etas_text)
+except UlrError:
+    etas_now = None   # reported when the sweep is run
+ui.set_url_params(etas=etas_now, learner=learner, method=method, queries=queries,
+                  sessions=sessions, runs=runs, seed=seed)
+if "sw_key" not in st.session_state and etas_now is not None:
+    # a shared link: show its sweep at once if this server has already run it
+    url_key = (etas_now, learner, method, queries, sessions, runs, seed)
+    if url_key in _results():
+        st.session_state["sw_key"] = url_key
 
 if submitted:
     with ui.user_errors("Cannot run the sweep: "):
@@ -92,8 +121,9 @@ if df is None:
 else:
     etas, learner_k, method_k, queries_k, sessions_k, runs_k, seed_k = key
     metric_names = list(dict.fromkeys(df["metric"]))
-    metric = st.selectbox("Metric", metric_names, index=metric_names.index("arp"),
-                          key="sw_metric")
+    metric = st.selectbox("Metric", metric_names,
+                          index=_url_index("metric", metric_names, "arp"), key="sw_metric")
+    ui.set_url_params(metric=metric)
     fig = rankers.sweep_figure(df, metric=metric)
     st.plotly_chart(fig, key="sw_chart")
     st.caption(f"{learner_k} learner, {queries_k} queries, {sessions_k:,} sessions per log, "

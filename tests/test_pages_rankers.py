@@ -154,3 +154,39 @@ def test_compare_settings_come_from_and_go_to_the_url():
     assert bad.number_input(key="cr_boot").value == 1000
     assert not bad.checkbox(key="cr_clip_on").value and not bad.checkbox(key="cr_snips").value
     assert bad.query_params["seed"] == "0" and bad.query_params["clip"] == "0"
+
+
+def test_sweep_link_fills_the_form_and_reopens_a_finished_sweep():
+    at = AppTest.from_file(SWEEP, default_timeout=120)
+    at.query_params.update(etas="2,0.5", learner="linear", method="none", queries="40",
+                           sessions="3000", runs="1", seed="5", metric="ndcg@10")
+    at.run()
+    assert not at.exception
+    assert at.text_input(key="sw_etas").value == "2, 0.5"
+    assert at.selectbox(key="sw_method").value == "none"
+    assert at.number_input(key="sw_queries").value == 40
+    assert at.number_input(key="sw_sessions").value == 3000
+    assert at.number_input(key="sw_seed").value == 5
+    assert not at.get("plotly_chart")            # never run on this server: asks to run
+    assert at.query_params["etas"] == "0.5,2"     # written back, parsed and sorted
+    at.button(key="FormSubmitter:sweep_form-Run sweep").click().run()
+    assert not at.exception and not at.error
+    assert at.selectbox(key="sw_metric").value == "ndcg@10"
+    link = dict(at.query_params)
+
+    # the same link in a new session shows the finished sweep without pressing Run
+    other = AppTest.from_file(SWEEP, default_timeout=120)
+    other.query_params.update(link)
+    other.run()
+    assert not other.exception and len(other.get("plotly_chart")) == 1
+    assert other.selectbox(key="sw_metric").value == "ndcg@10"
+    assert other.dataframe[0].value.equals(at.dataframe[0].value)
+    # bad values fall back to the defaults
+    bad = AppTest.from_file(SWEEP, default_timeout=120)
+    bad.query_params.update(etas="x", queries="1", runs="99", learner="forest")
+    bad.run()
+    assert not bad.exception
+    assert bad.text_input(key="sw_etas").value == "0, 0.5, 1, 1.5, 2"
+    assert bad.number_input(key="sw_queries").value == 300
+    assert bad.number_input(key="sw_runs").value == 1
+    assert bad.selectbox(key="sw_learner").value == "linear"
