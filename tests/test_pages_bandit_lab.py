@@ -104,3 +104,34 @@ def test_bad_settings_show_an_error():
     assert "bl_lab" not in at.session_state
     at = start(bl_theta="1, 0.5")
     assert any("data environment only" in e.value for e in at.error)
+
+
+def test_link_fills_the_settings_and_is_written_back():
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.query_params.update(env="linear", algorithms="cascade-lints,nope,ucb1", L="30", K="3",
+                           p="0.3", delta="0.1", d="4", steps="500", runs="2", seed="7")
+    at.run()
+    assert not at.exception
+    assert at.selectbox(key="bl_env").value == "linear"
+    assert at.multiselect(key="bl_algos").value == ["cascade-lints", "ucb1"]  # unknown dropped
+    assert [at.number_input(key=k).value for k in
+            ("bl_items", "bl_k", "bl_d", "bl_steps", "bl_runs", "bl_seed")] == [30, 3, 4, 500, 2, 7]
+    assert at.number_input(key="bl_p").value == 0.3
+    assert at.number_input(key="bl_delta").value == 0.1
+    assert at.query_params["algorithms"] == "cascade-lints,ucb1"
+    at.button(key="FormSubmitter:bl_form-Start").click().run()
+    assert not at.exception and not at.error
+    run = lab(at)
+    assert (run.env.name, run.env.n_items, run.env.k) == ("linear", 30, 3)
+    assert run.algorithms == ("cascade-lints", "ucb1") and (run.steps, run.runs) == (500, 2)
+    # out-of-range or unparsable values fall back to the defaults
+    bad = AppTest.from_file(PAGE, default_timeout=60)
+    bad.query_params.update(env="moon", algorithms="x", L="1", p="nan", steps="1e9", K="two")
+    bad.run()
+    assert not bad.exception
+    assert bad.selectbox(key="bl_env").value == "kveton"
+    assert bad.multiselect(key="bl_algos").value == ["cascade-ucb1", "cascade-klucb",
+                                                     "cascade-ts"]
+    assert [bad.number_input(key=k).value for k in ("bl_items", "bl_k", "bl_steps")] == [
+        16, 2, 20_000]
+    assert bad.number_input(key="bl_p").value == 0.2
