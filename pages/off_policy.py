@@ -35,8 +35,22 @@ st.caption(
     "often the new policy would have taken that action: w = π(a|x) / p(a|x). The log must "
     "record the logging policy's probability p of each shown document (column `propensity`).")
 
-view = st.segmented_control("View", VIEWS, default=ui.url_param("view", VIEWS[0])
-                            if ui.url_param("view", VIEWS[0]) in VIEWS else VIEWS[0],
+def _url_number(name: str, default, lo, hi, *, kind=int):
+    """A number from the shareable URL, or ``default`` when missing or out of [lo, hi]."""
+    v = ui.url_param(name, default, kind=kind)
+    return v if lo <= v <= hi else default
+
+
+def _url_index(name: str, options: list, default) -> int:
+    v = ui.url_param(name, default)
+    return options.index(v) if v in options else options.index(default)
+
+
+def _url_estimators(name: str, default: list) -> list:
+    return [e for e in ui.url_param(name, [], kind=list) if e in est.ESTIMATORS] or default
+
+
+view = st.segmented_control("View", VIEWS, default=VIEWS[_url_index("view", VIEWS, VIEWS[0])],
                             key="ope_view") or VIEWS[0]
 
 
@@ -66,6 +80,7 @@ def _pick_log():
                 "of a uniformly random 3-position log with a click-through rate under 1% "
                 "(upload your own log with propensities on the Data page).")
     source = st.radio("Log", options, horizontal=True, key="ope_source",
+                      index=_url_index("log", options, options[0]),
                       format_func=lambda o: label.get(o, f"current dataset “{o}”"))
     if source == SAMPLE_SOURCE:
         return SAMPLE_SOURCE, "sample_ope.csv", _sample_hash(), None
@@ -94,23 +109,29 @@ def view_log():
     targets = ["fitted", "uniform"] + (["scores", "column"] if extras else [])
     c1, c2, c3 = st.columns([2, 1, 1])
     target = c1.selectbox("Target policy", targets, format_func=TARGETS.get, key="ope_target",
+                          index=_url_index("target", targets, "fitted"),
                           help="The policy to evaluate. The fitted one is a logistic click "
                                "model on the feature_* columns, fit on a share of the "
                                "impressions and evaluated on the rest.")
     column = None
     if target in ("scores", "column"):
         column = c1.selectbox("Column", extras, key="ope_column")
-    temperature = c2.number_input("Temperature", 0.0, 100.0, 1.0, step=0.1, key="ope_temp",
+    temperature = c2.number_input("Temperature", 0.0, 100.0,
+                                  _url_number("temperature", 1.0, 0.0, 100.0, kind=float),
+                                  step=0.1, key="ope_temp",
                                   disabled=target in ("column", "uniform"),
                                   help="Softmax temperature on standardized scores: 0 = always "
                                        "the top document, large = uniform.")
     action = c3.selectbox("Action", ["doc_id", "position"], key="ope_action",
+                          index=_url_index("action", ["doc_id", "position"], "doc_id"),
                           help="What the policy chooses for a query: which document to show "
                                "(per position), or which position.")
     with st.expander("Estimator options"):
         o1, o2, o3, o4 = st.columns(4)
         estimators = o1.multiselect("Estimators", list(est.ESTIMATORS),
-                                    default=list(est.DEFAULT_ESTIMATORS), key="ope_estimators",
+                                    default=_url_estimators("estimators",
+                                                            list(est.DEFAULT_ESTIMATORS)),
+                                    key="ope_estimators",
                                     format_func=lambda e: LABELS.get(e, e))
         clip_auto = o2.checkbox("Automatic clip", True, key="ope_clip_auto",
                                 help="√n × mean weight (Ionides 2008): trims only weights "
@@ -125,8 +146,10 @@ def view_log():
                                  step=0.1, key="ope_fit", disabled=target != "fitted",
                                  help="0 fits and evaluates on all rows (optimistic).")
         folds = int(o4.number_input("DR cross-fitting folds", 1, 10, 2, key="ope_folds"))
-        seed = int(o1.number_input("Seed", 0, 10**6, 0, key="ope_seed"))
-    ui.set_url_params(view=VIEWS[0], target=target, temperature=float(temperature))
+        seed = int(o1.number_input("Seed", 0, 10**6, _url_number("seed", 0, 0, 10**6),
+                                   key="ope_seed"))
+    ui.set_url_params(view=VIEWS[0], log=source, target=target, temperature=float(temperature),
+                      action=action, estimators=list(estimators), seed=seed)
     settings = (("action", action), ("target", target),
                 ("target_column", column if target == "column" else None),
                 ("score_column", column if target == "scores" else None),
@@ -241,14 +264,23 @@ def view_simulation():
         "around the truth shows its bias and variance.")
     with st.form("ope_sim_form"):
         c = st.columns(4)
-        contexts = int(c[0].number_input("Queries (contexts)", 1, 500, 20, key="sim_contexts"))
-        actions = int(c[1].number_input("Documents per query", 2, 100, 10, key="sim_actions"))
+        contexts = int(c[0].number_input("Queries (contexts)", 1, 500,
+                                         _url_number("sim_contexts", 20, 1, 500),
+                                         key="sim_contexts"))
+        actions = int(c[1].number_input("Documents per query", 2, 100,
+                                        _url_number("sim_actions", 10, 2, 100),
+                                        key="sim_actions"))
         slots = int(c[2].number_input("Positions", 1, 10, 1, key="sim_slots"))
-        rows = int(c[3].number_input("Rows per log", 50, 100_000, 1000, step=100,
+        rows = int(c[3].number_input("Rows per log", 50, 100_000,
+                                     _url_number("sim_rows", 1000, 50, 100_000), step=100,
                                      key="sim_rows"))
         c = st.columns(4)
-        draws = int(c[0].number_input("Repeated logs", 10, 2000, 200, step=10, key="sim_draws"))
+        draws = int(c[0].number_input("Repeated logs", 10, 2000,
+                                      _url_number("sim_draws", 200, 10, 2000), step=10,
+                                      key="sim_draws"))
         logging = c[1].selectbox("Logging policy", ["uniform", "softmax"], key="sim_logging",
+                                 index=_url_index("sim_logging", ["uniform", "softmax"],
+                                                  "uniform"),
                                  help="softmax: favours documents of a noisy copy of the true "
                                       "click model")
         logging_temperature = c[2].number_input("Logging temperature", 0.05, 100.0, 1.0,
@@ -257,6 +289,8 @@ def view_simulation():
                                       format="%.3f", key="sim_base")
         c = st.columns(4)
         target = c[0].selectbox("Target policy", ["true", "noisy", "reversed"],
+                                index=_url_index("sim_target", ["true", "noisy", "reversed"],
+                                                 "true"),
                                 format_func={"true": "good (true click model)",
                                              "noisy": "noisy copy of the click model",
                                              "reversed": "bad (reversed)"}.get,
@@ -264,7 +298,8 @@ def view_simulation():
         temperature = c[1].number_input("Target temperature", 0.0, 100.0, 0.5, step=0.1,
                                         key="sim_temp")
         estimators = c[2].multiselect("Estimators", list(est.ESTIMATORS),
-                                      default=["ips", "clipped-ips", "snips", "dr"],
+                                      default=_url_estimators(
+                                          "sim_estimators", ["ips", "clipped-ips", "snips", "dr"]),
                                       format_func=lambda e: LABELS.get(e, e), key="sim_est")
         clip = c[3].number_input("Clip weights at (0 = automatic)", 0.0, 1e6, 4.0,
                                  key="sim_clip",
@@ -275,9 +310,12 @@ def view_simulation():
                                   help="Slower: a bootstrap per log.")
         n_boot = int(c[1].number_input("Bootstrap draws", 100, 5000, 400, step=100,
                                        key="sim_boot"))
-        seed = int(c[2].number_input("Seed", 0, 10**6, 0, key="sim_seed"))
+        seed = int(c[2].number_input("Seed", 0, 10**6, _url_number("sim_seed", 0, 0, 10**6),
+                                     key="sim_seed"))
         run = st.form_submit_button("Run simulation", type="primary")
-    ui.set_url_params(view=VIEWS[1])
+    ui.set_url_params(view=VIEWS[1], sim_contexts=contexts, sim_actions=actions, sim_rows=rows,
+                      sim_draws=draws, sim_logging=logging, sim_target=target,
+                      sim_estimators=list(estimators), sim_seed=seed)
     settings = (("contexts", contexts), ("actions", actions), ("features", 5),
                 ("slots", slots), ("rows", rows), ("draws", draws), ("logging", logging),
                 ("logging_temperature", float(logging_temperature)),
@@ -364,8 +402,8 @@ def view_learn():
         "Counterfactual risk minimization: a linear softmax policy over the feature_* columns "
         "is fit by gradient ascent on its IPS or SNIPS estimate on part of the log, then "
         "evaluated, with intervals, on the held-out rest.")
-    ui.set_url_params(view=VIEWS[2])
     data = st.radio("Data", ["log", "simulation"], horizontal=True, key="crm_data",
+                    index=_url_index("crm_data", ["log", "simulation"], "log"),
                     format_func={"log": "a log with propensities",
                                  "simulation": "a simulated log (true values known)"}.get)
     if data == "log":
@@ -375,17 +413,20 @@ def view_learn():
     with st.form("crm_form"):
         c = st.columns(4)
         objective = c[0].selectbox("Objective", ["snips", "ips"], key="crm_obj",
+                                   index=_url_index("crm_objective", ["snips", "ips"], "snips"),
                                    format_func=lambda e: LABELS.get(e, e))
         l2 = c[1].number_input("L2 penalty", 0.0, 100.0, 0.01, format="%.3f", key="crm_l2")
         vp = c[2].number_input("Variance penalty (POEM λ)", 0.0, 100.0, 0.0, key="crm_vp")
         clip = c[3].number_input("Clip weights (0 = off)", 0.0, 1e6, 0.0, key="crm_clip")
         c = st.columns(4)
-        steps = int(c[0].number_input("Gradient steps", 10, 5000, 200, step=10,
+        steps = int(c[0].number_input("Gradient steps", 10, 5000,
+                                      _url_number("crm_steps", 200, 10, 5000), step=10,
                                       key="crm_steps"))
         lr = c[1].number_input("Learning rate", 0.001, 10.0, 0.5, key="crm_lr")
         fit = c[2].slider("Share of impressions to learn on", 0.1, 0.9, 0.5, step=0.1,
                           key="crm_fit")
-        seed = int(c[3].number_input("Seed", 0, 10**6, 0, key="crm_seed"))
+        seed = int(c[3].number_input("Seed", 0, 10**6, _url_number("crm_seed", 0, 0, 10**6),
+                                     key="crm_seed"))
         sim_settings = ()
         if data == "simulation":
             c = st.columns(4)
@@ -398,6 +439,8 @@ def view_learn():
                 ("base_rate", float(c[3].number_input("Mean click probability", 0.001, 0.9,
                                                       0.1, format="%.3f", key="crm_base"))))
         submitted = st.form_submit_button("Learn a policy", type="primary")
+    ui.set_url_params(view=VIEWS[2], crm_data=data, crm_objective=objective, crm_steps=steps,
+                      crm_seed=seed, log=source if data == "log" else None)
     settings = (("objective", objective), ("l2", float(l2)), ("variance_penalty", float(vp)),
                 ("clip", float(clip) if clip > 0 else None), ("steps", steps),
                 ("learning_rate", float(lr)), ("fit_fraction", float(fit)), ("seed", seed),

@@ -122,3 +122,46 @@ def test_learning_on_the_sample_and_in_a_simulation():
     press(at, "Learn a policy")
     m = metrics(at)
     assert float(m["True value of the learned policy"]) > 0.1  # logging is 0.1 here
+
+
+def test_links_fill_each_view_and_are_written_back():
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    at.query_params.update(view="Evaluate a log", log="sample", target="uniform",
+                           temperature="2.5", action="position", estimators="ips,snips,bogus",
+                           seed="4")
+    at.run()
+    assert not at.exception and not at.error
+    assert at.radio(key="ope_source").value == "sample"
+    assert at.selectbox(key="ope_target").value == "uniform"
+    assert at.number_input(key="ope_temp").value == 2.5
+    assert at.selectbox(key="ope_action").value == "position"
+    assert at.multiselect(key="ope_estimators").value == ["ips", "snips"]
+    assert at.number_input(key="ope_seed").value == 4
+    assert list(at.dataframe[0].value["estimator"]) == ["ips", "snips", "logging"]
+    assert at.query_params["estimators"] == "ips,snips" and at.query_params["seed"] == "4"
+
+    sim = AppTest.from_file(PAGE, default_timeout=120)
+    sim.query_params.update(view="Simulation: bias and variance", sim_rows="300",
+                            sim_draws="40", sim_target="reversed", sim_estimators="dr",
+                            sim_logging="softmax", sim_seed="9", sim_contexts="9999")
+    sim.run()
+    assert not sim.exception
+    assert sim.segmented_control(key="ope_view").value == "Simulation: bias and variance"
+    assert sim.number_input(key="sim_rows").value == 300
+    assert sim.number_input(key="sim_draws").value == 40
+    assert sim.selectbox(key="sim_target").value == "reversed"
+    assert sim.selectbox(key="sim_logging").value == "softmax"
+    assert sim.multiselect(key="sim_est").value == ["dr"]
+    assert sim.number_input(key="sim_seed").value == 9
+    assert sim.number_input(key="sim_contexts").value == 20  # out of range: the default
+
+    crm = AppTest.from_file(PAGE, default_timeout=120)
+    crm.query_params.update(view="Learn a policy", crm_data="simulation", crm_objective="ips",
+                            crm_steps="50", crm_seed="2")
+    crm.run()
+    assert not crm.exception
+    assert crm.radio(key="crm_data").value == "simulation"
+    assert crm.selectbox(key="crm_obj").value == "ips"
+    assert crm.number_input(key="crm_steps").value == 50
+    assert crm.number_input(key="crm_seed").value == 2
+    assert crm.query_params["view"] == "Learn a policy"
