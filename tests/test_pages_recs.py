@@ -77,3 +77,25 @@ def test_no_model_is_a_readable_error():
     at.multiselect(key="rec_models").set_value([])
     press(at)
     assert any("at least one model" in e.value for e in at.error)
+
+
+def test_link_fills_the_form_and_is_written_back():
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    at.query_params.update(users="120", items="100", alpha="0.5", seed="3", epochs="10",
+                           models="cause,naive-mf,svd", propensity="true")
+    at.run()
+    assert not at.exception
+    assert [at.number_input(key=k).value for k in
+            ("rec_users", "rec_items", "rec_seed", "rec_epochs")] == [120, 100, 3, 10]
+    assert at.number_input(key="rec_alpha").value == 0.5
+    assert at.multiselect(key="rec_models").value == ["cause", "naive-mf"]
+    assert at.selectbox(key="rec_prop").value == "true"
+    assert at.query_params["models"] == "cause,naive-mf"
+    bad = AppTest.from_file(PAGE, default_timeout=120)
+    bad.query_params.update(users="5", alpha="-1", models="", propensity="oracle")
+    bad.run()
+    assert not bad.exception
+    assert bad.number_input(key="rec_users").value == 400
+    assert bad.number_input(key="rec_alpha").value == 1.0
+    assert bad.multiselect(key="rec_models").value == ["naive-mf", "propensity-mf", "cause"]
+    assert bad.selectbox(key="rec_prop").value == "naive-bayes"
