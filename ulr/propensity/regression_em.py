@@ -1,0 +1,295 @@
+"""Regression EM: PBM EM whose relevance side is one gradient-boosted model.
+
+Wang, Golbandi, Bendersky, Metzler & Najork, "Position bias estimation for
+unbiased learning to rank in personal search", WSDM 2018, Sec. 4.3.
+
+Plain EM (:mod:`.em`) keeps one gamma per (query, doc) pair and so needs each
+pair to be seen many times, at several positions. Regression EM replaces the
+table by a model ``gamma(x) = P(R = 1 | x)`` of the pair's features, which
+shares strength across pairs and works when most pairs are seen once:
+
+E-step, for a skipped result at position k with features x:
+
+    P(R = 1 | C = 0) = (1 - theta_k) gamma(x) / (1 - theta_k gamma(x)),
+    P(E = 1, R = 0 | C = 0) = theta_k (1 - gamma(x)) / (1 - theta_k gamma(x));
+
+a clicked result has E = R = 1.
+
+M-step: theta_k in closed form as in EM; gamma by fitting ONE
+``HistGradientBoostingClassifier`` from the features to relevance. The paper
+samples a binary label per impression from the posterior; we use the
+posterior-weighted labels instead (each distinct feature vector appears once
+with label 1 and weight ``sum [c + (n - c) P(R=1|C=0)]`` and once with label 0
+and the rest of its impressions as weight), which is the same objective in
+expectation without the sampling noise.
+
+Initialization. EM converges slowly on click logs: for a skipped result at a
+deep position the posterior of R is almost the prior, so each iteration moves
+gamma by only about ``theta_k`` of the way (plain EM on our simulated logs
+needs hundreds of iterations; see :mod:`.em`). Algorithm 1 of the paper takes
+initial theta and gamma as input; we start it from a fast moment fit of the
+same model with no hidden variables: alternate ``theta_k = sum c / sum n
+gamma(x)`` and a Poisson-loss GBDT of ``clicks / exposure`` on the features
+(exposure = ``sum n theta_k``), i.e. the maximum-likelihood fit of the Poisson
+approximation ``clicks ~ Poisson(n theta_k gamma(x))``. That converges in a
+few iterations; regression EM then refines the fit under the exact Bernoulli
+likelihood until the log-likelihood settles.
+
+Sufficient statistics come from one SQL statement grouped by (position,
+feature vector): rows with identical features at the same position are
+interchangeable for this model.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ulr import schema
+from ulr.errors import UlrError
+from ulr.propensity.aggregate import CellStats, Scan, _bucket, _collapse, max_position, \
+    require_table, resolve_positions
+from ulr.propensity.em import initial_theta
+
+EPS = 1e-4
+
+
+@dataclass(frozen=True)
+class FeatureStats:
+    cells: CellStats  # ``pair`` indexes distinct feature vectors ("items")
+    X: np.ndarray  # (items, P), each feature replaced by its quantile-bin code
+    features: tuple
+
+
+def prebin(X: np.ndarray, max_bins: int = 255) -> np.ndarray:
+    """Replace each feature by its quantile-bin code (NaN stays NaN).
+
+    The GBDT bins features into 255 quantiles anyway; doing it once here, from
+    the unweighted item distribution, spares every M-step sklearn's weighted
+    quantile search (a Python loop over the percentiles, seconds per fit).
+    """
+    out = np.full(X.shape, np.nan)
+    for j in range(X.shape[1]):
+        col = X[:, j]
+        ok = ~np.isnan(col)
+        if not ok.any():
+            continue
+        edges = np.unique(np.quantile(col[ok], np.linspace(0, 1, max_bins + 1)[1:-1]))
+        out[ok, j] = np.searchsorted(edges, col[ok], side="left")
+    return out
+
+
+def collect(scan: Scan, *, positions=None, groups: bool = False) -> FeatureStats:
+    """Impressions and clicks per (position, feature vector): one SQL statement."""
+    require_table(scan, "regression-em")
+    feats = [schema.safe_ident(f) for f in scan.features]
+    if not feats:
+        raise UlrError(f"the log {scan.name!r} has no feature_* columns; regression EM learns "
+                       "relevance from features, so use em or another method.")
+    k = resolve_positions(scan, positions, max_position(scan))
+    flist = ", ".join(feats)
+    src = f"(SELECT *, {_bucket(scan)} AS grp FROM {{src}})" if groups else "{src}"
+    grp = "grp, " if groups else ""
+    sql = (f"WITH cells AS (SELECT {grp}position, {flist}, count(*) AS n, "
+           f"sum(CAST(click AS INTEGER)) AS c FROM {src} AS t WHERE position <= $ulr_k "
+           f"GROUP BY {grp}position, {flist}) "
+           f"SELECT {grp}dense_rank() OVER (ORDER BY {flist}) - 1 AS item, position, n, c, "
+           f"{flist} FROM cells")
+    res = scan.execute(sql, {"ulr_k": k}).fetchnumpy()
+    item = np.asarray(res["item"], dtype=np.int64)
+    if len(item) == 0:
+        raise UlrError(f"the log {scan.name!r} has no rows in positions 1..{k}.")
+    pos = np.asarray(res["position"], dtype=np.int64)
+    n = np.asarray(res["n"], dtype=float)
+    c = np.nan_to_num(np.asarray(res["c"], dtype=float))
+    m = int(item.max()) + 1
+    X = np.empty((m, len(feats)))
+    for j, f in enumerate(feats):
+        col = np.asarray(res[f], dtype=float)  # NULL -> NaN (the GBDT handles NaN)
+        X[item, j] = col
+    if groups:
+        pair_c, pos_c, n_c, c_c, g = _collapse(np.asarray(res["grp"], dtype=np.int64), item,
+                                               pos, n, c, k)
+        cells = CellStats(pair=pair_c, position=pos_c, impressions=n_c, clicks=c_c,
+                          n_pairs=m, positions=k, groups=g)
+    else:
+        cells = CellStats(pair=item, position=pos, impressions=n, clicks=c, n_pairs=m,
+                          positions=k)
+    return FeatureStats(cells=cells, X=prebin(X), features=tuple(feats))
+
+
+@dataclass
+class RegressionEMFit:
+    theta: np.ndarray
+    gamma: np.ndarray  # per item
+    loglik: tuple
+    converged: bool
+    model: object
+
+
+def _threads(n_rows: int):
+    """OpenMP threads for a GBDT fit: 1 for small fits.
+
+    On a busy machine OpenMP's spinning threads make a 20k-row fit 10x slower
+    than single-threaded; parallelism only pays on large data.
+    """
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=1 if n_rows < 200_000 else None, user_api="openmp")
+
+
+def _classifier(seed):
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    return HistGradientBoostingClassifier(max_iter=100, learning_rate=0.1, max_leaf_nodes=15,
+                                          min_samples_leaf=40, l2_regularization=1.0,
+                                          early_stopping=False, random_state=seed)
+
+
+def _poisson_regressor(seed):
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    return HistGradientBoostingRegressor(loss="poisson", max_iter=100, learning_rate=0.1,
+                                         max_leaf_nodes=15, min_samples_leaf=40,
+                                         l2_regularization=1.0, early_stopping=False,
+                                         random_state=seed)
+
+
+def poisson_start(fs: FeatureStats, *, theta0=None, max_iter: int = 20, tol: float = 1e-3,
+                  seed: int = 0, progress=None) -> tuple[np.ndarray, np.ndarray, int]:
+    """Moment start: alternate theta_k = C_k / sum n gamma and a Poisson GBDT for gamma(x).
+
+    Returns relative theta, gamma per item (same scale) and the iterations used.
+    """
+    st = fs.cells
+    k, m = st.positions, st.n_pairs
+    pos0, item = st.position - 1, st.pair
+    n, c = st.impressions, st.clicks
+    c_k = np.bincount(pos0, c, minlength=k)
+    c_i = np.bincount(item, c, minlength=m)
+    theta = np.array(theta0 if theta0 is not None else initial_theta(st), dtype=float)
+    theta = theta / theta[0]
+    gamma = np.full(m, c.sum() / max(float(n @ theta[pos0]), 1e-12))
+    it = 0
+    for it in range(1, int(max_iter) + 1):
+        exposure = np.bincount(item, n * theta[pos0], minlength=m)
+        keep = exposure > 0
+        model = _poisson_regressor(seed)
+        with _threads(int(keep.sum())):
+            model.fit(fs.X[keep], c_i[keep] / exposure[keep], sample_weight=exposure[keep])
+            gamma = model.predict(fs.X)
+        new = c_k / np.maximum(np.bincount(pos0, n * gamma[item], minlength=k), 1e-300)
+        new = new / new[0]
+        change = float(np.max(np.abs(new - theta)))
+        theta = new
+        if progress is not None:
+            progress(it / max_iter, f"Poisson start, iteration {it}")
+        if change < tol:
+            break
+    return theta, gamma, it
+
+
+def regression_em(fs: FeatureStats, *, theta0=None, gamma0=None, tol: float = 1e-7,
+                  theta_tol: float = 1e-3, max_iter: int = 20, min_iter: int = 2,
+                  seed: int = 0, progress=None) -> RegressionEMFit:
+    """Fit theta and a GBDT relevance model by regression EM (Bernoulli likelihood).
+
+    Stops when the log-likelihood per impression changes by less than ``tol``,
+    or relative theta by less than ``theta_tol`` at every position (after at
+    least ``min_iter`` iterations). A GBDT refit is not an exact M-step, so
+    the log-likelihood jitters by a few units from one iteration to the next
+    instead of settling; the theta criterion ends the loop then.
+    """
+    st = fs.cells
+    k, m = st.positions, st.n_pairs
+    pos0, item = st.position - 1, st.pair
+    n, c = st.impressions, st.clicks
+    nc = n - c
+    n_k = np.bincount(pos0, n, minlength=k)
+    c_k = np.bincount(pos0, c, minlength=k)
+    n_i = np.bincount(item, n, minlength=m)
+    c_i = np.bincount(item, c, minlength=m)
+    safe_nk = np.where(n_k > 0, n_k, 1.0)
+    total = max(float(n.sum()), 1.0)
+    theta = np.array(theta0 if theta0 is not None else initial_theta(st), dtype=float)
+    if gamma0 is not None:
+        gamma = np.asarray(gamma0, dtype=float)
+    else:  # one common relevance to start
+        gamma = np.full(m, c.sum() / max(float(n @ theta[pos0]), 1e-12))
+    # Put the (weakly identified) scale where theta * gamma < 1 with room on both sides.
+    s = 0.95 / max(float(theta.max()), 1e-12)
+    theta = np.clip(theta * s, EPS, 1 - EPS)
+    gamma = np.clip(gamma / s, EPS, 1 - EPS)
+    keep_x = n_i > 0
+    X2 = np.vstack([fs.X[keep_x], fs.X[keep_x]])
+    y2 = np.concatenate([np.ones(keep_x.sum()), np.zeros(keep_x.sum())])
+    lls, model, converged = [], None, False
+    prev = theta / theta[0]
+    for it in range(int(max_iter)):
+        th, g = theta[pos0], gamma[item]
+        q = 1.0 - th * g
+        lls.append(float(c @ np.log(th * g) + nc @ np.log(q)))
+        rel = theta / theta[0]
+        if it >= min_iter and (abs(lls[-1] - lls[-2]) / total < tol
+                               or np.max(np.abs(rel - prev)) < theta_tol):
+            converged = True
+            break
+        prev = rel
+        w = nc / q
+        # M-step, examination: closed form.
+        theta = np.clip((c_k + np.bincount(pos0, w * th * (1 - g), minlength=k)) / safe_nk,
+                        EPS, 1 - EPS)
+        # M-step, relevance: one GBDT on posterior-weighted labels.
+        pos_w = c_i + np.bincount(item, w * g * (1 - th), minlength=m)
+        neg_w = np.clip(n_i - pos_w, 0.0, None)
+        model = _classifier(seed)
+        with _threads(len(y2)):
+            model.fit(X2, y2, sample_weight=np.concatenate([pos_w[keep_x], neg_w[keep_x]]))
+            gamma = np.clip(model.predict_proba(fs.X)[:, 1], EPS, 1 - EPS)
+        if progress is not None:
+            progress((it + 1) / max_iter, f"regression EM iteration {it + 1}")
+    return RegressionEMFit(theta=theta, gamma=gamma, loglik=tuple(lls), converged=converged,
+                           model=model)
+
+
+def run(scan, *, positions=None, bootstrap: int = 0, seed=0, assume_randomized: bool = False,
+        progress=None, alpha: float = 0.05, max_iter: int = 20, bootstrap_iter: int = 3):
+    from ulr.propensity import bootstrap as bs
+    from ulr.propensity.result import PropensityResult
+
+    prog = bs.Progress(progress)
+    prog(0.02, "aggregating impressions and clicks per (position, features) in SQL")
+    fs = collect(scan, positions=positions, groups=bootstrap > 0)
+    end = 0.6 if bootstrap else 0.98
+    theta0, gamma0, start_iter = poisson_start(fs, seed=seed, progress=prog.sub(0.05, 0.4 * end))
+    fit = regression_em(fs, theta0=theta0, gamma0=gamma0, max_iter=max_iter, seed=seed,
+                        progress=prog.sub(0.4 * end, end))
+    theta = fit.theta / fit.theta[0]
+    notes = []
+    if not fit.converged:
+        notes.append(f"regression EM stopped after {max_iter} iterations before the "
+                     "log-likelihood settled.")
+    if assume_randomized:
+        notes.append("--assume-randomized only affects the randomization method.")
+    lower = upper = None
+    if bootstrap > 0:
+        notes.append(f"each bootstrap replicate runs {bootstrap_iter} regression-EM "
+                     "iterations from the point estimate.")
+
+        def one(w):
+            rf = FeatureStats(cells=fs.cells.reweighted(w), X=fs.X, features=fs.features)
+            f = regression_em(rf, theta0=fit.theta, gamma0=fit.gamma, max_iter=bootstrap_iter,
+                              min_iter=bootstrap_iter, seed=seed)
+            return f.theta / f.theta[0]
+        samples = bs.replicate(one, n_groups=fs.cells.groups.n_groups, replicates=bootstrap,
+                               seed=seed, progress=prog.sub(0.6, 1.0))
+        lower, upper, more = bs.percentile_interval(samples, alpha)
+        notes += more
+    return PropensityResult(
+        method="regression-em", positions=fs.cells.positions, theta=theta, lower=lower,
+        upper=upper, absolute=fit.theta, loglik=fit.loglik, rows_used=fs.cells.rows,
+        notes=notes, extras={"converged": fit.converged, "feature_vectors": fs.cells.n_pairs,
+                             "start_iterations": start_iter,
+                             "features": list(fs.features)},
+        bootstrap=bootstrap, alpha=alpha)
