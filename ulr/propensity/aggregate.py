@@ -64,6 +64,7 @@ class Scan:
     rows: int | None = None
     content_hash: str | None = None
     log: object = None
+    plans: tuple = ()  # file scans: the loader's column plans (schema rules to check)
     memo: dict = field(default_factory=dict)
 
     @property
@@ -119,7 +120,38 @@ def csv_scan(path, mapping: dict | None = None) -> Scan | None:
     columns = {pl.stored: pl.read_type for pl in plans}
     return Scan(cur=store.new_memory_cursor(), from_sql=_READ_CSV,
                 params={"ulr_path": str(p), "ulr_columns": columns, "ulr_delim": delim},
-                columns=tuple(columns), name=p.name, checked=False)
+                columns=tuple(columns), name=p.name, checked=False, plans=tuple(plans))
+
+
+_KEY_ROLES = ("query_id", "doc_id", "position")
+
+
+def _file_checks(scan: Scan) -> tuple[str, str]:
+    """SQL for the schema rules of an in-place file scan (the loader's own rules).
+
+    Returns (row-level aggregate, cell-level expressions). Rules on the group
+    keys are checked once per cell, the others per row in ONE filtered count.
+    That count also touches every other typed column (their sum), because
+    DuckDB's CSV reader skips the cast of a column the query does not use and
+    a value that does not parse must fail the query. (A NaN feature, which the
+    loader accepts, makes the sum NaN and so sends the file to the full
+    loader: slower, never wrong.)
+    """
+    rules = store._rules(list(scan.plans))
+    key_conds = [cond for pl, cond, _ in rules if pl.role in _KEY_ROLES]
+    row_conds = [cond for pl, cond, _ in rules if pl.role not in _KEY_ROLES + ("click",)]
+    touch = []
+    for pl in scan.plans:
+        if pl.role in _KEY_ROLES + ("click",) or pl.read_type == "VARCHAR":
+            continue
+        col = store._quote(pl.stored)
+        touch.append(f"CAST({col} AS DOUBLE)" if pl.read_type == "BOOLEAN" else col)
+    if touch:
+        row_conds.append(f"isnan({' + '.join(touch)})")
+    row = (f", count(*) FILTER (WHERE {' OR '.join(row_conds)}) AS bad_rows" if row_conds
+           else ", 0 AS bad_rows")
+    cell = " OR ".join(key_conds) if key_conds else "false"
+    return row, f", n - n_known AS missing_clicks, bad_rows, ({cell}) AS bad_key"
 
 
 def require_table(scan: Scan, method: str) -> None:
@@ -139,14 +171,14 @@ def max_position(scan: Scan) -> int:
 
 def resolve_positions(scan: Scan, positions: int | None, available: int) -> int:
     """Number of positions K to estimate; at least 2."""
+    if positions is not None and int(positions) < 2:
+        raise UlrError(f"--positions must be at least 2, got {int(positions)}.")
     if available < 2:
         raise UlrError(f"the log {scan.name!r} shows a single position, so there is no position "
                        "bias to estimate; it needs results at two or more positions.")
     if positions is None:
         return int(available)
     k = int(positions)
-    if k < 2:
-        raise UlrError(f"--positions must be at least 2, got {k}.")
     if k > available:
         raise UlrError(f"--positions {k} asks for more positions than the log has "
                        f"(its deepest position is {available}).")
@@ -213,8 +245,8 @@ def _collapse(grp, pair, pos, n, c, positions):
     return uniq // positions, uniq % positions + 1, cells_n, cells_c, groups
 
 
-def cell_stats(scan: Scan, *, positions: int | None = None, groups: bool = False,
-               rows: str | None = None) -> CellStats:
+def cell_stats(scan: Scan, *, positions: int | None = None, groups: bool = False
+               ) -> CellStats:
     """Impressions and clicks per (query, doc, position): one aggregate query.
 
     Parameters
@@ -224,8 +256,6 @@ def cell_stats(scan: Scan, *, positions: int | None = None, groups: bool = False
         Keep positions 1..K (default: all; at least 2 must exist).
     groups : bool
         Also split by bootstrap bucket (see the module docstring).
-    rows : {"randomized", None}
-        Only rows with ``randomized`` = 1.
 
     The statement::
 
@@ -237,43 +267,35 @@ def cell_stats(scan: Scan, *, positions: int | None = None, groups: bool = False
                position, n, c FROM cells
     """
     grp_key = "grp, " if groups else ""
-    conds, params = [], {}
-    if rows == "randomized":
-        conds.append("randomized")
-    if scan.checked and positions is not None:
-        conds.append("position <= $ulr_k")
+    params = {}
+    where = ""
+    if scan.checked and positions is not None:  # a file scan filters after validation
+        where = "WHERE position <= $ulr_k"
         params["ulr_k"] = int(positions)
-    where = f"WHERE {' AND '.join(conds)}" if conds else ""
-    checks = ""
     tt = scan.has("true_theta") and not scan.checked
-    if not scan.checked:
-        # Schema rules (SPEC §1) on the group keys, and missing clicks, in the same pass.
-        checks = (", n - n_known AS missing_clicks, "
-                  "(query_id IS NULL OR trim(query_id) = '' OR doc_id IS NULL "
-                  "OR trim(doc_id) = '' OR position IS NULL OR NOT isfinite(position) "
-                  "OR position < 1 OR position <> floor(position)) AS bad_key")
-    tt_agg = (", sum(TRY_CAST(true_theta AS DOUBLE)) AS tt_sum, "
-              "count(TRY_CAST(true_theta AS DOUBLE)) AS tt_n") if tt else ""
+    row_checks, checks = _file_checks(scan) if not scan.checked else ("", "")
+    # One true_theta text per cell (the simulator's is constant per position).
+    tt_agg = ", any_value(true_theta) AS tt" if tt else ""
     source = f"(SELECT *, {_bucket(scan)} AS grp FROM {{src}})" if groups else "{src}"
     sql = (f"WITH cells AS (SELECT {grp_key}query_id, doc_id, position, count(*) AS n, "
-           f"count(click) AS n_known, sum(CAST(click AS INTEGER)) AS c{tt_agg} "
+           f"count(click) AS n_known, sum(CAST(click AS INTEGER)) AS c{tt_agg}{row_checks} "
            f"FROM {source} AS t {where} GROUP BY {grp_key}query_id, doc_id, position) "
            f"SELECT {grp_key}dense_rank() OVER (ORDER BY query_id, doc_id) - 1 AS pair, "
-           f"position, n, c{checks}{', tt_sum, tt_n' if tt else ''} FROM cells")
+           f"position, n, c{checks}{', TRY_CAST(tt AS DOUBLE) AS tt' if tt else ''} "
+           "FROM cells")
     res = scan.execute(sql, params).fetchnumpy()
     if not scan.checked:
-        if np.any(np.asarray(res["missing_clicks"]) > 0) or np.any(np.asarray(res["bad_key"])):
+        if (np.any(np.asarray(res["missing_clicks"]) > 0) or np.any(np.asarray(res["bad_key"]))
+                or np.any(np.asarray(res["bad_rows"]) > 0)):
             raise NeedsFullLoad("rows that break the schema")
     pair = np.asarray(res["pair"], dtype=np.int64)
     pos = np.asarray(res["position"]).astype(np.int64)
     n = np.asarray(res["n"], dtype=float)
     c = np.nan_to_num(np.asarray(res["c"], dtype=float))
     if tt:
-        scan.memo["true_theta"] = _true_theta_from_cells(pos, np.asarray(res["tt_sum"]),
-                                                         np.asarray(res["tt_n"]))
+        scan.memo["true_theta"] = _true_theta_from_cells(pos, n, np.asarray(res["tt"]))
     if len(pos) == 0:
-        what = "randomized rows" if rows == "randomized" else "rows"
-        raise UlrError(f"the log {scan.name!r} has no {what} to estimate from.")
+        raise UlrError(f"the log {scan.name!r} has no rows to estimate from.")
     scan.memo["max_position"] = int(pos.max())
     k = resolve_positions(scan, positions, int(pos.max()))
     keep = pos <= k
@@ -321,13 +343,14 @@ def connected_to_top(stats: CellStats) -> np.ndarray:
     return np.array([find(i) == root for i in range(k)])
 
 
-def _true_theta_from_cells(pos, tt_sum, tt_n):
-    """Mean ``true_theta`` per position (as :meth:`ulr.store.Log.true_theta`)."""
-    tt_sum = np.nan_to_num(np.asarray(tt_sum, dtype=float))
-    tt_n = np.asarray(tt_n, dtype=float)
+def _true_theta_from_cells(pos, n, tt):
+    """Mean ``true_theta`` per position (as :meth:`ulr.store.Log.true_theta`), one value
+    per cell weighted by its impressions."""
+    tt = np.asarray(tt, dtype=float)  # NULL -> NaN
+    ok = np.isfinite(tt)
     k = int(pos.max()) if len(pos) else 0
-    num = np.bincount(pos - 1, tt_sum, minlength=k)
-    den = np.bincount(pos - 1, tt_n, minlength=k)
+    num = np.bincount(pos[ok] - 1, n[ok] * tt[ok], minlength=k)
+    den = np.bincount(pos[ok] - 1, n[ok], minlength=k)
     present = np.bincount(pos - 1, minlength=k) > 0
     if not present.all() or np.any(den == 0):
         return None
