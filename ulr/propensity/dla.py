@@ -131,6 +131,43 @@ def _masked_log_softmax(z, mask):
     return np.where(mask, z - lse, 0.0)
 
 
+def losses_and_grads(params: dict, g: np.ndarray, X2: np.ndarray, mask: np.ndarray,
+                     cw: np.ndarray, *, max_weight: float = 100.0):
+    """IPW loss of the ranker, IRW loss of the propensity logits, and their gradients.
+
+    ``X2`` holds the features of the S x K slots as rows (S*K, P); ``cw`` the
+    (weighted) clicks (S, K). Each loss's weights come from the other model and
+    are held constant (no gradient flows through them). Returns
+    ``(loss_f, loss_g, grads)`` with ``grads`` keyed like ``params`` plus "g".
+    """
+    s, k = mask.shape
+    hidden = "W1" in params
+    if hidden:
+        H = np.tanh(X2 @ params["W1"] + params["b1"])  # (S*K, h)
+        f = (H @ params["w2"]).reshape(s, k).astype(float)
+    else:
+        f = (X2 @ params["w"]).reshape(s, k).astype(float)
+    lsm_f = _masked_log_softmax(f, mask)
+    lsm_g = _masked_log_softmax(np.broadcast_to(g, (s, k)), mask)
+    pw = np.clip(np.exp(g[0] - g), 0.0, max_weight)  # theta_1 / theta_k, (K,)
+    rw = np.clip(np.exp(f[:, :1] - f), 0.0, max_weight)  # r_1 / r_i, (S, K)
+    tf = cw * pw  # IPW targets for f
+    tg = cw * rw  # IRW targets for g
+    zf, zg = max(tf.sum(), 1e-12), max(tg.sum(), 1e-12)
+    loss_f = float(-(tf * lsm_f).sum() / zf)
+    loss_g = float(-(tg * lsm_g).sum() / zg)
+    # Softmax cross-entropy: d/dz [-sum_i t_i log softmax(z)_i] = (sum t) softmax(z) - t.
+    d_f = ((tf.sum(axis=1, keepdims=True) * np.exp(lsm_f) * mask - tf) / zf).ravel()
+    d_g = ((tg.sum(axis=1, keepdims=True) * np.exp(lsm_g) * mask - tg) / zg).sum(axis=0)
+    if hidden:
+        d_pre = np.outer(d_f.astype(X2.dtype), params["w2"])
+        d_pre *= 1.0 - H * H
+        grads = {"w2": H.T @ d_f, "W1": X2.T @ d_pre, "b1": d_pre.sum(axis=0), "g": d_g}
+    else:
+        grads = {"w": X2.T @ d_f, "g": d_g}
+    return loss_f, loss_g, grads
+
+
 def dla(ls: ListStats, *, hidden: int = 8, steps: int = 150, lr: float = 0.05,
         max_weight: float = 100.0, seed: int = 0, list_weights=None, init: DLAFit | None = None,
         progress=None) -> DLAFit:
@@ -164,30 +201,9 @@ def dla(ls: ListStats, *, hidden: int = 8, steps: int = 150, lr: float = 0.05,
     b1m, b2m, eps = 0.9, 0.999, 1e-8
     losses = []
     for t in range(1, int(steps) + 1):
-        # Forward.
-        if hidden:
-            H = np.tanh(X2 @ params["W1"] + params["b1"])  # (S*K, h)
-            f = (H @ params["w2"]).reshape(s, k).astype(float)
-        else:
-            f = (X2 @ params["w"]).reshape(s, k)
-        lsm_f = _masked_log_softmax(f, ls.mask)
-        lsm_g = _masked_log_softmax(np.broadcast_to(g, (s, k)), ls.mask)
-        # Weights from the other model, held constant.
-        pw = np.clip(np.exp(g[0] - g), 0.0, max_weight)  # (K,)
-        rw = np.clip(np.exp(f[:, :1] - f), 0.0, max_weight)  # (S, K)
-        tf = cw * pw  # IPW targets for f
-        tg = cw * rw  # IRW targets for g
-        zf, zg = max(tf.sum(), 1e-12), max(tg.sum(), 1e-12)
-        losses.append((float(-(tf * lsm_f).sum() / zf), float(-(tg * lsm_g).sum() / zg)))
-        # Backward: softmax cross-entropy gradients.
-        d_f = ((tf.sum(axis=1, keepdims=True) * np.exp(lsm_f) * ls.mask - tf) / zf).ravel()
-        d_g = ((tg.sum(axis=1, keepdims=True) * np.exp(lsm_g) * ls.mask - tg) / zg).sum(axis=0)
-        if hidden:
-            d_pre = np.outer(d_f.astype(np.float32), params["w2"])
-            d_pre *= 1.0 - H * H
-            grads = {"w2": H.T @ d_f, "W1": X2.T @ d_pre, "b1": d_pre.sum(axis=0), "g": d_g}
-        else:
-            grads = {"w": X2.T @ d_f, "g": d_g}
+        loss_f, loss_g, grads = losses_and_grads(params, g, X2, ls.mask, cw,
+                                                 max_weight=max_weight)
+        losses.append((loss_f, loss_g))
         # Adam.
         for key, grad in grads.items():
             m, v = adam[key]
