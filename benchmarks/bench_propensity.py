@@ -1,0 +1,132 @@
+"""EM propensity on a 10M-impression CSV vs DuckDB's bare GROUP BY over the same file.
+
+    python benchmarks/bench_propensity.py [--rows 10000000] [--queries 10000] [--repeat 3]
+                                          [--regen] [--full-load]
+
+Generates ``benchmarks/out/big.csv`` once (simulated PBM log, git-ignored), then
+alternately runs, each in a fresh child process:
+
+- bare:  ``SELECT query_id, doc_id, position, count(*), sum(click)
+          FROM read_csv(FILE) GROUP BY ALL`` (DuckDB, auto-detected types);
+- ulr:   ``python -m ulr propensity --input FILE --method em --json``.
+
+Prints wall-clock seconds (best and median of ``--repeat``), the ratio
+(target <= 2x) and each child's peak resident memory (target < 4 GB), read
+with ``os.wait4``. ``--full-load`` also times the path through the loader
+(``load`` into a DuckDB file, then ``propensity --db``), for reference.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # run from anywhere
+
+OUT = ROOT / "benchmarks" / "out"
+
+BARE = """
+import duckdb, sys
+con = duckdb.connect()
+rows = con.execute("SELECT query_id, doc_id, position, count(*), sum(click) "
+                   "FROM read_csv(?) GROUP BY ALL", [sys.argv[1]]).fetchall()
+print(len(rows))
+"""
+
+
+def run_child(cmd: list[str]) -> tuple[float, float, str]:
+    """Wall seconds, peak RSS (GB) and stdout of one child process."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=out, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)  # this child's own rusage
+        wall = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read().decode(), err.read().decode()
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd[:4])} ... failed ({proc.returncode}): "
+                         f"{stderr.strip()[-500:]}")
+    return wall, usage.ru_maxrss / 1024 ** 2, stdout  # ru_maxrss is in KiB on Linux
+
+
+def ensure_csv(path: Path, rows: int, queries: int, regen: bool) -> None:
+    if path.exists() and not regen:
+        return
+    from ulr.simulate import simulate_clicks, write_log
+
+    print(f"generating {rows:,} impressions -> {path} ...", flush=True)
+    t0 = time.perf_counter()
+    sim = simulate_clicks(sessions=rows // 10, queries=queries, docs_per_query=10, seed=0)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_log(sim.df, str(path))
+    print(f"  {time.perf_counter() - t0:.1f} s, {path.stat().st_size / 1e6:,.0f} MB", flush=True)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", type=int, default=10_000_000)
+    ap.add_argument("--queries", type=int, default=10_000)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--regen", action="store_true", help="regenerate the CSV")
+    ap.add_argument("--full-load", action="store_true",
+                    help="also time load + propensity --db (the loader path)")
+    args = ap.parse_args(argv)
+
+    path = OUT / ("big.csv" if args.rows == 10_000_000 else f"big_{args.rows}.csv")
+    ensure_csv(path, args.rows, args.queries, args.regen)
+    py = sys.executable
+    bare_cmd = [py, "-c", BARE, str(path)]
+    ulr_cmd = [py, "-m", "ulr", "propensity", "--input", str(path), "--method", "em", "--json"]
+
+    bare, ours, result = [], [], None
+    for i in range(args.repeat):
+        bare.append(run_child(bare_cmd))
+        ours.append(run_child(ulr_cmd))
+        result = json.loads(ours[-1][2])
+        print(f"  run {i + 1}: bare {bare[-1][0]:6.2f} s   ulr em {ours[-1][0]:6.2f} s", flush=True)
+
+    def summary(runs):
+        walls = [r[0] for r in runs]
+        return min(walls), statistics.median(walls), max(r[1] for r in runs)
+
+    b_best, b_med, b_mem = summary(bare)
+    u_best, u_med, u_mem = summary(ours)
+    print(f"\n{args.rows:,} impressions, {path.stat().st_size / 1e6:,.0f} MB CSV, "
+          f"{os.cpu_count()} CPUs, best / median of {args.repeat}")
+    print(f"  DuckDB bare GROUP BY        {b_best:6.2f} s / {b_med:6.2f} s   "
+          f"peak {b_mem:.2f} GB")
+    print(f"  python -m ulr propensity em {u_best:6.2f} s / {u_med:6.2f} s   "
+          f"peak {u_mem:.2f} GB")
+    print(f"  ratio (best)   {u_best / b_best:5.2f}x   (target <= 2x)")
+    print(f"  ratio (median) {u_med / b_med:5.2f}x")
+    print(f"  peak memory    {u_mem:5.2f} GB  (target < 4 GB)")
+    print(f"  EM: {result['iterations']} iterations, in-process estimate {result['seconds']:.2f} s, "
+          f"max |theta - true| = {result.get('max_abs_error', float('nan')):.4f}")
+
+    if args.full_load:
+        tmp = Path(tempfile.mkdtemp(prefix="ulr_bench_"))
+        try:
+            db = tmp / "bench.duckdb"
+            t_load, m_load, _ = run_child([py, "-m", "ulr", "load", str(path), "--db", str(db),
+                                           "--name", "big", "--json"])
+            t_db, m_db, _ = run_child([py, "-m", "ulr", "propensity", "--db", str(db),
+                                       "--name", "big", "--method", "em", "--json"])
+            print(f"\n  loader path: load {t_load:.2f} s (peak {m_load:.2f} GB) + "
+                  f"propensity --db {t_db:.2f} s (peak {m_db:.2f} GB)")
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
