@@ -1,0 +1,142 @@
+"""SQL sufficient statistics: against pandas, file scan vs stored table, bootstrap buckets."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ulr import store
+from ulr.errors import UlrError
+from ulr.propensity import aggregate as A
+from ulr.simulate import simulate_clicks, write_log
+
+
+def open_df(df, tmp_path, name="log.parquet"):
+    path = tmp_path / name
+    write_log(df, str(path))
+    return store.open_file(path)
+
+
+@pytest.fixture(scope="module")
+def sim():
+    return simulate_clicks(queries=40, docs_per_query=6, sessions=3000, seed=11)
+
+
+def cells_frame(st: A.CellStats) -> pd.DataFrame:
+    return pd.DataFrame({"pair": st.pair, "position": st.position, "n": st.impressions,
+                         "c": st.clicks}).sort_values(["pair", "position"]).reset_index(drop=True)
+
+
+def pandas_cells(df: pd.DataFrame) -> pd.DataFrame:
+    g = df.groupby(["query_id", "doc_id", "position"]).agg(n=("click", "size"),
+                                                           c=("click", "sum")).reset_index()
+    return g
+
+
+def test_cell_stats_equal_pandas_groupby(sim, tmp_path):
+    log = open_df(sim.df, tmp_path)
+    st = A.cell_stats(A.scan_of(log))
+    got = cells_frame(st)
+    ref = pandas_cells(sim.df)
+    assert len(got) == len(ref) and st.rows == len(sim.df)
+    # Same multiset of (n, c) per position, and pairs map one-to-one onto (query, doc).
+    ref_pairs = ref.groupby(["query_id", "doc_id"]).ngroup()
+    assert st.n_pairs == ref_pairs.max() + 1
+    a = got.sort_values(["position", "n", "c"])[["position", "n", "c"]].to_numpy()
+    b = ref.sort_values(["position", "n", "c"])[["position", "n", "c"]].to_numpy(float)
+    np.testing.assert_array_equal(a, b)
+    # Per pair totals agree with pandas per (query, doc) after matching by impressions order.
+    per_pair = got.groupby("pair")[["n", "c"]].sum().sort_values(["n", "c"]).to_numpy()
+    per_qd = ref.groupby(["query_id", "doc_id"])[["n", "c"]].sum().sort_values(
+        ["n", "c"]).to_numpy(float)
+    np.testing.assert_array_equal(per_pair, per_qd)
+
+
+def test_positions_cut_and_errors(sim, tmp_path):
+    log = open_df(sim.df, tmp_path)
+    scan = A.scan_of(log)
+    st = A.cell_stats(scan, positions=3)
+    assert st.positions == 3 and st.position.max() == 3
+    assert st.rows == int((sim.df.position <= 3).sum())
+    with pytest.raises(UlrError, match="more positions than the log has"):
+        A.cell_stats(scan, positions=7)
+    with pytest.raises(UlrError, match="at least 2"):
+        A.cell_stats(scan, positions=1)
+
+
+def test_single_position_log_is_refused(tmp_path):
+    df = pd.DataFrame({"query_id": [1, 1, 2], "doc_id": [1, 2, 3], "position": [1, 1, 1],
+                       "click": [1, 0, 1]})
+    log = open_df(df, tmp_path)
+    with pytest.raises(UlrError, match="single position"):
+        A.cell_stats(A.scan_of(log))
+
+
+def test_bootstrap_buckets_reweight_like_pandas(sim, tmp_path):
+    log = open_df(sim.df, tmp_path)
+    st = A.cell_stats(A.scan_of(log), groups=True)
+    plain = A.cell_stats(A.scan_of(log))
+    # All-ones weights give the plain totals.
+    ones = st.reweighted(np.ones(A.N_GROUPS))
+    np.testing.assert_array_equal(cells_frame(ones), cells_frame(plain))
+    np.testing.assert_array_equal(cells_frame(st), cells_frame(plain))
+    # Random weights: each row counts with the weight of its session's bucket (DuckDB hash).
+    buckets = log.cur.execute(
+        f"SELECT DISTINCT session_id, CAST(hash(session_id) % {A.N_GROUPS} AS BIGINT) AS b "
+        f"FROM {log.table}").df()
+    w = np.random.default_rng(5).poisson(1.0, A.N_GROUPS).astype(float)
+    df = sim.df.assign(session_id=sim.df.session_id.astype(str))
+    df = df.merge(buckets, on="session_id")
+    df["w"] = w[df["b"].to_numpy()]
+    df["wc"] = df["w"] * df["click"]
+    ref = df.groupby(["query_id", "doc_id", "position"])[["w", "wc"]].sum()
+    rw = st.reweighted(w)
+    assert np.isclose(rw.impressions.sum(), ref["w"].sum())
+    assert np.isclose(rw.clicks.sum(), ref["wc"].sum())
+    a = np.sort(rw.impressions[rw.impressions > 0])
+    np.testing.assert_allclose(a, np.sort(ref["w"].to_numpy()[ref["w"].to_numpy() > 0]))
+
+
+def test_csv_scan_equals_stored_table(sim, tmp_path):
+    path = tmp_path / "log.csv"
+    write_log(sim.df, str(path))
+    log = store.open_file(path)
+    from_table = A.cell_stats(A.scan_of(log), groups=True)
+    scan = A.csv_scan(path)
+    from_file = A.cell_stats(scan, groups=True)
+    np.testing.assert_array_equal(cells_frame(from_file), cells_frame(from_table))
+    np.testing.assert_array_equal(np.sort(from_file.groups.group),
+                                  np.sort(from_table.groups.group))
+    np.testing.assert_allclose(A.true_theta(scan), log.true_theta())
+
+
+def test_csv_scan_of_parquet_is_none(sim, tmp_path):
+    path = tmp_path / "log.parquet"
+    write_log(sim.df, str(path))
+    assert A.csv_scan(path) is None
+
+
+@pytest.mark.parametrize("text", [
+    "query_id,doc_id,position,click,feature_1\nq,a,1,1,0.5\nq,b,2,0,abc\n",  # bad feature
+    "query_id,doc_id,position,click,relevance\nq,a,1,1,1\nq,b,2,0,-1\n",  # bad relevance
+    "query_id,doc_id,position,click\nq,a,1,1\nq,b,2.5,0\n",  # non-integer position
+    "query_id,doc_id,position,click\nq,a,1,1\nq,b,0,0\n",  # position < 1
+    "query_id,doc_id,position,click\nq,a,1,1\nq,b,2,7\n",  # click not 0/1
+    "query_id,doc_id,position,click\nq,a,1,1\nq,b,2,\n",  # missing click
+    "query_id,doc_id,position,click\nq,a,1,1\n,b,2,0\n",  # missing query
+    "query_id,doc_id,position,click\nq,a,1,1\nq,b,2\n",  # ragged row
+    "query_id,doc_id,position,click,randomized\nq,a,1,1,0\nq,b,2,0,maybe\n",  # bad flag
+])
+def test_csv_scan_sends_bad_files_to_the_loader(text, tmp_path):
+    path = tmp_path / "bad.csv"
+    path.write_text(text)
+    with pytest.raises(A.NeedsFullLoad):
+        A.cell_stats(A.csv_scan(path))
+    with pytest.raises(UlrError, match="refused"):
+        store.open_file(path)
+
+
+def test_connected_positions():
+    # Pair 0 links positions 1-2, pair 1 links 2-3; position 4 only ever shows pair 2.
+    st = A.CellStats(pair=np.array([0, 0, 1, 1, 2]), position=np.array([1, 2, 2, 3, 4]),
+                     impressions=np.ones(5), clicks=np.zeros(5), n_pairs=3, positions=4)
+    np.testing.assert_array_equal(A.connected_to_top(st), [True, True, True, False])
