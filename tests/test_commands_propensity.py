@@ -1,0 +1,125 @@
+"""``python -m ulr propensity`` (SPEC §2): JSON keys, bootstrap bounds, errors, fast path."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ulr import store
+from ulr.propensity import estimate
+from ulr.simulate import simulate_clicks, write_log
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def ulr(capsys, *args):
+    from ulr.cli import main
+    capsys.readouterr()
+    rc = main([str(a) for a in args])
+    cap = capsys.readouterr()
+    return rc, cap.out, cap.err
+
+
+def user_error(rc, out, err, needle):
+    assert rc == 2, (rc, out, err)
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and needle in lines[0], err
+    assert out == ""
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("cli")
+    sim = simulate_clicks(queries=100, docs_per_query=6, sessions=6000, seed=4)
+    csv = tmp / "log.csv"
+    write_log(sim.df, str(csv))
+    db = tmp / "db.duckdb"
+    store.load_log(csv, "clicks", db_path=db)
+    return sim, csv, db
+
+
+@pytest.mark.parametrize("method", ["randomization", "em", "intervention-harvesting"])
+def test_json_keys_and_true_theta(capsys, files, method):
+    sim, csv, _ = files
+    rc, out, err = ulr(capsys, "propensity", "--method", method, "--input", csv, "--json")
+    assert rc == 0, err
+    res = json.loads(out)
+    assert out.count("\n") == 1
+    assert res["method"] == method and res["positions"] == 6
+    assert res["theta"][0] == 1.0 and len(res["theta"]) == 6
+    assert "lower" not in res
+    np.testing.assert_allclose(res["true_theta"], sim.relative_theta, atol=1e-6)
+    assert res["max_abs_error"] == pytest.approx(
+        np.max(np.abs(np.array(res["theta"]) - res["true_theta"])))
+
+
+def test_bootstrap_gives_lower_and_upper(capsys, files):
+    _, csv, _ = files
+    rc, out, err = ulr(capsys, "propensity", "--method", "em", "--input", csv, "--bootstrap",
+                       20, "--positions", 4, "--seed", 2, "--json")
+    assert rc == 0, err
+    res = json.loads(out)
+    assert res["positions"] == 4 and len(res["lower"]) == len(res["upper"]) == 4
+    assert all(lo <= t <= up for lo, t, up in zip(res["lower"], res["theta"], res["upper"]))
+    assert res["bootstrap"] == 20
+
+
+def test_file_scan_and_stored_dataset_agree(capsys, files):
+    _, csv, db = files
+    a = json.loads(ulr(capsys, "propensity", "--method", "em", "--input", csv, "--json")[1])
+    b = json.loads(ulr(capsys, "propensity", "--method", "em", "--db", db, "--name", "clicks",
+                       "--json")[1])
+    np.testing.assert_allclose(a["theta"], b["theta"], rtol=1e-9)  # summation order only
+    assert a["rows_used"] == b["rows_used"]
+    np.testing.assert_allclose(a["true_theta"], b["true_theta"], rtol=1e-9)
+    # ... and the same as the Python API on the stored table.
+    res = estimate(store.open_dataset("clicks", db), method="em")
+    np.testing.assert_allclose(res.theta, a["theta"], rtol=1e-9)
+
+
+def test_assume_randomized_and_human_output(capsys, files):
+    _, csv, _ = files
+    rc, out, err = ulr(capsys, "propensity", "--method", "randomization", "--input", csv,
+                       "--assume-randomized", "--bootstrap", 10)
+    assert rc == 0, err
+    assert "treated as randomized" in out and "position" in out and "true" in out
+
+
+def test_user_errors_exit_2(capsys, files, tmp_path):
+    _, csv, _ = files
+    user_error(*ulr(capsys, "propensity", "--method", "em", "--input", csv, "--bootstrap", 1),
+               "--bootstrap")
+    user_error(*ulr(capsys, "propensity", "--method", "em", "--input", csv, "--positions", 1),
+               "--positions must be at least 2")
+    user_error(*ulr(capsys, "propensity", "--method", "em", "--input", csv, "--positions", 60),
+               "more positions than the log has")
+    user_error(*ulr(capsys, "propensity", "--method", "nope", "--input", csv), "invalid choice")
+    user_error(*ulr(capsys, "propensity", "--method", "em"), "name a click log")
+    no_feat = tmp_path / "nofeat.csv"
+    no_feat.write_text("query_id,doc_id,position,click\n1,1,1,1\n1,2,2,0\n2,1,2,0\n2,2,1,1\n")
+    user_error(*ulr(capsys, "propensity", "--method", "regression-em", "--input", no_feat),
+               "no feature_* columns")
+    user_error(*ulr(capsys, "propensity", "--method", "randomization", "--input", no_feat),
+               "no 'randomized' column")
+    one = tmp_path / "one.csv"
+    one.write_text("query_id,doc_id,position,click\n1,1,1,1\n1,2,1,0\n")
+    user_error(*ulr(capsys, "propensity", "--method", "em", "--input", one), "single position")
+
+
+def test_a_bad_file_is_refused_with_the_loader_message(capsys, tmp_path):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("query_id,doc_id,position,click\n1,1,1,1\n1,2,2,0\n2,1,2.5,0\n")
+    user_error(*ulr(capsys, "propensity", "--method", "em", "--input", bad),
+               "column 'position': 1 bad value (must be an integer >= 1), first at line 4")
+
+
+def test_subprocess_contract(files):
+    _, csv, _ = files
+    p = subprocess.run([sys.executable, "-m", "ulr", "propensity", "--method", "em", "--input",
+                        str(csv), "--json"], capture_output=True, text=True, cwd=ROOT,
+                       timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert set(json.loads(p.stdout)) >= {"method", "positions", "theta"}
