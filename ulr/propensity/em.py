@@ -21,7 +21,9 @@ and the M-step averages these posteriors:
     gamma_{q,d} <- sum_{cells of q,d}  [c + (n - c) P(E=0,R=1|C=0)] / sum n.
 
 Each iteration is a handful of vector operations and two ``bincount`` over
-the cells, never over rows. Parameters are clipped to [eps, 1 - eps] so a
+the cells, never over rows. The same code runs a batch of bootstrap
+replicates at once: arrays carry a leading replicate axis and the bincounts
+run over offset indices, so B replicates cost one pass over B x cells. Parameters are clipped to [eps, 1 - eps] so a
 position or pair with no clicks (or only clicks) cannot reach 0 or 1, where
 EM would stick. The overall scale (theta * s, gamma / s) is only weakly
 identified, so the estimate is reported relative to position 1.
@@ -63,6 +65,57 @@ def initial_theta(stats: CellStats) -> np.ndarray:
     return np.clip(theta, 0.05, 0.95)
 
 
+class _Batch:
+    """Cell arrays for B replicates: n, c of shape (B, L); sums by position / pair."""
+
+    def __init__(self, pos0, pair, n, c, k, m):
+        self.pos0, self.pair, self.k, self.m = pos0, pair, k, m
+        self.n, self.c = np.atleast_2d(n), np.atleast_2d(c)
+        self.nc = self.n - self.c
+        self.b = self.n.shape[0]
+        off = np.arange(self.b)[:, None]
+        self.ipos = (pos0[None, :] + k * off).ravel()
+        self.ipair = (pair[None, :] + m * off).ravel()
+        self.n_k, self.c_k = self.by_pos(self.n), self.by_pos(self.c)
+        self.n_q, self.c_q = self.by_pair(self.n), self.by_pair(self.c)
+        self.safe_nk = np.where(self.n_k > 0, self.n_k, 1.0)
+        self.safe_nq = np.where(self.n_q > 0, self.n_q, 1.0)
+        self.total = np.maximum(self.n.sum(axis=1), 1.0)
+
+    def by_pos(self, w):
+        return np.bincount(self.ipos, w.ravel(), minlength=self.b * self.k).reshape(self.b, -1)
+
+    def by_pair(self, w):
+        return np.bincount(self.ipair, w.ravel(), minlength=self.b * self.m).reshape(self.b, -1)
+
+    def subset(self, rows):
+        return _Batch(self.pos0, self.pair, self.n[rows], self.c[rows], self.k, self.m)
+
+
+def _poisson_start(bt: _Batch, max_iter: int = 100, tol: float = 1e-5):
+    """Iterative proportional fitting of clicks ~ Poisson(n theta gamma), per replicate."""
+    k = bt.k
+    ctr = np.divide(bt.c_k, bt.n_k, out=np.zeros_like(bt.c_k), where=bt.n_k > 0)
+    top = ctr.max(axis=1, keepdims=True)
+    theta = np.clip(np.divide(0.9 * ctr, top, out=np.full_like(ctr, 0.5), where=top > 0),
+                    0.05, 0.95)
+    gamma = np.full((bt.b, bt.m), 0.5)
+    scale = np.ones((bt.b, 1))
+    for _ in range(int(max_iter)):
+        expo_q = bt.by_pair(bt.n * theta[:, bt.pos0])
+        gamma = np.divide(bt.c_q, expo_q, out=np.zeros_like(expo_q), where=expo_q > 0)
+        expo_k = bt.by_pos(bt.n * gamma[:, bt.pair])
+        new = np.divide(bt.c_k, expo_k, out=np.zeros((bt.b, k)), where=expo_k > 0)
+        scale = new.max(axis=1, keepdims=True)
+        new = np.divide(0.9 * new, scale, out=np.full_like(new, 0.5), where=scale > 0)
+        done = np.max(np.abs(new - theta)) < tol
+        theta = new
+        if done:
+            break
+    gamma = gamma * np.where(scale > 0, scale / 0.9, 1.0)  # same products theta * gamma
+    return theta, gamma
+
+
 def poisson_start(stats: CellStats, *, max_iter: int = 100, tol: float = 1e-5
                   ) -> tuple[np.ndarray, np.ndarray]:
     """Starting point: the PBM fitted under the Poisson approximation.
@@ -75,27 +128,72 @@ def poisson_start(stats: CellStats, *, max_iter: int = 100, tol: float = 1e-5
     close to the Bernoulli one, so EM started there has little left to do.
     The scale is set so that max theta = 0.9.
     """
-    k, m = stats.positions, stats.n_pairs
-    pos0, pair, n = stats.position - 1, stats.pair, stats.impressions
-    c_k = np.bincount(pos0, stats.clicks, minlength=k)
-    c_q = np.bincount(pair, stats.clicks, minlength=m)
-    theta = initial_theta(stats)
-    gamma = np.full(m, 0.5)
-    for _ in range(int(max_iter)):
-        expo_q = np.bincount(pair, n * theta[pos0], minlength=m)
-        gamma = np.divide(c_q, expo_q, out=np.zeros(m), where=expo_q > 0)
-        expo_k = np.bincount(pos0, n * gamma[pair], minlength=k)
-        new = np.divide(c_k, expo_k, out=np.zeros(k), where=expo_k > 0)
-        top = new.max()
-        if not top > 0:
+    bt = _Batch(stats.position - 1, stats.pair, stats.impressions, stats.clicks,
+                stats.positions, stats.n_pairs)
+    theta, gamma = _poisson_start(bt, max_iter=max_iter, tol=tol)
+    return theta[0], gamma[0]
+
+
+def _em_step(bt: _Batch, theta, gamma, eps):
+    """One EM map for every replicate; also the log-likelihood (B,) at the input."""
+    th = theta[:, bt.pos0]
+    g = gamma[:, bt.pair]
+    p = th * g
+    q = 1.0 - p
+    # sum c log(theta gamma) needs no per-cell logarithm.
+    ll = ((bt.c_k * np.log(theta)).sum(axis=1) + (bt.c_q * np.log(gamma)).sum(axis=1)
+          + (bt.nc * np.log(q)).sum(axis=1))
+    w = bt.nc / q
+    wp = w * p
+    # w th (1 - g) = w th - w p  and  w g (1 - th) = w g - w p
+    t_new = (bt.c_k + bt.by_pos(w * th - wp)) / bt.safe_nk
+    g_new = (bt.c_q + bt.by_pair(w * g - wp)) / bt.safe_nq
+    return _clip(t_new, eps), _clip(g_new, eps), ll
+
+
+def _squarem(bt: _Batch, theta, gamma, *, tol, max_iter, eps, accelerate, progress=None):
+    """EM (SQUAREM S3) for every replicate until its own log-likelihood settles."""
+    b = bt.b
+    lls = [[] for _ in range(b)]
+    converged = np.zeros(b, dtype=bool)
+    act = np.arange(b)  # replicates still iterating
+    sub = bt
+    for it in range(int(max_iter)):
+        th, ga = theta[act], gamma[act]
+        t1, g1, ll0 = _em_step(sub, th, ga, eps)
+        done = np.zeros(len(act), dtype=bool)
+        for j, r in enumerate(act):
+            lls[r].append(float(ll0[j]))
+            if it > 0 and abs(lls[r][-1] - lls[r][-2]) / sub.total[j] < tol:
+                done[j] = True
+        converged[act[done]] = True
+        keep = ~done
+        if not keep.any():
             break
-        new *= 0.9 / top
-        done = np.max(np.abs(new - theta)) < tol
-        theta = new
-        if done:
-            break
-    gamma = gamma * (top / 0.9) if top > 0 else gamma  # same products theta * gamma
-    return theta, gamma
+        if not keep.all():
+            act, th, ga, t1, g1 = act[keep], th[keep], ga[keep], t1[keep], g1[keep]
+            sub = bt.subset(act)
+        if not accelerate:
+            new_t, new_g = t1, g1
+        else:
+            t2, g2, ll1 = _em_step(sub, t1, g1, eps)
+            rt, rg = t1 - th, g1 - ga
+            vt, vg = t2 - t1 - rt, g2 - g1 - rg
+            rr = (rt * rt).sum(axis=1) + (rg * rg).sum(axis=1)
+            vv = (vt * vt).sum(axis=1) + (vg * vg).sum(axis=1)
+            alpha = -np.sqrt(np.divide(rr, vv, out=np.ones_like(rr), where=vv > 0))
+            alpha = np.minimum(alpha, -1.0)[:, None]
+            tx = _clip(th - 2 * alpha * rt + alpha ** 2 * vt, eps)
+            gx = _clip(ga - 2 * alpha * rg + alpha ** 2 * vg, eps)
+            t3, g3, llx = _em_step(sub, tx, gx, eps)  # stabilizing step
+            ok = (np.isfinite(llx) & (llx >= ll1))[:, None]
+            new_t = np.where(ok, t3, t2)
+            new_g = np.where(ok, g3, g2)
+        theta[act] = new_t
+        gamma[act] = new_g
+        if progress is not None and it % 5 == 0:
+            progress(min(it / max(max_iter, 1), 1.0), f"EM iteration {it + 1}")
+    return theta, gamma, lls, converged
 
 
 def pbm_em(stats: CellStats, *, theta0=None, gamma0=None, tol: float = 1e-8,
@@ -108,7 +206,7 @@ def pbm_em(stats: CellStats, *, theta0=None, gamma0=None, tol: float = 1e-8,
     stats : CellStats
         Impressions and clicks per (pair, position).
     theta0, gamma0 : array, optional
-        Starting values (default: the naive CTR ratio, and the pairs' CTR over it).
+        Starting values (default: :func:`poisson_start`).
     tol : float
         Stop when the log-likelihood per impression changes by less than ``tol``
         from one iteration to the next.
@@ -133,74 +231,49 @@ def pbm_em(stats: CellStats, *, theta0=None, gamma0=None, tol: float = 1e-8,
         Absolute theta and gamma (scale weakly identified), the
         log-likelihood of each iterate, and whether ``tol`` was reached.
     """
-    k, m = stats.positions, stats.n_pairs
-    pos0 = stats.position - 1
-    pair = stats.pair
-    n = stats.impressions
-    c = stats.clicks
-    nc = n - c
-    n_k = np.bincount(pos0, n, minlength=k)
-    c_k = np.bincount(pos0, c, minlength=k)
-    n_q = np.bincount(pair, n, minlength=m)
-    c_q = np.bincount(pair, c, minlength=m)
-    total = max(float(n.sum()), 1.0)
-    safe_nk = np.where(n_k > 0, n_k, 1.0)
-    safe_nq = np.where(n_q > 0, n_q, 1.0)
-
-    def em_step(theta, gamma):
-        """One EM map; also the log-likelihood at the input."""
-        th = theta[pos0]
-        g = gamma[pair]
-        p = th * g
-        q = 1.0 - p
-        # sum c log(theta gamma) needs no per-cell logarithm.
-        ll = float(c_k @ np.log(theta) + c_q @ np.log(gamma) + nc @ np.log(q))
-        w = nc / q
-        wp = w * p
-        # w th (1 - g) = w th - w p  and  w g (1 - th) = w g - w p
-        t_new = (c_k + np.bincount(pos0, w * th - wp, minlength=k)) / safe_nk
-        g_new = (c_q + np.bincount(pair, w * g - wp, minlength=m)) / safe_nq
-        return _clip(t_new, eps), _clip(g_new, eps), ll
-
+    bt = _Batch(stats.position - 1, stats.pair, stats.impressions, stats.clicks,
+                stats.positions, stats.n_pairs)
     if theta0 is None and gamma0 is None:
-        theta0, gamma0 = poisson_start(stats)
-    theta = _clip(np.array(theta0 if theta0 is not None else initial_theta(stats), float), eps)
-    if gamma0 is not None:
-        gamma = _clip(np.array(gamma0, dtype=float), eps)
+        theta, gamma = _poisson_start(bt)
     else:
-        exposure = np.bincount(pair, n * theta[pos0], minlength=m)
-        gamma = _clip(np.divide(c_q, exposure, out=np.full(m, 0.5), where=exposure > 0), eps)
-
-    lls: list[float] = []
-    converged = False
-    for it in range(int(max_iter)):
-        t1, g1, ll0 = em_step(theta, gamma)
-        lls.append(ll0)  # log-likelihood of the current iterate
-        if it > 0 and abs(lls[-1] - lls[-2]) / total < tol:
-            converged = True
-            break
-        if not accelerate:
-            theta, gamma = t1, g1
+        theta = np.atleast_2d(np.array(theta0 if theta0 is not None else initial_theta(stats),
+                                       dtype=float))
+        if gamma0 is not None:
+            gamma = np.atleast_2d(np.array(gamma0, dtype=float))
         else:
-            t2, g2, ll1 = em_step(t1, g1)
-            rt, rg = t1 - theta, g1 - gamma
-            vt, vg = t2 - t1 - rt, g2 - g1 - rg
-            rr = float(rt @ rt + rg @ rg)
-            vv = float(vt @ vt + vg @ vg)
-            alpha = -np.sqrt(rr / vv) if vv > 0 else -1.0
-            if alpha > -1.0:
-                theta, gamma = t2, g2
-            else:
-                tx = _clip(theta - 2 * alpha * rt + alpha ** 2 * vt, eps)
-                gx = _clip(gamma - 2 * alpha * rg + alpha ** 2 * vg, eps)
-                t3, g3, llx = em_step(tx, gx)  # stabilizing step
-                if np.isfinite(llx) and llx >= ll1:
-                    theta, gamma = t3, g3
-                else:
-                    theta, gamma = t2, g2
-        if progress is not None and it % 5 == 0:
-            progress(min(it / max(max_iter, 1), 1.0), f"EM iteration {it + 1}")
-    return EMFit(theta=theta, gamma=gamma, loglik=tuple(lls), converged=converged)
+            expo = bt.by_pair(bt.n * theta[:, bt.pos0])
+            gamma = np.divide(bt.c_q, expo, out=np.full_like(expo, 0.5), where=expo > 0)
+    theta, gamma = _clip(theta, eps), _clip(gamma, eps)
+    theta, gamma, lls, conv = _squarem(bt, theta, gamma, tol=tol, max_iter=max_iter, eps=eps,
+                                       accelerate=accelerate, progress=progress)
+    return EMFit(theta=theta[0], gamma=gamma[0], loglik=tuple(lls[0]), converged=bool(conv[0]))
+
+
+def pbm_em_replicates(stats: CellStats, weights: np.ndarray, *, tol: float = 1e-8,
+                      max_iter: int = 500, eps: float = EPS, max_cells: int = 4_000_000
+                      ) -> np.ndarray:
+    """Relative theta (B, K) of bootstrap replicates with bucket ``weights`` (B, G).
+
+    Each replicate starts from its own Poisson fit (not from the point
+    estimate, which would pull replicates toward it and narrow the interval)
+    and runs to the same tolerance. Replicates are fitted together in chunks
+    of at most ``max_cells`` replicate-cells.
+    """
+    w = np.atleast_2d(np.asarray(weights, dtype=float))
+    out = []
+    n_cells = max(len(stats.pair), 1)
+    chunk = max(1, int(max_cells // n_cells))
+    for start in range(0, w.shape[0], chunk):
+        wb = w[start:start + chunk]
+        tot = [stats.groups.totals(wi, len(stats.pair)) for wi in wb]
+        n = np.vstack([t[0] for t in tot])
+        c = np.vstack([t[1] for t in tot])
+        bt = _Batch(stats.position - 1, stats.pair, n, c, stats.positions, stats.n_pairs)
+        theta, gamma = _poisson_start(bt)
+        theta, _, _, _ = _squarem(bt, _clip(theta, eps), _clip(gamma, eps), tol=tol,
+                                  max_iter=max_iter, eps=eps, accelerate=True)
+        out.append(theta / theta[:, :1])
+    return np.vstack(out)
 
 
 def run(scan, *, positions=None, bootstrap: int = 0, seed=0, assume_randomized: bool = False,
@@ -234,14 +307,12 @@ def run(scan, *, positions=None, bootstrap: int = 0, seed=0, assume_randomized: 
         notes.append("--assume-randomized only affects the randomization method.")
     lower = upper = None
     if bootstrap > 0:
-        def one(w):
-            f = pbm_em(stats.reweighted(w), theta0=fit.theta, gamma0=fit.gamma, tol=tol,
-                       max_iter=max_iter)
-            t = f.theta / f.theta[0]
-            t[~linked] = np.nan
+        def batch(w):
+            t = pbm_em_replicates(stats, w, tol=tol, max_iter=max_iter)
+            t[:, ~linked] = np.nan
             return t
-        samples = bs.replicate(one, n_groups=stats.groups.n_groups, replicates=bootstrap,
-                               seed=seed, progress=prog.sub(0.5, 1.0))
+        samples = bs.replicate(batch, n_groups=stats.groups.n_groups, replicates=bootstrap,
+                               seed=seed, progress=prog.sub(0.5, 1.0), batch=25)
         lower, upper, more = bs.percentile_interval(samples, alpha)
         notes += more
     return PropensityResult(
