@@ -31,29 +31,29 @@ def theta_figure(results, truth: np.ndarray | None = None, *,
     """theta per position per method, with bootstrap intervals and the true theta."""
     fig = go.Figure()
     top = 1.05
+    n = len(results)
     for i, r in enumerate(results):
-        x = np.arange(1, r.positions + 1)
+        pos = np.arange(1, r.positions + 1)
+        x = pos + (i - (n - 1) / 2) * min(0.08, 0.3 / max(n, 1))  # dodge overlapping bars
         color = theme.color_for(r.method, i)
-        err = None
-        if r.lower is not None:
+        has_ci = r.lower is not None
+        if has_ci:
             finite_up = np.where(np.isfinite(r.upper), r.upper, np.nan)
             if np.isfinite(finite_up).any():
                 top = max(top, float(np.nanmax(finite_up)))
-            err = (r.upper, r.lower)
         if np.isfinite(r.theta).any():
             top = max(top, float(np.nanmax(r.theta)))
-        custom = np.column_stack([
-            r.lower if r.lower is not None else np.full(r.positions, np.nan),
-            r.upper if r.upper is not None else np.full(r.positions, np.nan)])
+        lo = r.lower if has_ci else np.full(r.positions, np.nan)
+        up = r.upper if has_ci else np.full(r.positions, np.nan)
+        custom = np.column_stack([pos, lo, np.where(np.isfinite(up), up, np.nan)])
         trace = dict(x=x, y=r.theta, mode="lines+markers", name=r.method,
-                     line=dict(color=color), marker=dict(size=8),
-                     customdata=np.where(np.isfinite(custom), custom, np.nan),
-                     hovertemplate=(f"{r.method}<br>position %{{x}}<br>theta %{{y:.3f}}"
-                                    + ("<br>interval %{customdata[0]:.3f} – "
-                                       "%{customdata[1]:.3f}" if err else "")
+                     line=dict(color=color), marker=dict(size=8), customdata=custom,
+                     hovertemplate=(f"{r.method}<br>position %{{customdata[0]}}"
+                                    "<br>theta %{y:.3f}"
+                                    + ("<br>interval %{customdata[1]:.3f} – "
+                                       "%{customdata[2]:.3f}" if has_ci else "")
                                     + "<extra></extra>"))
-        if err is not None:
-            up, lo = err
+        if has_ci:
             cap = 10.0  # an unbounded interval runs off the top of the chart
             plus = np.where(np.isfinite(up), up - r.theta, cap)
             minus = np.where(np.isfinite(lo), r.theta - lo, 0.0)
