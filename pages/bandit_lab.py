@@ -1,5 +1,6 @@
 """Bandit lab: cascading bandits learning to rank, with live regret curves and theory."""
 
+import threading
 import time
 
 import pandas as pd
@@ -110,12 +111,17 @@ if start:
 
 lab = S.get("bl_lab")
 status = S.get("bl_status", "idle")
+# A click reruns the app on a new thread while a fragment tick may still be inside
+# lab.advance; the lock lets that chunk finish before Pause, and keeps each redraw's
+# progress, chart and table on one step.
+lock = S.setdefault("bl_lock", threading.Lock())
 
 # ---------------------------------------------------------------- controls
 controls = st.container(horizontal=True)
 if controls.button("Pause", key="bl_pause", icon=":material/pause:", disabled=status != "running"):
-    S["bl_elapsed"] += time.time() - S["bl_t0"]
-    status = S["bl_status"] = "paused"
+    with lock:
+        S["bl_elapsed"] += time.time() - S["bl_t0"]
+        status = S["bl_status"] = "paused"
 if controls.button("Resume", key="bl_resume", icon=":material/play_arrow:",
              disabled=status != "paused"):
     S["bl_t0"] = time.time()
@@ -147,16 +153,19 @@ def live():
                 "(the Kveton et al. setting L = 16, K = 2, p = 0.2, δ = 0.15) CascadeKL-UCB "
                 "should end with well under half the regret of CascadeUCB1.")
         return
-    if S.get("bl_status") == "running":
-        lab.advance(BUDGET)
-        if lab.done:
-            S["bl_elapsed"] = _elapsed()
-            S["bl_status"] = "done"
-            st.rerun(scope="app")   # stop the timer, show the results table
-    state = S.get("bl_status")
-    st.progress(lab.progress, text=f"{state}: step {lab.t:,} of {lab.steps:,} · "
-                                   f"elapsed {_elapsed():.1f} s (simulation {lab.seconds:.1f} s)")
-    st.plotly_chart(lab_figure(lab), key="bl_chart")
+    with lock:
+        if S.get("bl_status") == "running":
+            lab.advance(BUDGET)
+            if lab.done:
+                S["bl_elapsed"] = _elapsed()
+                S["bl_status"] = "done"
+                st.rerun(scope="app")   # stop the timer, show the results table
+        state = S.get("bl_status")
+        share, text = lab.progress, (f"{state}: step {lab.t:,} of {lab.steps:,} · elapsed "
+                                     f"{_elapsed():.1f} s (simulation {lab.seconds:.1f} s)")
+        fig = lab_figure(lab)
+    st.progress(share, text=text)
+    st.plotly_chart(fig, key="bl_chart")
 
 
 # ---------------------------------------------------------------- results
