@@ -109,27 +109,43 @@ if start:
         S["bl_status"] = "running"
         S["bl_elapsed"], S["bl_t0"] = 0.0, time.time()
 
-lab = S.get("bl_lab")
-status = S.get("bl_status", "idle")
 # A click reruns the app on a new thread while a fragment tick may still be inside
 # lab.advance; the lock lets that chunk finish before Pause, and keeps each redraw's
 # progress, chart and table on one step.
 lock = S.setdefault("bl_lock", threading.Lock())
 
-# ---------------------------------------------------------------- controls
-controls = st.container(horizontal=True)
-if controls.button("Pause", key="bl_pause", icon=":material/pause:", disabled=status != "running"):
-    with lock:
-        S["bl_elapsed"] += time.time() - S["bl_t0"]
-        status = S["bl_status"] = "paused"
-if controls.button("Resume", key="bl_resume", icon=":material/play_arrow:",
-             disabled=status != "paused"):
-    S["bl_t0"] = time.time()
-    status = S["bl_status"] = "running"
-if controls.button("Reset", key="bl_reset", icon=":material/restart_alt:", disabled=lab is None):
+
+# The controls act in callbacks, before the script runs, so the buttons are drawn for
+# the new state (a Pause drawn before its own click was handled stayed off after Resume).
+def _pause():
+    with S.setdefault("bl_lock", threading.Lock()):
+        if S.get("bl_status") == "running":
+            S["bl_elapsed"] += time.time() - S["bl_t0"]
+            S["bl_status"] = "paused"
+
+
+def _resume():
+    if S.get("bl_status") == "paused":
+        S["bl_t0"] = time.time()
+        S["bl_status"] = "running"
+
+
+def _reset():
     for key in ("bl_lab", "bl_status", "bl_elapsed", "bl_t0"):
         S.pop(key, None)
-    lab, status = None, "idle"
+
+
+lab = S.get("bl_lab")
+status = S.get("bl_status", "idle")
+
+# ---------------------------------------------------------------- controls
+controls = st.container(horizontal=True)
+controls.button("Pause", key="bl_pause", icon=":material/pause:", disabled=status != "running",
+                on_click=_pause)
+controls.button("Resume", key="bl_resume", icon=":material/play_arrow:",
+                disabled=status != "paused", on_click=_resume)
+controls.button("Reset", key="bl_reset", icon=":material/restart_alt:", disabled=lab is None,
+                on_click=_reset)
 
 
 # Layout: chart, results, replay. The live fragment runs last so that every click of

@@ -135,3 +135,23 @@ def test_link_fills_the_settings_and_is_written_back():
     assert [bad.number_input(key=k).value for k in ("bl_items", "bl_k", "bl_steps")] == [
         16, 2, 20_000]
     assert bad.number_input(key="bl_p").value == 0.2
+
+
+def test_controls_follow_the_state_of_their_own_click():
+    at = start(bl_steps=5000, bl_runs=2)
+
+    def enabled():
+        return {k: not at.button(key=k).disabled for k in ("bl_pause", "bl_resume", "bl_reset")}
+
+    assert enabled() == {"bl_pause": True, "bl_resume": False, "bl_reset": True}
+    at.button(key="bl_pause").click().run()
+    assert enabled() == {"bl_pause": False, "bl_resume": True, "bl_reset": True}
+    elapsed = at.session_state["bl_elapsed"]
+    at.button(key="bl_resume").click().run()
+    assert at.session_state["bl_status"] == "running"
+    assert enabled() == {"bl_pause": True, "bl_resume": False, "bl_reset": True}  # can pause again
+    at.button(key="bl_pause").click().run()
+    assert at.session_state["bl_status"] == "paused"
+    assert at.session_state["bl_elapsed"] > elapsed
+    at.button(key="bl_reset").click().run()
+    assert enabled() == {"bl_pause": False, "bl_resume": False, "bl_reset": False}
