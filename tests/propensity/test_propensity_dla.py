@@ -91,3 +91,10 @@ def test_lists_are_padded_by_position(tmp_path):
     np.testing.assert_array_equal(ls.mask, [[True, True, True], [True, False, True]])
     np.testing.assert_array_equal(ls.clicks, [[0, 1, 0], [1, 0, 0]])
     np.testing.assert_allclose(ls.X[1, :, 0], [0.4, 0.0, 0.5])
+
+
+def test_bootstrap_replicates_retrain(tmp_path):
+    sim = simulate_clicks(queries=40, docs_per_query=5, sessions=1500, seed=5)
+    res = estimate(open_df(sim.df, tmp_path), method="dla", bootstrap=3, seed=2)
+    assert np.all(res.lower <= res.upper) and np.all((res.upper - res.lower)[1:] > 0)
+    assert any("initialization" in n for n in res.notes)

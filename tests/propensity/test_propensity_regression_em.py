@@ -69,3 +69,11 @@ def test_no_features_is_an_error(tmp_path):
                        "position": [1, 2, 1, 2], "click": [1, 0, 0, 1]})
     with pytest.raises(UlrError, match="no feature_\\* columns"):
         estimate(open_df(df, tmp_path), method="regression-em")
+
+
+def test_bootstrap_refits_each_replicate(tmp_path):
+    sim = simulate_clicks(queries=40, docs_per_query=5, sessions=1500, seed=5)
+    res = estimate(open_df(sim.df, tmp_path), method="regression-em", bootstrap=4, seed=1)
+    assert res.lower is not None and np.all(res.lower <= res.upper)
+    assert np.all((res.upper - res.lower)[1:] > 0)  # replicates differ: they were refitted
+    assert any("refits the Poisson start" in n for n in res.notes)

@@ -274,12 +274,13 @@ def run(scan, *, positions=None, bootstrap: int = 0, seed=0, assume_randomized: 
         notes.append("--assume-randomized only affects the randomization method.")
     lower = upper = None
     if bootstrap > 0:
-        notes.append(f"each bootstrap replicate runs {bootstrap_iter} regression-EM "
-                     "iterations from the point estimate.")
+        notes.append(f"each bootstrap replicate refits the Poisson start and then runs "
+                     f"{bootstrap_iter} regression-EM iterations.")
 
         def one(w):
             rf = FeatureStats(cells=fs.cells.reweighted(w), X=fs.X, features=fs.features)
-            f = regression_em(rf, theta0=fit.theta, gamma0=fit.gamma, max_iter=bootstrap_iter,
+            t0, g0, _ = poisson_start(rf, theta0=theta0, max_iter=5, seed=seed)
+            f = regression_em(rf, theta0=t0, gamma0=g0, max_iter=bootstrap_iter,
                               min_iter=bootstrap_iter, seed=seed)
             return f.theta / f.theta[0]
         samples = bs.replicate(one, n_groups=fs.cells.groups.n_groups, replicates=bootstrap,
