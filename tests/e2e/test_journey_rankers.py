@@ -1,0 +1,43 @@
+"""Journey: compare a naive and an IPW ranker in a real browser."""
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.e2e.helpers import no_errors, shot, wait_idle
+
+# Bar heights of the first subplot (ARP) per ranker, read from plotly's own figure state.
+ARP_BARS = """() => {
+  const d = document.querySelector('[data-testid="stPlotlyChart"] .js-plotly-plot');
+  if (!d || !d._fullData) return null;
+  const out = {};
+  for (const t of d._fullData)
+    if (t.xaxis === 'x' && t.yaxis === 'y' && t.y && t.y.length) out[t.name] = t.y[0];
+  return out;
+}"""
+
+
+def test_compare_rankers_shows_naive_and_ipw(page, app_url):
+    page.goto(app_url + "/compare_rankers")
+    wait_idle(page)
+    expect(page.get_by_role("heading", name="Compare rankers")).to_be_visible()
+    arp = page.locator('[data-testid="stMetric"]').filter(has_text="IPW ARP")
+    expect(arp).to_contain_text("vs naive", timeout=90_000)   # trains both rankers
+    chart = page.locator('[data-testid="stPlotlyChart"]')
+    expect(chart).to_contain_text("naive", timeout=30_000)     # legend
+    expect(chart).to_contain_text("ipw")
+    expect(page.get_by_text("Paired comparison per metric")).to_be_visible()
+    page.wait_for_function(f"() => {{ const b = ({ARP_BARS})(); "
+                           "return b && 'naive' in b && 'ipw' in b; }")
+    bars = page.evaluate(ARP_BARS)
+
+    # the metric card and the chart agree: IPW ARP and its difference to naive
+    text = arp.inner_text()
+    value, delta = (float(v) for v in re.findall(r"[-+]?\d+\.\d+", text)[:2])
+    assert bars["ipw"] == pytest.approx(value, abs=5e-5)
+    assert bars["ipw"] - bars["naive"] == pytest.approx(delta, abs=1e-4)
+    assert delta < 0  # the sample has position bias (eta = 1): IPW ranks relevant docs higher
+    assert "dataset=sample" in page.url and "learner=linear" in page.url  # shareable
+    shot(page, "journey_compare_rankers")
+    assert no_errors(page) == []
