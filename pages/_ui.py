@@ -69,7 +69,7 @@ def current_name() -> str:
         wanted = st.query_params.get("dataset")
         if wanted is not None and wanted not in names:
             st.session_state["_ulr_flash"] = (
-                f"The link names a dataset {wanted!r} that does not exist here; "
+                f"The link names a dataset “{wanted}” that does not exist here; "
                 f"showing the sample instead.")
             wanted = None
         st.session_state[DATASET_KEY] = wanted or store.SAMPLE_NAME
@@ -131,7 +131,8 @@ def add_to_report(title: str, *, fig=None, table: pd.DataFrame | None = None,
         items.append(ReportItem.from_result(
             title, fig=fig, table=table, settings=settings,
             dataset=st.session_state.get(DATASET_KEY, store.SAMPLE_NAME)).to_dict())
-        st.toast(f"Added “{title}” to the report ({len(items)} items).")
+        n = len(items)
+        st.toast(f"Added “{title}” to the report ({n} item{'s' if n != 1 else ''}).")
 
 
 _PRESENTATION_CSS = """
@@ -181,6 +182,12 @@ def url_param(name: str, default, *, kind=str):
         return kind(raw)
     except ValueError:
         return default
+
+
+def url_number(name: str, default, lo, hi, *, kind=int):
+    """A number from the shareable URL, or ``default`` when missing, NaN or out of [lo, hi]."""
+    v = url_param(name, default, kind=kind)
+    return v if lo <= v <= hi else default
 
 
 def set_url_params(**values) -> None:

@@ -52,12 +52,6 @@ def _data_env(content_hash: str, name: str, items: int, k: int, theta):
     return make_env("data", items=items, k=k, theta=theta, log=ui.current_log())
 
 
-def _url_number(name: str, default, lo, hi, *, kind=int):
-    """A number from the shareable URL, or ``default`` when missing or out of [lo, hi]."""
-    v = ui.url_param(name, default, kind=kind)
-    return v if lo <= v <= hi else default
-
-
 # ---------------------------------------------------------------- settings
 url_env = ui.url_param("env", ENVIRONMENTS[0])
 url_algos = [a for a in ui.url_param("algorithms", [], kind=list) if a in ALGORITHMS]
@@ -66,18 +60,18 @@ with st.form("bl_form"):
     env_name = c1.selectbox("Environment", ENVIRONMENTS, key="bl_env",
                             index=ENVIRONMENTS.index(url_env) if url_env in ENVIRONMENTS else 0,
                             help=" ".join(f"{k}: {v}" for k, v in ENV_HELP.items()))
-    items = int(c2.number_input("Items L", 2, 5000, _url_number("L", 16, 2, 5000),
+    items = int(c2.number_input("Items L", 2, 5000, ui.url_number("L", 16, 2, 5000),
                                 key="bl_items"))
-    k = int(c3.number_input("List length K", 1, 20, _url_number("K", 2, 1, 20), key="bl_k"))
-    seed = int(c4.number_input("Seed", 0, 10**6, _url_number("seed", 0, 0, 10**6),
+    k = int(c3.number_input("List length K", 1, 20, ui.url_number("K", 2, 1, 20), key="bl_k"))
+    seed = int(c4.number_input("Seed", 0, 10**6, ui.url_number("seed", 0, 0, 10**6),
                                key="bl_seed"))
     c1, c2, c3, c4 = st.columns(4)
-    p = c1.number_input("p (attraction)", 0.01, 1.0, _url_number("p", 0.2, 0.01, 1.0, kind=float),
+    p = c1.number_input("p (attraction)", 0.01, 1.0, ui.url_number("p", 0.2, 0.01, 1.0, kind=float),
                         step=0.05, key="bl_p")
     delta = c2.number_input("δ (gap, kveton)", 0.01, 1.0,
-                            _url_number("delta", 0.15, 0.01, 1.0, kind=float), step=0.05,
+                            ui.url_number("delta", 0.15, 0.01, 1.0, kind=float), step=0.05,
                             key="bl_delta")
-    d = int(c3.number_input("Tags d (linear)", 1, 100, _url_number("d", 10, 1, 100),
+    d = int(c3.number_input("Tags d (linear)", 1, 100, ui.url_number("d", 10, 1, 100),
                             key="bl_d"))
     theta_text = c4.text_input("θ by position (data, optional)", "", key="bl_theta",
                                help="Relative examination per position, e.g. 1, 0.5, 0.33. "
@@ -88,9 +82,9 @@ with st.form("bl_form"):
                                 key="bl_algos", help=ALGO_HELP)
     c1, c2 = st.columns(2)
     steps = int(c1.number_input("Steps", 100, 1_000_000,
-                                _url_number("steps", 20_000, 100, 1_000_000), step=1000,
+                                ui.url_number("steps", 20_000, 100, 1_000_000), step=1000,
                                 key="bl_steps"))
-    runs = int(c2.number_input("Runs", 1, 100, _url_number("runs", 10, 1, 100), key="bl_runs",
+    runs = int(c2.number_input("Runs", 1, 100, ui.url_number("runs", 10, 1, 100), key="bl_runs",
                                help="Independent runs, simulated together as a batch."))
     start = st.form_submit_button("Start", type="primary", icon=":material/play_arrow:")
 ui.set_url_params(env=env_name, algorithms=list(algorithms), L=items, K=k, p=float(p),

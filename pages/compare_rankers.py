@@ -53,12 +53,6 @@ def _parse_theta(text: str) -> tuple:
     return tuple(rankers.check_theta(vals))
 
 
-def _url_number(name: str, default, lo, hi, *, kind=int):
-    """A number from the shareable URL, or ``default`` when missing or out of [lo, hi]."""
-    v = ui.url_param(name, default, kind=kind)
-    return v if lo <= v <= hi else default
-
-
 # ---------------------------------------------------------------- settings
 true_theta = _true_theta(info.content_hash, info.name)
 sources = ([TRUE] if true_theta is not None else []) + \
@@ -81,7 +75,7 @@ learner = c2.selectbox("Learner", list(rankers.LEARNERS),
                             "ones of its session. Gradient boosting: pointwise, clicks "
                             "weighted by 1/θ.")
 n_boot = c3.number_input("Bootstrap replicates", 100, 10_000,
-                         _url_number("boot", 1000, 100, 10_000), step=100, key="cr_boot",
+                         ui.url_number("boot", 1000, 100, 10_000), step=100, key="cr_boot",
                          help="Queries are resampled to get the confidence intervals.")
 typed = None
 if source == TYPED:
@@ -91,14 +85,14 @@ if source == TYPED:
                           key="cr_theta")
 with st.expander("IPW options"):
     o1, o2, o3 = st.columns(3)
-    url_clip = _url_number("clip", 0.0, 0.001, 1.0, kind=float)  # 0 = off
+    url_clip = ui.url_number("clip", 0.0, 0.001, 1.0, kind=float)  # 0 = off
     clip_on = o1.checkbox("Clip small θ", url_clip > 0, key="cr_clip_on",
                           help="Bounds the weights at 1/clip: less variance, some bias.")
     clip = o1.number_input("clip θ below at", 0.001, 1.0, url_clip or 0.05, step=0.01,
                            format="%.3f", key="cr_clip", disabled=not clip_on)
     snips = o2.checkbox("Self-normalize (SNIPS)", ui.url_param("snips", False, kind=bool),
                         key="cr_snips")
-    seed = int(o3.number_input("Seed", 0, 10**6, _url_number("seed", 0, 0, 10**6),
+    seed = int(o3.number_input("Seed", 0, 10**6, ui.url_number("seed", 0, 0, 10**6),
                                key="cr_seed"))
 ui.set_url_params(source=source, learner=learner, seed=seed, boot=int(n_boot),
                   clip=float(clip) if clip_on else 0.0, snips=bool(snips),

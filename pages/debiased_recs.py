@@ -31,38 +31,32 @@ def _run(world: tuple, model: str, config: tuple, propensity: str) -> pd.DataFra
     return train(_data(world), model, MFConfig(**dict(config)), propensity=propensity).history
 
 
-def _url_number(name: str, default, lo, hi, *, kind=int):
-    """A number from the shareable URL, or ``default`` when missing or out of [lo, hi]."""
-    v = ui.url_param(name, default, kind=kind)
-    return v if lo <= v <= hi else default
-
-
 PROPENSITIES = ["naive-bayes", "true"]
 url_prop = ui.url_param("propensity", PROPENSITIES[0])
 with st.form("recs_form"):
     st.markdown("**World**")
     c = st.columns(4)
-    users = int(c[0].number_input("Users", 20, 5000, _url_number("users", 400, 20, 5000),
+    users = int(c[0].number_input("Users", 20, 5000, ui.url_number("users", 400, 20, 5000),
                                   step=20, key="rec_users"))
-    items = int(c[1].number_input("Items", 20, 5000, _url_number("items", 300, 20, 5000),
+    items = int(c[1].number_input("Items", 20, 5000, ui.url_number("items", 300, 20, 5000),
                                   step=20, key="rec_items"))
     rank = int(c[2].number_input("Latent rank", 1, 50, 5, key="rec_rank"))
     observed = c[3].number_input("Exposed share of pairs", 0.005, 0.5, 0.05, step=0.01,
                                  format="%.3f", key="rec_obs")
     c = st.columns(4)
     alpha = c[0].number_input("Exposure log-odds per star", 0.0, 5.0,
-                              _url_number("alpha", 1.0, 0.0, 5.0, kind=float), step=0.1,
+                              ui.url_number("alpha", 1.0, 0.0, 5.0, kind=float), step=0.1,
                               key="rec_alpha", help="0 = missing at random.")
     gamma = c[1].number_input("Exposure log-odds per sd of popularity", 0.0, 5.0, 0.5,
                               step=0.1, key="rec_gamma")
     random_share = c[2].number_input("Randomized share of the training ratings", 0.005, 0.5,
                                      0.03, step=0.01, format="%.3f", key="rec_random")
-    seed = int(c[3].number_input("Seed", 0, 10**6, _url_number("seed", 0, 0, 10**6),
+    seed = int(c[3].number_input("Seed", 0, 10**6, ui.url_number("seed", 0, 0, 10**6),
                                  key="rec_seed"))
     st.markdown("**Training** (numpy mini-batch SGD with momentum; a small grid per model)")
     c = st.columns(4)
     factors = int(c[0].number_input("Factors", 1, 100, 8, key="rec_factors"))
-    epochs = int(c[1].number_input("Epochs", 1, 500, _url_number("epochs", 40, 1, 500),
+    epochs = int(c[1].number_input("Epochs", 1, 500, ui.url_number("epochs", 40, 1, 500),
                                    key="rec_epochs"))
     lr = c[2].number_input("Learning rate", 0.001, 1.0, 0.05, format="%.3f", key="rec_lr")
     batch = int(c[3].number_input("Batch size", 8, 8192, 256, step=32, key="rec_batch"))

@@ -35,12 +35,6 @@ st.caption(
     "often the new policy would have taken that action: w = π(a|x) / p(a|x). The log must "
     "record the logging policy's probability p of each shown document (column `propensity`).")
 
-def _url_number(name: str, default, lo, hi, *, kind=int):
-    """A number from the shareable URL, or ``default`` when missing or out of [lo, hi]."""
-    v = ui.url_param(name, default, kind=kind)
-    return v if lo <= v <= hi else default
-
-
 def _url_index(name: str, options: list, default) -> int:
     v = ui.url_param(name, default)
     return options.index(v) if v in options else options.index(default)
@@ -117,7 +111,7 @@ def view_log():
     if target in ("scores", "column"):
         column = c1.selectbox("Column", extras, key="ope_column")
     temperature = c2.number_input("Temperature", 0.0, 100.0,
-                                  _url_number("temperature", 1.0, 0.0, 100.0, kind=float),
+                                  ui.url_number("temperature", 1.0, 0.0, 100.0, kind=float),
                                   step=0.1, key="ope_temp",
                                   disabled=target in ("column", "uniform"),
                                   help="Softmax temperature on standardized scores: 0 = always "
@@ -146,7 +140,7 @@ def view_log():
                                  step=0.1, key="ope_fit", disabled=target != "fitted",
                                  help="0 fits and evaluates on all rows (optimistic).")
         folds = int(o4.number_input("DR cross-fitting folds", 1, 10, 2, key="ope_folds"))
-        seed = int(o1.number_input("Seed", 0, 10**6, _url_number("seed", 0, 0, 10**6),
+        seed = int(o1.number_input("Seed", 0, 10**6, ui.url_number("seed", 0, 0, 10**6),
                                    key="ope_seed"))
     ui.set_url_params(view=VIEWS[0], log=source, target=target, temperature=float(temperature),
                       action=action, estimators=list(estimators), seed=seed)
@@ -265,18 +259,18 @@ def view_simulation():
     with st.form("ope_sim_form"):
         c = st.columns(4)
         contexts = int(c[0].number_input("Queries (contexts)", 1, 500,
-                                         _url_number("sim_contexts", 20, 1, 500),
+                                         ui.url_number("sim_contexts", 20, 1, 500),
                                          key="sim_contexts"))
         actions = int(c[1].number_input("Documents per query", 2, 100,
-                                        _url_number("sim_actions", 10, 2, 100),
+                                        ui.url_number("sim_actions", 10, 2, 100),
                                         key="sim_actions"))
         slots = int(c[2].number_input("Positions", 1, 10, 1, key="sim_slots"))
         rows = int(c[3].number_input("Rows per log", 50, 100_000,
-                                     _url_number("sim_rows", 1000, 50, 100_000), step=100,
+                                     ui.url_number("sim_rows", 1000, 50, 100_000), step=100,
                                      key="sim_rows"))
         c = st.columns(4)
         draws = int(c[0].number_input("Repeated logs", 10, 2000,
-                                      _url_number("sim_draws", 200, 10, 2000), step=10,
+                                      ui.url_number("sim_draws", 200, 10, 2000), step=10,
                                       key="sim_draws"))
         logging = c[1].selectbox("Logging policy", ["uniform", "softmax"], key="sim_logging",
                                  index=_url_index("sim_logging", ["uniform", "softmax"],
@@ -310,7 +304,7 @@ def view_simulation():
                                   help="Slower: a bootstrap per log.")
         n_boot = int(c[1].number_input("Bootstrap draws", 100, 5000, 400, step=100,
                                        key="sim_boot"))
-        seed = int(c[2].number_input("Seed", 0, 10**6, _url_number("sim_seed", 0, 0, 10**6),
+        seed = int(c[2].number_input("Seed", 0, 10**6, ui.url_number("sim_seed", 0, 0, 10**6),
                                      key="sim_seed"))
         run = st.form_submit_button("Run simulation", type="primary")
     ui.set_url_params(view=VIEWS[1], sim_contexts=contexts, sim_actions=actions, sim_rows=rows,
@@ -420,12 +414,12 @@ def view_learn():
         clip = c[3].number_input("Clip weights (0 = off)", 0.0, 1e6, 0.0, key="crm_clip")
         c = st.columns(4)
         steps = int(c[0].number_input("Gradient steps", 10, 5000,
-                                      _url_number("crm_steps", 200, 10, 5000), step=10,
+                                      ui.url_number("crm_steps", 200, 10, 5000), step=10,
                                       key="crm_steps"))
         lr = c[1].number_input("Learning rate", 0.001, 10.0, 0.5, key="crm_lr")
         fit = c[2].slider("Share of impressions to learn on", 0.1, 0.9, 0.5, step=0.1,
                           key="crm_fit")
-        seed = int(c[3].number_input("Seed", 0, 10**6, _url_number("crm_seed", 0, 0, 10**6),
+        seed = int(c[3].number_input("Seed", 0, 10**6, ui.url_number("crm_seed", 0, 0, 10**6),
                                      key="crm_seed"))
         sim_settings = ()
         if data == "simulation":

@@ -38,12 +38,6 @@ def _parse_etas(text: str) -> tuple:
     return tuple(etas)
 
 
-def _url_number(name: str, default, lo, hi, *, kind=int):
-    """A number from the shareable URL, or ``default`` when missing or out of [lo, hi]."""
-    v = ui.url_param(name, default, kind=kind)
-    return v if lo <= v <= hi else default
-
-
 def _url_index(name: str, options: list, default) -> int:
     v = ui.url_param(name, default)
     return options.index(v) if v in options else options.index(default)
@@ -66,15 +60,15 @@ with st.form("sweep_form"):
                           help="Besides the true θ, train IPW with θ estimated from each "
                                "simulated log by this method (slower methods take longer).")
     c4, c5, c6, c7 = st.columns(4)
-    queries = int(c4.number_input("Queries", 20, 5000, _url_number("queries", 300, 20, 5000),
+    queries = int(c4.number_input("Queries", 20, 5000, ui.url_number("queries", 300, 20, 5000),
                                   step=50, key="sw_queries"))
     sessions = int(c5.number_input("Sessions per log", 500, 500_000,
-                                   _url_number("sessions", 20_000, 500, 500_000), step=1000,
+                                   ui.url_number("sessions", 20_000, 500, 500_000), step=1000,
                                    key="sw_sessions"))
-    runs = int(c6.number_input("Runs per η", 1, 10, _url_number("runs", 1, 1, 10), key="sw_runs",
+    runs = int(c6.number_input("Runs per η", 1, 10, ui.url_number("runs", 1, 1, 10), key="sw_runs",
                                help="Independent simulations; the chart shows their mean and "
                                     "range."))
-    seed = int(c7.number_input("Seed", 0, 10**6, _url_number("seed", 0, 0, 10**6),
+    seed = int(c7.number_input("Seed", 0, 10**6, ui.url_number("seed", 0, 0, 10**6),
                                key="sw_seed"))
     submitted = st.form_submit_button("Run sweep", type="primary")
 

@@ -1,21 +1,42 @@
 """Helpers shared by the browser tests."""
 
+import time
 from pathlib import Path
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
 
+_IDLE_JS = """() => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  return app && app.getAttribute('data-test-script-state') === 'notRunning'
+             && app.getAttribute('data-test-connection-state') === 'CONNECTED';
+}"""
 
-def wait_idle(pg, timeout=60_000):
-    """Wait until Streamlit has finished the current script run."""
-    pg.wait_for_selector('[data-testid="stApp"]', timeout=timeout)
-    pg.wait_for_function(
-        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')",
-        timeout=timeout)
+
+def wait_idle(pg, timeout=60_000, settle_ms=400):
+    """Wait until Streamlit has finished its script run and no new run starts right after."""
+    deadline = time.time() + timeout / 1000
+    while True:
+        pg.wait_for_function(_IDLE_JS, timeout=max(1, int((deadline - time.time()) * 1000)))
+        pg.wait_for_timeout(settle_ms)
+        if pg.evaluate(_IDLE_JS) or time.time() > deadline:
+            return
 
 
 def shot(pg, name):
+    """Screenshot of the whole page: Streamlit scrolls inside its main panel, so the
+    viewport is stretched to the panel's height for the picture."""
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    pg.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+    size = pg.viewport_size
+    height = pg.evaluate("""() => {
+      const m = document.querySelector('[data-testid="stMain"]') || document.body;
+      return Math.max(m.scrollHeight, document.body.scrollHeight);
+    }""")
+    pg.set_viewport_size({"width": size["width"], "height": min(int(height) + 40, 8000)})
+    try:
+        pg.wait_for_timeout(300)
+        pg.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+    finally:
+        pg.set_viewport_size(size)
 
 
 def no_errors(pg):
