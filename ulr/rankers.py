@@ -868,7 +868,10 @@ def comparison_figure(table: pd.DataFrame, *, title: str = "Naive vs IPW ranker"
                 row=j // cols + 1, col=j % cols + 1)
     suffix = " (click-based IPW estimates)" if estimated else ""
     theme.apply(fig, title=title + suffix)
-    fig.update_layout(height=320 * nrows, bargap=0.35)
+    # Subplot titles sit where the theme puts the legend: move it to the title row.
+    fig.update_layout(height=320 * nrows, bargap=0.35,
+                      legend=dict(yref="container", y=0.99, yanchor="top", x=1.0,
+                                  xanchor="right"))
     return fig
 
 
