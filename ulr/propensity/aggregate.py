@@ -272,17 +272,13 @@ def cell_stats(scan: Scan, *, positions: int | None = None, groups: bool = False
     if scan.checked and positions is not None:  # a file scan filters after validation
         where = "WHERE position <= $ulr_k"
         params["ulr_k"] = int(positions)
-    tt = scan.has("true_theta") and not scan.checked
     row_checks, checks = _file_checks(scan) if not scan.checked else ("", "")
-    # One true_theta text per cell (the simulator's is constant per position).
-    tt_agg = ", any_value(true_theta) AS tt" if tt else ""
     source = f"(SELECT *, {_bucket(scan)} AS grp FROM {{src}})" if groups else "{src}"
     sql = (f"WITH cells AS (SELECT {grp_key}query_id, doc_id, position, count(*) AS n, "
-           f"count(click) AS n_known, sum(CAST(click AS INTEGER)) AS c{tt_agg}{row_checks} "
+           f"count(click) AS n_known, sum(CAST(click AS INTEGER)) AS c{row_checks} "
            f"FROM {source} AS t {where} GROUP BY {grp_key}query_id, doc_id, position) "
            f"SELECT {grp_key}dense_rank() OVER (ORDER BY query_id, doc_id) - 1 AS pair, "
-           f"position, n, c{checks}{', TRY_CAST(tt AS DOUBLE) AS tt' if tt else ''} "
-           "FROM cells")
+           f"position, n, c{checks} FROM cells")
     res = scan.execute(sql, params).fetchnumpy()
     if not scan.checked:
         if (np.any(np.asarray(res["missing_clicks"]) > 0) or np.any(np.asarray(res["bad_key"]))
@@ -292,8 +288,6 @@ def cell_stats(scan: Scan, *, positions: int | None = None, groups: bool = False
     pos = np.asarray(res["position"]).astype(np.int64)
     n = np.asarray(res["n"], dtype=float)
     c = np.nan_to_num(np.asarray(res["c"], dtype=float))
-    if tt:
-        scan.memo["true_theta"] = _true_theta_from_cells(pos, n, np.asarray(res["tt"]))
     if len(pos) == 0:
         raise UlrError(f"the log {scan.name!r} has no rows to estimate from.")
     scan.memo["max_position"] = int(pos.max())
@@ -343,26 +337,33 @@ def connected_to_top(stats: CellStats) -> np.ndarray:
     return np.array([find(i) == root for i in range(k)])
 
 
-def _true_theta_from_cells(pos, n, tt):
-    """Mean ``true_theta`` per position (as :meth:`ulr.store.Log.true_theta`), one value
-    per cell weighted by its impressions."""
-    tt = np.asarray(tt, dtype=float)  # NULL -> NaN
-    ok = np.isfinite(tt)
-    k = int(pos.max()) if len(pos) else 0
-    num = np.bincount(pos[ok] - 1, n[ok] * tt[ok], minlength=k)
-    den = np.bincount(pos[ok] - 1, n[ok], minlength=k)
-    present = np.bincount(pos - 1, minlength=k) > 0
-    if not present.all() or np.any(den == 0):
-        return None
-    return num / den
+TRUE_THETA_HEAD = 200_000
 
 
 def true_theta(scan: Scan, positions: int | None = None) -> np.ndarray | None:
-    """True absolute theta per position when the log records it (simulated logs)."""
+    """True absolute theta per position when the log records it (simulated logs).
+
+    For a stored log this is :meth:`ulr.store.Log.true_theta` (the mean of the
+    ``true_theta`` column per position). For an in-place file scan it is the
+    same mean over the first ``TRUE_THETA_HEAD`` rows only, a cheap read: the
+    simulator writes one value per position, so the head holds it exactly.
+    """
     if scan.log is not None:
         t = scan.log.true_theta()
+    elif not scan.has("true_theta"):
+        t = None
     else:
-        t = scan.memo.get("true_theta")
+        if "true_theta" not in scan.memo:
+            rows = scan.execute(
+                "SELECT position, avg(TRY_CAST(true_theta AS DOUBLE)) FROM "
+                "(SELECT position, true_theta FROM {src} LIMIT $ulr_head) AS h "
+                "GROUP BY position ORDER BY position", {"ulr_head": TRUE_THETA_HEAD}).fetchall()
+            pos = np.array([r[0] for r in rows], dtype=float)
+            ok = (len(rows) > 0 and all(v is not None for _, v in rows)
+                  and np.array_equal(pos, np.arange(1, len(pos) + 1)))
+            scan.memo["true_theta"] = np.array([r[1] for r in rows], dtype=float) if ok \
+                else None
+        t = scan.memo["true_theta"]
     if t is None:
         return None
     t = np.asarray(t, dtype=float)

@@ -134,7 +134,7 @@ def poisson_start(stats: CellStats, *, max_iter: int = 100, tol: float = 1e-5
     return theta[0], gamma[0]
 
 
-def _em_step(bt: _Batch, theta, gamma, eps):
+def _em_step(bt: _Batch, theta, gamma, eps, with_ll: bool = True):
     """One EM map for every replicate; also the log-likelihood (B,) at the input."""
     th = theta[:, bt.pos0]
     g = gamma[:, bt.pair]
@@ -142,7 +142,7 @@ def _em_step(bt: _Batch, theta, gamma, eps):
     q = 1.0 - p
     # sum c log(theta gamma) needs no per-cell logarithm.
     ll = ((bt.c_k * np.log(theta)).sum(axis=1) + (bt.c_q * np.log(gamma)).sum(axis=1)
-          + (bt.nc * np.log(q)).sum(axis=1))
+          + np.einsum("ij,ij->i", bt.nc, np.log(q))) if with_ll else None
     w = bt.nc / q
     wp = w * p
     # w th (1 - g) = w th - w p  and  w g (1 - th) = w g - w p
@@ -176,7 +176,7 @@ def _squarem(bt: _Batch, theta, gamma, *, tol, max_iter, eps, accelerate, progre
         if not accelerate:
             new_t, new_g = t1, g1
         else:
-            t2, g2, ll1 = _em_step(sub, t1, g1, eps)
+            t2, g2, _ = _em_step(sub, t1, g1, eps, with_ll=False)
             rt, rg = t1 - th, g1 - ga
             vt, vg = t2 - t1 - rt, g2 - g1 - rg
             rr = (rt * rt).sum(axis=1) + (rg * rg).sum(axis=1)
@@ -186,7 +186,8 @@ def _squarem(bt: _Batch, theta, gamma, *, tol, max_iter, eps, accelerate, progre
             tx = _clip(th - 2 * alpha * rt + alpha ** 2 * vt, eps)
             gx = _clip(ga - 2 * alpha * rg + alpha ** 2 * vg, eps)
             t3, g3, llx = _em_step(sub, tx, gx, eps)  # stabilizing step
-            ok = (np.isfinite(llx) & (llx >= ll1))[:, None]
+            # Keep the extrapolation only if it is at least as likely as the cycle's start.
+            ok = (np.isfinite(llx) & (llx >= ll0[keep]))[:, None]
             new_t = np.where(ok, t3, t2)
             new_g = np.where(ok, g3, g2)
         theta[act] = new_t
@@ -219,8 +220,8 @@ def pbm_em(stats: CellStats, *, theta0=None, gamma0=None, tol: float = 1e-8,
         accelerating the convergence of any EM algorithm", Scand. J. Stat.
         2008), scheme S3: one iteration is two EM steps, an extrapolation
         ``x0 - 2 a r + a^2 v`` with ``a = -|r|/|v|``, and a stabilizing EM
-        step; the extrapolation is kept only when it does not lower the
-        likelihood, so the sequence stays monotone. Plain EM on PBM converges
+        step; the extrapolation is kept only when it is at least as likely as
+        the iteration's start, so the recorded log-likelihood never decreases. Plain EM on PBM converges
         linearly and slowly when CTRs are low (most of the information is
         missing); SQUAREM needs several times fewer EM steps for the same fit.
     progress : callable(fraction, text), optional
