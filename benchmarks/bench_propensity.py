@@ -111,7 +111,8 @@ def main(argv=None):
     print(f"  ratio (best)   {u_best / b_best:5.2f}x   (target <= 2x)")
     print(f"  ratio (median) {u_med / b_med:5.2f}x")
     print(f"  peak memory    {u_mem:5.2f} GB  (target < 4 GB)")
-    print(f"  EM: {result['iterations']} iterations, in-process estimate {result['seconds']:.2f} s, "
+    print(f"  EM: {result['iterations']} iterations, in-process estimate "
+          f"{result['seconds']:.2f} s, "
           f"max |theta - true| = {result.get('max_abs_error', float('nan')):.4f}")
 
     if args.full_load:
