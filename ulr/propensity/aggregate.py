@@ -290,7 +290,6 @@ def cell_stats(scan: Scan, *, positions: int | None = None, groups: bool = False
     c = np.nan_to_num(np.asarray(res["c"], dtype=float))
     if len(pos) == 0:
         raise UlrError(f"the log {scan.name!r} has no rows to estimate from.")
-    scan.memo["max_position"] = int(pos.max())
     k = resolve_positions(scan, positions, int(pos.max()))
     keep = pos <= k
     if not keep.all():

@@ -8,9 +8,9 @@ attractive, independently:
 With impressions ``n`` and clicks ``c`` per cell (q, d, k) the log-likelihood
 is ``sum c log(theta gamma) + (n - c) log(1 - theta gamma)``. EM treats
 examination E and attractiveness R as hidden (Chuklin, Markov & de Rijke,
-"Click Models for Web Search", 2015, ch. 4; Wang et al., "Position bias
+"Click Models for Web Search", 2015; Wang et al., "Position bias
 estimation for unbiased learning to rank in personal search", WSDM 2018,
-Eq. 5-8). A click means E = R = 1; for a skipped result
+the EM baseline). A click means E = R = 1; for a skipped result
 
     P(E = 1, R = 0 | C = 0) = theta (1 - gamma) / (1 - theta gamma)
     P(E = 0, R = 1 | C = 0) = (1 - theta) gamma / (1 - theta gamma)

@@ -20,7 +20,7 @@ impressions at the two positions, which down-weights pairs seen once at one
 side), and ``N^{k,k'} = sum w`` is the effective number of trials.
 
 All positions are then fitted jointly with the paper's *AllPairs* extremum
-estimator (Eq. 13): maximize over theta and a symmetric r
+estimator: maximize over theta and a symmetric r
 
     sum_{k != k'} c_k^{k,k'} log(theta_k r_{kk'})
                  + (N^{k,k'} - c_k^{k,k'}) log(1 - theta_k r_{kk'}),

@@ -13,7 +13,7 @@ RandTopN
 
 RandPair (swap interventions)
     Wang et al., "Position bias estimation for unbiased learning to rank in
-    personal search", WSDM 2018, Sec. 4.1: the production list is shown, except
+    personal search", WSDM 2018: the production list is shown, except
     that the documents at a pivot position j (usually 1) and at one other
     position k are swapped with probability 1/2. Over the sessions of the pair
     (j, k) both documents sit at j and at k equally often, so

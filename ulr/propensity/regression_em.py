@@ -1,7 +1,7 @@
 """Regression EM: PBM EM whose relevance side is one gradient-boosted model.
 
 Wang, Golbandi, Bendersky, Metzler & Najork, "Position bias estimation for
-unbiased learning to rank in personal search", WSDM 2018, Sec. 4.3.
+unbiased learning to rank in personal search", WSDM 2018.
 
 Plain EM (:mod:`.em`) keeps one gamma per (query, doc) pair and so needs each
 pair to be seen many times, at several positions. Regression EM replaces the
