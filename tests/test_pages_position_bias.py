@@ -12,6 +12,7 @@ def open_page():
     at = AppTest.from_file(APP, default_timeout=120)
     at.run()
     assert not at.exception, at.exception
+    at.query_params["boot"] = "20"  # the shareable-link setting; keeps the first run short
     at.switch_page("pages/position_bias.py").run()
     assert not at.exception, at.exception
     return at
@@ -20,8 +21,8 @@ def open_page():
 def test_two_methods_on_the_sample_give_a_chart_and_a_table():
     at = open_page()
     assert at.title[0].value == "Position bias"
+    assert at.number_input(key="pb_boot").value == 20
     at.multiselect(key="pb_methods").set_value(["randomization", "em"])
-    at.number_input(key="pb_boot").set_value(20)
     at.run()
     assert not at.exception, at.exception
     charts = at.get("plotly_chart")
