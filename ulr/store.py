@@ -74,7 +74,7 @@ def _table(name: str) -> str:
     return name
 
 
-def _quote(ident: str) -> str:
+def quote_ident(ident: str) -> str:
     """Quote an identifier that was checked against the file's own columns."""
     return '"' + str(ident).replace('"', '""') + '"'
 
@@ -252,7 +252,7 @@ def file_hash(path: str | os.PathLike, extra: str = "") -> str:
     return h.hexdigest()
 
 
-def _sniff_kind(path: Path) -> str:
+def sniff_kind(path: Path) -> str:
     if not path.exists():
         raise UlrError(f"file not found: {path}.")
     if not path.is_file():
@@ -276,7 +276,7 @@ def _sniff_kind(path: Path) -> str:
     return "csv"
 
 
-def _csv_header(path: Path) -> tuple[list[str], str]:
+def csv_header(path: Path) -> tuple[list[str], str]:
     """Column names from the first record, and the delimiter.
 
     Read here rather than by DuckDB's sniffer, which can mistake a ragged
@@ -307,7 +307,7 @@ def _csv_header(path: Path) -> tuple[list[str], str]:
 
 def _source_columns(cur, path: Path, kind: str) -> tuple[list[str], str | None]:
     if kind == "csv":
-        return _csv_header(path)
+        return csv_header(path)
     try:
         desc = cur.execute("SELECT * FROM read_parquet(?) LIMIT 0", [str(path)]).description
     except duckdb.Error as exc:
@@ -316,10 +316,10 @@ def _source_columns(cur, path: Path, kind: str) -> tuple[list[str], str | None]:
 
 
 # Rule checks on the staged (typed) table: (role, SQL condition for a bad row, problem).
-def _rules(plans: list[schema.ColumnPlan]):
+def schema_rules(plans: list[schema.ColumnPlan]):
     out = []
     for p in plans:
-        c = _quote(p.stored)
+        c = quote_ident(p.stored)
         if p.role in ("query_id", "doc_id"):
             out.append((p, f"({c} IS NULL OR trim({c}) = '')", "missing value"))
         elif p.role == "position":
@@ -370,7 +370,7 @@ def load_log(path: str | os.PathLike, name: str, *, cur=None, db_path=None,
     """
     _check_name(name)
     p = Path(path)
-    kind = _sniff_kind(p)
+    kind = sniff_kind(p)
     cur = cur if cur is not None else cursor(db_path)
     columns, delim = _source_columns(cur, p, kind)
     plans = schema.plan_columns(columns, mapping)
@@ -449,7 +449,7 @@ def _stage_validate_publish(cur, p, kind, delim, plans, stg, rj, name, shown, co
     else:
         select = []
         for pl in plans:
-            src = _quote(pl.source)  # source is one of the file's own column names
+            src = quote_ident(pl.source)  # source is one of the file's own column names
             if pl.role == "click" or pl.role == "randomized":
                 expr = (f"CASE WHEN lower(CAST({src} AS VARCHAR)) IN ('1', 'true', '1.0') "
                         f"THEN true WHEN lower(CAST({src} AS VARCHAR)) IN ('0', 'false', '0.0') "
@@ -458,7 +458,7 @@ def _stage_validate_publish(cur, p, kind, delim, plans, stg, rj, name, shown, co
                 expr = f"CAST({src} AS VARCHAR)"
             else:
                 expr = f"TRY_CAST({src} AS {pl.read_type})"
-            select.append(f"{expr} AS {_quote(pl.stored)}")
+            select.append(f"{expr} AS {quote_ident(pl.stored)}")
         try:
             cur.execute(f"CREATE TEMP TABLE {stg} AS SELECT {', '.join(select)} FROM read_parquet(?)",
                         [str(p)])
@@ -466,7 +466,7 @@ def _stage_validate_publish(cur, p, kind, delim, plans, stg, rj, name, shown, co
             raise UlrError(f"cannot read {shown} as Parquet: {_first_line(exc)}") from None
 
     staged = cur.execute(f"SELECT count(*) FROM temp.{stg}").fetchone()[0]
-    rules = _rules(plans)
+    rules = schema_rules(plans)
     if rules:
         counts = cur.execute(
             "SELECT " + ", ".join(f"count(*) FILTER (WHERE {cond})" for _, cond, _ in rules)
@@ -522,7 +522,7 @@ def _stage_validate_publish(cur, p, kind, delim, plans, stg, rj, name, shown, co
     # Rejected rows kept for download.
     rejected_df = cast_rejects
     if problems and rules:
-        cols = ", ".join(_quote(pl.stored) for pl in plans)
+        cols = ", ".join(quote_ident(pl.stored) for pl in plans)
         bad = cur.execute(f"SELECT rowid AS _rid, {cols} FROM temp.{stg} WHERE NOT ({where_ok}) "
                           "ORDER BY rowid").df()
         rid = bad.pop("_rid").to_numpy(dtype=np.int64)
@@ -549,7 +549,7 @@ def _stage_validate_publish(cur, p, kind, delim, plans, stg, rj, name, shown, co
     final = _table("ds_" + uuid.uuid4().hex[:16])
     select = []
     for pl in plans:
-        c = _quote(pl.stored)
+        c = quote_ident(pl.stored)
         store_type = schema.STORE_TYPES.get(pl.role)
         select.append(f"CAST({c} AS {store_type}) AS {c}" if store_type else c)
     columns_json = json.dumps({pl.stored: pl.source for pl in plans})
@@ -631,7 +631,7 @@ class Log:
             if unknown:
                 raise UlrError(f"dataset {self.info.name!r} has no column "
                                f"{', '.join(map(repr, unknown))}.")
-            cols = ", ".join(_quote(schema.safe_ident(c)) for c in columns)
+            cols = ", ".join(quote_ident(schema.safe_ident(c)) for c in columns)
         return self.cur.execute(f"SELECT {cols} FROM {self.table}").df()
 
     def true_theta(self) -> np.ndarray | None:
@@ -715,7 +715,7 @@ def ctr_by_position(log: Log, *, z: float = 1.96) -> pd.DataFrame:
 def peek_columns(path) -> tuple[list[str], dict[str, str]]:
     """A file's column names and the auto-detected ``{canonical: source}`` map."""
     p = Path(path)
-    kind = _sniff_kind(p)
+    kind = sniff_kind(p)
     cols, _ = _source_columns(new_memory_cursor() if kind == "parquet" else None, p, kind)
     return cols, schema.auto_mapping(cols)
 

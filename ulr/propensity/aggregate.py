@@ -113,9 +113,9 @@ def csv_scan(path, mapping: dict | None = None) -> Scan | None:
     that does not parse makes the query fail (:class:`NeedsFullLoad`).
     """
     p = Path(path)
-    if store._sniff_kind(p) != "csv":  # raises UlrError for missing/empty/binary files
+    if store.sniff_kind(p) != "csv":  # raises UlrError for missing/empty/binary files
         return None
-    names, delim = store._csv_header(p)
+    names, delim = store.csv_header(p)
     plans = schema.plan_columns(names, mapping)
     columns = {pl.stored: pl.read_type for pl in plans}
     return Scan(cur=store.new_memory_cursor(), from_sql=_READ_CSV,
@@ -137,14 +137,14 @@ def _file_checks(scan: Scan) -> tuple[str, str]:
     loader accepts, makes the sum NaN and so sends the file to the full
     loader: slower, never wrong.)
     """
-    rules = store._rules(list(scan.plans))
+    rules = store.schema_rules(list(scan.plans))
     key_conds = [cond for pl, cond, _ in rules if pl.role in _KEY_ROLES]
     row_conds = [cond for pl, cond, _ in rules if pl.role not in _KEY_ROLES + ("click",)]
     touch = []
     for pl in scan.plans:
         if pl.role in _KEY_ROLES + ("click",) or pl.read_type == "VARCHAR":
             continue
-        col = store._quote(pl.stored)
+        col = store.quote_ident(pl.stored)
         touch.append(f"CAST({col} AS DOUBLE)" if pl.read_type == "BOOLEAN" else col)
     if touch:
         row_conds.append(f"isnan({' + '.join(touch)})")
