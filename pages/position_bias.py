@@ -70,19 +70,17 @@ methods = st.multiselect("Methods", list(propensity.METHODS), default=methods_de
                          key="pb_methods",
                          help="  \n".join(f"**{m}**: {h}" for m, h in HELP.items()))
 c1, c2, c3, c4 = st.columns([1, 1, 1, 1.4])
-url_k = ui.url_param("positions", min(max_pos, 10), kind=int)
 positions = c1.number_input("Positions", min_value=2, max_value=max_pos,
-                            value=url_k if 2 <= url_k <= max_pos else min(max_pos, 10),
+                            value=ui.url_number("positions", min(max_pos, 10), 2, max_pos),
                             key="pb_positions", help="Estimate positions 1..K.")
-url_b = ui.url_param("boot", 50, kind=int)
 bootstrap = c2.number_input("Bootstrap replicates", min_value=0, max_value=1000,
-                            value=url_b if 0 <= url_b <= 1000 and url_b != 1 else 50, step=10,
+                            value=ui.url_number("boot", 50, 0, 1000), step=10,
                             key="pb_boot",
                             help="Resampled sessions for the error bars (0: none). Cheap for "
                                  "randomization and em; each replicate refits regression-em "
                                  "and dla, which takes a while.")
 seed = c3.number_input("Seed", min_value=0, max_value=2**31 - 1,
-                       value=ui.url_param("seed", 0, kind=int), key="pb_seed")
+                       value=ui.url_number("seed", 0, 0, 2**31 - 1), key="pb_seed")
 assume = c4.checkbox("Treat every row as randomized", key="pb_assume",
                      value=ui.url_param("assume", False, kind=bool),
                      help="randomization only: use every row, for logs shown entirely in "
