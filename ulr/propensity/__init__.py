@@ -94,4 +94,7 @@ def estimate(log, *, method: str, positions: int | None = None, bootstrap: int =
                    alpha=float(alpha))
     if progress is not None:
         progress(1.0, f"{method}: done")
-    return dataclasses.replace(res, seconds=time.perf_counter() - t0)
+    notes = tuple(res.notes)
+    if assume_randomized and method != "randomization":
+        notes += ("--assume-randomized only affects the randomization method.",)
+    return dataclasses.replace(res, notes=notes, seconds=time.perf_counter() - t0)

@@ -239,8 +239,6 @@ def run(scan, *, positions=None, bootstrap: int = 0, seed=0, assume_randomized: 
     if ls.lists_total > ls.X.shape[0]:
         notes.append(f"trained on a random {ls.X.shape[0]:,} of {ls.lists_total:,} clicked "
                      "lists.")
-    if assume_randomized:
-        notes.append("--assume-randomized only affects the randomization method.")
     lower = upper = None
     if bootstrap > 0:
         notes.append(f"each bootstrap replicate retrains for {bootstrap_steps} steps from the "

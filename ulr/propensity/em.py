@@ -306,8 +306,6 @@ def run(scan, *, positions=None, bootstrap: int = 0, seed=0, assume_randomized: 
         notes.append("no chain of query-document pairs links position(s) "
                      f"{', '.join(str(i + 1) for i in np.flatnonzero(~linked))} to position 1; "
                      "their theta is not identified and left empty.")
-    if assume_randomized:
-        notes.append("--assume-randomized only affects the randomization method.")
     lower = upper = None
     if bootstrap > 0:
         def batch(w):

@@ -157,8 +157,6 @@ def run(scan, *, positions=None, bootstrap: int = 0, seed=0, assume_randomized: 
     if not info["converged"]:
         notes.append("the AllPairs optimizer stopped before converging; treat the estimate "
                      "with care.")
-    if assume_randomized:
-        notes.append("--assume-randomized only affects the randomization method.")
     lower = upper = None
     if bootstrap > 0:
         start = np.where(np.isfinite(theta), theta, 1.0)

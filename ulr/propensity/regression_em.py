@@ -270,8 +270,6 @@ def run(scan, *, positions=None, bootstrap: int = 0, seed=0, assume_randomized: 
     if not fit.converged:
         notes.append(f"regression EM stopped after {max_iter} iterations before the "
                      "log-likelihood settled.")
-    if assume_randomized:
-        notes.append("--assume-randomized only affects the randomization method.")
     lower = upper = None
     if bootstrap > 0:
         notes.append(f"each bootstrap replicate refits the Poisson start and then runs "
