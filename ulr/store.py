@@ -13,6 +13,7 @@ allow-list before they reach SQL.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import hashlib
 import io
@@ -102,6 +103,25 @@ def connection(db_path: str | os.PathLike | None = None) -> duckdb.DuckDBPyConne
         con.execute(_CATALOG_DDL)
         _connections[key] = con
         return con
+
+
+@contextlib.contextmanager
+def catalog(db_path: str | os.PathLike | None = None, *, write: bool = False,
+            on_wait=None, timeout: float | None = None):
+    """A connection to the store's catalog database, held only for the ``with`` block.
+
+    Everything that lives beside the datasets (their catalog rows, saved reports,
+    registered sources) is read and written through this one door, so that the
+    store can be shared by the dashboard, the CLI and several processes.
+    ``write=True`` asks for exclusive access for the block; ``on_wait(seconds)``
+    is called while another writer holds it; after ``timeout`` seconds an
+    :class:`UlrError` says that the store is busy.
+    """
+    if write:
+        with _write_lock:
+            yield cursor(db_path)
+    else:
+        yield cursor(db_path)
 
 
 def _process_tmp() -> str:
