@@ -122,14 +122,22 @@ def download_csv(df: pd.DataFrame, file_name: str, label: str = "Download CSV",
 
 
 def add_to_report(title: str, *, fig=None, table: pd.DataFrame | None = None,
-                  settings: dict | None = None, key: str) -> None:
-    """An "Add to report" button that stores this result for the Report page."""
+                  settings: dict | None = None, caveats: list[str] | None = None,
+                  evidence: dict | None = None, takeaway: str | None = None,
+                  key: str) -> None:
+    """An "Add to report" button that stores this result for the Report page.
+
+    ``caveats`` are the warnings the page shows next to the result (word for
+    word), ``evidence`` what it rests on (rows, clicks, queries, sessions) and
+    ``takeaway`` a one-line plain-words summary; reports and exports carry all three.
+    """
     if st.button("Add to report", key=f"report_{key}", icon=":material/post_add:"):
         from ulr.report import ReportItem
 
         items = st.session_state.setdefault("report_items", [])
         items.append(ReportItem.from_result(
-            title, fig=fig, table=table, settings=settings,
+            title, fig=fig, table=table, settings=settings, caveats=caveats,
+            evidence=evidence, takeaway=takeaway or "",
             dataset=st.session_state.get(DATASET_KEY, store.SAMPLE_NAME)).to_dict())
         n = len(items)
         st.toast(f"Added “{title}” to the report ({n} item{'s' if n != 1 else ''}).")

@@ -78,6 +78,9 @@ class ReportItem:
     created : ISO 8601 date-time of creation.
     version : ulr version that produced the result.
     id : stable identifier (the Report page keys its widgets on it).
+    caveats : the warnings the page showed next to the result, word for word.
+    evidence : what the result rests on, e.g. ``{"rows": .., "clicks": .., "queries": ..}``.
+    takeaway : one line in plain words (pre-filled from the result, editable).
 
     An item holds a chart, a table, both, or neither (a plain note, e.g. a
     report section that could not run). Raises ``ValueError`` on bad fields.
@@ -92,6 +95,9 @@ class ReportItem:
     created: str = field(default_factory=_now)
     version: str = __version__
     id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+    caveats: list = field(default_factory=list)
+    evidence: dict = field(default_factory=dict)
+    takeaway: str = ""
 
     def __post_init__(self):
         if not isinstance(self.title, str) or not self.title.strip():
@@ -135,13 +141,16 @@ class ReportItem:
     @classmethod
     def from_result(cls, title: str, *, fig: go.Figure | None = None,
                     table: pd.DataFrame | None = None, settings: dict | None = None,
-                    dataset: str = "", note: str = "") -> "ReportItem":
+                    dataset: str = "", note: str = "", caveats=None, evidence=None,
+                    takeaway: str = "") -> "ReportItem":
         """Item from a live figure and DataFrame (what the CLI and pages produce)."""
         return cls(title=title, note=note,
                    figure=None if fig is None else fig.to_json(),
                    table=None if table is None else table.to_json(orient="split"),
                    settings=json.loads(json.dumps(settings or {}, default=str)),
-                   dataset=dataset)
+                   dataset=dataset, caveats=[str(c) for c in (caveats or [])],
+                   evidence=json.loads(json.dumps(evidence or {}, default=str)),
+                   takeaway=takeaway or "")
 
     @classmethod
     def from_dict(cls, d: dict) -> "ReportItem":
@@ -151,7 +160,8 @@ class ReportItem:
         if not isinstance(d, dict):
             raise ValueError("a report item must be a dict.")
         known = {k: d[k] for k in ("title", "note", "figure", "table", "settings", "dataset",
-                                   "created", "version", "id") if k in d}
+                                   "created", "version", "id", "caveats", "evidence",
+                                   "takeaway") if k in d}
         if "title" not in known:
             raise ValueError("a report item needs a title.")
         return cls(**known)
@@ -159,7 +169,9 @@ class ReportItem:
     def to_dict(self) -> dict:
         return {"title": self.title, "note": self.note, "figure": self.figure,
                 "table": self.table, "settings": dict(self.settings), "dataset": self.dataset,
-                "created": self.created, "version": self.version, "id": self.id}
+                "created": self.created, "version": self.version, "id": self.id,
+                "caveats": list(self.caveats), "evidence": dict(self.evidence),
+                "takeaway": self.takeaway}
 
     def fig(self) -> go.Figure | None:
         """The chart as a plotly figure (None if the item has none)."""
