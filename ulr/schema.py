@@ -183,3 +183,53 @@ def plan_columns(columns: list[str], mapping: dict[str, str] | None) -> list[Col
 def _preview(columns, n=12) -> str:
     shown = ", ".join(repr(c) for c in columns[:n])
     return shown + (f" and {len(columns) - n} more" if len(columns) > n else "")
+
+
+# --------------------------------------------------------------------------- rules
+# The single source of the schema rules: the SQL condition that marks a bad
+# value of a staged (typed) column, and the problem text users read.
+
+PROBLEMS = {
+    "query_id": "missing value",
+    "doc_id": "missing value",
+    "position": "must be an integer >= 1",
+    "click": "must be 0/1 or true/false",
+    "session_id": "not text",
+    "randomized": "must be 0/1 or true/false",
+    "relevance": "must be an integer >= 0",
+    "propensity": "must lie in (0, 1]",
+    "feature": "must be a number",
+}
+RAGGED_ROW = "wrong number of fields (ragged row)"
+WHOLE_ROW = "(whole row)"
+
+
+def quote_ident(ident: str) -> str:
+    """Quote an identifier that was checked against the file's own columns."""
+    return '"' + str(ident).replace('"', '""') + '"'
+
+
+def problem_of(role: str) -> str:
+    """The problem text for a value of ``role`` that does not parse."""
+    return PROBLEMS.get(role, "not a valid value")
+
+
+def rule_conditions(plans: list[ColumnPlan]) -> list[tuple[ColumnPlan, str, str]]:
+    """``(plan, SQL condition true for a bad row, problem)`` per rule of the staged columns."""
+    out = []
+    for p in plans:
+        c = quote_ident(p.stored)
+        if p.role in ("query_id", "doc_id"):
+            cond = f"({c} IS NULL OR trim({c}) = '')"
+        elif p.role == "position":
+            cond = f"({c} IS NULL OR NOT isfinite({c}) OR {c} < 1 OR {c} <> floor({c}))"
+        elif p.role == "click":
+            cond = f"({c} IS NULL)"
+        elif p.role == "relevance":
+            cond = f"({c} IS NOT NULL AND (NOT isfinite({c}) OR {c} < 0 OR {c} <> floor({c})))"
+        elif p.role == "propensity":
+            cond = f"({c} IS NOT NULL AND (isnan({c}) OR {c} <= 0 OR {c} > 1))"
+        else:
+            continue
+        out.append((p, cond, PROBLEMS[p.role]))
+    return out

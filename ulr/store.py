@@ -1,10 +1,26 @@
-"""Click logs in DuckDB: atomic, validated loads and a small catalog.
+"""Click logs as immutable Parquet files behind a small DuckDB catalog.
 
-One DuckDB connection per process and database file, cached; every caller
-(session, thread) works on its own ``cursor()``. A load reads the file with
-declared column types, validates the schema rules, and publishes the table
-and its catalog row in one transaction, so a refused or failed load leaves
-every stored dataset exactly as it was.
+Layout, for a store ``data/ulr.duckdb`` (``ULR_DB`` overrides it):
+
+- ``data/ulr.duckdb`` holds only the catalog (one row per dataset) and the small
+  tables other modules keep beside the datasets. It is opened in short-lived
+  connections inside :func:`catalog`, which every process and thread enters
+  in turn through an exclusive ``flock`` on ``data/ulr.duckdb.lock``: the
+  dashboard, the CLI and several dashboard processes share the store, and
+  nobody holds it for longer than one catalog read or insert.
+- ``data/ulr_files/ds_<hex>.parquet`` is a dataset, ``rj_<hex>.parquet`` the rows
+  skipped when it was loaded. A file is written once, under a temporary name,
+  fsync'ed, and renamed into place inside the catalog lock just before its
+  catalog row is inserted; it never changes afterwards.
+- Readers get their own in-memory DuckDB connection (:func:`cursor`) in which an
+  opened dataset is a view named like its file (``ds_<hex>``) over the Parquet
+  file. Readers never take the lock while they compute, and never block each other.
+
+A load stages and validates the file in a private in-memory database, without
+the lock; a refused, failed or killed load therefore leaves the catalog and
+every stored file exactly as they were. Deleted and replaced files stay in
+place for :data:`TRASH_GRACE_S` seconds so that reads in flight finish; files
+of dead loads are swept on a later write.
 
 Dataset names are user text: they are stored verbatim and only ever bound as
 values. Table names are generated (``ds_<hex>``) and checked against an
@@ -13,15 +29,20 @@ allow-list before they reach SQL.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import csv
+import fcntl
 import hashlib
 import io
+import itertools
 import json
 import os
 import re
+import shutil
 import tempfile
 import threading
+import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,14 +60,21 @@ DEFAULT_DB = DATA_DIR / "ulr.duckdb"
 SAMPLE_CSV = DATA_DIR / "sample_clicks.csv"
 SAMPLE_NAME = "sample"
 MEMORY_LIMIT = os.environ.get("ULR_MEMORY_LIMIT", "4GB")
+LOCK_TIMEOUT_S = float(os.environ.get("ULR_LOCK_TIMEOUT", "30"))
+TRASH_GRACE_S = 600.0
+SPILL_ROOT = Path(tempfile.gettempdir()) / "ulr_spill"
+BUSY = "the store is busy with another load; try again in a moment."
 
 _TABLE_RE = re.compile(r"^(ds|rj)_[0-9a-f]{16}$")
+_TMP_RE = re.compile(r"^\.tmp-(\d+)-[0-9a-f]{16}\.parquet$")
 _MAX_NAME = 200
 _FIRST_LINES = 5
 
-_connections: dict[str, duckdb.DuckDBPyConnection] = {}
-_conn_lock = threading.Lock()
-_write_lock = threading.Lock()
+_local = threading.local()
+_ready: set[str] = set()
+_ready_lock = threading.Lock()
+_sample_lock = threading.Lock()
+_spill_ids = itertools.count()
 
 _CATALOG_DDL = """
 CREATE TABLE IF NOT EXISTS ulr_catalog (
@@ -60,8 +88,15 @@ CREATE TABLE IF NOT EXISTS ulr_catalog (
     columns VARCHAR,
     rejected BIGINT,
     rejects_table VARCHAR
-)
+);
+CREATE TABLE IF NOT EXISTS ulr_trash (
+    table_name VARCHAR PRIMARY KEY,
+    deleted_at DOUBLE NOT NULL
+);
 """
+
+quote_ident = schema.quote_ident
+schema_rules = schema.rule_conditions  # kept for callers that check rules themselves
 
 
 def default_db_path() -> str:
@@ -75,34 +110,106 @@ def _table(name: str) -> str:
     return name
 
 
-def quote_ident(ident: str) -> str:
-    """Quote an identifier that was checked against the file's own columns."""
-    return '"' + str(ident).replace('"', '""') + '"'
+def _resolve(db_path) -> str:
+    return str(Path(db_path or default_db_path()).resolve())
 
 
-def connection(db_path: str | os.PathLike | None = None) -> duckdb.DuckDBPyConnection:
-    """The process-wide connection to ``db_path`` (created on first use)."""
-    path = str(db_path or default_db_path())
-    key = path if path == ":memory:" else str(Path(path).resolve())
-    with _conn_lock:
-        con = _connections.get(key)
-        if con is not None:
-            return con
-        if key == ":memory:":
-            tmp = _process_tmp()
-        else:
-            Path(key).parent.mkdir(parents=True, exist_ok=True)
-            tmp = str(Path(key).parent / "duckdb_tmp")
+def files_dir(db_path=None) -> Path:
+    """The folder of a store's Parquet files: ``data/ulr_files`` for ``data/ulr.duckdb``."""
+    p = Path(_resolve(db_path))
+    return p.with_name(p.stem + "_files")
+
+
+def _file_of(db: str, table: str) -> Path:
+    return files_dir(db) / f"{_table(table)}.parquet"
+
+
+def _sql_str(text: str) -> str:
+    """A SQL string literal (for file paths the store built itself; DDL cannot bind)."""
+    return "'" + str(text).replace("'", "''") + "'"
+
+
+def _first_line(exc: Exception) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+# --------------------------------------------------------------------------- spill
+
+
+def _memory_connection() -> duckdb.DuckDBPyConnection:
+    """A private in-memory DuckDB with the memory limit and its own spill folder.
+
+    Spill folders live under one shared root, are created by DuckDB only when it
+    spills, and are removed at exit (and, for killed processes, by the next one).
+    """
+    spill = SPILL_ROOT / f"{os.getpid()}-{next(_spill_ids)}"
+    return duckdb.connect(":memory:", config={"memory_limit": MEMORY_LIMIT,
+                                              "temp_directory": str(spill)})
+
+
+def _clean_spill(*, mine: bool) -> None:
+    if not SPILL_ROOT.is_dir():
+        return
+    for d in SPILL_ROOT.iterdir():
+        pid = d.name.split("-", 1)[0]
+        if not pid.isdigit():
+            continue
+        if (mine and int(pid) == os.getpid()) or (not mine and not _pid_alive(int(pid))):
+            shutil.rmtree(d, ignore_errors=True)
+
+
+_clean_spill(mine=False)
+atexit.register(_clean_spill, mine=True)
+
+
+def new_memory_cursor() -> duckdb.DuckDBPyConnection:
+    """A private in-memory database (for ``--input`` files)."""
+    return _memory_connection()
+
+
+# --------------------------------------------------------------------------- catalog lock
+
+
+@contextlib.contextmanager
+def waiting(on_wait):
+    """Call ``on_wait(seconds)`` while a :func:`catalog` call of this thread waits.
+
+    The dashboard wraps a script run in it to show that another load is finishing.
+    """
+    before = getattr(_local, "on_wait", None)
+    _local.on_wait = on_wait
+    try:
+        yield
+    finally:
+        _local.on_wait = before
+
+
+def _acquire(fd: int, on_wait, timeout: float) -> None:
+    start = time.monotonic()
+    pause = 0.002
+    while True:
         try:
-            con = duckdb.connect(key, config={"memory_limit": MEMORY_LIMIT,
-                                              "temp_directory": tmp})
-        except duckdb.IOException as exc:
-            raise UlrError(f"cannot open the database {path}: {_first_line(exc)}") from None
-        except duckdb.Error as exc:
-            raise UlrError(f"{path} is not a usable DuckDB database: {_first_line(exc)}") from None
-        con.execute(_CATALOG_DDL)
-        _connections[key] = con
-        return con
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            pass
+        waited = time.monotonic() - start
+        if waited >= timeout:
+            raise UlrError(BUSY)
+        if on_wait is not None:
+            on_wait(waited)
+        time.sleep(pause)
+        pause = min(pause * 2, 0.05)
 
 
 @contextlib.contextmanager
@@ -111,44 +218,126 @@ def catalog(db_path: str | os.PathLike | None = None, *, write: bool = False,
     """A connection to the store's catalog database, held only for the ``with`` block.
 
     Everything that lives beside the datasets (their catalog rows, saved reports,
-    registered sources) is read and written through this one door, so that the
-    store can be shared by the dashboard, the CLI and several processes.
-    ``write=True`` asks for exclusive access for the block; ``on_wait(seconds)``
-    is called while another writer holds it; after ``timeout`` seconds an
-    :class:`UlrError` says that the store is busy.
+    registered sources) is read and written through this one door. Every block,
+    in any process or thread, holds an exclusive ``flock`` on the lock file beside
+    the database; keep blocks short (one read or one insert), never a computation.
+    ``write=True`` also makes the block one transaction: it commits at the end and
+    rolls back on an exception. ``on_wait(seconds)`` is called while another block
+    holds the store; after ``timeout`` seconds (default ``ULR_LOCK_TIMEOUT``, 30)
+    an :class:`UlrError` says that the store is busy.
     """
-    if write:
-        with _write_lock:
-            yield cursor(db_path)
-    else:
-        yield cursor(db_path)
+    path = _resolve(db_path)
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path + ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        _acquire(fd, on_wait if on_wait is not None else getattr(_local, "on_wait", None),
+                 LOCK_TIMEOUT_S if timeout is None else timeout)
+        con = _open_catalog(path)
+        try:
+            if path not in _ready:
+                _init_catalog(con, path)
+            if not write:
+                yield con
+                return
+            con.execute("BEGIN TRANSACTION")
+            try:
+                yield con
+                con.execute("COMMIT")
+            except BaseException:
+                with contextlib.suppress(duckdb.Error):
+                    con.execute("ROLLBACK")
+                raise
+        finally:
+            con.close()
+    finally:
+        os.close(fd)  # releases the flock
 
 
-def _process_tmp() -> str:
-    """One spill directory per process for in-memory databases."""
-    path = Path(tempfile.gettempdir()) / f"ulr_duckdb_{os.getpid()}"
-    path.mkdir(exist_ok=True)
-    return str(path)
+def _open_catalog(path: str) -> duckdb.DuckDBPyConnection:
+    try:
+        return duckdb.connect(path)
+    except duckdb.IOException as exc:
+        raise UlrError(f"cannot open the database {path}: {_first_line(exc)}") from None
+    except duckdb.Error as exc:
+        raise UlrError(f"{path} is not a usable DuckDB database: {_first_line(exc)}") from None
 
 
-def cursor(db_path: str | os.PathLike | None = None) -> duckdb.DuckDBPyConnection:
-    """A new cursor on the cached connection: one per session or thread."""
-    return connection(db_path).cursor()
-
-
-def new_memory_cursor() -> duckdb.DuckDBPyConnection:
-    """A private in-memory database (for ``--input`` files)."""
-    con = duckdb.connect(":memory:", config={"memory_limit": MEMORY_LIMIT,
-                                              "temp_directory": _process_tmp()})
+def _init_catalog(con, path: str) -> None:
+    """Create the catalog tables, and move datasets of the old layout to Parquet files."""
     con.execute(_CATALOG_DDL)
-    return con
+    old = [r[0] for r in con.execute(
+        "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' "
+        "AND regexp_matches(table_name, '^(ds|rj)_[0-9a-f]{16}$')").fetchall()]
+    if old:
+        folder = files_dir(path)
+        folder.mkdir(parents=True, exist_ok=True)
+        for table in old:
+            tmp = _tmp_file(path)
+            con.execute(f"COPY (SELECT * FROM {_table(table)}) TO {_sql_str(tmp)} "
+                        "(FORMAT parquet, COMPRESSION zstd)")
+            _fsync(tmp)
+            os.replace(tmp, _file_of(path, table))
+        _fsync_dir(folder)
+        con.execute("BEGIN TRANSACTION")
+        for table in old:
+            con.execute(f"DROP TABLE {_table(table)}")
+        con.execute("COMMIT")
+        con.execute("CHECKPOINT")
+    with _ready_lock:
+        _ready.add(path)
 
 
-def _first_line(exc: Exception) -> str:
-    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+def _tmp_file(db: str) -> Path:
+    return files_dir(db) / f".tmp-{os.getpid()}-{uuid.uuid4().hex[:16]}.parquet"
 
 
-# --------------------------------------------------------------------------- catalog
+def _fsync(path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _fsync_dir(folder: Path) -> None:
+    with contextlib.suppress(OSError):
+        _fsync(folder)
+
+
+def _sweep(con, db: str) -> None:
+    """Inside a write block: purge expired trash and files no live load will publish.
+
+    A file under a final name that the catalog and the trash do not know can
+    only come from a load killed between its rename and its catalog insert
+    (both happen inside the lock); a temporary file belongs to a load of a
+    process that no longer exists.
+    """
+    folder = files_dir(db)
+    if not folder.is_dir():
+        return
+    expired = [r[0] for r in con.execute(
+        "SELECT table_name FROM ulr_trash WHERE deleted_at < ?",
+        [time.time() - TRASH_GRACE_S]).fetchall()]
+    if expired:
+        con.execute("DELETE FROM ulr_trash WHERE deleted_at < ?", [time.time() - TRASH_GRACE_S])
+    known = {t for row in con.execute(
+        "SELECT table_name, rejects_table FROM ulr_catalog UNION ALL "
+        "SELECT table_name, NULL FROM ulr_trash").fetchall() for t in row if t}
+    for f in folder.iterdir():
+        m = _TMP_RE.match(f.name)
+        if m and not _pid_alive(int(m.group(1))):
+            f.unlink(missing_ok=True)
+        elif f.suffix == ".parquet" and _TABLE_RE.match(f.stem) and f.stem not in known:
+            f.unlink(missing_ok=True)
+
+
+def _trash(con, tables) -> None:
+    for t in tables:
+        if t:
+            con.execute("INSERT OR REPLACE INTO ulr_trash VALUES (?, ?)", [_table(t), time.time()])
+
+
+# --------------------------------------------------------------------------- catalog rows
 
 
 @dataclass(frozen=True)
@@ -190,21 +379,6 @@ _CAT_COLS = ("name, table_name, rows, source, content_hash, loaded_at, mapping, 
              "rejected, rejects_table")
 
 
-def list_datasets(cur) -> list[DatasetInfo]:
-    rows = cur.execute(f"SELECT {_CAT_COLS} FROM ulr_catalog ORDER BY loaded_at, name").fetchall()
-    return [_row_to_info(r) for r in rows]
-
-
-def get_dataset(cur, name: str) -> DatasetInfo:
-    row = cur.execute(f"SELECT {_CAT_COLS} FROM ulr_catalog WHERE name = ?", [name]).fetchone()
-    if row is None:
-        known = [d.name for d in list_datasets(cur)]
-        hint = f" Stored datasets: {', '.join(repr(k) for k in known[:10])}." if known else \
-            " No datasets are stored yet; load one first."
-        raise UlrError(f"there is no dataset named {name!r}.{hint}")
-    return _row_to_info(row)
-
-
 def _check_name(name) -> str:
     if not isinstance(name, str) or not name.strip():
         raise UlrError("a dataset name must not be empty.")
@@ -215,30 +389,117 @@ def _check_name(name) -> str:
     return name
 
 
+# --------------------------------------------------------------------------- readers
+
+
+def cursor(db_path: str | os.PathLike | None = None) -> duckdb.DuckDBPyConnection:
+    """A new reader connection on the store ``db_path``: one per session, thread or call.
+
+    It is a private in-memory DuckDB; the datasets it opens appear in it as
+    views (``ds_<hex>``) over their Parquet files.
+    """
+    con = _memory_connection()
+    con.execute("CREATE TABLE ulr_store (db VARCHAR)")
+    con.execute("INSERT INTO ulr_store VALUES (?)", [_resolve(db_path)])
+    return con
+
+
+def _db_of(cur) -> str:
+    """The store a reader connection belongs to."""
+    try:
+        return cur.execute("SELECT db FROM ulr_store").fetchone()[0]
+    except duckdb.CatalogException:
+        raise UlrError("this DuckDB connection is not a ulr store cursor; "
+                       "use store.cursor().") from None
+
+
+def _views(cur) -> set[str]:
+    return {r[0] for r in cur.execute(
+        "SELECT view_name FROM duckdb_views() WHERE NOT internal AND schema_name = 'main'"
+    ).fetchall()}
+
+
+def _sync_views(cur, db: str, infos: list[DatasetInfo], *, drop_others: bool) -> None:
+    """Make ``cur`` show each dataset (and its skipped rows) as a view over its file."""
+    have = _views(cur)
+    wanted = {t for d in infos for t in (d.table, d.rejects_table) if t}
+    if drop_others:
+        for v in have - wanted:
+            if _TABLE_RE.match(v):
+                cur.execute(f"DROP VIEW IF EXISTS {_table(v)}")
+    for d in infos:
+        for t in (d.table, d.rejects_table):
+            if t and t not in have:
+                try:
+                    cur.execute(f"CREATE OR REPLACE VIEW {_table(t)} AS SELECT * FROM "
+                                f"read_parquet({_sql_str(_file_of(db, t))})")
+                except duckdb.IOException:
+                    raise UlrError(f"the files of dataset {d.name!r} are missing from "
+                                   f"{files_dir(db)}; load it again.") from None
+
+
+def list_datasets(cur) -> list[DatasetInfo]:
+    """Every stored dataset, read fresh from the catalog (another process may have loaded one)."""
+    db = _db_of(cur)
+    with catalog(db) as con:
+        rows = con.execute(f"SELECT {_CAT_COLS} FROM ulr_catalog ORDER BY loaded_at, name"
+                           ).fetchall()
+    infos = [_row_to_info(r) for r in rows]
+    _sync_views(cur, db, infos, drop_others=True)
+    return infos
+
+
+def _catalog_row(db: str, name: str):
+    with catalog(db) as con:
+        row = con.execute(f"SELECT {_CAT_COLS} FROM ulr_catalog WHERE name = ?",
+                          [name]).fetchone()
+        known = [] if row is not None else [r[0] for r in con.execute(
+            "SELECT name FROM ulr_catalog ORDER BY loaded_at, name LIMIT 10").fetchall()]
+    return row, known
+
+
+def get_dataset(cur, name: str) -> DatasetInfo:
+    db = _db_of(cur)
+    row, known = _catalog_row(db, name)
+    if row is None:
+        hint = f" Stored datasets: {', '.join(repr(k) for k in known)}." if known else \
+            " No datasets are stored yet; load one first."
+        raise UlrError(f"there is no dataset named {name!r}.{hint}")
+    info = _row_to_info(row)
+    _sync_views(cur, db, [info], drop_others=False)
+    return info
+
+
 def rename_dataset(cur, old: str, new: str) -> None:
     _check_name(new)
-    with _write_lock:
-        get_dataset(cur, old)
+    with catalog(_db_of(cur), write=True) as con:
+        if con.execute("SELECT 1 FROM ulr_catalog WHERE name = ?", [old]).fetchone() is None:
+            raise UlrError(f"there is no dataset named {old!r}.")
         if old == new:
             return
-        if cur.execute("SELECT 1 FROM ulr_catalog WHERE name = ?", [new]).fetchone():
+        if con.execute("SELECT 1 FROM ulr_catalog WHERE name = ?", [new]).fetchone():
             raise UlrError(f"a dataset named {new!r} exists already.")
-        cur.execute("UPDATE ulr_catalog SET name = ? WHERE name = ?", [new, old])
+        con.execute("UPDATE ulr_catalog SET name = ? WHERE name = ?", [new, old])
 
 
 def delete_dataset(cur, name: str) -> None:
-    with _write_lock:
-        info = get_dataset(cur, name)
-        cur.execute("BEGIN TRANSACTION")
-        try:
-            cur.execute(f"DROP TABLE IF EXISTS {_table(info.table)}")
-            if info.rejects_table:
-                cur.execute(f"DROP TABLE IF EXISTS {_table(info.rejects_table)}")
-            cur.execute("DELETE FROM ulr_catalog WHERE name = ?", [name])
-            cur.execute("COMMIT")
-        except BaseException:
-            cur.execute("ROLLBACK")
-            raise
+    """Remove ``name`` from the catalog; its files go to the trash.
+
+    Sessions reading it finish their reads (the files stay for
+    :data:`TRASH_GRACE_S` seconds); new opens no longer find it.
+    """
+    db = _db_of(cur)
+    with catalog(db, write=True) as con:
+        row = con.execute("SELECT table_name, rejects_table FROM ulr_catalog WHERE name = ?",
+                          [name]).fetchone()
+        if row is None:
+            raise UlrError(f"there is no dataset named {name!r}.")
+        con.execute("DELETE FROM ulr_catalog WHERE name = ?", [name])
+        _trash(con, row)
+        _sweep(con, db)
+    for t in row:
+        if t:
+            cur.execute(f"DROP VIEW IF EXISTS {_table(t)}")
 
 
 def rejected_rows(cur, name: str) -> pd.DataFrame:
@@ -335,27 +596,6 @@ def _source_columns(cur, path: Path, kind: str) -> tuple[list[str], str | None]:
     return [d[0] for d in desc], None
 
 
-# Rule checks on the staged (typed) table: (role, SQL condition for a bad row, problem).
-def schema_rules(plans: list[schema.ColumnPlan]):
-    out = []
-    for p in plans:
-        c = quote_ident(p.stored)
-        if p.role in ("query_id", "doc_id"):
-            out.append((p, f"({c} IS NULL OR trim({c}) = '')", "missing value"))
-        elif p.role == "position":
-            out.append((p, f"({c} IS NULL OR NOT isfinite({c}) OR {c} < 1 OR {c} <> floor({c}))",
-                        "must be an integer >= 1"))
-        elif p.role == "click":
-            out.append((p, f"({c} IS NULL)", "must be 0/1 or true/false"))
-        elif p.role == "relevance":
-            out.append((p, f"({c} IS NOT NULL AND (NOT isfinite({c}) OR {c} < 0 "
-                           f"OR {c} <> floor({c})))", "must be an integer >= 0"))
-        elif p.role == "propensity":
-            out.append((p, f"({c} IS NOT NULL AND (isnan({c}) OR {c} <= 0 OR {c} > 1))",
-                        "must lie in (0, 1]"))
-    return out
-
-
 def _lines_of_rows(rowids: np.ndarray, reject_lines: np.ndarray) -> np.ndarray:
     """CSV line numbers of staged rows (header = line 1), skipping rejected lines."""
     r = np.sort(np.asarray(reject_lines, dtype=np.int64))
@@ -365,17 +605,289 @@ def _lines_of_rows(rowids: np.ndarray, reject_lines: np.ndarray) -> np.ndarray:
     return rowids + 2 + k
 
 
+@dataclass
+class _LoadJob:
+    """One load, passed through its steps: stage, check, refuse, publish (or view).
+
+    ``con`` is the job's private in-memory DuckDB, holding the staged table ``stg``.
+    """
+
+    path: Path
+    kind: str
+    delim: str | None
+    plans: list
+    name: str
+    shown: str
+    content_hash: str
+    mapping: dict
+    skip_bad_rows: bool
+    con: object = None
+    stg: str = field(default_factory=lambda: _table("ds_" + uuid.uuid4().hex[:16]))
+    staged: int = 0
+    reject_lines: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+    cast_rejects: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(
+        columns=["line", "column", "problem", "raw"]))
+    rules: list = field(default_factory=list)
+    problems: list = field(default_factory=list)  # (source, role, count, first lines, problem)
+    bad_total: int = 0
+    good: int = 0
+    rejected: pd.DataFrame | None = None
+
+    @property
+    def unit(self) -> str:
+        return "line" if self.kind == "csv" else "row"
+
+    def lines(self, rowids) -> np.ndarray:
+        """File lines (CSV) or row numbers (Parquet) of staged row ids."""
+        ids = np.asarray(rowids, dtype=np.int64)
+        return _lines_of_rows(ids, self.reject_lines) if self.kind == "csv" else ids + 1
+
+    @property
+    def where_ok(self) -> str:
+        return " AND ".join(f"NOT {cond}" for _, cond, _ in self.rules) or "true"
+
+
+def _new_job(path, name, mapping, skip_bad_rows, source_name, *, quick_hash: bool) -> _LoadJob:
+    _check_name(name)
+    p = Path(path)
+    kind = sniff_kind(p)
+    con = _memory_connection()
+    columns, delim = _source_columns(con, p, kind)
+    plans = schema.plan_columns(columns, mapping)
+    used = {pl.role: pl.source for pl in plans if pl.role in schema.CANONICAL}
+    extra = json.dumps([used, bool(skip_bad_rows)], sort_keys=True)
+    if quick_hash:  # a one-off read: identify the file by path, size and mtime (no full hash)
+        st_ = p.stat()
+        content_hash = hashlib.sha256(
+            f"{p.resolve()}|{st_.st_size}|{st_.st_mtime_ns}|{extra}".encode()).hexdigest()
+    else:
+        content_hash = file_hash(p, extra)
+    return _LoadJob(path=p, kind=kind, delim=delim, plans=plans, name=name,
+                    shown=source_name or p.name, content_hash=content_hash, mapping=used,
+                    skip_bad_rows=skip_bad_rows, con=con)
+
+
+def _stage(job: _LoadJob) -> None:
+    """Read the file into the staged table with declared types."""
+    if job.kind == "csv":
+        _stage_csv(job)
+    else:
+        select = []
+        for pl in job.plans:
+            src = quote_ident(pl.source)  # source is one of the file's own column names
+            if pl.role in ("click", "randomized"):
+                expr = (f"CASE WHEN lower(CAST({src} AS VARCHAR)) IN ('1', 'true', '1.0') "
+                        f"THEN true WHEN lower(CAST({src} AS VARCHAR)) IN ('0', 'false', '0.0') "
+                        "THEN false END")
+            elif pl.read_type == "VARCHAR":
+                expr = f"CAST({src} AS VARCHAR)"
+            else:
+                expr = f"TRY_CAST({src} AS {pl.read_type})"
+            select.append(f"{expr} AS {quote_ident(pl.stored)}")
+        try:
+            job.con.execute(f"CREATE TABLE {job.stg} AS SELECT {', '.join(select)} "
+                            "FROM read_parquet(?)", [str(job.path)])
+        except duckdb.Error as exc:
+            raise UlrError(f"cannot read {job.shown} as Parquet: {_first_line(exc)}") from None
+    job.staged = job.con.execute(f"SELECT count(*) FROM {job.stg}").fetchone()[0]
+
+
+def _stage_csv(job: _LoadJob) -> None:
+    types = {pl.stored: pl.read_type for pl in job.plans}
+    try:
+        job.con.execute(
+            f"CREATE TABLE {job.stg} AS SELECT * FROM read_csv(?, header = true, columns = ?, "
+            "delim = ?, quote = '\"', escape = '\"', auto_detect = false, "
+            "ignore_errors = true, store_rejects = true, rejects_table = 'ulr_rejects', "
+            "rejects_scan = 'ulr_reject_scans', null_padding = false)",
+            [str(job.path), types, job.delim])
+    except duckdb.Error as exc:
+        raise UlrError(f"cannot read {job.shown} as CSV: {_first_line(exc)}") from None
+    rej = job.con.execute(
+        "SELECT line, column_name, error_type, csv_line FROM ulr_rejects "
+        "WHERE scan_id = (SELECT max(scan_id) FROM ulr_rejects) ORDER BY line").df()
+    if not len(rej):
+        return
+    by_stored = {pl.stored: pl.source for pl in job.plans}
+    role_of = {pl.stored: pl.role for pl in job.plans}
+    etype = rej["error_type"].astype(str)
+    is_cast = (etype == "CAST").to_numpy()
+    other = np.where(etype.isin(["MISSING COLUMNS", "TOO MANY COLUMNS"]), schema.RAGGED_ROW,
+                     etype.str.lower().str.replace("_", " "))
+    job.cast_rejects = pd.DataFrame({
+        "line": rej["line"].astype("int64"),
+        "column": np.where(is_cast, rej["column_name"].map(lambda c: by_stored.get(c, c)),
+                           schema.WHOLE_ROW),
+        "problem": np.where(is_cast, rej["column_name"].map(
+            lambda c: schema.problem_of(role_of.get(c, ""))), other),
+        "raw": rej["csv_line"].astype(str),
+    }).drop_duplicates("line")
+    job.reject_lines = job.cast_rejects["line"].to_numpy(dtype=np.int64)
+
+
+def _check(job: _LoadJob) -> None:
+    """Count the rows that break a schema rule, with their first lines."""
+    job.rules = schema.rule_conditions(job.plans)
+    if not job.rules:
+        counts = ()
+    else:
+        counts = job.con.execute(
+            "SELECT " + ", ".join(f"count(*) FILTER (WHERE {cond})" for _, cond, _ in job.rules)
+            + f" FROM {job.stg}").fetchone()
+    for (pl, cond, what), n in zip(job.rules, counts):
+        if n:
+            ids = job.con.execute(f"SELECT rowid FROM {job.stg} WHERE {cond} ORDER BY rowid "
+                                  "LIMIT ?", [_FIRST_LINES]).fetchnumpy()["rowid"]
+            job.problems.append((pl.source, pl.role, int(n), job.lines(ids).tolist(), what))
+    rule_bad = 0
+    if job.problems:
+        rule_bad = job.con.execute(f"SELECT count(*) FROM {job.stg} WHERE NOT ({job.where_ok})"
+                                   ).fetchone()[0]
+    if len(job.cast_rejects):
+        role_by_source = {pl.source: pl.role for pl in job.plans}
+        for (col, what), grp in job.cast_rejects.groupby(["column", "problem"], sort=False):
+            job.problems.append((col, role_by_source.get(col, col), len(grp),
+                                 grp["line"].head(_FIRST_LINES).tolist(), what))
+    job.bad_total = len(job.cast_rejects) + rule_bad
+    job.good = job.staged - rule_bad
+
+
+def _refuse(job: _LoadJob) -> None:
+    """Raise the one-sentence refusal when the file may not be stored."""
+    if job.problems and not job.skip_bad_rows:
+        raise UlrError(f"refused {job.shown}: {_problem_text(job)}. {job.bad_total} of "
+                       f"{job.staged + len(job.cast_rejects)} rows are bad and nothing was "
+                       "stored; fix the file, or load with --skip-bad-rows to keep the valid rows.")
+    if job.good <= 0:
+        if job.staged == 0 and not len(job.cast_rejects):
+            raise UlrError(f"{job.shown} has a header but no data rows; nothing was stored.")
+        raise UlrError(f"{job.shown} has no valid data rows; nothing was stored.")
+
+
+def _problem_text(job: _LoadJob) -> str:
+    merged: dict = {}
+    for src, role, n, lines, what in job.problems:
+        m = merged.setdefault((src, what), [role, 0, []])
+        m[1] += n
+        m[2] = sorted(m[2] + lines)[:_FIRST_LINES]
+    parts = []
+    for (src, what), (role, n, lines) in sorted(merged.items(), key=lambda kv: kv[1][2][0]):
+        where = f"first at {job.unit}{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines))}"
+        if src == schema.WHOLE_ROW:
+            parts.append(f"{n} row{'s' if n != 1 else ''} with the {what}, {where}")
+            continue
+        label = f"column {src!r}" + (f" ({role})" if role != src and role in
+                                     schema.CANONICAL else "")
+        parts.append(f"{label}: {n} bad value{'s' if n != 1 else ''} ({what}), {where}")
+    return "; ".join(parts)
+
+
+def _collect_rejects(job: _LoadJob) -> None:
+    """The skipped rows, for download: cast failures and rule breaks, by line."""
+    rejected = job.cast_rejects
+    if job.problems and job.rules:
+        cols = ", ".join(quote_ident(pl.stored) for pl in job.plans)
+        bad = job.con.execute(f"SELECT rowid AS _rid, {cols} FROM {job.stg} "
+                              f"WHERE NOT ({job.where_ok}) ORDER BY rowid").df()
+        rid = bad.pop("_rid").to_numpy(dtype=np.int64)
+        raw = bad.astype(str).agg(",".join, axis=1) if len(bad) else pd.Series([], dtype=str)
+        names = np.full(len(bad), "", dtype=object)
+        whats = np.full(len(bad), "", dtype=object)
+        for pl, cond, what in reversed(job.rules):  # name the first broken rule per row
+            ids = job.con.execute(f"SELECT rowid FROM {job.stg} WHERE {cond}").fetchnumpy()["rowid"]
+            hit = np.isin(rid, np.asarray(ids, dtype=np.int64))
+            names[hit] = pl.source
+            whats[hit] = what
+        rule_df = pd.DataFrame({"line": job.lines(rid), "column": names, "problem": whats,
+                                "raw": raw.to_numpy()})
+        rejected = pd.concat([job.cast_rejects, rule_df], ignore_index=True).sort_values("line")
+    rejected = rejected.reset_index(drop=True)[["line", "column", "problem", "raw"]]
+    job.rejected = rejected.astype({"line": "int64", "column": str, "problem": str, "raw": str})
+
+
+def _final_select(job: _LoadJob) -> str:
+    """The stored columns, in storage types, of the rows that pass every rule (file order)."""
+    select = []
+    for pl in job.plans:
+        c = quote_ident(pl.stored)
+        store_type = schema.STORE_TYPES.get(pl.role)
+        select.append(f"CAST({c} AS {store_type}) AS {c}" if store_type else c)
+    return f"SELECT {', '.join(select)} FROM {job.stg} WHERE {job.where_ok}"
+
+
+def _prepare(job: _LoadJob) -> None:
+    _stage(job)
+    _check(job)
+    _refuse(job)
+    _collect_rejects(job)
+
+
+def _write_files(job: _LoadJob, db: str) -> tuple[Path, Path | None]:
+    """Write the dataset (and its skipped rows) to fsync'ed temporary Parquet files."""
+    files_dir(db).mkdir(parents=True, exist_ok=True)
+    data = _tmp_file(db)
+    job.con.execute(f"COPY ({_final_select(job)}) TO {_sql_str(data)} "
+                    "(FORMAT parquet, COMPRESSION zstd)")
+    _fsync(data)
+    rejects = None
+    if len(job.rejected):
+        rejects = _tmp_file(db)
+        job.con.register("ulr_rejected_df", job.rejected)
+        job.con.execute(f"COPY (SELECT line::BIGINT AS line, \"column\"::VARCHAR AS \"column\", "
+                        "problem::VARCHAR AS problem, raw::VARCHAR AS raw FROM ulr_rejected_df) "
+                        f"TO {_sql_str(rejects)} (FORMAT parquet)")
+        job.con.unregister("ulr_rejected_df")
+        _fsync(rejects)
+    return data, rejects
+
+
+def _publish(job: _LoadJob, db: str, data: Path, rejects: Path | None, *,
+             replace: bool) -> DatasetInfo:
+    """Rename the files into place and insert the catalog row, inside the catalog lock."""
+    table = _table("ds_" + uuid.uuid4().hex[:16])
+    rtable = _table("rj_" + uuid.uuid4().hex[:16]) if rejects is not None else None
+    placed = []
+    try:
+        with catalog(db, write=True) as con:
+            old = con.execute("SELECT table_name, rejects_table FROM ulr_catalog "
+                              "WHERE name = ?", [job.name]).fetchone()
+            if old is not None and not replace:
+                raise UlrError(f"a dataset named {job.name!r} exists already; choose another "
+                               "name or replace it.")
+            for src, t in ((data, table), (rejects, rtable)):
+                if t:
+                    os.replace(src, _file_of(db, t))
+                    placed.append(_file_of(db, t))
+            _fsync_dir(files_dir(db))
+            if old is not None:
+                con.execute("DELETE FROM ulr_catalog WHERE name = ?", [job.name])
+                _trash(con, old)
+            con.execute("INSERT INTO ulr_catalog VALUES (?, ?, ?, ?, ?, now(), ?, ?, ?, ?)",
+                        [job.name, table, int(job.good), job.shown, job.content_hash,
+                         json.dumps(job.mapping),
+                         json.dumps({pl.stored: pl.source for pl in job.plans}),
+                         int(len(job.rejected)), rtable])
+            row = con.execute(f"SELECT {_CAT_COLS} FROM ulr_catalog WHERE name = ?",
+                              [job.name]).fetchone()
+            _sweep(con, db)
+    except BaseException:
+        for f in placed:  # not in the catalog: the rollback made them unreferenced
+            f.unlink(missing_ok=True)
+        raise
+    return _row_to_info(row)
+
+
 def load_log(path: str | os.PathLike, name: str, *, cur=None, db_path=None,
              mapping: dict | None = None, skip_bad_rows: bool = False,
-             replace: bool = False, source_name: str | None = None,
-             _view: bool = False) -> LoadResult:
+             replace: bool = False, source_name: str | None = None) -> LoadResult:
     """Validate a CSV/Parquet click log and store it as dataset ``name``.
 
     Parameters
     ----------
     path : file to read (CSV with a header row, or Parquet).
     name : dataset name (any text; stored verbatim).
-    cur : DuckDB cursor to use; default: a new cursor on ``db_path``.
+    cur : reader connection (:func:`cursor`) of the store to load into, which
+        then shows the new dataset; default: the store ``db_path``.
     mapping : ``{canonical: source column}``; unmapped columns are auto-detected.
     skip_bad_rows : load the valid rows and keep the bad ones for download,
         instead of refusing the file.
@@ -386,243 +898,30 @@ def load_log(path: str | os.PathLike, name: str, *, cur=None, db_path=None,
     ------
     UlrError
         For any problem with the file, the mapping or the name. Nothing is
-        stored then.
+        stored then. The file is staged and validated without holding the
+        store; only the final rename and catalog insert take its lock.
     """
-    _check_name(name)
-    p = Path(path)
-    kind = sniff_kind(p)
-    cur = cur if cur is not None else cursor(db_path)
-    columns, delim = _source_columns(cur, p, kind)
-    plans = schema.plan_columns(columns, mapping)
-    used_mapping = {pl.role: pl.source for pl in plans if pl.role in schema.CANONICAL}
-    extra = json.dumps([used_mapping, bool(skip_bad_rows)], sort_keys=True)
-    if _view:  # a one-off CLI read: identify the file by path, size and mtime (no full hash)
-        st_ = p.stat()
-        content_hash = hashlib.sha256(
-            f"{p.resolve()}|{st_.st_size}|{st_.st_mtime_ns}|{extra}".encode()).hexdigest()
-    else:
-        content_hash = file_hash(p, extra)
-    shown = source_name or p.name
-
-    if not replace and cur.execute("SELECT 1 FROM ulr_catalog WHERE name = ?", [name]).fetchone():
-        raise UlrError(f"a dataset named {name!r} exists already; choose another name or "
-                       "replace it.")
-
-    stg = _table("ds_" + uuid.uuid4().hex[:16])
-    rj = _table("rj_" + uuid.uuid4().hex[:16])
-    keep = False
+    db = _db_of(cur) if cur is not None else _resolve(db_path)
+    job = _new_job(path, name, mapping, skip_bad_rows, source_name, quick_hash=False)
+    data = rejects = None
     try:
-        res = _stage_validate_publish(cur, p, kind, delim, plans, stg, rj, name, shown,
-                                      content_hash, used_mapping, skip_bad_rows, replace, _view)
-        keep = _view
-        return res
-    finally:
-        if not keep:
-            try:
-                cur.execute(f"DROP TABLE IF EXISTS temp.{stg}")
-            except duckdb.Error:
-                pass
-
-
-def _stage_validate_publish(cur, p, kind, delim, plans, stg, rj, name, shown, content_hash,
-                            used_mapping, skip_bad_rows, replace, view) -> LoadResult:
-    reject_lines = np.empty(0, dtype=np.int64)
-    cast_rejects = pd.DataFrame(columns=["line", "column", "problem", "raw"])
-    if kind == "csv":
-        types = {pl.stored: pl.read_type for pl in plans}
-        try:
-            cur.execute(
-                f"CREATE TEMP TABLE {stg} AS SELECT * FROM read_csv(?, header = true, columns = ?, "
-                "delim = ?, quote = '\"', escape = '\"', auto_detect = false, "
-                "ignore_errors = true, store_rejects = true, rejects_table = 'ulr_rejects', "
-                "rejects_scan = 'ulr_reject_scans', null_padding = false)",
-                [str(p), types, delim])
-        except duckdb.Error as exc:
-            raise UlrError(f"cannot read {shown} as CSV: {_first_line(exc)}") from None
-        rej = cur.execute(
-            "SELECT line, column_name, error_type, csv_line FROM ulr_rejects "
-            "WHERE scan_id = (SELECT max(scan_id) FROM ulr_rejects) ORDER BY line").df()
-        if len(rej):
-            by_stored = {pl.stored: pl.source for pl in plans}
-            role_of = {pl.stored: pl.role for pl in plans}
-            rule_text = {"query_id": "missing value", "doc_id": "missing value",
-                         "position": "must be an integer >= 1",
-                         "click": "must be 0/1 or true/false",
-                         "session_id": "not text", "randomized": "must be 0/1 or true/false",
-                         "relevance": "must be an integer >= 0",
-                         "propensity": "must lie in (0, 1]", "feature": "must be a number"}
-            etype = rej["error_type"].astype(str)
-            is_cast = (etype == "CAST").to_numpy()
-            cast_problem = rej["column_name"].map(
-                lambda c: rule_text.get(role_of.get(c, ""), "not a valid value"))
-            other = np.where(etype.isin(["MISSING COLUMNS", "TOO MANY COLUMNS"]),
-                             "wrong number of fields (ragged row)",
-                             etype.str.lower().str.replace("_", " "))
-            cast_rejects = pd.DataFrame({
-                "line": rej["line"].astype("int64"),
-                "column": np.where(is_cast, rej["column_name"].map(
-                    lambda c: by_stored.get(c, c)), "(whole row)"),
-                "problem": np.where(is_cast, cast_problem, other),
-                "raw": rej["csv_line"].astype(str),
-            }).drop_duplicates("line")
-            reject_lines = cast_rejects["line"].to_numpy(dtype=np.int64)
-    else:
-        select = []
-        for pl in plans:
-            src = quote_ident(pl.source)  # source is one of the file's own column names
-            if pl.role == "click" or pl.role == "randomized":
-                expr = (f"CASE WHEN lower(CAST({src} AS VARCHAR)) IN ('1', 'true', '1.0') "
-                        f"THEN true WHEN lower(CAST({src} AS VARCHAR)) IN ('0', 'false', '0.0') "
-                        "THEN false END")
-            elif pl.read_type == "VARCHAR":
-                expr = f"CAST({src} AS VARCHAR)"
-            else:
-                expr = f"TRY_CAST({src} AS {pl.read_type})"
-            select.append(f"{expr} AS {quote_ident(pl.stored)}")
-        try:
-            cur.execute(f"CREATE TEMP TABLE {stg} AS SELECT {', '.join(select)} FROM read_parquet(?)",
-                        [str(p)])
-        except duckdb.Error as exc:
-            raise UlrError(f"cannot read {shown} as Parquet: {_first_line(exc)}") from None
-
-    staged = cur.execute(f"SELECT count(*) FROM temp.{stg}").fetchone()[0]
-    rules = schema_rules(plans)
-    if rules:
-        counts = cur.execute(
-            "SELECT " + ", ".join(f"count(*) FILTER (WHERE {cond})" for _, cond, _ in rules)
-            + f" FROM temp.{stg}").fetchone()
-    else:
-        counts = ()
-    problems = []  # (source column, count, first lines, problem)
-    rule_rows = []
-    for (pl, cond, what), n in zip(rules, counts):
-        if not n:
-            continue
-        ids = cur.execute(f"SELECT rowid FROM temp.{stg} WHERE {cond} ORDER BY rowid LIMIT ?",
-                          [_FIRST_LINES]).fetchnumpy()["rowid"]
-        lines = _lines_of_rows(np.asarray(ids, dtype=np.int64), reject_lines) \
-            if kind == "csv" else np.asarray(ids, dtype=np.int64) + 1
-        problems.append((pl.source, pl.role, int(n), lines.tolist(), what))
-    if len(cast_rejects):
-        role_by_source = {pl.source: pl.role for pl in plans}
-        for (col, what), grp in cast_rejects.groupby(["column", "problem"], sort=False):
-            problems.append((col, role_by_source.get(col, col), len(grp),
-                             grp["line"].head(_FIRST_LINES).tolist(), what))
-    bad_total = len(cast_rejects) + (
-        cur.execute(f"SELECT count(*) FROM temp.{stg} WHERE "
-                    + " OR ".join(cond for _, cond, _ in rules)).fetchone()[0]
-        if problems and rules else 0)
-    where_ok = " AND ".join(f"NOT {cond}" for _, cond, _ in rules) or "true"
-
-    unit = "line" if kind == "csv" else "row"
-    if problems and not skip_bad_rows:
-        merged: dict = {}
-        for src, role, n, lines, what in problems:
-            m = merged.setdefault((src, what), [role, 0, []])
-            m[1] += n
-            m[2] = sorted(m[2] + lines)[:_FIRST_LINES]
-        parts = []
-        for (src, what), (role, n, lines) in sorted(merged.items(), key=lambda kv: kv[1][2][0]):
-            where = f"first at {unit}{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines))}"
-            if src == "(whole row)":
-                parts.append(f"{n} row{'s' if n != 1 else ''} with the {what}, {where}")
-                continue
-            label = f"column {src!r}" + (f" ({role})" if role != src and role in
-                                         schema.CANONICAL else "")
-            parts.append(f"{label}: {n} bad value{'s' if n != 1 else ''} ({what}), {where}")
-        raise UlrError(f"refused {shown}: {'; '.join(parts)}. {bad_total} of "
-                       f"{staged + len(cast_rejects)} rows are bad and nothing was stored; "
-                       "fix the file, or load with --skip-bad-rows to keep the valid rows.")
-    good = staged - (bad_total - len(cast_rejects))
-    if good <= 0:
-        if staged == 0 and not len(cast_rejects):
-            raise UlrError(f"{shown} has a header but no data rows; nothing was stored.")
-        raise UlrError(f"{shown} has no valid data rows; nothing was stored.")
-
-    # Rejected rows kept for download.
-    rejected_df = cast_rejects
-    if problems and rules:
-        cols = ", ".join(quote_ident(pl.stored) for pl in plans)
-        bad = cur.execute(f"SELECT rowid AS _rid, {cols} FROM temp.{stg} WHERE NOT ({where_ok}) "
-                          "ORDER BY rowid").df()
-        rid = bad.pop("_rid").to_numpy(dtype=np.int64)
-        lines = _lines_of_rows(rid, reject_lines) if kind == "csv" else rid + 1
-        raw = bad.astype(str).agg(",".join, axis=1) if len(bad) else pd.Series([], dtype=str)
-        rule_df = pd.DataFrame({"line": lines, "column": "", "problem": "schema rule",
-                                "raw": raw.to_numpy()})
-        # Name the first broken rule per row.
-        names = np.full(len(bad), "", dtype=object)
-        whats = np.full(len(bad), "", dtype=object)
-        for pl, cond, what in reversed(rules):
-            ids = cur.execute(f"SELECT rowid FROM temp.{stg} WHERE {cond}").fetchnumpy()["rowid"]
-            hit = np.isin(rid, np.asarray(ids, dtype=np.int64))
-            names[hit] = pl.source
-            whats[hit] = what
-        rule_df["column"] = names
-        rule_df["problem"] = whats
-        rejected_df = pd.concat([cast_rejects, rule_df], ignore_index=True).sort_values("line")
-    rejected_df = rejected_df.reset_index(drop=True)[["line", "column", "problem", "raw"]]
-    rejected_df = rejected_df.astype({"line": "int64", "column": str, "problem": str,
-                                      "raw": str})
-
-    # Publish atomically: the final table in storage types, rejects, catalog row.
-    final = _table("ds_" + uuid.uuid4().hex[:16])
-    select = []
-    for pl in plans:
-        c = quote_ident(pl.stored)
-        store_type = schema.STORE_TYPES.get(pl.role)
-        select.append(f"CAST({c} AS {store_type}) AS {c}" if store_type else c)
-    columns_json = json.dumps({pl.stored: pl.source for pl in plans})
-    if view:  # private in-memory read: no copy, a typed view over the staged rows
-        if len(rejected_df) and rules:
-            cur.execute(f"DELETE FROM temp.{stg} WHERE NOT ({where_ok})")
-        cur.execute(f"CREATE TEMP VIEW {final} AS SELECT {', '.join(select)} FROM temp.{stg}")
-        info = DatasetInfo(name=name, table=final, rows=int(good), source=shown,
-                           content_hash=content_hash, mapping=used_mapping,
-                           columns=json.loads(columns_json), rejected=int(len(rejected_df)))
-        return LoadResult(dataset=name, rows=int(good), rejected=int(len(rejected_df)),
-                          info=info, rejected_rows=rejected_df)
-    with _write_lock:
-        cur.execute("BEGIN TRANSACTION")
-        try:
-            # Insertion order is preserved, so rows keep the file's order.
-            cur.execute(f"CREATE TABLE {final} AS SELECT {', '.join(select)} FROM temp.{stg} "
-                        f"WHERE {where_ok}")
-            rtable = None
-            if len(rejected_df):
-                rtable = rj
-                cur.execute(f"CREATE TABLE {rj} (line BIGINT, \"column\" VARCHAR, "
-                            "problem VARCHAR, raw VARCHAR)")
-                cur.register("ulr_rejected_df", rejected_df)
-                cur.execute(f"INSERT INTO {rj} SELECT * FROM ulr_rejected_df")
-                cur.unregister("ulr_rejected_df")
-            if replace:
-                old = cur.execute("SELECT table_name, rejects_table FROM ulr_catalog "
-                                  "WHERE name = ?", [name]).fetchone()
-                if old is not None:
-                    cur.execute(f"DROP TABLE IF EXISTS {_table(old[0])}")
-                    if old[1]:
-                        cur.execute(f"DROP TABLE IF EXISTS {_table(old[1])}")
-                    cur.execute("DELETE FROM ulr_catalog WHERE name = ?", [name])
-            try:
-                cur.execute("INSERT INTO ulr_catalog VALUES (?, ?, ?, ?, ?, now(), ?, ?, ?, ?)",
-                            [name, final, int(good), shown, content_hash,
-                             json.dumps(used_mapping), columns_json, int(len(rejected_df)),
-                             rtable])
-            except duckdb.ConstraintException:
+        if not replace:
+            row, _ = _catalog_row(db, name)
+            if row is not None:
                 raise UlrError(f"a dataset named {name!r} exists already; choose another "
-                               "name.") from None
-            info = _row_to_info(cur.execute(f"SELECT {_CAT_COLS} FROM ulr_catalog "
-                                            "WHERE name = ?", [name]).fetchone())
-            cur.execute("COMMIT")
-        except BaseException:
-            try:
-                cur.execute("ROLLBACK")
-            except duckdb.Error:
-                pass
-            raise
-    return LoadResult(dataset=name, rows=int(good), rejected=int(len(rejected_df)), info=info,
-                      rejected_rows=rejected_df)
+                               "name or replace it.")
+        _prepare(job)
+        data, rejects = _write_files(job, db)
+        info = _publish(job, db, data, rejects, replace=replace)
+    finally:
+        job.con.close()
+        for f in (data, rejects):
+            if f is not None:
+                Path(f).unlink(missing_ok=True)
+    if cur is not None:
+        _sync_views(cur, db, [info], drop_others=False)
+    return LoadResult(dataset=name, rows=info.rows, rejected=info.rejected, info=info,
+                      rejected_rows=job.rejected)
 
 
 # --------------------------------------------------------------------------- reading
@@ -670,34 +969,46 @@ class Log:
 
 
 def open_dataset(name: str, db_path=None, *, cur=None) -> Log:
+    """Open a stored dataset on ``cur`` (default: a new reader of ``db_path``)."""
     cur = cur if cur is not None else cursor(db_path)
     info = get_dataset(cur, name)
     return Log(cur=cur, table=info.table, info=info)
 
 
 def open_file(path, mapping: dict | None = None, *, skip_bad_rows: bool = False) -> Log:
-    """Load a file into a private in-memory database and open it."""
-    cur = new_memory_cursor()
+    """Validate a file into a private in-memory database and open it (nothing is stored)."""
     name = Path(path).name or "input"
-    res = load_log(path, name, cur=cur, mapping=mapping, skip_bad_rows=skip_bad_rows, _view=True)
-    return Log(cur=cur, table=res.info.table, info=res.info)
+    job = _new_job(path, name, mapping, skip_bad_rows, None, quick_hash=True)
+    try:
+        _prepare(job)
+        if len(job.rejected) and job.rules:
+            job.con.execute(f"DELETE FROM {job.stg} WHERE NOT ({job.where_ok})")
+        view = _table("ds_" + uuid.uuid4().hex[:16])
+        job.con.execute(f"CREATE VIEW {view} AS {_final_select(job)}")
+    except BaseException:
+        job.con.close()
+        raise
+    info = DatasetInfo(name=name, table=view, rows=int(job.good), source=job.shown,
+                       content_hash=job.content_hash, mapping=job.mapping,
+                       columns={pl.stored: pl.source for pl in job.plans},
+                       rejected=int(len(job.rejected)))
+    return Log(cur=job.con, table=view, info=info)
 
 
 def ensure_sample(db_path=None, *, cur=None) -> DatasetInfo:
     """Store the bundled sample log as dataset 'sample' if it is missing."""
-    cur = cur if cur is not None else cursor(db_path)
-    row = cur.execute(f"SELECT {_CAT_COLS} FROM ulr_catalog WHERE name = ?",
-                      [SAMPLE_NAME]).fetchone()
-    if row is not None:
-        return _row_to_info(row)
-    try:
-        return load_log(SAMPLE_CSV, SAMPLE_NAME, cur=cur).info
-    except UlrError:
-        row = cur.execute(f"SELECT {_CAT_COLS} FROM ulr_catalog WHERE name = ?",
-                          [SAMPLE_NAME]).fetchone()
-        if row is None:  # not a lost race with another session
-            raise
-        return _row_to_info(row)
+    db = _db_of(cur) if cur is not None else _resolve(db_path)
+    with _sample_lock:  # the threads of one process load it once
+        row, _ = _catalog_row(db, SAMPLE_NAME)
+        if row is not None:
+            return _row_to_info(row)
+        try:
+            return load_log(SAMPLE_CSV, SAMPLE_NAME, db_path=db).info
+        except UlrError:
+            row, _ = _catalog_row(db, SAMPLE_NAME)
+            if row is None:  # not a lost race with another process
+                raise
+            return _row_to_info(row)
 
 
 def summary(log: Log) -> dict:
