@@ -22,34 +22,66 @@ from ulr.export import safe_csv_bytes
 DATASET_KEY = "dataset"
 
 
-def _leave_pages_folder_mode() -> None:
-    """Make a deep link on a fresh server go through app.py's st.navigation.
+# The app's pages, in menu order: (file, title, icon, default). app.py builds st.navigation from them.
+PAGES = [
+    ("pages/home.py", "Home", ":material/home:", True),
+    ("pages/data.py", "Data", ":material/table:", False),
+    ("pages/position_bias.py", "Position bias", ":material/trending_down:", False),
+    ("pages/compare_rankers.py", "Compare rankers", ":material/leaderboard:", False),
+    ("pages/severity_sweep.py", "Severity sweep", ":material/ssid_chart:", False),
+    ("pages/bandit_lab.py", "Bandit lab", ":material/casino:", False),
+    ("pages/off_policy.py", "Off-policy evaluation", ":material/rule:", False),
+    ("pages/debiased_recs.py", "Debiased recommendation", ":material/recommend:", False),
+    ("pages/report.py", "Report", ":material/description:", False),
+]
+APP = Path(__file__).resolve().parent.parent / "app.py"
 
-    Streamlit treats an app with a ``pages/`` folder as a folder-navigation app
-    until the entry script calls ``st.navigation``. So the very first session
-    after start-up that opens ``/data?...`` runs the page without app.py (no
-    dataset picker, wrong menu). Importing this module from such a page ends
-    that mode and reruns, now through app.py.
+
+def navigation():
+    """The app's ``st.navigation`` (called by app.py once per run)."""
+    return st.navigation([st.Page(str(APP.parent / f), title=t, icon=i, default=d)
+                          for f, t, i, d in PAGES])
+
+
+def _in_folder_mode_run() -> bool:
+    """True when Streamlit ran this page from the ``pages/`` folder instead of through app.py.
+
+    Streamlit serves an app that has a ``pages/`` folder by the folder until the
+    entry script has called ``st.navigation`` once; so the first visitors of a
+    fresh server who open a deep link (``/position_bias?...``) get the page run
+    on its own (no dataset picker, wrong menu). Such a run has Streamlit's
+    folder runner on the stack and not app.py.
     """
-    try:
-        from streamlit.runtime.pages_manager import PagesManager
-    except ImportError:  # pragma: no cover - other Streamlit versions
-        return
-    if not PagesManager.uses_pages_directory:
-        return
-    PagesManager.uses_pages_directory = False
-    entry = str(Path(__file__).resolve().parent.parent / "app.py")
-    if not any(Path(f.filename).resolve().as_posix() == Path(entry).as_posix()
-               for f in inspect.stack(0)):
+    frame = inspect.currentframe()
+    folder_runner = False
+    while frame is not None:
+        code = frame.f_code
+        if code.co_filename == str(APP):
+            return False
+        folder_runner = folder_runner or code.co_name == "_mpa_v1"
+        frame = frame.f_back
+    return folder_runner
+
+
+def ensure_app_run() -> None:
+    """Hand a page run from the ``pages/`` folder over to app.py (public API only).
+
+    ``st.navigation`` ends the folder mode for the whole server, and ``st.rerun``
+    runs this session again, now through app.py's navigation, on the same page
+    and URL. Called at the start of the helpers every page uses, never at import
+    time (an exception while a module is imported breaks concurrent imports).
+    """
+    if _in_folder_mode_run():
+        navigation()
         st.rerun()
 
 
-_leave_pages_folder_mode()
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def cursor():
-    """This session's own DuckDB cursor (a shared connection refuses concurrent calls)."""
+    """This session's own reader connection on the store (see :func:`ulr.store.cursor`)."""
+    ensure_app_run()
     cur = st.session_state.get("_ulr_cursor")
     if cur is None:
         cur = store.cursor()
@@ -58,12 +90,23 @@ def cursor():
 
 
 def dataset_names() -> list[str]:
-    store.ensure_sample(cur=cursor())
-    return [d.name for d in store.list_datasets(cursor())]
+    """The stored datasets, read fresh (the CLI or another session may have changed them)."""
+    names = [d.name for d in store.list_datasets(cursor())]
+    if store.SAMPLE_NAME not in names:
+        store.ensure_sample(cur=cursor())
+        names = [d.name for d in store.list_datasets(cursor())]
+    return names
+
+
+def _deleted_elsewhere(name: str) -> None:
+    st.session_state[DATASET_KEY] = store.SAMPLE_NAME
+    st.session_state["_ulr_flash"] = (
+        f"The dataset “{name}” was deleted in another session; showing the sample.")
 
 
 def current_name() -> str:
     """Selected dataset; from the URL on first visit; the sample if unknown."""
+    ensure_app_run()
     names = dataset_names()
     if DATASET_KEY not in st.session_state:
         wanted = st.query_params.get("dataset")
@@ -74,7 +117,7 @@ def current_name() -> str:
             wanted = None
         st.session_state[DATASET_KEY] = wanted or store.SAMPLE_NAME
     if st.session_state[DATASET_KEY] not in names:
-        st.session_state[DATASET_KEY] = store.SAMPLE_NAME
+        _deleted_elsewhere(st.session_state[DATASET_KEY])
     return st.session_state[DATASET_KEY]
 
 
@@ -84,8 +127,30 @@ def set_current(name: str) -> None:
 
 
 def current_log() -> store.Log:
-    """The selected dataset, opened on this session's cursor."""
-    return store.open_dataset(current_name(), cur=cursor())
+    """The selected dataset, opened on this session's cursor.
+
+    A dataset deleted by another session falls back to the sample, with a sentence.
+    """
+    name = current_name()
+    try:
+        return store.open_dataset(name, cur=cursor())
+    except UlrError:
+        if name == store.SAMPLE_NAME:
+            raise
+        _deleted_elsewhere(name)
+        st.warning(st.session_state.pop("_ulr_flash"))
+        return store.open_dataset(store.SAMPLE_NAME, cur=cursor())
+
+
+def wait_notice():
+    """An ``on_wait`` callback for :func:`ulr.store.waiting`: one notice per script run."""
+    shown = []
+
+    def on_wait(seconds: float) -> None:
+        if not shown and seconds > 0.3:
+            shown.append(True)
+            st.toast("Waiting for another load to finish…", icon=":material/hourglass_top:")
+    return on_wait
 
 
 def dataset_picker(*, where=None) -> store.Log:
@@ -108,6 +173,7 @@ def dataset_picker(*, where=None) -> store.Log:
 @contextlib.contextmanager
 def user_errors(prefix: str = ""):
     """Show a :class:`UlrError` as a readable error box instead of a traceback."""
+    ensure_app_run()
     try:
         yield
     except UlrError as exc:
@@ -177,6 +243,7 @@ def url_param(name: str, default, *, kind=str):
     strings) or ``"floats"`` (comma-separated numbers). A value that does not
     parse falls back to the default.
     """
+    ensure_app_run()
     raw = st.query_params.get(name)
     if raw is None:
         return default
