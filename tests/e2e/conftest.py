@@ -25,6 +25,12 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+class ServedUrl(str):
+    """The app's base URL; ``.db`` is the store the server uses (ULR_DB)."""
+
+    db: str
+
+
 def _serve():
     port = _free_port()
     env = dict(os.environ)
@@ -35,7 +41,8 @@ def _serve():
          "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
          "--server.fileWatcherType", "none"],
         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
+    url = ServedUrl(f"http://127.0.0.1:{port}")
+    url.db = env["ULR_DB"]
     deadline = time.time() + 60
     while time.time() < deadline:
         try:
