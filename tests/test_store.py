@@ -246,3 +246,171 @@ def test_open_file_is_typed_and_validated(tmp_path):
     assert df["doc_id"].tolist() == ["a", "c"] and str(df["position"].dtype) == "int64"
     assert log.info.rows == 2 and log.info.rejected == 1
     assert store.summary(log)["rows"] == 2
+
+
+# --------------------------------------------------------------------------- shared store
+
+import fcntl  # noqa: E402
+import os  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import duckdb  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def cli(*args, wait=True):
+    cmd = [sys.executable, "-m", "ulr", *map(str, args)]
+    if not wait:
+        return subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True)
+    p = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=180)
+    return p.returncode, p.stdout, p.stderr
+
+
+def stored_state(db):
+    """Catalog rows plus the bytes of every stored file (temporary files excluded)."""
+    rows = [(d.name, d.table, d.rows, d.content_hash, d.rejects_table)
+            for d in store.list_datasets(store.cursor(db))]
+    files = {f.name: hashlib.sha256(f.read_bytes()).hexdigest()
+             for f in store.files_dir(db).glob("*.parquet") if not f.name.startswith(".")}
+    return rows, files
+
+
+def big_csv(path, rows):
+    rng = np.random.default_rng(0)
+    pd.DataFrame({"query_id": rng.integers(0, 50_000, rows).astype(str),
+                  "doc_id": rng.integers(0, 200_000, rows).astype(str),
+                  "position": rng.integers(1, 11, rows),
+                  "click": (rng.random(rows) < 0.05).astype(int)}).to_csv(path, index=False)
+    return path
+
+
+def test_datasets_are_parquet_files_and_a_reader_holds_no_lock(tmp_path):
+    db = tmp_path / "s.duckdb"
+    store.load_log(write(tmp_path, GOOD), "d", db_path=db)
+    info = store.get_dataset(store.cursor(db), "d")
+    assert (store.files_dir(db) / f"{info.table}.parquet").is_file()
+    log = store.open_dataset("d", db)
+    # while a reader holds its dataset open, another process lists and loads
+    rc, out, err = cli("datasets", "--db", db)
+    assert rc == 0 and "d\t4 rows" in out, err
+    rc, out, err = cli("load", write(tmp_path, GOOD, "e.csv"), "--db", db, "--name", "e")
+    assert rc == 0, err
+    assert store.summary(log)["rows"] == 4
+    assert [d.name for d in store.list_datasets(log.cur)] == ["d", "e"]  # read fresh
+
+
+def test_two_concurrent_cli_loads_both_succeed(tmp_path):
+    db = tmp_path / "c.duckdb"
+    files = [big_csv(tmp_path / f"l{i}.csv", 200_000 + i) for i in range(2)]
+    procs = [cli("load", f, "--db", db, "--name", f"load {i}", wait=False)
+             for i, f in enumerate(files)]
+    outs = [p.communicate(timeout=180) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs
+    assert {d.name: d.rows for d in store.list_datasets(store.cursor(db))} == \
+        {"load 0": 200_000, "load 1": 200_001}
+
+
+def test_busy_store_waits_then_says_so(tmp_path):
+    db = tmp_path / "b.duckdb"
+    with store.catalog(db):
+        pass
+    fd = os.open(str(db) + ".lock", os.O_RDWR)  # another holder (own open file description)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    waits = []
+    try:
+        t0 = time.monotonic()
+        with pytest.raises(UlrError, match="busy with another load"):
+            with store.catalog(db, on_wait=waits.append, timeout=0.3):
+                pass
+        assert 0.3 <= time.monotonic() - t0 < 2
+        assert waits and waits == sorted(waits) and waits[-1] < 0.3
+    finally:
+        os.close(fd)
+    with store.catalog(db, timeout=0.3) as con:  # free again
+        assert con.execute("SELECT count(*) FROM ulr_catalog").fetchone()[0] == 0
+
+
+def test_delete_while_reading_lets_the_read_finish(tmp_path):
+    db = tmp_path / "r.duckdb"
+    store.load_log(write(tmp_path, GOOD), "d", db_path=db)
+    reader = store.open_dataset("d", db)
+    store.delete_dataset(store.cursor(db), "d")
+    assert store.summary(reader)["rows"] == 4  # files stay in the trash for a grace period
+    with pytest.raises(UlrError, match="no dataset named 'd'"):
+        store.open_dataset("d", cur=reader.cur)
+
+
+def test_trash_and_orphans_are_swept_on_a_later_write(tmp_path, monkeypatch):
+    db = tmp_path / "t.duckdb"
+    store.load_log(write(tmp_path, GOOD), "d", db_path=db)
+    store.delete_dataset(store.cursor(db), "d")
+    folder = store.files_dir(db)
+    dead = folder / ".tmp-999999999-0123456789abcdef.parquet"  # a load of a dead process
+    dead.write_bytes(b"x")
+    live = folder / f".tmp-{os.getpid()}-0123456789abcdef.parquet"  # a live concurrent load
+    live.write_bytes(b"x")
+    monkeypatch.setattr(store, "TRASH_GRACE_S", 0.0)
+    store.load_log(write(tmp_path, GOOD, "e.csv"), "e", db_path=db)
+    info = store.get_dataset(store.cursor(db), "e")
+    assert sorted(f.name for f in folder.iterdir()) == sorted([f"{info.table}.parquet",
+                                                               live.name])
+
+
+def test_old_layout_is_moved_to_parquet_without_loss(tmp_path):
+    db = tmp_path / "old.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute(store._CATALOG_DDL.split(";")[0])
+    con.execute("CREATE TABLE ds_00000000000000aa (query_id VARCHAR, doc_id VARCHAR, "
+                "position BIGINT, click BOOLEAN)")
+    con.execute("INSERT INTO ds_00000000000000aa VALUES ('q', 'd', 1, true), ('q', 'e', 2, false)")
+    con.execute("INSERT INTO ulr_catalog VALUES ('old one', 'ds_00000000000000aa', 2, 'f.csv', "
+                "'h', now(), '{}', '{\"query_id\": \"query_id\", \"doc_id\": \"doc_id\", "
+                "\"position\": \"position\", \"click\": \"click\"}', 0, NULL)")
+    con.close()
+    log = store.open_dataset("old one", db)
+    assert log.df().to_dict("list") == {"query_id": ["q", "q"], "doc_id": ["d", "e"],
+                                        "position": [1, 2], "click": [True, False]}
+    assert (store.files_dir(db) / "ds_00000000000000aa.parquet").is_file()
+    with store.catalog(db) as c:
+        assert c.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name LIKE 'ds_%'"
+                         ).fetchone()[0] == 0
+
+
+def test_kill_9_mid_load_leaves_the_store_byte_identical(tmp_path):
+    db = tmp_path / "k.duckdb"
+    store.load_log(write(tmp_path, GOOD), "kept", db_path=db)
+    before = stored_state(db)
+    src = big_csv(tmp_path / "big.csv", 1_500_000)
+    killed = 0
+    for delay in (1.0, 2.0, 3.0, 4.5):
+        p = cli("load", src, "--db", db, "--name", "big", wait=False)
+        time.sleep(delay)
+        if p.poll() is None:
+            p.kill()
+            killed += 1
+        p.wait()
+        if p.returncode == 0:  # finished before the kill: undo, so every round starts equal
+            store.delete_dataset(store.cursor(db), "big")
+            break
+        assert stored_state(db) == before
+    assert killed >= 2
+    rc, out, err = cli("load", src, "--db", db, "--name", "big")
+    assert rc == 0, err
+    assert store.get_dataset(store.cursor(db), "big").rows == 1_500_000
+    assert not list(store.files_dir(db).glob(".tmp-*"))  # the dead loads' files are swept
+
+
+def test_no_spill_folders_are_left_behind(tmp_path):
+    db = tmp_path / "sp.duckdb"
+    p = cli("load", write(tmp_path, GOOD), "--db", db, "--name", "d", wait=False)
+    p.communicate(timeout=120)
+    assert p.returncode == 0
+    leftovers = [d for d in (store.SPILL_ROOT.iterdir() if store.SPILL_ROOT.is_dir() else [])
+                 if d.name.split("-")[0] == str(p.pid)]
+    assert leftovers == []
+    assert not (Path(store.tempfile.gettempdir()) / f"ulr_duckdb_{p.pid}").exists()
