@@ -60,3 +60,95 @@ def test_simultaneous_deep_links_on_a_cold_server(browser, fresh_app_url):
     finally:
         for ctx in ctxs:
             ctx.close()
+
+
+def _csv(path, queries, seed):
+    rng = np.random.default_rng(seed)
+    n = queries * 5
+    pd.DataFrame({"query_id": np.repeat([f"q{seed}_{i}" for i in range(queries)], 5),
+                  "doc_id": [f"d{i}" for i in rng.integers(0, 40, n)],
+                  "position": np.tile(np.arange(1, 6), queries),
+                  "click": (rng.random(n) < 0.3).astype(int)}).to_csv(path, index=False)
+    return path
+
+
+def _upload(pg, path, name):
+    pg.get_by_text("Upload a click log", exact=True).click()
+    pg.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(path))
+    box = pg.get_by_role("textbox", name="Dataset name")
+    box.wait_for()
+    box.fill(name)
+    pg.get_by_role("button", name="Load", exact=True).click()
+
+
+def test_eight_sessions_upload_and_estimate_without_cross_talk(browser, app_url, tmp_path):
+    files = [_csv(tmp_path / f"s{i}.csv", 20 + i, seed=i) for i in range(8)]
+    files[3] = tmp_path / "bad.csv"  # one session's bad file: only that session sees the error
+    files[3].write_text("query_id,doc_id,position,click\nq,d,0,1\nq,e,2,1\n")
+    ctxs, pages = _open_all(browser, app_url, ["/data?dataset=sample"] * 8)
+    try:
+        for pg in pages:
+            wait_idle(pg, timeout=120_000)
+        for i, pg in enumerate(pages):
+            _upload(pg, files[i], f"session {i}")
+        for i, pg in enumerate(pages):
+            wait_idle(pg, timeout=120_000)
+            if i == 3:
+                expect(pg.get_by_text("Not loaded: refused bad.csv")).to_be_visible()
+                continue
+            expect(pg.get_by_text(f"Stored “session {i}” with {(20 + i) * 5:,} rows.")
+                   ).to_be_visible()
+            assert no_errors(pg) == [], i
+        for i, pg in enumerate(pages):  # everyone estimates on their own dataset at once
+            _sidebar(pg).get_by_role("link", name="Position bias").click()
+        for i, pg in enumerate(pages):
+            wait_idle(pg, timeout=180_000)
+            want = "sample" if i == 3 else f"session {i}"
+            expect(_sidebar(pg).get_by_role("combobox", name="Dataset")).to_have_value(want)
+            expect(pg.get_by_role("heading", name="Position bias")).to_be_visible()
+            assert no_errors(pg) == [], i
+        shot(pages[0], "soak_eight_uploads_position_bias")
+    finally:
+        for ctx in ctxs:
+            ctx.close()
+
+
+def test_cli_load_and_list_while_the_app_reads(page, app_url, tmp_path):
+    page.goto(app_url + "/position_bias?dataset=sample")
+    wait_idle(page)
+    env = dict(os.environ, ULR_DB=app_url.db)
+    src = _csv(tmp_path / "from_cli.csv", 30, seed=42)
+    for args in (["load", src, "--db", app_url.db, "--name", "from the CLI"],
+                 ["datasets", "--db", app_url.db]):
+        p = subprocess.run([sys.executable, "-m", "ulr", *map(str, args)], cwd=ROOT, env=env,
+                           capture_output=True, text=True, timeout=120)
+        assert p.returncode == 0, p.stderr
+    assert "from the CLI\t150 rows" in p.stdout
+    page.reload()
+    wait_idle(page)
+    _sidebar(page).get_by_role("combobox", name="Dataset").click()
+    expect(page.get_by_role("option", name="from the CLI")).to_be_visible()
+    assert no_errors(page) == []
+
+
+def test_delete_in_another_session_gives_a_sentence(browser, app_url, tmp_path):
+    from ulr import store
+
+    store.load_log(_csv(tmp_path / "doomed.csv", 12, seed=7), "doomed", db_path=app_url.db,
+                   replace=True)
+    ctx = browser.new_context(viewport={"width": 1300, "height": 900})
+    try:
+        pg = ctx.new_page()
+        pg.goto(app_url + "/position_bias?dataset=doomed")
+        wait_idle(pg)
+        expect(_sidebar(pg).get_by_role("combobox", name="Dataset")).to_have_value("doomed")
+        store.delete_dataset(store.cursor(app_url.db), "doomed")  # another session, another process
+        _sidebar(pg).get_by_role("link", name="Home").click()
+        wait_idle(pg)
+        expect(pg.get_by_text("The dataset “doomed” was deleted in another session; "
+                              "showing the sample.")).to_be_visible()
+        expect(_sidebar(pg).get_by_role("combobox", name="Dataset")).to_have_value("sample")
+        assert [e for e in no_errors(pg) if "Traceback" in e] == []
+        assert pg.locator('[data-testid="stException"]').count() == 0
+    finally:
+        ctx.close()
