@@ -414,3 +414,14 @@ def test_no_spill_folders_are_left_behind(tmp_path):
                  if d.name.split("-")[0] == str(p.pid)]
     assert leftovers == []
     assert not (Path(store.tempfile.gettempdir()) / f"ulr_duckdb_{p.pid}").exists()
+
+
+def test_catalog_blocks_nest_within_a_thread(tmp_path):
+    db = tmp_path / "n.duckdb"
+    store.load_log(write(tmp_path, GOOD), "d", db_path=db)
+    with store.catalog(db, write=True, timeout=1) as con:
+        con.execute("CREATE TABLE IF NOT EXISTS my_reports (title VARCHAR)")
+        con.execute("INSERT INTO my_reports VALUES (?)", ["r"])
+        assert [d.name for d in store.list_datasets(store.cursor(db))] == ["d"]
+    with store.catalog(db) as con:
+        assert con.execute("SELECT title FROM my_reports").fetchall() == [("r",)]

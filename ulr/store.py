@@ -222,17 +222,24 @@ def catalog(db_path: str | os.PathLike | None = None, *, write: bool = False,
     in any process or thread, holds an exclusive ``flock`` on the lock file beside
     the database; keep blocks short (one read or one insert), never a computation.
     ``write=True`` also makes the block one transaction: it commits at the end and
-    rolls back on an exception. ``on_wait(seconds)`` is called while another block
+    rolls back on an exception. A block nested in another block of the same thread
+    (for the same store) reuses the outer connection and its transaction. ``on_wait(seconds)`` is called while another block
     holds the store; after ``timeout`` seconds (default ``ULR_LOCK_TIMEOUT``, 30)
     an :class:`UlrError` says that the store is busy.
     """
     path = _resolve(db_path)
+    held = getattr(_local, "held", None)
+    if held is None:
+        held = _local.held = {}
+    if path in held:  # nested in a block of this thread: the same connection
+        yield held[path]
+        return
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path + ".lock", os.O_RDWR | os.O_CREAT, 0o644)
     try:
         _acquire(fd, on_wait if on_wait is not None else getattr(_local, "on_wait", None),
                  LOCK_TIMEOUT_S if timeout is None else timeout)
-        con = _open_catalog(path)
+        con = held[path] = _open_catalog(path)
         try:
             if path not in _ready:
                 _init_catalog(con, path)
@@ -248,6 +255,7 @@ def catalog(db_path: str | os.PathLike | None = None, *, write: bool = False,
                     con.execute("ROLLBACK")
                 raise
         finally:
+            del held[path]
             con.close()
     finally:
         os.close(fd)  # releases the flock
