@@ -35,10 +35,12 @@ PAGES = [
     ("pages/report.py", "Report", ":material/description:", False),
 ]
 APP = Path(__file__).resolve().parent.parent / "app.py"
+_APP_SEEN = "_ulr_app_seen"
 
 
 def navigation():
     """The app's ``st.navigation`` (called by app.py once per run)."""
+    st.session_state[_APP_SEEN] = True
     return st.navigation([st.Page(str(APP.parent / f), title=t, icon=i, default=d)
                           for f, t, i, d in PAGES])
 
@@ -68,10 +70,13 @@ def ensure_app_run() -> None:
 
     ``st.navigation`` ends the folder mode for the whole server, and ``st.rerun``
     runs this session again, now through app.py's navigation, on the same page
-    and URL. Called at the start of the helpers every page uses, never at import
-    time (an exception while a module is imported breaks concurrent imports).
+    and URL. Only a session's first run is handed over (a later folder-mode run
+    happens only under AppTest, which starts every run in folder mode; a rerun
+    there would drop the widget event). Called at the start of the helpers every
+    page uses, never at import time (an exception while a module is imported
+    breaks concurrent imports).
     """
-    if _in_folder_mode_run():
+    if not st.session_state.get(_APP_SEEN) and _in_folder_mode_run():
         navigation()
         st.rerun()
 
