@@ -177,6 +177,11 @@ class DatasetInfo:
     def has(self, column: str) -> bool:
         return column in self.columns
 
+    @property
+    def facts(self) -> "schema.LogFacts":
+        """Facts declared when the log was loaded (randomized, per-slot propensities, ...)."""
+        return schema.LogFacts.from_mapping(self.mapping)
+
 
 def _row_to_info(row) -> DatasetInfo:
     (name, table, rows, source, h, loaded, mapping, columns, rejected, rtable) = row
@@ -394,7 +399,8 @@ def load_log(path: str | os.PathLike, name: str, *, cur=None, db_path=None,
     cur = cur if cur is not None else cursor(db_path)
     columns, delim = _source_columns(cur, p, kind)
     plans = schema.plan_columns(columns, mapping)
-    used_mapping = {pl.role: pl.source for pl in plans if pl.role in schema.CANONICAL}
+    used_mapping = schema.Mapping.coerce(mapping, columns).stored(plans)  # byol (#11)
+    schema.check_feature_values(p, kind, delim, plans)  # byol (#11)
     extra = json.dumps([used_mapping, bool(skip_bad_rows)], sort_keys=True)
     if _view:  # a one-off CLI read: identify the file by path, size and mtime (no full hash)
         st_ = p.stat()
@@ -572,7 +578,11 @@ def _stage_validate_publish(cur, p, kind, delim, plans, stg, rj, name, shown, co
         c = quote_ident(pl.stored)
         store_type = schema.STORE_TYPES.get(pl.role)
         select.append(f"CAST({c} AS {store_type}) AS {c}" if store_type else c)
-    columns_json = json.dumps({pl.stored: pl.source for pl in plans})
+    columns_json = {pl.stored: pl.source for pl in plans}
+    for stored, expr, label in schema.derived_columns(used_mapping, plans):  # byol (#11)
+        select.append(f"{expr} AS {quote_ident(stored)}")
+        columns_json[stored] = label
+    columns_json = json.dumps(columns_json)
     if view:  # private in-memory read: no copy, a typed view over the staged rows
         if len(rejected_df) and rules:
             cur.execute(f"DELETE FROM temp.{stg} WHERE NOT ({where_ok})")

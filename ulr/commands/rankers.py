@@ -15,7 +15,7 @@ import time
 
 from ulr import propensity, rankers, schema, store
 from ulr.commands.common import add_log_args, log_from_args
-from ulr.commands.common import parse_floats
+from ulr.commands.common import mapping_from_args, parse_floats
 from ulr.errors import UlrError
 
 ORDER = 40
@@ -62,7 +62,7 @@ def run(args) -> dict:
     train = rankers.log_frame(log)
     test = None
     if args.test_input:
-        test_log = store.open_file(args.test_input, schema.parse_map_args(args.map),
+        test_log = store.open_file(args.test_input, mapping_from_args(args),
                                    skip_bad_rows=args.skip_bad_rows)
         test = rankers.log_frame(test_log)
     comp = rankers.train_and_evaluate(

@@ -116,6 +116,8 @@ def csv_scan(path, mapping: dict | None = None) -> Scan | None:
     if store.sniff_kind(p) != "csv":  # raises UlrError for missing/empty/binary files
         return None
     names, delim = store.csv_header(p)
+    if not schema.Mapping.coerce(mapping, names).is_plain():  # byol (#11): derived fields
+        return None  # composite keys, constants and feature patterns need the full loader
     plans = schema.plan_columns(names, mapping)
     columns = {pl.stored: pl.read_type for pl in plans}
     return Scan(cur=store.new_memory_cursor(), from_sql=_READ_CSV,
