@@ -214,3 +214,10 @@ def set_url_params(**values) -> None:
     name = st.session_state.get(DATASET_KEY)
     if name and st.query_params.get("dataset") != name:
         st.query_params["dataset"] = name
+
+
+def dead_end(sentence: str, *, link: str = "pages/data.py",
+             label: str = "Fix it in the Data page's column mapping", level: str = "warning"):
+    """One sentence on what is missing, and a link to where it is fixed (byol, #11)."""
+    getattr(st, level)(sentence)
+    st.page_link(link, label=label, icon=":material/arrow_forward:")
