@@ -174,7 +174,7 @@ def max_position(scan: Scan) -> int:
 def resolve_positions(scan: Scan, positions: int | None, available: int) -> int:
     """Number of positions K to estimate; at least 2."""
     if positions is not None and int(positions) < 2:
-        raise UlrError(f"--positions must be at least 2, got {int(positions)}.")
+        raise UlrError(f"positions must be at least 2, got {int(positions)}.")
     if available < 2:
         raise UlrError(f"the log {scan.name!r} shows a single position, so there is no position "
                        "bias to estimate; it needs results at two or more positions.")
@@ -182,7 +182,7 @@ def resolve_positions(scan: Scan, positions: int | None, available: int) -> int:
         return int(available)
     k = int(positions)
     if k > available:
-        raise UlrError(f"--positions {k} asks for more positions than the log has "
+        raise UlrError(f"positions = {k} asks for more positions than the log has "
                        f"(its deepest position is {available}).")
     return k
 
