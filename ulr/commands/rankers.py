@@ -44,6 +44,10 @@ def register(sub):
     p.add_argument("--bootstrap", type=int, default=0, metavar="B",
                    help="add per-query bootstrap intervals and paired tests with B replicates")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--min-test-queries", type=int, default=rankers.MIN_TEST_QUERIES, metavar="N",
+                   help="refuse to compare on fewer test queries (default "
+                        f"{rankers.MIN_TEST_QUERIES}: what a paired test needs to detect a "
+                        "medium per-query difference with 80%% power; 0: no check)")
     p.set_defaults(run=run)
 
 
@@ -67,7 +71,7 @@ def run(args) -> dict:
         test = rankers.log_frame(test_log)
     comp = rankers.train_and_evaluate(
         train, test, theta, learner=args.learner, clip=args.clip, normalize=args.snips,
-        seed=args.seed, test_fraction=args.test_fraction)
+        seed=args.seed, test_fraction=args.test_fraction, min_queries=args.min_test_queries)
     out = comp.metrics()
     out.update({
         "estimated": comp.estimated,
