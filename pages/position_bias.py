@@ -109,7 +109,8 @@ with st.status(f"Estimating position bias on {info.name!r}…", expanded=False) 
         bar.progress(i / len(methods), text=f"{method} ({i + 1} of {len(methods)})")
         t0 = time.perf_counter()
         kind, value = _estimate(info.content_hash, info.name, method, int(positions),
-                                int(bootstrap), int(seed), bool(assume))
+                                int(bootstrap), int(seed),
+                                bool(assume) and method == "randomization")
         took = time.perf_counter() - t0
         if kind == "ok":
             results.append(value)
@@ -181,7 +182,7 @@ with right:
                    + ("" if r.lower is None else
                       f", {int((1 - r.alpha) * 100)}% interval from {r.bootstrap} replicates"))
         for note in r.notes:
-            st.caption(f"– {note.replace('(assume_randomized)', '').strip()}")
+            st.caption(f"– {note.replace(' (assume_randomized)', '')}")
     if truth is not None:
         for r in results:
             k = min(r.positions, len(truth))
