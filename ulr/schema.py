@@ -455,7 +455,7 @@ def check_feature_values(path, kind: str, delim: str | None, plans: list[ColumnP
     """Refuse a feature column none of whose values is a number (first ``sample`` rows).
 
     A numeric column with a few bad values is left to the loader's row checks
-    (which can skip bad rows).
+    (which can skip bad rows). One read of the sample, one aggregate query.
     """
     feats = [pl for pl in plans if pl.role == "feature"]
     if not feats:
@@ -464,21 +464,26 @@ def check_feature_values(path, kind: str, delim: str | None, plans: list[ColumnP
 
     con = duckdb.connect(":memory:")
     try:
-        src = ("read_parquet(?)" if kind == "parquet" else
-               "read_csv(?, header = true, all_varchar = true, delim = ?, quote = '\"', "
-               "escape = '\"', auto_detect = false, ignore_errors = true, "
-               "columns = ?)")
-        params = [str(path)] if kind == "parquet" else \
-            [str(path), delim or ",", {pl.stored: "VARCHAR" for pl in plans}]
+        if kind == "parquet":
+            con.execute(f"CREATE TABLE s AS SELECT * FROM read_parquet(?) LIMIT {int(sample)}",
+                        [str(path)])
+            name = {pl.stored: pl.source.replace('"', '""') for pl in feats}
+        else:
+            con.execute("CREATE TABLE s AS SELECT * FROM read_csv(?, header = true, "
+                        "all_varchar = true, delim = ?, quote = '\"', escape = '\"', "
+                        "auto_detect = false, ignore_errors = true, columns = ?) "
+                        f"LIMIT {int(sample)}",
+                        [str(path), delim or ",", {pl.stored: "VARCHAR" for pl in plans}])
+            name = {pl.stored: safe_ident(pl.stored) for pl in feats}
+        parts = []
         for pl in feats:
-            c = safe_ident(pl.stored) if kind == "csv" else pl.source.replace('"', '""')
-            v = f'CAST("{c}" AS VARCHAR)'
-            row = con.execute(
-                f"SELECT any_value({v}), count(TRY_CAST({v} AS DOUBLE)) "
-                f"FROM (SELECT * FROM {src} LIMIT {int(sample)}) "
-                f"WHERE {v} IS NOT NULL AND trim({v}) <> ''", params).fetchone()
-            if row[0] is not None and row[1] == 0:  # no value parses: not a numeric column
-                raise UlrError(f"column {pl.source!r} is not numeric (it holds {row[0]!r}), "
+            v = f'NULLIF(trim(CAST("{name[pl.stored]}" AS VARCHAR)), \'\')'
+            parts.append(f"any_value({v}), count(TRY_CAST({v} AS DOUBLE))")
+        row = con.execute("SELECT " + ", ".join(parts) + " FROM s").fetchone()
+        for i, pl in enumerate(feats):
+            example, numeric = row[2 * i], row[2 * i + 1]
+            if example is not None and numeric == 0:  # no value parses: not a numeric column
+                raise UlrError(f"column {pl.source!r} is not numeric (it holds {example!r}), "
                                "so it cannot be a feature.")
     finally:
         con.close()
