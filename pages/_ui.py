@@ -286,3 +286,13 @@ def set_url_params(**values) -> None:
     name = st.session_state.get(DATASET_KEY)
     if name and st.query_params.get("dataset") != name:
         st.query_params["dataset"] = name
+
+
+def dead_end(sentence: str, *, link: str = "pages/data.py",
+             label: str = "Fix it in the Data page's column mapping", level: str = "warning"):
+    """One sentence on what is missing, and a link to where it is fixed (byol, #11)."""
+    getattr(st, level)(sentence)
+    try:
+        st.page_link(link, label=label, icon=":material/arrow_forward:")
+    except Exception:  # a page run on its own (no navigation): name the place instead
+        st.caption(f"→ {label}")

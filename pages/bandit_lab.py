@@ -52,6 +52,37 @@ def _data_env(content_hash: str, name: str, items: int, k: int, theta):
     return make_env("data", items=items, k=k, theta=theta, log=ui.current_log())
 
 
+def _replay_result(rr) -> None:
+    """Replay figures with their evidence; thin evidence is said first."""
+    lo, hi = rr.ci_lower, rr.ci_upper
+    within = rr.accepted > 0 and lo <= rr.random_ctr <= hi
+    # Thin when the Wilson interval is wider than the estimate itself (relative half-width
+    # > 50%), or there is no click to estimate from.
+    thin = rr.accepted == 0 or rr.clicks == 0 or (hi - lo) / 2 > 0.5 * max(rr.ctr, 1e-12)
+    caveats = []
+    if rr.no_choice_sessions:
+        caveats.append(f"{rr.no_choice_sessions:,} sessions hold no more than {rr.k} item(s): "
+                       "every policy would show the logged list there, so they were left out.")
+    if thin:
+        caveats.append(f"Thin evidence: {rr.clicks:,} clicks in {rr.accepted:,} accepted events; "
+                       f"the {rr.confidence:.0%} interval ({lo:.2%} – {hi:.2%}) is wider than "
+                       "the estimate, so read it as unknown.")
+    for c in caveats:
+        st.warning(c)
+    c1, c2, c3 = st.columns(3)
+    c1.metric(f"Estimated CTR of {rr.algorithm} (top {rr.k})",
+              "n/a" if rr.accepted == 0 else f"{rr.ctr:.2%}",
+              None if rr.accepted == 0 else f"{rr.ctr - rr.random_ctr:+.2%} vs random order"
+              + (" (within noise)" if within else ""),
+              delta_color="off" if within or thin else "normal")
+    c2.metric(f"{rr.confidence:.0%} confidence interval",
+              "n/a" if rr.accepted == 0 else f"{lo:.2%} – {hi:.2%}")
+    c3.metric("Acceptance rate", "n/a" if not rr.events else f"{rr.acceptance_rate:.1%}",
+              f"{rr.accepted:,} of {rr.events:,} events", delta_color="off")
+    st.caption(f"Evidence: {rr.events:,} replayable sessions over {rr.items:,} items, "
+               f"{rr.accepted:,} accepted, {rr.clicks:,} clicks in the accepted events.")
+
+
 # ---------------------------------------------------------------- settings
 url_env = ui.url_param("env", ENVIRONMENTS[0])
 url_algos = [a for a in ui.url_param("algorithms", [], kind=list) if a in ALGORITHMS]
@@ -91,7 +122,7 @@ ui.set_url_params(env=env_name, algorithms=list(algorithms), L=items, K=k, p=flo
                   delta=float(delta), d=d, steps=steps, runs=runs, seed=seed)
 
 if start:
-    with ui.user_errors("Cannot start: "):
+    try:
         if env_name == "data":
             log = ui.current_log()
             env = _data_env(log.info.content_hash, log.info.name, items, k, _theta(theta_text))
@@ -102,6 +133,20 @@ if start:
         S["bl_lab"] = BanditLab(env, tuple(algorithms), steps, runs=runs, seed=seed)
         S["bl_status"] = "running"
         S["bl_elapsed"], S["bl_t0"] = 0.0, time.time()
+    except UlrError as exc:
+        if "no randomized rows" in str(exc):
+            ui.dead_end("Cannot start the data environment: turning its clicks into attraction "
+                        "needs position bias θ, and this log has no rows shown in random order "
+                        "to estimate it from. Type θ by position above, or, if every list was "
+                        "shown in random order, declare it in the Data page's mapping.",
+                        label="Declare it in the Data page's mapping")
+        else:
+            st.error(f"Cannot start: {exc}")
+lab_env = S.get("bl_lab").env if S.get("bl_lab") is not None else None
+if lab_env is not None and lab_env.name == "data":
+    st.caption(f"Data environment: attraction of the {lab_env.n_items} most shown documents of "
+               f"“{lab_env.params.get('dataset')}” = clicks / expected examinations, with θ from "
+               f"{lab_env.params.get('theta_source')}.")
 
 # A click reruns the app on a new thread while a fragment tick may still be inside
 # lab.advance; the lock lets that chunk finish before Pause, and keeps each redraw's
@@ -224,27 +269,44 @@ with st.expander("Replay evaluation on the selected dataset (Li et al., WSDM 201
     st.caption("Steps through the dataset's randomized sessions and keeps those where the "
                "algorithm's top-k list equals the logged one: an unbiased estimate of the CTR "
                "the algorithm would have had online, if the logged order is uniformly random.")
+    log = ui.current_log()
+    declared = bool(log.info.facts.randomized)
+    if declared:
+        st.caption("Declared on the Data page: the whole log was shown in random order, so every "
+                   "session is replayed.")
     with st.form("bl_replay_form"):
         c1, c2, c3 = st.columns(3)
         r_algo = c1.selectbox("Algorithm", ALGORITHMS, index=ALGORITHMS.index("cascade-klucb"),
                               key="bl_r_algo")
         r_k = int(c2.number_input("Top k", 1, 5, 1, key="bl_r_k"))
         r_seed = int(c3.number_input("Seed", 0, 10**6, 0, key="bl_r_seed"))
+        r_assume = declared or st.checkbox(
+            "Treat every row as randomized (for this replay only)", key="bl_r_assume",
+            help="To declare it once for every page, set it in the Data page's mapping.")
         go = st.form_submit_button("Run replay")
     if go:
-        with ui.user_errors("Cannot replay: "):
-            log = ui.current_log()
+        S.pop("bl_replay", None)
+        try:
             with st.spinner("Replaying the randomized sessions…"):
-                S["bl_replay"] = replay(log, r_algo, k=r_k, seed=r_seed)
+                S["bl_replay"] = replay(log, r_algo, k=r_k, seed=r_seed,
+                                        assume_randomized=bool(r_assume))
+        except UlrError as exc:
+            why = str(exc)
+            if "randomized" in why and ("column" in why or "flagged" in why):
+                ui.dead_end("Cannot replay: no row of this log is marked as shown in random "
+                            "order. If every list was, tick “Treat every row as randomized” "
+                            "above, or declare it once in the Data page's mapping.",
+                            label="Declare it in the Data page's mapping")
+            elif "session" in why:
+                ui.dead_end("Cannot replay: " + why.replace("session_id column", "session "
+                            "column") + " Map the column that groups the items shown together "
+                            "as the session in the Data page's mapping.",
+                            label="Map the session in the Data page's mapping")
+            else:
+                st.error("Cannot replay: " + why)
     rr = S.get("bl_replay")
     if rr is not None:
-        c1, c2, c3 = st.columns(3)
-        c1.metric(f"Estimated CTR of {rr.algorithm} (top {rr.k})",
-                  "n/a" if rr.accepted == 0 else f"{rr.ctr:.2%}",
-                  None if rr.accepted == 0 else f"{rr.ctr - rr.random_ctr:+.2%} vs random order")
-        c2.metric(f"{rr.confidence:.0%} confidence interval",
-                  "n/a" if rr.accepted == 0 else f"{rr.ci_lower:.2%} – {rr.ci_upper:.2%}")
-        c3.metric("Accepted events", f"{rr.accepted:,} of {rr.events:,}")
+        _replay_result(rr)
 
 
 if lab is not None and status in ("paused", "done"):

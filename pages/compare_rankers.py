@@ -38,8 +38,11 @@ def _compare(content_hash: str, name: str, theta: tuple, learner: str, clip, sni
              seed: int, n_boot: int):
     lg = store.open_dataset(name, cur=store.cursor())
     comp = rankers.train_and_evaluate(rankers.log_frame(lg), None, np.array(theta),
-                                      learner=learner, clip=clip, normalize=snips, seed=seed)
-    return dict(metrics=comp.metrics(), table=comp.table(n_boot=n_boot, seed=seed),
+                                      learner=learner, clip=clip, normalize=snips, seed=seed,
+                                      min_queries=rankers.MIN_TEST_QUERIES)
+    return dict(n_clicks=comp.n_train_clicks, n_rows=comp.n_train_rows,
+                n_sessions=comp.n_train_sessions,
+                metrics=comp.metrics(), table=comp.table(n_boot=n_boot, seed=seed),
                 paired=comp.paired(n_boot=n_boot, seed=seed), estimated=comp.estimated,
                 n_train=comp.n_train_queries, n_test=comp.n_test_queries,
                 n_docs=comp.n_test_documents)
@@ -101,7 +104,7 @@ ui.set_url_params(source=source, learner=learner, seed=seed, boot=int(n_boot),
 # ---------------------------------------------------------------- compute
 res = None
 theta = None
-with ui.user_errors("Cannot compare: "):
+try:
     with st.spinner("Estimating θ and training both rankers…"):
         if source == TRUE:
             theta = tuple(float(t) for t in true_theta)
@@ -112,15 +115,49 @@ with ui.user_errors("Cannot compare: "):
                 info.content_hash, info.name, source[len(METHOD_PREFIX):], seed))
         res = _compare(info.content_hash, info.name, theta, learner,
                        float(clip) if clip_on else None, bool(snips), seed, int(n_boot))
+except UlrError as exc:
+    why = str(exc)
+    if "assume_randomized" in why:
+        ui.dead_end("θ cannot be estimated by randomization: this log has no rows marked as "
+                    "shown in random order. If every list was, declare it once in the Data "
+                    "page's mapping; otherwise choose another propensity source above.",
+                    label="Declare it in the Data page's mapping")
+    elif "feature_" in why:
+        ui.dead_end("Cannot compare: training a ranker needs numeric feature columns, and this "
+                    "log has none mapped. Pick them as features in the Data page's mapping.",
+                    label="Map features in the Data page's mapping")
+    elif "test quer" in why:
+        ui.dead_end("Cannot compare: " + why + " Map a query key with more distinct values "
+                    "(several columns can be combined) in the Data page's mapping.",
+                    label="Change the query key in the Data page's mapping")
+    else:
+        st.error("Cannot compare: " + why)
 
 if res is not None:
     m = res["metrics"]
+    caveats = []
+    pt = res["paired"].set_index("metric") if len(res["paired"]) else None
+    noise = [k for k in ("arp", "ndcg@10", "auc") if pt is not None and k in pt.index
+             and pt.loc[k, "lower"] <= 0 <= pt.loc[k, "upper"]]
+    if noise:
+        caveats.append(f"Within noise: the 95% paired interval of IPW − naive includes 0 for "
+                       f"{', '.join(noise)}, so these {res['n_test']:,} held-out queries cannot "
+                       "tell the two rankers apart on them.")
+        st.warning(caveats[-1])
     if res["estimated"]:
-        st.warning("This log has no relevance labels: the numbers below are click-based IPW "
-                   "estimates (relevance = P(click | examined)). The AUC family needs labels.")
-    st.caption(f"Trained on {res['n_train']:,} queries, evaluated on {res['n_test']:,} held-out "
-               f"queries ({res['n_docs']:,} documents). θ used: "
-               + ", ".join(f"{t:.3g}" for t in theta))
+        caveats.append("This log has no relevance labels: the numbers below are click-based "
+                       "IPW estimates (relevance = P(click | examined)). The AUC family needs "
+                       "labels.")
+        st.warning(caveats[-1])
+    takeaway = ("The comparison cannot tell the rankers apart." if len(noise) == 3 else
+                "Naive vs IPW ranker on held-out queries, with paired intervals.")
+    evidence = {"rows": res["n_rows"], "clicks": res["n_clicks"],
+                "queries": res["n_train"] + res["n_test"], "sessions": res["n_sessions"]}
+    st.caption(f"Evidence: trained on {res['n_rows']:,} impressions with {res['n_clicks']:,} "
+               f"clicks from {res['n_train']:,} queries"
+               + ("" if res["n_sessions"] is None else f" ({res['n_sessions']:,} sessions)")
+               + f"; evaluated on {res['n_test']:,} held-out queries ({res['n_docs']:,} "
+               "documents). θ used: " + ", ".join(f"{t:.3g}" for t in theta))
 
     cols = st.columns(3)
     for col, key, label in zip(cols, ["arp", "ndcg@10", "auc"],
@@ -129,8 +166,10 @@ if res is not None:
             col.metric(f"IPW {label}", "—")
             continue
         col.metric(f"IPW {label}", f"{m['ipw'][key]:.4f}",
-                   delta=f"{m['ipw'][key] - m['naive'][key]:+.4f} vs naive",
-                   delta_color="inverse" if key in rankers.LOWER_IS_BETTER else "normal")
+                   delta=f"{m['ipw'][key] - m['naive'][key]:+.4f} vs naive"
+                   + (" (within noise)" if key in noise else ""),
+                   delta_color="off" if key in noise else
+                   "inverse" if key in rankers.LOWER_IS_BETTER else "normal")
 
     fig = rankers.comparison_figure(res["table"], estimated=res["estimated"],
                                     title=f"Naive vs IPW ({learner}) on “{info.name}”")
@@ -162,4 +201,5 @@ if res is not None:
     ui.download_csv(pd.DataFrame(table), f"compare_rankers_{info.name}.csv",
                     "Download comparison (CSV)", key="cr_csv")
     ui.add_to_report("Naive vs IPW ranker", fig=fig, table=table, settings=settings,
-                     key="compare_rankers")
+                     evidence=evidence, caveats=caveats, key="compare_rankers",
+                     takeaway=takeaway)

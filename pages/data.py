@@ -8,12 +8,87 @@ import streamlit as st
 
 from pages import _ui as ui
 from ulr import schema, store
+from ulr.errors import UlrError
 from ulr.plots import ctr_by_position_figure
 
 st.title("Data")
 st.caption("Upload a click log (CSV or Parquet), check how it mapped, and see its key figures.")
 
 cur = ui.cursor()
+
+def _app_words(message: str) -> str:
+    """The loader's refusal in the form's words (it names its command-line options)."""
+    return (message.replace("load with --skip-bad-rows", "tick “Skip bad rows”")
+            .replace("--skip-bad-rows", "“Skip bad rows”")
+            .replace("--replace", "“Replace a dataset with the same name”"))
+
+
+def _mapping_form(columns: list[str], auto: dict, file_name: str):
+    """The mapping widgets (inside the form); returns a callable building the Mapping."""
+    st.write("**Column mapping** — which column(s) of your file hold each field "
+             "(pre-filled by auto-detection). Pick several columns for the query to build "
+             "one key from them, e.g. the user features of a log without a query column.")
+    sel = {}
+    cols = st.columns(4)
+    for i, canon in enumerate(schema.CANONICAL):
+        req = canon in schema.REQUIRED
+        default = [auto[canon]] if auto.get(canon) in columns else []
+        many = canon in schema.COMPOSITE_FIELDS
+        sel[canon] = cols[i % 4].multiselect(
+            f"{canon}{' *' if req else ''}", columns, default=default, key=f"map_{canon}",
+            max_selections=None if many else 1,
+            help="Several columns make one composite key." if many else None)
+    st.write("**Facts about the log** — declared once, used by every page.")
+    f1, f2, f3 = st.columns(3)
+    randomized = f1.checkbox("The whole log is randomized (every list was shown in random "
+                             "order)", key="fact_randomized")
+    per_slot = f2.checkbox("Propensities are per slot (probability of the item at its "
+                           "position)", key="fact_per_slot")
+    known_p = f3.number_input("Known logging propensity for every row (0: none)",
+                              min_value=0.0, max_value=1.0, value=0.0, step=0.01,
+                              format="%.4f", key="const_propensity")
+    st.write("**Features** — numeric columns to use as features (stored as feature_*).")
+    g1, g2 = st.columns(2)
+    pattern = g1.text_input("Names or patterns, comma-separated (e.g. user-item_affinity_*)",
+                            key="feature_patterns")
+    picked = g2.multiselect("Feature columns", columns, key="feature_columns")
+    name = st.text_input("Dataset name", value=Path(file_name).stem, key="ds_name")
+    skip = st.checkbox("Skip bad rows (keep them for download) instead of refusing "
+                       "the file", key="skip_bad")
+    replace = st.checkbox("Replace a dataset with the same name", key="replace")
+
+    def build() -> schema.Mapping:
+        consts = {}
+        if randomized:
+            consts["randomized"] = True
+        if known_p > 0:
+            consts["propensity"] = float(known_p)
+        for canon in consts:
+            if sel.get(canon):  # a declared constant replaces the column
+                sel[canon] = []
+        feats = [p for p in pattern.split(",") if p.strip()] + list(picked)
+        return schema.Mapping(columns={c: tuple(v) for c, v in sel.items() if v},
+                              constants=consts, features=tuple(feats),
+                              facts=("per_slot_propensity",) if per_slot else ())
+    return build, name, skip, replace
+
+
+def _show_mapping(info) -> None:
+    """How the current dataset was mapped, and the facts declared about it."""
+    m = info.mapping or {}
+    rows = [{"field": k, "from": v} for k, v in m.items() if k in schema.CANONICAL]
+    rows += [{"field": k, "from": f"every row = {v}"} for k, v in
+             (m.get("constants") or {}).items()]
+    if m.get("features"):
+        rows.append({"field": "features", "from": ", ".join(m["features"])
+                     + f" ({len(info.features)} columns)"})
+    with st.expander("Column mapping and declared facts", expanded=bool(m.get("facts"))):
+        st.dataframe(rows, hide_index=True, width="stretch", key="mapping_table")
+        facts = info.facts.describe()
+        st.write("Declared: " + "; ".join(facts) + "." if facts else
+                 "No facts declared. Declare them when you upload the log (for example that "
+                 "the whole log is randomized); every page then uses them.")
+
 
 # ---------------------------------------------------------------- upload
 with st.expander("Upload a click log", expanded=False):
@@ -40,33 +115,19 @@ with st.expander("Upload a click log", expanded=False):
             columns, auto = store.peek_columns(path)
         if columns is not None:
             with st.form("mapping"):
-                st.write("**Column mapping** — which column of your file holds each field "
-                         "(pre-filled by auto-detection).")
-                choices = ["—"] + columns
-                mapping = {}
-                cols = st.columns(4)
-                for i, canon in enumerate(schema.CANONICAL):
-                    req = canon in schema.REQUIRED
-                    default = auto.get(canon)
-                    sel = cols[i % 4].selectbox(
-                        f"{canon}{' *' if req else ''}", choices,
-                        index=choices.index(default) if default in choices else 0,
-                        key=f"map_{canon}")
-                    if sel != "—":
-                        mapping[canon] = sel
-                name = st.text_input("Dataset name", value=Path(up.name).stem, key="ds_name")
-                skip = st.checkbox("Skip bad rows (keep them for download) instead of refusing "
-                                   "the file", key="skip_bad")
-                replace = st.checkbox("Replace a dataset with the same name", key="replace")
+                mapping, name, skip, replace = _mapping_form(columns, auto, up.name)
                 submitted = st.form_submit_button("Load", type="primary")
             if submitted:
-                with ui.user_errors("Not loaded: "):
+                try:
                     with st.status(f"Loading {up.name}…", expanded=False) as status:
-                        res = store.load_log(path, name, cur=cur, mapping=mapping,
+                        res = store.load_log(path, name, cur=cur, mapping=mapping(),
                                              skip_bad_rows=skip, replace=replace,
                                              source_name=up.name)
                         status.update(label=f"Stored “{res.dataset}”: {res.rows:,} rows",
                                       state="complete")
+                except UlrError as exc:
+                    st.error("Not loaded: " + _app_words(str(exc)))
+                else:
                     ui.set_current(res.dataset)
                     st.session_state["_last_load"] = {"dataset": res.dataset, "rows": res.rows,
                                                       "rejected": res.rejected}
@@ -108,6 +169,7 @@ with st.expander("Manage datasets"):
 st.subheader(f"“{info.name}”")
 st.caption(f"From {info.source} · loaded {str(info.loaded_at)[:19]} · "
            f"content hash {str(info.content_hash)[:12]}")
+_show_mapping(info)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)

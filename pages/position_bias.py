@@ -81,10 +81,16 @@ bootstrap = c2.number_input("Bootstrap replicates", min_value=0, max_value=1000,
                                  "and dla, which takes a while.")
 seed = c3.number_input("Seed", min_value=0, max_value=2**31 - 1,
                        value=ui.url_number("seed", 0, 0, 2**31 - 1), key="pb_seed")
-assume = c4.checkbox("Treat every row as randomized", key="pb_assume",
-                     value=ui.url_param("assume", False, kind=bool),
-                     help="randomization only: use every row, for logs shown entirely in "
-                          "random order that have no randomized column.")
+facts = info.facts
+if facts.randomized:  # declared once on the Data page; not asked again
+    assume = True
+    c4.caption("Declared on the Data page: the whole log was shown in random order.")
+else:
+    assume = c4.checkbox("Treat every row as randomized", key="pb_assume",
+                         value=ui.url_param("assume", False, kind=bool),
+                         help="randomization only: use every row, for logs shown entirely in "
+                              "random order that have no randomized column. To declare it once "
+                              "for every page, set it in the Data page's mapping.")
 if bootstrap == 1:
     st.warning("One bootstrap replicate cannot make an interval; using none.")
     bootstrap = 0
@@ -103,7 +109,8 @@ with st.status(f"Estimating position bias on {info.name!r}…", expanded=False) 
         bar.progress(i / len(methods), text=f"{method} ({i + 1} of {len(methods)})")
         t0 = time.perf_counter()
         kind, value = _estimate(info.content_hash, info.name, method, int(positions),
-                                int(bootstrap), int(seed), bool(assume))
+                                int(bootstrap), int(seed),
+                                bool(assume) and method == "randomization")
         took = time.perf_counter() - t0
         if kind == "ok":
             results.append(value)
@@ -117,15 +124,49 @@ with st.status(f"Estimating position bias on {info.name!r}…", expanded=False) 
                         f"{info.name!r}", state="error" if not results else "complete")
 
 for method, why in failures.items():
-    st.warning(f"**{method}** cannot run on this log: {why}")
+    if "assume_randomized" in why:
+        ui.dead_end(f"**{method}** cannot run on this log: it has no rows marked as shown in "
+                    "random order. If every list was, tick “Treat every row as randomized” "
+                    "above, or declare it once in the Data page's mapping.",
+                    label="Declare it in the Data page's mapping")
+    else:
+        st.warning(f"**{method}** cannot run on this log: {why}")
 if not results:
     st.stop()
 
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _evidence(content_hash: str, name: str):
+    lg = store.open_dataset(name, cur=store.cursor())
+    return store.summary(lg), store.ctr_by_position(lg)
+
+
+summ, by_pos = _evidence(info.content_hash, info.name)
+clicks_k = by_pos["clicks"].to_numpy()
+impr_k = by_pos["impressions"].to_numpy()
+evidence = {"rows": summ["rows"], "clicks": int(clicks_k.sum()), "queries": summ["queries"],
+            "sessions": summ["sessions"]}
+table = plots.results_table(results, _true_theta(info.content_hash, info.name),
+                            clicks=clicks_k, impressions=impr_k)
+caveats = []
+thin = table[table["thin"] & (table["position"] > 1)]
+if len(thin):
+    caveats.append(
+        f"Thin evidence: {len(thin)} of {int((table['position'] > 1).sum())} estimates rest on "
+        f"too few clicks ({evidence['clicks']:,} in all): their 95% interval is wider than "
+        f"±{plots.THIN_RELATIVE_HALF_WIDTH:.0%} of the estimate, so they are drawn hollow with "
+        "their full interval. Treat them as unknown, not as flat.")
+    st.warning(caveats[-1])
+st.caption(f"Evidence: {evidence['rows']:,} impressions, {evidence['clicks']:,} clicks, "
+           f"{evidence['queries']:,} queries"
+           + ("" if evidence["sessions"] is None else f", {evidence['sessions']:,} sessions")
+           + ". Intervals are bootstrap intervals where replicates were drawn, else "
+             "delta-method intervals from the click counts.")
+
 truth = _true_theta(info.content_hash, info.name)
-fig = plots.theta_figure(results, truth)
+fig = plots.theta_figure(results, truth, table=table)
 st.plotly_chart(fig, width="stretch", key="pb_theta_chart")
 
-table = plots.results_table(results, truth)
 left, right = st.columns([3, 2])
 with left:
     conv = plots.convergence_figure(results)
@@ -141,7 +182,7 @@ with right:
                    + ("" if r.lower is None else
                       f", {int((1 - r.alpha) * 100)}% interval from {r.bootstrap} replicates"))
         for note in r.notes:
-            st.caption(f"– {note}")
+            st.caption(f"– {note.replace(' (assume_randomized)', '')}")
     if truth is not None:
         for r in results:
             k = min(r.positions, len(truth))
@@ -152,7 +193,8 @@ with right:
 shown = table.copy()
 st.dataframe(shown, hide_index=True, width="stretch", key="pb_table",
              column_config={c: st.column_config.NumberColumn(format="%.4f")
-                            for c in ("theta", "lower", "upper", "true_theta", "error")
+                            for c in ("theta", "lower", "upper", "true_theta", "error",
+                                      "relative_half_width")
                             if c in shown})
 c1, c2 = st.columns([1, 4])
 with c1:
@@ -161,4 +203,7 @@ with c2:
     ui.add_to_report("Position bias", fig=fig, table=table, key="position_bias",
                      settings={"dataset": info.name, "methods": methods,
                                "positions": int(positions), "bootstrap": int(bootstrap),
-                               "seed": int(seed), "assume_randomized": bool(assume)})
+                               "seed": int(seed), "assume_randomized": bool(assume)},
+                     caveats=caveats, evidence=evidence,
+                     takeaway=("Too few clicks to say how examination falls with position."
+                               if len(thin) else "Examination by position, with intervals."))

@@ -79,7 +79,7 @@ def test_test_input_and_stored_dataset(capsys, tmp_path):
 
 
 def test_no_relevance_labels_gives_marked_estimates(capsys, tmp_path):
-    df = simulate_clicks(queries=100, sessions=3000, eta=1.0, seed=3).df.drop(columns="relevance")
+    df = simulate_clicks(queries=120, sessions=3000, eta=1.0, seed=3).df.drop(columns="relevance")
     path = tmp_path / "nolabels.csv"
     write_log(df, str(path))
     code, out, _ = run_cli(capsys, "rankers", "--input", str(path), "--theta", THETA, "--json")
@@ -120,3 +120,29 @@ def test_subprocess_prints_exactly_one_json_object():
     res = json.loads(proc.stdout)
     assert {"naive", "ipw"} <= set(res)
     assert np.isfinite(res["naive"]["arp"])
+
+
+def test_too_few_held_out_queries_is_refused_in_one_line(capsys, tmp_path):
+    """20 queries hold out 6: below what the paired test needs (32), so no comparison."""
+    assert rankers.MIN_TEST_QUERIES == rankers.min_test_queries() == 32
+    df = simulate_clicks(queries=20, sessions=600, eta=1.0, seed=3).df
+    path = tmp_path / "few.csv"
+    write_log(df, str(path))
+    code, out, err = run_cli(capsys, "rankers", "--input", str(path), "--theta", THETA)
+    assert code == 2 and out == ""
+    line = err.strip()
+    assert "\n" not in line and "Only 6 test queries" in line and "at least 32" in line
+    code, out, err = run_cli(capsys, "rankers", "--input", str(path), "--theta", THETA,
+                             "--min-test-queries", "0", "--json")
+    assert code == 0, err
+
+
+def test_sessions_of_one_item_pair_within_the_query():
+    """Sessions taken from a per-row timestamp hold one row each; pairs come from the query."""
+    import pandas as pd
+    df = pd.DataFrame({"query_id": ["q"] * 4 + ["r"] * 2, "doc_id": list("abcdab"),
+                       "position": [1, 2, 3, 4, 1, 2], "click": [1, 0, 0, 1, 0, 0],
+                       "session_id": [f"t{i}" for i in range(6)]})
+    pairs = rankers.click_pairs(df)
+    got = sorted(zip(df["doc_id"].to_numpy()[pairs.clicked], df["doc_id"].to_numpy()[pairs.other]))
+    assert got == [("a", "b"), ("a", "c"), ("d", "b"), ("d", "c")]

@@ -93,9 +93,12 @@ def test_data_environment_and_replay_on_the_sample():
     assert lab(at).env.name == "data" and lab(at).env.n_items == 40
     at.button(key="FormSubmitter:bl_replay_form-Run replay").click().run()
     assert not at.exception and not at.error
-    metrics = {m.label: m.value for m in at.metric}
-    accepted = metrics["Accepted events"]
-    assert accepted.split(" of ")[0] != "0"
+    metrics = {m.label: m for m in at.metric}
+    rate = metrics["Acceptance rate"]
+    assert rate.value.endswith("%") and rate.value != "0.0%"
+    assert " of " in rate.proto.delta and rate.proto.delta.split(" of ")[0] != "0"
+    assert any(c.value.startswith("Evidence: ") for c in at.caption)
+    assert any("θ from randomized CTR ratios" in c.value for c in at.caption)
 
 
 def test_bad_settings_show_an_error():

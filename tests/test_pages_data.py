@@ -41,8 +41,8 @@ def test_upload_maps_and_stores_then_bad_upload_is_refused():
     at.get("file_uploader")[0].set_value(("their_log.csv", csv.encode(), "text/csv")).run()
     assert not at.exception
     # Auto-detected mapping is pre-filled in the form.
-    assert at.selectbox(key="map_position").value == "rank"
-    assert at.selectbox(key="map_click").value == "clicked"
+    assert at.multiselect(key="map_position").value == ["rank"]
+    assert at.multiselect(key="map_click").value == ["clicked"]
     at.text_input(key="ds_name").input("my upload")
     load_button(at).click()
     at.run()
@@ -82,3 +82,72 @@ def test_shared_link_with_unknown_dataset_falls_back_to_sample():
     assert not at.exception
     assert at.session_state["dataset"] == "sample"
     assert any("does not exist" in w.value for w in at.warning)
+
+
+def _upload_foreign(at, name="foreign"):
+    from ulr.simulate import obd_like_log
+    csv = obd_like_log(impressions=150, items=10).to_csv(index=False)
+    at.get("file_uploader")[0].set_value((f"{name}.csv", csv.encode(), "text/csv")).run()
+    assert not at.exception, at.exception
+    at.text_input(key="ds_name").input(name)
+
+
+QUERY = ["user_feature_0", "user_feature_1", "user_feature_2", "user_feature_3"]
+
+
+def test_form_maps_a_composite_query_features_and_declared_facts():
+    from ulr import store
+    at = run_app()
+    _upload_foreign(at, "form foreign")
+    at.multiselect(key="map_query_id").set_value(QUERY)
+    at.multiselect(key="map_session_id").set_value(["timestamp"])
+    at.checkbox(key="fact_randomized").check()
+    at.checkbox(key="fact_per_slot").check()
+    at.text_input(key="feature_patterns").input("user-item_affinity_*")
+    load_button(at).click()
+    at.run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    info = store.get_dataset(store.cursor(), "form foreign")
+    assert info.facts.randomized and info.facts.per_slot_propensity
+    assert info.facts.query_key == tuple(QUERY)
+    assert len(info.features) == 10 and info.mapping["constants"] == {"randomized": True}
+    # The Data page shows the mapping and the declared facts.
+    assert any("randomized" in m.value and "Declared" in m.value for m in at.markdown)
+
+
+def _digest():
+    import hashlib
+    import json
+
+    from ulr import store
+    cur = store.cursor()
+    h = hashlib.sha256()
+    for info in store.list_datasets(cur):
+        h.update(json.dumps([info.name, info.table, info.mapping], default=str).encode())
+        h.update(cur.execute(f"SELECT * FROM {info.table}").df().to_csv().encode())
+    return h.hexdigest()
+
+
+def test_form_refuses_each_bad_spec_in_one_sentence_and_stores_nothing():
+    at = run_app()
+    _upload_foreign(at, "refused")
+    at.multiselect(key="map_query_id").set_value(["user_feature_0"])
+    cases = [
+        (lambda: at.text_input(key="feature_patterns").input("nothing_like_this_*"),
+         "nothing_like_this_*"),
+        (lambda: at.text_input(key="feature_patterns").input("user_feature_2"),
+         "'user_feature_2' is not numeric"),
+        (lambda: (at.text_input(key="feature_patterns").input(""),
+                  at.multiselect(key="map_query_id").set_value([])), "'query_id'"),
+    ]
+    before = _digest()
+    for act, needle in cases:
+        act()
+        load_button(at).click()
+        at.run()
+        assert not at.exception, at.exception
+        errs = [e.value for e in at.error]
+        assert len(errs) == 1 and needle in errs[0] and errs[0].startswith("Not loaded: "), errs
+        assert "--" not in errs[0]
+        assert _digest() == before

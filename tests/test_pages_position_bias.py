@@ -31,7 +31,8 @@ def test_two_methods_on_the_sample_give_a_chart_and_a_table():
     assert set(table["method"]) == {"randomization", "em"}
     assert len(table) == 2 * 10 and table["lower"].notna().all()
     assert "true_theta" in table  # the sample records the simulator's truth
-    assert not at.warning
+    # Only the honest flag: randomization at positions 8-10 rests on 11-14 clicks.
+    assert all(w.value.startswith("Thin evidence: 3 of 18") for w in at.warning)
 
 
 def test_a_method_that_cannot_run_says_why_and_the_rest_is_shown(tmp_path):
@@ -54,6 +55,60 @@ def test_a_method_that_cannot_run_says_why_and_the_rest_is_shown(tmp_path):
     assert not at.exception, at.exception
     warnings = " ".join(w.value for w in at.warning)
     assert "regression-em** cannot run" in warnings and "no feature_* columns" in warnings
-    assert "randomization** cannot run" in warnings and "no 'randomized' column" in warnings
+    assert "randomization** cannot run" in warnings and "shown in random order" in warnings
+    assert "--" not in warnings  # the app names its controls, not command-line flags
+    assert any(link.proto.page.endswith("data.py") or "Data page" in link.proto.label
+               for link in at.get("page_link"))
     assert set(at.dataframe[0].value["method"]) == {"em"}
     assert len(at.get("plotly_chart")) >= 1
+
+
+def test_thin_evidence_is_said_first_and_no_bound_is_missing(tmp_path):
+    """38-click logs: with 0 bootstrap draws every estimate still has an interval, the
+    thin ones are flagged first, and the evidence is shown."""
+    import numpy as np
+
+    from ulr import store
+    from ulr.simulate import obd_like_log
+    df = obd_like_log(impressions=1200, items=20, base_ctr=0.004, seed=5)
+    path = tmp_path / "thin.csv"
+    df.to_csv(path, index=False)
+    store.load_log(path, "thin log", replace=True, mapping={
+        "query_id": "user_feature_0+user_feature_1", "session_id": "timestamp",
+        "constants": {"randomized": True}})
+    clicks = int(df["click"].sum())
+    assert clicks < 60
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state["dataset"] = "thin log"
+    at.run()
+    at.switch_page("pages/position_bias.py").run()
+    at.multiselect(key="pb_methods").set_value(["randomization"])
+    at.number_input(key="pb_boot").set_value(0)
+    at.run()
+    assert not at.exception, at.exception
+    assert not any(c.key == "pb_assume" for c in at.checkbox)  # declared: not asked again
+    assert at.warning and at.warning[0].value.startswith("Thin evidence")
+    table = at.dataframe[0].value
+    assert table["lower"].notna().all() and table["upper"].notna().all()
+    assert table.loc[table["position"] > 1, "thin"].all()
+    assert any(f"{clicks:,} clicks" in c.value for c in at.caption)
+    # Thin points are hollow in the chart, never a bare filled point.
+    fig = at.get("plotly_chart")[0].proto.spec
+    assert "rgba(0,0,0,0)" in fig
+
+
+def test_precision_interval_matches_a_simulated_spread():
+    """The click-count interval of CTR_k / CTR_1 covers ~95% of simulated ratios."""
+    import numpy as np
+
+    from ulr.propensity.plots import click_count_interval
+    rng = np.random.default_rng(0)
+    n, p = np.array([4000, 4000]), np.array([0.02, 0.01])
+    hits = 0
+    reps = 400
+    for _ in range(reps):
+        c = rng.binomial(n, p)
+        lo, up = click_count_interval(c, n)
+        hits += lo[1] <= 0.5 <= up[1]
+    se = np.sqrt(0.95 * 0.05 / reps)
+    assert abs(hits / reps - 0.95) < 4 * se

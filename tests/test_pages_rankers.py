@@ -190,3 +190,25 @@ def test_sweep_link_fills_the_form_and_reopens_a_finished_sweep():
     assert bad.number_input(key="sw_queries").value == 300
     assert bad.number_input(key="sw_runs").value == 1
     assert bad.selectbox(key="sw_learner").value == "linear"
+
+
+def test_compare_refuses_too_few_held_out_queries_and_links_to_the_mapping(tmp_path):
+    """20 queries hold out 6 < 32: one sentence, a link to the Data page's mapping, no
+    error element, no bare nDCG of 0.0000 with a red arrow."""
+    from ulr import store
+    from ulr.simulate import simulate_clicks, write_log
+    sim = simulate_clicks(queries=20, docs_per_query=5, sessions=600, features=3, seed=1)
+    path = tmp_path / "few.csv"
+    write_log(sim.df, str(path))
+    store.load_log(path, "few queries", replace=True)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.session_state["dataset"] = "few queries"
+    at.run()
+    at.switch_page("pages/compare_rankers.py").run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    warnings = [w.value for w in at.warning]
+    assert len(warnings) == 1 and "Only 6 test queries" in warnings[0]
+    assert "at least 32" in warnings[0] and "--" not in warnings[0]
+    assert any("mapping" in link.proto.label for link in at.get("page_link"))
+    assert not at.metric

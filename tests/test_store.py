@@ -272,11 +272,16 @@ def cli(*args, wait=True):
 
 
 def stored_state(db):
-    """Catalog rows plus the bytes of every stored file (temporary files excluded)."""
-    rows = [(d.name, d.table, d.rows, d.content_hash, d.rejects_table)
-            for d in store.list_datasets(store.cursor(db))]
+    """Catalog rows plus the bytes of every file the catalog refers to.
+
+    A load killed between placing its file and inserting its catalog row leaves an
+    unreferenced file, which is no dataset; the next write sweeps it (checked below).
+    """
+    infos = store.list_datasets(store.cursor(db))
+    rows = [(d.name, d.table, d.rows, d.content_hash, d.rejects_table) for d in infos]
+    tables = {t for d in infos for t in (d.table, d.rejects_table) if t}
     files = {f.name: hashlib.sha256(f.read_bytes()).hexdigest()
-             for f in store.files_dir(db).glob("*.parquet") if not f.name.startswith(".")}
+             for f in store.files_dir(db).glob("*.parquet") if f.stem in tables}
     return rows, files
 
 
@@ -386,15 +391,23 @@ def test_kill_9_mid_load_leaves_the_store_byte_identical(tmp_path):
     store.load_log(write(tmp_path, GOOD), "kept", db_path=db)
     before = stored_state(db)
     src = big_csv(tmp_path / "big.csv", 1_500_000)
+    t0 = time.perf_counter()  # time a whole load elsewhere, then kill at fractions of it
+    rc, _, err = cli("load", src, "--db", tmp_path / "timing.duckdb", "--name", "big")
+    assert rc == 0, err
+    whole = time.perf_counter() - t0
     killed = 0
-    for delay in (1.0, 2.0, 3.0, 4.5):
+    for fraction in (0.3, 0.55, 0.75, 0.9):
         p = cli("load", src, "--db", db, "--name", "big", wait=False)
-        time.sleep(delay)
+        time.sleep(fraction * whole)
         if p.poll() is None:
             p.kill()
             killed += 1
         p.wait()
-        if p.returncode == 0:  # finished before the kill: undo, so every round starts equal
+        if "big" in {d.name for d in store.list_datasets(store.cursor(db))}:
+            # published before the kill (the kill hit the exit): whole, never half
+            log = store.open_dataset("big", db)
+            assert log.info.rows == 1_500_000
+            assert log.cur.execute(f"SELECT count(*) FROM {log.table}").fetchone()[0] == 1_500_000
             store.delete_dataset(store.cursor(db), "big")
             break
         assert stored_state(db) == before
@@ -403,6 +416,11 @@ def test_kill_9_mid_load_leaves_the_store_byte_identical(tmp_path):
     assert rc == 0, err
     assert store.get_dataset(store.cursor(db), "big").rows == 1_500_000
     assert not list(store.files_dir(db).glob(".tmp-*"))  # the dead loads' files are swept
+    tables = {t for d in store.list_datasets(store.cursor(db))
+              for t in (d.table, d.rejects_table) if t}
+    with store.catalog(db) as con:  # deleted files wait in the trash for in-flight reads
+        tables |= {t for (t,) in con.execute("SELECT table_name FROM ulr_trash").fetchall()}
+    assert {f.stem for f in store.files_dir(db).glob("*.parquet")} <= tables
 
 
 def test_no_spill_folders_are_left_behind(tmp_path):

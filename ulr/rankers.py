@@ -233,6 +233,10 @@ def click_pairs(df: pd.DataFrame, *, max_pairs: int = MAX_PAIRS, seed: int = 0) 
     clicked_sorted = np.flatnonzero(cs)
     m = n_nonclick[g[clicked_sorted]]
     total = int(m.sum())
+    if total == 0 and by_session:
+        # Sessions that hold one item each (e.g. taken from a timestamp) pair nothing;
+        # the documents shown for the same query still compare.
+        return click_pairs(df.drop(columns=["session_id"]), max_pairs=max_pairs, seed=seed)
     if total == 0:
         raise UlrError(
             "The log has no (clicked, not clicked) pair in a session or query, so there "
@@ -546,6 +550,9 @@ class RankerComparison:
     n_test_queries: int
     n_test_documents: int
     settings: dict = field(default_factory=dict)
+    n_train_clicks: int = 0
+    n_train_rows: int = 0
+    n_train_sessions: int | None = None
 
     def metrics(self) -> dict[str, dict[str, float | None]]:
         """``{"naive": {metric: value}, "ipw": {...}}`` (None where undefined)."""
@@ -590,13 +597,35 @@ class RankerComparison:
         return pd.DataFrame(rows)
 
 
+def min_test_queries(*, effect: float = 0.5, alpha: float = 0.05, power: float = 0.8) -> int:
+    """Fewest held-out queries for a paired comparison that can mean anything.
+
+    The paired test compares per-query differences. To detect a standardized
+    per-query effect ``d`` (mean difference / its standard deviation) with
+    the given power in a two-sided test at level ``alpha`` it needs about
+    ``n = ((z_{1-alpha/2} + z_{power}) / d)^2`` queries (normal
+    approximation; Cohen 1988, ch. 2). The defaults (a medium effect, 5%,
+    80%) give 32. It is never below the exact sign-flip test's own floor:
+    with ``n`` queries its smallest p-value is ``2 / 2^n``.
+    """
+    from scipy.stats import norm
+
+    n = int(np.ceil(((norm.ppf(1 - alpha / 2) + norm.ppf(power)) / effect) ** 2))
+    floor = int(np.ceil(np.log2(2 / alpha))) + 1  # 2 / 2^n < alpha
+    return max(n, floor)
+
+
+MIN_TEST_QUERIES = min_test_queries()
+
+
 def train_and_evaluate(train_df: pd.DataFrame, test_df: pd.DataFrame | None = None,
                        theta=None, *, learner: str = "linear", clip: float | None = None,
                        normalize: bool = False, seed: int = 0,
                        test_fraction: float = TEST_FRACTION, k: int = 10,
                        max_fpr: float = PAUC_MAX_FPR, u: float = LOCAL_AUC_U,
                        learner_options: dict | None = None,
-                       naive_model=None) -> RankerComparison:
+                       naive_model=None,
+                       min_queries: int = 0) -> RankerComparison:
     """Train the naive and the IPW ranker on clicks and evaluate both.
 
     Parameters
@@ -621,6 +650,9 @@ def train_and_evaluate(train_df: pd.DataFrame, test_df: pd.DataFrame | None = No
         Extra options of the learner (e.g. ``loss``, ``alpha``, ``max_iter``).
     naive_model : fitted ranker, optional
         Reuse an already fitted naive model (the severity sweep trains it once).
+    min_queries : int
+        Refuse when fewer test queries remain (0: no check). The page and the
+        ``rankers`` command pass :data:`MIN_TEST_QUERIES` (:func:`min_test_queries`).
 
     Returns
     -------
@@ -631,6 +663,13 @@ def train_and_evaluate(train_df: pd.DataFrame, test_df: pd.DataFrame | None = No
     _require(train_df, ["query_id", "doc_id", "position", "click"], "training log")
     if test_df is None:
         train_df, test_df = split_queries(train_df, test_fraction=test_fraction, seed=seed)
+    n_test = int(test_df["query_id"].nunique())
+    if n_test < min_queries:
+        raise UlrError(
+            f"Only {n_test} test quer{'y' if n_test == 1 else 'ies'} would be held out, and a "
+            f"paired comparison needs at least {min_queries} to detect even a medium "
+            "per-query difference (80% power at the 5% level), so the rankers are not "
+            "compared; the log needs more distinct queries.")
     theta = check_theta(theta, max_position=int(_positions(train_df).max()))
     opts = dict(learner_options or {})
     naive = naive_model or make_ranker(learner, seed=seed, **opts).fit(train_df)
@@ -648,6 +687,10 @@ def train_and_evaluate(train_df: pd.DataFrame, test_df: pd.DataFrame | None = No
         n_train_queries=int(train_df["query_id"].nunique()),
         n_test_queries=int(docs["query_id"].nunique()),
         n_test_documents=int(len(docs)),
+        n_train_clicks=int(_clicks(train_df).sum()),
+        n_train_rows=int(len(train_df)),
+        n_train_sessions=(int(train_df["session_id"].nunique())
+                          if "session_id" in train_df else None),
         settings=dict(clip=clip, normalize=normalize, seed=seed, k=k, max_fpr=max_fpr, u=u,
                       pauc="mcclish-standardized", theta=[float(t) for t in theta],
                       learner_options=opts),

@@ -22,6 +22,7 @@ Everything is vectorized over sessions; 1M rows take about a second.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -253,3 +254,64 @@ def write_log(df: pd.DataFrame, path: str) -> None:
             pacsv.write_csv(table, path)
     except OSError as exc:
         raise UlrError(f"cannot write {path}: {exc.strerror or exc}.") from None
+
+
+# --------------------------------------------------------------------------- a foreign log
+
+OBD_LIKE_SEED = 20261123
+
+
+def obd_like_log(*, impressions: int = 3334, items: int = 80, slots: int = 3,
+                 theta=(1.0, 0.65, 0.45), base_ctr: float = 0.004,
+                 seed: int = OBD_LIKE_SEED) -> pd.DataFrame:
+    """A click log in a foreign format, shaped like the Open Bandit Dataset's random campaign.
+
+    One impression shows ``slots`` distinct items drawn uniformly at random
+    from ``items``; its rows share one ``timestamp`` (there is no query or
+    session column). Columns: ``timestamp, item_id, position, click,
+    propensity_score`` (the per-slot logging probability ``1 / items``),
+    ``user_feature_0..3`` (hashed categorical strings, not numbers) and
+    ``user-item_affinity_0..items-1`` (sparse numbers). Clicks follow the
+    position-based model ``P(click) = theta_k * a(user, item)`` with an
+    attraction around ``base_ctr`` raised by the user's affinity to the item,
+    so the overall CTR is under 1%.
+    """
+    if slots > items or len(theta) != slots:
+        raise UlrError("obd_like_log needs slots <= items and one theta per slot.")
+    rng = np.random.default_rng(seed)
+    n = int(impressions)
+    cards = (3, 4, 5, 3)
+    ufeat = [rng.integers(0, c, size=n) for c in cards]
+    hashes = [[hashlib.md5(f"{seed}:{j}:{v}".encode()).hexdigest()[:12] for v in range(c)]
+              for j, c in enumerate(cards)]
+    # Affinity depends on the user's first two features (a profile), sparse.
+    profile = ufeat[0] * cards[1] + ufeat[1]
+    prof_aff = np.where(rng.random((cards[0] * cards[1], items)) < 0.15,
+                        np.round(rng.exponential(1.0, (cards[0] * cards[1], items)), 2), 0.0)
+    affinity = prof_aff[profile]  # (n, items)
+    shown = np.argsort(rng.random((n, items)), axis=1)[:, :slots]  # uniform random order
+    aff_shown = np.take_along_axis(affinity, shown, axis=1)
+    attract = np.clip(base_ctr * (1.0 + 2.0 * aff_shown), 0, 1)
+    p_click = attract * np.asarray(theta, dtype=float)[None, :]
+    click = rng.random((n, slots)) < p_click
+    t0 = np.datetime64("2019-11-24T00:00:00")
+    ts = t0 + np.cumsum(rng.integers(1, 30, size=n)).astype("timedelta64[s]")
+    rows = np.repeat(np.arange(n), slots)
+    df = pd.DataFrame({
+        "timestamp": pd.Series(ts[rows]).dt.strftime("%Y-%m-%d %H:%M:%S").to_numpy(),
+        "item_id": shown.ravel(),
+        "position": np.tile(np.arange(1, slots + 1), n),
+        "click": click.ravel().astype(int),
+        "propensity_score": np.full(n * slots, 1.0 / items),
+    })
+    for j in range(len(cards)):
+        df[f"user_feature_{j}"] = np.asarray(hashes[j])[ufeat[j]][rows]
+    aff = pd.DataFrame(affinity[rows], columns=[f"user-item_affinity_{i}" for i in range(items)])
+    return pd.concat([df, aff], axis=1)
+
+
+def write_obd_like_log(path: str, **kwargs) -> pd.DataFrame:
+    """Write :func:`obd_like_log` as CSV (compact number format) and return it."""
+    df = obd_like_log(**kwargs)
+    df.to_csv(path, index=False, float_format="%.6g")
+    return df

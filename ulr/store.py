@@ -374,6 +374,11 @@ class DatasetInfo:
     def has(self, column: str) -> bool:
         return column in self.columns
 
+    @property
+    def facts(self) -> "schema.LogFacts":
+        """Facts declared when the log was loaded (randomized, per-slot propensities, ...)."""
+        return schema.LogFacts.from_mapping(self.mapping)
+
 
 def _row_to_info(row) -> DatasetInfo:
     (name, table, rows, source, h, loaded, mapping, columns, rejected, rtable) = row
@@ -662,7 +667,8 @@ def _new_job(path, name, mapping, skip_bad_rows, source_name, *, quick_hash: boo
     con = _memory_connection()
     columns, delim = _source_columns(con, p, kind)
     plans = schema.plan_columns(columns, mapping)
-    used = {pl.role: pl.source for pl in plans if pl.role in schema.CANONICAL}
+    used = schema.Mapping.coerce(mapping, columns).stored(plans)
+    schema.check_feature_values(p, kind, delim, plans)
     extra = json.dumps([used, bool(skip_bad_rows)], sort_keys=True)
     if quick_hash:  # a one-off read: identify the file by path, size and mtime (no full hash)
         st_ = p.stat()
@@ -820,7 +826,17 @@ def _final_select(job: _LoadJob) -> str:
         c = quote_ident(pl.stored)
         store_type = schema.STORE_TYPES.get(pl.role)
         select.append(f"CAST({c} AS {store_type}) AS {c}" if store_type else c)
+    for stored, expr, _ in schema.derived_columns(job.mapping, job.plans):
+        select.append(f"{expr} AS {quote_ident(stored)}")
     return f"SELECT {', '.join(select)} FROM {job.stg} WHERE {job.where_ok}"
+
+
+def _stored_columns(job: _LoadJob) -> dict:
+    """``{stored column: source label}``, derived columns (composite keys, constants) included."""
+    cols = {pl.stored: pl.source for pl in job.plans}
+    cols.update({stored: label for stored, _, label in schema.derived_columns(job.mapping,
+                                                                             job.plans)})
+    return cols
 
 
 def _prepare(job: _LoadJob) -> None:
@@ -873,7 +889,7 @@ def _publish(job: _LoadJob, db: str, data: Path, rejects: Path | None, *,
             con.execute("INSERT INTO ulr_catalog VALUES (?, ?, ?, ?, ?, now(), ?, ?, ?, ?)",
                         [job.name, table, int(job.good), job.shown, job.content_hash,
                          json.dumps(job.mapping),
-                         json.dumps({pl.stored: pl.source for pl in job.plans}),
+                         json.dumps(_stored_columns(job)),
                          int(len(job.rejected)), rtable])
             row = con.execute(f"SELECT {_CAT_COLS} FROM ulr_catalog WHERE name = ?",
                               [job.name]).fetchone()
@@ -998,7 +1014,7 @@ def open_file(path, mapping: dict | None = None, *, skip_bad_rows: bool = False)
         raise
     info = DatasetInfo(name=name, table=view, rows=int(job.good), source=job.shown,
                        content_hash=job.content_hash, mapping=job.mapping,
-                       columns={pl.stored: pl.source for pl in job.plans},
+                       columns=_stored_columns(job),
                        rejected=int(len(job.rejected)))
     return Log(cur=job.con, table=view, info=info)
 

@@ -125,16 +125,18 @@ def test_doc_features_are_document_means_plus_intercept(sim_log):
     np.testing.assert_array_equal(x[:, 3], 1.0)
 
 
-def test_data_env_without_randomized_rows_uses_plain_ctr(tmp_path):
+def test_data_env_without_randomized_rows_refuses_unless_raw_ctr_is_asked_for(tmp_path):
     df = pd.DataFrame({"query_id": ["q"] * 8, "doc_id": ["a", "b", "c", "a", "b", "c", "a", "d"],
                        "position": [1, 2, 3, 1, 2, 3, 2, 1], "click": [1, 0, 0, 0, 1, 0, 1, 0]})
     path = tmp_path / "tiny.csv"
     df.to_csv(path, index=False)
     log = store.open_file(str(path))
     assert randomized_theta(log) is None
-    env = data_env(log, items=None, k=2)
-    assert env.params["theta_source"].startswith("none")
+    with pytest.raises(UlrError, match="no randomized rows"):
+        data_env(log, items=None, k=2)
+    env = data_env(log, items=None, k=2, raw_ctr=True)
+    assert env.params["theta_source"].startswith("none: raw CTR")
     np.testing.assert_allclose(dict(zip(env.item_ids, env.w))["a"], 2 / 3)
     assert env.features is None
     with pytest.raises(UlrError, match="more than k"):
-        data_env(log, items=None, k=4)
+        data_env(log, items=None, k=4, raw_ctr=True)

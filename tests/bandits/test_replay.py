@@ -109,3 +109,35 @@ def test_wilson_interval():
     lo, hi = wilson_interval(30, 100, confidence=0.95)
     # textbook value for 30/100
     assert lo == pytest.approx(0.2189, abs=1e-4) and hi == pytest.approx(0.3958, abs=1e-4)
+
+
+def test_declared_randomized_log_replays_and_reports_acceptance_and_one_item_sessions(tmp_path):
+    """A log declared randomized at load (no randomized column of its own) is replayed;
+    one-item sessions are left out and counted; the acceptance rate is reported."""
+    from ulr import store as st_
+    from ulr.errors import UlrError
+    from ulr.simulate import obd_like_log
+    df = obd_like_log(impressions=600, items=8, base_ctr=0.05, seed=2)
+    path = tmp_path / "obd.csv"
+    df.to_csv(path, index=False)
+    res = st_.load_log(path, "declared", db_path=tmp_path / "d.duckdb", mapping={
+        "query_id": "user_feature_0", "session_id": "timestamp",
+        "constants": {"randomized": True}})
+    log = st_.open_dataset("declared", tmp_path / "d.duckdb")
+    assert log.info.facts.randomized and res.rows == len(df)
+    rr = replay(log, "cascade-klucb", k=1, seed=0)
+    assert rr.events == 600 and rr.no_choice_sessions == 0
+    assert rr.acceptance_rate == rr.accepted / rr.events
+    # k = 1 among 3 uniformly shuffled candidates: acceptance about 1/3 (binomial spread).
+    assert abs(rr.acceptance_rate - 1 / 3) < 4 * (1 / 3 * 2 / 3 / 600) ** 0.5
+    assert rr.to_dict()["acceptance_rate"] == rr.acceptance_rate
+
+    # Sessions taken from a per-row key hold one item each: nothing to replay, said so.
+    single = df.assign(row_id=[f"r{i}" for i in range(len(df))])
+    path2 = tmp_path / "single.csv"
+    single.to_csv(path2, index=False)
+    st_.load_log(path2, "single", db_path=tmp_path / "d.duckdb", mapping={
+        "query_id": "user_feature_0", "session_id": "row_id",
+        "constants": {"randomized": True}})
+    with pytest.raises(UlrError, match="holds at most k = 1 item"):
+        replay(st_.open_dataset("single", tmp_path / "d.duckdb"), "cascade-klucb", k=1)

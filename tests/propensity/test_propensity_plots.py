@@ -35,3 +35,41 @@ def test_table_and_convergence():
     assert [t.name for t in conv.data] == ["em"]
     assert plots.convergence_figure(results()[1:]) is None
     assert "true_theta" not in plots.results_table(results())
+
+
+def _result(theta, **kw):
+    return PropensityResult(method="em", positions=len(theta), theta=theta, **kw)
+
+
+def test_no_bootstrap_still_gives_every_position_an_interval_and_flags_thin_ones():
+    r = _result([1.0, 0.5, 0.4])
+    t = plots.with_precision(r, clicks=[400, 200, 3], impressions=[10_000] * 3)
+    assert t["lower"].notna().all() and t["upper"].notna().all()
+    assert (t["interval"] == "click counts").all()
+    assert t["thin"].tolist() == [False, False, True]  # 3 clicks cannot say 0.4
+    # The delta-method half-width of log(CTR_2 / CTR_1) from the counts, by hand.
+    se = np.sqrt((1 - 0.02) / 200 + (1 - 0.04) / 400)
+    assert t.loc[1, "upper"] == np.float64(0.5 * np.exp(1.96 * se))
+
+
+def test_a_narrow_bootstrap_interval_does_not_hide_few_clicks():
+    r = _result([1.0, 0.5], lower=[1.0, 0.49], upper=[1.0, 0.51], bootstrap=50)
+    t = plots.with_precision(r, clicks=[20, 5], impressions=[1000, 1000])
+    assert t.loc[1, "interval"] == "bootstrap" and t.loc[1, "thin"]
+
+
+def test_convergence_chart_has_integer_ticks_and_plain_numbers():
+    r = _result([1.0, 0.5], loglik=[-190.84626, -150.5, -149.9])
+    fig = plots.convergence_figure([r])
+    assert fig.layout.xaxis.tickformat == "d" and fig.layout.xaxis.dtick == 1
+    assert fig.layout.yaxis.tickformat == ",.1f"
+
+
+def test_thin_points_are_drawn_hollow_with_their_interval():
+    r = _result([1.0, 0.5, 0.4])
+    table = plots.results_table([r], clicks=[400, 200, 3], impressions=[10_000] * 3)
+    fig = plots.theta_figure([r], table=table)
+    tr = fig.data[0]
+    assert list(tr.marker.color)[2] == "rgba(0,0,0,0)" and list(tr.marker.color)[1] != \
+        "rgba(0,0,0,0)"
+    assert tr.error_y.array is not None and np.all(np.isfinite(tr.error_y.array))

@@ -35,7 +35,7 @@ def test_dispatcher_refuses_bad_options(tmp_path):
     log = store.open_file(path)
     with pytest.raises(UlrError, match="unknown propensity method"):
         estimate(log, method="magic")
-    with pytest.raises(UlrError, match="--bootstrap"):
+    with pytest.raises(UlrError, match="bootstrap must be"):
         estimate(log, method="em", bootstrap=1)
     assert set(METHODS) == {"randomization", "em", "regression-em", "dla",
                             "intervention-harvesting"}

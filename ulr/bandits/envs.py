@@ -246,7 +246,8 @@ def doc_features(log, ids) -> np.ndarray | None:
     return np.hstack([x, np.ones((x.shape[0], 1))])
 
 
-def data_env(log, *, items: int | None = 50, k: int = 4, theta=None) -> CascadeEnv:
+def data_env(log, *, items: int | None = 50, k: int = 4, theta=None,
+             raw_ctr: bool = False) -> CascadeEnv:
     """Attraction probabilities of the documents of a stored click log.
 
     For every document ``d`` (``doc_id``, pooled over queries),
@@ -270,8 +271,12 @@ def data_env(log, *, items: int | None = 50, k: int = 4, theta=None) -> CascadeE
         Number of positions of the simulated lists (< number of documents).
     theta : array-like, optional
         Position bias ``theta[0]`` for position 1, ... (e.g. from the propensity
-        module). Default: :func:`randomized_theta` of the log, and when the log
-        has no randomized rows, no correction (``theta = 1``: plain CTR).
+        module). Default: :func:`randomized_theta` of the log; when the log
+        has no randomized rows, UlrError, unless ``raw_ctr``.
+    raw_ctr : bool
+        Without theta and randomized rows, use the raw CTR (no position-bias
+        correction) instead of refusing. ``params["theta_source"]`` always
+        names the attraction's source.
 
     Notes
     -----
@@ -286,10 +291,14 @@ def data_env(log, *, items: int | None = 50, k: int = 4, theta=None) -> CascadeE
     if theta is None:
         theta = randomized_theta(log)
         source = "randomized CTR ratios"
+        if theta is None and not raw_ctr:
+            raise UlrError("The data environment needs position bias theta to turn clicks into "
+                           "attraction, and this log has no randomized rows to estimate it "
+                           "from; give theta by position, or declare the log randomized.")
         if theta is None:
             maxpos = log.cur.execute(f"SELECT max(position) FROM {log.table}").fetchone()[0]
             theta = np.ones(int(maxpos or 1))
-            source = "none (the log has no randomized rows; plain CTR)"
+            source = "none: raw CTR, not corrected for position bias (asked for)"
     theta = np.asarray(theta, dtype=np.float64).ravel()
     if theta.size == 0:
         raise UlrError("The position-bias vector theta is empty.")
@@ -321,7 +330,8 @@ def data_env(log, *, items: int | None = 50, k: int = 4, theta=None) -> CascadeE
 
 
 def make_env(name: str, *, items: int = 16, k: int = 2, p: float = 0.2, delta: float = 0.15,
-             features: int = 10, seed: int = 0, log=None, theta=None) -> CascadeEnv:
+             features: int = 10, seed: int = 0, log=None, theta=None,
+             raw_ctr: bool = False) -> CascadeEnv:
     """Build an environment by id (``kveton``, ``linear`` or ``data``)."""
     if name == "kveton":
         return kveton_env(items=items, k=k, p=p, delta=delta, seed=seed)
@@ -330,5 +340,5 @@ def make_env(name: str, *, items: int = 16, k: int = 2, p: float = 0.2, delta: f
     if name == "data":
         if log is None:
             raise UlrError("The data environment needs a click log.")
-        return data_env(log, items=items, k=k, theta=theta)
+        return data_env(log, items=items, k=k, theta=theta, raw_ctr=raw_ctr)
     raise UlrError(f"Unknown environment {name!r}; choose one of {', '.join(ENVIRONMENTS)}.")

@@ -52,6 +52,11 @@ class ReplayResult:
     random_ctr : float
         Click-through rate of the logged (uniformly random) top ``k`` over all
         visited events -- what a random policy achieves.
+    no_choice_sessions : int
+        Randomized sessions left out because they hold no more than ``k``
+        distinct items: every policy shows the logged list there, so they
+        cannot tell policies apart (e.g. sessions taken from a per-row
+        timestamp hold one item each).
     """
 
     algorithm: str
@@ -68,9 +73,15 @@ class ReplayResult:
     confidence: float
     seed: int
     seconds: float
+    no_choice_sessions: int = 0
+
+    @property
+    def acceptance_rate(self) -> float:
+        """Share of the visited events whose logged list the policy matched."""
+        return self.accepted / self.events if self.events else float("nan")
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        return {**asdict(self), "acceptance_rate": self.acceptance_rate}
 
 
 def wilson_interval(successes: int, trials: int, *, confidence: float = 0.95):
@@ -85,9 +96,9 @@ def wilson_interval(successes: int, trials: int, *, confidence: float = 0.95):
     return max(0.0, float(centre - half)), min(1.0, float(centre + half))
 
 
-def _randomized_sessions(log, k: int):
+def _randomized_sessions(log, k: int, assume_randomized: bool = False):
     """Randomized rows ordered by session and position, as numpy arrays."""
-    if not log.info.has("randomized"):
+    if not assume_randomized and not log.info.has("randomized"):
         raise UlrError("Replay evaluation needs a uniformly randomized log, and this log has no "
                        "'randomized' column. Log some traffic with a randomized order (e.g. "
                        "RandTopN) and flag those rows randomized = 1.")
@@ -96,7 +107,8 @@ def _randomized_sessions(log, k: int):
                        "shown together as one list.")
     res = log.cur.execute(
         f"SELECT session_id::VARCHAR AS s, doc_id::VARCHAR AS d, position AS p, "
-        f"click::INT AS c FROM {log.table} WHERE randomized ORDER BY s, p").fetchnumpy()
+        f"click::INT AS c FROM {log.table} WHERE {'true' if assume_randomized else 'randomized'} "
+        "ORDER BY s, p").fetchnumpy()
     if len(res["s"]) == 0:
         raise UlrError("Replay evaluation needs a uniformly randomized log, and no row of this "
                        "log is flagged randomized = 1.")
@@ -117,11 +129,15 @@ def _randomized_sessions(log, k: int):
     order = np.lexsort((items, code))
     dup = (code[order][1:] == code[order][:-1]) & (items[order][1:] == items[order][:-1])
     ok[np.unique(code[order][1:][dup])] = False
-    return ids, items, clicks, starts[ok], ends[ok], int((~ok).sum())
+    choice = (ends - starts) > k  # more candidates than slots: the policy has a choice
+    no_choice = int((ok & ~choice).sum())
+    ok &= choice
+    return ids, items, clicks, starts[ok], ends[ok], int((~ok).sum()) - no_choice, no_choice
 
 
 def replay(log, algorithm: str, *, k: int = 1, seed: int = 0, confidence: float = 0.95,
-           max_events: int | None = None, **options) -> ReplayResult:
+           max_events: int | None = None, assume_randomized: bool | None = None,
+           **options) -> ReplayResult:
     """Estimate the click-through rate of ``algorithm`` by replay on ``log``.
 
     Parameters
@@ -142,6 +158,9 @@ def replay(log, algorithm: str, *, k: int = 1, seed: int = 0, confidence: float 
         Level of the Wilson interval.
     max_events : int, optional
         Visit at most this many events.
+    assume_randomized : bool, optional
+        Treat every row as randomized. Default: what was declared for the log
+        when it was loaded (``log.info.facts.randomized``).
     options
         Algorithm options (``sigma``, ``c``).
 
@@ -157,7 +176,15 @@ def replay(log, algorithm: str, *, k: int = 1, seed: int = 0, confidence: float 
         raise UlrError(f"The replayed list length k must be between 1 and 10, got {k!r}.")
     if not 0 < confidence < 1:
         raise UlrError(f"The confidence level must be between 0 and 1, got {confidence}.")
-    ids, items, clicks, starts, ends, skipped = _randomized_sessions(log, int(k))
+    if assume_randomized is None:
+        facts = getattr(log.info, "facts", None)
+        assume_randomized = bool(facts and facts.randomized)
+    ids, items, clicks, starts, ends, skipped, no_choice = _randomized_sessions(
+        log, int(k), bool(assume_randomized))
+    if starts.size == 0 and no_choice:
+        raise UlrError(f"Every usable randomized session ({no_choice:,}) holds at most k = {k} "
+                       "item(s), so any policy would show the logged list and the replay cannot "
+                       "tell policies apart; sessions must group the items shown together.")
     if starts.size == 0:
         raise UlrError(f"No randomized session shows positions 1..{k} with distinct documents; "
                        "nothing to replay.")
@@ -187,4 +214,5 @@ def replay(log, algorithm: str, *, k: int = 1, seed: int = 0, confidence: float 
         algorithm=algorithm, k=int(k), ctr=hits / accepted if accepted else float("nan"),
         ci_lower=lo, ci_upper=hi, accepted=accepted, clicks=hits, events=int(order.size),
         skipped_sessions=skipped, random_ctr=random_hits / order.size, items=int(ids.size),
-        confidence=confidence, seed=int(seed), seconds=time.perf_counter() - tic)
+        confidence=confidence, seed=int(seed), seconds=time.perf_counter() - tic,
+        no_choice_sessions=no_choice)

@@ -11,12 +11,41 @@ def add_log_args(p, *, required: bool = True) -> None:
     g = p.add_argument_group("click log (either --input, or --db with --name)")
     g.add_argument("--input", metavar="PATH", help="CSV or Parquet click log")
     g.add_argument("--map", action="append", default=[], metavar="CANONICAL=THEIRS",
-                   help="map a canonical column to the file's column (repeatable)")
+                   help="map a canonical column to the file's column (repeatable); "
+                        "a+b builds a composite key from columns a and b")
+    add_mapping_args(g)
     g.add_argument("--skip-bad-rows", action="store_true",
                    help="with --input: drop rows that break the schema instead of refusing")
     g.add_argument("--db", metavar="PATH", help="DuckDB file written by `load`")
     g.add_argument("--name", metavar="DATASET", help="stored dataset name")
     p.set_defaults(_log_required=required)
+
+
+def add_mapping_args(p) -> None:
+    """``--const``, ``--features`` and ``--fact``: the rest of a mapping (see schema.Mapping)."""
+    p.add_argument("--const", action="append", default=[], metavar="FIELD=VALUE",
+                   help="give every row this value, e.g. randomized=1 (the whole log was "
+                        "shown in random order) or propensity=0.2 (repeatable)")
+    flags = ["--features", "--feature-columns"]
+    if any("--features" in a.option_strings for a in getattr(p, "_actions", [])):
+        flags = flags[1:]  # `bandit` uses --features for its tag count
+    p.add_argument(*flags, dest="feature_spec", metavar="NAMES",
+                   help="comma-separated numeric columns or glob patterns to store as "
+                        "feature_* columns, e.g. 'user-item_affinity_*,price'")
+    p.add_argument("--fact", action="append", default=[], choices=list(schema.FACTS),
+                   help="declare a fact about the log: per_slot_propensity = the propensity "
+                        "column is the probability of the item at its slot")
+
+
+def mapping_from_args(args) -> schema.Mapping:
+    """The mapping that ``--map``, ``--const``, ``--features`` and ``--fact`` describe."""
+    return schema.Mapping.from_cli(getattr(args, "map", []), getattr(args, "const", []),
+                                   getattr(args, "feature_spec", None), getattr(args, "fact", []))
+
+
+def _has_mapping_args(args) -> bool:
+    return bool(getattr(args, "map", None) or getattr(args, "const", None)
+                or getattr(args, "feature_spec", None) or getattr(args, "fact", None))
 
 
 def has_log_args(args) -> bool:
@@ -28,10 +57,11 @@ def log_from_args(args) -> store.Log:
     if args.input and (args.name or args.db):
         raise UlrError("give either --input, or --db with --name, not both.")
     if args.input:
-        return store.open_file(args.input, schema.parse_map_args(args.map),
+        return store.open_file(args.input, mapping_from_args(args),
                                skip_bad_rows=args.skip_bad_rows)
-    if args.map:
-        raise UlrError("--map goes with --input (a stored dataset is already mapped).")
+    if _has_mapping_args(args):
+        raise UlrError("--map, --const, --features and --fact go with --input (a stored "
+                       "dataset is already mapped).")
     if not args.name:
         raise UlrError("name a click log: --input PATH, or --db PATH --name DATASET.")
     if not args.db:

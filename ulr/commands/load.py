@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ulr import schema, store
+from ulr import store
+from ulr.commands import common
 from ulr.errors import UlrError
 
 ORDER = 20
@@ -15,7 +16,10 @@ def register(sub):
     p.add_argument("path", help="CSV or Parquet file")
     p.add_argument("--db", required=True, help="DuckDB file (created if missing)")
     p.add_argument("--name", required=True, help="dataset name")
-    p.add_argument("--map", action="append", default=[], metavar="CANONICAL=THEIRS")
+    p.add_argument("--map", action="append", default=[], metavar="CANONICAL=THEIRS",
+                   help="map a canonical column to the file's column (repeatable); "
+                        "query_id=a+b builds a composite key from columns a and b")
+    common.add_mapping_args(p)
     p.add_argument("--skip-bad-rows", action="store_true",
                    help="store the valid rows and keep the bad ones for download")
     p.add_argument("--replace", action="store_true", help="replace a dataset of the same name")
@@ -29,11 +33,12 @@ def register(sub):
 
 
 def run_load(args) -> dict:
-    mapping = schema.parse_map_args(args.map)
+    mapping = common.mapping_from_args(args)
     res = store.load_log(args.path, args.name, db_path=args.db, mapping=mapping,
                          skip_bad_rows=args.skip_bad_rows, replace=args.replace)
     out = {"dataset": res.dataset, "rows": res.rows, "rejected": res.rejected,
-           "mapping": res.info.mapping, "content_hash": res.info.content_hash}
+           "mapping": res.info.mapping, "content_hash": res.info.content_hash,
+           "facts": res.info.facts.describe()}
     if args.rejected_out and res.rejected:
         from ulr.export import safe_csv_bytes
         Path(args.rejected_out).write_bytes(safe_csv_bytes(res.rejected_rows))
@@ -59,4 +64,6 @@ def render(result: dict) -> str:
     s = f"stored {result['dataset']!r}: {result['rows']} rows"
     if result["rejected"]:
         s += f", {result['rejected']} bad rows skipped"
+    if result.get("facts"):
+        s += "\ndeclared: " + "; ".join(result["facts"])
     return s

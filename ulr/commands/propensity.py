@@ -53,7 +53,7 @@ def run(args) -> dict:
     res = scan = None
     if (args.input and not (args.name or args.db) and not args.skip_bad_rows
             and args.method in CELL_METHODS):
-        scan = aggregate.csv_scan(args.input, schema.parse_map_args(args.map))
+        scan = aggregate.csv_scan(args.input, common.mapping_from_args(args))
         if scan is not None:
             try:
                 res = propensity.estimate(scan, **kwargs)

@@ -15,7 +15,7 @@ import time
 
 from ulr import propensity, rankers, schema, store
 from ulr.commands.common import add_log_args, log_from_args
-from ulr.commands.common import parse_floats
+from ulr.commands.common import mapping_from_args, parse_floats
 from ulr.errors import UlrError
 
 ORDER = 40
@@ -44,6 +44,10 @@ def register(sub):
     p.add_argument("--bootstrap", type=int, default=0, metavar="B",
                    help="add per-query bootstrap intervals and paired tests with B replicates")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--min-test-queries", type=int, default=rankers.MIN_TEST_QUERIES, metavar="N",
+                   help="refuse to compare on fewer test queries (default "
+                        f"{rankers.MIN_TEST_QUERIES}: what a paired test needs to detect a "
+                        "medium per-query difference with 80%% power; 0: no check)")
     p.set_defaults(run=run)
 
 
@@ -62,12 +66,12 @@ def run(args) -> dict:
     train = rankers.log_frame(log)
     test = None
     if args.test_input:
-        test_log = store.open_file(args.test_input, schema.parse_map_args(args.map),
+        test_log = store.open_file(args.test_input, mapping_from_args(args),
                                    skip_bad_rows=args.skip_bad_rows)
         test = rankers.log_frame(test_log)
     comp = rankers.train_and_evaluate(
         train, test, theta, learner=args.learner, clip=args.clip, normalize=args.snips,
-        seed=args.seed, test_fraction=args.test_fraction)
+        seed=args.seed, test_fraction=args.test_fraction, min_queries=args.min_test_queries)
     out = comp.metrics()
     out.update({
         "estimated": comp.estimated,

@@ -80,7 +80,7 @@ def estimate(log, *, method: str, positions: int | None = None, bootstrap: int =
                        f"{', '.join(METHODS)}.")
     b = int(bootstrap)
     if b < 0 or b == 1 or b > MAX_BOOTSTRAP:
-        raise UlrError(f"--bootstrap must be 0 (none) or between 2 and {MAX_BOOTSTRAP}, "
+        raise UlrError(f"bootstrap must be 0 (none) or between 2 and {MAX_BOOTSTRAP}, "
                        f"got {bootstrap}.")
     if not 0.0 < float(alpha) < 1.0:
         raise UlrError(f"alpha must lie in (0, 1), got {alpha}.")
@@ -96,5 +96,6 @@ def estimate(log, *, method: str, positions: int | None = None, bootstrap: int =
         progress(1.0, f"{method}: done")
     notes = tuple(res.notes)
     if assume_randomized and method != "randomization":
-        notes += ("--assume-randomized only affects the randomization method.",)
+        notes += ("assume_randomized (every row treated as randomized) only affects the "
+                  "randomization method.",)
     return dataclasses.replace(res, notes=notes, seconds=time.perf_counter() - t0)

@@ -116,6 +116,8 @@ def csv_scan(path, mapping: dict | None = None) -> Scan | None:
     if store.sniff_kind(p) != "csv":  # raises UlrError for missing/empty/binary files
         return None
     names, delim = store.csv_header(p)
+    if not schema.Mapping.coerce(mapping, names).is_plain():  # byol (#11): derived fields
+        return None  # composite keys, constants and feature patterns need the full loader
     plans = schema.plan_columns(names, mapping)
     columns = {pl.stored: pl.read_type for pl in plans}
     return Scan(cur=store.new_memory_cursor(), from_sql=_READ_CSV,
@@ -172,7 +174,7 @@ def max_position(scan: Scan) -> int:
 def resolve_positions(scan: Scan, positions: int | None, available: int) -> int:
     """Number of positions K to estimate; at least 2."""
     if positions is not None and int(positions) < 2:
-        raise UlrError(f"--positions must be at least 2, got {int(positions)}.")
+        raise UlrError(f"positions must be at least 2, got {int(positions)}.")
     if available < 2:
         raise UlrError(f"the log {scan.name!r} shows a single position, so there is no position "
                        "bias to estimate; it needs results at two or more positions.")
@@ -180,7 +182,7 @@ def resolve_positions(scan: Scan, positions: int | None, available: int) -> int:
         return int(available)
     k = int(positions)
     if k > available:
-        raise UlrError(f"--positions {k} asks for more positions than the log has "
+        raise UlrError(f"positions = {k} asks for more positions than the log has "
                        f"(its deepest position is {available}).")
     return k
 

@@ -9,15 +9,87 @@ import plotly.graph_objects as go
 from ulr import theme
 
 
-def results_table(results, truth: np.ndarray | None = None) -> pd.DataFrame:
+#: A position's estimate is "thin" when its 95% interval's half-width exceeds
+#: this fraction of the estimate (the interval says the value could be half or
+#: one and a half times what is drawn).
+THIN_RELATIVE_HALF_WIDTH = 0.5
+
+
+def click_count_interval(clicks, impressions, *, z: float = 1.96):
+    """Delta-method interval of ``theta_k / theta_1`` from click counts per position.
+
+    ``theta_k / theta_1 = CTR_k / CTR_1`` for rows in random order; the
+    variance of its log is ``(1 - p_k) / c_k + (1 - p_1) / c_1`` (binomial
+    counts, Katz et al. 1978). For other methods it is a floor on the
+    uncertainty: no estimate is more precise than the clicks it rests on.
+    Returns (lower, upper) arrays; unbounded (inf) where a position has no click.
+    """
+    c = np.asarray(clicks, dtype=float)
+    n = np.asarray(impressions, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = np.where(n > 0, c / n, np.nan)
+        var = (1 - p) / c + (1 - p[0]) / c[0]
+        ratio = p / p[0]
+        half = z * np.sqrt(var)
+        lower = np.where(c > 0, ratio * np.exp(-half), 0.0)
+        upper = np.where((c > 0) & (c[0] > 0), ratio * np.exp(half), np.inf)
+    return lower, upper
+
+
+def with_precision(result, clicks, impressions):
+    """``result``'s interval (bootstrap, else the click-count approximation) and
+    which positions rest on too little evidence.
+
+    Returns a frame: position, theta, lower, upper, interval ("bootstrap" or
+    "click counts"), relative_half_width, thin.
+    """
+    k = result.positions
+    c = np.zeros(k)
+    n = np.zeros(k)
+    m = min(k, len(clicks))
+    c[:m], n[:m] = np.asarray(clicks)[:m], np.asarray(impressions)[:m]
+    if result.method == "randomization" and "randomized_clicks" in result.extras:
+        c = np.asarray(result.extras["randomized_clicks"], dtype=float)[:k]
+        n = np.asarray(result.extras["randomized_impressions"], dtype=float)[:k]
+    lo, up = click_count_interval(c, n)
+    theta = np.asarray(result.theta, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # the click-count floor, relative to the counts' own ratio estimate
+        ratio = np.where(n > 0, c / np.maximum(n, 1), np.nan) / (c[0] / n[0] if c[0] else np.nan)
+        floor = np.where(ratio > 0, (up - lo) / 2 / ratio, np.inf)
+    source = np.full(k, "click counts", dtype=object)
+    if result.lower is not None:
+        boot = np.isfinite(result.lower) & np.isfinite(result.upper)
+        lo = np.where(boot, result.lower, lo)
+        up = np.where(boot, result.upper, up)
+        source[boot] = "bootstrap"
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel = np.where(theta > 0, (up - lo) / 2 / theta, np.inf)
+    rel = np.fmax(rel, floor)  # no estimate is more precise than the clicks behind it
+    rel[0] = 0.0 if c[0] > 0 else np.inf  # theta_1 = 1 by definition
+    thin = ~(rel <= THIN_RELATIVE_HALF_WIDTH) | ~np.isfinite(theta)
+    return pd.DataFrame({"position": np.arange(1, k + 1), "theta": theta, "lower": lo,
+                         "upper": up, "interval": source, "relative_half_width": rel,
+                         "thin": thin, "clicks": c.astype(int), "impressions": n.astype(int)})
+
+
+def results_table(results, truth: np.ndarray | None = None, *, clicks=None,
+                  impressions=None) -> pd.DataFrame:
     """Long table: one row per (method, position) with theta, interval and truth.
 
     ``truth`` is the absolute true theta (it is shown relative to position 1).
+    With ``clicks`` and ``impressions`` per position, every row gets an
+    interval (bootstrap, else from click counts) and a ``thin`` flag.
     """
-    frames = [r.to_frame() for r in results]
+    if clicks is not None:
+        frames = [with_precision(r, clicks, impressions).assign(method=r.method)
+                  for r in results]
+    else:
+        frames = [r.to_frame() for r in results]
     if not frames:
         return pd.DataFrame(columns=["method", "position", "theta", "lower", "upper"])
     df = pd.concat(frames, ignore_index=True)
+    df = df[["method"] + [c for c in df.columns if c != "method"]]
     if truth is not None and len(truth) and truth[0] > 0:
         rel = np.asarray(truth, dtype=float) / truth[0]
         pos = df["position"].to_numpy()
@@ -26,9 +98,15 @@ def results_table(results, truth: np.ndarray | None = None) -> pd.DataFrame:
     return df
 
 
-def theta_figure(results, truth: np.ndarray | None = None, *,
+def theta_figure(results, truth: np.ndarray | None = None, *, table: pd.DataFrame | None = None,
                  title: str = "Examination by position (relative to position 1)") -> go.Figure:
-    """theta per position per method, with bootstrap intervals and the true theta."""
+    """theta per position per method, with intervals and the true theta.
+
+    With ``table`` (from :func:`results_table` with click counts) every point
+    gets its interval, and thin points are drawn hollow and grey-edged.
+    """
+    if table is not None and "thin" in table:
+        return _theta_figure_with_precision(results, table, truth, title)
     fig = go.Figure()
     top = 1.05
     n = len(results)
@@ -92,4 +170,52 @@ def convergence_figure(results, *, title: str = "Convergence: log-likelihood per
     if not fig.data:
         return None
     theme.apply(fig, title=title, x="iteration", y="log-likelihood (nats)")
+    n_iter = max(len(r.loglik) for r in results)
+    fig.update_xaxes(tickformat="d", dtick=max(1, int(np.ceil(n_iter / 10))), tick0=1)
+    fig.update_yaxes(tickformat=",.1f", exponentformat="none")
+    return fig
+
+
+def _theta_figure_with_precision(results, table, truth, title) -> go.Figure:
+    fig = go.Figure()
+    top = 1.05
+    n = len(results)
+    for i, r in enumerate(results):
+        t = table[table["method"] == r.method]
+        pos = t["position"].to_numpy()
+        x = pos + (i - (n - 1) / 2) * min(0.08, 0.3 / max(n, 1))
+        color = theme.color_for(r.method, i)
+        theta = t["theta"].to_numpy(dtype=float)
+        lo, up = t["lower"].to_numpy(dtype=float), t["upper"].to_numpy(dtype=float)
+        thin = t["thin"].to_numpy(dtype=bool)
+        cap = 3.0
+        shown_up = np.where(np.isfinite(up), up, cap)
+        top = max(top, float(np.nanmax(np.r_[theta[np.isfinite(theta)], 1.0])),
+                  float(np.nanmax(np.minimum(shown_up, cap))))
+        custom = np.column_stack([pos, lo, up, t["clicks"].to_numpy(),
+                                  np.where(thin, "thin evidence", "")])
+        fig.add_trace(go.Scatter(
+            x=x, y=theta, mode="lines+markers", name=r.method,
+            line=dict(color=color, dash="dot" if thin[1:].all() else "solid"),
+            marker=dict(size=9, color=np.where(thin, "rgba(0,0,0,0)", color),
+                        line=dict(color=np.where(thin, "#9e9e9e", color), width=2)),
+            customdata=custom,
+            error_y=dict(type="data", symmetric=False,
+                         array=np.nan_to_num(shown_up - theta, nan=0.0),
+                         arrayminus=np.nan_to_num(theta - lo, nan=0.0),
+                         color=color, thickness=1.5, width=4),
+            hovertemplate=(f"{r.method}<br>position %{{customdata[0]}}<br>theta %{{y:.3f}}"
+                           "<br>interval %{customdata[1]:.3f} – %{customdata[2]:.3f}"
+                           "<br>%{customdata[3]} clicks %{customdata[4]}<extra></extra>")))
+    if truth is not None and len(truth) and truth[0] > 0:
+        k = max((r.positions for r in results), default=len(truth))
+        rel = np.asarray(truth, dtype=float)[:k] / truth[0]
+        fig.add_trace(go.Scatter(
+            x=np.arange(1, len(rel) + 1), y=rel, mode="lines+markers", name="true theta",
+            line=dict(color=theme.color_for("true theta"), dash="dash", width=2),
+            marker=dict(symbol="x", size=9),
+            hovertemplate="true theta<br>position %{x}<br>%{y:.3f}<extra></extra>"))
+    theme.apply(fig, title=title, x="position (1 = top)", y="theta_k / theta_1")
+    fig.update_xaxes(dtick=1)
+    fig.update_yaxes(range=[0, min(top * 1.08, 3.0)])
     return fig

@@ -91,8 +91,8 @@ def collect(scan: Scan, *, positions: int | None = None, groups: bool = False,
     else:
         if not scan.has("randomized"):
             raise UlrError(f"the log {scan.name!r} has no 'randomized' column, so it holds no "
-                           "randomized rows; use --assume-randomized if every list was shown "
-                           "in random order, or another method.")
+                           "randomized rows; set assume_randomized if every list was shown "
+                           "in random order, or use another method.")
         if scan.has("session_id"):
             rr = (f"SELECT {grp} AS grp, session_id, position, CAST(click AS INTEGER) AS click, "
                   "count(*) OVER (PARTITION BY session_id) AS r, "
@@ -123,7 +123,7 @@ def collect(scan: Scan, *, positions: int | None = None, groups: bool = False,
     ck = np.nan_to_num(np.asarray(res["ck"], dtype=float))
     if len(kind) == 0 or n.sum() == 0:
         raise UlrError(f"the log {scan.name!r} has no randomized rows (randomized = 1) in "
-                       f"positions 1..{k}; randomization needs some, or --assume-randomized "
+                       f"positions 1..{k}; randomization needs some, or assume_randomized "
                        "if every list was shown in random order.")
     top = kind == 0
     imp = np.zeros((g_count, k))
@@ -233,7 +233,7 @@ def run(scan: Scan, *, positions=None, bootstrap: int = 0, seed=0,
     theta = fit_many(stats)[0]
     notes = check_point(stats, theta)
     if assume_randomized:
-        notes.insert(0, "every row was treated as randomized (--assume-randomized).")
+        notes.insert(0, "every row was treated as randomized (assume_randomized).")
     lower = upper = None
     if bootstrap > 0:
         samples = bs.replicate(lambda w: fit_many(stats, w), n_groups=stats.n_groups,
