@@ -21,6 +21,7 @@ PAGES = [
     ("pages/off_policy.py", "Off-policy evaluation", ":material/rule:", False),
     ("pages/debiased_recs.py", "Debiased recommendation", ":material/recommend:", False),
     ("pages/report.py", "Report", ":material/description:", False),
+    ("pages/present.py", "Present", ":material/slideshow:", False),
 ]
 
 nav = st.navigation([st.Page(f, title=t, icon=i, default=d)
