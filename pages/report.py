@@ -137,6 +137,9 @@ with st.container(border=True):
         icon=":material/folder_zip:",
         help="Each table as CSV plus index.csv with every item's takeaway, caveats, evidence "
              "and settings.")
+    image_problem = report.static_export_problem()
+    if image_problem:
+        st.caption(f"PNG/PDF export of single charts is off here: {image_problem}")
     st.caption(f"{len(items)} item{'s' if len(items) != 1 else ''}. Link to this report: "
                "copy the address bar (it ends in ?report=…).")
 
@@ -167,7 +170,7 @@ for i, p in enumerate(items):
         st.caption(f"Evidence: {_md(report.evidence_text(p.evidence))}")
         st.caption("Settings: " + (" · ".join(f"{_md(k)} = {_md(report.setting_text(v))}"
                                               for k, v in p.settings.items()) or "none recorded"))
-        b = st.columns(3)
+        b = st.columns(5)
         b[0].button("Move up", key=f"rep_up_{p.id}", icon=":material/arrow_upward:",
                     disabled=i == 0, on_click=_safe, args=(reports.move_item, rid, p.id, -1))
         b[1].button("Move down", key=f"rep_down_{p.id}", icon=":material/arrow_downward:",
@@ -175,3 +178,12 @@ for i, p in enumerate(items):
                     args=(reports.move_item, rid, p.id, 1))
         b[2].button("Remove", key=f"rep_rm_{p.id}", icon=":material/delete:", on_click=_safe,
                     args=(reports.remove_item, rid, p.id))
+        if p.figure is not None and image_problem is None:
+            for col, fmt in ((b[3], "png"), (b[4], "pdf")):
+                col.download_button(
+                    fmt.upper(), key=f"rep_{fmt}_{p.id}", on_click="ignore",
+                    data=lambda p=p, fmt=fmt: report.to_image(report.export_figure(p),
+                                                              format=fmt),
+                    file_name=f"{i + 1:02d}-{stem}.{fmt}", mime=report.image_mime(fmt),
+                    icon=":material/image:", help=f"Static {fmt.upper()} of this chart, "
+                    "rendered by Chromium (takes a few seconds).")
