@@ -257,6 +257,7 @@ def default_takeaway(title: str, table: pd.DataFrame | None = None,
             out = (f"{theme.metric_label(vcol)} is highest for {lcol} {t[lcol][ih]} "
                    f"({fmt(t[vcol][ih])}) and lowest for {lcol} {t[lcol][il]} "
                    f"({fmt(t[vcol][il])})")
+            out = out[:1].upper() + out[1:]
             return out + (f"; based on {rests}." if rests else ".")
     return f"{title}" + (f", based on {rests}." if rests else ".")
 
@@ -730,6 +731,7 @@ nav.controls button { font-size: 22px; padding: 6px 18px; border-radius: 6px;
   .deck { height: auto; overflow: visible; }
   .slide, .slide.active { display: flex; height: 209mm; width: 297mm; padding: 12mm 14mm;
                           break-after: page; page-break-after: always; overflow: hidden; }
+  .slide:last-child { break-after: auto; page-break-after: auto; }
   .slide h1 { font-size: 30px; } .takeaway { font-size: 20px; }
   .caveats, .note, .tablewrap { font-size: 15px; } .evidence { font-size: 13px; }
 }
