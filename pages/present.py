@@ -29,7 +29,8 @@ if not items:
 cur = ui.cursor()
 status = {it.id: s for it in items if (s := reports.dataset_status(it, cur=cur))}
 deck = report.build_deck(items, title=info.name, status=status, embedded=True)
-components.html(deck, height=580, scrolling=False)  # fits 1280x720 with the header
+st.html("<style>[data-testid='stMainBlockContainer']{padding-top:2.5rem;}</style>")
+components.html(deck, height=640, scrolling=False)  # fits 1280x720 with the header
 c = st.columns([2, 2, 3])
 c[0].page_link("pages/report.py", label="Edit the report", icon=":material/edit:",
                query_params={"report": rid})

@@ -703,19 +703,20 @@ _DECK_CSS = """
 html, body { margin: 0; height: 100%%; background: #fff; color: #1a1a1a;
              font-family: %(font)s; }
 .deck { position: relative; height: 100vh; overflow: hidden; }
-.slide { display: none; height: 100vh; padding: 28px 48px 84px; flex-direction: column; }
+.slide { display: none; height: 100vh; padding: 28px 48px 84px; flex-direction: column;
+         overflow-y: auto; }
 .slide.active { display: flex; }
 .slide h1 { font-size: 44px; line-height: 1.15; margin: 0 0 10px; }
 .slide.cover { justify-content: center; }
 .slide.cover h1 { font-size: 60px; }
 .takeaway { font-size: 28px; font-weight: 600; margin: 0 0 12px; color: #0b3d66; }
-.chart { flex: 1 1 auto; min-height: 0; }
+.chart { flex: 1 0 auto; min-height: 300px; }
 .chart > div, .chart .plotly-graph-div { height: 100%% !important; }
 .tablewrap { flex: 1 1 auto; overflow: auto; font-size: 22px; }
 table { border-collapse: collapse; } th, td { border: 1px solid #ddd; padding: 4px 12px; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
-.caveats { background: #fff8e1; border-left: 6px solid #E69F00; padding: 8px 16px;
-           margin: 12px 0 0; font-size: 22px; }
+.caveats { background: #fff8e1; border-left: 6px solid #E69F00; padding: 6px 16px;
+           margin: 0 0 8px; font-size: 20px; }
 .caveats ul { margin: 4px 0; padding-left: 26px; }
 .stale { background: #fdecea; border-left: 6px solid #D55E00; padding: 8px 16px;
          margin: 8px 0 0; font-size: 20px; }
@@ -725,6 +726,11 @@ nav.controls { position: fixed; bottom: 14px; right: 24px; display: flex; gap: 1
                align-items: center; font-size: 20px; z-index: 10; }
 nav.controls button { font-size: 22px; padding: 6px 18px; border-radius: 6px;
                       border: 1px solid #999; background: #f4f6f9; cursor: pointer; }
+body[data-embedded] .slide { padding: 12px 24px 64px; }
+body[data-embedded] .slide h1 { font-size: 40px; margin-bottom: 6px; }
+body[data-embedded] .takeaway { font-size: 22px; margin-bottom: 8px; }
+body[data-embedded] .caveats { font-size: 18px; }
+body[data-embedded] .chart { min-height: 280px; }
 @page { size: A4 landscape; margin: 0; }
 @media print {
   nav.controls { display: none; }
@@ -814,18 +820,19 @@ def build_deck(items, *, title: str = "ulr report", generated: str | None = None
         parts = [f'<section class="slide" id="slide-{i}"><h1>{_esc(it.title)}</h1>']
         if it.takeaway:
             parts.append(f'<p class="takeaway">{_esc(it.takeaway)}</p>')
-        if it.figure is not None:
-            parts.append(f'<div class="chart">{_figure_html(it, f"ulr-slide-{i}", slide=True, height="100%")}</div>')
-        elif it.table is not None:
-            parts.append(_table_html(it.frame(), max_table_rows))
-        elif it.note.strip():
-            parts.append(f'<div class="note">{_esc(it.note)}</div>')
         st = (status or {}).get(it.id)
         if st:
             parts.append(f'<div class="stale" role="alert">{_esc(st)}</div>')
         if it.caveats:
             lis = "".join(f"<li>{_esc(c)}</li>" for c in it.caveats)
             parts.append(f'<div class="caveats"><b>Caveats</b><ul>{lis}</ul></div>')
+        if it.figure is not None:
+            chart = _figure_html(it, f"ulr-slide-{i}", slide=True, height="100%")
+            parts.append(f'<div class="chart">{chart}</div>')
+        elif it.table is not None:
+            parts.append(_table_html(it.frame(), max_table_rows))
+        elif it.note.strip():
+            parts.append(f'<div class="note">{_esc(it.note)}</div>')
         parts.append(f'<div class="evidence">Evidence: {_esc(evidence_text(it.evidence))}'
                      f' · dataset {_esc(it.dataset or "—")}</div></section>')
         slides.append("".join(parts))
