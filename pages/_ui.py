@@ -33,6 +33,7 @@ PAGES = [
     ("pages/off_policy.py", "Off-policy evaluation", ":material/rule:", False),
     ("pages/debiased_recs.py", "Debiased recommendation", ":material/recommend:", False),
     ("pages/report.py", "Report", ":material/description:", False),
+    ("pages/present.py", "Present", ":material/slideshow:", False),
 ]
 APP = Path(__file__).resolve().parent.parent / "app.py"
 _APP_SEEN = "_ulr_app_seen"
@@ -192,53 +193,75 @@ def download_csv(df: pd.DataFrame, file_name: str, label: str = "Download CSV",
                        key=key or f"dl_{file_name}")
 
 
+REPORT_KEY = "report_id"
+
+
+def current_report_id() -> str:
+    """This session's report: the one in ``?report=`` when it exists, else the most
+    recently changed saved report, else a new "Untitled report" (saved at once)."""
+    from ulr import reports
+
+    rid = st.session_state.get(REPORT_KEY)
+    if rid and reports.get_info(rid) is not None:
+        return rid
+    wanted = st.query_params.get("report")
+    info = reports.get_info(wanted) if wanted else None
+    info = info or reports.latest_or_new()
+    st.session_state[REPORT_KEY] = info.id
+    return info.id
+
+
+def set_current_report(report_id: str) -> None:
+    st.session_state[REPORT_KEY] = report_id
+
+
 def add_to_report(title: str, *, fig=None, table: pd.DataFrame | None = None,
                   settings: dict | None = None, caveats: list[str] | None = None,
                   evidence: dict | None = None, takeaway: str | None = None,
                   key: str) -> None:
-    """An "Add to report" button that stores this result for the Report page.
+    """An "Add to report" button that saves this result in the session's report.
 
     ``caveats`` are the warnings the page shows next to the result (word for
     word), ``evidence`` what it rests on (rows, clicks, queries, sessions) and
-    ``takeaway`` a one-line plain-words summary; reports and exports carry all three.
+    ``takeaway`` a one-line plain-words summary (pre-filled from the result when
+    empty); reports and exports carry all three. The item is written to the
+    store at once with the dataset's content hash, so it survives a refresh and
+    a restart, and a later change of the dataset is flagged on it.
     """
     if st.button("Add to report", key=f"report_{key}", icon=":material/post_add:"):
+        from ulr import reports
         from ulr.report import ReportItem
 
-        items = st.session_state.setdefault("report_items", [])
-        items.append(ReportItem.from_result(
-            title, fig=fig, table=table, settings=settings, caveats=caveats,
-            evidence=evidence, takeaway=takeaway or "",
-            dataset=st.session_state.get(DATASET_KEY, store.SAMPLE_NAME)).to_dict())
-        n = len(items)
-        st.toast(f"Added “{title}” to the report ({n} item{'s' if n != 1 else ''}).")
-
-
-_PRESENTATION_CSS = """
-<style>
-html, body, [class*="st-"] { font-size: 19px; }
-h1 { font-size: 2.6rem !important; }
-section[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"],
-[data-testid="stToolbar"], [data-testid="stDecoration"], footer { display: none !important; }
-.block-container, [data-testid="stMainBlockContainer"] { max-width: 100% !important;
-  padding-left: 2rem; padding-right: 2rem; }
-</style>
-"""
+        name = st.session_state.get(DATASET_KEY, store.SAMPLE_NAME)
+        try:
+            content_hash = store.get_dataset(cursor(), name).content_hash or ""
+        except UlrError:
+            content_hash = ""
+        with user_errors("Could not add to the report: "):
+            item = ReportItem.from_result(
+                title, fig=fig, table=table, settings=settings, caveats=caveats,
+                evidence=evidence, takeaway=takeaway or "", dataset=name,
+                content_hash=content_hash)
+            rid = current_report_id()
+            reports.add_item(rid, item)
+            n = reports.get_info(rid).items
+            st.toast(f"Added “{title}” to the report ({n} item{'s' if n != 1 else ''}).")
 
 
 def presentation_toggle() -> bool:
-    """Presentation mode: larger fonts, full width, no sidebar or toolbar."""
-    on = bool(st.session_state.get("presentation", False))
-    if on:
-        st.markdown(_PRESENTATION_CSS, unsafe_allow_html=True)
-        if st.button("Exit presentation mode", key="exit_presentation",
-                     icon=":material/close_fullscreen:"):
-            st.session_state["presentation"] = False
-            st.rerun()
-    else:
-        st.sidebar.toggle("Presentation mode", key="presentation",
-                          help="Larger fonts, full width and no sidebar, for meetings.")
-    return on
+    """A sidebar link to the presentation view of this session's report.
+
+    The old in-page "presentation mode" (CSS over the working pages) is gone:
+    the Present page shows the report as slides, with its own link.
+    """
+    try:
+        rid = st.session_state.get(REPORT_KEY)
+        st.sidebar.page_link("pages/present.py", label="Present the report",
+                             icon=":material/slideshow:",
+                             query_params={"report": rid} if rid else None)
+    except Exception:  # noqa: BLE001 - the page is not registered (e.g. AppTest of one page)
+        pass
+    return False
 
 
 def url_param(name: str, default, *, kind=str):

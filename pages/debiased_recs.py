@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from pages import _ui as ui
+from ulr import theme
 from ulr.errors import UlrError
 from ulr.recommend.data import simulate_mnar
 from ulr.recommend.experiment import (CRITERIA, LABELS, experiment_grids, learning_curves_figure,
@@ -133,12 +134,23 @@ m[3].metric("Test ratings (uniform)", f"{s['test_ratings']:,}",
 
 st.subheader("Results")
 table = results_table(exp)
-pct = st.column_config.NumberColumn(format="percent")
-st.dataframe(table, hide_index=True, width="stretch", key="rec_table",
-             column_config={"improvement (best on validation)": pct,
-                            "improvement (best on test)": pct,
-                            "test MSE (best on validation)":
-                                st.column_config.NumberColumn(format="%.3f")})
+
+
+def _shown(v, col: str) -> str:
+    if isinstance(v, str):
+        return v
+    if col.startswith("improvement"):
+        return f"{v:.1%}"
+    return theme.format_number(v, 0 if float(v).is_integer() else 3)
+
+
+# One column per method, one row per measure: the long text cells (criterion,
+# setting) wrap inside three columns instead of running off the right edge.
+wide = pd.DataFrame({r["method"]: [_shown(r[c], c) for c in table.columns[1:]]
+                     for _, r in table.iterrows()}, index=list(table.columns[1:]))
+st.dataframe(wide, width="stretch", key="rec_table",
+             height=38 * (len(wide) + 1) + 4,
+             column_config={"_index": st.column_config.TextColumn("measure", width="medium")})
 st.caption(
     "Improvement = 1 − MSE / Var(test ratings): the share of the error of predicting the test "
     "mean that a model removes (negative = worse than that constant). *Best on validation* "
@@ -160,4 +172,6 @@ with c2:
                     "Download learning curves (CSV)", key="rec_curves_csv")
 ui.add_to_report("Debiased recommendation: test MSE improvement", fig=fig_bar, table=table,
                  settings={**dict(world_k), "models": list(models_k), "propensity": prop_k,
-                           **dict(base_k)}, key="recs")
+                           **dict(base_k)},
+                 evidence={"rows": int(s["mnar_ratings"] + s["random_ratings"]),
+                           "test ratings": int(s["test_ratings"])}, key="recs")

@@ -44,7 +44,9 @@ QUESTIONS = [
      "How would a new policy have done, judged from the old policy's logs?"),
     ("pages/debiased_recs.py", "Debiased recommendation",
      "How much do debiasing methods help when ratings are missing not at random?"),
-    ("pages/report.py", "Report", "How do I show all this to my stakeholders?"),
+    ("pages/report.py", "Report", "How do I collect, name and export my results?"),
+    ("pages/present.py", "Present", "How do I show all this to my stakeholders, one slide "
+                                    "at a time?"),
 ]
 for path, title, question in QUESTIONS:
     if (ui.ROOT / path).exists():

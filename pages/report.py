@@ -1,13 +1,13 @@
-"""Report page: the collected results in order, editable; HTML, ZIP and image exports."""
-
-import uuid
+"""Report page: saved reports (pick, rename, duplicate, delete), their items, and exports."""
 
 import streamlit as st
 
 from pages import _ui as ui
-from ulr import report
+from ulr import report, reports, theme
+from ulr.errors import UlrError
 
-ITEMS = "report_items"
+ui.ensure_app_run()
+
 _MD_SPECIAL = set("\\`*_{}[]()<>#+-.!|~$:")
 
 
@@ -16,163 +16,176 @@ def _md(text) -> str:
     return "".join("\\" + ch if ch in _MD_SPECIAL else ch for ch in str(text))
 
 
-st.title("Report")
-st.caption("Collect results with “Add to report” under any chart, put them in order, write "
-           "notes, then export one HTML file that opens anywhere, without a network.")
+def _flash(msg: str) -> None:
+    st.session_state["_rep_flash"] = msg
 
-items: list = st.session_state.setdefault(ITEMS, [])
-for _it in items:  # a stable id per item, so its widgets follow it when it moves
-    if isinstance(_it, dict) and not _it.get("id"):
-        _it["id"] = uuid.uuid4().hex[:12]
+
+def _safe(fn, *args, **kw) -> None:
+    """Run a store change; a refusal becomes one readable sentence at the top."""
+    try:
+        fn(*args, **kw)
+    except UlrError as exc:
+        _flash(str(exc)[:1].upper() + str(exc)[1:])
 
 
 # ---------------------------------------------------------------- callbacks (run before the page)
 
 
-def _index(item_id: str) -> int | None:
-    for i, it in enumerate(st.session_state.get(ITEMS, [])):
-        if isinstance(it, dict) and it.get("id") == item_id:
-            return i
-    return None
+def _pick() -> None:
+    ui.set_current_report(st.session_state["rep_pick"])
 
 
-def _edit(item_id: str, field: str) -> None:
-    i = _index(item_id)
-    if i is None:
-        return
-    item = st.session_state[ITEMS][i]
-    key = f"rep_{field}_{item_id}"
-    value = st.session_state.get(key, "")
-    if field == "title":
-        value = value.strip()
-        if not value or len(value) > report.MAX_TITLE:
-            st.session_state["_rep_flash"] = (
-                f"A title needs 1 to {report.MAX_TITLE} characters; kept “{_md(item['title'])}”.")
-            st.session_state[key] = item["title"]
-            return
-    item[field] = value
+def _new() -> None:
+    ui.set_current_report(reports.create().id)
 
 
-def _move(item_id: str, step: int) -> None:
-    i = _index(item_id)
-    lst = st.session_state[ITEMS]
-    if i is not None and 0 <= i + step < len(lst):
-        lst[i], lst[i + step] = lst[i + step], lst[i]
+def _rename(rid: str) -> None:
+    _safe(reports.rename, rid, st.session_state.get("rep_name", ""))
 
 
-def _remove(item_id: str) -> None:
-    i = _index(item_id)
-    if i is not None:
-        del st.session_state[ITEMS][i]
-    for field in ("title", "note"):
-        st.session_state.pop(f"rep_{field}_{item_id}", None)
+def _duplicate(rid: str) -> None:
+    try:
+        ui.set_current_report(reports.duplicate(rid).id)
+    except UlrError as exc:
+        _flash(str(exc))
 
 
-def _clear() -> None:
-    for it in list(st.session_state.get(ITEMS, [])):
-        if isinstance(it, dict):
-            _remove(it.get("id", ""))
-    st.session_state[ITEMS] = []
-    st.session_state["rep_clear_sure"] = False
+def _delete(rid: str) -> None:
+    _safe(reports.delete, rid)
+    st.session_state.pop(ui.REPORT_KEY, None)
+    st.session_state["rep_del_sure"] = False
 
 
-# ---------------------------------------------------------------- empty state
-if not items:
-    st.info("The report is empty. Every result on the analysis pages (Data, Position bias, "
-            "Compare rankers, …) has an **Add to report** button under its chart; press it to "
-            "collect the chart with its table, the dataset and the settings here. Items stay "
-            "for this browser session.", icon=":material/post_add:")
-    st.stop()
+def _edit(rid: str, item_id: str, field: str) -> None:
+    _safe(reports.update_item, rid, item_id, **{field: st.session_state.get(
+        f"rep_{field}_{item_id}", "").strip() if field == "title" else st.session_state.get(
+        f"rep_{field}_{item_id}", "")})
+
+
+# ---------------------------------------------------------------- choose the report
+st.title("Report")
+st.caption("Collect results with “Add to report” under any chart; they are saved at once and "
+           "stay after a refresh or a restart. Put them in order, edit the one-line takeaways, "
+           "then present them as slides or export them.")
+
+rid = ui.current_report_id()
+info = reports.get_info(rid)
+all_reports = reports.list_reports()
+st.query_params["report"] = rid
 
 flash = st.session_state.pop("_rep_flash", None)
 if flash:
     st.warning(flash)
 
-# Validate every item once; a broken one is shown with a remove button only.
-parsed: dict[str, report.ReportItem | str] = {}
-for it in items:
-    try:
-        parsed[it["id"]] = report.ReportItem.from_dict(it)
-    except (ValueError, TypeError, KeyError) as exc:
-        parsed[it.get("id", "?") if isinstance(it, dict) else "?"] = str(exc)
-good = [p for p in parsed.values() if isinstance(p, report.ReportItem)]
+with st.container(border=True):
+    ids = [r.id for r in all_reports]
+    names = {r.id: f"{r.name} ({r.items} item{'s' if r.items != 1 else ''})" for r in all_reports}
+    c = st.columns([3, 3, 1, 1])
+    st.session_state["rep_pick"] = rid
+    c[0].selectbox("Saved reports", ids, key="rep_pick", format_func=names.get, on_change=_pick)
+    if st.session_state.get("_rep_name_for") != rid:
+        st.session_state["rep_name"] = info.name
+        st.session_state["_rep_name_for"] = rid
+    c[1].text_input("Report name", key="rep_name", max_chars=report.MAX_TITLE,
+                    on_change=_rename, args=(rid,))
+    c[2].button("New report", key="rep_new", on_click=_new, icon=":material/add:")
+    c[3].button("Duplicate", key="rep_dup", on_click=_duplicate, args=(rid,),
+                icon=":material/content_copy:")
+    d = st.columns([3, 2, 2])
+    d[0].page_link("pages/present.py", label="Open the presentation view",
+                   icon=":material/slideshow:", query_params={"report": rid})
+    sure = d[1].checkbox("Yes, delete this report", key="rep_del_sure")
+    d[2].button("Delete report", key="rep_del", disabled=not sure, on_click=_delete,
+                args=(rid,), icon=":material/delete:")
+
+items = reports.items(rid)
+if not items:
+    st.info("This report is empty. Every result on the analysis pages (Data, Position bias, "
+            "Compare rankers, …) has an **Add to report** button under its chart; press it to "
+            "save the chart with its table, caveats, evidence and settings here.",
+            icon=":material/post_add:")
+    st.stop()
+
+cur = ui.cursor()
+status = {it.id: s for it in items if (s := reports.dataset_status(it, cur=cur))}
 
 # ---------------------------------------------------------------- exports
 with st.container(border=True):
     st.subheader("Export")
-    doc_title = st.text_input("Report title", value="ulr report", key="rep_doc_title",
-                              max_chars=report.MAX_TITLE)
-    doc_title = doc_title.strip() or "ulr report"
-    n_tables = sum(p.table is not None for p in good)
-    snapshot = [p.to_dict() for p in good]
-    c1, c2, c3 = st.columns([1, 1, 1])
-    c1.download_button(
+    title = info.name
+    stem = "".join(ch if ch.isalnum() else "-" for ch in title.lower()).strip("-")[:40] or "report"
+    c = st.columns(4)
+    c[0].download_button(
         "Download HTML report", key="rep_dl_html", type="primary", icon=":material/download:",
-        data=lambda: report.build_html(snapshot, title=doc_title).encode("utf-8"),
-        file_name="ulr-report.html", mime="text/html", on_click="ignore",
-        help="One file with every chart (interactive) and table; plotly.js is inside, so it "
-             "opens offline.")
-    zip_bytes = None
-    with ui.user_errors("The ZIP cannot be built: "):
-        zip_bytes = report.build_zip(snapshot)
-    if zip_bytes is not None:
-        c2.download_button(
-            f"Download tables (ZIP, {n_tables} CSV)", key="rep_dl_zip", data=zip_bytes,
-            file_name="ulr-report-tables.zip", mime="application/zip", on_click="ignore",
-            icon=":material/folder_zip:",
-            help="Each table as CSV plus index.csv. Cells starting with =, +, - or @ are "
-                 "neutralized so spreadsheets do not run them as formulas.")
-    with c3:
-        sure = st.checkbox("Yes, remove all items", key="rep_clear_sure")
-        st.button("Clear the report", key="rep_clear", disabled=not sure, on_click=_clear)
-    problem = report.static_export_problem()
-    if problem:
-        st.caption(f"PNG/PDF export of single charts is off here: {problem}")
-    st.caption(f"{len(items)} item{'s' if len(items) != 1 else ''}, {n_tables} with a table.")
-
-
-def _image_data(figure_json: str, fmt: str):
-    return lambda: report.to_image(figure_json, format=fmt)
-
+        data=lambda: report.build_html(items, title=title, status=status).encode("utf-8"),
+        file_name=f"{stem}.html", mime="text/html", on_click="ignore",
+        help="One long page with every chart (interactive), table, caveat, evidence and "
+             "setting; opens offline.")
+    c[1].download_button(
+        "Download slides (HTML)", key="rep_dl_deck", icon=":material/slideshow:",
+        data=lambda: report.build_deck(items, title=title, status=status).encode("utf-8"),
+        file_name=f"{stem}-slides.html", mime="text/html", on_click="ignore",
+        help="One result per slide; arrow keys move between slides; opens offline.")
+    problem = None if report.find_browser() else "Chromium is not installed here."
+    c[2].download_button(
+        "Download slides (PDF)", key="rep_dl_pdf", icon=":material/picture_as_pdf:",
+        data=lambda: report.build_pdf(items, title=title, status=status),
+        file_name=f"{stem}-slides.pdf", mime="application/pdf", on_click="ignore",
+        disabled=problem is not None, help=problem or "One slide per A4 landscape page "
+        "(takes a few seconds).")
+    c[3].download_button(
+        "Download tables (ZIP)", key="rep_dl_zip", data=lambda: report.build_zip(items),
+        file_name=f"{stem}-tables.zip", mime="application/zip", on_click="ignore",
+        icon=":material/folder_zip:",
+        help="Each table as CSV plus index.csv with every item's takeaway, caveats, evidence "
+             "and settings.")
+    image_problem = report.static_export_problem()
+    if image_problem:
+        st.caption(f"PNG/PDF export of single charts is off here: {image_problem}")
+    st.caption(f"{len(items)} item{'s' if len(items) != 1 else ''}. Link to this report: "
+               "copy the address bar (it ends in ?report=…).")
 
 # ---------------------------------------------------------------- items
-for i, it in enumerate(items):
-    item_id = it.get("id", "?") if isinstance(it, dict) else "?"
-    p = parsed.get(item_id)
-    with st.container(border=True, key=f"rep_item_{item_id}"):
-        if not isinstance(p, report.ReportItem):
-            st.error(f"Item {i + 1} is broken and cannot be exported: {p}")
-            st.button("Remove", key=f"rep_rm_{item_id}", on_click=_remove, args=(item_id,))
-            continue
+for i, p in enumerate(items):
+    with st.container(border=True, key=f"rep_item_{p.id}"):
         st.markdown(f"**{i + 1}.** {p.kind} · dataset **{_md(p.dataset or '—')}** · created "
                     f"{_md(p.created or '—')} · ulr {_md(p.version or '—')}")
-        st.text_input("Title", value=p.title, key=f"rep_title_{item_id}",
-                      max_chars=report.MAX_TITLE, on_change=_edit, args=(item_id, "title"))
-        st.text_area("Note", value=p.note, key=f"rep_note_{item_id}", height=80,
-                     max_chars=report.MAX_NOTE, on_change=_edit, args=(item_id, "note"),
-                     placeholder="What should the reader take from this?")
+        if p.id in status:
+            st.error(status[p.id], icon=":material/sync_problem:")
+        st.text_input("Title", value=p.title, key=f"rep_title_{p.id}",
+                      max_chars=report.MAX_TITLE, on_change=_edit, args=(rid, p.id, "title"))
+        st.text_input("Takeaway", value=p.takeaway, key=f"rep_takeaway_{p.id}",
+                      max_chars=report.MAX_TITLE * 2, on_change=_edit,
+                      args=(rid, p.id, "takeaway"),
+                      help="One line in plain words; shown large on the slide.")
+        st.text_area("Note", value=p.note, key=f"rep_note_{p.id}", height=68,
+                     max_chars=report.MAX_NOTE, on_change=_edit, args=(rid, p.id, "note"))
         if p.figure is not None:
-            st.plotly_chart(p.fig(), key=f"rep_fig_{item_id}")
+            st.plotly_chart(report.export_figure(p), key=f"rep_fig_{p.id}")
         df = p.frame()
         if df is not None:
             with st.expander(f"Table ({len(df):,} rows)"):
-                st.dataframe(df, hide_index=True, width="stretch")
-        if p.settings:
-            with st.expander("Settings"):
-                st.json(p.settings)
+                st.dataframe(df.style.format(theme.styler_formats(df)), hide_index=True,
+                             width="stretch")
+        for cav in p.caveats:
+            st.warning(cav, icon=":material/warning:")
+        st.caption(f"Evidence: {_md(report.evidence_text(p.evidence))}")
+        st.caption("Settings: " + (" · ".join(f"{_md(k)} = {_md(report.setting_text(v))}"
+                                              for k, v in p.settings.items()) or "none recorded"))
         b = st.columns(5)
-        b[0].button("Move up", key=f"rep_up_{item_id}", icon=":material/arrow_upward:",
-                    disabled=i == 0, on_click=_move, args=(item_id, -1))
-        b[1].button("Move down", key=f"rep_down_{item_id}", icon=":material/arrow_downward:",
-                    disabled=i == len(items) - 1, on_click=_move, args=(item_id, 1))
-        b[2].button("Remove", key=f"rep_rm_{item_id}", icon=":material/delete:",
-                    on_click=_remove, args=(item_id,))
-        if p.figure is not None and not problem:
-            stem = "".join(ch if ch.isalnum() else "-" for ch in p.title.lower())[:40].strip("-")
+        b[0].button("Move up", key=f"rep_up_{p.id}", icon=":material/arrow_upward:",
+                    disabled=i == 0, on_click=_safe, args=(reports.move_item, rid, p.id, -1))
+        b[1].button("Move down", key=f"rep_down_{p.id}", icon=":material/arrow_downward:",
+                    disabled=i == len(items) - 1, on_click=_safe,
+                    args=(reports.move_item, rid, p.id, 1))
+        b[2].button("Remove", key=f"rep_rm_{p.id}", icon=":material/delete:", on_click=_safe,
+                    args=(reports.remove_item, rid, p.id))
+        if p.figure is not None and image_problem is None:
             for col, fmt in ((b[3], "png"), (b[4], "pdf")):
                 col.download_button(
-                    fmt.upper(), key=f"rep_{fmt}_{item_id}", data=_image_data(p.figure, fmt),
-                    file_name=f"{i + 1:02d}-{stem or 'chart'}.{fmt}",
-                    mime=report.image_mime(fmt), on_click="ignore", icon=":material/image:",
-                    help=f"Static {fmt.upper()} of this chart, rendered by Chromium "
-                         "(takes a few seconds).")
+                    fmt.upper(), key=f"rep_{fmt}_{p.id}", on_click="ignore",
+                    data=lambda p=p, fmt=fmt: report.to_image(report.export_figure(p),
+                                                              format=fmt),
+                    file_name=f"{i + 1:02d}-{stem}.{fmt}", mime=report.image_mime(fmt),
+                    icon=":material/image:", help=f"Static {fmt.upper()} of this chart, "
+                    "rendered by Chromium (takes a few seconds).")

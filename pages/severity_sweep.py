@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from pages import _ui as ui
-from ulr import rankers
+from ulr import rankers, theme
 from ulr.errors import UlrError
 
 st.title("Severity sweep")
@@ -36,6 +36,17 @@ def _parse_etas(text: str) -> tuple:
     if len(etas) > 12:
         raise UlrError("Give at most 12 η values.")
     return tuple(etas)
+
+
+def _takeaway(summary, metric: str, change: str) -> str:
+    """At the strongest bias swept: how far IPW (true theta) moves the metric from naive."""
+    if change not in summary or summary.empty:
+        return ""
+    last = summary.iloc[-1]
+    better = (last[change] < 0) == (metric in rankers.LOWER_IS_BETTER)
+    return (f"At η = {last['eta']:g}, IPW with the true θ changes {theme.metric_label(metric)} "
+            f"by {last[change]:+.1%} against the naive ranker "
+            f"({'better' if better else 'worse'}).")
 
 
 def _url_index(name: str, options: list, default) -> int:
@@ -116,7 +127,10 @@ else:
     etas, learner_k, method_k, queries_k, sessions_k, runs_k, seed_k = key
     metric_names = list(dict.fromkeys(df["metric"]))
     metric = st.selectbox("Metric", metric_names,
-                          index=_url_index("metric", metric_names, "arp"), key="sw_metric")
+                          index=_url_index("metric", metric_names, "arp"), key="sw_metric",
+                          format_func=theme.metric_label,
+                          help="Short names: " + ", ".join(f"{theme.metric_label(m)} = {m}"
+                                                           for m in metric_names))
     ui.set_url_params(metric=metric)
     fig = rankers.sweep_figure(df, metric=metric)
     st.plotly_chart(fig, key="sw_chart")
@@ -131,13 +145,18 @@ else:
     change = "ipw (true theta) vs naive"
     if "naive" in summary and "ipw (true theta)" in summary:
         summary[change] = summary["ipw (true theta)"] / summary["naive"] - 1
-    st.dataframe(summary, hide_index=True, width="stretch",
-                 column_config={change: st.column_config.NumberColumn(format="percent")})
+    fmts = theme.styler_formats(summary.drop(columns=[change], errors="ignore"))
+    st.dataframe(summary.style.format(fmts).format({change: "{:+.1%}"}, na_rep=""),
+                 hide_index=True, width="stretch")
     if metric in rankers.LOWER_IS_BETTER:
-        st.caption(f"{metric}: lower is better, so a negative change favours IPW.")
+        st.caption(f"{theme.metric_label(metric)} ({metric}): lower is better, so a negative "
+                   "change favours IPW.")
     ui.download_csv(pd.DataFrame(df), "severity_sweep.csv", "Download all results (CSV)",
                     key="sw_csv")
     ui.add_to_report(f"Severity sweep: {metric} vs η", fig=fig, table=summary,
                      settings={"etas": list(etas), "learner": learner_k, "estimator": method_k,
                                "queries": queries_k, "sessions": sessions_k, "runs": runs_k,
-                               "seed": seed_k}, key="severity_sweep")
+                               "seed": seed_k},
+                     evidence={"queries": queries_k,
+                               "sessions": sessions_k * runs_k * len(etas)},
+                     takeaway=_takeaway(summary, metric, change), key="severity_sweep")

@@ -1,4 +1,4 @@
-"""Report page through Streamlit's AppTest: edit, reorder, remove, export buttons."""
+"""Report and Present pages through Streamlit's AppTest, on reports saved in the store."""
 
 from pathlib import Path
 
@@ -6,137 +6,102 @@ import pandas as pd
 import plotly.graph_objects as go
 from streamlit.testing.v1 import AppTest
 
-from ulr import __version__, report
+from ulr import report, reports
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
 
 
-def ui_item(title, fig, table=None, dataset="sample"):
-    """An item exactly as pages/_ui.add_to_report stores it (no id)."""
-    return {"title": title, "note": "", "figure": fig.to_json(),
-            "table": None if table is None else table.to_json(orient="split"),
-            "settings": {"dataset": dataset, "eta": 1.0}, "dataset": dataset,
-            "created": "2031-05-06T07:08:09", "version": __version__}
+def seeded_report(name="Page test"):
+    r = reports.create(name)
+    reports.add_item(r.id, report.ReportItem.from_result(
+        "CTR by position", fig=go.Figure(go.Scatter(x=[1, 2, 3], y=[0.003, 0.002, 0.001])),
+        table=pd.DataFrame({"position": [1, 2, 3], "ctr": [0.003, 0.002, 0.001],
+                            "note": ["=cmd", "ok", "-x"]}),
+        settings={"method": "em", "seed": 7}, dataset="sample",
+        caveats=["Only 38 clicks: read the interval, not the point."],
+        evidence={"rows": 9000, "clicks": 38}))
+    reports.add_item(r.id, report.ReportItem.from_result(
+        "Theta estimate", fig=go.Figure(go.Bar(x=[1, 2], y=[1.0, 0.5])), dataset="sample",
+        takeaway="Position 2 is seen half as often."))
+    return r
 
 
-def seeded_items():
-    return [
-        ui_item("CTR by position", go.Figure(go.Scatter(x=[1, 2, 3], y=[0.3, 0.2, 0.1])),
-                pd.DataFrame({"position": [1, 2, 3], "ctr": [0.3, 0.2, 0.1],
-                              "note": ["=cmd", "ok", "-x"]})),
-        ui_item("Theta estimate", go.Figure(go.Bar(x=[1, 2], y=[1.0, 0.5]))),
-    ]
-
-
-def open_report(items):
-    at = AppTest.from_file(APP, default_timeout=60)
-    if items is not None:
-        at.session_state["report_items"] = items
+def open_page(path, rid=None):
+    at = AppTest.from_file(APP, default_timeout=90)
+    if rid:
+        at.query_params["report"] = rid
     at.run()
     assert not at.exception, at.exception
-    at.switch_page("pages/report.py").run()
+    at.switch_page(path).run()
     assert not at.exception, at.exception
-    assert at.title[0].value == "Report"
     return at
 
 
-def titles(at):
-    return [it["title"] for it in at.session_state["report_items"]]
+def item_titles(rid):
+    return [i.title for i in reports.items(rid)]
 
 
-def ids(at):
-    return [it["id"] for it in at.session_state["report_items"]]
-
-
-def downloads(at):
-    return {d.label: d for d in at.get("download_button")}
-
-
-def test_empty_report_explains_how_to_add_items():
-    at = open_report(None)
-    info = " ".join(i.value for i in at.info)
-    assert "Add to report" in info and "empty" in info
-    assert not at.get("download_button")
-
-
-def test_edit_move_remove_and_export_buttons():
-    at = open_report(seeded_items())
-    # Both items listed in order, each with its title, chart and metadata.
-    assert [t.value for t in at.text_input][1:] == ["CTR by position", "Theta estimate"]
+def test_report_page_edits_are_saved_at_once():
+    r = seeded_report()
+    at = open_page("pages/report.py", r.id)
+    assert at.title[0].value == "Report"
+    titles = [t.value for t in at.text_input if t.label == "Title"]
+    assert titles == ["CTR by position", "Theta estimate"]
     assert len(at.get("plotly_chart")) == 2
-    assert any("created 2031" in m.value and "sample" in m.value for m in at.markdown)
-    dl = downloads(at)
-    assert "Download HTML report" in dl and "Download tables (ZIP, 1 CSV)" in dl
-    assert dl["Download HTML report"].proto.deferred_file_id  # built on click
-    images = [d.label for d in at.get("download_button") if d.label in ("PNG", "PDF")]
-    if report.static_export_problem() is None:
-        assert images == ["PNG", "PDF", "PNG", "PDF"]  # one pair per chart
-    else:
-        assert images == [] and any("PNG/PDF export" in c.value for c in at.caption)
-
-    first, second = ids(at)
-    at.text_input(key=f"rep_title_{first}").input("Clicks fall with position").run()
-    at.text_area(key=f"rep_note_{first}").input("Position 1 gets 3x the clicks.").run()
-    assert not at.exception
-    assert titles(at) == ["Clicks fall with position", "Theta estimate"]
-    assert at.session_state["report_items"][0]["note"] == "Position 1 gets 3x the clicks."
-
-    # An empty title is refused and the old one kept.
-    at.text_input(key=f"rep_title_{second}").input("  ").run()
-    assert titles(at)[1] == "Theta estimate"
-    assert any("kept" in w.value for w in at.warning)
-    assert at.text_input(key=f"rep_title_{second}").value == "Theta estimate"
-
-    # Move the first item down: the order changes and the widgets follow their item.
-    assert at.button(key=f"rep_up_{first}").disabled
-    at.button(key=f"rep_down_{first}").click().run()
-    assert not at.exception
-    assert titles(at) == ["Theta estimate", "Clicks fall with position"]
-    assert [t.value for t in at.text_input][1:] == ["Theta estimate",
-                                                    "Clicks fall with position"]
-    assert at.button(key=f"rep_down_{first}").disabled
-    at.button(key=f"rep_up_{first}").click().run()
-    assert titles(at) == ["Clicks fall with position", "Theta estimate"]
-
-    # The items stay valid report items (what the HTML export is built from).
-    items = report.as_items(at.session_state["report_items"])
-    assert [i.title for i in items] == titles(at)
-
-    # Remove one: one left, its table counted in the ZIP button.
-    at.button(key=f"rep_rm_{second}").click().run()
-    assert not at.exception
-    assert titles(at) == ["Clicks fall with position"]
-    assert len(at.get("plotly_chart")) == 1
-    assert "Download tables (ZIP, 1 CSV)" in downloads(at)
-
-    # Clearing needs the confirmation box.
-    assert at.button(key="rep_clear").disabled
-    at.checkbox(key="rep_clear_sure").check().run()
-    at.button(key="rep_clear").click().run()
-    assert not at.exception
-    assert at.session_state["report_items"] == []
-    assert any("Add to report" in i.value for i in at.info)
-
-
-def test_broken_item_is_shown_and_can_be_removed():
-    items = seeded_items()
-    items.insert(0, {"title": "", "figure": "not json"})
-    at = open_report(items)
-    assert any("Item 1 is broken" in e.value for e in at.error)
-    assert len(at.get("plotly_chart")) == 2  # the good items still render
-    broken = ids(at)[0]
-    at.button(key=f"rep_rm_{broken}").click().run()
-    assert not at.exception and not at.error
-    assert titles(at) == ["CTR by position", "Theta estimate"]
-
-
-def test_image_buttons_hidden_without_kaleido_or_chromium(monkeypatch):
-    monkeypatch.setattr(report, "static_export_problem",
-                        lambda: "static image export needs Chromium, which is not installed.")
-    at = open_report(seeded_items())
+    # caveats word for word, evidence and settings on screen
+    assert any(w.value == "Only 38 clicks: read the interval, not the point."
+               for w in at.warning)
+    caps = " ".join(c.value for c in at.caption)
+    assert "9,000 rows" in caps and "method = em" in caps and "seed = 7" in caps
     labels = [d.label for d in at.get("download_button")]
-    assert "PNG" not in labels and "PDF" not in labels
-    assert "Download HTML report" in labels
-    assert any("PNG/PDF export of single charts is off here" in c.value and "Chromium" in c.value
-               for c in at.caption)
+    for want in ("Download HTML report", "Download slides (HTML)", "Download slides (PDF)",
+                 "Download tables (ZIP)"):
+        assert want in labels
+
+    first, second = [i.id for i in reports.items(r.id)]
+    at.text_input(key=f"rep_title_{first}").input("Clicks fall with position").run()
+    at.text_input(key=f"rep_takeaway_{first}").input("Position 1 gets 3x the clicks.").run()
+    assert not at.exception
+    saved = reports.items(r.id)
+    assert saved[0].title == "Clicks fall with position"
+    assert saved[0].takeaway == "Position 1 gets 3x the clicks."
+    at.text_input(key=f"rep_title_{second}").input("  ").run()  # refused, nothing changes
+    assert item_titles(r.id)[1] == "Theta estimate"
+    assert at.warning
+
+    at.button(key=f"rep_down_{first}").click().run()
+    assert item_titles(r.id) == ["Theta estimate", "Clicks fall with position"]
+    at.button(key=f"rep_rm_{second}").click().run()
+    assert item_titles(r.id) == ["Clicks fall with position"]
+
+
+def test_rename_duplicate_delete_from_the_page():
+    r = seeded_report("Before")
+    at = open_page("pages/report.py", r.id)
+    at.text_input(key="rep_name").input("After").run()
+    assert reports.get_info(r.id).name == "After"
+    at.button(key="rep_dup").click().run()
+    assert not at.exception
+    copies = [x for x in reports.list_reports() if x.name == "Copy of After"]
+    assert len(copies) == 1 and copies[0].items == 2
+    assert at.query_params["report"] == [copies[0].id] or \
+        at.query_params["report"] == copies[0].id
+    assert at.button(key="rep_del").disabled
+    at.checkbox(key="rep_del_sure").check().run()
+    at.button(key="rep_del").click().run()
+    assert not at.exception
+    assert reports.get_info(copies[0].id) is None
+    assert reports.get_info(r.id) is not None
+
+
+def test_present_page_renders_the_deck_without_settings():
+    r = seeded_report("Slides")
+    at = open_page("pages/present.py", r.id)
+    assert not at.exception
+    html = at.get("iframe")[0].proto.srcdoc
+    assert "Only 38 clicks: read the interval, not the point." in html
+    assert "Position 2 is seen half as often." in html
+    assert 'class="slide cover"' in html and html.count('<section class="slide"') == 2
+    body = html.split("</head>", 1)[1]
+    assert "Settings" not in body and "settings" not in body and "seed" not in body

@@ -147,7 +147,8 @@ def test_html_metadata_tables_and_truncation():
     assert "Dataset <b>sample</b>" in rest
     assert "Generated 2031-01-02T03:04:05" in rest
     assert "<td>=cmd</td>" in rest  # HTML is escaped, not neutralized
-    assert '<td class="num">-1</td>' in rest and '<td class="num">-1.5</td>' in rest
+    # one number of decimals per column (3 significant figures of its largest value)
+    assert '<td class="num">-1</td>' in rest and '<td class="num">-1.50</td>' in rest
     assert '<td class="num">1e-09</td>' in rest and '<th class="num">n</th>' in rest
     assert "First 4 of 6 rows" in rest and "<td>ok</td>" not in rest
     assert "&quot;eta&quot;" not in rest and "[0.5, 1.0]" in rest  # settings as JSON
@@ -251,7 +252,8 @@ def test_zip_of_nothing_has_only_the_index():
     zf = zipfile.ZipFile(io.BytesIO(report.build_zip([])))
     assert zf.namelist() == ["index.csv", "README.txt"]
     assert zf.read("index.csv").decode().splitlines() == [
-        "item,title,file,kind,dataset,created,version,note,settings"]
+        "item,title,file,kind,dataset,created,version,note,takeaway,caveats,evidence,"
+        "settings,content_hash"]
 
 
 # ----------------------------------------------------------------------------- images

@@ -21,6 +21,7 @@ def ctr_by_position_figure(df: pd.DataFrame, *, title: str = "Click-through rate
         hovertemplate="position %{x}<br>CTR %{y:.2%}<br>%{customdata[1]} clicks / "
                       "%{customdata[0]} impressions<extra></extra>"))
     theme.apply(fig, title=title, x="position (1 = top)", y="click-through rate")
-    fig.update_yaxes(tickformat=".0%", rangemode="tozero")
+    hi = float(pd.concat([df["upper"], df["ctr"]]).max()) if len(df) else 0.01
+    theme.percent_axis(fig, 0.0, hi)  # distinct ticks from 0.1% to 50% CTR
     fig.update_xaxes(dtick=1)
     return fig

@@ -98,6 +98,7 @@ class ReportItem:
     caveats: list = field(default_factory=list)
     evidence: dict = field(default_factory=dict)
     takeaway: str = ""
+    content_hash: str = ""
 
     def __post_init__(self):
         if not isinstance(self.title, str) or not self.title.strip():
@@ -110,7 +111,17 @@ class ReportItem:
             raise ValueError("a report item note must be text.")
         if len(self.note) > MAX_NOTE:
             raise ValueError(f"a report item note may have at most {MAX_NOTE} characters.")
-        for name in ("dataset", "created", "version", "id"):
+        if self.takeaway is None:
+            self.takeaway = ""
+        if not isinstance(self.takeaway, str) or len(self.takeaway) > MAX_TITLE * 2:
+            raise ValueError(f"a report item takeaway must be text of at most {MAX_TITLE * 2} "
+                             "characters.")
+        self.caveats = [str(c) for c in (self.caveats or [])]
+        if self.evidence is None:
+            self.evidence = {}
+        if not isinstance(self.evidence, dict):
+            raise ValueError("report item evidence must be a dict.")
+        for name in ("dataset", "created", "version", "id", "content_hash"):
             v = getattr(self, name)
             if v is None:
                 setattr(self, name, "")
@@ -142,15 +153,19 @@ class ReportItem:
     def from_result(cls, title: str, *, fig: go.Figure | None = None,
                     table: pd.DataFrame | None = None, settings: dict | None = None,
                     dataset: str = "", note: str = "", caveats=None, evidence=None,
-                    takeaway: str = "") -> "ReportItem":
-        """Item from a live figure and DataFrame (what the CLI and pages produce)."""
+                    takeaway: str = "", content_hash: str = "") -> "ReportItem":
+        """Item from a live figure and DataFrame (what the CLI and pages produce).
+
+        An empty ``takeaway`` is pre-filled by :func:`default_takeaway`.
+        """
         return cls(title=title, note=note,
                    figure=None if fig is None else fig.to_json(),
                    table=None if table is None else table.to_json(orient="split"),
                    settings=json.loads(json.dumps(settings or {}, default=str)),
                    dataset=dataset, caveats=[str(c) for c in (caveats or [])],
                    evidence=json.loads(json.dumps(evidence or {}, default=str)),
-                   takeaway=takeaway or "")
+                   takeaway=takeaway or default_takeaway(title, table, evidence),
+                   content_hash=content_hash or "")
 
     @classmethod
     def from_dict(cls, d: dict) -> "ReportItem":
@@ -161,7 +176,7 @@ class ReportItem:
             raise ValueError("a report item must be a dict.")
         known = {k: d[k] for k in ("title", "note", "figure", "table", "settings", "dataset",
                                    "created", "version", "id", "caveats", "evidence",
-                                   "takeaway") if k in d}
+                                   "takeaway", "content_hash") if k in d}
         if "title" not in known:
             raise ValueError("a report item needs a title.")
         return cls(**known)
@@ -171,7 +186,7 @@ class ReportItem:
                 "table": self.table, "settings": dict(self.settings), "dataset": self.dataset,
                 "created": self.created, "version": self.version, "id": self.id,
                 "caveats": list(self.caveats), "evidence": dict(self.evidence),
-                "takeaway": self.takeaway}
+                "takeaway": self.takeaway, "content_hash": self.content_hash}
 
     def fig(self) -> go.Figure | None:
         """The chart as a plotly figure (None if the item has none)."""
@@ -208,6 +223,50 @@ def _loads(text, what: str):
         return json.loads(text)
     except ValueError:
         raise ValueError(f"a report item {what} is not valid JSON.") from None
+
+
+_VALUE_COLS = ("value", "estimate", "ctr", "theta", "improvement (best on validation)")
+_LABEL_COLS = ("ranker", "estimator", "method", "model", "policy", "position", "learner")
+
+
+def default_takeaway(title: str, table: pd.DataFrame | None = None,
+                     evidence: dict | None = None) -> str:
+    """A one-line plain-words summary of a result, to pre-fill the editable takeaway.
+
+    With a table that has a label column (ranker, estimator, method, ...) and a
+    value column (value, estimate, ctr, theta, ...) it names the highest and the
+    lowest row; otherwise it states what the result rests on.
+    """
+    ev = evidence or {}
+    rests = ", ".join(f"{_fmt_count(ev[k])} {k}" for k in ("rows", "clicks", "queries",
+                                                           "sessions") if ev.get(k) is not None)
+    if isinstance(table, pd.DataFrame) and len(table) >= 2:
+        vcol = next((c for c in _VALUE_COLS if c in table.columns
+                     and pd.api.types.is_numeric_dtype(table[c])), None)
+        lcol = next((c for c in _LABEL_COLS if c in table.columns), None)
+        if vcol and lcol and "metric" not in table.columns and table[vcol].notna().any():
+            t = table.dropna(subset=[vcol])
+            ih, il = t[vcol].idxmax(), t[vcol].idxmin()
+            vals = t[vcol].to_numpy(dtype=float)
+            if vcol == "ctr":
+                d = theme.sig_decimals(vals * 100, 2)
+                fmt = lambda v: f"{theme.format_number(v * 100, d)}%"  # noqa: E731
+            else:
+                d = theme.sig_decimals(vals)
+                fmt = lambda v: theme.format_number(v, d)  # noqa: E731
+            out = (f"{theme.metric_label(vcol)} is highest for {lcol} {t[lcol][ih]} "
+                   f"({fmt(t[vcol][ih])}) and lowest for {lcol} {t[lcol][il]} "
+                   f"({fmt(t[vcol][il])})")
+            out = out[:1].upper() + out[1:]
+            return out + (f"; based on {rests}." if rests else ".")
+    return f"{title}" + (f", based on {rests}." if rests else ".")
+
+
+def _fmt_count(v) -> str:
+    try:
+        return f"{int(v):,}" if float(v).is_integer() else f"{float(v):,.3g}"
+    except (TypeError, ValueError):
+        return str(v)
 
 
 def as_items(items) -> list[ReportItem]:
@@ -248,6 +307,13 @@ th { background: #f4f6f9; }
 .tablewrap { overflow-x: auto; max-height: 520px; overflow-y: auto; }
 details summary { cursor: pointer; color: var(--muted); font-size: 13px; margin: 6px 0; }
 footer { margin-top: 40px; color: var(--muted); font-size: 12px; }
+.takeaway { font-size: 17px; font-weight: 600; margin: 8px 0; }
+.caveats { background: #fff8e1; border-left: 4px solid #E69F00; padding: 6px 12px;
+           margin: 8px 0; }
+.caveats ul { margin: 4px 0; padding-left: 20px; }
+.stale { background: #fdecea; border-left: 4px solid #D55E00; padding: 6px 12px; margin: 8px 0; }
+.evidence, .settings-wrap { font-size: 13px; margin: 6px 0; }
+table.settings { font-size: 12px; }
 @media print { .tablewrap { max-height: none; overflow: visible; } main { padding: 0; } }
 """
 
@@ -266,6 +332,11 @@ def _setting_value(v) -> str:
     return v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
 
 
+def setting_text(v) -> str:
+    """A setting's value as shown: text as is, anything else as JSON."""
+    return _setting_value(v)
+
+
 def _settings_html(settings: dict) -> str:
     if not settings:
         return '<p class="muted">No settings recorded.</p>'
@@ -274,20 +345,44 @@ def _settings_html(settings: dict) -> str:
     return f'<table class="settings"><tbody>{rows}</tbody></table>'
 
 
+def evidence_text(evidence: dict) -> str:
+    """"12,000 rows · 48 clicks · 300 queries" (what the result rests on)."""
+    if not evidence:
+        return "not recorded"
+    return " · ".join(f"{_fmt_count(v)} {k}" for k, v in evidence.items())
+
+
+def _truth_html(it: ReportItem, status: str | None, *, settings: bool = True) -> str:
+    """Takeaway, caveats (word for word), data status, evidence and settings of an item."""
+    parts = []
+    if it.takeaway:
+        parts.append(f'<p class="takeaway">{_esc(it.takeaway)}</p>')
+    if status:
+        parts.append(f'<div class="stale" role="alert">{_esc(status)}</div>')
+    if it.caveats:
+        lis = "".join(f"<li>{_esc(c)}</li>" for c in it.caveats)
+        parts.append(f'<div class="caveats"><b>Caveats</b><ul>{lis}</ul></div>')
+    parts.append(f'<div class="evidence"><b>Evidence:</b> {_esc(evidence_text(it.evidence))}'
+                 "</div>")
+    if settings:
+        parts.append(f'<div class="settings-wrap"><b>Settings</b>'
+                     f"{_settings_html(it.settings)}</div>")
+    return "".join(parts)
+
+
 def _cell(v, numeric: bool) -> str:
     if v is None or (isinstance(v, float) and np.isnan(v)):
         return ""
-    if numeric and isinstance(v, (float, np.floating)):
-        return f"{v:.6g}"
     return _esc(v)
 
 
 def _table_html(df: pd.DataFrame, max_rows: int) -> str:
     """Escaped HTML table; numeric columns right-aligned. At most ``max_rows`` rows."""
     n = len(df)
-    shown = df.head(max_rows)
-    numeric = [pd.api.types.is_numeric_dtype(shown[c]) and not pd.api.types.is_bool_dtype(
-        shown[c]) for c in shown.columns]
+    raw = df.head(max_rows)
+    numeric = [pd.api.types.is_numeric_dtype(raw[c]) and not pd.api.types.is_bool_dtype(
+        raw[c]) for c in raw.columns]
+    shown = theme.format_table(raw)  # one number of decimals per column
     head = "".join(('<th class="num">' if isnum else "<th>") + f"{_esc(c)}</th>"
                    for c, isnum in zip(shown.columns, numeric))
     cls = ['<td class="num">' if isnum else "<td>" for isnum in numeric]
@@ -300,20 +395,32 @@ def _table_html(df: pd.DataFrame, max_rows: int) -> str:
             f"<tbody>{body}</tbody></table></div>{more}")
 
 
-def _figure_html(item: ReportItem, div_id: str) -> str:
+def export_figure(item: ReportItem, *, slide: bool = False) -> go.Figure:
+    """The item's figure as exported: ulr template, distinct percent ticks, big type on slides."""
     fig = item.fig()
     if "template" not in (json.loads(item.figure).get("layout") or {}):
         fig.update_layout(template="ulr")  # same look as the app
+    fig.update_xaxes(automargin=True)
+    fig.update_yaxes(automargin=True)  # axis titles never overlap the tick labels
+    theme.fix_percent_axes(fig)
+    if slide:
+        theme.slide_layout(fig)
+    return fig
+
+
+def _figure_html(item: ReportItem, div_id: str, *, slide: bool = False,
+                 height: str = "480px") -> str:
+    fig = export_figure(item, slide=slide)
     safe_name = re.sub(r"[^A-Za-z0-9_-]+", "_", item.title)[:60] or "chart"
     config = {"responsive": True, "displaylogo": False,
               "toImageButtonOptions": {"format": "png", "filename": safe_name, "scale": 2}}
     return pio.to_html(fig, full_html=False, include_plotlyjs=False, include_mathjax=False,
                        div_id=div_id, config=config, default_width="100%",
-                       default_height="480px", validate=False)
+                       default_height=height, validate=False)
 
 
 def build_html(items, *, title: str = "ulr report", generated: str | None = None,
-               max_table_rows: int = MAX_TABLE_ROWS_HTML) -> str:
+               max_table_rows: int = MAX_TABLE_ROWS_HTML, status: dict | None = None) -> str:
     """One self-contained, offline HTML report.
 
     Parameters
@@ -322,6 +429,8 @@ def build_html(items, *, title: str = "ulr report", generated: str | None = None
     title : report heading (HTML-escaped).
     generated : date-time shown as the report's creation time (default: now).
     max_table_rows : rows of each table shown inline (the ZIP has them all).
+    status : ``{item id: sentence}`` for items whose dataset changed or was
+        deleted (:func:`ulr.reports.dataset_status`); shown on the item.
 
     Returns
     -------
@@ -356,8 +465,7 @@ def build_html(items, *, title: str = "ulr report", generated: str | None = None
         df = it.frame()
         if df is not None:
             parts.append(_table_html(df, int(max_table_rows)))
-        parts.append(f"<details><summary>Settings</summary>{_settings_html(it.settings)}"
-                     "</details>")
+        parts.append(_truth_html(it, (status or {}).get(it.id)))
         parts.append("</section>")
         sections.append("".join(parts))
     if not items:
@@ -413,9 +521,13 @@ def build_zip(items, *, readme: bool = True) -> bytes:
             index_rows.append({"item": i, "title": it.title, "file": fname, "kind": it.kind,
                                "dataset": it.dataset, "created": it.created,
                                "version": it.version, "note": it.note,
-                               "settings": json.dumps(it.settings, ensure_ascii=False)})
+                               "takeaway": it.takeaway,
+                               "caveats": "\n".join(it.caveats),
+                               "evidence": json.dumps(it.evidence, ensure_ascii=False),
+                               "settings": json.dumps(it.settings, ensure_ascii=False),
+                               "content_hash": it.content_hash})
         cols = ["item", "title", "file", "kind", "dataset", "created", "version", "note",
-                "settings"]
+                "takeaway", "caveats", "evidence", "settings", "content_hash"]
         put("index.csv", safe_csv_bytes(pd.DataFrame(index_rows, columns=cols)))
         if readme:
             put("README.txt", "Tables of a ulr report, one CSV per report item (index.csv "
@@ -579,6 +691,198 @@ def write_bytes(path, data: bytes) -> Path:
     return p
 
 
-def write_html(path, items, *, title: str = "ulr report") -> Path:
+def write_html(path, items, *, title: str = "ulr report", status: dict | None = None) -> Path:
     """Write :func:`build_html` to ``path`` (UTF-8, atomically) and return the path."""
-    return write_bytes(path, build_html(items, title=title).encode("utf-8"))
+    return write_bytes(path, build_html(items, title=title, status=status).encode("utf-8"))
+
+
+# --------------------------------------------------------------------------- slide deck
+
+_DECK_CSS = """
+* { box-sizing: border-box; }
+html, body { margin: 0; height: 100%%; background: #fff; color: #1a1a1a;
+             font-family: %(font)s; }
+.deck { position: relative; height: 100vh; overflow: hidden; }
+.slide { display: none; height: 100vh; padding: 28px 48px 84px; flex-direction: column;
+         overflow-y: auto; }
+.slide.active { display: flex; }
+.slide h1 { font-size: 44px; line-height: 1.15; margin: 0 0 10px; }
+.slide.cover { justify-content: center; }
+.slide.cover h1 { font-size: 60px; }
+.takeaway { font-size: 28px; font-weight: 600; margin: 0 0 12px; color: #0b3d66; }
+.chart { flex: 1 0 auto; min-height: 300px; }
+.chart > div, .chart .plotly-graph-div { height: 100%% !important; }
+.tablewrap { flex: 1 1 auto; overflow: auto; font-size: 22px; }
+table { border-collapse: collapse; } th, td { border: 1px solid #ddd; padding: 4px 12px; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+.caveats { background: #fff8e1; border-left: 6px solid #E69F00; padding: 6px 16px;
+           margin: 0 0 8px; font-size: 20px; }
+.caveats ul { margin: 4px 0; padding-left: 26px; }
+.stale { background: #fdecea; border-left: 6px solid #D55E00; padding: 8px 16px;
+         margin: 8px 0 0; font-size: 20px; }
+.evidence { font-size: 18px; color: #555; margin-top: 8px; }
+.note { font-size: 22px; white-space: pre-wrap; }
+nav.controls { position: fixed; bottom: 14px; right: 24px; display: flex; gap: 10px;
+               align-items: center; font-size: 20px; z-index: 10; }
+nav.controls button { font-size: 22px; padding: 6px 18px; border-radius: 6px;
+                      border: 1px solid #999; background: #f4f6f9; cursor: pointer; }
+body[data-embedded] .slide { padding: 12px 24px 64px; }
+body[data-embedded] .slide h1 { font-size: 40px; margin-bottom: 6px; }
+body[data-embedded] .takeaway { font-size: 22px; margin-bottom: 8px; }
+body[data-embedded] .caveats { font-size: 18px; }
+body[data-embedded] .chart { min-height: 280px; }
+@page { size: A4 landscape; margin: 0; }
+@media print {
+  nav.controls { display: none; }
+  .deck { height: auto; overflow: visible; }
+  .slide, .slide.active { display: flex; height: 209mm; width: 297mm; padding: 12mm 14mm;
+                          break-after: page; page-break-after: always; overflow: hidden; }
+  .slide:last-child { break-after: auto; page-break-after: auto; }
+  .slide h1 { font-size: 30px; } .takeaway { font-size: 20px; }
+  .caveats, .note, .tablewrap { font-size: 15px; } .evidence { font-size: 13px; }
+}
+"""
+
+_DECK_JS = """
+(function () {
+  var slides = Array.prototype.slice.call(document.querySelectorAll('.slide'));
+  var counter = document.getElementById('counter');
+  var cur = 0;
+  function show(i) {
+    cur = Math.max(0, Math.min(slides.length - 1, i));
+    slides.forEach(function (s, j) { s.classList.toggle('active', j === cur); });
+    counter.textContent = (cur + 1) + ' / ' + slides.length;
+    document.getElementById('prev').disabled = cur === 0;
+    document.getElementById('next').disabled = cur === slides.length - 1;
+    document.body.setAttribute('data-slide', String(cur + 1));
+    slides[cur].querySelectorAll('.js-plotly-plot').forEach(function (g) {
+      if (window.Plotly) { Plotly.Plots.resize(g); }
+    });
+    try { history.replaceState(null, '', '#' + (cur + 1)); } catch (e) {}
+  }
+  window.ulrShow = show;
+  document.getElementById('prev').onclick = function () { show(cur - 1); };
+  document.getElementById('next').onclick = function () { show(cur + 1); };
+  document.addEventListener('keydown', function (e) {
+    if (['ArrowRight', 'PageDown', ' '].indexOf(e.key) >= 0) { show(cur + 1); e.preventDefault(); }
+    else if (['ArrowLeft', 'PageUp'].indexOf(e.key) >= 0) { show(cur - 1); e.preventDefault(); }
+    else if (e.key === 'Home') { show(0); } else if (e.key === 'End') { show(slides.length - 1); }
+  });
+  window.addEventListener('beforeprint', function () {
+    document.querySelectorAll('.js-plotly-plot').forEach(function (g) { Plotly.Plots.resize(g); });
+  });
+  if (document.body.hasAttribute('data-embedded')) {
+    try {  // inside the app: arrow keys work without clicking into the frame first
+      var host = window.parent.document;
+      if (host.__ulrDeckKeys) { host.removeEventListener('keydown', host.__ulrDeckKeys); }
+      host.__ulrDeckKeys = function (e) {
+        var t = e.target && e.target.tagName;
+        if (t === 'INPUT' || t === 'TEXTAREA') { return; }
+        if (e.key === 'ArrowRight' || e.key === 'PageDown') { show(cur + 1); e.preventDefault(); }
+        else if (e.key === 'ArrowLeft' || e.key === 'PageUp') { show(cur - 1); e.preventDefault(); }
+      };
+      host.addEventListener('keydown', host.__ulrDeckKeys);
+    } catch (e) {}
+  }
+  var start = parseInt((location.hash || '#1').slice(1), 10);
+  show(isNaN(start) ? 0 : start - 1);
+  window.focus();
+})();
+"""
+
+
+def build_deck(items, *, title: str = "ulr report", generated: str | None = None,
+               status: dict | None = None, max_table_rows: int = 30,
+               embedded: bool = False) -> str:
+    """A self-contained, offline HTML slide deck: a cover, then one item per slide.
+
+    Each slide shows the item's title large, its takeaway, its chart (fonts
+    enlarged by :func:`ulr.theme.slide_layout`) or table, its caveats word for
+    word, a data-status flag from ``status`` and its evidence; settings are left
+    to the long report. ArrowLeft/ArrowRight (also PageUp/PageDown, Home, End)
+    and the buttons move between slides; ``#N`` in the address opens slide N.
+    Printing (or :func:`to_pdf`) puts one slide per A4 landscape page. As in
+    :func:`build_html`, plotly.js is inline once and a Content-Security-Policy
+    forbids every network request. ``embedded`` (the app's Present page) also
+    listens to the arrow keys of the page around the frame.
+    """
+    items = as_items(items)
+    if not isinstance(title, str) or not title.strip():
+        raise UlrError("the report needs a non-empty title.")
+    from plotly.offline import get_plotlyjs
+
+    generated = generated or _now()
+    slides = [f'<section class="slide cover"><h1>{_esc(title)}</h1>'
+              f'<p class="takeaway">{len(items)} result{"s" if len(items) != 1 else ""}</p>'
+              f'<p class="evidence">Generated {_esc(generated)} by ulr {_esc(__version__)}</p>'
+              "</section>"]
+    for i, it in enumerate(items, start=1):
+        parts = [f'<section class="slide" id="slide-{i}"><h1>{_esc(it.title)}</h1>']
+        if it.takeaway:
+            parts.append(f'<p class="takeaway">{_esc(it.takeaway)}</p>')
+        st = (status or {}).get(it.id)
+        if st:
+            parts.append(f'<div class="stale" role="alert">{_esc(st)}</div>')
+        if it.caveats:
+            lis = "".join(f"<li>{_esc(c)}</li>" for c in it.caveats)
+            parts.append(f'<div class="caveats"><b>Caveats</b><ul>{lis}</ul></div>')
+        if it.figure is not None:
+            chart = _figure_html(it, f"ulr-slide-{i}", slide=True, height="100%")
+            parts.append(f'<div class="chart">{chart}</div>')
+        elif it.table is not None:
+            parts.append(_table_html(it.frame(), max_table_rows))
+        elif it.note.strip():
+            parts.append(f'<div class="note">{_esc(it.note)}</div>')
+        parts.append(f'<div class="evidence">Evidence: {_esc(evidence_text(it.evidence))}'
+                     f' · dataset {_esc(it.dataset or "—")}</div></section>')
+        slides.append("".join(parts))
+    nav = ('<nav class="controls"><button id="prev" aria-label="Previous slide">&#8592;</button>'
+           '<span id="counter"></span>'
+           '<button id="next" aria-label="Next slide">&#8594;</button></nav>')
+    return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+            f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">\n'
+            '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+            f"<title>{_esc(title)}</title>\n"
+            f"<style>{_DECK_CSS % {'font': theme.FONT}}</style>\n"
+            f'<script type="text/javascript">{get_plotlyjs()}</script>\n'
+            f'</head>\n<body{" data-embedded" if embedded else ""}><div class="deck">{"".join(slides)}</div>{nav}'
+            f"<script>{_DECK_JS}</script></body>\n</html>\n")
+
+
+def html_to_pdf(html_text: str, *, browser: str | None = None, timeout: float = 120.0,
+                landscape: bool = True) -> bytes:
+    """Print an HTML document to PDF with the system Chromium (headless, offline).
+
+    The document is written to a temporary file and printed with
+    ``--print-to-pdf``; the window is A4 landscape sized so charts are laid out
+    at print width. Raises :class:`UlrError` when no browser is installed or it fails.
+    """
+    import subprocess
+    import tempfile
+
+    browser = browser or find_browser()
+    if browser is None:
+        raise UlrError("PDF export needs Chromium (on Debian: apt-get install chromium), "
+                       "which is not installed; set BROWSER_PATH to use another Chrome.")
+    with tempfile.TemporaryDirectory(prefix="ulr_pdf_") as tmp:
+        src, out = Path(tmp) / "doc.html", Path(tmp) / "doc.pdf"
+        src.write_text(html_text, encoding="utf-8")
+        size = "1123,794" if landscape else "794,1123"
+        cmd = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+               "--disable-extensions", "--disable-background-networking",
+               f"--user-data-dir={tmp}/profile", f"--window-size={size}",
+               "--no-pdf-header-footer", "--run-all-compositor-stages-before-draw",
+               "--virtual-time-budget=15000", f"--print-to-pdf={out}", src.as_uri()]
+        try:
+            p = subprocess.run(cmd, capture_output=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise UlrError(f"Chromium did not finish the PDF within {timeout:.0f} s.") from None
+        if not out.exists() or out.stat().st_size == 0:
+            msg = " ".join(p.stderr.decode(errors="replace").split())[-300:]
+            raise UlrError(f"Chromium at {browser} could not print the PDF: {msg or 'no output'}")
+        return out.read_bytes()
+
+
+def build_pdf(items, *, title: str = "ulr report", status: dict | None = None) -> bytes:
+    """The slide deck as PDF, one slide per A4 landscape page (:func:`html_to_pdf`)."""
+    return html_to_pdf(build_deck(items, title=title, status=status))

@@ -6,47 +6,52 @@ gives each method, learner and algorithm the same colour on every page.
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
+import pandas as pd
 import plotly.graph_objects as go
 import plotly.io as pio
 
 FONT = "Inter, 'Segoe UI', Helvetica, Arial, sans-serif"
 
-# Fixed colours for names the product knows; anything else cycles PALETTE.
+# Colour-blind-safe palette (Okabe & Ito 2008, "Color Universal Design"), then
+# Tol's muted set for the rest: distinct for deuteranopes and protanopes.
 PALETTE = [
-    "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e",
-    "#17becf", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
+    "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00",
+    "#56B4E9", "#882255", "#999933", "#44AA99", "#AA4499",
 ]
 COLORS = {
     # truth and baselines
     "truth": "#111111",
     "true theta": "#111111",
     # propensity methods
-    "randomization": "#1f77b4",
-    "em": "#d62728",
-    "regression-em": "#2ca02c",
-    "dla": "#9467bd",
-    "intervention-harvesting": "#ff7f0e",
+    "randomization": "#0072B2",
+    "em": "#D55E00",
+    "regression-em": "#009E73",
+    "dla": "#CC79A7",
+    "intervention-harvesting": "#E69F00",
     # rankers
-    "naive": "#7f7f7f",
-    "ipw": "#1f77b4",
-    "ipw (true theta)": "#17becf",
-    "ipw (estimated theta)": "#1f77b4",
+    "naive": "#777777",
+    "ipw": "#0072B2",
+    "ipw (true theta)": "#E69F00",
+    "ipw (estimated theta)": "#0072B2",
     # bandits
-    "ucb1": "#8c564b",
-    "ts": "#e377c2",
-    "cascade-ucb1": "#d62728",
-    "cascade-klucb": "#1f77b4",
-    "cascade-ts": "#2ca02c",
-    "cascade-linucb": "#ff7f0e",
-    "cascade-lints": "#9467bd",
+    "ucb1": "#882255",
+    "ts": "#AA4499",
+    "cascade-ucb1": "#D55E00",
+    "cascade-klucb": "#0072B2",
+    "cascade-ts": "#009E73",
+    "cascade-linucb": "#E69F00",
+    "cascade-lints": "#CC79A7",
     # off-policy estimators and recommenders
-    "ips": "#d62728",
-    "clipped-ips": "#ff7f0e",
-    "snips": "#1f77b4",
-    "dr": "#2ca02c",
-    "naive-mf": "#7f7f7f",
-    "propensity-mf": "#1f77b4",
-    "cause": "#2ca02c",
+    "ips": "#D55E00",
+    "clipped-ips": "#E69F00",
+    "snips": "#0072B2",
+    "dr": "#009E73",
+    "naive-mf": "#777777",
+    "propensity-mf": "#0072B2",
+    "cause": "#009E73",
 }
 
 
@@ -70,9 +75,13 @@ TEMPLATE = go.layout.Template(
         paper_bgcolor="white",
         plot_bgcolor="white",
         xaxis=dict(showgrid=True, gridcolor="#e6e6e6", zeroline=False,
-                   linecolor="#888", ticks="outside", title=dict(standoff=8)),
+                   linecolor="#888", ticks="outside", automargin=True,
+                   title=dict(standoff=8)),
+        # automargin: the axis title is pushed clear of long tick labels (no overlap
+        # in exports, where the figure has a fixed size).
         yaxis=dict(showgrid=True, gridcolor="#e6e6e6", zeroline=False,
-                   linecolor="#888", ticks="outside", title=dict(standoff=8)),
+                   linecolor="#888", ticks="outside", automargin=True,
+                   title=dict(standoff=12)),
         legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="left", x=0),
         margin=dict(l=60, r=20, t=100, b=50),
         hoverlabel=dict(font=dict(family=FONT)),
@@ -91,4 +100,248 @@ def apply(fig: go.Figure, *, title: str | None = None, x: str | None = None,
         fig.update_xaxes(title_text=x)
     if y is not None:
         fig.update_yaxes(title_text=y)
+    return fig
+
+
+# --------------------------------------------------------------------------- percent axes
+
+
+def _nice_step(span: float, target: int = 6) -> float:
+    """A 1-2-5 step that cuts ``span`` into about ``target`` intervals."""
+    raw = span / max(target, 1)
+    mag = 10 ** math.floor(math.log10(raw))
+    for m in (1, 2, 2.5, 5, 10):
+        if raw <= m * mag:
+            return m * mag
+    return 10 * mag
+
+
+def percent_decimals(step: float) -> int:
+    """Decimals a percent tick label needs so that ticks ``step`` apart differ."""
+    pct = abs(step) * 100
+    if pct <= 0 or not math.isfinite(pct):
+        return 1
+    d = 0
+    while d < 6 and abs(round(pct * 10 ** d) - pct * 10 ** d) > 1e-6:
+        d += 1
+    return d
+
+
+def percent_axis(fig: go.Figure, lo: float, hi: float, *, axis: str = "y",
+                 from_zero: bool = True, **selector) -> go.Figure:
+    """Percent tick labels that stay distinct from 0.1% to 100%.
+
+    The axis gets a 1-2-5 step (about six ticks over ``[lo, hi]``, or
+    ``[0, hi]`` with ``from_zero``) and exactly the decimals that step needs:
+    a 0.4% CTR axis reads 0%, 0.1%, 0.2%, ... instead of 0%, 0%, 0%, 1%.
+    """
+    lo = 0.0 if from_zero else float(lo)
+    hi = float(hi)
+    if not (math.isfinite(lo) and math.isfinite(hi)) or hi <= lo:
+        hi = lo + 0.01
+    pad = (hi - lo) * 0.05
+    step = _nice_step(hi - lo + pad)
+    upd = dict(tickformat=f".{percent_decimals(step)}%", tick0=0, dtick=step,
+               range=[lo if from_zero else lo - pad, hi + pad])
+    (fig.update_yaxes if axis == "y" else fig.update_xaxes)(**upd, **selector)
+    return fig
+
+
+def _trace_extent(tr, axis: str):
+    vals = []
+    v = getattr(tr, axis, None)
+    if v is None:
+        return vals
+    try:
+        base = np.asarray(v, dtype=float).ravel()
+    except (TypeError, ValueError):
+        return vals
+    vals.append(base)
+    err = getattr(tr, f"error_{axis}", None)
+    if err is not None and err.array is not None:
+        up = np.asarray(err.array, dtype=float).ravel()
+        dn = np.asarray(err.arrayminus if err.arrayminus is not None else err.array,
+                        dtype=float).ravel()
+        if up.shape == base.shape and dn.shape == base.shape:
+            vals += [base + up, base - dn]
+    return vals
+
+
+def fix_percent_axes(fig: go.Figure) -> go.Figure:
+    """Apply :func:`percent_axis` to every axis of ``fig`` formatted as percent.
+
+    Used on every figure the app exports, so a page that set ``tickformat=".0%"``
+    still gets distinct ticks in the report and slides.
+    """
+    lay = fig.layout
+    for name in [k for k in lay.to_plotly_json() if k.startswith(("xaxis", "yaxis"))]:
+        ax = lay[name]
+        if not (ax.tickformat or "").endswith("%") or ax.dtick is not None:
+            continue
+        letter = name[0]
+        ref = letter + name[5:]  # "yaxis2" -> "y2"
+        vals = [a for tr in fig.data
+                if (getattr(tr, f"{letter}axis", None) or letter) == ref
+                for a in _trace_extent(tr, letter)]
+        vals = np.concatenate(vals) if vals else np.array([])
+        vals = vals[np.isfinite(vals)]
+        if vals.size == 0:
+            continue
+        lo, hi = float(vals.min()), float(vals.max())
+        step = _nice_step(max(hi - min(lo, 0.0), 1e-9) * 1.05)
+        ax.update(tickformat=f".{percent_decimals(step)}%", tick0=0, dtick=step)
+    return fig
+
+
+# --------------------------------------------------------------------------- comparisons
+
+
+def dots_for_bars(fig: go.Figure, *, pad: float = 0.15) -> go.Figure:
+    """Turn bar traces into dots with their intervals, on axes fitted to the data.
+
+    A bar must start at zero, which hides 0.93 against 0.95; a dot with its
+    interval can sit on an axis that spans only the values and intervals.
+    """
+    extents: dict[str, list] = {}
+    new = []
+    for tr in fig.data:
+        if tr.type != "bar":
+            new.append(tr)
+            continue
+        d = tr.to_plotly_json()
+        marker = d.pop("marker", {}) or {}
+        for k in ("offsetgroup", "width", "offset", "base", "textposition", "alignmentgroup"):
+            d.pop(k, None)
+        d.update(type="scatter", mode="markers",
+                 marker=dict(color=marker.get("color"), size=13, symbol="circle"))
+        sc = go.Scatter(d)
+        new.append(sc)
+        extents.setdefault(d.get("yaxis", "y"), []).extend(_trace_extent(sc, "y"))
+    fig.data = []
+    fig.add_traces(new)
+    for ref, vals in extents.items():
+        vals = np.concatenate(vals) if vals else np.array([])
+        vals = vals[np.isfinite(vals)]
+        if vals.size == 0:
+            continue
+        lo, hi = float(vals.min()), float(vals.max())
+        span = (hi - lo) or abs(hi) * 0.1 or 1.0
+        fig.layout["yaxis" + ref[1:]].update(range=[lo - pad * span, hi + pad * span])
+    return fig
+
+
+# --------------------------------------------------------------------------- numbers
+
+
+def sig_decimals(values, sig: int = 3, *, max_decimals: int = 6) -> int:
+    """Decimals that give the largest magnitude in ``values`` ``sig`` significant figures.
+
+    One count per column, so every number in it lines up (0.093 next to 4.456,
+    not 4.4555 next to 0.00391331).
+    """
+    a = np.abs(np.asarray(values, dtype=float))
+    a = a[np.isfinite(a) & (a > 0)]
+    if a.size == 0:
+        return 0
+    top = math.floor(math.log10(a.max()))
+    return int(min(max(sig - 1 - top, 0), max_decimals))
+
+
+def format_number(v, decimals: int) -> str:
+    if v is None:
+        return ""
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return str(v)
+    if not math.isfinite(f):
+        return "" if math.isnan(f) else str(f)
+    if float(f).is_integer() and decimals == 0:
+        return f"{int(f):,}"
+    if f != 0 and round(f, decimals) == 0:
+        return f"{f:.2g}"  # never show a non-zero value as 0
+    return f"{f:,.{decimals}f}"
+
+
+def column_formats(df: pd.DataFrame, *, sig: int = 3) -> dict:
+    """``{column: decimals}`` for the float columns of ``df`` (integer columns: 0)."""
+    out = {}
+    for c in df.columns:
+        s = df[c]
+        if pd.api.types.is_bool_dtype(s) or not pd.api.types.is_numeric_dtype(s):
+            continue
+        if pd.api.types.is_integer_dtype(s):
+            out[c] = 0
+        else:
+            out[c] = sig_decimals(s.to_numpy(dtype=float), sig)
+    return out
+
+
+def format_table(df: pd.DataFrame, *, sig: int = 3) -> pd.DataFrame:
+    """The table with every numeric column as text at one number of decimals.
+
+    The one formatter used by the Report page and every export.
+    """
+    fmts = column_formats(df, sig=sig)
+    out = df.copy()
+    for c, d in fmts.items():
+        out[c] = [format_number(v, d) for v in df[c]]
+    return out
+
+
+def styler_formats(df: pd.DataFrame, *, sig: int = 3) -> dict:
+    """``{column: format string}`` for ``DataFrame.style.format`` (pages)."""
+    return {c: (lambda v, d=d: format_number(v, d)) for c, d in column_formats(df, sig=sig).items()}
+
+
+# --------------------------------------------------------------------------- metric labels
+
+# One mapping from a short metric name to the words shown to people; the short
+# name goes into the tooltip (:func:`metric_help`).
+METRIC_LABELS = {
+    "arp": "Average rank of relevant results (lower is better)",
+    "ndcg": "nDCG: ranking quality, 1 = ideal (higher is better)",
+    "ndcg@10": "nDCG at 10: ranking quality of the top 10, 1 = ideal (higher is better)",
+    "ndcg@k": "nDCG at k: ranking quality of the top k, 1 = ideal (higher is better)",
+    "dcg": "Discounted cumulative gain (higher is better)",
+    "mrr": "Mean reciprocal rank of the first relevant result (higher is better)",
+    "pauc": "Partial area under the ROC curve (higher is better)",
+    "auc": "Area under the ROC curve (higher is better)",
+    "theta": "Examination probability",
+    "theta_k / theta_1": "Examination probability relative to position 1",
+    "eta": "Position-bias severity η (0 = no bias)",
+    "ctr": "Click-through rate",
+    "ess": "Effective sample size",
+    "regret": "Cumulative regret (lower is better)",
+    "mse": "Mean squared error (lower is better)",
+    "ips": "Inverse propensity scoring estimate",
+    "snips": "Self-normalized IPS estimate",
+    "clipped-ips": "Clipped IPS estimate",
+    "dr": "Doubly robust estimate",
+}
+
+
+def metric_label(name: str) -> str:
+    """Human label of a metric (the name itself when unknown)."""
+    return METRIC_LABELS.get(str(name).strip().lower(), str(name))
+
+
+def metric_help(name: str) -> str:
+    """Tooltip text: the label and the short name used in tables, CSVs and the CLI."""
+    label = metric_label(name)
+    return f"{label} — short name “{name}”" if label != str(name) else str(name)
+
+
+# --------------------------------------------------------------------------- slides
+
+
+def slide_layout(fig: go.Figure, *, font: int = 22) -> go.Figure:
+    """Large type for a figure shown on a slide (titles, ticks, legend, hover)."""
+    fig.update_layout(font=dict(size=font), title=dict(font=dict(size=round(font * 1.2))),
+                      legend=dict(font=dict(size=font - 2)),
+                      hoverlabel=dict(font=dict(size=font - 4)),
+                      margin=dict(l=90, r=30, t=110, b=80))
+    fig.update_annotations(font_size=font)  # subplot titles
+    fig.update_xaxes(tickfont=dict(size=font - 2), title_font=dict(size=font))
+    fig.update_yaxes(tickfont=dict(size=font - 2), title_font=dict(size=font))
     return fig

@@ -50,7 +50,7 @@ def test_first_visit_deep_link_goes_through_app_navigation(browser, fresh_app_ur
     wait_idle(pg)
     expect(pg.get_by_role("heading", name="Data", exact=True)).to_be_visible(timeout=30_000)
     sidebar = pg.locator('[data-testid="stSidebar"]')
-    expect(sidebar.get_by_text("Presentation mode")).to_be_visible()
+    expect(sidebar.get_by_text("Present the report")).to_be_visible()
     expect(sidebar.get_by_role("link", name="Home")).to_be_visible()
     assert no_errors(pg) == []
     ctx.close()

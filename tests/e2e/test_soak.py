@@ -25,7 +25,7 @@ DEEP_LINKS = [
     "/bandit_lab?dataset=sample&steps=200&runs=1",
     "/off_policy?dataset=sample",
     "/debiased_recs?dataset=sample",
-    "/?dataset=sample",
+    "/report?dataset=sample",
 ]
 
 

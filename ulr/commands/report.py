@@ -30,12 +30,22 @@ from ulr.plots import ctr_by_position_figure
 ORDER = 90
 SECTIONS = ("summary", "propensity", "rankers")
 DEFAULT_SECTIONS = "summary,propensity,rankers"
+FORMATS = ("html", "slides", "pdf")
 
 
 def register(sub):
-    p = sub.add_parser("report", help="write a self-contained HTML report of a click log")
+    p = sub.add_parser("report", help="write a self-contained HTML report of a click log, "
+                                      "or export / list the reports saved in the app")
     add_log_args(p)
-    p.add_argument("--out", required=True, metavar="PATH.html", help="HTML file to write")
+    p.add_argument("--out", metavar="PATH", help="file to write (.html, or .pdf with "
+                                                 "--format pdf)")
+    p.add_argument("--format", choices=FORMATS, default="html",
+                   help="html: one long page; slides: an HTML slide deck; pdf: the slides "
+                        "as PDF (needs Chromium). Default html")
+    p.add_argument("--list", action="store_true",
+                   help="list the reports saved in --db (id, name, items, last change)")
+    p.add_argument("--report", metavar="NAME_OR_ID",
+                   help="export this saved report from --db instead of building one from a log")
     p.add_argument("--title", help="report title (default: 'ulr report: DATASET')")
     p.add_argument("--sections", default=DEFAULT_SECTIONS,
                    help=f"comma-separated, from {', '.join(SECTIONS)} (default: all)")
@@ -255,8 +265,60 @@ def build_items(log, sections, *, propensity_method=None, positions=None, bootst
 # --------------------------------------------------------------------------- command
 
 
+def _write(out: Path, items, title: str, fmt: str, status=None) -> None:
+    if fmt == "html":
+        report.write_html(out, items, title=title, status=status)
+    elif fmt == "slides":
+        report.write_bytes(out, report.build_deck(items, title=title, status=status)
+                           .encode("utf-8"))
+    else:
+        report.write_bytes(out, report.build_pdf(items, title=title, status=status))
+
+
+def _out_for(args) -> Path:
+    if not args.out:
+        raise UlrError("--out PATH is required (the file to write).")
+    suffixes = (".pdf",) if args.format == "pdf" else (".html", ".htm")
+    return _check_out(args.out, suffixes, "--out")
+
+
+def _saved_db(args) -> str:
+    if args.input or args.name:
+        raise UlrError("--list and --report read the reports saved in --db; drop "
+                       "--input/--name.")
+    db = args.db or store.default_db_path()
+    if not Path(db).exists():
+        raise UlrError(f"database {db} does not exist; reports are saved there by the app.")
+    return db
+
+
+def run_saved(args) -> dict:
+    """``--list`` or ``--report``: the reports saved by the app in the store."""
+    from ulr import reports
+
+    db = _saved_db(args)
+    if args.list:
+        return {"reports": [{"id": r.id, "name": r.name, "items": r.items,
+                             "updated": r.updated} for r in reports.list_reports(db=db)]}
+    out = _out_for(args)
+    info = reports.find(args.report, db=db)
+    items = reports.items(info.id, db=db)
+    cur = store.cursor(db)
+    status = {it.id: s for it in items if (s := reports.dataset_status(it, cur=cur))}
+    _write(out, items, args.title or info.name, args.format, status)
+    result = {"path": str(out), "report": info.name, "id": info.id, "items": len(items),
+              "format": args.format, "stale": len(status), "bytes": out.stat().st_size}
+    if args.zip:
+        zip_out = _check_out(args.zip, (".zip",), "--zip")
+        report.write_bytes(zip_out, report.build_zip(items))
+        result["zip"] = str(zip_out)
+    return result
+
+
 def run(args) -> dict:
-    out = _check_out(args.out, (".html", ".htm"), "--out")
+    if args.list or args.report:
+        return run_saved(args)
+    out = _out_for(args)
     zip_out = _check_out(args.zip, (".zip",), "--zip") if args.zip else None
     sections = parse_sections(args.sections)
     theta = parse_theta(args.theta)
@@ -273,7 +335,7 @@ def run(args) -> dict:
                                 positions=args.positions, bootstrap=args.bootstrap,
                                 theta=theta, learner=args.learner, seed=args.seed)
     title = args.title or f"ulr report: {log.info.name}"
-    report.write_html(out, items, title=title)
+    _write(out, items, title, args.format)
     result = {"path": str(out), "dataset": log.info.name, "items": len(items),
               "sections": status, "bytes": out.stat().st_size}
     if zip_out is not None:
@@ -283,6 +345,15 @@ def run(args) -> dict:
 
 
 def render(result: dict) -> str:
+    if "reports" in result:
+        if not result["reports"]:
+            return "no saved reports"
+        return "\n".join(f"{r['id']}  {r['items']:>3} items  {r['updated'][:19]}  {r['name']}"
+                         for r in result["reports"])
+    if "report" in result:
+        return (f"wrote {result['path']} ({result['format']}, report {result['report']!r}, "
+                f"{result['items']} items, {result['stale']} with a changed dataset)"
+                + (f"\nwrote {result['zip']}" if result.get("zip") else ""))
     lines = [f"wrote {result['path']} ({result['items']} items, "
              f"{result['bytes'] / 1e6:.1f} MB)"]
     if result.get("zip"):

@@ -1,0 +1,43 @@
+"""Present: a saved report as slides (one result per screen; arrow keys move).
+
+The view is the same self-contained deck that "Download slides" writes
+(``ulr.report.build_deck``), so what is shown is what is shared.
+"""
+
+import streamlit as st
+import streamlit.components.v1 as components
+
+from pages import _ui as ui
+from ulr import report, reports
+
+ui.ensure_app_run()
+
+wanted = st.query_params.get("report")
+if wanted and reports.get_info(wanted) is None:
+    st.warning("The link names a report that does not exist here (it may have been deleted); "
+               "showing your latest report instead.")
+elif wanted:
+    ui.set_current_report(wanted)
+rid = ui.current_report_id()
+info = reports.get_info(rid)
+st.query_params["report"] = rid
+items = reports.items(rid)
+if not items:
+    st.info("This report has no results yet. Use **Add to report** under any chart, then come "
+            "back here.", icon=":material/post_add:")
+    st.page_link("pages/report.py", label="Go to the report", icon=":material/description:")
+    st.stop()
+
+cur = ui.cursor()
+status = {it.id: s for it in items if (s := reports.dataset_status(it, cur=cur))}
+deck = report.build_deck(items, title=info.name, status=status, embedded=True)
+st.html("<style>[data-testid='stMainBlockContainer']{padding-top:2.5rem;}</style>")
+components.html(deck, height=640, scrolling=False)  # fits 1280x720 with the header
+c = st.columns([2, 2, 3])
+c[0].page_link("pages/report.py", label="Edit the report", icon=":material/edit:",
+               query_params={"report": rid})
+c[1].download_button("Download slides (HTML)", data=deck.replace(" data-embedded", "", 1),
+                     file_name="slides.html", mime="text/html", on_click="ignore",
+                     icon=":material/download:", key="present_dl")
+c[2].caption("← / → or the buttons move between slides. Share this page's address to show "
+             "the same report.")
