@@ -54,21 +54,6 @@ def _ensure(con) -> None:
         con.execute(ddl)
 
 
-class _Tx:
-    """BEGIN ... COMMIT on ``con``; ROLLBACK (and re-raise) on any error."""
-
-    def __init__(self, con):
-        self.con = con
-
-    def __enter__(self):
-        self.con.execute("BEGIN TRANSACTION")
-        return self.con
-
-    def __exit__(self, et, ev, tb):
-        self.con.execute("ROLLBACK" if et else "COMMIT")
-        return False
-
-
 def _check_name(name) -> str:
     if not isinstance(name, str) or not name.strip():
         raise UlrError("a report needs a non-empty name.")
@@ -143,7 +128,7 @@ def _touch(con, report_id: str) -> None:
 
 def rename(report_id: str, name: str, *, db=None) -> None:
     name = _check_name(name)
-    with store.catalog(db, write=True) as con, _Tx(con):
+    with store.catalog(db, write=True) as con:
         _ensure(con)
         _require(con, report_id)
         con.execute("UPDATE ulr_reports SET name = ?, updated = ? WHERE id = ?",
@@ -151,7 +136,7 @@ def rename(report_id: str, name: str, *, db=None) -> None:
 
 
 def delete(report_id: str, *, db=None) -> None:
-    with store.catalog(db, write=True) as con, _Tx(con):
+    with store.catalog(db, write=True) as con:
         _ensure(con)
         _require(con, report_id)
         con.execute("DELETE FROM ulr_report_items WHERE report_id = ?", [report_id])
@@ -161,7 +146,7 @@ def delete(report_id: str, *, db=None) -> None:
 def duplicate(report_id: str, name: str | None = None, *, db=None) -> ReportInfo:
     """A copy of a report and all its items (new ids), named ``name`` or "copy of ..."."""
     new_id, now = uuid.uuid4().hex[:12], _now()
-    with store.catalog(db, write=True) as con, _Tx(con):
+    with store.catalog(db, write=True) as con:
         _ensure(con)
         _require(con, report_id)
         old = con.execute("SELECT name FROM ulr_reports WHERE id = ?", [report_id]).fetchone()
@@ -194,7 +179,7 @@ def add_item(report_id: str, item: ReportItem | dict, *, db=None) -> ReportItem:
     except ValueError as exc:
         raise UlrError(f"the report item is broken: {exc}") from None
     payload = json.dumps(item.to_dict())
-    with store.catalog(db, write=True) as con, _Tx(con):
+    with store.catalog(db, write=True) as con:
         _ensure(con)
         _require(con, report_id)
         pos = con.execute("SELECT coalesce(max(pos), -1) + 1 FROM ulr_report_items "
@@ -215,7 +200,7 @@ def update_item(report_id: str, item_id: str, **fields) -> ReportItem:
     if bad:
         raise UlrError(f"a report item's {bad[0]!r} cannot be edited; only "
                        f"{', '.join(_EDITABLE)}.")
-    with store.catalog(db, write=True) as con, _Tx(con):
+    with store.catalog(db, write=True) as con:
         _ensure(con)
         row = con.execute("SELECT item FROM ulr_report_items WHERE report_id = ? AND "
                           "item_id = ?", [report_id, item_id]).fetchone()
@@ -234,7 +219,7 @@ def update_item(report_id: str, item_id: str, **fields) -> ReportItem:
 
 
 def remove_item(report_id: str, item_id: str, *, db=None) -> None:
-    with store.catalog(db, write=True) as con, _Tx(con):
+    with store.catalog(db, write=True) as con:
         _ensure(con)
         con.execute("DELETE FROM ulr_report_items WHERE report_id = ? AND item_id = ?",
                     [report_id, item_id])
@@ -243,7 +228,7 @@ def remove_item(report_id: str, item_id: str, *, db=None) -> None:
 
 def move_item(report_id: str, item_id: str, step: int, *, db=None) -> None:
     """Move an item ``step`` places (-1 up, +1 down); positions are renumbered 0..n-1."""
-    with store.catalog(db, write=True) as con, _Tx(con):
+    with store.catalog(db, write=True) as con:
         _ensure(con)
         ids = [r[0] for r in con.execute(
             "SELECT item_id FROM ulr_report_items WHERE report_id = ? ORDER BY pos, item_id",
