@@ -15,9 +15,12 @@ Warning rules (documented thresholds; the issue left them open):
   importance-weighted estimate is zero and its interval is degenerate.
 - ``wide_interval`` -- an estimator's interval half-width exceeds 50% of its
   estimate.
-- ``propensity_sum`` -- the logged propensities of a context's actions add up
-  to more than 1.05: they are not one logging policy's action probabilities
-  (e.g. position-bias propensities were supplied instead).
+- ``propensity_sum`` -- the logged propensities cannot be one logging policy's
+  probabilities of the logged actions (see :mod:`ulr.ope.checks`): the
+  smallest propensities of one decision's distinct actions add up to more
+  than 1, or the mean importance weight of the uniform policy is significantly
+  below 1 (e.g. position-bias propensities were supplied instead). Correct for
+  per-slot propensities of a time-varying logging policy.
 - ``target_sum`` -- user-supplied target probabilities of a context's logged
   actions do not add up to 1 (within 1%).
 - ``self_fit`` -- the target policy was fit on the very rows it is evaluated on.
@@ -293,17 +296,26 @@ def evaluate(feedback: BanditFeedback, pi: np.ndarray | None = None, *,
         else diag["n"]
     for code, v in feedback.notes:
         if code == "propensity_sum":
-            warn.append(OPEWarning(
-                "propensity_sum",
-                f"The logged propensities of one context's actions add up to {v:.2f} (> 1): "
-                "they do not look like one logging policy's probabilities of choosing each "
-                "action (position-bias propensities are something else), so these estimates "
-                "may be meaningless."))
+            warn.append(OPEWarning("propensity_sum", propensity_message(v)))
     warn = _warnings(diag, table, level) + warn
     settings = {"estimators": estimators, "clip": M, "n_bootstrap": n_bootstrap,
                 "level": level, "folds": folds, "seed": seed,
                 "resampling": "impressions" if feedback.cluster is not None else "rows"}
     return OPEResult(table=table, diagnostics=diag, warnings=warn, settings=settings)
+
+
+def propensity_message(chk: dict) -> str:
+    """One sentence for a failed :func:`ulr.ope.checks.propensity_checks`."""
+    if chk["bound_fails"]:
+        what = (f"the smallest logged propensities of one decision's different actions add "
+                f"up to {chk['max_bound']:.2f} (more than {chk['limit']:g})")
+    else:
+        what = (f"the uniform policy's mean importance weight is {chk['mean_weight']:.3f} "
+                f"(at most {chk['upper']:.3f} with 99.9% confidence), where valid "
+                "propensities give at least 1")
+    return (f"The propensities do not look like the logging policy's probabilities of the "
+            f"logged actions: {what}; position-bias propensities are something else, so these "
+            "estimates may be meaningless.")
 
 
 # --------------------------------------------------------------------------- whole pipeline
