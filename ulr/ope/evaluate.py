@@ -16,10 +16,8 @@ Warning rules (documented thresholds; the issue left them open):
 - ``wide_interval`` -- an estimator's interval half-width exceeds 50% of its
   estimate.
 - ``propensity_sum`` -- the logged propensities cannot be one logging policy's
-  probabilities of the logged actions (see :mod:`ulr.ope.checks`): the
-  smallest propensities of one decision's distinct actions add up to more
-  than 1, or the mean importance weight of the uniform policy is significantly
-  below 1 (e.g. position-bias propensities were supplied instead). Correct for
+  probabilities of the logged actions (see :mod:`ulr.ope.checks`): the mean
+  importance weight of the uniform policy is significantly below 1 (e.g. position-bias propensities were supplied instead). Correct for
   per-slot propensities of a time-varying logging policy.
 - ``target_sum`` -- user-supplied target probabilities of a context's logged
   actions do not add up to 1 (within 1%).
@@ -306,13 +304,9 @@ def evaluate(feedback: BanditFeedback, pi: np.ndarray | None = None, *,
 
 def propensity_message(chk: dict) -> str:
     """One sentence for a failed :func:`ulr.ope.checks.propensity_checks`."""
-    if chk["bound_fails"]:
-        what = (f"the smallest logged propensities of one decision's different actions add "
-                f"up to {chk['max_bound']:.2f} (more than {chk['limit']:g})")
-    else:
-        what = (f"the uniform policy's mean importance weight is {chk['mean_weight']:.3f} "
-                f"(at most {chk['upper']:.3f} with 99.9% confidence), where valid "
-                "propensities give at least 1")
+    what = (f"the uniform policy's mean importance weight is {chk['mean_weight']:.3f} "
+            f"(at most {chk['upper']:.3f} with 99.9% confidence), where valid "
+            "propensities give at least 1")
     return (f"The propensities do not look like the logging policy's probabilities of the "
             f"logged actions: {what}; position-bias propensities are something else, so these "
             "estimates may be meaningless.")

@@ -458,7 +458,7 @@ def feedback_from_log(log, *, action: str = "doc_id", target_column: str | None 
         chk = propensity_checks(context=cand.context[pair], action=pair, propensity=prop,
                                 slot=pos if action == "doc_id" else None, cluster=cluster,
                                 per_slot=per_slot_fact(info), n_slots=n_slots)
-        if chk["bound_fails"] or chk["weight_fails"]:
+        if chk["fails"]:
             notes.append(("propensity_sum", chk))
     loggers = _logger_arrays(rows, labels)
     fb = BanditFeedback(candidates=cand, pair=pair,
