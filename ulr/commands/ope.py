@@ -69,7 +69,12 @@ def run(args) -> dict:
     if args.target == "scores" and not args.score_column:
         raise UlrError("--target scores needs --score-column COL.")
     log = log_from_args(args)
-    target = args.target or "fitted"
+    target = args.target or ("column" if args.target_column else
+                             "scores" if args.score_column else "fitted")
+    if target == "fitted" and not log.info.features:
+        raise UlrError("the log has no feature_* columns, so no scorer can be fit for the "
+                       "target; supply target probabilities (--target-column) or scores "
+                       "(--score-column).")
     res = evaluate_log(log, action=args.action, target=target, target_column=args.target_column,
                        score_column=args.score_column, temperature=args.temperature,
                        fit_fraction=args.fit_fraction, estimators=names, clip=args.clip,

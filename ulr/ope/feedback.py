@@ -276,8 +276,9 @@ def fit_linear_scorer(feedback: BanditFeedback, rows=None, *, C: float = 1.0) ->
     X = fb.candidates.features[fb.pair]
     d = X.shape[1]
     if d == 0:
-        raise UlrError("the log has no feature_* columns, so no scorer can be fit; "
-                       "supply target probabilities (--target-column) or scores (--score-column).")
+        raise UlrError("the log has no feature columns, so no click model can be fit for the "
+                       "target policy; evaluate a column of target probabilities or of scores "
+                       "instead.")
     y = fb.reward
     if len(np.unique(y)) < 2:
         raise UlrError("the rows used to fit the target policy's scorer have no clicks "
