@@ -237,3 +237,74 @@ def simulate_slates(*, contexts: int = 10, items: int = 6, slots: int = 3,
     target = softmax(att, target_temperature)
     return SlateWorld(attraction=att, theta=theta, logging=logging, target=target,
                       click_model=click_model)
+
+
+# --------------------------------------------------------------------------- from a log
+
+LOGGING_PREFIX_ASSUMPTION = (
+    "A log records per-slot propensities only, so the logger's probability of a top-k prefix "
+    "is taken as their product (exact when the logger fills the slots independently; close "
+    "for uniformly random slates from many items).")
+
+
+def slate_from_log(log, *, score_column: str | None = None, temperature: float = 1.0,
+                   fit_fraction: float = 0.5, estimators=SLATE_ESTIMATORS,
+                   level: float = 0.95, seed: int = 0) -> dict:
+    """Slate estimates of a Plackett-Luce target ranking on a log with sessions.
+
+    The target ranks each context's candidate documents by a softmax (at
+    ``temperature``, on standardized scores) of a score column or of a linear
+    click model fit on ``fit_fraction`` of the sessions (evaluated on the
+    rest). Sessions whose slots are not exactly ``1..K`` are left out and
+    counted.
+
+    Returns ``table`` (see :func:`slate_estimates`), ``sessions``,
+    ``dropped_sessions``, ``slots``, ``clicks`` and ``notes``.
+    """
+    from ulr.ope.feedback import (feedback_from_log, fit_linear_scorer, policy_from_scorer,
+                                  softmax_policy, standardize_scores)
+
+    fb, scores = feedback_from_log(log, action="doc_id", score_column=score_column)
+    if fb.cluster is None:
+        raise UlrError("slate estimators need to know which rows form one ranking: map a "
+                       "column to the field 'session_id'.")
+    keep = np.ones(fb.n, dtype=bool)
+    if scores is not None:
+        pi = softmax_policy(standardize_scores(scores), fb.candidates, temperature=temperature)
+    else:
+        fit, keep = fb.split(fit_fraction, seed=seed)
+        pi = policy_from_scorer(fb.candidates, fit_linear_scorer(fb, fit),
+                                temperature=temperature)
+    K = fb.n_slots
+    rows = np.flatnonzero(keep)
+    order = rows[np.lexsort((fb.slot[rows], fb.cluster[rows]))]
+    sess, start, size = np.unique(fb.cluster[order], return_index=True, return_counts=True)
+    ok = size == K
+    idx = (start[ok][:, None] + np.arange(K)[None, :])
+    idx = order[idx] if ok.any() else np.zeros((0, K), dtype=int)
+    if len(idx):
+        good = np.all(fb.slot[idx] == np.arange(K)[None, :], axis=1)
+        idx = idx[good]
+    if len(idx) < 2:
+        raise UlrError("no complete rankings to evaluate: every session needs one row per "
+                       "position 1..K.")
+    pair = fb.pair[idx]
+    ctx = fb.candidates.context[pair[:, 0]]
+    starts = fb.candidates.starts
+    tm = np.empty(pair.shape)
+    for c in np.unique(ctx):
+        lo = starts[c]
+        hi = starts[c + 1] if c + 1 < len(starts) else fb.candidates.n_pairs
+        marg = pl_marginals(pi[lo:hi] / pi[lo:hi].sum(), K)
+        m = ctx == c
+        tm[m] = marg[np.arange(K)[None, :], pair[m] - lo]
+    s = pi[pair]
+    tp = np.cumprod(s / np.clip(1 - (np.cumsum(s, axis=1) - s), 1e-300, None), axis=1)
+    lm = fb.propensity[idx]
+    table = slate_estimates(fb.reward[idx], estimators=estimators, level=level,
+                            target_marginal=tm, logging_marginal=lm, target_prefix=tp,
+                            logging_prefix=np.cumprod(lm, axis=1))
+    return {"table": table, "sessions": int(len(idx)),
+            "dropped_sessions": int(len(sess) - len(idx)), "slots": K, "clicks": int(fb.reward[idx].sum()),
+            "target": "scores" if scores is not None else "fitted", "temperature": temperature,
+            "notes": [LOGGING_PREFIX_ASSUMPTION]}
