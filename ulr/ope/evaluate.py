@@ -319,7 +319,10 @@ def evaluate(feedback: BanditFeedback, pi: np.ndarray | None = None, *,
                               seed=seed)
         mt = ml.table.set_index("estimator")
         # variance against pooled IPS; the single-log estimators share one bootstrap
-        se_ips = float(mt.loc["ips", "se"])
+        # variance against pooled IPS, each within its own bootstrap (the combined
+        # estimators' is stratified by logger)
+        main_ips = table.loc[table["estimator"] == "ips", "se"]
+        se_ips = float(main_ips.iloc[0]) if len(main_ips) else float(mt.loc["ips", "se"])
         table["variance_ratio"] = (table["se"] / se_ips) ** 2 if se_ips > 0 else np.nan
         table.loc[table["estimator"] == "logging", "variance_ratio"] = np.nan
         add = mt.loc[multi].reset_index()[["estimator", "value", "lower", "upper", "se",
