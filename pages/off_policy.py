@@ -16,6 +16,8 @@ from ulr.ope.evaluate import FEW_EFFECTIVE_CLICKS, HEAVY_TAIL_ESS_FRACTION, HEAV
 from ulr.ope.evaluate import evaluate_log
 from ulr.ope.feedback import feedback_from_log
 from ulr.ope.loggers import MULTI_ESTIMATORS
+from ulr.ope.slate import LABELS as SLATE_LABELS
+from ulr.ope.slate import slate_from_log
 from ulr.ope.study import CHUNK, crm_study, simulation_study, study_chunk
 
 SAMPLE = Path(__file__).resolve().parent.parent / "data" / "sample_ope.csv"
@@ -196,6 +198,8 @@ def view_log():
     ui.download_csv(table, f"ope_estimates_{name}.csv", "Download estimates (CSV)",
                     key="ope_csv")
     _loggers_section(res)
+    _slate_section(source, name, content_hash, target, column, float(temperature),
+                   float(fit_fraction), float(level), seed)
     policy = TARGETS[target] + (f" ({column})" if column else "")
     best = res.table[res.table["estimator"] != "logging"].iloc[0]
     ui.add_to_report(
@@ -223,6 +227,39 @@ def _takeaway(res, best) -> str:
     return (f"By {LABELS.get(best.estimator, best.estimator)}, the target policy {verdict} "
             f"({best.value:.4f} [{best.lower:.4f}, {best.upper:.4f}] vs {log_v:.4f} clicks "
             "per row).")
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _slates(source, name, content_hash, settings: tuple):
+    return slate_from_log(_open(source, name), **dict(settings))
+
+
+def _slate_section(source, name, content_hash, target, column, temperature, fit_fraction,
+                   level, seed):
+    """Rankings: the target as a ranking policy, judged per whole slate."""
+    with st.expander("Rankings: clicks per ranking (slate estimators)"):
+        if target not in ("fitted", "scores"):
+            st.info("Slate estimators need a ranking target: choose the fitted click model or "
+                    "a score column as **Target policy** above.", icon=":material/info:")
+            return
+        settings = (("score_column", column if target == "scores" else None),
+                    ("temperature", max(temperature, 1e-3)),
+                    ("fit_fraction", fit_fraction if fit_fraction > 0 else 0.5),
+                    ("level", level), ("seed", seed))
+        out = None
+        with ui.user_errors("Cannot evaluate rankings: "):
+            out = _slates(source, name, content_hash, settings)
+        if out is None:
+            return
+        tab = out["table"].copy()
+        tab.insert(0, "method", tab["estimator"].map(SLATE_LABELS))
+        st.caption(f"{out['sessions']:,} complete rankings of {out['slots']} slots, "
+                   f"{out['clicks']:,} clicks; values are expected clicks per ranking with "
+                   f"{level:.0%} normal intervals. Each estimator is right only under its "
+                   "assumption (last column). " + " ".join(out["notes"]))
+        st.dataframe(tab, hide_index=True, width="stretch", key="ope_slates",
+                     column_config={c: st.column_config.NumberColumn(format="%.5f")
+                                    for c in ("value", "lower", "upper", "se")})
 
 
 def _loggers_section(res):

@@ -98,7 +98,7 @@ def test_log_without_propensity_gets_a_clear_sentence(tmp_path):
     assert p.stderr.count("\n") == 1 and "Traceback" not in p.stderr
 
 
-# ------------------------------------------------------------------ several loggers, studies, slates
+# ------------------------------------------------------- several loggers, studies, slates
 
 from ulr.ope.loggers import make_multi_logger_log  # noqa: E402
 

@@ -217,3 +217,14 @@ def test_no_alert_names_a_command_line_flag(tmp_path):
     msgs = alerts(at)
     assert any("propensities do not look" in m for m in msgs)
     assert not [m for m in msgs if re.search(r"(^|\s)--[a-z]", m)], msgs
+
+
+def test_rankings_section_shows_the_three_slate_estimators():
+    at = run_page()
+    assert not at.exception and not at.error
+    tables = [d.value for d in at.dataframe]
+    slate = [t for t in tables if "assumption" in t.columns]
+    assert len(slate) == 1 and list(slate[0]["estimator"]) == ["sips", "iips", "rips"]
+    assert (slate[0]["lower"] <= slate[0]["value"]).all()
+    at.selectbox(key="ope_target").select("uniform").run()
+    assert any("ranking target" in i.value for i in at.info)

@@ -64,7 +64,7 @@ def test_wips_has_lower_bootstrap_variance_than_pooled_ips():
     res = evaluate_loggers(r, t, p, g, logger_propensity=lp, cluster=df["session_id"].to_numpy(),
                            n_bootstrap=B)
     tab = res.table.set_index("estimator")
-    # a bootstrap variance has relative standard error about sqrt(2 / B); demand a margin of 4 of them
+    # a bootstrap variance has relative standard error about sqrt(2 / B); demand 4 of them
     assert tab.loc["wips", "variance_ratio"] < 1 - 4 * np.sqrt(2 / B)
     assert tab.loc["ips", "variance_ratio"] == pytest.approx(1.0)
 

@@ -10,7 +10,8 @@ ORDER = 62
 
 def register(sub):
     p = sub.add_parser(
-        "ope-slate", help="estimate a target ranking's clicks per slate (standard, PBM, cascade IPS)",
+        "ope-slate",
+        help="estimate a target ranking's clicks per slate (standard, PBM, cascade IPS)",
         description="Slate off-policy evaluation: the expected clicks per ranking of a target "
                     "ranking policy (a Plackett-Luce softmax of a score column, or of a linear "
                     "click model fit on part of the sessions), from a log with per-slot "

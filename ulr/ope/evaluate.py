@@ -17,7 +17,8 @@ Warning rules (documented thresholds; the issue left them open):
   estimate.
 - ``propensity_sum`` -- the logged propensities cannot be one logging policy's
   probabilities of the logged actions (see :mod:`ulr.ope.checks`): the mean
-  importance weight of the uniform policy is significantly below 1 (e.g. position-bias propensities were supplied instead). Correct for
+  importance weight of the uniform policy is significantly below 1 (e.g.
+  position-bias propensities were supplied instead). Correct for
   per-slot propensities of a time-varying logging policy.
 - ``target_sum`` -- user-supplied target probabilities of a context's logged
   actions do not add up to 1 (within 1%).

@@ -171,7 +171,7 @@ class SlateWorld:
         raise UlrError("the click model must be 'pbm' or 'cascade'.")
 
     def true_value(self) -> float:
-        """Exact expected clicks per slate of the target (contexts uniform): all slates enumerated."""
+        """Exact expected clicks per slate of the target (contexts uniform), by enumeration."""
         sl = self._slates()
         total = 0.0
         C = self.attraction.shape[0]
@@ -305,6 +305,7 @@ def slate_from_log(log, *, score_column: str | None = None, temperature: float =
                             target_marginal=tm, logging_marginal=lm, target_prefix=tp,
                             logging_prefix=np.cumprod(lm, axis=1))
     return {"table": table, "sessions": int(len(idx)),
-            "dropped_sessions": int(len(sess) - len(idx)), "slots": K, "clicks": int(fb.reward[idx].sum()),
+            "dropped_sessions": int(len(sess) - len(idx)), "slots": K,
+            "clicks": int(fb.reward[idx].sum()),
             "target": "scores" if scores is not None else "fitted", "temperature": temperature,
             "notes": [LOGGING_PREFIX_ASSUMPTION]}
