@@ -25,6 +25,10 @@ def register(sub):
                    help="share of sessions used to fit the target's click model (default 0.5)")
     p.add_argument("--estimators", default="sips,iips,rips")
     p.add_argument("--level", type=float, default=0.95)
+    p.add_argument("--logging-prefix", choices=["sequential", "product"], default="sequential",
+                   help="how the logger's probability of a top-k prefix follows from the "
+                        "per-slot propensities: drawn slot by slot without replacement "
+                        "(default; exact for uniformly random rankings) or their product")
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(run=run)
 
@@ -43,7 +47,7 @@ def run(args) -> dict:
                        "target; give --score-column COL.")
     out = slate_from_log(log, score_column=args.score_column, temperature=args.temperature,
                          fit_fraction=args.fit_fraction, estimators=names, level=args.level,
-                         seed=args.seed)
+                         logging_prefix=args.logging_prefix, seed=args.seed)
     est = {r.estimator: {"value": r.value, "lower": r.lower, "upper": r.upper, "se": r.se,
                          "assumption": r.assumption} for r in out["table"].itertuples()}
     return {"dataset": log.info.name, "estimates": est, "sessions": out["sessions"],

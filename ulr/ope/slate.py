@@ -241,22 +241,43 @@ def simulate_slates(*, contexts: int = 10, items: int = 6, slots: int = 3,
 
 # --------------------------------------------------------------------------- from a log
 
-LOGGING_PREFIX_ASSUMPTION = (
-    "A log records per-slot propensities only, so the logger's probability of a top-k prefix "
-    "is taken as their product (exact when the logger fills the slots independently; close "
-    "for uniformly random slates from many items).")
+LOGGING_PREFIX = {
+    "sequential": "A log records per-slot propensities only, so the logger's probability of a "
+                  "top-k prefix is taken as a ranking drawn slot by slot without replacement, "
+                  "prod_k p_k / (1 - p_1 - ... - p_(k-1)) (exact for uniformly random "
+                  "rankings; an approximation for other loggers).",
+    "product": "A log records per-slot propensities only, so the logger's probability of a "
+               "top-k prefix is taken as their product (exact when the logger fills the slots "
+               "independently).",
+}
+
+
+def logging_prefix_prob(propensity, *, form: str = "sequential") -> np.ndarray:
+    """The logger's prefix probabilities (S, K) from the logged per-slot propensities (S, K)."""
+    p = np.asarray(propensity, dtype=float)
+    if form == "product":
+        return np.cumprod(p, axis=1)
+    if form == "sequential":
+        used = np.cumsum(p, axis=1) - p
+        if np.any(used >= 1):
+            raise UlrError("the per-slot propensities of one ranking add up to 1 or more before "
+                           "its last slot, so they cannot be a ranking drawn slot by slot.")
+        return np.cumprod(p / (1 - used), axis=1)
+    raise UlrError("the logging prefix form must be 'sequential' or 'product'.")
 
 
 def slate_from_log(log, *, score_column: str | None = None, temperature: float = 1.0,
                    fit_fraction: float = 0.5, estimators=SLATE_ESTIMATORS,
-                   level: float = 0.95, seed: int = 0) -> dict:
+                   level: float = 0.95, logging_prefix: str = "sequential",
+                   seed: int = 0) -> dict:
     """Slate estimates of a Plackett-Luce target ranking on a log with sessions.
 
     The target ranks each context's candidate documents by a softmax (at
     ``temperature``, on standardized scores) of a score column or of a linear
     click model fit on ``fit_fraction`` of the sessions (evaluated on the
     rest). Sessions whose slots are not exactly ``1..K`` are left out and
-    counted.
+    counted. ``logging_prefix`` says how the logger's prefix probabilities
+    follow from the per-slot propensities (:func:`logging_prefix_prob`).
 
     Returns ``table`` (see :func:`slate_estimates`), ``sessions``,
     ``dropped_sessions``, ``slots``, ``clicks`` and ``notes``.
@@ -303,9 +324,9 @@ def slate_from_log(log, *, score_column: str | None = None, temperature: float =
     lm = fb.propensity[idx]
     table = slate_estimates(fb.reward[idx], estimators=estimators, level=level,
                             target_marginal=tm, logging_marginal=lm, target_prefix=tp,
-                            logging_prefix=np.cumprod(lm, axis=1))
+                            logging_prefix=logging_prefix_prob(lm, form=logging_prefix))
     return {"table": table, "sessions": int(len(idx)),
             "dropped_sessions": int(len(sess) - len(idx)), "slots": K,
             "clicks": int(fb.reward[idx].sum()),
             "target": "scores" if scores is not None else "fitted", "temperature": temperature,
-            "notes": [LOGGING_PREFIX_ASSUMPTION]}
+            "notes": [LOGGING_PREFIX[logging_prefix]]}
