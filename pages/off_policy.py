@@ -12,12 +12,13 @@ from ulr import schema, store
 from ulr.errors import UlrError
 from ulr.ope import estimators as est
 from ulr.ope import figures as F
-from ulr.ope.crm import learn_policy
 from ulr.ope.evaluate import FEW_EFFECTIVE_CLICKS, HEAVY_TAIL_ESS_FRACTION, HEAVY_TAIL_MAX_SHARE
 from ulr.ope.evaluate import evaluate_log
 from ulr.ope.feedback import feedback_from_log
-from ulr.ope.simulate import (bias_variance_table, repeated_intervals, repeated_point_estimates,
-                              simulate_bandit)
+from ulr.ope.loggers import MULTI_ESTIMATORS
+from ulr.ope.slate import LABELS as SLATE_LABELS
+from ulr.ope.slate import slate_from_log
+from ulr.ope.study import CHUNK, crm_study, simulation_study, study_chunk
 
 SAMPLE = Path(__file__).resolve().parent.parent / "data" / "sample_ope.csv"
 SAMPLE_SOURCE = "sample"
@@ -40,8 +41,8 @@ def _url_index(name: str, options: list, default) -> int:
     return options.index(v) if v in options else options.index(default)
 
 
-def _url_estimators(name: str, default: list) -> list:
-    return [e for e in ui.url_param(name, [], kind=list) if e in est.ESTIMATORS] or default
+def _url_estimators(name: str, default: list, allowed=est.ESTIMATORS) -> list:
+    return [e for e in ui.url_param(name, [], kind=list) if e in allowed] or default
 
 
 view = st.segmented_control("View", VIEWS, default=VIEWS[_url_index("view", VIEWS, VIEWS[0])],
@@ -89,7 +90,7 @@ def _evaluate(source: str, name: str, content_hash: str, settings: tuple):
 def _estimates_frame(table: pd.DataFrame) -> pd.DataFrame:
     t = table.copy()
     t.insert(0, "method", t["estimator"].map(lambda e: LABELS.get(e, e)))
-    return t
+    return t.rename(columns={"variance_ratio": "variance vs pooled IPS"})
 
 
 # ---------------------------------------------------------------- view 1: a log
@@ -100,10 +101,14 @@ def view_log():
     extras = [] if info is None else [
         c for c in info.columns if c not in schema.CANONICAL
         and not c.startswith(schema.FEATURE_PREFIX) and c != "true_theta"]
-    targets = ["fitted", "uniform"] + (["scores", "column"] if extras else [])
+    extras = [c for c in extras if not c.startswith("propensity_") and c != "logger"]
+    has_features = info is None or bool(info.features)
+    has_logger = info is not None and info.has("logger")
+    targets = (["fitted"] if has_features else []) + ["uniform"] + \
+        (["scores", "column"] if extras else [])
     c1, c2, c3 = st.columns([2, 1, 1])
     target = c1.selectbox("Target policy", targets, format_func=TARGETS.get, key="ope_target",
-                          index=_url_index("target", targets, "fitted"),
+                          index=_url_index("target", targets, targets[0]),
                           help="The policy to evaluate. The fitted one is a logistic click "
                                "model on the feature_* columns, fit on a share of the "
                                "impressions and evaluated on the rest.")
@@ -120,11 +125,16 @@ def view_log():
                           index=_url_index("action", ["doc_id", "position"], "doc_id"),
                           help="What the policy chooses for a query: which document to show "
                                "(per position), or which position.")
+    if not has_features:
+        st.info("This log has no feature columns, so the target policy cannot be a fitted click "
+                "model: choose another **Target policy** above, or map feature columns on the "
+                "[Data page](/data).", icon=":material/info:")
+    choices = list(est.ESTIMATORS) + (list(MULTI_ESTIMATORS) if has_logger else [])
+    default_est = list(est.DEFAULT_ESTIMATORS) + (list(MULTI_ESTIMATORS) if has_logger else [])
     with st.expander("Estimator options"):
         o1, o2, o3, o4 = st.columns(4)
-        estimators = o1.multiselect("Estimators", list(est.ESTIMATORS),
-                                    default=_url_estimators("estimators",
-                                                            list(est.DEFAULT_ESTIMATORS)),
+        estimators = o1.multiselect("Estimators", choices,
+                                    default=_url_estimators("estimators", default_est, choices),
                                     key="ope_estimators",
                                     format_func=lambda e: LABELS.get(e, e))
         clip_auto = o2.checkbox("Automatic clip", True, key="ope_clip_auto",
@@ -187,68 +197,104 @@ def view_log():
         f"{FEW_EFFECTIVE_CLICKS} effective clicks.")
     ui.download_csv(table, f"ope_estimates_{name}.csv", "Download estimates (CSV)",
                     key="ope_csv")
-    ui.add_to_report("Off-policy estimates", fig=fig, table=table,
-                     settings={"log": name, **dict(settings)}, key="ope_log")
+    _loggers_section(res)
+    _slate_section(source, name, content_hash, target, column, float(temperature),
+                   float(fit_fraction), float(level), seed)
+    policy = TARGETS[target] + (f" ({column})" if column else "")
+    best = res.table[res.table["estimator"] != "logging"].iloc[0]
+    ui.add_to_report(
+        f"Off-policy estimates of the target policy: {policy}", fig=fig, table=table,
+        settings={"log": name, "target policy": policy, "estimator": ", ".join(estimators),
+                  "seed": seed, **dict(settings)},
+        caveats=[w.message for w in res.warnings],
+        evidence={"rows": d["n"], "clicks": d["clicks"],
+                  "queries": res.settings.get("contexts"),
+                  "sessions": d["units"] if res.settings["resampling"] == "impressions"
+                  else None},
+        takeaway=_takeaway(res, best), key="ope_log")
+
+
+def _takeaway(res, best) -> str:
+    log_v = res.estimate("logging")
+    if not np.isfinite(best.lower) or not np.isfinite(best.upper):
+        return f"{LABELS.get(best.estimator, best.estimator)} cannot pin the target's value down."
+    if best.lower > log_v:
+        verdict = "beats the logging policy"
+    elif best.upper < log_v:
+        verdict = "does worse than the logging policy"
+    else:
+        verdict = "cannot be told apart from the logging policy"
+    return (f"By {LABELS.get(best.estimator, best.estimator)}, the target policy {verdict} "
+            f"({best.value:.4f} [{best.lower:.4f}, {best.upper:.4f}] vs {log_v:.4f} clicks "
+            "per row).")
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _slates(source, name, content_hash, settings: tuple):
+    return slate_from_log(_open(source, name), **dict(settings))
+
+
+def _slate_section(source, name, content_hash, target, column, temperature, fit_fraction,
+                   level, seed):
+    """Rankings: the target as a ranking policy, judged per whole slate."""
+    with st.expander("Rankings: clicks per ranking (slate estimators)"):
+        if target not in ("fitted", "scores"):
+            st.info("Slate estimators need a ranking target: choose the fitted click model or "
+                    "a score column as **Target policy** above.", icon=":material/info:")
+            return
+        settings = (("score_column", column if target == "scores" else None),
+                    ("temperature", max(temperature, 1e-3)),
+                    ("fit_fraction", fit_fraction if fit_fraction > 0 else 0.5),
+                    ("level", level), ("seed", seed))
+        out = None
+        with ui.user_errors("Cannot evaluate rankings: "):
+            out = _slates(source, name, content_hash, settings)
+        if out is None:
+            return
+        tab = out["table"].copy()
+        tab.insert(0, "method", tab["estimator"].map(SLATE_LABELS))
+        st.caption(f"{out['sessions']:,} complete rankings of {out['slots']} slots, "
+                   f"{out['clicks']:,} clicks; values are expected clicks per ranking with "
+                   f"{level:.0%} normal intervals. Each estimator is right only under its "
+                   "assumption (last column). " + " ".join(out["notes"]))
+        st.dataframe(tab, hide_index=True, width="stretch", key="ope_slates",
+                     column_config={c: st.column_config.NumberColumn(format="%.5f")
+                                    for c in ("value", "lower", "upper", "se")})
+
+
+def _loggers_section(res):
+    """Several loggers: per-logger estimates and which combined estimate to trust."""
+    if res.per_logger is None:
+        return
+    st.subheader("Several loggers")
+    st.markdown(
+        "This log was written by several logging policies. **Pooled IPS** treats every row "
+        "alike and is unbiased, but its variance is set by the logger that explored least. "
+        "**Balanced IPS** divides by the loggers' average probability of each action, so a "
+        "row any logger could easily have produced never gets a huge weight; it needs every "
+        "logger's probability of every logged action. **Weighted IPS** (Agarwal et al., KDD "
+        "2017) averages the loggers' own estimates, each weighted by how precise it is. "
+        "Trust balanced IPS when it is available, WIPS otherwise; both are unbiased (WIPS up "
+        "to a small bias from its estimated weights), and the column *variance vs pooled* "
+        "shows how much each gains over pooling.")
+    per = res.per_logger.rename(columns={"ips": "IPS", "cv_value": "control-variate IPS",
+                                         "wips_weight": "WIPS weight"})
+    st.dataframe(per, hide_index=True, width="stretch", key="ope_loggers",
+                 column_config={c: st.column_config.NumberColumn(format="%.5f")
+                                for c in ("IPS", "lower", "upper", "control-variate IPS")})
 
 
 # ---------------------------------------------------------------- view 2: simulation
 
 
-def _target_weights(sim, kind: str, seed: int):
-    if kind == "reversed":
-        return -sim.beta
-    if kind == "noisy":
-        rng = np.random.default_rng(seed + 7)
-        return sim.beta + rng.standard_normal(len(sim.beta)) / np.sqrt(len(sim.beta))
-    return sim.beta
-
-
-CHUNK = 25  # logs per cached piece of a simulation (progress is shown between pieces)
-
-
-def _world(s: dict):
-    sim = simulate_bandit(contexts=s["contexts"], actions=s["actions"], features=s["features"],
-                          slots=s["slots"], base_rate=s["base_rate"], logging=s["logging"],
-                          logging_temperature=s["logging_temperature"], seed=s["seed"])
-    pi = sim.policy(_target_weights(sim, s["target"], s["seed"]),
-                    temperature=s["temperature"])
-    return sim, pi
-
-
 @st.cache_data(show_spinner=False, max_entries=512)
-def _simulate_chunk(settings: tuple, chunk: int):
-    """Logs ``chunk * CHUNK ...`` of a simulation: estimates and weight statistics."""
-    s = dict(settings)
-    sim, pi = _world(s)
-    n = min(CHUNK, s["draws"] - chunk * CHUNK)
-    draws = sim.sample(s["rows"], draws=n, seed=[s["seed"], chunk])
-    if s["intervals"]:
-        df = repeated_intervals(sim, pi, draws, estimators=s["estimators"],
-                                n_bootstrap=s["n_bootstrap"], clip=s["clip"],
-                                seed=s["seed"] + chunk * CHUNK)
-    else:
-        df = repeated_point_estimates(sim, pi, draws, estimators=s["estimators"],
-                                      clip=s["clip"], seed=s["seed"] + chunk * CHUNK)
-    df["draw"] += chunk * CHUNK
-    w = pi[draws.pair] / draws.propensity
-    return df, est.effective_sample_size(w) / s["rows"], float(w.max())
+def _simulate_chunk(index: int, opts: tuple):
+    return study_chunk(index, **dict(opts))
 
 
 def _simulate(settings: tuple, progress=None) -> dict:
-    s = dict(settings)
-    sim, pi = _world(s)
-    chunks = -(-s["draws"] // CHUNK)
-    parts = []
-    for c in range(chunks):
-        parts.append(_simulate_chunk(settings, c))
-        if progress is not None:
-            progress(c + 1, chunks)
-    df = pd.concat([p[0] for p in parts], ignore_index=True)
-    truth = float(sim.true_value(pi))
-    return {"truth": truth, "logging": float(sim.true_value(sim.logging)), "estimates": df,
-            "table": bias_variance_table(df, truth),
-            "ess_fraction": float(np.mean(np.concatenate([p[1] for p in parts]))),
-            "max_weight": max(p[2] for p in parts)}
+    return simulation_study(**dict(settings), progress=progress,
+                            run_chunk=lambda i, o: _simulate_chunk(i, tuple(sorted(o.items()))))
 
 
 def view_simulation():
@@ -265,6 +311,7 @@ def view_simulation():
                                         ui.url_number("sim_actions", 10, 2, 100),
                                         key="sim_actions"))
         slots = int(c[2].number_input("Positions", 1, 10, 1, key="sim_slots"))
+        features = int(c[2].number_input("Features", 1, 50, 5, key="sim_features"))
         rows = int(c[3].number_input("Rows per log", 50, 100_000,
                                      ui.url_number("sim_rows", 1000, 50, 100_000), step=100,
                                      key="sim_rows"))
@@ -310,7 +357,7 @@ def view_simulation():
     ui.set_url_params(view=VIEWS[1], sim_contexts=contexts, sim_actions=actions, sim_rows=rows,
                       sim_draws=draws, sim_logging=logging, sim_target=target,
                       sim_estimators=list(estimators), sim_seed=seed)
-    settings = (("contexts", contexts), ("actions", actions), ("features", 5),
+    settings = (("contexts", contexts), ("actions", actions), ("features", features),
                 ("slots", slots), ("rows", rows), ("draws", draws), ("logging", logging),
                 ("logging_temperature", float(logging_temperature)),
                 ("base_rate", float(base_rate)), ("target", target),
@@ -362,8 +409,17 @@ def view_simulation():
                "SNIPS trades a small bias for much less variance; DR leans on its reward model.")
     ui.download_csv(out["estimates"], "ope_simulation_estimates.csv",
                     "Download all estimates (CSV)", key="sim_csv")
-    ui.add_to_report("OPE estimators over repeated simulated logs", fig=fig2, table=tab,
-                     settings=dict(last), key="ope_sim")
+    best = out["table"].sort_values("rmse").iloc[0]
+    ui.add_to_report(
+        f"OPE estimators over repeated simulated logs (target policy: {s['target']})",
+        fig=fig2, table=tab,
+        settings={"target policy": s["target"], "estimator": ", ".join(s["estimators"]),
+                  "seed": s["seed"], **s},
+        caveats=[], evidence={"rows": s["rows"] * s["draws"], "clicks": None,
+                              "queries": s["contexts"], "sessions": None},
+        takeaway=f"On {s['draws']} simulated logs, {LABELS.get(best.estimator, best.estimator)} "
+                 f"has the smallest error (RMSE {best.rmse:.4f}; true value {out['truth']:.4f}).",
+        key="ope_sim")
 
 
 # ---------------------------------------------------------------- view 3: learning
@@ -372,23 +428,10 @@ def view_simulation():
 @st.cache_data(show_spinner=False, max_entries=16)
 def _learn(source: str, name: str, content_hash: str, action: str, settings: tuple):
     s = dict(settings)
-    if source == "simulation":
-        sim = simulate_bandit(contexts=s["contexts"], actions=s["actions"], features=5,
-                              base_rate=s["base_rate"], seed=s["seed"])
-        fb = sim.sample(s["rows"], seed=s["seed"] + 1).feedback(0)
-    else:
-        sim = None
+    fb = None
+    if source != "simulation":
         fb, _ = feedback_from_log(_open(source, name), action=action)
-    kw = {k: s[k] for k in ("objective", "l2", "variance_penalty", "clip", "steps",
-                            "learning_rate", "fit_fraction", "seed")}
-    res = learn_policy(fb, n_bootstrap=1000, **kw)
-    out = {"result": res, "features": list(fb.candidates.feature_names)}
-    if sim is not None:
-        out["truth_path"] = sim.true_value(res.policy_path(fb.candidates))
-        out["truth"] = float(sim.true_value(res.pi))
-        out["logging"] = float(sim.true_value(sim.logging))
-        out["best"] = float(sim.true_value(sim.policy(temperature=0)))
-    return out
+    return crm_study(fb, **s)
 
 
 def view_learn():
@@ -421,6 +464,8 @@ def view_learn():
                           key="crm_fit")
         seed = int(c[3].number_input("Seed", 0, 10**6, ui.url_number("crm_seed", 0, 0, 10**6),
                                      key="crm_seed"))
+        crm_boot = int(c[0].number_input("Bootstrap draws", 100, 20_000, 1000, step=100,
+                                         key="crm_boot"))
         sim_settings = ()
         if data == "simulation":
             c = st.columns(4)
@@ -431,14 +476,15 @@ def view_learn():
                 ("rows", int(c[2].number_input("Rows", 100, 200_000, 5000, step=500,
                                                key="crm_rows"))),
                 ("base_rate", float(c[3].number_input("Mean click probability", 0.001, 0.9,
-                                                      0.1, format="%.3f", key="crm_base"))))
+                                                      0.1, format="%.3f", key="crm_base"))),
+                ("features", int(c[0].number_input("Features", 1, 50, 5, key="crm_feat"))))
         submitted = st.form_submit_button("Learn a policy", type="primary")
     ui.set_url_params(view=VIEWS[2], crm_data=data, crm_objective=objective, crm_steps=steps,
                       crm_seed=seed, log=source if data == "log" else None)
     settings = (("objective", objective), ("l2", float(l2)), ("variance_penalty", float(vp)),
                 ("clip", float(clip) if clip > 0 else None), ("steps", steps),
                 ("learning_rate", float(lr)), ("fit_fraction", float(fit)), ("seed", seed),
-                *sim_settings)
+                ("n_bootstrap", crm_boot), *sim_settings)
     key = (source, name, content_hash, settings)
     if submitted:
         with ui.user_errors("Cannot learn: "):
@@ -479,8 +525,20 @@ def view_learn():
         true_value=out["truth_path"])
     ui.download_csv(curve, "crm_learning_curve.csv", "Download learning curve (CSV)",
                     key="crm_csv")
-    ui.add_to_report("Policy learned by counterfactual risk minimization", fig=fig, table=ev,
-                     settings=dict(last[3]), key="ope_crm")
+    sn = t.loc["snips"]
+    ui.add_to_report(
+        f"Policy learned by counterfactual risk minimization ({objective.upper()} objective)",
+        fig=fig, table=ev,
+        settings={"target policy": "learned linear softmax", "estimator": objective,
+                  "seed": seed, **dict(last[3])},
+        caveats=[w.message for w in res.evaluation.warnings],
+        evidence={"rows": res.evaluation.diagnostics["n"],
+                  "clicks": res.evaluation.diagnostics["clicks"], "queries": None,
+                  "sessions": None},
+        takeaway=f"The learned policy's held-out SNIPS value is {sn['value']:.4f} "
+                 f"[{sn['lower']:.4f}, {sn['upper']:.4f}] against {t.loc['logging', 'value']:.4f} "
+                 "for the logging policy.",
+        key="ope_crm")
 
 
 if view == VIEWS[0]:

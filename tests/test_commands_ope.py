@@ -96,3 +96,92 @@ def test_log_without_propensity_gets_a_clear_sentence(tmp_path):
     assert p.returncode == 2 and p.stdout == ""
     assert p.stderr.startswith("error: this log has no propensity column")
     assert p.stderr.count("\n") == 1 and "Traceback" not in p.stderr
+
+
+# ------------------------------------------------------- several loggers, studies, slates
+
+from ulr.ope.loggers import make_multi_logger_log  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def multi_csv(tmp_path_factory):
+    """Shaped like a real log: 3 slots, 80 items, no query column of its own, a timestamp,
+    8 affinity features, per-slot propensities of two (one time-varying) loggers, CTR < 1%."""
+    df, _ = make_multi_logger_log(sessions=3000, seed=1)
+    assert df["click"].mean() < 0.01
+    path = tmp_path_factory.mktemp("multi") / "two_loggers.csv"
+    df.to_csv(path, index=False)
+    return path
+
+
+def one_error_line(err):
+    lines = err.strip().splitlines()
+    return len(lines) == 1 and lines[0].startswith("error: ")
+
+
+def test_several_loggers_json_has_every_estimator_and_a_per_logger_breakdown(capsys, multi_csv):
+    code, out, err = run_cli(capsys, "ope", "--input", str(multi_csv), "--target", "uniform",
+                             "--estimators", "ips,snips,wips,balanced-ips", "--bootstrap", "200",
+                             "--map", "logger=logger", "--json")
+    assert code == 0, err
+    res = json.loads(out)
+    assert set(res["estimates"]) == {"ips", "snips", "wips", "balanced-ips"}
+    for e in res["estimates"].values():
+        assert e["lower"] <= e["value"] <= e["upper"]
+        assert e["variance_ratio"] > 0
+    assert res["estimates"]["ips"]["variance_ratio"] == pytest.approx(1.0)
+    assert set(res["per_logger"]) == {"l0", "l1"}
+    per = res["per_logger"]
+    assert sum(p["rows"] for p in per.values()) == res["n"]
+    assert sum(p["wips_weight"] for p in per.values()) == pytest.approx(1.0)
+    assert "propensity_sum" not in res["warning_codes"]
+
+
+def test_wips_without_a_logger_is_one_error_line(capsys):
+    code, out, err = run_cli(capsys, "ope", "--input", str(SAMPLE), "--estimators", "wips")
+    assert code == 2 and out == "" and one_error_line(err) and "logger" in err
+
+
+def test_balanced_ips_without_logger_propensities_says_so_in_one_sentence(capsys, multi_csv,
+                                                                          tmp_path):
+    df = pd.read_csv(multi_csv).drop(columns=["propensity_l1"])
+    path = tmp_path / "no_l1.csv"
+    df.to_csv(path, index=False)
+    code, out, err = run_cli(capsys, "ope", "--input", str(path), "--target", "uniform",
+                             "--estimators", "ips,balanced-ips", "--bootstrap", "100", "--json")
+    assert code == 0, err
+    res = json.loads(out)
+    assert res["estimates"]["balanced-ips"]["value"] is None
+    msg = [w for w, c in zip(res["warnings"], res["warning_codes"]) if c == "balanced_missing"]
+    assert len(msg) == 1 and "l1" in msg[0] and msg[0].count(". ") == 0
+
+
+def test_ope_study_json_and_bad_input(capsys):
+    code, out, err = run_cli(capsys, "ope-study", "--draws", "20", "--rows", "200",
+                             "--features", "3", "--json")
+    assert code == 0, err
+    res = json.loads(out)
+    assert {"true_value", "logging_value", "ess_fraction", "max_weight", "table"} <= set(res)
+    assert {r["estimator"] for r in res["table"]} == {"ips", "clipped-ips", "snips", "dr"}
+    assert all(r["draws"] == 20 for r in res["table"])
+    code, out, err = run_cli(capsys, "ope-study", "--learn", "snips", "--steps", "10",
+                             "--rows", "500", "--bootstrap", "100", "--json")
+    assert code == 0, err
+    res = json.loads(out)
+    assert {"learned", "true_value", "best_value", "curve"} <= set(res)
+    for argv in (["--rows", "0"], ["--estimators", "nope"], ["--bootstrap", "10"]):
+        code, out, err = run_cli(capsys, "ope-study", *argv)
+        assert code == 2 and out == "" and one_error_line(err), argv
+
+
+def test_ope_slate_json_and_bad_input(capsys, multi_csv):
+    code, out, err = run_cli(capsys, "ope-slate", "--input", str(SAMPLE), "--json")
+    assert code == 0, err
+    res = json.loads(out)
+    assert set(res["estimates"]) == {"sips", "iips", "rips"}
+    for e in res["estimates"].values():
+        assert e["lower"] <= e["value"] <= e["upper"] and e["assumption"]
+    assert res["slots"] == 3 and res["sessions"] > 0
+    for argv in (["--estimators", "nope"], ["--temperature", "0"]):
+        code, out, err = run_cli(capsys, "ope-slate", "--input", str(SAMPLE), *argv)
+        assert code == 2 and out == "" and one_error_line(err), argv

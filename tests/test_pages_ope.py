@@ -79,8 +79,10 @@ def test_log_without_features_shows_a_readable_error(tmp_path):
     df.to_csv(path, index=False)
     store.load_log(path, "ope without features", cur=store.cursor(), replace=True)
     at = run_page("ope without features")
-    assert any("no feature_* columns" in e.value for e in at.error)
-    at.selectbox(key="ope_target").select("uniform").run()
+    # the page names its own control, never a command-line flag
+    note = " ".join(i.value for i in at.info)
+    assert "**Target policy**" in note and "--" not in note
+    assert at.selectbox(key="ope_target").value == "uniform"
     assert not at.error and at.dataframe
 
 
@@ -165,3 +167,64 @@ def test_links_fill_each_view_and_are_written_back():
     assert crm.number_input(key="crm_steps").value == 50
     assert crm.number_input(key="crm_seed").value == 2
     assert crm.query_params["view"] == "Learn a policy"
+
+
+def alerts(at):
+    return [e.value for kind in ("info", "warning", "error", "success")
+            for e in getattr(at, kind)]
+
+
+def test_log_from_several_loggers_explains_which_estimate_to_trust(tmp_path):
+    from ulr.ope.loggers import make_multi_logger_log
+
+    df, _ = make_multi_logger_log(sessions=3000, seed=1)  # real-log shape, CTR < 1%
+    path = tmp_path / "two_loggers.csv"
+    df.to_csv(path, index=False)
+    store.load_log(path, "two loggers", cur=store.cursor(), replace=True)
+    at = run_page("two loggers")
+    at.selectbox(key="ope_target").select("uniform").run()
+    assert not at.exception and not at.error
+    t = at.dataframe[0].value
+    assert {"wips", "balanced-ips"} <= set(t["estimator"])
+    assert "variance vs pooled IPS" in t.columns
+    assert "Several loggers" in [h.value for h in at.subheader]
+    per = at.dataframe[1].value
+    assert list(per["logger"]) == ["l0", "l1"]
+    assert per["WIPS weight"].sum() == pytest.approx(1.0)
+    assert not any("propensities do not look" in a for a in alerts(at))  # no false alarm
+    text = " ".join(m.value for m in at.markdown)
+    assert "Trust balanced IPS" in text
+    shown = [w.value for w in at.warning]
+    press(at, "Add to report")
+    item = at.session_state["report_items"][-1]
+    assert "uniform over each query's documents" in item["title"]
+    assert item["caveats"] == shown  # the warnings shown, word for word
+    assert item["evidence"]["rows"] == 9000 and item["evidence"]["clicks"] == df["click"].sum()
+    assert item["evidence"]["sessions"] == 3000
+    assert {"target policy", "estimator", "seed"} <= set(item["settings"])
+    assert item["takeaway"].startswith("By ")
+
+
+def test_no_alert_names_a_command_line_flag(tmp_path):
+    import re
+
+    df = pd.read_csv(SAMPLE).drop(columns=[f"feature_{k}" for k in range(1, 6)])
+    df["propensity"] = df["position"].map({1: 1.0, 2: 0.6, 3: 0.45})  # a broken log
+    path = tmp_path / "broken.csv"
+    df.to_csv(path, index=False)
+    store.load_log(path, "ope broken", cur=store.cursor(), replace=True)
+    at = run_page("ope broken")
+    msgs = alerts(at)
+    assert any("propensities do not look" in m for m in msgs)
+    assert not [m for m in msgs if re.search(r"(^|\s)--[a-z]", m)], msgs
+
+
+def test_rankings_section_shows_the_three_slate_estimators():
+    at = run_page()
+    assert not at.exception and not at.error
+    tables = [d.value for d in at.dataframe]
+    slate = [t for t in tables if "assumption" in t.columns]
+    assert len(slate) == 1 and list(slate[0]["estimator"]) == ["sips", "iips", "rips"]
+    assert (slate[0]["lower"] <= slate[0]["value"]).all()
+    at.selectbox(key="ope_target").select("uniform").run()
+    assert any("ranking target" in i.value for i in at.info)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from ulr.errors import UlrError
 
 REQUIRED = ("query_id", "doc_id", "position", "click")
-OPTIONAL = ("session_id", "randomized", "relevance", "propensity")
+OPTIONAL = ("session_id", "randomized", "relevance", "propensity", "logger")
 CANONICAL = REQUIRED + OPTIONAL
 FEATURE_PREFIX = "feature_"
 
@@ -29,6 +29,7 @@ READ_TYPES = {
     "randomized": "BOOLEAN",
     "relevance": "DOUBLE",
     "propensity": "DOUBLE",
+    "logger": "VARCHAR",  # which logging policy wrote the row (several loggers, #14)
 }
 STORE_TYPES = {
     "query_id": "VARCHAR",
@@ -39,6 +40,7 @@ STORE_TYPES = {
     "randomized": "BOOLEAN",
     "relevance": "BIGINT",
     "propensity": "DOUBLE",
+    "logger": "VARCHAR",
 }
 FEATURE_TYPE = "DOUBLE"
 EXTRA_TYPE = "VARCHAR"
@@ -54,6 +56,7 @@ SYNONYMS = {
     "randomized": ("randomized", "is_randomized", "random", "randomised"),
     "relevance": ("relevance", "rel", "label", "grade", "judgment", "judgement"),
     "propensity": ("propensity", "propensity_score", "pscore", "logging_propensity", "prob"),
+    "logger": ("logger", "logging_policy", "logger_id"),
 }
 
 _IDENT = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")

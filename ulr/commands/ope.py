@@ -5,6 +5,7 @@ from __future__ import annotations
 from ulr.commands.common import add_log_args, log_from_args
 from ulr.errors import UlrError
 from ulr.ope import estimators as est
+from ulr.ope.loggers import MULTI_ESTIMATORS
 
 ORDER = 60
 
@@ -32,7 +33,9 @@ def register(sub):
                    help="share of impressions used to fit the target's scorer; the rest is "
                         "evaluated (0 = fit and evaluate on all rows; default 0.5)")
     p.add_argument("--estimators", default=",".join(est.DEFAULT_ESTIMATORS),
-                   help=f"comma-separated, from {','.join(est.ESTIMATORS)}")
+                   help=f"comma-separated, from {','.join(est.ESTIMATORS + MULTI_ESTIMATORS)} "
+                        "(wips and balanced-ips need a logger column: --map logger=COL; "
+                        "balanced-ips also columns propensity_<logger>)")
     p.add_argument("--clip", type=float, default=None,
                    help="clipping threshold for clipped-ips (default: sqrt(rows) x mean weight, "
                         "Ionides 2008)")
@@ -66,7 +69,12 @@ def run(args) -> dict:
     if args.target == "scores" and not args.score_column:
         raise UlrError("--target scores needs --score-column COL.")
     log = log_from_args(args)
-    target = args.target or "fitted"
+    target = args.target or ("column" if args.target_column else
+                             "scores" if args.score_column else "fitted")
+    if target == "fitted" and not log.info.features:
+        raise UlrError("the log has no feature_* columns, so no scorer can be fit for the "
+                       "target; supply target probabilities (--target-column) or scores "
+                       "(--score-column).")
     res = evaluate_log(log, action=args.action, target=target, target_column=args.target_column,
                        score_column=args.score_column, temperature=args.temperature,
                        fit_fraction=args.fit_fraction, estimators=names, clip=args.clip,
@@ -102,6 +110,10 @@ def render(result: dict) -> str:
     for name, e in result["estimates"].items():
         lines.append(_fmt_row(name, e, level))
     lines.append(_fmt_row("logging", result["logging"], level))
+    for name, e in result.get("per_logger", {}).items():
+        lines.append(_fmt_row(f"logger {name}", e, level)
+                     + f"   ({e['rows']} rows, {e['clicks']} clicks, WIPS weight "
+                       f"{e['wips_weight']:.3f})")
     lines.append(f"effective sample size {result['ess']:.0f} ({result['ess_fraction']:.1%}), "
                  f"effective clicks {result['effective_clicks']:.1f}, "
                  f"clip {result['clip']:.3g}")

@@ -15,9 +15,11 @@ Warning rules (documented thresholds; the issue left them open):
   importance-weighted estimate is zero and its interval is degenerate.
 - ``wide_interval`` -- an estimator's interval half-width exceeds 50% of its
   estimate.
-- ``propensity_sum`` -- the logged propensities of a context's actions add up
-  to more than 1.05: they are not one logging policy's action probabilities
-  (e.g. position-bias propensities were supplied instead).
+- ``propensity_sum`` -- the logged propensities cannot be one logging policy's
+  probabilities of the logged actions (see :mod:`ulr.ope.checks`): the mean
+  importance weight of the uniform policy is significantly below 1 (e.g.
+  position-bias propensities were supplied instead). Correct for
+  per-slot propensities of a time-varying logging policy.
 - ``target_sum`` -- user-supplied target probabilities of a context's logged
   actions do not add up to 1 (within 1%).
 - ``self_fit`` -- the target policy was fit on the very rows it is evaluated on.
@@ -32,6 +34,7 @@ import pandas as pd
 
 from ulr.errors import UlrError
 from ulr.ope import estimators as est
+from ulr.ope.loggers import MULTI_ESTIMATORS, evaluate_loggers
 from ulr.ope.feedback import (BanditFeedback, fit_linear_scorer, policy_from_scorer,
                               policy_from_target_column, softmax_policy, standardize_scores)
 
@@ -62,6 +65,7 @@ class OPEResult:
     diagnostics: dict
     warnings: list
     settings: dict = field(default_factory=dict)
+    per_logger: pd.DataFrame | None = None  # several loggers: see ulr.ope.loggers
 
     def estimate(self, name: str) -> float:
         return float(self.table.set_index("estimator").loc[name, "value"])
@@ -69,8 +73,21 @@ class OPEResult:
     def to_dict(self) -> dict:
         est_rows = {r.estimator: {"value": r.value, "lower": r.lower, "upper": r.upper,
                                   "se": r.se} for r in self.table.itertuples()}
+        if "variance_ratio" in self.table:
+            for r in self.table.itertuples():
+                if r.estimator in est_rows and np.isfinite(r.variance_ratio):
+                    est_rows[r.estimator]["variance_ratio"] = r.variance_ratio
         logging = est_rows.pop("logging", None)
-        return {"estimates": est_rows, "logging": logging, **self.diagnostics,
+        extra = {}
+        if self.per_logger is not None:
+            f = (lambda x: None if not np.isfinite(x) else float(x))
+            extra["per_logger"] = {
+                str(r.logger): {"rows": int(r.rows), "clicks": int(r.clicks), "value": f(r.ips),
+                                "lower": f(r.lower), "upper": f(r.upper),
+                                "cv_value": f(r.cv_value), "variance": f(r.variance),
+                                "wips_weight": f(r.wips_weight)}
+                for r in self.per_logger.itertuples()}
+        return {"estimates": est_rows, "logging": logging, **self.diagnostics, **extra,
                 "warnings": [w.message for w in self.warnings],
                 "warning_codes": [w.code for w in self.warnings], "settings": self.settings}
 
@@ -202,7 +219,8 @@ def _warnings(diag: dict, table: pd.DataFrame, level: float) -> list:
             f"{FEW_EFFECTIVE_CLICKS}). Expect a relative error of about "
             f"{1 / np.sqrt(max(diag['effective_clicks'], 1)):.0%} and intervals that may "
             "undercover."))
-    t = table[table["estimator"] != "logging"]
+    t = table[(table["estimator"] != "logging")
+              & ~((table["estimator"] == "balanced-ips") & table["value"].isna())]
     half = (t["upper"] - t["lower"]) / 2
     wide = t.loc[(half > WIDE_INTERVAL * t["value"].abs()) | ~np.isfinite(t["value"]),
                  "estimator"].tolist()
@@ -237,10 +255,16 @@ def evaluate(feedback: BanditFeedback, pi: np.ndarray | None = None, *,
     seed : seed of the bootstrap and the folds.
     """
     estimators = list(dict.fromkeys(estimators))
-    unknown = [e for e in estimators if e not in est.ESTIMATORS]
+    known = est.ESTIMATORS + MULTI_ESTIMATORS
+    unknown = [e for e in estimators if e not in known]
     if unknown or not estimators:
         raise UlrError(f"unknown estimator {', '.join(unknown) or '(none)'}; choose from "
-                       f"{', '.join(est.ESTIMATORS)}.")
+                       f"{', '.join(known)}.")
+    multi = [e for e in estimators if e in MULTI_ESTIMATORS]
+    estimators = [e for e in estimators if e not in MULTI_ESTIMATORS]
+    if multi and feedback.logger is None:
+        raise UlrError(f"{' and '.join(multi)} need{'s' if len(multi) == 1 else ''} to know "
+                       "which logger wrote each row: map a column to the field 'logger'.")
     if not 0 < level < 1:
         raise UlrError("the confidence level must lie strictly between 0 and 1.")
     if n_bootstrap < 50:
@@ -287,23 +311,52 @@ def evaluate(feedback: BanditFeedback, pi: np.ndarray | None = None, *,
                              level=level, seed=seed)
     table = pd.DataFrame({"estimator": names, "value": value, "lower": ci.lower,
                           "upper": ci.upper, "se": ci.se})
+    per_logger = None
+    if multi:
+        ml = evaluate_loggers(r, t_row, feedback.propensity, feedback.logger,
+                              labels=feedback.logger_labels,
+                              logger_propensity=feedback.logger_propensity,
+                              cluster=feedback.cluster, n_bootstrap=n_bootstrap, level=level,
+                              seed=seed)
+        mt = ml.table.set_index("estimator")
+        # variance against pooled IPS; the single-log estimators share one bootstrap
+        # variance against pooled IPS, each within its own bootstrap (the combined
+        # estimators' is stratified by logger)
+        main_ips = table.loc[table["estimator"] == "ips", "se"]
+        se_ips = float(main_ips.iloc[0]) if len(main_ips) else float(mt.loc["ips", "se"])
+        table["variance_ratio"] = (table["se"] / se_ips) ** 2 if se_ips > 0 else np.nan
+        table.loc[table["estimator"] == "logging", "variance_ratio"] = np.nan
+        add = mt.loc[multi].reset_index()[["estimator", "value", "lower", "upper", "se",
+                                           "variance_ratio"]]
+        table = pd.concat([table.iloc[:-1], add, table.iloc[-1:]], ignore_index=True)
+        per_logger = ml.per_logger
+        if ml.missing and "balanced-ips" in multi:
+            warn.append(OPEWarning("balanced_missing", ml.missing))
     diag = weight_diagnostics(w, r)
     diag["clip"] = M
     diag["units"] = int(len(np.unique(feedback.cluster))) if feedback.cluster is not None \
         else diag["n"]
     for code, v in feedback.notes:
         if code == "propensity_sum":
-            warn.append(OPEWarning(
-                "propensity_sum",
-                f"The logged propensities of one context's actions add up to {v:.2f} (> 1): "
-                "they do not look like one logging policy's probabilities of choosing each "
-                "action (position-bias propensities are something else), so these estimates "
-                "may be meaningless."))
+            warn.append(OPEWarning("propensity_sum", propensity_message(v)))
     warn = _warnings(diag, table, level) + warn
+    if multi:
+        estimators = estimators + multi
     settings = {"estimators": estimators, "clip": M, "n_bootstrap": n_bootstrap,
                 "level": level, "folds": folds, "seed": seed,
                 "resampling": "impressions" if feedback.cluster is not None else "rows"}
-    return OPEResult(table=table, diagnostics=diag, warnings=warn, settings=settings)
+    return OPEResult(table=table, diagnostics=diag, warnings=warn, settings=settings,
+                     per_logger=per_logger)
+
+
+def propensity_message(chk: dict) -> str:
+    """One sentence for a failed :func:`ulr.ope.checks.propensity_checks`."""
+    what = (f"the uniform policy's mean importance weight is {chk['mean_weight']:.3f} "
+            f"(at most {chk['upper']:.3f} with 99.9% confidence), where valid "
+            "propensities give at least 1")
+    return (f"The propensities do not look like the logging policy's probabilities of the "
+            f"logged actions: {what}; position-bias propensities are something else, so these "
+            "estimates may be meaningless.")
 
 
 # --------------------------------------------------------------------------- whole pipeline
@@ -384,4 +437,4 @@ def evaluate_log(log, *, action: str = "doc_id", target: str = "fitted",
                 "evaluated_rows": eval_fb.n, "log_rows": fb.n,
                 "contexts": fb.candidates.n_contexts, "pairs": fb.candidates.n_pairs}
     return OPEResult(table=res.table, diagnostics=res.diagnostics,
-                     warnings=res.warnings + extra, settings=settings)
+                     warnings=res.warnings + extra, settings=settings, per_logger=res.per_logger)

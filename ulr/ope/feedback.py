@@ -24,6 +24,7 @@ import pandas as pd
 
 from ulr import schema
 from ulr.errors import UlrError
+from ulr.ope.checks import per_slot_fact, propensity_checks
 
 
 @dataclass(frozen=True)
@@ -99,6 +100,11 @@ class BanditFeedback:
     cluster : optional int array (n,): rows of one impression (resampled together).
     target_prob : optional float array (n,): target probabilities of the logged
         actions supplied by the user.
+    logger : optional int array (n,): which logging policy wrote each row (codes
+        into ``logger_labels``).
+    logger_propensity : optional float array (n, n_loggers): every logger's
+        probability of each row's logged action (NaN where unknown), column
+        ``j`` for ``logger_labels[j]``; what balanced IPS needs.
     """
 
     candidates: Candidates
@@ -109,6 +115,9 @@ class BanditFeedback:
     cluster: np.ndarray | None = None
     target_prob: np.ndarray | None = None
     notes: tuple = field(default=())
+    logger: np.ndarray | None = None
+    logger_labels: tuple = ()
+    logger_propensity: np.ndarray | None = None
 
     def __post_init__(self):
         n = len(self.pair)
@@ -140,6 +149,16 @@ class BanditFeedback:
             if t.shape != (n,):
                 raise ValueError("target_prob needs one entry per row")
             object.__setattr__(self, "target_prob", t)
+        if self.logger is not None:
+            g = np.asarray(self.logger, dtype=np.int64)
+            if g.shape != (n,) or g.min() < 0 or g.max() >= len(self.logger_labels):
+                raise ValueError("logger needs one code per row into logger_labels")
+            object.__setattr__(self, "logger", g)
+        if self.logger_propensity is not None:
+            lp = np.asarray(self.logger_propensity, dtype=float)
+            if lp.shape != (n, len(self.logger_labels)):
+                raise ValueError("logger_propensity needs shape (rows, loggers)")
+            object.__setattr__(self, "logger_propensity", lp)
 
     @property
     def n(self) -> int:
@@ -160,7 +179,9 @@ class BanditFeedback:
         return BanditFeedback(candidates=self.candidates, pair=self.pair[idx],
                               reward=self.reward[idx], propensity=self.propensity[idx],
                               slot=pick(self.slot), cluster=pick(self.cluster),
-                              target_prob=pick(self.target_prob), notes=self.notes)
+                              target_prob=pick(self.target_prob), notes=self.notes,
+                              logger=pick(self.logger), logger_labels=self.logger_labels,
+                              logger_propensity=pick(self.logger_propensity))
 
     def split(self, fraction: float, *, seed=0) -> tuple[np.ndarray, np.ndarray]:
         """Seeded split of the rows by cluster (impression), ``fraction`` to the first part.
@@ -255,8 +276,9 @@ def fit_linear_scorer(feedback: BanditFeedback, rows=None, *, C: float = 1.0) ->
     X = fb.candidates.features[fb.pair]
     d = X.shape[1]
     if d == 0:
-        raise UlrError("the log has no feature_* columns, so no scorer can be fit; "
-                       "supply target probabilities (--target-column) or scores (--score-column).")
+        raise UlrError("the log has no feature columns, so no click model can be fit for the "
+                       "target policy; evaluate a column of target probabilities or of scores "
+                       "instead.")
     y = fb.reward
     if len(np.unique(y)) < 2:
         raise UlrError("the rows used to fit the target policy's scorer have no clicks "
@@ -369,8 +391,7 @@ def feedback_from_log(log, *, action: str = "doc_id", target_column: str | None 
     if not info.has("propensity"):
         raise UlrError("this log has no propensity column, so off-policy evaluation is not "
                        "possible: it needs the logging policy's probability of every logged "
-                       "action (SPEC column 'propensity'; map yours with --map "
-                       "propensity=YOUR_COLUMN).")
+                       "action: map the column that holds it to the field 'propensity'.")
     t = log.table
     n_rows, n_null = log.cur.execute(
         f"SELECT count(*), count(*) FILTER (WHERE propensity IS NULL) FROM {t}").fetchone()
@@ -392,6 +413,8 @@ def feedback_from_log(log, *, action: str = "doc_id", target_column: str | None 
         f"SELECT query_id::VARCHAR AS ctx, {act} AS act, AVG(propensity) AS prop{pair_extra}"
         f"{feat_sql} FROM {t} GROUP BY 1, 2 ORDER BY 1, 2").df()
     row_extra = "".join(f", TRY_CAST({c} AS DOUBLE) AS {k}" for k, c in extra.items())
+    logger_sql, labels = _logger_sql(log, info)
+    row_extra += logger_sql
     has_s = info.has("session_id")
     sess = (", dense_rank() OVER (ORDER BY session_id) - 1 AS cluster, "
             "session_id IS NULL AS nos") if has_s else ""
@@ -429,15 +452,54 @@ def feedback_from_log(log, *, action: str = "doc_id", target_column: str | None 
         m = np.asarray(rows["nos"], dtype=bool)
         if m.any():  # rows without a session are their own unit
             cluster[m] = cluster.max() + 1 + np.arange(m.sum())
-    psum = cand.per_context_sum(pairs["prop"].to_numpy(dtype=float))
-    if psum.max() > 1.05:
-        notes.append(("propensity_sum", float(psum.max())))
-    fb = BanditFeedback(candidates=cand, pair=np.asarray(rows["pair"], dtype=np.int64),
-                        reward=np.asarray(rows["click"], dtype=float),
-                        propensity=np.asarray(rows["propensity"], dtype=float),
-                        slot=slot, cluster=cluster, target_prob=target, notes=tuple(notes))
+    pair = np.asarray(rows["pair"], dtype=np.int64)
+    prop = np.asarray(rows["propensity"], dtype=float)
+    if np.all((prop > 0) & (prop <= 1)):
+        n_slots = int(len(np.unique(pos)))
+        chk = propensity_checks(context=cand.context[pair], action=pair, propensity=prop,
+                                slot=pos if action == "doc_id" else None, cluster=cluster,
+                                per_slot=per_slot_fact(info), n_slots=n_slots)
+        if chk["fails"]:
+            notes.append(("propensity_sum", chk))
+    loggers = _logger_arrays(rows, labels)
+    fb = BanditFeedback(candidates=cand, pair=pair,
+                        reward=np.asarray(rows["click"], dtype=float), propensity=prop,
+                        slot=slot, cluster=cluster, target_prob=target, notes=tuple(notes),
+                        **loggers)
     scores = pairs["score"].to_numpy(dtype=float) if "score" in extra else None
     return fb, scores
+
+
+def _logger_sql(log, info) -> tuple[str, tuple]:
+    """SQL select items for the logger code and every logger's propensity, and the labels.
+
+    Columns ``propensity_<logger>`` (the logger label sanitized like any column
+    name) give a logger's probability of each logged action; a logger without
+    such a column gets NULL (unknown).
+    """
+    if not info.has("logger"):
+        return "", ()
+    got = log.cur.execute(f"SELECT DISTINCT coalesce(logger::VARCHAR, '') AS g "
+                          f"FROM {log.table} ORDER BY 1").fetchall()
+    labels = tuple(r[0] for r in got)
+    items = [", coalesce(logger::VARCHAR, '') AS logger_label"]
+    for j, g in enumerate(labels):
+        c = "propensity_" + schema.sanitize(g)
+        col = f'TRY_CAST("{schema.safe_ident(c)}" AS DOUBLE)' if c in info.columns \
+            else "NULL::DOUBLE"
+        items.append(f", {col} AS lp_{j}")
+    return "".join(items), labels
+
+
+def _logger_arrays(rows, labels) -> dict:
+    if not labels:
+        return {}
+    lab = np.asarray(rows["logger_label"], dtype=object)
+    code = {g: j for j, g in enumerate(labels)}
+    lp = np.column_stack([np.ma.filled(np.ma.asarray(rows[f"lp_{j}"], dtype=float), np.nan)
+                          for j in range(len(labels))])
+    return {"logger": np.array([code[g] for g in lab], dtype=np.int64), "logger_labels": labels,
+            "logger_propensity": lp}
 
 
 def feedback_from_frame(df: pd.DataFrame, **kwargs) -> tuple[BanditFeedback, np.ndarray | None]:

@@ -12,6 +12,14 @@ LABELS = {"ips": "IPS", "clipped-ips": "clipped IPS", "snips": "SNIPS", "dr": "D
           "dm": "DM", "logging": "logging policy (on-policy mean)"}
 
 
+def _readable_y(fig: go.Figure) -> None:
+    """Keep the y-axis title clear of its tick labels (also in static exports, where
+    plotly does not measure the labels): the margin grows to fit them and the title
+    stands off by a fixed gap; ticks use at most 3 significant digits."""
+    fig.update_yaxes(automargin=True, title_standoff=14, tickformat=".3~g")
+    fig.update_layout(margin=dict(l=max(80, (fig.layout.margin.l or 0))))
+
+
 def _label(name: str) -> str:
     return LABELS.get(name, name)
 
@@ -20,7 +28,7 @@ def estimates_figure(table: pd.DataFrame, *, truth: float | None = None,
                      title: str = "Estimated value of the target policy") -> go.Figure:
     """Point estimates with their intervals; the logging policy's value as a dashed line."""
     fig = go.Figure()
-    t = table[table["estimator"] != "logging"]
+    t = table[(table["estimator"] != "logging") & table["value"].notna()]
     for i, r in enumerate(t.itertuples()):
         c = theme.color_for(r.estimator, i)
         fig.add_trace(go.Scatter(
@@ -40,6 +48,7 @@ def estimates_figure(table: pd.DataFrame, *, truth: float | None = None,
                       annotation_text=f"true value {truth:.4g}",
                       annotation_position="bottom right")
     theme.apply(fig, title=title, x="estimator", y="expected clicks per logged row")
+    _readable_y(fig)
     fig.update_layout(showlegend=False)
     return fig
 
@@ -55,6 +64,7 @@ def repeated_figure(estimates: pd.DataFrame, truth: float, *,
     fig.add_hline(y=truth, line=dict(color=theme.color_for("truth"), width=2),
                   annotation_text=f"true value {truth:.4g}", annotation_position="top left")
     theme.apply(fig, title=title, x="estimator", y="estimated value (clicks per row)")
+    _readable_y(fig)
     fig.update_layout(showlegend=False)
     return fig
 
@@ -74,6 +84,7 @@ def bias_variance_figure(table: pd.DataFrame, *,
     fig.add_hline(y=0, line=dict(color=theme.color_for("truth"), width=1))
     theme.apply(fig, title=title, x="standard deviation over logs (clicks per row)",
                 y="bias (clicks per row)")
+    _readable_y(fig)
     fig.update_xaxes(rangemode="tozero")
     return fig
 
@@ -97,6 +108,7 @@ def intervals_figure(df: pd.DataFrame, truth: float, *, estimator: str, max_draw
     theme.apply(fig, title=title or f"{_label(estimator)} intervals over {len(g)} logs "
                                     f"(coverage {cov:.0%})",
                 x="log (sorted by estimate)", y="value (clicks per row)")
+    _readable_y(fig)
     return fig
 
 
@@ -120,4 +132,5 @@ def crm_curve_figure(curve: pd.DataFrame, *, truth: pd.Series | None = None,
         fig.add_hline(y=logging_value, line=dict(color="#7f7f7f", dash="dash"),
                       annotation_text="logging policy", annotation_position="bottom right")
     theme.apply(fig, title=title, x="gradient step", y="value (clicks per row)")
+    _readable_y(fig)
     return fig

@@ -1,0 +1,25 @@
+"""OPE figures: readable axes in exports, no point drawn for a missing estimate."""
+
+import numpy as np
+import pandas as pd
+
+from ulr.ope import figures as F
+
+
+def table():
+    return pd.DataFrame({"estimator": ["ips", "balanced-ips", "logging"],
+                         "value": [0.0123, np.nan, 0.01], "lower": [0.01, np.nan, 0.009],
+                         "upper": [0.015, np.nan, 0.011], "se": [0.001, np.nan, 0.0005]})
+
+
+def test_y_title_stands_clear_of_tick_labels():
+    fig = F.estimates_figure(table())
+    y = fig.layout.yaxis
+    assert y.automargin is True and y.title.standoff >= 10
+    assert fig.layout.margin.l >= 80  # room for the tick labels and the title in a static export
+    assert y.tickformat == ".3~g"  # 0.0123, not 0.012300000
+
+
+def test_missing_estimate_is_not_drawn():
+    fig = F.estimates_figure(table())
+    assert [t.name for t in fig.data] == ["IPS"]

@@ -1,0 +1,85 @@
+"""``ope-study``: off-policy estimators over repeated simulated logs with known truth, or
+policy learning (CRM) on a simulated log."""
+
+from __future__ import annotations
+
+from ulr.errors import UlrError
+
+ORDER = 61
+
+
+def register(sub):
+    p = sub.add_parser(
+        "ope-study", help="bias, variance and coverage of OPE estimators on simulated logs",
+        description="Draw many logs of a simulated logged-bandit world whose true policy "
+                    "values are known and report every estimator's bias, standard deviation, "
+                    "RMSE and (with --intervals) interval coverage. With --learn, learn a "
+                    "policy by counterfactual risk minimization on one simulated log instead.")
+    p.add_argument("--contexts", type=int, default=20)
+    p.add_argument("--actions", type=int, default=10, help="documents per context")
+    p.add_argument("--features", type=int, default=5)
+    p.add_argument("--slots", type=int, default=1)
+    p.add_argument("--rows", type=int, default=1000, help="rows per log")
+    p.add_argument("--draws", type=int, default=200, help="repeated logs")
+    p.add_argument("--logging", choices=["uniform", "softmax"], default="uniform")
+    p.add_argument("--logging-temperature", type=float, default=1.0)
+    p.add_argument("--base-rate", type=float, default=0.2, help="mean click probability")
+    p.add_argument("--target", choices=["true", "noisy", "reversed"], default="true")
+    p.add_argument("--temperature", type=float, default=0.5, help="target softmax temperature")
+    p.add_argument("--estimators", default="ips,clipped-ips,snips,dr")
+    p.add_argument("--clip", type=float, default=None)
+    p.add_argument("--intervals", action="store_true", help="bootstrap interval per log")
+    p.add_argument("--bootstrap", type=int, default=400)
+    p.add_argument("--seed", type=int, default=0)
+    g = p.add_argument_group("policy learning on a simulated log")
+    g.add_argument("--learn", choices=["ips", "snips"], default=None)
+    g.add_argument("--l2", type=float, default=0.01)
+    g.add_argument("--variance-penalty", type=float, default=0.0)
+    g.add_argument("--steps", type=int, default=200)
+    g.add_argument("--learning-rate", type=float, default=0.5)
+    g.add_argument("--fit-fraction", type=float, default=0.5)
+    p.set_defaults(run=run)
+
+
+def _check(args):
+    for name in ("contexts", "actions", "features", "rows", "draws", "slots", "steps"):
+        if getattr(args, name) < 1:
+            raise UlrError(f"--{name.replace('_', '-')} must be at least 1.")
+    if not 0 < args.base_rate < 1:
+        raise UlrError("--base-rate must lie strictly between 0 and 1.")
+    if args.bootstrap < 50:
+        raise UlrError("--bootstrap must be at least 50.")
+
+
+def run(args) -> dict:
+    from ulr.ope import estimators as est
+    from ulr.ope.study import crm_study, simulation_study
+
+    _check(args)
+    if args.learn:
+        out = crm_study(contexts=args.contexts, actions=args.actions, features=args.features,
+                        rows=args.rows, base_rate=args.base_rate, objective=args.learn,
+                        l2=args.l2, variance_penalty=args.variance_penalty, clip=args.clip,
+                        steps=args.steps, learning_rate=args.learning_rate,
+                        fit_fraction=args.fit_fraction, n_bootstrap=args.bootstrap,
+                        seed=args.seed)
+        return {"learned": out["result"].to_dict(), "true_value": out["truth"],
+                "logging_value": out["logging"], "best_value": out["best"],
+                "curve": out["result"].curve.assign(true_value=out["truth_path"])
+                .to_dict(orient="list")}
+    names = [e.strip() for e in args.estimators.split(",") if e.strip()]
+    bad = [e for e in names if e not in est.ESTIMATORS]
+    if bad or not names:
+        raise UlrError(f"unknown estimator {', '.join(bad) or '(none)'}; choose from "
+                       f"{', '.join(est.ESTIMATORS)}.")
+    out = simulation_study(contexts=args.contexts, actions=args.actions, features=args.features,
+                           slots=args.slots, rows=args.rows, draws=args.draws,
+                           logging=args.logging, logging_temperature=args.logging_temperature,
+                           base_rate=args.base_rate, target=args.target,
+                           temperature=args.temperature, estimators=names, clip=args.clip,
+                           intervals=args.intervals, n_bootstrap=args.bootstrap, seed=args.seed)
+    return {"true_value": out["truth"], "logging_value": out["logging"],
+            "ess_fraction": out["ess_fraction"], "max_weight": out["max_weight"],
+            "table": out["table"].to_dict(orient="records"),
+            "settings": {k: v for k, v in vars(args).items()
+                         if k not in ("run", "json", "_renderers", "command")}}

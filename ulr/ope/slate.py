@@ -1,0 +1,332 @@
+"""Off-policy estimators for ranked logs: one slate (ranking of ``K`` slots) per session.
+
+For session ``s`` the logger showed items ``a_1..a_K`` and the user clicked
+``r_k`` at slot ``k``; the value of a ranking policy is the expected number of
+clicks per slate. Write ``pi`` for the target ranking policy and ``mu`` for
+the logger; ``pi_k(a)`` is the probability that ``a`` is at slot ``k`` (the
+per-slot marginal, what a log's per-slot propensity records for ``mu``) and
+``pi(a_1..a_k)`` the probability of the logged top-``k`` prefix.
+
+- **Standard IPS** over whole slates: ``(1/S) sum_s [pi(a_1..a_K)/mu(a_1..a_K)] sum_k r_k``.
+- **Independent IPS** (Li, Kim, Zitouni, "Offline evaluation of ranking
+  policies with click models", KDD 2018): ``(1/S) sum_s sum_k [pi_k(a_k)/mu_k(a_k)] r_k``.
+- **Reward-interaction IPS** (McInerney, Brost, Chandar, Mehrotra, Carterette,
+  "Counterfactual evaluation of slate recommendations with sequential reward
+  interactions", KDD 2020), its basic form without control variates:
+  ``(1/S) sum_s sum_k [pi(a_1..a_k)/mu(a_1..a_k)] r_k``.
+
+Intervals are normal (central limit) intervals of the mean of the
+independent per-session terms.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy.stats import norm
+
+from ulr.errors import UlrError
+
+SLATE_ESTIMATORS = ("sips", "iips", "rips")
+ASSUMPTIONS = {
+    "sips": "Standard IPS assumes nothing about how clicks depend on the slate, and pays for "
+            "it with weights multiplied over every slot (the largest variance).",
+    "iips": "Independent IPS assumes the position-based model: a click at a slot depends only "
+            "on the item in that slot (Li et al. 2018).",
+    "rips": "Reward-interaction IPS assumes the cascade: a click at a slot depends only on the "
+            "items at and above it (McInerney et al. 2020).",
+}
+LABELS = {"sips": "Standard IPS (whole slates)", "iips": "Independent IPS (PBM)",
+          "rips": "Reward-interaction IPS (cascade)"}
+MAX_PREFIXES = 200_000
+
+
+def slate_terms(reward, *, target_marginal, logging_marginal, target_prefix,
+                logging_prefix) -> dict:
+    """Per-session terms ``(S,)`` of each estimator; their means are the estimates.
+
+    Parameters
+    ----------
+    reward : array (S, K), clicks per slot.
+    target_marginal, logging_marginal : arrays (S, K), ``pi_k(a_k)`` and ``mu_k(a_k)``.
+    target_prefix, logging_prefix : arrays (S, K), ``pi(a_1..a_k)`` and ``mu(a_1..a_k)``.
+    """
+    r = np.asarray(reward, dtype=float)
+    arrs = [np.asarray(x, dtype=float) for x in (target_marginal, logging_marginal,
+                                                 target_prefix, logging_prefix)]
+    if r.ndim != 2 or any(a.shape != r.shape for a in arrs):
+        raise ValueError("reward and all probabilities need shape (sessions, slots)")
+    tm, lm, tp, lp = arrs
+    if np.any(lm <= 0) or np.any(lp <= 0):
+        raise UlrError("per-slot propensities must be positive.")
+    wp = tp / lp
+    return {"sips": wp[:, -1] * r.sum(axis=1), "iips": np.sum(tm / lm * r, axis=1),
+            "rips": np.sum(wp * r, axis=1)}
+
+
+def slate_estimates(reward, *, estimators=SLATE_ESTIMATORS, level: float = 0.95,
+                    **probs) -> pd.DataFrame:
+    """Value, normal interval and standard error of each slate estimator.
+
+    One row per estimator: ``estimator, value, lower, upper, se, max_weight,
+    assumption``; the value is expected clicks per slate.
+    """
+    if not 0 < level < 1:
+        raise UlrError("the confidence level must lie strictly between 0 and 1.")
+    unknown = [e for e in estimators if e not in SLATE_ESTIMATORS]
+    if unknown or not estimators:
+        raise UlrError(f"unknown slate estimator {', '.join(unknown) or '(none)'}; choose from "
+                       f"{', '.join(SLATE_ESTIMATORS)}.")
+    terms = slate_terms(reward, **probs)
+    S = len(np.asarray(reward))
+    z = norm.ppf(0.5 + level / 2)
+    rows = []
+    for e in estimators:
+        x = terms[e]
+        se = float(np.std(x, ddof=1) / np.sqrt(S)) if S > 1 else np.nan
+        v = float(np.mean(x))
+        rows.append({"estimator": e, "value": v, "lower": v - z * se, "upper": v + z * se,
+                     "se": se, "assumption": ASSUMPTIONS[e]})
+    return pd.DataFrame(rows)
+
+
+# --------------------------------------------------------------------------- Plackett-Luce policies
+
+
+def pl_prefix_prob(probs, slate) -> np.ndarray:
+    """``P(a_1..a_k)`` for k = 1..K of a Plackett-Luce ranking (sampling without replacement).
+
+    ``probs`` (S, M): each session's item probabilities (a softmax); ``slate``
+    (S, K) item indices. ``P(a_1..a_k) = prod_{j<=k} s_{a_j} / (1 - sum_{i<j} s_{a_i})``.
+    """
+    s = np.take_along_axis(np.asarray(probs, dtype=float), np.asarray(slate), axis=1)
+    used = np.cumsum(s, axis=1) - s
+    return np.cumprod(s / np.clip(1 - used, 1e-300, None), axis=1)
+
+
+def pl_marginals(probs, slots: int) -> np.ndarray:
+    """``pi_k(a)`` (K, M): probability that item ``a`` is at slot ``k`` under Plackett-Luce.
+
+    Exact, by summing over the ordered prefixes of length ``k - 1`` (at most
+    ``MAX_PREFIXES`` of them).
+    """
+    p = np.asarray(probs, dtype=float)
+    M = len(p)
+    if slots > M:
+        raise UlrError("a slate cannot have more slots than there are items.")
+    out = np.zeros((slots, M))
+    out[0] = p
+    for k in range(1, slots):
+        count = np.prod(np.arange(M - k + 1, M + 1, dtype=float))
+        if count > MAX_PREFIXES:
+            raise UlrError(f"{M} items and {slots} slots are too many for exact slot "
+                           "probabilities of the target ranking.")
+        pre = np.array(list(itertools.permutations(range(M), k)))
+        prob = pl_prefix_prob(np.broadcast_to(p, (len(pre), M)), pre)[:, -1]
+        rem = 1 - p[pre].sum(axis=1)
+        contrib = (prob / np.clip(rem, 1e-300, None))[:, None] * p[None, :]
+        mask = np.zeros((len(pre), M), dtype=bool)
+        np.put_along_axis(mask, pre, True, axis=1)
+        contrib[mask] = 0.0
+        out[k] = contrib.sum(axis=0)
+    return out
+
+
+# --------------------------------------------------------------------------- a simulated world
+
+
+@dataclass(frozen=True)
+class SlateWorld:
+    """Contexts with ``M`` items each, a logging and a target Plackett-Luce ranking policy.
+
+    ``attraction`` (C, M); ``theta`` (K,) examination per slot (PBM);
+    ``logging`` and ``target`` (C, M) item probabilities of the two policies.
+    """
+
+    attraction: np.ndarray
+    theta: np.ndarray
+    logging: np.ndarray
+    target: np.ndarray
+    click_model: str
+
+    @property
+    def slots(self) -> int:
+        return len(self.theta)
+
+    def _slates(self):
+        M = self.attraction.shape[1]
+        return np.array(list(itertools.permutations(range(M), self.slots)))
+
+    def expected_clicks(self, slates, ctx) -> np.ndarray:
+        """Expected clicks per slot (n, K) of slates shown in contexts ``ctx``."""
+        a = self.attraction[ctx[:, None], slates]
+        if self.click_model == "pbm":
+            return self.theta[None, :] * a
+        if self.click_model == "cascade":
+            before = np.cumprod(1 - a, axis=1) / (1 - a)
+            return before * a
+        raise UlrError("the click model must be 'pbm' or 'cascade'.")
+
+    def true_value(self) -> float:
+        """Exact expected clicks per slate of the target (contexts uniform), by enumeration."""
+        sl = self._slates()
+        total = 0.0
+        C = self.attraction.shape[0]
+        for c in range(C):
+            ctx = np.full(len(sl), c)
+            pi = pl_prefix_prob(np.broadcast_to(self.target[c], (len(sl), self.target.shape[1])),
+                                sl)
+            total += float(np.sum(pi[:, -1] * self.expected_clicks(sl, ctx).sum(axis=1)))
+        return total / C
+
+    def sample(self, sessions: int, *, seed=0) -> dict:
+        """A log: ``reward`` (S, K) and the four probability arrays of :func:`slate_terms`."""
+        rng = np.random.default_rng(seed)
+        C, M = self.attraction.shape
+        ctx = rng.integers(0, C, sessions)
+        g = rng.gumbel(size=(sessions, M)) + np.log(self.logging[ctx])
+        slate = np.argsort(-g, axis=1)[:, :self.slots]  # Gumbel top-k = Plackett-Luce
+        clicks = self._clicks(slate, ctx, rng)
+        tm = np.stack([pl_marginals(self.target[c], self.slots) for c in range(C)])
+        lm = np.stack([pl_marginals(self.logging[c], self.slots) for c in range(C)])
+        k = np.arange(self.slots)[None, :]
+        return {"reward": clicks, "context": ctx, "slate": slate,
+                "target_marginal": tm[ctx[:, None], k, slate],
+                "logging_marginal": lm[ctx[:, None], k, slate],
+                "target_prefix": pl_prefix_prob(self.target[ctx], slate),
+                "logging_prefix": pl_prefix_prob(self.logging[ctx], slate)}
+
+    def _clicks(self, slate, ctx, rng):
+        a = self.attraction[ctx[:, None], slate]
+        u = rng.random(a.shape)
+        if self.click_model == "pbm":
+            return (u < self.theta[None, :] * a).astype(float)
+        attracted = u < a
+        first = np.argmax(attracted, axis=1)
+        out = np.zeros(a.shape)
+        hit = attracted.any(axis=1)
+        out[np.flatnonzero(hit), first[hit]] = 1.0
+        return out
+
+
+def simulate_slates(*, contexts: int = 10, items: int = 6, slots: int = 3,
+                    click_model: str = "pbm", logging_temperature: float = float("inf"),
+                    target_temperature: float = 0.5, attraction_scale: float = 0.3,
+                    seed: int = 0) -> SlateWorld:
+    """A :class:`SlateWorld`: attractions ``~ attraction_scale * Beta(2, 2)``-like, PBM
+    examination ``1/k``; the logger is a Plackett-Luce softmax of noisy attractions at
+    ``logging_temperature`` (``inf`` = uniformly random rankings); the target ranks
+    by the true attractions at ``target_temperature``."""
+    if click_model not in ("pbm", "cascade"):
+        raise UlrError("the click model must be 'pbm' or 'cascade'.")
+    rng = np.random.default_rng(seed)
+    att = attraction_scale * rng.beta(2, 2, size=(contexts, items))
+    theta = 1.0 / np.arange(1, slots + 1)
+
+    def softmax(x, temp):
+        if not np.isfinite(temp):
+            return np.full_like(x, 1.0 / x.shape[1])
+        z = (x - x.mean(axis=1, keepdims=True)) / x.std(axis=1, keepdims=True) / max(temp, 1e-9)
+        e = np.exp(z - z.max(axis=1, keepdims=True))
+        return e / e.sum(axis=1, keepdims=True)
+
+    logging = softmax(att + rng.normal(0, att.std(), att.shape), logging_temperature)
+    target = softmax(att, target_temperature)
+    return SlateWorld(attraction=att, theta=theta, logging=logging, target=target,
+                      click_model=click_model)
+
+
+# --------------------------------------------------------------------------- from a log
+
+LOGGING_PREFIX = {
+    "sequential": "A log records per-slot propensities only, so the logger's probability of a "
+                  "top-k prefix is taken as a ranking drawn slot by slot without replacement, "
+                  "prod_k p_k / (1 - p_1 - ... - p_(k-1)) (exact for uniformly random "
+                  "rankings; an approximation for other loggers).",
+    "product": "A log records per-slot propensities only, so the logger's probability of a "
+               "top-k prefix is taken as their product (exact when the logger fills the slots "
+               "independently).",
+}
+
+
+def logging_prefix_prob(propensity, *, form: str = "sequential") -> np.ndarray:
+    """The logger's prefix probabilities (S, K) from the logged per-slot propensities (S, K)."""
+    p = np.asarray(propensity, dtype=float)
+    if form == "product":
+        return np.cumprod(p, axis=1)
+    if form == "sequential":
+        used = np.cumsum(p, axis=1) - p
+        if np.any(used >= 1):
+            raise UlrError("the per-slot propensities of one ranking add up to 1 or more before "
+                           "its last slot, so they cannot be a ranking drawn slot by slot.")
+        return np.cumprod(p / (1 - used), axis=1)
+    raise UlrError("the logging prefix form must be 'sequential' or 'product'.")
+
+
+def slate_from_log(log, *, score_column: str | None = None, temperature: float = 1.0,
+                   fit_fraction: float = 0.5, estimators=SLATE_ESTIMATORS,
+                   level: float = 0.95, logging_prefix: str = "sequential",
+                   seed: int = 0) -> dict:
+    """Slate estimates of a Plackett-Luce target ranking on a log with sessions.
+
+    The target ranks each context's candidate documents by a softmax (at
+    ``temperature``, on standardized scores) of a score column or of a linear
+    click model fit on ``fit_fraction`` of the sessions (evaluated on the
+    rest). Sessions whose slots are not exactly ``1..K`` are left out and
+    counted. ``logging_prefix`` says how the logger's prefix probabilities
+    follow from the per-slot propensities (:func:`logging_prefix_prob`).
+
+    Returns ``table`` (see :func:`slate_estimates`), ``sessions``,
+    ``dropped_sessions``, ``slots``, ``clicks`` and ``notes``.
+    """
+    from ulr.ope.feedback import (feedback_from_log, fit_linear_scorer, policy_from_scorer,
+                                  softmax_policy, standardize_scores)
+
+    fb, scores = feedback_from_log(log, action="doc_id", score_column=score_column)
+    if fb.cluster is None:
+        raise UlrError("slate estimators need to know which rows form one ranking: map a "
+                       "column to the field 'session_id'.")
+    keep = np.ones(fb.n, dtype=bool)
+    if scores is not None:
+        pi = softmax_policy(standardize_scores(scores), fb.candidates, temperature=temperature)
+    else:
+        fit, keep = fb.split(fit_fraction, seed=seed)
+        pi = policy_from_scorer(fb.candidates, fit_linear_scorer(fb, fit),
+                                temperature=temperature)
+    K = fb.n_slots
+    rows = np.flatnonzero(keep)
+    order = rows[np.lexsort((fb.slot[rows], fb.cluster[rows]))]
+    sess, start, size = np.unique(fb.cluster[order], return_index=True, return_counts=True)
+    ok = size == K
+    idx = (start[ok][:, None] + np.arange(K)[None, :])
+    idx = order[idx] if ok.any() else np.zeros((0, K), dtype=int)
+    if len(idx):
+        good = np.all(fb.slot[idx] == np.arange(K)[None, :], axis=1)
+        idx = idx[good]
+    if len(idx) < 2:
+        raise UlrError("no complete rankings to evaluate: every session needs one row per "
+                       "position 1..K.")
+    pair = fb.pair[idx]
+    ctx = fb.candidates.context[pair[:, 0]]
+    starts = fb.candidates.starts
+    tm = np.empty(pair.shape)
+    for c in np.unique(ctx):
+        lo = starts[c]
+        hi = starts[c + 1] if c + 1 < len(starts) else fb.candidates.n_pairs
+        marg = pl_marginals(pi[lo:hi] / pi[lo:hi].sum(), K)
+        m = ctx == c
+        tm[m] = marg[np.arange(K)[None, :], pair[m] - lo]
+    s = pi[pair]
+    tp = np.cumprod(s / np.clip(1 - (np.cumsum(s, axis=1) - s), 1e-300, None), axis=1)
+    lm = fb.propensity[idx]
+    table = slate_estimates(fb.reward[idx], estimators=estimators, level=level,
+                            target_marginal=tm, logging_marginal=lm, target_prefix=tp,
+                            logging_prefix=logging_prefix_prob(lm, form=logging_prefix))
+    return {"table": table, "sessions": int(len(idx)),
+            "dropped_sessions": int(len(sess) - len(idx)), "slots": K,
+            "clicks": int(fb.reward[idx].sum()),
+            "target": "scores" if scores is not None else "fitted", "temperature": temperature,
+            "notes": [LOGGING_PREFIX[logging_prefix]]}
