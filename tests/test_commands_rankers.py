@@ -1,4 +1,4 @@
-"""``python -m ulr rankers``: JSON per SPEC §2, theta sources, test input, user errors."""
+"""``python -m ulr rankers``: JSON per docs/contract.md §2, theta sources, test input, user errors."""
 
 import json
 import subprocess

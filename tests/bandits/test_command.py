@@ -1,4 +1,4 @@
-"""`python -m ulr bandit` (SPEC §2): JSON keys, reproducibility, data env, replay, errors."""
+"""`python -m ulr bandit` (docs/contract.md §2): JSON keys, reproducibility, data env, replay, errors."""
 
 import json
 import subprocess

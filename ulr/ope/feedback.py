@@ -343,7 +343,7 @@ def _col(info, name: str, what: str) -> str:
 
 def feedback_from_log(log, *, action: str = "doc_id", target_column: str | None = None,
                       score_column: str | None = None) -> tuple[BanditFeedback, np.ndarray | None]:
-    """Build :class:`BanditFeedback` from a click log (SPEC §1) with a ``propensity`` column.
+    """Build :class:`BanditFeedback` from a click log (docs/contract.md §1) with a ``propensity`` column.
 
     Context = ``query_id``; action = ``doc_id`` (the slot is then the
     position) or ``position``. The candidate actions of a context are the
@@ -369,7 +369,7 @@ def feedback_from_log(log, *, action: str = "doc_id", target_column: str | None 
     if not info.has("propensity"):
         raise UlrError("this log has no propensity column, so off-policy evaluation is not "
                        "possible: it needs the logging policy's probability of every logged "
-                       "action (SPEC column 'propensity'; map yours with --map "
+                       "action (docs/contract.md §1 column 'propensity'; map yours with --map "
                        "propensity=YOUR_COLUMN).")
     t = log.table
     n_rows, n_null = log.cur.execute(
