@@ -347,3 +347,27 @@ def test_select_among_candidates_and_factory_errors():
     with pytest.raises(UlrError, match="features"):
         make_policy("cascade-lints", n_items=5000, k=2)
     assert make_policy("cascade-lints", n_items=5, k=2).d == 5   # one-hot fallback
+
+
+def _recorded_lists(env, steps, runs, seed, prune):
+    from ulr.bandits.simulate import BanditSimulation
+    sim = BanditSimulation("cascade-klucb", env, steps, runs=runs, seed=seed)
+    sim.policy.prune = prune
+    lists = []
+    select = sim.policy.select
+    sim.policy.select = lambda t, items=None: lists.append(select(t, items)) or lists[-1]
+    sim.advance()
+    return np.array(lists), sim
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+@pytest.mark.parametrize("env_name, runs", [("kveton", 1), ("linear", 1), ("linear", 3)])
+def test_pruned_klucb_chooses_the_same_lists_as_the_full_computation(seed, env_name, runs):
+    from ulr.bandits.envs import kveton_env, linear_env
+    env = (kveton_env(items=400, k=4, p=0.2, delta=0.1) if env_name == "kveton"
+           else linear_env(items=400, k=4, features=5, seed=seed))
+    full, _ = _recorded_lists(env, 1500, runs, seed, prune=False)
+    pruned, sim = _recorded_lists(env, 1500, runs, seed, prune=True)
+    np.testing.assert_array_equal(pruned, full)
+    # the pruning did prune: most steps solved far fewer than all items
+    assert np.median(sim.policy.pruned_sizes) < 400
