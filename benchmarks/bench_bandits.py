@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ulr.bandits.envs import linear_env  # noqa: E402
 from ulr.bandits.policies import ALGORITHMS  # noqa: E402
-from ulr.bandits.simulate import BanditSimulation  # noqa: E402
+from ulr.bandits.simulate import BanditRuns  # noqa: E402
 
 L, K, D, STEPS = 3000, 4, 10, 10_000
 NAIVE_STEPS = 300
@@ -36,7 +36,7 @@ def timed(env, algorithm, runs, steps=STEPS, seed=0):
     """
     wall, cpu = [], []
     for rep in range(REPEATS):
-        sim = BanditSimulation(algorithm, env, steps, runs=runs, seed=seed + rep)
+        sim = BanditRuns(algorithm, env, steps, runs=runs, seed=seed + rep)
         c0 = time.process_time()
         sim.advance()
         cpu.append(time.process_time() - c0)
@@ -76,7 +76,7 @@ def klucb_same_lists(env, steps, seed=0):
     """CascadeKL-UCB with and without pruning choose the same lists (and the time of each)."""
     out = []
     for prune in (True, False):
-        sim = BanditSimulation("cascade-klucb", env, steps, runs=1, seed=seed)
+        sim = BanditRuns("cascade-klucb", env, steps, runs=1, seed=seed)
         sim.policy.prune = prune
         lists = []
         select = sim.policy.select
@@ -112,7 +112,7 @@ def main(show_all=False):
     t0 = time.perf_counter()
     naive = naive_lints(env, NAIVE_STEPS)
     t_naive = (time.perf_counter() - t0) / NAIVE_STEPS
-    check = BanditSimulation("cascade-lints", env, NAIVE_STEPS, runs=1, seed=0)
+    check = BanditRuns("cascade-lints", env, NAIVE_STEPS, runs=1, seed=0)
     recorded = []
     select = check.policy.select
     check.policy.select = lambda t, items=None: recorded.append(select(t, items)) or recorded[-1]
@@ -130,7 +130,7 @@ def main(show_all=False):
         for a in ALGORITHMS:
             if a in ("cascade-lints", "cascade-ucb1", "cascade-klucb"):
                 continue
-            s = BanditSimulation(a, env, STEPS, runs=1, seed=0)
+            s = BanditRuns(a, env, STEPS, runs=1, seed=0)
             s.advance()
             print(f"  {a:<42}{s.seconds:>8.3f} s   regret {s.final_regret()[0]:>9.1f}")
     return math.isfinite(b_lints)

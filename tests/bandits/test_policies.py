@@ -11,7 +11,7 @@ from ulr.bandits.policies import (CascadeKLUCB, CascadeLinTS, CascadeLinUCB, Cas
                                   CascadeUCB1, RankedTS, RankedUCB1, cascade_feedback,
                                   klucb_index, klucb_rate, make_policy,
                                   sequential_rank1_update, sherman_morrison_update, topk)
-from ulr.bandits.simulate import BanditSimulation
+from ulr.bandits.simulate import BanditRuns
 from ulr.errors import UlrError
 
 
@@ -301,7 +301,7 @@ def test_batched_algorithm_equals_per_item_reference(name):
     w = np.array([0.3, 0.1, 0.25, 0.05, 0.3, 0.15, 0.2, 0.12])
     env = CascadeEnv("custom", w, 3)
     runs, steps, seed = 2, 250, 11
-    sim = BanditSimulation(name, env, steps, runs=runs, seed=seed)
+    sim = BanditRuns(name, env, steps, runs=runs, seed=seed)
     recorded = []
     select = sim.policy.select
     sim.policy.select = lambda t, items=None: recorded.append(select(t, items)) or recorded[-1]
@@ -350,8 +350,8 @@ def test_select_among_candidates_and_factory_errors():
 
 
 def _recorded_lists(env, steps, runs, seed, prune):
-    from ulr.bandits.simulate import BanditSimulation
-    sim = BanditSimulation("cascade-klucb", env, steps, runs=runs, seed=seed)
+    from ulr.bandits.simulate import BanditRuns
+    sim = BanditRuns("cascade-klucb", env, steps, runs=runs, seed=seed)
     sim.policy.prune = prune
     lists = []
     select = sim.policy.select
