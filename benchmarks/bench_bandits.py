@@ -1,7 +1,8 @@
 """Bandit lab speed: L=3000 items, K=4, d=10 tag features, 10,000 steps.
 
 Targets (issue 5): CascadeLinTS <= 0.5 s and CascadeUCB1 <= 0.3 s for one run;
-20 runs of CascadeLinTS batched <= 3 s. Also times a straightforward per-step,
+20 runs of CascadeLinTS batched <= 3 s. Issue 15: CascadeKL-UCB <= 0.3 s for one run,
+choosing the same lists as the unpruned computation (checked on the first 2,000 steps). Also times a straightforward per-step,
 per-item-loop CascadeLinTS for a few hundred steps and prints the speed-up.
 
 Run: python benchmarks/bench_bandits.py [--all]
@@ -20,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ulr.bandits.envs import linear_env  # noqa: E402
 from ulr.bandits.policies import ALGORITHMS  # noqa: E402
-from ulr.bandits.simulate import BanditSimulation  # noqa: E402
+from ulr.bandits.simulate import BanditRuns  # noqa: E402
 
 L, K, D, STEPS = 3000, 4, 10, 10_000
 NAIVE_STEPS = 300
@@ -35,7 +36,7 @@ def timed(env, algorithm, runs, steps=STEPS, seed=0):
     """
     wall, cpu = [], []
     for rep in range(REPEATS):
-        sim = BanditSimulation(algorithm, env, steps, runs=runs, seed=seed + rep)
+        sim = BanditRuns(algorithm, env, steps, runs=runs, seed=seed + rep)
         c0 = time.process_time()
         sim.advance()
         cpu.append(time.process_time() - c0)
@@ -71,6 +72,20 @@ def naive_lints(env, steps, seed=0, sigma=0.5):
     return np.array(lists)
 
 
+def klucb_same_lists(env, steps, seed=0):
+    """CascadeKL-UCB with and without pruning choose the same lists (and the time of each)."""
+    out = []
+    for prune in (True, False):
+        sim = BanditRuns("cascade-klucb", env, steps, runs=1, seed=seed)
+        sim.policy.prune = prune
+        lists = []
+        select = sim.policy.select
+        sim.policy.select = lambda t, items=None: lists.append(select(t, items)) or lists[-1]
+        sim.advance()
+        out.append(np.array(lists))
+    return np.array_equal(*out)
+
+
 def line(label, best, median, cpu, target=None):
     verdict = "" if target is None else f"  target <= {target:.1f} s: " + (
         "OK" if best <= target else "OVER")
@@ -84,6 +99,11 @@ def main(show_all=False):
     line("cascade-lints, 1 run", b_lints, m_lints, c_lints, 0.5)
     b_ucb, m_ucb, c_ucb, _ = timed(env, "cascade-ucb1", 1)
     line("cascade-ucb1, 1 run", b_ucb, m_ucb, c_ucb, 0.3)
+    b_kl, m_kl, c_kl, kl = timed(env, "cascade-klucb", 1)
+    line("cascade-klucb, 1 run (pruned)", b_kl, m_kl, c_kl, 0.3)
+    same_kl = klucb_same_lists(env, 2000)
+    print(f"{'  items solved per step (median)':<44}{np.median(kl.policy.pruned_sizes):>8.0f}"
+          f" of {L}; same lists as unpruned (2,000 steps): {'yes' if same_kl else 'NO'}")
     b20, m20, c20, _ = timed(env, "cascade-lints", 20)
     line("cascade-lints, 20 runs batched", b20, m20, c20, 3.0)
     print(f"{'  batching: 20 runs cost':<44}{b20 / b_lints:>8.1f} x one run")
@@ -92,7 +112,7 @@ def main(show_all=False):
     t0 = time.perf_counter()
     naive = naive_lints(env, NAIVE_STEPS)
     t_naive = (time.perf_counter() - t0) / NAIVE_STEPS
-    check = BanditSimulation("cascade-lints", env, NAIVE_STEPS, runs=1, seed=0)
+    check = BanditRuns("cascade-lints", env, NAIVE_STEPS, runs=1, seed=0)
     recorded = []
     select = check.policy.select
     check.policy.select = lambda t, items=None: recorded.append(select(t, items)) or recorded[-1]
@@ -108,9 +128,9 @@ def main(show_all=False):
     if show_all:
         print("other algorithms, 1 run:")
         for a in ALGORITHMS:
-            if a in ("cascade-lints", "cascade-ucb1"):
+            if a in ("cascade-lints", "cascade-ucb1", "cascade-klucb"):
                 continue
-            s = BanditSimulation(a, env, STEPS, runs=1, seed=0)
+            s = BanditRuns(a, env, STEPS, runs=1, seed=0)
             s.advance()
             print(f"  {a:<42}{s.seconds:>8.3f} s   regret {s.final_regret()[0]:>9.1f}")
     return math.isfinite(b_lints)

@@ -49,8 +49,8 @@ def main(argv=None):
         "dcg": lambda: M.dcg(rel, scores, query_ids=qids),
         "ndcg@10": lambda: M.ndcg(rel, scores, query_ids=qids, k=10),
         "auc": lambda: M.auc(rel, scores, query_ids=qids),
-        "pauc (max_fpr=0.1)": lambda: M.partial_auc(rel, scores, query_ids=qids, max_fpr=0.1),
-        "local_auc (u=0.1)": lambda: M.local_auc(rel, scores, query_ids=qids, u=0.1),
+        "pauc (max_fpr=0.3)": lambda: M.partial_auc(rel, scores, query_ids=qids, max_fpr=0.3),
+        "local_auc (u=0.3)": lambda: M.local_auc(rel, scores, query_ids=qids, u=0.3),
         "evaluate (all six)": lambda: M.evaluate(rel, scores, query_ids=qids),
     }
     print(f"{args.queries:,} queries x {args.docs} docs = {n:,} rows; best of {args.repeat}")

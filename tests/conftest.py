@@ -35,3 +35,74 @@ def browser():
         b.close()
 
 
+
+
+# ---------------------------------------------------------------------------
+# Shared helpers: one CLI harness and one `open_df` for every test file
+# ---------------------------------------------------------------------------
+
+
+class CliResult(tuple):
+    """``(rc, out, err)`` of one command, also readable as ``.rc``, ``.out``, ``.err``."""
+
+    def __new__(cls, rc, out, err):
+        return super().__new__(cls, (rc, out, err))
+
+    rc = property(lambda self: self[0])
+    out = property(lambda self: self[1])
+    err = property(lambda self: self[2])
+
+
+def assert_user_error(result, needle: str = "") -> None:
+    """docs/contract.md §2: status 2, nothing on stdout, one ``error: ...`` line on stderr."""
+    rc, out, err = result
+    assert rc == 2, (rc, out, err)
+    assert out == "", out
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), err
+    assert needle in lines[0], lines[0]
+    assert "Traceback" not in err
+
+
+@pytest.fixture
+def cli(capsys):
+    """Run ``python -m ulr ARGS`` in this process (a subprocess costs seconds of imports)."""
+    from ulr.cli import main
+
+    def run(*args) -> CliResult:
+        capsys.readouterr()
+        rc = main([str(a) for a in args])
+        cap = capsys.readouterr()
+        return CliResult(rc, cap.out, cap.err)
+    return run
+
+
+@pytest.fixture
+def cli_process():
+    """Run ``python -m ulr ARGS`` in a real process (for what only a process shows)."""
+    import subprocess
+
+    def run(*args, cwd=None, timeout=180) -> CliResult:
+        p = subprocess.run([sys.executable, "-m", "ulr", *map(str, args)], capture_output=True,
+                           text=True, cwd=cwd or ROOT, timeout=timeout)
+        return CliResult(p.returncode, p.stdout, p.stderr)
+    return run
+
+
+@pytest.fixture
+def open_df(tmp_path):
+    """``open_df(df, name="log.parquet")``: write a frame and open it as the CLI would."""
+    from ulr import store
+    from ulr.simulate import write_log
+
+    def open_(df, name: str = "log.parquet"):
+        path = tmp_path / name
+        write_log(df, str(path))
+        return store.open_file(path)
+    return open_
+
+
+@pytest.fixture
+def user_error():
+    """The :func:`assert_user_error` check, as a fixture."""
+    return assert_user_error

@@ -1,4 +1,4 @@
-"""``python -m ulr ope``: JSON output, human output, user errors (SPEC §2)."""
+"""``python -m ulr ope``: JSON output, human output, user errors (docs/contract.md §2)."""
 
 import json
 import subprocess

@@ -1,4 +1,4 @@
-"""``python -m ulr propensity`` (SPEC §2): JSON keys, bootstrap bounds, errors, fast path."""
+"""``python -m ulr propensity`` (docs/contract.md §2): JSON keys, bootstrap bounds, errors, fast path."""
 
 import json
 import subprocess

@@ -1,15 +1,12 @@
-"""``python -m ulr rankers``: JSON per SPEC §2, theta sources, test input, user errors."""
+"""``python -m ulr rankers``: JSON per docs/contract.md §2, theta sources, test input, user errors."""
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from ulr import rankers, store
-from ulr.cli import main
 from ulr.simulate import simulate_clicks, write_log
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -18,14 +15,14 @@ KEYS = {"arp", "dcg", "ndcg@10", "auc", "pauc", "local_auc"}
 THETA = ",".join(f"{(1 / k):.6f}" for k in range(1, 11))
 
 
-def run_cli(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
+@pytest.fixture
+def run_cli(cli):
+    """The shared in-process harness (tests/conftest.py), called as ``run_cli(*argv)``."""
+    return cli
 
 
-def test_json_matches_the_library_with_a_propensity_method(capsys):
-    code, out, err = run_cli(capsys, "rankers", "--input", str(SAMPLE), "--propensity",
+def test_json_matches_the_library_with_a_propensity_method(run_cli):
+    code, out, err = run_cli("rankers", "--input", str(SAMPLE), "--propensity",
                              "randomization", "--json")
     assert code == 0 and err == ""
     res = json.loads(out)
@@ -43,8 +40,8 @@ def test_json_matches_the_library_with_a_propensity_method(capsys):
     assert res["ipw"]["arp"] < res["naive"]["arp"]
 
 
-def test_explicit_theta_bootstrap_and_human_output(capsys):
-    code, out, _ = run_cli(capsys, "rankers", "--input", str(SAMPLE), "--theta", THETA,
+def test_explicit_theta_bootstrap_and_human_output(run_cli):
+    code, out, _ = run_cli("rankers", "--input", str(SAMPLE), "--theta", THETA,
                            "--bootstrap", "100", "--json")
     assert code == 0
     res = json.loads(out)
@@ -56,20 +53,20 @@ def test_explicit_theta_bootstrap_and_human_output(capsys):
             assert lo <= res[r][k] <= hi
     arp = next(p for p in res["paired"] if p["metric"] == "arp")
     assert arp["delta"] == pytest.approx(res["ipw"]["arp"] - res["naive"]["arp"])
-    code, out, _ = run_cli(capsys, "rankers", "--input", str(SAMPLE), "--theta", THETA,
+    code, out, _ = run_cli("rankers", "--input", str(SAMPLE), "--theta", THETA,
                            "--learner", "linear", "--clip", "0.2", "--snips", "--bootstrap", "50")
     assert code == 0
     assert "ipw-naive" in out and "arp" in out and "McClish" in out
 
 
-def test_test_input_and_stored_dataset(capsys, tmp_path):
+def test_test_input_and_stored_dataset(run_cli, tmp_path):
     train = simulate_clicks(queries=120, sessions=4000, eta=1.5, seed=1).df
     test = simulate_clicks(queries=40, sessions=800, eta=1.5, seed=2).df
     write_log(train, str(tmp_path / "train.csv"))
     write_log(test, str(tmp_path / "test.parquet"))
     db = str(tmp_path / "ulr.duckdb")
     store.load_log(tmp_path / "train.csv", "my train", db_path=db)
-    code, out, err = run_cli(capsys, "rankers", "--db", db, "--name", "my train", "--theta",
+    code, out, err = run_cli("rankers", "--db", db, "--name", "my train", "--theta",
                              THETA, "--test-input", str(tmp_path / "test.parquet"), "--json")
     assert code == 0, err
     res = json.loads(out)
@@ -78,18 +75,18 @@ def test_test_input_and_stored_dataset(capsys, tmp_path):
     assert res["train_queries"] == train["query_id"].nunique()  # nothing held out
 
 
-def test_no_relevance_labels_gives_marked_estimates(capsys, tmp_path):
+def test_no_relevance_labels_gives_marked_estimates(run_cli, tmp_path):
     df = simulate_clicks(queries=120, sessions=3000, eta=1.0, seed=3).df.drop(columns="relevance")
     path = tmp_path / "nolabels.csv"
     write_log(df, str(path))
-    code, out, _ = run_cli(capsys, "rankers", "--input", str(path), "--theta", THETA, "--json")
+    code, out, _ = run_cli("rankers", "--input", str(path), "--theta", THETA, "--json")
     assert code == 0
     res = json.loads(out)
     assert res["estimated"] is True and "estimates" in res["evaluation"]
     assert set(res["naive"]) == KEYS  # every key present; the AUC family is null
     assert res["naive"]["auc"] is None and res["ipw"]["local_auc"] is None
     assert isinstance(res["ipw"]["arp"], float)
-    code, out, _ = run_cli(capsys, "rankers", "--input", str(path), "--theta", THETA)
+    code, out, _ = run_cli("rankers", "--input", str(path), "--theta", THETA)
     assert "click-based IPW estimates" in out and "—" in out
 
 
@@ -105,34 +102,29 @@ def test_no_relevance_labels_gives_marked_estimates(capsys, tmp_path):
     (["--theta", THETA, "--test-fraction", "1.5"], "test fraction"),
     (["--theta", THETA, "--test-input", "/nonexistent/test.csv"], "test.csv"),
 ])
-def test_user_errors_exit_2_with_one_line(capsys, argv, msg):
-    code, out, err = run_cli(capsys, "rankers", "--input", str(SAMPLE), *argv)
-    assert code == 2 and out == ""
-    assert err.startswith("error: ") and err.count("\n") == 1
-    assert msg in err
+def test_user_errors_exit_2_with_one_line(run_cli, user_error, argv, msg):
+    user_error(run_cli("rankers", "--input", str(SAMPLE), *argv), msg)
 
 
-def test_subprocess_prints_exactly_one_json_object():
-    proc = subprocess.run(
-        [sys.executable, "-m", "ulr", "rankers", "--input", str(SAMPLE), "--theta", THETA,
-         "--json"], capture_output=True, text=True, cwd=ROOT, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    res = json.loads(proc.stdout)
+def test_subprocess_prints_exactly_one_json_object(cli_process):
+    rc, out, err = cli_process("rankers", "--input", SAMPLE, "--theta", THETA, "--json")
+    assert rc == 0, err
+    res = json.loads(out)
     assert {"naive", "ipw"} <= set(res)
     assert np.isfinite(res["naive"]["arp"])
 
 
-def test_too_few_held_out_queries_is_refused_in_one_line(capsys, tmp_path):
+def test_too_few_held_out_queries_is_refused_in_one_line(run_cli, tmp_path):
     """20 queries hold out 6: below what the paired test needs (32), so no comparison."""
     assert rankers.MIN_TEST_QUERIES == rankers.min_test_queries() == 32
     df = simulate_clicks(queries=20, sessions=600, eta=1.0, seed=3).df
     path = tmp_path / "few.csv"
     write_log(df, str(path))
-    code, out, err = run_cli(capsys, "rankers", "--input", str(path), "--theta", THETA)
+    code, out, err = run_cli("rankers", "--input", str(path), "--theta", THETA)
     assert code == 2 and out == ""
     line = err.strip()
     assert "\n" not in line and "Only 6 test queries" in line and "at least 32" in line
-    code, out, err = run_cli(capsys, "rankers", "--input", str(path), "--theta", THETA,
+    code, out, err = run_cli("rankers", "--input", str(path), "--theta", THETA,
                              "--min-test-queries", "0", "--json")
     assert code == 0, err
 

@@ -1,4 +1,4 @@
-"""``python -m ulr report`` (SPEC §2): sections, optional modules, output files, errors."""
+"""``python -m ulr report`` (docs/contract.md §2): sections, optional modules, output files, errors."""
 
 import base64
 import json

@@ -1,11 +1,12 @@
 """ulr.metrics against slow, obvious references written here and against sklearn."""
 
+import itertools
 import math
 
 import numpy as np
 import pandas as pd
 import pytest
-from sklearn.metrics import roc_auc_score
+from sklearn.metrics import ndcg_score, roc_auc_score
 
 from ulr import metrics as M
 from ulr.errors import UlrError
@@ -23,17 +24,28 @@ def ref_groups(qids):
     return groups
 
 
-def ref_ranking(rows, scores):
-    """Rows ranked by descending score; Python's sort is stable (ties keep input order)."""
-    return sorted(rows, key=lambda i: -scores[i])
+def ref_tie_ranks(rows, scores):
+    """Row -> the 1-based ranks its tie of scores occupies (a lone row: one rank)."""
+    ranked = sorted(rows, key=lambda i: -scores[i])
+    out = {}
+    for r, i in enumerate(ranked):
+        first = next(p for p, j in enumerate(ranked) if scores[j] == scores[i])
+        last = max(p for p, j in enumerate(ranked) if scores[j] == scores[i])
+        out[i] = list(range(first + 1, last + 2))
+    return out
+
+
+def ref_expected(ranks, f):
+    """Expectation of f(rank) over a uniformly random order of the tie."""
+    return sum(f(r) for r in ranks) / len(ranks)
 
 
 def ref_arp(rel, scores, qids):
     num = den = 0.0
     per = {}
     for q, rows in ref_groups(qids).items():
-        ranked = ref_ranking(rows, scores)
-        a = sum(rel[i] * (r + 1) for r, i in enumerate(ranked))
+        ties = ref_tie_ranks(rows, scores)
+        a = sum(rel[i] * ref_expected(ties[i], lambda r: r) for i in rows)
         b = sum(rel[i] for i in rows)
         num += a
         den += b
@@ -44,17 +56,18 @@ def ref_arp(rel, scores, qids):
 def ref_dcg(rel, scores, qids):
     per = {}
     for q, rows in ref_groups(qids).items():
-        ranked = ref_ranking(rows, scores)
-        per[q] = sum(rel[i] / (r + 1) for r, i in enumerate(ranked))
+        ties = ref_tie_ranks(rows, scores)
+        per[q] = sum(rel[i] * ref_expected(ties[i], lambda r: 1 / r) for i in rows)
     return sum(per.values()) / len(per), per
 
 
 def ref_ndcg(rel, scores, qids, k):
     per = {}
+    disc = lambda r: 1 / math.log2(r + 1) if r <= k else 0.0  # noqa: E731
     for q, rows in ref_groups(qids).items():
-        ranked = ref_ranking(rows, scores)
+        ties = ref_tie_ranks(rows, scores)
         ideal = sorted((rel[i] for i in rows), reverse=True)
-        dcg = sum((2 ** rel[i] - 1) / math.log2(r + 2) for r, i in enumerate(ranked[:k]))
+        dcg = sum((2 ** rel[i] - 1) * ref_expected(ties[i], disc) for i in rows)
         idcg = sum((2 ** g - 1) / math.log2(r + 2) for r, g in enumerate(ideal[:k]))
         per[q] = dcg / idcg if idcg > 0 else math.nan
     vals = [v for v in per.values() if not math.isnan(v)]
@@ -204,13 +217,63 @@ def test_evaluate_matches_individual_functions():
         pd.testing.assert_series_equal(res[key].per_query, r.per_query)
 
 
-def test_ranking_ties_keep_input_order():
-    # all scores tie: ranks follow the input order
+def brute_force_over_tie_orders(rel, scores, per_list):
+    """Mean of ``per_list(relevances in ranked order)`` over every order of every tie."""
+    values = sorted(set(scores), reverse=True)
+    blocks = [[i for i in range(len(rel)) if scores[i] == v] for v in values]
+    totals = [per_list([rel[i] for block in orders for i in block])
+              for orders in itertools.product(*(itertools.permutations(b) for b in blocks))]
+    return sum(totals) / len(totals)
+
+
+def test_ties_equal_brute_force_over_all_orders_of_the_tie():
+    rng = np.random.default_rng(5)
+    for _ in range(30):
+        n = int(rng.integers(2, 8))
+        rel = rng.integers(0, 4, size=n).tolist()
+        scores = rng.integers(0, 3, size=n).astype(float).tolist()
+        if sum(rel) == 0:
+            rel[0] = 1
+        arp_num = brute_force_over_tie_orders(
+            rel, scores, lambda ranked: sum(g * (r + 1) for r, g in enumerate(ranked)))
+        assert M.arp(rel, scores).value == pytest.approx(arp_num / sum(rel), rel=1e-12)
+        dcg = brute_force_over_tie_orders(
+            rel, scores, lambda ranked: sum(g / (r + 1) for r, g in enumerate(ranked)))
+        assert M.dcg(rel, scores).value == pytest.approx(dcg, rel=1e-12)
+
+
+def test_all_tied_scores_give_the_expected_rank():
     rel = [0, 0, 3, 1]
-    assert M.arp(rel, [1, 1, 1, 1]).value == pytest.approx((3 * 3 + 1 * 4) / 4)
-    assert M.dcg(rel, [1, 1, 1, 1]).value == pytest.approx(3 / 3 + 1 / 4)
-    # reversed input order gives a different ARP with the same tied scores
-    assert M.arp(rel[::-1], [1, 1, 1, 1]).value == pytest.approx((1 * 1 + 3 * 2) / 4)
+    # every document of a 4-way tie sits at rank 2.5 on average
+    assert M.arp(rel, [1, 1, 1, 1]).value == pytest.approx(2.5)
+    assert M.dcg(rel, [1, 1, 1, 1]).value == pytest.approx(4 * (1 + 1 / 2 + 1 / 3 + 1 / 4) / 4)
+    assert M.arp(rel[::-1], [1, 1, 1, 1]).value == M.arp(rel, [1, 1, 1, 1]).value
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_shuffled_rows_give_identical_results(layout):
+    rel, scores, qids = make_log(7, layout)
+    perm = np.random.default_rng(8).permutation(rel.size)
+    a = M.evaluate(rel, scores, query_ids=qids, k=3, max_fpr=0.3, u=0.3)
+    b = M.evaluate(rel[perm], scores[perm], query_ids=qids[perm], k=3, max_fpr=0.3, u=0.3)
+    assert list(a) == list(b)
+    for key in a:
+        assert a[key].value == b[key].value, key
+        pd.testing.assert_series_equal(a[key].per_query.sort_index(), b[key].per_query.sort_index())
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("k", [1, 3, 5, None])
+def test_ndcg_per_query_equals_sklearn_with_ties(seed, k):
+    rel, scores, qids = make_log(seed, "ragged")
+    scores = np.where(np.isinf(scores), -1.0, scores)  # sklearn refuses infinite scores
+    res = M.ndcg(rel, scores, query_ids=qids, k=k)
+    for q in res.per_query.index:
+        rows = qids == q
+        if rows.sum() < 2 or rel[rows].sum() == 0:  # sklearn needs 2 documents; ulr: NaN
+            continue
+        want = ndcg_score([2.0 ** rel[rows] - 1], [scores[rows]], k=k)
+        assert res.per_query[q] == pytest.approx(want, rel=1e-12, abs=1e-12), q
 
 
 def test_hand_computed_values():

@@ -1,4 +1,4 @@
-"""Command line: ``python -m ulr COMMAND [options]`` (SPEC §2).
+"""Command line: ``python -m ulr COMMAND [options]`` (docs/contract.md §2).
 
 Each command lives in ``ulr/commands/<name>.py`` and exposes
 ``register(subparsers)`` (which sets ``run`` as the parser default) and

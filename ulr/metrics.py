@@ -2,8 +2,12 @@
 
 Every metric takes graded ``relevance`` labels and ranker ``scores`` for one flat
 list, or for a whole ranked log when ``query_ids`` is given. Per query, documents
-are ranked by descending score; ranks are 1-based and ties keep the input order
-(a stable sort). A document is *relevant* when its relevance is > 0.
+are ranked by descending score; ranks are 1-based. Tied scores are averaged, not
+ordered: ARP, DCG and nDCG score the documents of a tie by their expectation over a
+uniformly random order of the tie (McSherry & Najork 2008; what sklearn's
+``dcg_score``/``ndcg_score`` do), and the AUC family counts a tied pair as 1/2, so
+no metric depends on the order of the input rows. A document is *relevant* when
+its relevance is > 0.
 
 Each function returns a :class:`MetricResult` with the aggregate ``value`` and the
 per-query values (``per_query``) with the weights that make up the aggregate, so
@@ -19,6 +23,9 @@ References
 Joachims, Swaminathan, Schnabel. "Unbiased Learning-to-Rank with Biased Feedback".
 WSDM 2017 (ARP, DCG in the 1/rank form).
 Jarvelin, Kekalainen. "Cumulated gain-based evaluation of IR techniques". TOIS 2002.
+Burges et al. "Learning to rank using gradient descent". ICML 2005 (the 2^rel - 1 gain).
+McSherry, Najork. "Computing information retrieval performance measures efficiently
+in the presence of tied scores". ECIR 2008.
 Hanley, McNeil. "The meaning and use of the area under a ROC curve". Radiology 1982.
 McClish. "Analyzing a portion of the ROC curve". Medical Decision Making 1989.
 Clemencon, Vayatis. "Ranking the best instances". JMLR 8, 2007.
@@ -28,6 +35,7 @@ information retrieval evaluation". CIKM 2007 (randomization test).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -47,7 +55,17 @@ __all__ = [
     "evaluate",
     "bootstrap_ci",
     "paired_test",
+    "DEFAULT_MAX_FPR",
+    "DEFAULT_U",
 ]
+
+# Defaults of the partial AUC range and the local AUC top fraction, one value for
+# the whole project. Click logs have about 10 documents per query and the metrics
+# are computed per query: 0.3 covers about the first three results (the first
+# screen), while at 0.1 a per-query ROC curve over ~5 non-relevant documents
+# degenerates to "relevant documents above the first non-relevant one".
+DEFAULT_MAX_FPR = 0.3
+DEFAULT_U = 0.3
 
 
 # ---------------------------------------------------------------------------
@@ -158,7 +176,7 @@ def _first_bad(mask: np.ndarray) -> str:
 
 
 class _Ranked:
-    """Labels and scores sorted by (query, descending score, input order).
+    """Labels and scores sorted by (query, descending score); ties are tie blocks.
 
     ``starts`` holds ``n_groups + 1`` offsets of the contiguous queries in the
     sorted arrays; ``g`` the group number of every sorted element.
@@ -219,6 +237,7 @@ class _Ranked:
         self.g = np.repeat(np.arange(n_groups, dtype=np.int64), counts)
         self.rank = np.arange(n, dtype=np.int64) - starts[self.g] + 1
         self._blocks = None
+        self._ties = None
 
     # -- per-group helpers -------------------------------------------------
     def gsum(self, x: np.ndarray) -> np.ndarray:
@@ -233,7 +252,8 @@ class _Ranked:
         wsum = weight.sum()
         if not defined.any() or wsum <= 0:
             raise UlrError(flat_error)
-        value = float(np.dot(weight[defined], per_query[defined]) / wsum)
+        # exactly rounded sums: the aggregate does not depend on the order of the queries
+        value = math.fsum(weight[defined] * per_query[defined]) / math.fsum(weight[defined])
         return MetricResult(
             name=name,
             value=value,
@@ -242,10 +262,10 @@ class _Ranked:
         )
 
     # -- tie blocks and pair counts for the AUC family ---------------------
-    def blocks(self):
-        """Tie blocks (equal score within a query) and pair-count ingredients."""
-        if self._blocks is not None:
-            return self._blocks
+    def tie_blocks(self):
+        """Tie blocks (equal score within a query): sorted ``bstart``, ``bend``, ``bgroup``."""
+        if self._ties is not None:
+            return self._ties
         n = self.n
         new = np.empty(n, dtype=bool)
         new[0] = True
@@ -255,6 +275,14 @@ class _Ranked:
         bend = np.empty_like(bstart)
         bend[:-1] = bstart[1:]
         bend[-1] = n
+        self._ties = dict(bstart=bstart, bend=bend, bgroup=self.g[bstart])
+        return self._ties
+
+    def blocks(self):
+        """Tie blocks and the pair-count ingredients of the AUC family."""
+        if self._blocks is not None:
+            return self._blocks
+        n = self.n
         pos = self.rel > 0
         # E[i] = number of negatives (resp. positives) before sorted index i
         e_neg = np.zeros(n + 1, dtype=np.int64)
@@ -262,14 +290,31 @@ class _Ranked:
         e_pos = np.arange(n + 1, dtype=np.int64) - e_neg
         gstart = self.starts[:-1]
         gend = self.starts[1:]
-        n_pos = e_pos[gend] - e_pos[gstart]
-        n_neg = e_neg[gend] - e_neg[gstart]
-        bgroup = self.g[bstart]
         self._blocks = dict(
-            bstart=bstart, bend=bend, bgroup=bgroup, pos=pos,
-            e_neg=e_neg, e_pos=e_pos, n_pos=n_pos, n_neg=n_neg,
+            self.tie_blocks(), pos=pos, e_neg=e_neg, e_pos=e_pos,
+            n_pos=e_pos[gend] - e_pos[gstart], n_neg=e_neg[gend] - e_neg[gstart],
         )
         return self._blocks
+
+    def tie_averaged(self, cum_discount: np.ndarray, gain: np.ndarray | None = None) -> np.ndarray:
+        """Per query: sum over tie blocks of (block's gain sum) x (mean discount of its ranks).
+
+        ``gain`` (sorted order) defaults to the relevance labels.
+
+        ``cum_discount[r]`` is the discount summed over ranks 1..r (``cum_discount[0] = 0``),
+        so a block at ranks a..b has mean discount
+        ``(cum_discount[b] - cum_discount[a - 1]) / (b - a + 1)``: the expected discount
+        of each of its documents when the tie is put in a uniformly random order
+        (McSherry & Najork 2008). Summing relevance per block first makes the result
+        independent of the order of the rows inside a tie.
+        """
+        b = self.tie_blocks()
+        first = self.rank[b["bstart"]]
+        size = b["bend"] - b["bstart"]
+        last = first + size - 1
+        mean_disc = (cum_discount[last] - cum_discount[first - 1]) / size
+        gain_sum = np.add.reduceat(self.rel if gain is None else gain, b["bstart"])
+        return np.bincount(b["bgroup"], weights=gain_sum * mean_disc, minlength=self.n_groups)
 
     def correct_pairs(self) -> np.ndarray:
         """Per tie block: sum over its positives of #negatives below + 1/2 #tied negatives."""
@@ -370,7 +415,8 @@ def _one_class_error(name: str, query_ids) -> str:
 
 
 def _arp(r: _Ranked) -> MetricResult:
-    num = r.gsum(r.rel * r.rank)
+    ranks = np.arange(int(r.counts.max()) + 1, dtype=np.float64)
+    num = r.tie_averaged(np.cumsum(ranks))  # a tie at ranks a..b: expected rank (a + b) / 2
     den = r.gsum(r.rel)
     with np.errstate(invalid="ignore", divide="ignore"):
         per_query = np.where(den > 0, num / den, np.nan)
@@ -387,7 +433,8 @@ def arp(relevance, scores, *, query_ids=None) -> MetricResult:
 
     The aggregate is a ratio over the whole log, i.e. the mean of the per-query
     ARPs weighted by each query's total relevance. Queries without a relevant
-    document are undefined (NaN, weight 0).
+    document are undefined (NaN, weight 0). A document in a tie of scores at
+    ranks a..b counts at its expected rank (a + b) / 2 (McSherry & Najork 2008).
 
     Parameters
     ----------
@@ -411,7 +458,9 @@ def arp(relevance, scores, *, query_ids=None) -> MetricResult:
 
 
 def _dcg(r: _Ranked) -> MetricResult:
-    per_query = r.gsum(r.rel / r.rank)
+    inv = np.zeros(int(r.counts.max()) + 1)
+    inv[1:] = 1.0 / np.arange(1, inv.size)
+    per_query = r.tie_averaged(np.cumsum(inv))
     return r.result("dcg", per_query, np.ones(r.n_groups), flat_error="DCG is undefined.")
 
 
@@ -422,7 +471,9 @@ def dcg(relevance, scores, *, query_ids=None) -> MetricResult:
         \\mathrm{DCG}_q = \\sum_{d \\in q} \\frac{rel_d}{rank_q(d)}, \\qquad
         \\mathrm{DCG} = \\frac{1}{|Q|} \\sum_q \\mathrm{DCG}_q
 
-    averaged over all queries (a query without relevant documents scores 0).
+    averaged over all queries (a query without relevant documents scores 0). A
+    document in a tie of scores gets the mean of 1/rank over the tie's ranks, its
+    expectation over a random order of the tie (McSherry & Najork 2008).
 
     Parameters
     ----------
@@ -437,6 +488,8 @@ def dcg(relevance, scores, *, query_ids=None) -> MetricResult:
     ----------
     Joachims, Swaminathan, Schnabel. "Unbiased Learning-to-Rank with Biased
     Feedback". WSDM 2017 (the 1/rank DCG used with propensity SVM-Rank).
+    McSherry, Najork. "Computing information retrieval performance measures
+    efficiently in the presence of tied scores". ECIR 2008.
     """
     return _dcg(_Ranked(relevance, scores, query_ids))
 
@@ -453,13 +506,13 @@ def _ndcg(r: _Ranked, k) -> MetricResult:
     k, name = _check_k(k)
     if k is None:
         k = int(r.counts.max())
-    gain = np.expm1(r.rel * np.log(2.0))  # 2^rel - 1
-    top = r.rank <= k
-    disc = np.zeros(r.n)
-    disc[top] = 1.0 / np.log2(1.0 + r.rank[top])
-    actual = r.gsum(gain * disc)
-    # ideal: gains sorted descending within each query (values only)
-    ideal = r.gsum(-_sorted_within(-gain, r.starts, r.counts) * disc)
+    gain = np.exp2(r.rel) - 1.0
+    disc_at = np.zeros(int(r.counts.max()) + 1)  # discount of rank 0..max, 0 beyond k
+    top = np.arange(1, min(k, disc_at.size - 1) + 1)
+    disc_at[top] = 1.0 / np.log2(1.0 + top)
+    actual = r.tie_averaged(np.cumsum(disc_at), gain)
+    # ideal: gains sorted descending within each query (values only; ties in gain are harmless)
+    ideal = r.gsum(-_sorted_within(-gain, r.starts, r.counts) * disc_at[r.rank])
     with np.errstate(invalid="ignore", divide="ignore"):
         per_query = np.where(ideal > 0, actual / ideal, np.nan)
     return r.result(name, per_query, np.ones(r.n_groups), flat_error=(
@@ -474,8 +527,12 @@ def ndcg(relevance, scores, *, query_ids=None, k: int | None = 10) -> MetricResu
             \\frac{2^{rel_d} - 1}{\\log_2(1 + rank_q(d))}, \\qquad
         \\mathrm{nDCG@k}_q = \\frac{\\mathrm{DCG@k}_q}{\\mathrm{IDCG@k}_q}
 
-    where IDCG is the DCG of the relevance-sorted list. The aggregate averages
-    over queries with at least one relevant document; the others are NaN.
+    where IDCG is the DCG of the relevance-sorted list. A tie of scores at ranks
+    a..b gives each of its documents the mean discount over those ranks (0 beyond
+    ``k``), its expectation over a random order of the tie (McSherry & Najork
+    2008); this equals ``sklearn.metrics.ndcg_score([2**rel - 1], [scores], k=k)``
+    per query. The aggregate averages over queries with at least one relevant
+    document; the others are NaN.
 
     Parameters
     ----------
@@ -492,7 +549,11 @@ def ndcg(relevance, scores, *, query_ids=None, k: int | None = 10) -> MetricResu
     References
     ----------
     Jarvelin, Kekalainen. "Cumulated gain-based evaluation of IR techniques".
-    ACM TOIS 20(4), 2002.
+    ACM TOIS 20(4), 2002 (discounted cumulative gain).
+    Burges, Shaked, Renshaw, Lazier, Deeds, Hamilton, Hullender. "Learning to
+    rank using gradient descent". ICML 2005 (the exponential gain 2^rel - 1).
+    McSherry, Najork. "Computing information retrieval performance measures
+    efficiently in the presence of tied scores". ECIR 2008.
     """
     return _ndcg(_Ranked(relevance, scores, query_ids), k)
 
@@ -672,8 +733,9 @@ def local_auc(relevance, scores, *, u: float, query_ids=None) -> MetricResult:
     return _local_auc(_Ranked(relevance, scores, query_ids), u, query_ids)
 
 
-def evaluate(relevance, scores, *, query_ids=None, k: int = 10, max_fpr: float = 0.1,
-             u: float = 0.1, standardized: bool = False) -> dict[str, MetricResult]:
+def evaluate(relevance, scores, *, query_ids=None, k: int = 10,
+             max_fpr: float = DEFAULT_MAX_FPR, u: float = DEFAULT_U,
+             standardized: bool = False) -> dict[str, MetricResult]:
     """All six metrics from a single sort of the log.
 
     Returns a dict with keys ``arp``, ``dcg``, ``ndcg@k``, ``auc``, ``pauc`` and
@@ -686,9 +748,9 @@ def evaluate(relevance, scores, *, query_ids=None, k: int = 10, max_fpr: float =
         As in :func:`arp`.
     k : int, default 10
         nDCG cut-off.
-    max_fpr : float, default 0.1
+    max_fpr : float, default DEFAULT_MAX_FPR (0.3)
         Partial AUC range (see :func:`partial_auc`).
-    u : float, default 0.1
+    u : float, default DEFAULT_U (0.3)
         Local AUC top fraction (see :func:`local_auc`).
     standardized : bool, default False
         McClish-standardized partial AUC.

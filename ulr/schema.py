@@ -1,4 +1,4 @@
-"""The canonical click-log schema (SPEC §1) and column mapping.
+"""The canonical click-log schema (docs/contract.md §1) and column mapping.
 
 Stored tables use canonical names. Columns of the source file map onto them
 either explicitly (``{"position": "rank"}``) or by auto-detection (exact name,

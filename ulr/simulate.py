@@ -101,7 +101,7 @@ class SimulatedLog:
 
     Attributes
     ----------
-    df : DataFrame in the canonical click-log schema (SPEC §1) plus
+    df : DataFrame in the canonical click-log schema (docs/contract.md §1) plus
         ``true_theta`` (the true examination probability of the row's position).
     theta : true absolute examination probability per position. For the
         cascade model it is the average probability that position k is examined.

@@ -1,9 +1,6 @@
-"""`python -m ulr bandit` (SPEC §2): JSON keys, reproducibility, data env, replay, errors."""
+"""`python -m ulr bandit` (docs/contract.md §2): JSON keys, reproducibility, data env, replay, errors."""
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -11,34 +8,18 @@ from ulr.bandits.envs import kveton_env
 from ulr.bandits.simulate import simulate
 from ulr.simulate import simulate_clicks, write_log
 
-from ulr.cli import main
-
-ROOT = Path(__file__).resolve().parents[2]
-
 
 @pytest.fixture
-def ulr(capsys):
-    """Run ``ulr bandit ...`` in-process (a subprocess costs ~3 s of imports)."""
-    def run(*args):
-        capsys.readouterr()
-        rc = main(["bandit", *map(str, args)])
-        cap = capsys.readouterr()
-        return rc, cap.out, cap.err
-    return run
+def ulr(cli):
+    """Run ``ulr bandit ...`` in-process with the shared harness (tests/conftest.py)."""
+    return lambda *args: cli("bandit", *args)
 
 
-def user_error(rc, out, err, needle):
-    assert rc == 2 and out == "", (rc, out, err)
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: ") and needle in lines[0], err
-
-
-def test_one_json_object_on_stdout_in_a_real_process():
-    p = subprocess.run([sys.executable, "-m", "ulr", "bandit", "--algorithm", "cascade-ucb1",
-                        "--steps", "500", "--runs", "2", "--json"],
-                       capture_output=True, text=True, cwd=ROOT, timeout=120)
-    assert p.returncode == 0, p.stderr
-    obj = json.loads(p.stdout)
+def test_one_json_object_on_stdout_in_a_real_process(cli_process):
+    rc, out, err = cli_process("bandit", "--algorithm", "cascade-ucb1", "--steps", 500,
+                               "--runs", 2, "--json")
+    assert rc == 0, err
+    obj = json.loads(out)
     assert {"final_regret_mean", "final_regret_std", "seconds"} <= set(obj)
 
 
@@ -98,14 +79,14 @@ def test_data_env_and_replay(ulr, log_csv):
     assert rc == 0 and "estimated CTR" in out, err
 
 
-def test_user_errors(ulr, tmp_path, log_csv):
-    user_error(*ulr("--algorithm", "nope"), "invalid choice")
-    user_error(*ulr("--algorithm", "ts", "--k", 20), "list length k")
-    user_error(*ulr("--algorithm", "ts", "--env", "data"), "--input")
-    user_error(*ulr("--algorithm", "ts", "--input", log_csv), "--env data or --replay")
-    user_error(*ulr("--algorithm", "ts", "--theta", "1,0.5"), "--theta goes with --env data")
-    user_error(*ulr("--algorithm", "ts", "--sigma", "1"), "--sigma")
-    user_error(*ulr("--algorithm", "ts", "--steps", 0), "steps")
+def test_user_errors(ulr, user_error, tmp_path, log_csv):
+    user_error(ulr("--algorithm", "nope"), "invalid choice")
+    user_error(ulr("--algorithm", "ts", "--k", 20), "list length k")
+    user_error(ulr("--algorithm", "ts", "--env", "data"), "--input")
+    user_error(ulr("--algorithm", "ts", "--input", log_csv), "--env data or --replay")
+    user_error(ulr("--algorithm", "ts", "--theta", "1,0.5"), "--theta goes with --env data")
+    user_error(ulr("--algorithm", "ts", "--sigma", "1"), "--sigma")
+    user_error(ulr("--algorithm", "ts", "--steps", 0), "steps")
     plain = tmp_path / "plain.csv"
     plain.write_text("query_id,doc_id,position,click\nq,a,1,1\nq,b,2,0\n")
-    user_error(*ulr("--replay", "--algorithm", "ts", "--input", plain), "randomized")
+    user_error(ulr("--replay", "--algorithm", "ts", "--input", plain), "randomized")

@@ -11,7 +11,7 @@ from ulr.bandits.policies import (CascadeKLUCB, CascadeLinTS, CascadeLinUCB, Cas
                                   CascadeUCB1, RankedTS, RankedUCB1, cascade_feedback,
                                   klucb_index, klucb_rate, make_policy,
                                   sequential_rank1_update, sherman_morrison_update, topk)
-from ulr.bandits.simulate import BanditSimulation
+from ulr.bandits.simulate import BanditRuns
 from ulr.errors import UlrError
 
 
@@ -301,7 +301,7 @@ def test_batched_algorithm_equals_per_item_reference(name):
     w = np.array([0.3, 0.1, 0.25, 0.05, 0.3, 0.15, 0.2, 0.12])
     env = CascadeEnv("custom", w, 3)
     runs, steps, seed = 2, 250, 11
-    sim = BanditSimulation(name, env, steps, runs=runs, seed=seed)
+    sim = BanditRuns(name, env, steps, runs=runs, seed=seed)
     recorded = []
     select = sim.policy.select
     sim.policy.select = lambda t, items=None: recorded.append(select(t, items)) or recorded[-1]
@@ -347,3 +347,27 @@ def test_select_among_candidates_and_factory_errors():
     with pytest.raises(UlrError, match="features"):
         make_policy("cascade-lints", n_items=5000, k=2)
     assert make_policy("cascade-lints", n_items=5, k=2).d == 5   # one-hot fallback
+
+
+def _recorded_lists(env, steps, runs, seed, prune):
+    from ulr.bandits.simulate import BanditRuns
+    sim = BanditRuns("cascade-klucb", env, steps, runs=runs, seed=seed)
+    sim.policy.prune = prune
+    lists = []
+    select = sim.policy.select
+    sim.policy.select = lambda t, items=None: lists.append(select(t, items)) or lists[-1]
+    sim.advance()
+    return np.array(lists), sim
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+@pytest.mark.parametrize("env_name, runs", [("kveton", 1), ("linear", 1), ("linear", 3)])
+def test_pruned_klucb_chooses_the_same_lists_as_the_full_computation(seed, env_name, runs):
+    from ulr.bandits.envs import kveton_env, linear_env
+    env = (kveton_env(items=400, k=4, p=0.2, delta=0.1) if env_name == "kveton"
+           else linear_env(items=400, k=4, features=5, seed=seed))
+    full, _ = _recorded_lists(env, 1500, runs, seed, prune=False)
+    pruned, sim = _recorded_lists(env, 1500, runs, seed, prune=True)
+    np.testing.assert_array_equal(pruned, full)
+    # the pruning did prune: most steps solved far fewer than all items
+    assert np.median(sim.policy.pruned_sizes) < 400

@@ -2,7 +2,7 @@
 
 - :mod:`~ulr.bandits.envs` -- environments (``kveton``, ``linear``, ``data``)
 - :mod:`~ulr.bandits.policies` -- the algorithms, each batched over ``R`` runs
-- :mod:`~ulr.bandits.simulate` -- :class:`BanditSimulation` / :class:`BanditLab`,
+- :mod:`~ulr.bandits.simulate` -- :class:`BanditRuns` / :class:`BanditLab`,
   advanced in chunks (expected regret)
 - :mod:`~ulr.bandits.bounds` -- UCB1 upper bound, Kveton et al. lower bound
 - :mod:`~ulr.bandits.replay` -- replay evaluation on a randomized log (Li et al. 2011)
@@ -12,7 +12,7 @@
 from ulr.bandits.envs import ENVIRONMENTS, CascadeEnv, make_env
 from ulr.bandits.policies import ALGORITHMS, make_policy
 from ulr.bandits.replay import ReplayResult, replay
-from ulr.bandits.simulate import BanditLab, BanditSimulation, simulate
+from ulr.bandits.simulate import BanditLab, BanditRuns, simulate
 
-__all__ = ["ALGORITHMS", "ENVIRONMENTS", "BanditLab", "BanditSimulation", "CascadeEnv",
+__all__ = ["ALGORITHMS", "ENVIRONMENTS", "BanditLab", "BanditRuns", "CascadeEnv",
            "ReplayResult", "make_env", "make_policy", "replay", "simulate"]

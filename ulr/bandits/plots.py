@@ -22,7 +22,7 @@ def regret_figure(curves: dict, *, horizon: int | None = None, bounds: dict | No
     ----------
     curves : dict
         ``{algorithm: {"t", "mean", "lower", "upper"}}`` as returned by
-        :meth:`ulr.bandits.simulate.BanditSimulation.curve`.
+        :meth:`ulr.bandits.simulate.BanditRuns.curve`.
     horizon : int, optional
         Fix the x axis to ``[0, horizon]`` (live charts grow left to right).
     bounds : dict, optional

@@ -401,20 +401,104 @@ class CascadeUCB1(_CountingPolicy):
         return self._buf
 
 
+def klucb_start(p_hat, n, rate) -> np.ndarray:
+    """The upper bound of the KL-UCB index that :func:`klucb_index` starts Newton from.
+
+    ``min(p + sqrt(r / 2), p + r + sqrt(r^2 + 2 p r))`` with ``r = rate / n``; it
+    is increasing in ``rate``, and every Newton iterate (hence the index returned)
+    lies below it. ``n = 0`` or ``p = 1`` give 1, as the index does.
+    """
+    p = np.asarray(p_hat, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = rate / np.asarray(n, dtype=np.float64)
+        q = np.minimum(p + np.sqrt(0.5 * r), p + r + np.sqrt(r * r + 2.0 * p * r))
+        # near 1: KL(p, q) >= h(p) + (1 - p) y with y = -log(1 - q), h the negative entropy
+        h = xlogy(p, p) + xlogy(1.0 - p, 1.0 - p)
+        q = np.minimum(q, -np.expm1(-(r - h) / (1.0 - p)))
+    return np.where((np.asarray(n) > 0) & (p < 1.0), np.minimum(q, 1.0), 1.0)
+
+
 class CascadeKLUCB(_CountingPolicy):
     """CascadeKL-UCB (Kveton et al. 2015).
 
-    ``U_t(e) = max{q in [w_hat(e), 1] : T(e) KL(w_hat(e), q) <= log t + 3 log log t}``,
-    computed for all (R, L) entries at once by :func:`klucb_index`.
+    ``U_t(e) = max{q in [w_hat(e), 1] : T(e) KL(w_hat(e), q) <= log t + 3 log log t}``.
+
+    :meth:`select` does not solve for all ``L`` indices every step. It keeps
+    ``bound(e)``, the closed-form upper bound :func:`klucb_start` at the rate of
+    the end of a time window (the index grows with the rate, so the bound holds
+    for the whole window; it is refreshed for all items when the window ends and
+    for the observed items after each update). The exact index is computed only
+    for the items whose bound reaches ``tau``, a lower bound of the ``K``-th
+    largest index: the ``K``-th largest of last step's indices of items whose
+    statistics did not change since (an index only grows while its statistics
+    stay put). An item outside that set cannot enter the top ``K``, so the list
+    is the one the full computation gives (``prune=False``), ties included
+    (they still go to the lower item index).
     """
 
     name = "cascade-klucb"
+    WINDOW = 1.05  # a bound window ends at t * WINDOW (+ 1): ~1 refresh per 20 t steps
+    MARGIN = 1e-9  # slack for rounding between the bound and Newton's iterates
+
+    def __init__(self, *, prune: bool = True, **kw):
+        super().__init__(**kw)
+        self.prune = bool(prune)
+        self._bound = np.empty((self.runs, self.n_items))
+        self._window_end = 0
+        self._last = [None] * self.runs  # per run: last step's (items, indices, pulls)
+        self.pruned_sizes: list[int] = []  # items solved per step and run (diagnostics)
 
     def scores(self, t, items=None):
         rate = klucb_rate(t)
         if items is not None:
             return klucb_index(self.mean[:, items], self.pulls[:, items], rate)
         return klucb_index(self.mean, self.pulls, rate)
+
+    def select(self, t, items=None):
+        rate = klucb_rate(t)
+        if items is not None or not self.prune or rate <= 0:
+            return super().select(t, items)
+        if t > self._window_end:
+            self._window_end = int(t * self.WINDOW) + 1
+            self._bound[:] = klucb_start(self.mean, self.pulls, klucb_rate(self._window_end))
+            self._last = [None] * self.runs
+        return np.stack([self._select_run(r, rate) for r in range(self.runs)])
+
+    def _select_run(self, r: int, rate: float) -> np.ndarray:
+        k, bound = self.k, self._bound[r]
+        last = self._last[r]
+        tau = -np.inf
+        if last is not None:  # items whose statistics changed since: no longer a lower bound
+            still = last[1][self.pulls[r, last[0]] == last[2]]
+            if still.size >= k:
+                tau = np.partition(still, still.size - k)[still.size - k]
+        if not np.isfinite(tau):  # no usable history: solve the K best bounds
+            top = topk(bound[None, :], k)[0]
+            tau = self._index(r, top, rate).min()
+        cand = np.flatnonzero(bound >= tau - self.MARGIN)  # ascending: ties to lower index
+        index = self._index(r, cand, rate)
+        self.pruned_sizes.append(cand.size)
+        chosen = cand[topk(index[None, :], k)[0]]
+        self._last[r] = (cand, index, self.pulls[r, cand])
+        return chosen
+
+    def _index(self, r: int, items: np.ndarray, rate: float) -> np.ndarray:
+        """Exact indices of ``items``, solved once per distinct (pulls, wins) pair."""
+        pulls, wins = self.pulls[r, items], self.wins[r, items]
+        if items.size <= 16:
+            return klucb_index(wins / pulls, pulls, rate)
+        key = pulls * 4294967296.0 + wins  # exact: counts stay far below 2^21
+        uniq, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+        return klucb_index(wins[first] / pulls[first], pulls[first], rate)[inverse]
+
+    def update(self, lists, observed, clicks):
+        super().update(lists, observed, clicks)
+        if not self.prune or self._window_end == 0:
+            return
+        seen = lists[observed]
+        rows = np.broadcast_to(self._rows, lists.shape)[observed]
+        self._bound[rows, seen] = klucb_start(self.mean[rows, seen], self.pulls[rows, seen],
+                                              klucb_rate(self._window_end))
 
 
 class CascadeTS(Policy):

@@ -1,6 +1,8 @@
 """Batched, chunked simulation of cascading bandits.
 
-:class:`BanditSimulation` holds every array of ``R`` independent runs of one
+:class:`BanditRuns` (R runs of one algorithm; the logged-bandit *world* of the
+off-policy package is a different concept, :class:`ulr.ope.simulate.BanditSimulation`)
+holds every array of ``R`` independent runs of one
 algorithm on one environment and advances them ``n`` steps at a time, so a
 page can run a chunk per ``st.fragment`` tick and redraw the regret so far.
 :class:`BanditLab` does the same for several algorithms on one environment,
@@ -37,7 +39,7 @@ CHUNK_CELLS = 2_000_000  # ... and their size: steps * runs * k per chunk
 
 
 @dataclass(eq=False)
-class BanditSimulation:
+class BanditRuns:
     """``runs`` independent runs of ``algorithm`` on ``env`` for up to ``steps`` steps.
 
     Parameters
@@ -185,9 +187,9 @@ class BanditSimulation:
 
 
 def simulate(algorithm: str, env: CascadeEnv, *, steps: int, runs: int = 1, seed: int = 0,
-             **options) -> BanditSimulation:
+             **options) -> BanditRuns:
     """Run ``runs`` runs of ``algorithm`` on ``env`` for ``steps`` steps."""
-    sim = BanditSimulation(algorithm, env, steps, runs=runs, seed=seed, options=options)
+    sim = BanditRuns(algorithm, env, steps, runs=runs, seed=seed, options=options)
     sim.advance()
     return sim
 
@@ -213,7 +215,7 @@ class BanditLab:
         self.algorithms = tuple(dict.fromkeys(self.algorithms))
         if not self.algorithms:
             raise UlrError("Pick at least one algorithm.")
-        self.sims = [BanditSimulation(a, self.env, self.steps, runs=self.runs, seed=self.seed,
+        self.sims = [BanditRuns(a, self.env, self.steps, runs=self.runs, seed=self.seed,
                                       options=dict(self.options.get(a, {})))
                      for a in self.algorithms]
 

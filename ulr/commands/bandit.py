@@ -1,6 +1,6 @@
 """``bandit``: simulate cascading bandits and report regret, or replay one on a log.
 
-Simulation (SPEC §2)::
+Simulation (docs/contract.md §2)::
 
     python -m ulr bandit --algorithm cascade-klucb --env kveton --items 16 --k 2 \\
         --steps 100000 --runs 20 --seed 0 --p 0.2 --delta 0.15

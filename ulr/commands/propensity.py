@@ -1,4 +1,4 @@
-"""``propensity``: position-bias estimate of a click log (SPEC §2).
+"""``propensity``: position-bias estimate of a click log (docs/contract.md §2).
 
     python -m ulr propensity --method em --input log.csv [--positions K] [--bootstrap B]
 

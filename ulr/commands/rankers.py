@@ -1,4 +1,4 @@
-"""``rankers``: train the naive and the IPW ranker on clicks and evaluate both (SPEC §2).
+"""``rankers``: train the naive and the IPW ranker on clicks and evaluate both (docs/contract.md §2).
 
     python -m ulr rankers (--propensity METHOD | --theta t1,t2,...) [--test-input PATH]
                           (--input PATH [--map c=t ...] | --db DB --name DATASET)

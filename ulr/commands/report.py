@@ -1,4 +1,4 @@
-"""``report``: a self-contained HTML report of one click log (SPEC §2, JSON key ``path``).
+"""``report``: a self-contained HTML report of one click log (docs/contract.md §2, JSON key ``path``).
 
 Sections (``--sections``, in this order):
 

@@ -365,7 +365,7 @@ def _col(info, name: str, what: str) -> str:
 
 def feedback_from_log(log, *, action: str = "doc_id", target_column: str | None = None,
                       score_column: str | None = None) -> tuple[BanditFeedback, np.ndarray | None]:
-    """Build :class:`BanditFeedback` from a click log (SPEC §1) with a ``propensity`` column.
+    """Build :class:`BanditFeedback` from a click log (docs/contract.md §1) with a ``propensity`` column.
 
     Context = ``query_id``; action = ``doc_id`` (the slot is then the
     position) or ``position``. The candidate actions of a context are the

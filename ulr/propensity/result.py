@@ -93,7 +93,7 @@ class PropensityResult:
         return len(self.loglik)
 
     def to_dict(self) -> dict:
-        """JSON-able dict with the SPEC §2 keys first."""
+        """JSON-able dict with the docs/contract.md §2 keys first."""
         out = {"method": self.method, "positions": self.positions,
                "theta": self.theta.tolist()}
         if self.lower is not None:

@@ -1,0 +1,78 @@
+"""``sweep``: the severity sweep, IPW vs naive as position bias grows (docs/contract.md §2).
+
+The command-line twin of the Severity sweep page: the same
+:func:`ulr.rankers.severity_sweep` on simulated logs, the same per-eta summary.
+"""
+
+from __future__ import annotations
+
+import time
+
+from ulr import rankers
+from ulr.commands.common import parse_floats
+from ulr.errors import UlrError
+
+ORDER = 55
+
+
+def register(sub):
+    p = sub.add_parser(
+        "sweep", help="severity sweep: IPW vs naive ranker as position bias grows",
+        description="For every eta, simulate a click log with theta_k = (1/k)^eta, train the "
+                    "naive and the IPW ranker on 70%% of its queries and evaluate both on the "
+                    "held-out 30%% (Joachims et al. 2017, Figure 2).")
+    p.add_argument("--etas", default="0,0.5,1,1.5,2", metavar="E1,E2,...",
+                   help="severities eta, comma-separated (default 0,0.5,1,1.5,2)")
+    p.add_argument("--queries", type=int, default=300)
+    p.add_argument("--docs-per-query", type=int, default=10)
+    p.add_argument("--sessions", type=int, default=20_000, help="sessions per simulated log")
+    p.add_argument("--runs", type=int, default=1, help="independent simulations per eta")
+    p.add_argument("--learner", choices=list(rankers.LEARNERS), default="linear")
+    p.add_argument("--clip", type=float, default=None,
+                   help="clip theta from below at C (IPW weights at most 1/C)")
+    p.add_argument("--snips", action="store_true", help="self-normalize the IPW weights")
+    p.add_argument("--method", metavar="METHOD", default=None,
+                   help="also train IPW with theta estimated from each log by this propensity "
+                        "method (randomization, em, regression-em, dla, intervention-harvesting)")
+    p.add_argument("--metric", default="arp",
+                   help="metric of the printed summary (default arp; --json has all)")
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(run=run)
+
+
+def run(args) -> dict:
+    etas = parse_floats(args.etas, "--etas")
+    for name in ("queries", "docs_per_query", "sessions", "runs"):
+        if getattr(args, name) < 1:
+            raise UlrError(f"--{name.replace('_', '-')} must be at least 1.")
+    estimator = (None if args.method is None
+                 else rankers.propensity_estimator(args.method, seed=args.seed))
+    t0 = time.perf_counter()
+    df = rankers.severity_sweep(etas, queries=args.queries, docs_per_query=args.docs_per_query,
+                                sessions=args.sessions, runs=args.runs, learner=args.learner,
+                                clip=args.clip, normalize=args.snips, estimate_theta=estimator,
+                                estimator_name=args.method or "estimated", seed=args.seed)
+    metrics = list(dict.fromkeys(df["metric"]))
+    if args.metric not in metrics:
+        raise UlrError(f"--metric must be one of {', '.join(metrics)}, not {args.metric!r}.")
+    summary = (df.groupby(["metric", "eta", "ranker"], sort=False)["value"].mean()
+               .unstack("ranker").reset_index())
+    return {"etas": etas, "learner": args.learner, "method": args.method,
+            "queries": args.queries, "sessions": args.sessions, "runs": args.runs,
+            "seed": args.seed, "metric": args.metric,
+            "summary": summary.to_dict("records"), "rows": df.to_dict("records"),
+            "seconds": time.perf_counter() - t0}
+
+
+def render(result: dict) -> str:
+    rows = [r for r in result["summary"] if r["metric"] == result["metric"]]
+    rankers_ = [k for k in rows[0] if k not in ("metric", "eta")]
+    lines = [f"{result['metric']} by severity eta ({result['learner']} learner, "
+             f"{result['queries']} queries, {result['sessions']:,} sessions, "
+             f"{result['runs']} run(s), seed {result['seed']}; 30% held-out queries)",
+             "eta\t" + "\t".join(rankers_)]
+    for r in rows:
+        lines.append(f"{r['eta']:g}\t" + "\t".join(
+            "nan" if r[k] is None else f"{r[k]:.4f}" for k in rankers_))
+    lines.append(f"{result['seconds']:.1f} s")
+    return "\n".join(lines)
