@@ -196,13 +196,15 @@ def test_log_from_several_loggers_explains_which_estimate_to_trust(tmp_path):
     assert "Trust balanced IPS" in text
     shown = [w.value for w in at.warning]
     press(at, "Add to report")
-    item = at.session_state["report_items"][-1]
-    assert "uniform over each query's documents" in item["title"]
-    assert item["caveats"] == shown  # the warnings shown, word for word
-    assert item["evidence"]["rows"] == 9000 and item["evidence"]["clicks"] == df["click"].sum()
-    assert item["evidence"]["sessions"] == 3000
-    assert {"target policy", "estimator", "seed"} <= set(item["settings"])
-    assert item["takeaway"].startswith("By ")
+    from ulr import reports
+
+    item = reports.items(at.session_state["report_id"])[-1]  # saved in the store at once
+    assert "uniform over each query's documents" in item.title
+    assert item.caveats == shown  # the warnings shown, word for word
+    assert item.evidence["rows"] == 9000 and item.evidence["clicks"] == df["click"].sum()
+    assert item.evidence["sessions"] == 3000
+    assert {"target policy", "estimator", "seed"} <= set(item.settings)
+    assert item.takeaway.startswith("By ")
 
 
 def test_no_alert_names_a_command_line_flag(tmp_path):
