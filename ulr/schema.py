@@ -102,11 +102,11 @@ def parse_map_args(items) -> dict[str, str]:
     mapping: dict[str, str] = {}
     for item in items or []:
         if "=" not in item:
-            raise UlrError(f"--map expects canonical=theirs, got {item!r}.")
+            raise UlrError(f"a column mapping is written canonical=theirs; got {item!r}.")
         canon, theirs = item.split("=", 1)
         canon, theirs = canon.strip(), theirs.strip()
         if not canon or not theirs:
-            raise UlrError(f"--map expects canonical=theirs, got {item!r}.")
+            raise UlrError(f"a column mapping is written canonical=theirs; got {item!r}.")
         mapping[canon] = theirs
     return mapping
 
@@ -375,7 +375,7 @@ class Mapping:
         c = {}
         for item in consts or []:
             if "=" not in item:
-                raise UlrError(f"--const expects field=value, got {item!r}.")
+                raise UlrError(f"a constant is written field=value; got {item!r}.")
             k, v = item.split("=", 1)
             c[k.strip()] = v.strip()
         feats = tuple(f for f in (features or "").split(",") if f.strip())
