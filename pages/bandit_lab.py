@@ -261,7 +261,8 @@ def results(lab):
                      fig=lab_figure(lab), table=table,
                      settings={"environment": env.describe(), "algorithms": list(lab.algorithms),
                                "steps": lab.steps, "runs": lab.runs, "seed": lab.seed},
-                     key="bandit_lab")
+                     evidence={"runs": lab.runs, "steps per run": lab.steps},
+                     caveats=[n + "." for n in notes], key="bandit_lab")
 
 
 # ---------------------------------------------------------------- replay

@@ -193,7 +193,15 @@ st.caption("Bars are 95% Wilson score intervals for the binomial click rate. Cli
            "position partly because users examine lower positions less (position bias) and "
            "partly because the ranker put better documents on top.")
 ui.add_to_report("CTR by position", fig=fig, table=ctr,
-                 settings={"dataset": info.name}, key="data_ctr")
+                 settings={"dataset": info.name}, key="data_ctr",
+                 caveats=["Clicks fall with position partly because users examine lower "
+                          "positions less (position bias) and partly because the ranker put "
+                          "better documents on top; this chart alone does not separate the two."],
+                 evidence={"rows": s["rows"], "clicks": int(ctr["clicks"].sum()),
+                           "queries": s["queries"], "sessions": s["sessions"]},
+                 takeaway=f"Overall CTR is {s['ctr']:.2%}; position 1 gets "
+                          f"{ctr['ctr'].iloc[0]:.2%} and position {int(ctr['position'].iloc[-1])} "
+                          f"{ctr['ctr'].iloc[-1]:.2%}.")
 ui.download_csv(ctr, f"ctr_by_position_{info.name}.csv", "Download CTR table (CSV)")
 
 st.subheader("Preview")
