@@ -710,13 +710,14 @@ html, body { margin: 0; height: 100%%; background: #fff; color: #1a1a1a;
 .slide.cover { justify-content: center; }
 .slide.cover h1 { font-size: 60px; }
 .takeaway { font-size: 28px; font-weight: 600; margin: 0 0 12px; color: #0b3d66; }
-.chart { flex: 1 0 auto; min-height: 300px; }
+.chart { flex: 1 1 0; min-height: 220px; }  /* the chart gives way, never pushes off-screen */
 .chart > div, .chart .plotly-graph-div { height: 100%% !important; }
 .tablewrap { flex: 1 1 auto; overflow: auto; font-size: 22px; }
 table { border-collapse: collapse; } th, td { border: 1px solid #ddd; padding: 4px 12px; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 .caveats { background: #fff8e1; border-left: 6px solid #E69F00; padding: 6px 16px;
-           margin: 0 0 8px; font-size: 20px; }
+           margin: 0 0 8px; font-size: 20px; max-height: 28vh; overflow-y: auto;
+           flex: 0 0 auto; }
 .caveats ul { margin: 4px 0; padding-left: 26px; }
 .stale { background: #fdecea; border-left: 6px solid #D55E00; padding: 8px 16px;
          margin: 8px 0 0; font-size: 20px; }
@@ -730,7 +731,7 @@ body[data-embedded] .slide { padding: 12px 24px 64px; }
 body[data-embedded] .slide h1 { font-size: 40px; margin-bottom: 6px; }
 body[data-embedded] .takeaway { font-size: 22px; margin-bottom: 8px; }
 body[data-embedded] .caveats { font-size: 18px; }
-body[data-embedded] .chart { min-height: 280px; }
+body[data-embedded] .chart { min-height: 200px; }
 @page { size: A4 landscape; margin: 0; }
 @media print {
   nav.controls { display: none; }
@@ -740,6 +741,7 @@ body[data-embedded] .chart { min-height: 280px; }
   .slide:last-child { break-after: auto; page-break-after: auto; }
   .slide h1 { font-size: 30px; } .takeaway { font-size: 20px; }
   .caveats, .note, .tablewrap { font-size: 15px; } .evidence { font-size: 13px; }
+  .caveats { max-height: none; overflow: visible; }
 }
 """
 
