@@ -112,6 +112,9 @@ def test_scalar_klucb_index_and_start_match_the_references():
                 start = klucb_start_one(p, n, rate)
                 assert start == pytest.approx(float(klucb_start(p, n, rate)), rel=1e-12)
                 assert start >= ref - 1e-12   # an upper bound of the index
+                if rate > 0:   # warm start from the index at a smaller rate: same root
+                    warm = klucb_index_one(p, n, rate, start=klucb_index_one(p, n, 0.9 * rate))
+                    assert warm == pytest.approx(got, abs=1e-12)
 
 
 def test_klucb_index_on_policy_shaped_arrays():

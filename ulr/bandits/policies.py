@@ -423,19 +423,27 @@ def _xlogx(x: float) -> float:
 
 
 def klucb_index_one(p: float, n: float, rate: float, *, tol: float = 1e-10,
-                    max_iter: int = 50) -> float:
+                    max_iter: int = 50, start: float | None = None) -> float:
     """:func:`klucb_index` for one item, in plain floats (no array overhead).
 
     Same start, same Newton iteration in ``y = -log(1 - q)`` and same stopping
     rule as the vectorized solver; used where only a handful of indices are
-    needed per step, which numpy's per-call cost would dominate.
+    needed per step, which numpy's per-call cost would dominate. ``start``
+    (optional) is a point in ``[p, root]``, e.g. the index at a smaller rate:
+    ``g`` is convex and increasing in ``y``, so the first Newton step lands at
+    or above the root and the iterates then decrease to it, as from the
+    closed-form start, usually in 2-3 steps instead of 5-8.
     """
     if rate <= 0.0:
         return p if n > 0 else 1.0
     if n <= 0 or p >= 1.0:
         return 1.0
     r = rate / n
-    q = min(p + math.sqrt(0.5 * r), p + r + math.sqrt(r * r + 2.0 * p * r), 1.0 - 1e-15)
+    if start is not None and p < start < 1.0 - 1e-15:
+        q = start
+    else:
+        q = min(p + math.sqrt(0.5 * r), p + r + math.sqrt(r * r + 2.0 * p * r),
+                1.0 - 1e-15)
     y = -math.log1p(-q)
     h = _xlogx(p) + _xlogx(1.0 - p)
     one_m_p = 1.0 - p
@@ -491,6 +499,7 @@ class CascadeKLUCB(_CountingPolicy):
         self._window_end = 0
         self._last = [None] * self.runs  # per run: last step's (items, indices, pulls)
         self.pruned_sizes: list[int] = []  # items solved per step and run (diagnostics)
+        self._memo: dict = {}
 
     def scores(self, t, items=None):
         rate = klucb_rate(t)
@@ -541,12 +550,16 @@ class CascadeKLUCB(_CountingPolicy):
         """Indices of ``(wins, pulls)`` pairs (repeated pairs solved once)."""
         if wins.size > self.SCALAR_MAX:
             return klucb_index(wins / pulls, pulls, rate)
-        memo: dict = {}
+        memo = self._memo   # (wins, pulls) -> (rate, index): warm starts as the rate grows
         out = []
         for w_, n_ in zip(wins.tolist(), pulls.tolist()):
-            v = memo.get((w_, n_))
-            if v is None:
-                v = memo[(w_, n_)] = klucb_index_one(w_ / n_, n_, rate)
+            hit = memo.get((w_, n_))
+            if hit is not None and hit[0] == rate:
+                v = hit[1]
+            else:
+                v = klucb_index_one(w_ / n_, n_, rate,
+                                    start=None if hit is None or hit[0] > rate else hit[1])
+                memo[(w_, n_)] = (rate, v)
             out.append(v)
         return np.array(out)
 
