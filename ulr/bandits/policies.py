@@ -541,8 +541,10 @@ class CascadeKLUCB(_CountingPolicy):
         if items.size <= 16:
             return self._solve(wins, pulls, rate)
         key = pulls * 4294967296.0 + wins  # exact: counts stay far below 2^21
-        uniq, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-        return self._solve(wins[first], pulls[first], rate)[inverse]
+        uniq = np.unique(key)      # cheaper than asking for index and inverse
+        u_pulls = np.floor(uniq * (1.0 / 4294967296.0))
+        u_wins = uniq - u_pulls * 4294967296.0
+        return self._solve(u_wins, u_pulls, rate)[np.searchsorted(uniq, key)]
 
     SCALAR_MAX = 12  # up to this many distinct pairs, plain-float Newton beats numpy's overhead
 
