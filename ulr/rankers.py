@@ -79,7 +79,7 @@ __all__ = [
     "ipw_weights",
     "check_theta",
     "split_queries",
-    "test_documents",
+    "held_out_documents",
     "evaluate_scores",
     "train_and_evaluate",
     "severity_sweep",
@@ -485,8 +485,8 @@ def split_queries(df: pd.DataFrame, *, test_fraction: float = TEST_FRACTION,
     return df[~in_test], df[in_test]
 
 
-def test_documents(df: pd.DataFrame, theta=None, *, clip: float | None = None
-                   ) -> tuple[pd.DataFrame, bool]:
+def held_out_documents(df: pd.DataFrame, theta=None, *, clip: float | None = None
+                       ) -> tuple[pd.DataFrame, bool]:
     """One row per (query, document) with the label used for evaluation.
 
     With a ``relevance`` column the first row's label is used (labels belong to
@@ -675,7 +675,7 @@ def train_and_evaluate(train_df: pd.DataFrame, test_df: pd.DataFrame | None = No
     naive = naive_model or make_ranker(learner, seed=seed, **opts).fit(train_df)
     ipw = make_ranker(learner, clip=clip, normalize=normalize, seed=seed, **opts).fit(
         train_df, theta)
-    docs, estimated = test_documents(test_df, theta, clip=clip)
+    docs, estimated = held_out_documents(test_df, theta, clip=clip)
     res_naive = evaluate_scores(docs, naive.score(docs), k=k, max_fpr=max_fpr, u=u)
     res_ipw = evaluate_scores(docs, ipw.score(docs), k=k, max_fpr=max_fpr, u=u)
     if estimated:
