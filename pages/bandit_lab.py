@@ -13,6 +13,7 @@ from ulr.bandits.policies import ALGORITHMS
 from ulr.bandits.replay import replay
 from ulr.bandits.simulate import BanditLab
 from ulr.errors import UlrError
+from ulr.text import parse_numbers
 
 TICK = 0.25      # seconds between redraws of the live chart
 BUDGET = 0.12    # simulation seconds per redraw (the rest is drawing)
@@ -41,10 +42,7 @@ ALGO_HELP = ("ucb1 / ts: plain bandits, one per position (ranked bandits; with K
 def _theta(text: str):
     if not text.strip():
         return None
-    try:
-        return [float(t) for t in text.replace(";", ",").split(",") if t.strip()]
-    except ValueError:
-        raise UlrError("θ must be numbers separated by commas, e.g. 1, 0.5, 0.33.") from None
+    return parse_numbers(text, what="θ")
 
 
 @st.cache_data(show_spinner=False, max_entries=16)

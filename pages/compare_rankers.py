@@ -7,6 +7,7 @@ import streamlit as st
 from pages import _ui as ui
 from ulr import rankers, store
 from ulr.errors import UlrError
+from ulr.text import parse_numbers
 
 st.title("Compare rankers")
 st.caption(
@@ -49,11 +50,7 @@ def _compare(content_hash: str, name: str, theta: tuple, learner: str, clip, sni
 
 
 def _parse_theta(text: str) -> tuple:
-    try:
-        vals = [float(t) for t in text.replace(";", ",").split(",") if t.strip()]
-    except ValueError:
-        raise UlrError("Theta must be numbers separated by commas, e.g. 1, 0.5, 0.33.") from None
-    return tuple(rankers.check_theta(vals))
+    return tuple(rankers.check_theta(parse_numbers(text, what="Theta")))
 
 
 # ---------------------------------------------------------------- settings

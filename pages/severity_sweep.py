@@ -8,6 +8,7 @@ import streamlit as st
 from pages import _ui as ui
 from ulr import rankers, theme
 from ulr.errors import UlrError
+from ulr.text import parse_numbers
 
 st.title("Severity sweep")
 st.caption(
@@ -27,12 +28,7 @@ def _results() -> OrderedDict:
 
 
 def _parse_etas(text: str) -> tuple:
-    try:
-        etas = sorted({float(t) for t in text.replace(";", ",").split(",") if t.strip()})
-    except ValueError:
-        raise UlrError("η values must be numbers separated by commas, e.g. 0, 0.5, 1.") from None
-    if not etas:
-        raise UlrError("Give at least one η value.")
+    etas = sorted(set(parse_numbers(text, what="η values", example="0, 0.5, 1")))
     if len(etas) > 12:
         raise UlrError("Give at most 12 η values.")
     return tuple(etas)

@@ -93,7 +93,7 @@ def test_no_relevance_labels_gives_marked_estimates(run_cli, tmp_path):
 @pytest.mark.parametrize("argv, msg", [
     ([], "one of the arguments --propensity --theta is required"),
     (["--theta", "1,0.5"], "position 10"),
-    (["--theta", "1,x"], "comma-separated numbers"),
+    (["--theta", "1,x"], "--theta must be numbers separated by commas"),
     (["--theta", THETA, "--propensity", "em"], "not allowed with"),
     (["--propensity", "nope"], "invalid choice"),
     (["--theta", THETA, "--learner", "svm"], "invalid choice"),

@@ -36,7 +36,7 @@ def test_human_output_is_a_table_per_eta(cli):
 
 
 @pytest.mark.parametrize("args, needle", [
-    (("--etas", "0,x"), "--etas must be comma-separated numbers"),
+    (("--etas", "0,x"), "--etas must be numbers separated by commas"),
     (("--etas", "-1"), "eta values must be finite numbers >= 0"),
     (("--queries", 0), "--queries must be at least 1"),
     (("--metric", "nope", "--queries", 20, "--sessions", 500, "--etas", "1"), "--metric must be one of"),

@@ -218,7 +218,7 @@ def test_estimated_metrics_without_relevance():
 
 def test_click_relevance_estimate_is_unbiased_per_grade():
     sim = simulate_clicks(queries=200, sessions=40_000, eta=1.5, eps=0.05, seed=2)
-    docs, estimated = R.test_documents(sim.df.drop(columns="relevance"), sim.theta)
+    docs, estimated = R.held_out_documents(sim.df.drop(columns="relevance"), sim.theta)
     assert estimated
     grade = sim.df.drop_duplicates(["query_id", "doc_id"]).set_index(["query_id", "doc_id"])[
         "relevance"]

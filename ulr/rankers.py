@@ -79,7 +79,7 @@ __all__ = [
     "ipw_weights",
     "check_theta",
     "split_queries",
-    "test_documents",
+    "held_out_documents",
     "evaluate_scores",
     "train_and_evaluate",
     "severity_sweep",
@@ -485,8 +485,8 @@ def split_queries(df: pd.DataFrame, *, test_fraction: float = TEST_FRACTION,
     return df[~in_test], df[in_test]
 
 
-def test_documents(df: pd.DataFrame, theta=None, *, clip: float | None = None
-                   ) -> tuple[pd.DataFrame, bool]:
+def held_out_documents(df: pd.DataFrame, theta=None, *, clip: float | None = None
+                       ) -> tuple[pd.DataFrame, bool]:
     """One row per (query, document) with the label used for evaluation.
 
     With a ``relevance`` column the first row's label is used (labels belong to
@@ -675,7 +675,7 @@ def train_and_evaluate(train_df: pd.DataFrame, test_df: pd.DataFrame | None = No
     naive = naive_model or make_ranker(learner, seed=seed, **opts).fit(train_df)
     ipw = make_ranker(learner, clip=clip, normalize=normalize, seed=seed, **opts).fit(
         train_df, theta)
-    docs, estimated = test_documents(test_df, theta, clip=clip)
+    docs, estimated = held_out_documents(test_df, theta, clip=clip)
     res_naive = evaluate_scores(docs, naive.score(docs), k=k, max_fpr=max_fpr, u=u)
     res_ipw = evaluate_scores(docs, ipw.score(docs), k=k, max_fpr=max_fpr, u=u)
     if estimated:
@@ -781,6 +781,20 @@ def propensity_estimator(method: str, *, seed: int = 0) -> Callable[[pd.DataFram
 # ---------------------------------------------------------------------------
 
 
+def _check_sweep(etas, runs, learner: str) -> list[float]:
+    """The checked eta values of :func:`severity_sweep` (its other options checked too)."""
+    etas = [float(e) for e in etas]
+    if not etas:
+        raise UlrError("Give at least one eta.")
+    if any(not np.isfinite(e) or e < 0 for e in etas):
+        raise UlrError("eta values must be finite numbers >= 0.")
+    if int(runs) < 1:
+        raise UlrError("runs must be at least 1.")
+    if learner not in LEARNERS:
+        raise UlrError(f"learner must be one of {', '.join(LEARNERS)}, not {learner!r}.")
+    return etas
+
+
 def severity_sweep(etas=(0.0, 0.5, 1.0, 1.5, 2.0), *, queries: int = 300,
                    docs_per_query: int = 10, sessions: int = 20_000, runs: int = 1,
                    learner: str = "linear", clip: float | None = None, normalize: bool = False,
@@ -808,15 +822,7 @@ def severity_sweep(etas=(0.0, 0.5, 1.0, 1.5, 2.0), *, queries: int = 300,
     """
     from ulr.simulate import simulate_clicks
 
-    etas = [float(e) for e in etas]
-    if not etas:
-        raise UlrError("Give at least one eta.")
-    if any(not np.isfinite(e) or e < 0 for e in etas):
-        raise UlrError("eta values must be finite numbers >= 0.")
-    if int(runs) < 1:
-        raise UlrError("runs must be at least 1.")
-    if learner not in LEARNERS:
-        raise UlrError(f"learner must be one of {', '.join(LEARNERS)}, not {learner!r}.")
+    etas = _check_sweep(etas, runs, learner)
     steps_per = 3 + (estimate_theta is not None)
     total = len(etas) * int(runs) * steps_per
     done = 0

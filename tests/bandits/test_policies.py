@@ -101,6 +101,22 @@ def test_klucb_index_matches_scalar_bisection():
         assert (got >= p[sel] - 1e-12).all()
 
 
+def test_scalar_klucb_index_and_start_match_the_references():
+    from ulr.bandits.policies import klucb_index_one, klucb_start, klucb_start_one
+    for p in (0.0, 1e-4, 0.03, 0.2, 0.5, 0.77, 0.999, 1.0):
+        for n in (0, 1, 3, 40, 1000, 10**6):
+            for rate in (0.0, 0.5, 3.0, 25.0):
+                got = klucb_index_one(p, n, rate)
+                ref = slow_klucb(p, n, rate) if rate > 0 else (p if n > 0 else 1.0)
+                assert got == pytest.approx(ref, abs=1e-9)
+                start = klucb_start_one(p, n, rate)
+                assert start == pytest.approx(float(klucb_start(p, n, rate)), rel=1e-12)
+                assert start >= ref - 1e-12   # an upper bound of the index
+                if rate > 0:   # warm start from the index at a smaller rate: same root
+                    warm = klucb_index_one(p, n, rate, start=klucb_index_one(p, n, 0.9 * rate))
+                    assert warm == pytest.approx(got, abs=1e-12)
+
+
 def test_klucb_index_on_policy_shaped_arrays():
     rng = np.random.default_rng(5)
     n = rng.integers(1, 500, size=(4, 16)).astype(float)

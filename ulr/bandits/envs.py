@@ -246,6 +246,28 @@ def doc_features(log, ids) -> np.ndarray | None:
     return np.hstack([x, np.ones((x.shape[0], 1))])
 
 
+def _env_theta(log, theta, raw_ctr: bool) -> tuple[np.ndarray, str]:
+    """The position bias of :func:`data_env` and where it came from (checked)."""
+    source = "given"
+    if theta is None:
+        theta = randomized_theta(log)
+        source = "randomized CTR ratios"
+        if theta is None and not raw_ctr:
+            raise UlrError("The data environment needs position bias theta to turn clicks into "
+                           "attraction, and this log has no randomized rows to estimate it "
+                           "from; give theta by position, or declare the log randomized.")
+        if theta is None:
+            maxpos = log.cur.execute(f"SELECT max(position) FROM {log.table}").fetchone()[0]
+            theta = np.ones(int(maxpos or 1))
+            source = "none: raw CTR, not corrected for position bias (asked for)"
+    theta = np.asarray(theta, dtype=np.float64).ravel()
+    if theta.size == 0:
+        raise UlrError("The position-bias vector theta is empty.")
+    if np.any(theta[np.isfinite(theta)] < 0):
+        raise UlrError("Position-bias values theta must not be negative.")
+    return theta, source
+
+
 def data_env(log, *, items: int | None = 50, k: int = 4, theta=None,
              raw_ctr: bool = False) -> CascadeEnv:
     """Attraction probabilities of the documents of a stored click log.
@@ -287,23 +309,7 @@ def data_env(log, *, items: int | None = 50, k: int = 4, theta=None,
     if items is not None:
         items = _check_int("The number of items", items, low=2)
     k = _check_int("The list length k", k, low=1)
-    source = "given"
-    if theta is None:
-        theta = randomized_theta(log)
-        source = "randomized CTR ratios"
-        if theta is None and not raw_ctr:
-            raise UlrError("The data environment needs position bias theta to turn clicks into "
-                           "attraction, and this log has no randomized rows to estimate it "
-                           "from; give theta by position, or declare the log randomized.")
-        if theta is None:
-            maxpos = log.cur.execute(f"SELECT max(position) FROM {log.table}").fetchone()[0]
-            theta = np.ones(int(maxpos or 1))
-            source = "none: raw CTR, not corrected for position bias (asked for)"
-    theta = np.asarray(theta, dtype=np.float64).ravel()
-    if theta.size == 0:
-        raise UlrError("The position-bias vector theta is empty.")
-    if np.any(theta[np.isfinite(theta)] < 0):
-        raise UlrError("Position-bias values theta must not be negative.")
+    theta, source = _env_theta(log, theta, raw_ctr)
     theta_list = [float(v) if np.isfinite(v) and v > 0 else None for v in theta]
     sql = (
         "SELECT doc_id, count(*) AS impressions, sum(click::INT) AS clicks, sum(th) AS exam "

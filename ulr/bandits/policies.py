@@ -418,6 +418,58 @@ def klucb_start(p_hat, n, rate) -> np.ndarray:
     return np.where((np.asarray(n) > 0) & (p < 1.0), np.minimum(q, 1.0), 1.0)
 
 
+def _xlogx(x: float) -> float:
+    return x * math.log(x) if x > 0.0 else 0.0
+
+
+def klucb_index_one(p: float, n: float, rate: float, *, tol: float = 1e-10,
+                    max_iter: int = 50, start: float | None = None) -> float:
+    """:func:`klucb_index` for one item, in plain floats (no array overhead).
+
+    Same start, same Newton iteration in ``y = -log(1 - q)`` and same stopping
+    rule as the vectorized solver; used where only a handful of indices are
+    needed per step, which numpy's per-call cost would dominate. ``start``
+    (optional) is a point in ``[p, root]``, e.g. the index at a smaller rate:
+    ``g`` is convex and increasing in ``y``, so the first Newton step lands at
+    or above the root and the iterates then decrease to it, as from the
+    closed-form start, usually in 2-3 steps instead of 5-8.
+    """
+    if rate <= 0.0:
+        return p if n > 0 else 1.0
+    if n <= 0 or p >= 1.0:
+        return 1.0
+    r = rate / n
+    if start is not None and p < start < 1.0 - 1e-15:
+        q = start
+    else:
+        q = min(p + math.sqrt(0.5 * r), p + r + math.sqrt(r * r + 2.0 * p * r),
+                1.0 - 1e-15)
+    y = -math.log1p(-q)
+    h = _xlogx(p) + _xlogx(1.0 - p)
+    one_m_p = 1.0 - p
+    log_q = math.log
+    for _ in range(max_iter):
+        g = h - p * log_q(q) + one_m_p * y - r
+        y -= g * q / max(q - p, 1e-300)
+        q_new = -math.expm1(-y)
+        done = abs(q_new - q) <= tol
+        q = q_new
+        if done:
+            break
+    return q
+
+
+def klucb_start_one(p: float, n: float, rate: float) -> float:
+    """:func:`klucb_start` for one item, in plain floats."""
+    if n <= 0 or p >= 1.0:
+        return 1.0
+    r = rate / n
+    q = min(p + math.sqrt(0.5 * r), p + r + math.sqrt(r * r + 2.0 * p * r))
+    h = _xlogx(p) + _xlogx(1.0 - p)
+    q = min(q, -math.expm1(-(r - h) / (1.0 - p)))
+    return min(q, 1.0)
+
+
 class CascadeKLUCB(_CountingPolicy):
     """CascadeKL-UCB (Kveton et al. 2015).
 
@@ -447,6 +499,7 @@ class CascadeKLUCB(_CountingPolicy):
         self._window_end = 0
         self._last = [None] * self.runs  # per run: last step's (items, indices, pulls)
         self.pruned_sizes: list[int] = []  # items solved per step and run (diagnostics)
+        self._memo: dict = {}
 
     def scores(self, t, items=None):
         rate = klucb_rate(t)
@@ -486,14 +539,41 @@ class CascadeKLUCB(_CountingPolicy):
         """Exact indices of ``items``, solved once per distinct (pulls, wins) pair."""
         pulls, wins = self.pulls[r, items], self.wins[r, items]
         if items.size <= 16:
-            return klucb_index(wins / pulls, pulls, rate)
+            return self._solve(wins, pulls, rate)
         key = pulls * 4294967296.0 + wins  # exact: counts stay far below 2^21
-        uniq, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-        return klucb_index(wins[first] / pulls[first], pulls[first], rate)[inverse]
+        uniq = np.unique(key)      # cheaper than asking for index and inverse
+        u_pulls = np.floor(uniq * (1.0 / 4294967296.0))
+        u_wins = uniq - u_pulls * 4294967296.0
+        return self._solve(u_wins, u_pulls, rate)[np.searchsorted(uniq, key)]
+
+    SCALAR_MAX = 12  # up to this many distinct pairs, plain-float Newton beats numpy's overhead
+
+    def _solve(self, wins: np.ndarray, pulls: np.ndarray, rate: float) -> np.ndarray:
+        """Indices of ``(wins, pulls)`` pairs (repeated pairs solved once)."""
+        if wins.size > self.SCALAR_MAX:
+            return klucb_index(wins / pulls, pulls, rate)
+        memo = self._memo   # (wins, pulls) -> (rate, index): warm starts as the rate grows
+        out = []
+        for w_, n_ in zip(wins.tolist(), pulls.tolist()):
+            hit = memo.get((w_, n_))
+            if hit is not None and hit[0] == rate:
+                v = hit[1]
+            else:
+                v = klucb_index_one(w_ / n_, n_, rate,
+                                    start=None if hit is None or hit[0] > rate else hit[1])
+                memo[(w_, n_)] = (rate, v)
+            out.append(v)
+        return np.array(out)
 
     def update(self, lists, observed, clicks):
         super().update(lists, observed, clicks)
         if not self.prune or self._window_end == 0:
+            return
+        if self.runs == 1:  # a few items: plain floats
+            rate_end = klucb_rate(self._window_end)
+            bound, mean, pulls = self._bound[0], self.mean[0], self.pulls[0]
+            for e in lists[observed].tolist():
+                bound[e] = klucb_start_one(float(mean[e]), float(pulls[e]), rate_end)
             return
         seen = lists[observed]
         rows = np.broadcast_to(self._rows, lists.shape)[observed]

@@ -135,6 +135,15 @@ def _randomized_sessions(log, k: int, assume_randomized: bool = False):
     return ids, items, clicks, starts[ok], ends[ok], int((~ok).sum()) - no_choice, no_choice
 
 
+def _check_options(algorithm: str, k, confidence: float) -> None:
+    if algorithm not in ALGORITHMS:
+        raise UlrError(f"Unknown algorithm {algorithm!r}; choose one of {', '.join(ALGORITHMS)}.")
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= 10:
+        raise UlrError(f"The replayed list length k must be between 1 and 10, got {k!r}.")
+    if not 0 < confidence < 1:
+        raise UlrError(f"The confidence level must be between 0 and 1, got {confidence}.")
+
+
 def replay(log, algorithm: str, *, k: int = 1, seed: int = 0, confidence: float = 0.95,
            max_events: int | None = None, assume_randomized: bool | None = None,
            **options) -> ReplayResult:
@@ -170,12 +179,7 @@ def replay(log, algorithm: str, *, k: int = 1, seed: int = 0, confidence: float 
         When the log is not flagged randomized, has no sessions, or no usable
         event.
     """
-    if algorithm not in ALGORITHMS:
-        raise UlrError(f"Unknown algorithm {algorithm!r}; choose one of {', '.join(ALGORITHMS)}.")
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= 10:
-        raise UlrError(f"The replayed list length k must be between 1 and 10, got {k!r}.")
-    if not 0 < confidence < 1:
-        raise UlrError(f"The confidence level must be between 0 and 1, got {confidence}.")
+    _check_options(algorithm, k, confidence)
     if assume_randomized is None:
         facts = getattr(log.info, "facts", None)
         assume_randomized = bool(facts and facts.randomized)

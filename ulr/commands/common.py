@@ -78,10 +78,5 @@ def _existing_db(path: str) -> str:
 
 def parse_floats(text: str, what: str) -> list[float]:
     """Comma-separated numbers from an option such as ``--theta 1,0.5,0.33``."""
-    try:
-        vals = [float(t) for t in text.split(",") if t.strip()]
-    except ValueError:
-        raise UlrError(f"{what} must be comma-separated numbers, got {text!r}.") from None
-    if not vals:
-        raise UlrError(f"{what} is empty.")
-    return vals
+    from ulr.text import parse_numbers
+    return parse_numbers(text, what=what)

@@ -26,6 +26,7 @@ from ulr import report, store, theme
 from ulr.commands.common import add_log_args, log_from_args
 from ulr.errors import UlrError
 from ulr.plots import ctr_by_position_figure
+from ulr.text import parse_numbers
 
 ORDER = 90
 SECTIONS = ("summary", "propensity", "rankers")
@@ -79,11 +80,8 @@ def parse_sections(text: str) -> list[str]:
 def parse_theta(text: str | None) -> np.ndarray | None:
     if text is None:
         return None
-    try:
-        vals = np.array([float(t) for t in text.split(",") if t.strip()], dtype=float)
-    except ValueError:
-        raise UlrError(f"--theta must be comma-separated numbers, got {text!r}.") from None
-    if vals.size == 0 or not np.all(np.isfinite(vals)) or np.any(vals <= 0):
+    vals = np.array(parse_numbers(text, what="--theta"), dtype=float)
+    if not np.all(np.isfinite(vals)) or np.any(vals <= 0):
         raise UlrError("--theta needs one finite value > 0 per position.")
     return vals
 

@@ -21,14 +21,11 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from scipy.special import expit
 
 from ulr.errors import UlrError
 from ulr.ope import estimators as est
 from ulr.ope.feedback import BanditFeedback, Candidates, softmax_policy, standardize_scores
-
-
-def _sigmoid(z):
-    return 1.0 / (1.0 + np.exp(-z))
 
 
 @dataclass(frozen=True)
@@ -171,11 +168,11 @@ def simulate_bandit(*, contexts: int = 20, actions: int = 10, features: int = 5,
     lo, hi = -30.0, 30.0
     for _ in range(100):  # bisection for the intercept giving the base rate
         mid = (lo + hi) / 2
-        if _sigmoid(mid + z).mean() < base_rate:
+        if expit(mid + z).mean() < base_rate:
             lo = mid
         else:
             hi = mid
-    attraction = _sigmoid((lo + hi) / 2 + z)
+    attraction = expit((lo + hi) / 2 + z)
     theta = (1.0 / np.arange(1, slots + 1)) ** eta
     q = theta[:, None] * attraction[None, :]
     cand = Candidates(context=ctx, features=X,

@@ -23,14 +23,11 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from scipy.special import expit
 
 from ulr.errors import UlrError
 
 STAR_SHARES = (0.30, 0.25, 0.20, 0.15, 0.10)
-
-
-def _sigmoid(z):
-    return 1.0 / (1.0 + np.exp(-z))
 
 
 @dataclass(frozen=True)
@@ -132,8 +129,8 @@ def simulate_mnar(*, users: int = 400, items: int = 300, rank: int = 5,
     lo, hi = -30.0, 30.0
     for _ in range(80):  # intercept giving the wanted observed fraction
         mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if _sigmoid(mid + logit).mean() < observed_fraction else (lo, mid)
-    p_mnar = _sigmoid((lo + hi) / 2 + logit)
+        lo, hi = (mid, hi) if expit(mid + logit).mean() < observed_fraction else (lo, mid)
+    p_mnar = expit((lo + hi) / 2 + logit)
     O = rng.random((users, items)) < p_mnar
     n_obs = int(O.sum())
     n_rand = max(10, int(round(random_share / (1 - random_share) * n_obs)))
