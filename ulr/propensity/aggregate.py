@@ -303,6 +303,15 @@ def cell_stats(scan: Scan, *, positions: int | None = None, groups: bool = False
         if (np.any(np.asarray(res["missing_clicks"]) > 0) or np.any(np.asarray(res["bad_key"]))
                 or np.any(np.asarray(res["bad_rows"]) > 0)):
             raise NeedsFullLoad("rows that break the schema")
+    return cells_from(res, scan, positions=positions, groups=groups)
+
+
+def cells_from(res: dict, scan, *, positions: int | None, groups: bool) -> CellStats:
+    """:class:`CellStats` from the rows of the cell query (``[grp,] pair, position, n, c``).
+
+    Shared by :func:`cell_stats` and the merged per-partition statistics of
+    :mod:`ulr.engines.incremental`; ``scan`` only names the log in messages.
+    """
     pair = np.asarray(res["pair"], dtype=np.int64)
     pos = np.asarray(res["position"]).astype(np.int64)
     n = np.asarray(res["n"], dtype=float)
