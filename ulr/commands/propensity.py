@@ -44,6 +44,9 @@ def register(sub):
     e.add_argument("--engine", choices=("duckdb", "spark"),
                    help="run the aggregate query on this engine; with --input PATH_OR_GLOB "
                         "(Parquet or CSV files, folders, globs) or --table NAME (spark)")
+    e.add_argument("--source", metavar="NAME",
+                   help="a source registered with `source add` (em, intervention-harvesting: "
+                        "from its stored statistics)")
     e.add_argument("--table", metavar="NAME", help="with --engine spark: a table of Spark's "
                                                   "catalog")
     e.add_argument("--spark-master", default="local[2]", metavar="URL",
@@ -78,7 +81,14 @@ def run(args) -> dict:
     if args.positions is not None and args.positions < 2:
         raise UlrError(f"--positions must be at least 2, got {args.positions}.")
     res = scan = None
-    if args.engine or args.table:
+    if args.source:
+        from ulr.engines import sources
+        if args.method not in CELL_METHODS:
+            raise UlrError(f"--source holds cell statistics, enough for {' and '.join(CELL_METHODS)}"
+                           f"; {args.method} needs rows (use --engine with --input or --table).")
+        scan = sources.scan(args.source, db_path=args.db)
+        res = propensity.estimate(scan, **kwargs)
+    elif args.engine or args.table:
         scan = _engine_scan(args)
         res = propensity.estimate(scan, **kwargs)
     if res is None and (args.input and not (args.name or args.db) and not args.skip_bad_rows

@@ -66,6 +66,8 @@ class Scan:
     log: object = None
     plans: tuple = ()  # file scans: the loader's column plans (schema rules to check)
     memo: dict = field(default_factory=dict)
+    # stored statistics instead of rows (ulr.engines.sources): (positions, groups) -> CellStats
+    cells: object = None
 
     @property
     def features(self) -> list[str]:
@@ -285,6 +287,8 @@ def cell_stats(scan: Scan, *, positions: int | None = None, groups: bool = False
         SELECT [bucket,] dense_rank() OVER (ORDER BY query_id, doc_id) - 1 AS pair,
                position, n, c FROM cells
     """
+    if scan.cells is not None:
+        return scan.cells(positions, groups)
     grp_key = "grp, " if groups else ""
     params = {}
     where = ""
@@ -411,9 +415,15 @@ def ctr_by_position(scan: Scan, *, z: float = 1.96):
     res = scan.execute("SELECT position, count(*) AS impressions, "
                        "sum(CAST(click AS INTEGER)) AS clicks FROM {src} "
                        "GROUP BY position ORDER BY position").fetchnumpy()
-    df = pd.DataFrame({"position": np.asarray(res["position"], dtype=np.int64),
-                       "impressions": np.asarray(res["impressions"], dtype=np.int64),
-                       "clicks": np.nan_to_num(np.asarray(res["clicks"], dtype=float))
+    return wilson_table(res["position"], res["impressions"], res["clicks"], z=z)
+
+
+def wilson_table(position, impressions, clicks, *, z: float = 1.96):
+    """position, impressions, clicks, ctr and its Wilson score interval, by position."""
+    import pandas as pd
+    df = pd.DataFrame({"position": np.asarray(position, dtype=np.int64),
+                       "impressions": np.asarray(impressions, dtype=np.int64),
+                       "clicks": np.nan_to_num(np.asarray(clicks, dtype=float))
                        .astype(np.int64)}).sort_values("position", ignore_index=True)
     n = df["impressions"].to_numpy(dtype=float)
     p = df["clicks"].to_numpy(dtype=float) / n
