@@ -12,9 +12,11 @@ retrying for minutes.
 
 from __future__ import annotations
 
+import glob
 import re
 import socket
 import uuid
+from pathlib import Path
 
 import numpy as np
 
@@ -23,6 +25,7 @@ from ulr.errors import UlrError
 from ulr.propensity.aggregate import Scan
 
 CONNECT_TIMEOUT = 5.0
+_LOG4J = Path(__file__).with_name("log4j2.properties")
 _MASTER = re.compile(r"^(local(\[(\d+|\*)(,\d+)?\])?|yarn|spark://[^/\s]+|k8s://\S+)$")
 _PARAM = re.compile(r"\$(ulr_\w+)")
 
@@ -100,7 +103,11 @@ class SparkEngine:
             else:
                 check_master(self.master or "local[2]")
                 b = SparkSession.builder.master(self.master or "local[2]").appName("ulr")
-                b = b.config("spark.ui.enabled", "false")
+                b = (b.config("spark.ui.enabled", "false")
+                     .config("spark.ui.showConsoleProgress", "false")  # stderr is for errors
+                     .config("spark.log.level", "ERROR")
+                     .config("spark.driver.extraJavaOptions",
+                             f"-Dlog4j2.configurationFile={_LOG4J}"))
                 for k, v in self.conf.items():
                     b = b.config(k, v)
                 try:
@@ -135,6 +142,10 @@ class SparkEngine:
             except PySparkException:
                 raise UlrError(f"Spark has no table {table!r}.") from None
         else:
+            local = not re.match(r"^[a-z][a-z0-9+.-]*://", str(path))
+            if local and not glob.glob(str(path)):  # before the JVM starts
+                raise UlrError(f"no file matches {str(path)!r}; check the path (a file, a "
+                               "folder or a glob such as 'lake/*.parquet').")
             df = self._read(str(path))
         cols = declared_columns(df.columns)
         view = f"ulr_src_{uuid.uuid4().hex[:12]}"
