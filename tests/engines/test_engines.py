@@ -98,3 +98,19 @@ def test_unreachable_master_fails_fast():
     with pytest.raises(UlrError, match="not one Spark accepts"):
         check_master("nonsense://x")
     assert time.perf_counter() - t0 < 10
+
+
+def test_csv_folder_and_bad_values_on_spark(spark, lake, tmp_path):
+    root, df = lake
+    duck, spk = engines_pair(spark)
+    (tmp_path / "csvs").mkdir()
+    df.iloc[:500].to_csv(tmp_path / "csvs" / "a.csv", index=False)
+    df.iloc[500:].to_csv(tmp_path / "csvs" / "b.csv", index=False)
+    a = A.ctr_by_position(duck.scan(path=str(tmp_path / "csvs")))
+    b = A.ctr_by_position(spk.scan(path=str(tmp_path / "csvs")))
+    pd.testing.assert_frame_equal(a, b)
+    assert a["impressions"].sum() == len(df)
+    df.head(20).assign(position="top").to_csv(tmp_path / "bad.csv", index=False)
+    for eng in (duck, spk):
+        with pytest.raises(UlrError, match="'bad.csv'"):
+            A.ctr_by_position(eng.scan(path=str(tmp_path / "bad.csv")))

@@ -46,18 +46,28 @@ def check_master(master: str) -> None:
 
 
 class _Result:
-    def __init__(self, df):
-        self.df = df
+    """A lazy Spark result; the query runs when it is fetched (errors: one sentence)."""
+
+    def __init__(self, df, name):
+        self.df, self.name = df, name
+
+    def _run(self, action):
+        from pyspark.errors import PySparkException
+        try:
+            return action()
+        except PySparkException as exc:  # e.g. a value that does not cast (ANSI mode)
+            raise UlrError(f"Spark could not aggregate {self.name!r}: "
+                           f"{str(exc).splitlines()[0]}") from None
 
     def fetchnumpy(self) -> dict:
-        pdf = self.df.toPandas()
+        pdf = self._run(self.df.toPandas)
         return {c: pdf[c].to_numpy() for c in pdf.columns}
 
     def fetchall(self) -> list[tuple]:
-        return [tuple(r) for r in self.df.collect()]
+        return [tuple(r) for r in self._run(self.df.collect)]
 
     def fetchone(self):
-        rows = self.df.limit(1).collect()
+        rows = self._run(self.df.limit(1).collect)
         return tuple(rows[0]) if rows else None
 
 
@@ -73,7 +83,7 @@ class _Cursor:
                 for k, v in (params or {}).items() if f"${k}" in sql}
         text = _PARAM.sub(r":\1", sql)
         try:
-            return _Result(self.spark.sql(text, args=args or None))
+            return _Result(self.spark.sql(text, args=args or None), self.name)
         except PySparkException as exc:
             raise UlrError(f"Spark could not aggregate {self.name!r}: "
                            f"{str(exc).splitlines()[0]}") from None
@@ -120,6 +130,9 @@ class SparkEngine:
         from pyspark.errors import PySparkException
         low = path.lower().rstrip("/")
         fmt = "csv" if low.endswith(".csv") or low.endswith(".csv.gz") else "parquet"
+        if not re.match(r"^[a-z][a-z0-9+.-]*://", path):  # local: look at the files
+            from ulr.engines.duckdb import expand
+            fmt = expand(path)[1]
         reader = self.spark.read.format(fmt)
         if fmt == "csv":  # every value as text; the projection casts to the declared types
             reader = reader.option("header", True).option("inferSchema", False)
