@@ -210,3 +210,59 @@ if info.rejected:
     st.warning(f"{info.rejected:,} rows of this file broke the schema and were skipped.")
     ui.download_csv(store.rejected_rows(cur, info.name), f"skipped_rows_{info.name}.csv",
                     "Download skipped rows (CSV)", key="dl_rejected")
+
+# ---------------------------------------------------------------- large logs (issue 13)
+st.subheader("Large logs: aggregate where they live")
+st.caption("Register a Parquet folder or glob (or a Spark table). Its click statistics are "
+           "computed by the engine you choose, per file, and stored here; the rows stay where "
+           "they are. Refresh after new files land: only those are read.")
+from ulr.engines import sources as _sources  # noqa: E402
+from ulr.propensity.plots import theta_figure  # noqa: E402
+
+with st.form("source_form"):
+    c1, c2 = st.columns(2)
+    src_name = c1.text_input("Source name", key="src_name")
+    src_engine = c2.radio("Engine", ["duckdb", "spark"], horizontal=True, key="src_engine",
+                          help="DuckDB reads files on this machine; Spark runs the query on "
+                               "your cluster (Java 17 needed here).")
+    src_where = st.text_input("Parquet folder or glob, or Spark table", key="src_where",
+                              placeholder="/lake/clicks/*.parquet  or  warehouse.clicks")
+    src_master = st.text_input("Spark master", value="local[2]", key="src_master")
+    registered = st.form_submit_button("Register and aggregate")
+if registered:
+    with ui.user_errors("Not registered: "), st.spinner("Aggregating…"):
+        where = src_where.strip()
+        is_table = src_engine == "spark" and "/" not in where and "*" not in where
+        if not src_name or not where:
+            raise UlrError("give the source a name and say where its files are.")
+        r = _sources.add(src_name.strip(), path=None if is_table else where,
+                         table=where if is_table else None, engine=src_engine,
+                         master=src_master.strip())
+        st.success(f"Registered “{r['name']}”: {r['rows']:,} rows in {r['partitions']} "
+                   "partitions.")
+
+_known = _sources.list_sources()
+if _known:
+    pick = st.selectbox("Registered source", [s["name"] for s in _known], key="src_pick")
+    meta = next(s for s in _known if s["name"] == pick)
+    st.caption(f"{meta['engine']} · {meta['path'] or meta['tbl']} · {meta['partitions']} "
+               f"partitions · {meta['rows']:,} rows · refreshed {meta['refreshed_at']} UTC")
+    if st.button("Refresh (read new files only)", key="src_refresh"):
+        with ui.user_errors("Not refreshed: "), st.spinner("Aggregating new files…"):
+            r = _sources.refresh(pick)
+            st.success(f"{r['scanned']} new or changed partitions read; {r['rows']:,} rows.")
+    with ui.user_errors():
+        sctr = _sources.ctr_by_position(pick)
+        st.plotly_chart(ctr_by_position_figure(sctr), key="src_ctr_chart")
+        if st.button("Estimate position bias (EM, 200 bootstrap replicates)", key="src_em"):
+            from ulr import propensity as _prop
+            with st.spinner("EM on the stored statistics…"):
+                res = _prop.estimate(_sources.scan(pick), method="em", bootstrap=200)
+            st.plotly_chart(theta_figure([res]), key="src_theta_chart")
+            st.dataframe({"position": list(range(1, res.positions + 1)),
+                          "theta": res.theta, "lower": res.lower, "upper": res.upper},
+                         hide_index=True)
+            for note in res.notes:
+                st.warning(note)
+    st.info("Compare rankers, Bandit lab and Off-policy evaluation need the rows themselves; "
+            "load a sample of this log with the upload above to use them.")

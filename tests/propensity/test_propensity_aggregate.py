@@ -79,10 +79,11 @@ def test_bootstrap_buckets_reweight_like_pandas(sim, tmp_path):
     ones = st.reweighted(np.ones(A.N_GROUPS))
     np.testing.assert_array_equal(cells_frame(ones), cells_frame(plain))
     np.testing.assert_array_equal(cells_frame(st), cells_frame(plain))
-    # Random weights: each row counts with the weight of its session's bucket (DuckDB hash).
-    buckets = log.cur.execute(
-        f"SELECT DISTINCT session_id, CAST(hash(session_id) % {A.N_GROUPS} AS BIGINT) AS b "
-        f"FROM {log.table}").df()
+    # Random weights: each row counts with the weight of its session's bucket, computed
+    # independently in Python (hashlib md5 of the id's text).
+    ids = log.cur.execute(f"SELECT DISTINCT CAST(session_id AS VARCHAR) AS session_id "
+                          f"FROM {log.table}").df()
+    buckets = ids.assign(b=[A.bucket_of(u) for u in ids.session_id])
     w = np.random.default_rng(5).poisson(1.0, A.N_GROUPS).astype(float)
     df = sim.df.assign(session_id=sim.df.session_id.astype(str))
     df = df.merge(buckets, on="session_id")

@@ -40,7 +40,37 @@ def register(sub):
                    help="randomization: treat every row as shown in random order")
     p.add_argument("--seed", type=int, default=0)
     common.add_log_args(p)
+    e = p.add_argument_group("engine (aggregate a path, folder, glob or table where it lives)")
+    e.add_argument("--engine", choices=("duckdb", "spark"),
+                   help="run the aggregate query on this engine; with --input PATH_OR_GLOB "
+                        "(Parquet or CSV files, folders, globs) or --table NAME (spark)")
+    e.add_argument("--source", metavar="NAME",
+                   help="a source registered with `source add` (em, intervention-harvesting: "
+                        "from its stored statistics)")
+    e.add_argument("--table", metavar="NAME", help="with --engine spark: a table of Spark's "
+                                                  "catalog")
+    e.add_argument("--spark-master", default="local[2]", metavar="URL",
+                   help="Spark master (default local[2]; e.g. spark://host:7077, yarn)")
+    e.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE",
+                   help="Spark configuration (repeatable), e.g. spark.executor.memory=8g")
     p.set_defaults(run=run)
+
+
+def _engine_scan(args):
+    """The scan of ``--input``/``--table`` on ``--engine`` (docs/contract.md §2)."""
+    from ulr import engines
+    if bool(args.input) == bool(args.table):
+        raise UlrError("--engine needs exactly one of --input PATH_OR_GLOB or --table NAME.")
+    if args.table and args.engine != "spark":
+        raise UlrError("--table needs --engine spark.")
+    conf = {}
+    for kv in args.spark_conf:
+        key, sep, value = kv.partition("=")
+        if not sep or not key:
+            raise UlrError(f"--spark-conf takes KEY=VALUE, got {kv!r}.")
+        conf[key] = value
+    opts = {"master": args.spark_master, "conf": conf} if args.engine == "spark" else {}
+    return engines.get(args.engine, **opts).scan(path=args.input, table=args.table)
 
 
 def run(args) -> dict:
@@ -51,7 +81,17 @@ def run(args) -> dict:
     if args.positions is not None and args.positions < 2:
         raise UlrError(f"--positions must be at least 2, got {args.positions}.")
     res = scan = None
-    if (args.input and not (args.name or args.db) and not args.skip_bad_rows
+    if args.source:
+        from ulr.engines import sources
+        if args.method not in CELL_METHODS:
+            raise UlrError(f"--source holds cell statistics, enough for {' and '.join(CELL_METHODS)}"
+                           f"; {args.method} needs rows (use --engine with --input or --table).")
+        scan = sources.scan(args.source, db_path=args.db)
+        res = propensity.estimate(scan, **kwargs)
+    elif args.engine or args.table:
+        scan = _engine_scan(args)
+        res = propensity.estimate(scan, **kwargs)
+    if res is None and (args.input and not (args.name or args.db) and not args.skip_bad_rows
             and args.method in CELL_METHODS):
         scan = aggregate.csv_scan(args.input, common.mapping_from_args(args))
         if scan is not None:

@@ -3,8 +3,8 @@
 Every estimator starts with ONE aggregate query over the click log and then
 works in numpy on the (much smaller) result. The statements use plain SQL
 (``GROUP BY``, ``count(*) FILTER``, ``dense_rank() OVER``) so they could run on
-another engine; the only DuckDB-specific pieces are ``hash()`` (bootstrap
-buckets, below) and ``read_csv`` (the in-place file scan).
+Spark (:mod:`ulr.engines`); the only DuckDB-specific piece is ``read_csv``
+(the in-place file scan).
 
 A :class:`Scan` says where rows come from: a stored, validated table
 (:func:`scan_of` a :class:`ulr.store.Log`) or a CSV file aggregated in place
@@ -18,7 +18,7 @@ Bootstrap buckets
 -----------------
 With ``groups=True`` the statistics are also split by resampling unit: the
 session (``session_id``), or the query when the log has no sessions. Units
-are hashed into ``N_GROUPS`` buckets, ``hash(unit) % N_GROUPS``; a bootstrap
+are hashed into ``N_GROUPS`` buckets by md5 (:func:`_bucket`, the same on DuckDB and Spark); a bootstrap
 replicate draws one Poisson(1) weight per bucket (the "Poisson bootstrap",
 Chamandy et al. 2012). With fewer units than buckets nearly every bucket is
 one unit, i.e. the plain session bootstrap; with more, buckets are random
@@ -37,7 +37,7 @@ import numpy as np
 from ulr import schema, store
 from ulr.errors import UlrError
 
-N_GROUPS = 4096
+N_GROUPS = 4096  # = 16**3: three hex digits of md5 (see _bucket)
 
 
 class NeedsFullLoad(Exception):
@@ -66,6 +66,8 @@ class Scan:
     log: object = None
     plans: tuple = ()  # file scans: the loader's column plans (schema rules to check)
     memo: dict = field(default_factory=dict)
+    # stored statistics instead of rows (ulr.engines.sources): (positions, groups) -> CellStats
+    cells: object = None
 
     @property
     def features(self) -> list[str]:
@@ -161,8 +163,25 @@ def require_table(scan: Scan, method: str) -> None:
         raise TypeError(f"{method} needs a stored (validated) log, not an in-place file scan")
 
 
+_HEX = "0123456789abcdef"
+
+
 def _bucket(scan: Scan) -> str:
-    return f"CAST(hash({scan.unit}) % {int(N_GROUPS)} AS BIGINT)"
+    """Bootstrap bucket of a row's unit: the first 3 hex digits of md5(unit as text).
+
+    Written with ``md5``, ``substr`` and ``instr`` only, which DuckDB and Spark
+    compute identically, so both engines put every unit in the same bucket
+    (``N_GROUPS`` = 16**3) and their bootstrap intervals agree.
+    """
+    h = f"md5(coalesce(CAST({scan.unit} AS STRING), ''))"
+    digits = [f"(instr('{_HEX}', substr({h}, {i}, 1)) - 1)" for i in (1, 2, 3)]
+    return f"CAST(256 * {digits[0]} + 16 * {digits[1]} + {digits[2]} AS BIGINT)"
+
+
+def bucket_of(unit) -> int:
+    """The bucket :func:`_bucket` gives ``unit`` (plain Python; for checks and tests)."""
+    import hashlib
+    return int(hashlib.md5(str(unit).encode()).hexdigest()[:3], 16)
 
 
 def max_position(scan: Scan) -> int:
@@ -268,6 +287,8 @@ def cell_stats(scan: Scan, *, positions: int | None = None, groups: bool = False
         SELECT [bucket,] dense_rank() OVER (ORDER BY query_id, doc_id) - 1 AS pair,
                position, n, c FROM cells
     """
+    if scan.cells is not None:
+        return scan.cells(positions, groups)
     grp_key = "grp, " if groups else ""
     params = {}
     where = ""
@@ -286,6 +307,15 @@ def cell_stats(scan: Scan, *, positions: int | None = None, groups: bool = False
         if (np.any(np.asarray(res["missing_clicks"]) > 0) or np.any(np.asarray(res["bad_key"]))
                 or np.any(np.asarray(res["bad_rows"]) > 0)):
             raise NeedsFullLoad("rows that break the schema")
+    return cells_from(res, scan, positions=positions, groups=groups)
+
+
+def cells_from(res: dict, scan, *, positions: int | None, groups: bool) -> CellStats:
+    """:class:`CellStats` from the rows of the cell query (``[grp,] pair, position, n, c``).
+
+    Shared by :func:`cell_stats` and the merged per-partition statistics of
+    :mod:`ulr.engines.incremental`; ``scan`` only names the log in messages.
+    """
     pair = np.asarray(res["pair"], dtype=np.int64)
     pos = np.asarray(res["position"]).astype(np.int64)
     n = np.asarray(res["n"], dtype=float)
@@ -373,6 +403,37 @@ def true_theta(scan: Scan, positions: int | None = None) -> np.ndarray | None:
             return None
         t = t[:positions]
     return t
+
+
+def ctr_by_position(scan: Scan, *, z: float = 1.96):
+    """Impressions, clicks and CTR per position with Wilson score intervals.
+
+    The Data page's summary from one aggregate query, on any engine; the same
+    table as :func:`ulr.store.ctr_by_position` gives for a stored log.
+    """
+    import pandas as pd
+    res = scan.execute("SELECT position, count(*) AS impressions, "
+                       "sum(CAST(click AS INTEGER)) AS clicks FROM {src} "
+                       "GROUP BY position ORDER BY position").fetchnumpy()
+    return wilson_table(res["position"], res["impressions"], res["clicks"], z=z)
+
+
+def wilson_table(position, impressions, clicks, *, z: float = 1.96):
+    """position, impressions, clicks, ctr and its Wilson score interval, by position."""
+    import pandas as pd
+    df = pd.DataFrame({"position": np.asarray(position, dtype=np.int64),
+                       "impressions": np.asarray(impressions, dtype=np.int64),
+                       "clicks": np.nan_to_num(np.asarray(clicks, dtype=float))
+                       .astype(np.int64)}).sort_values("position", ignore_index=True)
+    n = df["impressions"].to_numpy(dtype=float)
+    p = df["clicks"].to_numpy(dtype=float) / n
+    denom = 1 + z ** 2 / n
+    centre = (p + z ** 2 / (2 * n)) / denom
+    half = z * np.sqrt(p * (1 - p) / n + z ** 2 / (4 * n ** 2)) / denom
+    df["ctr"] = p
+    df["lower"] = np.clip(centre - half, 0, 1)
+    df["upper"] = np.clip(centre + half, 0, 1)
+    return df
 
 
 # --------------------------------------------------------------------------- weights

@@ -1,0 +1,41 @@
+"""``propensity --engine {duckdb,spark}`` (docs/contract.md §2)."""
+
+import json
+
+import numpy as np
+import pytest
+
+from ulr.simulate import simulate_clicks
+
+
+@pytest.fixture(scope="module")
+def pq(tmp_path_factory):
+    sim = simulate_clicks(queries=20, docs_per_query=5, sessions=800, seed=8)
+    root = tmp_path_factory.mktemp("cli_lake")
+    sim.df.to_parquet(root / "part-0.parquet")
+    return root
+
+
+def test_engines_agree_on_the_cli(spark, cli, pq):
+    outs = []
+    for engine in ("duckdb", "spark"):
+        r = cli("propensity", "--method", "em", "--engine", engine, "--input",
+                str(pq / "*.parquet"), "--bootstrap", "10", "--json")
+        assert r.rc == 0, r.err
+        outs.append(json.loads(r.out))
+    np.testing.assert_allclose(outs[1]["theta"], outs[0]["theta"], atol=1e-9, rtol=0)
+    np.testing.assert_allclose(outs[1]["upper"], outs[0]["upper"], atol=1e-9, rtol=0)
+    assert outs[0]["true_theta"] == outs[1]["true_theta"]
+
+
+def test_bad_engine_input(spark, cli, pq, user_error, tmp_path):
+    user_error(cli("propensity", "--method", "em", "--engine", "spark", "--input",
+                   str(tmp_path / "none" / "*.parquet")), "no file matches")
+    user_error(cli("propensity", "--method", "em", "--engine", "spark", "--table", "nope"),
+               "has no table")
+    user_error(cli("propensity", "--method", "em", "--engine", "spark", "--spark-master",
+                   "spark://127.0.0.1:1", "--input", str(pq)), "not reachable")
+    user_error(cli("propensity", "--method", "em", "--engine", "duckdb", "--table", "t"),
+               "--table needs --engine spark")
+    user_error(cli("propensity", "--method", "em", "--engine", "spark", "--spark-conf", "x",
+                   "--input", str(pq)), "KEY=VALUE")

@@ -1,0 +1,168 @@
+"""The Spark engine: the same aggregate queries on Spark SQL, through pyspark.
+
+Spark reads Parquet or CSV paths (files, folders, globs; any URI Spark
+understands: hdfs://, s3a://, ...) or a table of its catalog. The aggregate
+comes back through Arrow and the iterations run locally.
+
+The master is checked before the JVM starts: an unknown form is refused at
+once, and a ``spark://host:port`` master must accept a TCP connection within
+``CONNECT_TIMEOUT`` seconds, so an unreachable cluster fails fast instead of
+retrying for minutes.
+"""
+
+from __future__ import annotations
+
+import glob
+import re
+import socket
+import uuid
+from pathlib import Path
+
+import numpy as np
+
+from ulr.engines import declared_columns, typed_projection
+from ulr.errors import UlrError
+from ulr.propensity.aggregate import Scan
+
+CONNECT_TIMEOUT = 5.0
+_LOG4J = Path(__file__).with_name("log4j2.properties")
+_MASTER = re.compile(r"^(local(\[(\d+|\*)(,\d+)?\])?|yarn|spark://[^/\s]+|k8s://\S+)$")
+_PARAM = re.compile(r"\$(ulr_\w+)")
+
+
+def check_master(master: str) -> None:
+    """Refuse a master Spark could not reach, in bounded time (one sentence)."""
+    if not _MASTER.match(master or ""):
+        raise UlrError(f"Spark master {master!r} is not one Spark accepts "
+                       "(local[N], spark://host:port, yarn or k8s://...).")
+    if master.startswith("spark://"):
+        for hostport in master[len("spark://"):].split(","):
+            host, _, port = hostport.rpartition(":")
+            try:
+                socket.create_connection((host, int(port)), timeout=CONNECT_TIMEOUT).close()
+            except (OSError, ValueError):
+                raise UlrError(f"Spark is not reachable at {master!r} (no answer from "
+                               f"{hostport} within {CONNECT_TIMEOUT:g} s).") from None
+
+
+class _Result:
+    """A lazy Spark result; the query runs when it is fetched (errors: one sentence)."""
+
+    def __init__(self, df, name):
+        self.df, self.name = df, name
+
+    def _run(self, action):
+        from pyspark.errors import PySparkException
+        try:
+            return action()
+        except PySparkException as exc:  # e.g. a value that does not cast (ANSI mode)
+            raise UlrError(f"Spark could not aggregate {self.name!r}: "
+                           f"{str(exc).splitlines()[0]}") from None
+
+    def fetchnumpy(self) -> dict:
+        pdf = self._run(self.df.toPandas)
+        return {c: pdf[c].to_numpy() for c in pdf.columns}
+
+    def fetchall(self) -> list[tuple]:
+        return [tuple(r) for r in self._run(self.df.collect)]
+
+    def fetchone(self):
+        rows = self._run(self.df.limit(1).collect)
+        return tuple(rows[0]) if rows else None
+
+
+class _Cursor:
+    """Runs the portable SQL on Spark: ``$ulr_x`` parameters become ``:ulr_x``."""
+
+    def __init__(self, spark, name):
+        self.spark, self.name = spark, name
+
+    def execute(self, sql, params=None):
+        from pyspark.errors import PySparkException
+        args = {k: (v.item() if isinstance(v, np.generic) else v)
+                for k, v in (params or {}).items() if f"${k}" in sql}
+        text = _PARAM.sub(r":\1", sql)
+        try:
+            return _Result(self.spark.sql(text, args=args or None), self.name)
+        except PySparkException as exc:
+            raise UlrError(f"Spark could not aggregate {self.name!r}: "
+                           f"{str(exc).splitlines()[0]}") from None
+
+
+class SparkEngine:
+    """Aggregates run on Spark (``master`` e.g. ``local[2]`` or ``spark://host:7077``).
+
+    ``conf`` is passed to the SparkSession builder (``spark.executor.memory``
+    and so on). An active SparkSession (e.g. in a notebook or a test) is reused
+    when ``master`` is None.
+    """
+
+    name = "spark"
+
+    def __init__(self, master: str | None = "local[2]", conf: dict | None = None,
+                 session=None):
+        self.master, self.conf, self._spark = master, dict(conf or {}), session
+
+    @property
+    def spark(self):
+        if self._spark is None:
+            from pyspark.sql import SparkSession
+            active = SparkSession.getActiveSession()
+            if active is not None and self.master is None:
+                self._spark = active
+            else:
+                check_master(self.master or "local[2]")
+                b = SparkSession.builder.master(self.master or "local[2]").appName("ulr")
+                b = (b.config("spark.ui.enabled", "false")
+                     .config("spark.ui.showConsoleProgress", "false")  # stderr is for errors
+                     .config("spark.log.level", "ERROR")
+                     .config("spark.driver.extraJavaOptions",
+                             f"-Dlog4j2.configurationFile={_LOG4J}"))
+                for k, v in self.conf.items():
+                    b = b.config(k, v)
+                try:
+                    self._spark = b.getOrCreate()
+                except Exception as exc:  # JVM did not start, bad configuration, ...
+                    raise UlrError(f"Spark did not start: {str(exc).splitlines()[0]}") from None
+        return self._spark
+
+    def _read(self, path: str):
+        from pyspark.errors import PySparkException
+        low = path.lower().rstrip("/")
+        fmt = "csv" if low.endswith(".csv") or low.endswith(".csv.gz") else "parquet"
+        if not re.match(r"^[a-z][a-z0-9+.-]*://", path):  # local: look at the files
+            from ulr.engines.duckdb import expand
+            fmt = expand(path)[1]
+        reader = self.spark.read.format(fmt)
+        if fmt == "csv":  # every value as text; the projection casts to the declared types
+            reader = reader.option("header", True).option("inferSchema", False)
+        try:
+            return reader.load(path)
+        except PySparkException as exc:
+            msg = str(exc).splitlines()[0]
+            if "PATH_NOT_FOUND" in msg or "does not exist" in msg:
+                raise UlrError(f"no file matches {path!r}; check the path (a file, a folder "
+                               "or a glob such as 'lake/*.parquet').") from None
+            raise UlrError(f"Spark cannot read {path!r}: {msg}") from None
+
+    def scan(self, *, path: str | None = None, table: str | None = None) -> Scan:
+        from pyspark.errors import PySparkException
+        if (path is None) == (table is None):
+            raise UlrError("give either a path or a table name.")
+        if table is not None:
+            try:
+                df = self.spark.table(table)
+            except PySparkException:
+                raise UlrError(f"Spark has no table {table!r}.") from None
+        else:
+            local = not re.match(r"^[a-z][a-z0-9+.-]*://", str(path))
+            if local and not glob.glob(str(path)):  # before the JVM starts
+                raise UlrError(f"no file matches {str(path)!r}; check the path (a file, a "
+                               "folder or a glob such as 'lake/*.parquet').")
+            df = self._read(str(path))
+        cols = declared_columns(df.columns)
+        view = f"ulr_src_{uuid.uuid4().hex[:12]}"
+        df.createOrReplaceTempView(view)
+        name = table or str(path).rstrip("/").rsplit("/", 1)[-1]
+        return Scan(cur=_Cursor(self.spark, name), from_sql=typed_projection(cols, view),
+                    params={}, columns=tuple(cols), name=name, checked=True)
