@@ -31,8 +31,16 @@ def test_two_methods_on_the_sample_give_a_chart_and_a_table():
     assert set(table["method"]) == {"randomization", "em"}
     assert len(table) == 2 * 10 and table["lower"].notna().all()
     assert "true_theta" in table  # the sample records the simulator's truth
-    # Only the honest flag: randomization at positions 8-10 rests on 11-14 clicks.
-    assert all(w.value.startswith("Thin evidence: 3 of 18") for w in at.warning)
+    # Only the honest flag: the warning counts exactly the rows the table marks thin, which
+    # are the ones whose 95% interval is wider than +-50% of the estimate; randomization at
+    # positions 8 and 10 (11-14 clicks) is among them.
+    free = table[table["position"] > 1]
+    thin = free[free["thin"]]
+    assert (thin["relative_half_width"] > 0.5).all()
+    assert not free[~free["thin"]]["relative_half_width"].gt(0.5).any()
+    assert {8, 10} <= set(thin[thin["method"] == "randomization"]["position"])
+    assert [w.value.split(" estimates")[0] for w in at.warning] == [
+        f"Thin evidence: {len(thin)} of {len(free)}"]
 
 
 def test_a_method_that_cannot_run_says_why_and_the_rest_is_shown(tmp_path):
