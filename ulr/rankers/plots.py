@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -10,30 +12,45 @@ from plotly.subplots import make_subplots
 from ulr import theme
 from ulr.errors import UlrError
 
-_METRIC_TITLES = {
-    "arp": "ARP (lower is better)",
-    "dcg": "DCG (1/rank)",
-    "auc": "AUC",
-    "pauc": "partial AUC (McClish)",
-    "local_auc": "local AUC",
-}
+
+def _label(metric: str) -> str:
+    """:func:`ulr.theme.metric_label`, with ``ndcg@K`` named with its own K."""
+    label = theme.metric_label(metric)
+    if label == metric and metric.startswith("ndcg@"):
+        k = metric.split("@", 1)[1]
+        label = (theme.metric_label("ndcg@k").replace("at k", f"at {k}")
+                 .replace("top k", f"top {k}"))
+    return label
 
 
-def _metric_title(m: str) -> str:
-    return _METRIC_TITLES.get(m, m.replace("ndcg", "nDCG"))
+def _short_title(metric: str) -> str:
+    """The first words of ``metric``'s label (before a colon or a parenthesis)."""
+    return re.split(r":| \(", _label(metric), maxsplit=1)[0]
+
+
+def metric_title(metric: str) -> str:
+    """Panel or axis title of ``metric`` in the app's words (:func:`ulr.theme.metric_label`).
+
+    Two lines: the name (the explanation after a colon is left to the page's
+    help) and which direction is better, so neighbouring panels never overlap,
+    on a slide either.
+    """
+    tail = _label(metric).partition(" (")[2]
+    return _short_title(metric) + (f"<br>({tail}" if tail else "")
 
 
 def comparison_figure(table: pd.DataFrame, *, title: str = "Naive vs IPW ranker",
                       estimated: bool = False) -> go.Figure:
-    """Bar chart per metric, naive next to IPW, with the bootstrap intervals.
+    """One panel per metric: naive next to IPW, a dot with its bootstrap interval.
 
     ``table`` is :meth:`RankerComparison.table`. Metrics have different scales,
-    so each gets its own panel.
+    so each gets its own panel, titled by :func:`metric_title`.
     """
     metric_names = list(dict.fromkeys(table["metric"]))
     cols = 3
     nrows = max(1, -(-len(metric_names) // cols))
-    fig = make_subplots(rows=nrows, cols=cols, subplot_titles=[_metric_title(m) for m in metric_names],
+    fig = make_subplots(rows=nrows, cols=cols,
+                        subplot_titles=[metric_title(m) for m in metric_names],
                         horizontal_spacing=0.08, vertical_spacing=0.18)
     for i, ranker in enumerate(dict.fromkeys(table["ranker"])):
         color = theme.color_for(ranker, i)
@@ -47,8 +64,8 @@ def comparison_figure(table: pd.DataFrame, *, title: str = "Naive vs IPW ranker"
                 legendgroup=ranker, showlegend=(j == 0),
                 error_y=dict(type="data", symmetric=False, array=[r["upper"] - r["value"]],
                              arrayminus=[r["value"] - r["lower"]], color="#333"),
-                hovertemplate=f"{ranker}<br>{m} %{{y:.4f}}<br>CI [{r['lower']:.4f}, "
-                              f"{r['upper']:.4f}]<extra></extra>"),
+                hovertemplate=f"{ranker}<br>{_short_title(m)} %{{y:.4f}}<br>interval "
+                              f"[{r['lower']:.4f}, {r['upper']:.4f}]<extra></extra>"),
                 row=j // cols + 1, col=j % cols + 1)
     suffix = " (click-based IPW estimates)" if estimated else ""
     theme.apply(fig, title=title + suffix)
@@ -72,12 +89,15 @@ def sweep_figure(df: pd.DataFrame, *, metric: str = "arp",
         if g["run"].nunique() > 1:
             fig.add_trace(go.Scatter(
                 x=np.r_[agg["eta"], agg["eta"][::-1]], y=np.r_[agg["max"], agg["min"][::-1]],
-                fill="toself", fillcolor=theme.band_color(color), line=dict(width=0),
+                mode="lines", fill="toself", fillcolor=theme.band_color(color),
+                line=dict(width=0),
                 hoverinfo="skip", showlegend=False, legendgroup=ranker))
         fig.add_trace(go.Scatter(
             x=agg["eta"], y=agg["mean"], mode="lines+markers", name=ranker, legendgroup=ranker,
             line=dict(color=color),
-            hovertemplate=f"{ranker}<br>eta %{{x}}<br>{metric} %{{y:.4f}}<extra></extra>"))
-    theme.apply(fig, title=title or f"Test {_metric_title(metric)} vs severity of position bias",
-                x="eta (position bias severity, theta_k = (1/k)^eta)", y=_metric_title(metric))
+            hovertemplate=f"{ranker}<br>η %{{x}}<br>{_short_title(metric)} %{{y:.4f}}"
+                          "<extra></extra>"))
+    theme.apply(fig, title=title or f"{_short_title(metric)} on held-out queries, by severity "
+                                    "of position bias",
+                x=theme.metric_label("eta") + ", θₖ = (1/k)^η", y=metric_title(metric))
     return fig
