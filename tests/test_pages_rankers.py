@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from ulr import rankers
+from ulr import metrics, rankers
 
 ROOT = Path(__file__).resolve().parent.parent
 COMPARE = str(ROOT / "pages" / "compare_rankers.py")
@@ -46,6 +46,9 @@ def test_compare_defaults_to_true_theta_on_the_sample():
     assert table.set_index("metric").loc["arp", "ipw"] == pytest.approx(float(arp), abs=5e-5)
     assert len(at.get("plotly_chart")) == 1
     assert len(at.get("download_button")) == 1
+    # the caption names the pAUC range and local AUC fraction the metrics used
+    assert any(f"max FPR {metrics.DEFAULT_MAX_FPR:g}; local AUC counts the top "
+               f"{metrics.DEFAULT_U:.0%}" in c.value for c in at.caption)
 
 
 def test_compare_with_estimated_and_typed_theta():

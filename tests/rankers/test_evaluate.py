@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from ulr import metrics
 from ulr import rankers as R
 from ulr.errors import UlrError
 from ulr.simulate import attractiveness, simulate_clicks
@@ -112,7 +113,10 @@ def test_comparison_table_and_paired():
     paired = comp.paired(n_boot=200)
     assert set(paired["metric"]) == set(R.METRICS)
     np.testing.assert_allclose(paired["delta"], paired["ipw"] - paired["naive"])
-    assert comp.settings["max_fpr"] == R.PAUC_MAX_FPR and comp.settings["u"] == R.LOCAL_AUC_U
+    # one default for the pAUC range and the local AUC fraction: the metrics module's
+    assert comp.settings["max_fpr"] == metrics.DEFAULT_MAX_FPR
+    assert comp.settings["u"] == metrics.DEFAULT_U
+    assert not hasattr(R, "PAUC_MAX_FPR") and not hasattr(R, "LOCAL_AUC_U")
 
 
 @pytest.mark.parametrize("call, msg", [

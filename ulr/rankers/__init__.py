@@ -67,8 +67,8 @@ Modules
 
 from ulr.rankers.clicks import (MAX_PAIRS, ClickPairs, check_theta, click_pairs, ipw_weights,
                                 log_frame, propensity_theta)
-from ulr.rankers.evaluate import (ESTIMATE_UNDEFINED, LOCAL_AUC_U, LOWER_IS_BETTER, METRICS,
-                                  MIN_TEST_QUERIES, PAUC_MAX_FPR, TEST_FRACTION,
+from ulr.rankers.evaluate import (ESTIMATE_UNDEFINED, LOWER_IS_BETTER, METRICS, MIN_TEST_QUERIES,
+                                  TEST_FRACTION,
                                   RankerComparison, evaluate_scores, held_out_documents,
                                   min_test_queries, split_queries, train_and_evaluate)
 from ulr.rankers.learners import (LEARNERS, BoostedClickRanker, LinearPairwiseRanker,
@@ -84,8 +84,6 @@ __all__ = [
     "MIN_TEST_QUERIES",
     "ESTIMATE_UNDEFINED",
     "MAX_PAIRS",
-    "PAUC_MAX_FPR",
-    "LOCAL_AUC_U",
     "ClickPairs",
     "LinearPairwiseRanker",
     "BoostedClickRanker",

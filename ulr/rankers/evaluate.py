@@ -14,12 +14,6 @@ from ulr.rankers.learners import LEARNERS, make_ranker
 
 METRICS = ("arp", "dcg", "ndcg@10", "auc", "pauc", "local_auc")
 LOWER_IS_BETTER = frozenset({"arp"})
-# Defaults of the reported partial and local AUC. The logs have ~10 documents
-# per query; 0.3 covers about the first three results (the first screen). At
-# 0.1 a per-query ROC curve over ~5 non-relevant documents degenerates to
-# "relevant documents above the first non-relevant one".
-PAUC_MAX_FPR = 0.3
-LOCAL_AUC_U = 0.3
 TEST_FRACTION = 0.3
 # Without relevance labels: binarizing the IPW relevance estimate at 0 marks every
 # document ever clicked as relevant, which favours the logging ranker, so the
@@ -74,8 +68,9 @@ def held_out_documents(df: pd.DataFrame, theta=None, *, clip: float | None = Non
     return docs, True
 
 
-def evaluate_scores(docs: pd.DataFrame, scores, *, k: int = 10, max_fpr: float = PAUC_MAX_FPR,
-                    u: float = LOCAL_AUC_U) -> dict[str, metrics.MetricResult]:
+def evaluate_scores(docs: pd.DataFrame, scores, *, k: int = 10,
+                    max_fpr: float = metrics.DEFAULT_MAX_FPR,
+                    u: float = metrics.DEFAULT_U) -> dict[str, metrics.MetricResult]:
     """The six metrics of ``scores`` against ``docs['label']`` per query.
 
     The partial AUC is McClish-standardized (0.5 = random, 1 = perfect), so it
@@ -182,7 +177,7 @@ def train_and_evaluate(train_df: pd.DataFrame, test_df: pd.DataFrame | None = No
                        theta=None, *, learner: str = "linear", clip: float | None = None,
                        normalize: bool = False, seed: int = 0,
                        test_fraction: float = TEST_FRACTION, k: int = 10,
-                       max_fpr: float = PAUC_MAX_FPR, u: float = LOCAL_AUC_U,
+                       max_fpr: float = metrics.DEFAULT_MAX_FPR, u: float = metrics.DEFAULT_U,
                        learner_options: dict | None = None,
                        naive_model=None,
                        min_queries: int = 0) -> RankerComparison:
