@@ -37,7 +37,8 @@ def test_json_matches_the_library_with_a_propensity_method(run_cli):
     assert res["theta"] == pytest.approx(theta.tolist())
     assert res["test_queries"] == 150 and res["train_queries"] == 350  # 30% of 500 queries
     # the pAUC range and local AUC fraction reported are the metrics module's defaults
-    assert res["pauc_max_fpr"] == metrics.DEFAULT_MAX_FPR and res["local_auc_u"] == metrics.DEFAULT_U
+    assert res["pauc_max_fpr"] == metrics.DEFAULT_MAX_FPR
+    assert res["local_auc_u"] == metrics.DEFAULT_U
     # the sample has eta = 1: IPW ranks relevant documents higher
     assert res["ipw"]["arp"] < res["naive"]["arp"]
 
