@@ -5,7 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from pages import _ui as ui
-from ulr import rankers, store
+from ulr import propensity, rankers, store
 from ulr.errors import UlrError
 from ulr.text import parse_numbers
 
@@ -57,7 +57,7 @@ def _parse_theta(text: str) -> tuple:
 # ---------------------------------------------------------------- settings
 true_theta = _true_theta(info.content_hash, info.name)
 sources = ([TRUE] if true_theta is not None else []) + \
-    [METHOD_PREFIX + m for m in rankers.available_propensity_methods()] + [TYPED]
+    [METHOD_PREFIX + m for m in propensity.METHODS] + [TYPED]
 wanted = ui.url_param("source", sources[0])
 c1, c2, c3 = st.columns([2, 1, 1])
 source = c1.selectbox("Propensity source", sources,

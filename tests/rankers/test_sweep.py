@@ -44,3 +44,22 @@ def test_sweep_reports_an_unusable_estimate():
     with pytest.raises(UlrError, match="At eta=1 .run 1., the dla estimate"):
         R.severity_sweep([1.0], queries=20, sessions=300, estimator_name="dla",
                          estimate_theta=lambda df: np.zeros(10))
+
+
+def test_propensity_estimator_is_the_propensity_module_on_the_same_log(tmp_path):
+    from ulr import propensity, store
+    from ulr.simulate import write_log
+
+    sim = simulate_clicks(queries=40, sessions=3000, eta=1.0, randomized_fraction=0.3, seed=4)
+    est = R.propensity_estimator("randomization", seed=1)
+    path = tmp_path / "log.parquet"
+    write_log(sim.df.drop(columns=["true_theta"]), str(path))
+    want = propensity.estimate(store.open_file(path), method="randomization", seed=1).theta
+    np.testing.assert_allclose(est(sim.df), want)
+    assert est.__name__ == "estimate_randomization"
+
+
+def test_propensity_estimator_refuses_an_unknown_method_at_once():
+    with pytest.raises(UlrError, match="unknown propensity method 'bogus'; choose one of "
+                                       "randomization, em"):
+        R.propensity_estimator("bogus")

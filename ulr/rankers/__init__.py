@@ -74,7 +74,7 @@ from ulr.rankers.evaluate import (ESTIMATE_UNDEFINED, LOWER_IS_BETTER, METRICS, 
 from ulr.rankers.learners import (LEARNERS, BoostedClickRanker, LinearPairwiseRanker,
                                   make_ranker)
 from ulr.rankers.plots import comparison_figure, sweep_figure
-from ulr.rankers.sweep import available_propensity_methods, propensity_estimator, severity_sweep
+from ulr.rankers.sweep import propensity_estimator, severity_sweep
 
 __all__ = [
     "LEARNERS",
@@ -101,7 +101,6 @@ __all__ = [
     "log_frame",
     "propensity_theta",
     "propensity_estimator",
-    "available_propensity_methods",
     "comparison_figure",
     "sweep_figure",
 ]

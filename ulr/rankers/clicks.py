@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ulr import propensity
 from ulr.errors import UlrError
 
 MAX_PAIRS = 2_000_000
@@ -181,15 +182,7 @@ def propensity_theta(log, method: str, *, seed: int = 0, progress=None) -> np.nd
     The one place the rankers call the position-bias estimators. Positions the
     method cannot estimate (NaN) are refused with a readable message.
     """
-    from ulr import propensity
-
-    try:
-        res = propensity.estimate(log, method=method, seed=seed, progress=progress)
-    except ModuleNotFoundError as exc:
-        if not str(getattr(exc, "name", "")).startswith("ulr.propensity"):
-            raise
-        raise UlrError(f"The propensity method {method!r} is not available in this "
-                       "build yet; choose another method or give theta explicitly.") from None
+    res = propensity.estimate(log, method=method, seed=seed, progress=progress)
     theta = np.asarray(res.theta, dtype=np.float64)
     bad = np.flatnonzero(~np.isfinite(theta) | (theta <= 0)) + 1
     if bad.size:

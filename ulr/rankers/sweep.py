@@ -7,6 +7,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
+from ulr import propensity
 from ulr.errors import UlrError
 from ulr.rankers.clicks import check_theta, propensity_theta
 from ulr.rankers.evaluate import split_queries, train_and_evaluate
@@ -15,36 +16,23 @@ from ulr.rankers.learners import LEARNERS, make_ranker
 ProgressFn = Callable[[int, int, str], None]
 
 
-def available_propensity_methods() -> list[str]:
-    """The ``ulr.propensity`` methods whose implementation is installed."""
-    import importlib.util
-
-    from ulr import propensity
-
-    modules = getattr(propensity, "_MODULES", {})
-    out = []
-    for m in propensity.METHODS:
-        mod = modules.get(m)
-        try:
-            if mod is None or importlib.util.find_spec(mod) is not None:
-                out.append(m)
-        except ModuleNotFoundError:
-            pass
-    return out
-
-
 def propensity_estimator(method: str, *, seed: int = 0) -> Callable[[pd.DataFrame], np.ndarray]:
     """``DataFrame -> theta`` with a propensity method, for :func:`severity_sweep`.
 
     The frame is written to a temporary Parquet file and opened with
     :func:`ulr.store.open_file`, so the estimator sees a validated log exactly
-    as the CLI would.
+    as the CLI would. An unknown ``method`` is refused here, before a sweep
+    spends time on simulating and training.
     """
     import os
     import tempfile
 
     from ulr import store
     from ulr.simulate import write_log
+
+    if method not in propensity.METHODS:
+        raise UlrError(f"unknown propensity method {method!r}; choose one of "
+                       f"{', '.join(propensity.METHODS)}.")
 
     def estimate(df: pd.DataFrame) -> np.ndarray:
         with tempfile.TemporaryDirectory(prefix="ulr_sweep_") as tmp:
