@@ -173,6 +173,15 @@ def min_test_queries(*, effect: float = 0.5, alpha: float = 0.05, power: float =
 MIN_TEST_QUERIES = min_test_queries()
 
 
+def _check_test_queries(n_test: int, min_queries: int) -> None:
+    if n_test < min_queries:
+        raise UlrError(
+            f"Only {n_test} test quer{'y' if n_test == 1 else 'ies'} would be held out, and a "
+            f"paired comparison needs at least {min_queries} to detect even a medium "
+            "per-query difference (80% power at the 5% level), so the rankers are not "
+            "compared; the log needs more distinct queries.")
+
+
 def train_and_evaluate(train_df: pd.DataFrame, test_df: pd.DataFrame | None = None,
                        theta=None, *, learner: str = "linear", clip: float | None = None,
                        normalize: bool = False, seed: int = 0,
@@ -218,13 +227,7 @@ def train_and_evaluate(train_df: pd.DataFrame, test_df: pd.DataFrame | None = No
     _require(train_df, ["query_id", "doc_id", "position", "click"], "training log")
     if test_df is None:
         train_df, test_df = split_queries(train_df, test_fraction=test_fraction, seed=seed)
-    n_test = int(test_df["query_id"].nunique())
-    if n_test < min_queries:
-        raise UlrError(
-            f"Only {n_test} test quer{'y' if n_test == 1 else 'ies'} would be held out, and a "
-            f"paired comparison needs at least {min_queries} to detect even a medium "
-            "per-query difference (80% power at the 5% level), so the rankers are not "
-            "compared; the log needs more distinct queries.")
+    _check_test_queries(int(test_df["query_id"].nunique()), min_queries)
     theta = check_theta(theta, max_position=int(_positions(train_df).max()))
     opts = dict(learner_options or {})
     naive = naive_model or make_ranker(learner, seed=seed, **opts).fit(train_df)

@@ -87,49 +87,67 @@ def severity_sweep(etas=(0.0, 0.5, 1.0, 1.5, 2.0), *, queries: int = 300,
     from ulr.simulate import simulate_clicks
 
     etas = _check_sweep(etas, runs, learner)
-    steps_per = 3 + (estimate_theta is not None)
-    total = len(etas) * int(runs) * steps_per
-    done = 0
-
-    def tick(msg):
-        nonlocal done
-        done += 1
-        if progress is not None:
-            progress(done, total, msg)
-
+    tick = _counter(progress, len(etas) * int(runs) * (3 + (estimate_theta is not None)))
+    train = dict(learner=learner, clip=clip, normalize=normalize, seed=seed,
+                 learner_options=dict(learner_options or {}))
     rows = []
-    opts = dict(learner_options or {})
     for run in range(int(runs)):
         for eta in etas:
             sim = simulate_clicks(model=model, queries=queries, docs_per_query=docs_per_query,
                                   sessions=sessions, eta=eta, features=features,
                                   randomized_fraction=randomized_fraction, seed=seed + run)
-            train, test = split_queries(sim.df, seed=seed + run)
-            true_rel = sim.theta / sim.theta[0]
-            tick(f"eta={eta:g}, run {run + 1}: simulated {len(sim.df):,} rows")
-            naive = make_ranker(learner, seed=seed, **opts).fit(train)
-            tick(f"eta={eta:g}, run {run + 1}: trained naive")
-            comp = train_and_evaluate(train, test, sim.theta, learner=learner, clip=clip,
-                                      normalize=normalize, seed=seed, learner_options=opts,
-                                      naive_model=naive)
-            tick(f"eta={eta:g}, run {run + 1}: trained IPW with the true theta")
-            results = [("naive", comp.naive, np.nan), ("ipw (true theta)", comp.ipw, 0.0)]
-            if estimate_theta is not None:
-                try:
-                    est = check_theta(estimate_theta(train), max_position=docs_per_query)
-                except UlrError as exc:
-                    raise UlrError(f"At eta={eta:g} (run {run + 1}), the {estimator_name} "
-                                   f"estimate of theta is not usable: {exc}") from None
-                est_rel = est[:docs_per_query] / est[0]
-                comp_est = train_and_evaluate(train, test, est, learner=learner, clip=clip,
-                                              normalize=normalize, seed=seed,
-                                              learner_options=opts, naive_model=naive)
-                results.append(("ipw (estimated theta)", comp_est.ipw,
-                                float(np.mean(np.abs(est_rel - true_rel)))))
-                tick(f"eta={eta:g}, run {run + 1}: trained IPW with the {estimator_name} theta")
-            for ranker, res, err in results:
-                for m, r in res.items():
-                    rows.append(dict(eta=eta, run=run, ranker=ranker, metric=m,
-                                     value=float(r.value), theta_error=err,
-                                     estimator=estimator_name if "estimated" in ranker else None))
+            tick(f"{_where(eta, run)}: simulated {len(sim.df):,} rows")
+            for ranker, res, err in _sweep_point(sim, eta, run, seed + run, train,
+                                                 estimate_theta, estimator_name, tick):
+                rows += [dict(eta=eta, run=run, ranker=ranker, metric=m, value=float(r.value),
+                              theta_error=err,
+                              estimator=estimator_name if "estimated" in ranker else None)
+                         for m, r in res.items()]
     return pd.DataFrame(rows)
+
+
+def _counter(progress: ProgressFn | None, total: int) -> Callable[[str], None]:
+    """``tick(message)``: counts a finished step and reports it to ``progress``."""
+    done = 0
+
+    def tick(msg: str) -> None:
+        nonlocal done
+        done += 1
+        if progress is not None:
+            progress(done, total, msg)
+
+    return tick
+
+
+def _where(eta: float, run: int) -> str:
+    return f"eta={eta:g}, run {run + 1}"
+
+
+def _sweep_point(sim, eta: float, run: int, split_seed: int, train: dict, estimate_theta,
+                 estimator_name: str, tick) -> list[tuple[str, dict, float]]:
+    """Naive and IPW (true and, optionally, estimated theta) on one simulated log.
+
+    Returns ``(ranker, metrics, theta_error)`` triples; the naive model is fitted
+    once and shared by the IPW comparisons.
+    """
+    where = _where(eta, run)
+    train_df, test_df = split_queries(sim.df, seed=split_seed)
+    opts = train["learner_options"]
+    naive = make_ranker(train["learner"], seed=train["seed"], **opts).fit(train_df)
+    tick(f"{where}: trained naive")
+    comp = train_and_evaluate(train_df, test_df, sim.theta, naive_model=naive, **train)
+    tick(f"{where}: trained IPW with the true theta")
+    out = [("naive", comp.naive, np.nan), ("ipw (true theta)", comp.ipw, 0.0)]
+    if estimate_theta is None:
+        return out
+    k = sim.theta.size
+    try:
+        est = check_theta(estimate_theta(train_df), max_position=k)
+    except UlrError as exc:
+        raise UlrError(f"At eta={eta:g} (run {run + 1}), the {estimator_name} estimate of "
+                       f"theta is not usable: {exc}") from None
+    comp_est = train_and_evaluate(train_df, test_df, est, naive_model=naive, **train)
+    err = float(np.mean(np.abs(est[:k] / est[0] - sim.theta / sim.theta[0])))
+    out.append(("ipw (estimated theta)", comp_est.ipw, err))
+    tick(f"{where}: trained IPW with the {estimator_name} theta")
+    return out
