@@ -5,7 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from pages import _ui as ui
-from ulr import rankers, store
+from ulr import propensity, rankers, store
 from ulr.errors import UlrError
 from ulr.text import parse_numbers
 
@@ -46,7 +46,8 @@ def _compare(content_hash: str, name: str, theta: tuple, learner: str, clip, sni
                 metrics=comp.metrics(), table=comp.table(n_boot=n_boot, seed=seed),
                 paired=comp.paired(n_boot=n_boot, seed=seed), estimated=comp.estimated,
                 n_train=comp.n_train_queries, n_test=comp.n_test_queries,
-                n_docs=comp.n_test_documents)
+                n_docs=comp.n_test_documents, max_fpr=comp.settings["max_fpr"],
+                u=comp.settings["u"])
 
 
 def _parse_theta(text: str) -> tuple:
@@ -56,7 +57,7 @@ def _parse_theta(text: str) -> tuple:
 # ---------------------------------------------------------------- settings
 true_theta = _true_theta(info.content_hash, info.name)
 sources = ([TRUE] if true_theta is not None else []) + \
-    [METHOD_PREFIX + m for m in rankers.available_propensity_methods()] + [TYPED]
+    [METHOD_PREFIX + m for m in propensity.METHODS] + [TYPED]
 wanted = ui.url_param("source", sources[0])
 c1, c2, c3 = st.columns([2, 1, 1])
 source = c1.selectbox("Propensity source", sources,
@@ -171,9 +172,9 @@ if res is not None:
     fig = rankers.comparison_figure(res["table"], estimated=res["estimated"],
                                     title=f"Naive vs IPW ({learner}) on “{info.name}”")
     st.plotly_chart(fig, key="cr_chart")
-    st.caption("Bars show the metric on the held-out queries; whiskers are 95% percentile "
+    st.caption("Dots show the metric on the held-out queries; whiskers are 95% percentile "
                "bootstrap intervals over queries. pAUC is McClish-standardized at max FPR "
-               f"{rankers.PAUC_MAX_FPR:g}; local AUC counts the top {rankers.LOCAL_AUC_U:.0%} "
+               f"{res['max_fpr']:g}; local AUC counts the top {res['u']:.0%} "
                "of each list.")
 
     tbl = res["table"]

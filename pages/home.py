@@ -31,23 +31,20 @@ c[3].metric("Overall CTR", f"{s['ctr']:.2%}")
 c[4].metric("Randomized", f"{s['randomized_share']:.1%}")
 
 st.subheader("Questions you can answer")
-QUESTIONS = [
-    ("pages/data.py", "Data", "What is in my click log, and is it clean?"),
-    ("pages/position_bias.py", "Position bias", "How strong is position bias in my logs?"),
-    ("pages/compare_rankers.py", "Compare rankers",
-     "Does bias correction make the ranker I train on my clicks better?"),
-    ("pages/severity_sweep.py", "Severity sweep",
-     "How does IPW's advantage grow as position bias gets stronger?"),
-    ("pages/bandit_lab.py", "Bandit lab",
-     "Could an online learner rank better, and how fast would it learn?"),
-    ("pages/off_policy.py", "Off-policy evaluation",
-     "How would a new policy have done, judged from the old policy's logs?"),
-    ("pages/debiased_recs.py", "Debiased recommendation",
-     "How much do debiasing methods help when ratings are missing not at random?"),
-    ("pages/report.py", "Report", "How do I collect, name and export my results?"),
-    ("pages/present.py", "Present", "How do I show all this to my stakeholders, one slide "
-                                    "at a time?"),
-]
-for path, title, question in QUESTIONS:
-    if (ui.ROOT / path).exists():
-        st.page_link(path, label=f"**{title}** — {question}")
+# One question per page of the navigation (pages/_ui.PAGES gives the path and the title).
+QUESTIONS = {
+    "pages/data.py": "What is in my click log, and is it clean?",
+    "pages/position_bias.py": "How strong is position bias in my logs?",
+    "pages/compare_rankers.py": "Does bias correction make the ranker I train on my clicks "
+                                "better?",
+    "pages/severity_sweep.py": "How does IPW's advantage grow as position bias gets stronger?",
+    "pages/bandit_lab.py": "Could an online learner rank better, and how fast would it learn?",
+    "pages/off_policy.py": "How would a new policy have done, judged from the old policy's logs?",
+    "pages/debiased_recs.py": "How much do debiasing methods help when ratings are missing not "
+                              "at random?",
+    "pages/report.py": "How do I collect, name and export my results?",
+    "pages/present.py": "How do I show all this to my stakeholders, one slide at a time?",
+}
+for path, title, _icon, is_home in ui.PAGES:
+    if not is_home:
+        st.page_link(path, label=f"**{title}** — {QUESTIONS[path]}")

@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from pages import _ui as ui
-from ulr import rankers, theme
+from ulr import propensity, rankers, theme
 from ulr.errors import UlrError
 from ulr.text import parse_numbers
 
@@ -50,7 +50,7 @@ def _url_index(name: str, options: list, default) -> int:
     return options.index(v) if v in options else options.index(default)
 
 
-methods = [NONE] + rankers.available_propensity_methods()
+methods = [NONE, *propensity.METHODS]
 learners = list(rankers.LEARNERS)
 url_etas = ", ".join(f"{e:g}" for e in ui.url_param("etas", [0, 0.5, 1, 1.5, 2], kind="floats"))
 with st.form("sweep_form"):

@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ulr import rankers, store
+from ulr import metrics, rankers, store
 from ulr.simulate import simulate_clicks, write_log
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -36,6 +36,9 @@ def test_json_matches_the_library_with_a_propensity_method(run_cli):
             assert res[r][k] == pytest.approx(lib[r][k])
     assert res["theta"] == pytest.approx(theta.tolist())
     assert res["test_queries"] == 150 and res["train_queries"] == 350  # 30% of 500 queries
+    # the pAUC range and local AUC fraction reported are the metrics module's defaults
+    assert res["pauc_max_fpr"] == metrics.DEFAULT_MAX_FPR
+    assert res["local_auc_u"] == metrics.DEFAULT_U
     # the sample has eta = 1: IPW ranks relevant documents higher
     assert res["ipw"]["arp"] < res["naive"]["arp"]
 

@@ -1,10 +1,9 @@
-"""``python -m ulr report`` (docs/contract.md §2): sections, optional modules, output files, errors."""
+"""``python -m ulr report`` (docs/contract.md §2): sections, notes, output files, errors."""
 
 import base64
 import json
 import subprocess
 import sys
-import types
 import zipfile
 from pathlib import Path
 
@@ -13,7 +12,7 @@ import pandas as pd
 import pytest
 from plotly.offline import get_plotlyjs
 
-from ulr import cli, rankers, store
+from ulr import cli, propensity, rankers, store
 from ulr.commands import report as cmd
 from ulr.errors import UlrError
 from ulr.simulate import simulate_clicks, write_log
@@ -45,8 +44,9 @@ def assert_user_error(rc, out, err, needle):
 
 @pytest.fixture(scope="module")
 def sim(tmp_path_factory):
-    """A small PBM log with known theta, randomized rows, features and relevance."""
-    s = simulate_clicks(model="pbm", queries=40, docs_per_query=5, sessions=2000, features=3,
+    """A small PBM log with known theta, randomized rows, features and relevance; 120
+    queries hold out 36, enough for the rankers' paired comparison."""
+    s = simulate_clicks(model="pbm", queries=120, docs_per_query=5, sessions=4000, features=3,
                         randomized_fraction=0.2, seed=3)
     path = tmp_path_factory.mktemp("sim") / "sim.csv"
     write_log(s.df, str(path))
@@ -154,7 +154,8 @@ def test_summary_section_matches_the_log(sim):
         log.info.content_hash
 
 
-def fake_propensity(calls, *, fail=None):
+def fake_estimate(calls, *, fail=None):
+    """Stands in for ``ulr.propensity.estimate``: theta_k = 1/k with a +-10% interval."""
     from ulr.propensity.result import PropensityResult
 
     def estimate(log, *, method, positions=None, bootstrap=0, seed=0):
@@ -166,16 +167,14 @@ def fake_propensity(calls, *, fail=None):
         return PropensityResult(method=method, positions=k, theta=theta, lower=theta * 0.9,
                                 upper=np.minimum(theta * 1.1, 1.0), notes=("a caveat",))
 
-    mod = types.ModuleType("ulr.propensity")
-    mod.estimate = estimate
-    return mod
+    return estimate
 
 
 def test_propensity_and_rankers_sections_with_an_estimator(sim, monkeypatch, tmp_path,
                                                            capsys):
     s, path = sim
     calls = []
-    monkeypatch.setitem(sys.modules, "ulr.propensity", fake_propensity(calls))
+    monkeypatch.setattr(cmd.propensity, "estimate", fake_estimate(calls))
     out = tmp_path / "r.html"
     rc, stdout, err = run_main(["report", "--input", path, "--out", out, "--json",
                                 "--bootstrap", 20, "--seed", 4, "--zip", tmp_path / "t.zip"],
@@ -197,39 +196,70 @@ def test_propensity_and_rankers_sections_with_an_estimator(sim, monkeypatch, tmp
     assert calls[-1]["method"] == "em" and calls[-1]["positions"] == 5
     fr = prop.frame()
     np.testing.assert_allclose(fr["theta"], 1.0 / np.arange(1, 6))
+    # the chart is the Position bias page's: ulr.propensity.plots.theta_figure with the
+    # intervals of results_table (bootstrap where drawn, else click counts)
+    assert {"interval", "thin", "clicks", "true_theta"} <= set(fr.columns)
+    assert prop.fig().layout.title.text == "Examination by position (relative to position 1)"
     names = [t.name for t in prop.fig().data]
     assert names == ["em", "true theta"]  # the simulated truth is drawn over the estimate
     np.testing.assert_allclose(values(prop.fig().data[1].y), s.theta / s.theta[0])
+    assert prop.evidence["clicks"] == int(s.df["click"].sum())
+    assert prop.evidence["rows"] == len(s.df)
     # The rankers section is exactly ulr.rankers on the estimated theta.
     ref = rankers.train_and_evaluate(log.df(), None, 1.0 / np.arange(1, 6), learner="linear",
-                                     seed=4).table(seed=4)
-    pd.testing.assert_frame_equal(rk.frame(), ref.reset_index(drop=True), check_dtype=False)
+                                     seed=4)
+    pd.testing.assert_frame_equal(rk.frame(), ref.table(seed=4).reset_index(drop=True),
+                                  check_dtype=False)
     assert set(rk.frame()["ranker"]) == {"naive", "ipw"}
     assert rk.settings["theta_source"] == "estimated (em)"
+    assert rk.evidence == {"rows": ref.n_train_rows, "clicks": ref.n_train_clicks,
+                           "queries": s.df["query_id"].nunique(),
+                           "sessions": ref.n_train_sessions}
 
 
-def test_missing_or_failing_modules_become_notes(sim, monkeypatch, tmp_path, capsys):
+def test_thin_positions_are_named_in_a_caveat(monkeypatch, tmp_path):
+    """Few clicks: the positions whose click-count interval is wider than +-50% of the
+    estimate are listed, checked against the delta-method formula written out here."""
+    s = simulate_clicks(model="pbm", queries=20, docs_per_query=5, sessions=60, features=2,
+                        seed=1)
+    path = tmp_path / "few.csv"
+    write_log(s.df, str(path))
+    monkeypatch.setattr(cmd.propensity, "estimate", fake_estimate([]))
+    (item,), status = cmd.build_items(store.open_file(path), ["propensity"],
+                                      propensity_method="em")
+    assert status == {"propensity": "ok"}
+    g = s.df.groupby("position")["click"].agg(["sum", "count"])
+    c, n = g["sum"].to_numpy(float), g["count"].to_numpy(float)
+    p = c / n
+    want = []
+    for k in range(2, 6):
+        if c[k - 1] == 0:
+            want.append(k)
+            continue
+        half = 1.96 * np.sqrt((1 - p[k - 1]) / c[k - 1] + (1 - p[0]) / c[0])
+        if np.sinh(half) > 0.5:  # (ratio e^h - ratio e^-h) / 2 / ratio
+            want.append(k)
+    assert want, "the fixture should have thin positions"
+    assert item.caveats == [f"Thin evidence at position(s) {', '.join(map(str, want))}: the 95% "
+                            "interval is wider than ±50% of the estimate, so those points are "
+                            "drawn hollow; treat them as unknown, not as flat."]
+
+
+def test_failing_sections_become_notes(sim, monkeypatch, tmp_path, capsys):
     s, path = sim
     log = store.open_file(path)
-    monkeypatch.setitem(sys.modules, "ulr.propensity", None)  # import fails
+    calls = []
+    monkeypatch.setattr(cmd.propensity, "estimate",
+                        fake_estimate(calls, fail="this log has no randomized rows."))
     items, status = cmd.build_items(log, ["propensity", "rankers"])
-    assert status["propensity"].startswith("skipped: the position-bias module")
+    assert status == {"propensity": "skipped: this log has no randomized rows.",
+                      "rankers": status["rankers"]}
     assert "needs a position-bias estimate" in status["rankers"]
     assert [i.kind for i in items] == ["note", "note"]
     assert items[0].title == "Propensity section skipped"
-
-    calls = []
-    monkeypatch.setitem(sys.modules, "ulr.propensity",
-                        fake_propensity(calls, fail="this log has no randomized rows."))
-    items, status = cmd.build_items(log, ["propensity"])
-    assert status == {"propensity": "skipped: this log has no randomized rows."}
     assert items[0].note == "this log has no randomized rows."
 
-    monkeypatch.setitem(sys.modules, "ulr.propensity", types.ModuleType("ulr.propensity"))
-    _, status = cmd.build_items(log, ["propensity"])
-    assert "offers no estimate()" in status["propensity"]
-
-    # --theta feeds the rankers without any propensity module; a wrong length is a note.
+    # --theta feeds the rankers without the propensity section; a wrong length is a note.
     theta = ",".join(str(t) for t in s.theta)
     out = tmp_path / "r.html"
     rc, stdout, err = run_main(["report", "--input", path, "--out", out, "--json",
@@ -242,21 +272,31 @@ def test_missing_or_failing_modules_become_notes(sim, monkeypatch, tmp_path, cap
     assert "position 5" in json.loads(stdout)["sections"]["rankers"]
 
 
+def test_rankers_section_refuses_too_few_test_queries(tmp_path):
+    """As on the page and in the rankers command: no comparison on fewer held-out queries
+    than a paired test needs."""
+    s = simulate_clicks(model="pbm", queries=40, docs_per_query=5, sessions=2000, features=3,
+                        seed=3)
+    path = tmp_path / "small.csv"
+    write_log(s.df, str(path))
+    items, status = cmd.build_items(store.open_file(path), ["rankers"], theta=s.theta)
+    assert status["rankers"].startswith("skipped: Only 12 test queries would be held out")
+    assert f"at least {rankers.MIN_TEST_QUERIES}" in status["rankers"]
+    assert [i.kind for i in items] == ["note"]
+
+
 def test_sections_parse_in_canonical_order():
     assert cmd.parse_sections("rankers, SUMMARY,rankers") == ["summary", "rankers"]
     with pytest.raises(UlrError, match="unknown report section 'x'"):
         cmd.parse_sections("x")
 
 
-def test_propensity_section_uses_the_real_estimator_when_present(sim):
-    prop = pytest.importorskip("ulr.propensity")
-    if not callable(getattr(prop, "estimate", None)):
-        pytest.skip("ulr.propensity.estimate is not there yet")
+def test_propensity_section_uses_the_real_estimator(sim):
     s, path = sim
     log = store.open_file(path)
     items, status = cmd.build_items(log, ["propensity"], propensity_method="em", seed=2)
     assert status == {"propensity": "ok"}, status
-    direct = prop.estimate(log, method="em", seed=2)
+    direct = propensity.estimate(log, method="em", seed=2)
     np.testing.assert_allclose(items[0].frame()["theta"], direct.theta)
     assert [t.name for t in items[0].fig().data] == ["em", "true theta"]
     _, status = cmd.build_items(log, ["propensity"], propensity_method="no-such-method")

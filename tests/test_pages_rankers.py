@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from ulr import rankers
+from ulr import metrics, propensity, rankers
 
 ROOT = Path(__file__).resolve().parent.parent
 COMPARE = str(ROOT / "pages" / "compare_rankers.py")
@@ -33,6 +33,9 @@ def test_compare_defaults_to_true_theta_on_the_sample():
     src = at.selectbox(key="cr_source")
     assert src.value == "true theta (recorded in the log)"
     assert "estimated: randomization" in src.options and "typed theta" in src.options
+    # every position-bias method is offered (no "may not be installed" filter)
+    assert [o for o in src.options if o.startswith("estimated: ")] == [
+        f"estimated: {m}" for m in propensity.METHODS]
     assert not at.error and not at.warning
     m = metric_values(at)
     arp, delta = m["IPW ARP (lower is better)"]
@@ -46,6 +49,9 @@ def test_compare_defaults_to_true_theta_on_the_sample():
     assert table.set_index("metric").loc["arp", "ipw"] == pytest.approx(float(arp), abs=5e-5)
     assert len(at.get("plotly_chart")) == 1
     assert len(at.get("download_button")) == 1
+    # the caption names the pAUC range and local AUC fraction the metrics used
+    assert any(f"max FPR {metrics.DEFAULT_MAX_FPR:g}; local AUC counts the top "
+               f"{metrics.DEFAULT_U:.0%}" in c.value for c in at.caption)
 
 
 def test_compare_with_estimated_and_typed_theta():
@@ -88,6 +94,7 @@ def test_small_sweep_runs_shows_plot_and_is_cached(monkeypatch):
     monkeypatch.setattr(rankers, "severity_sweep", counting)
     at = run_page(SWEEP)
     assert at.title[0].value == "Severity sweep"
+    assert at.selectbox(key="sw_method").options == ["none", *propensity.METHODS]
     assert "Run sweep" in at.info[0].value and not at.get("plotly_chart")
 
     def submit(a):

@@ -307,6 +307,7 @@ METRIC_LABELS = {
     "mrr": "Mean reciprocal rank of the first relevant result (higher is better)",
     "pauc": "Partial area under the ROC curve (higher is better)",
     "auc": "Area under the ROC curve (higher is better)",
+    "local_auc": "Local AUC: AUC of the top of each list (higher is better)",
     "theta": "Examination probability",
     "theta_k / theta_1": "Examination probability relative to position 1",
     "eta": "Position-bias severity η (0 = no bias)",

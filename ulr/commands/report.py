@@ -3,26 +3,26 @@
 Sections (``--sections``, in this order):
 
 - ``summary``: key figures and click-through rate by position (always available).
-- ``propensity``: position-bias estimate through ``ulr.propensity.estimate`` when
-  that module offers it; skipped with a note in the report otherwise.
+- ``propensity``: position-bias estimate (``ulr.propensity.estimate``), drawn by
+  ``ulr.propensity.plots.theta_figure`` with the Position bias page's intervals
+  and thin-evidence marks.
 - ``rankers``: naive vs IPW ranker (``ulr.rankers``) with theta from ``--theta``
   or from the propensity section; skipped with a note when neither is there.
 
-A section whose module is absent or raises :class:`UlrError` becomes a note in
-the report instead of failing the command.
+A section that cannot run on the log (the library raises :class:`UlrError`, e.g.
+randomization without randomized rows, too few queries to compare rankers)
+becomes a note in the report instead of failing the command.
 """
 
 from __future__ import annotations
 
-import importlib
-import inspect
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
 
-from ulr import report, store, theme
+from ulr import propensity, rankers, report, store
+from ulr.propensity import plots as propensity_plots
 from ulr.commands.common import add_log_args, log_from_args
 from ulr.errors import UlrError
 from ulr.plots import ctr_by_position_figure
@@ -134,103 +134,72 @@ def section_summary(log, ctx) -> list[report.ReportItem]:
     ]
 
 
-def _call_with_known(fn, *args, **kwargs):
-    """Call ``fn`` with the keyword options its signature accepts."""
-    params = inspect.signature(fn).parameters
-    if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
-        kwargs = {k: v for k, v in kwargs.items() if k in params}
-    return fn(*args, **kwargs)
+def _default_method(log) -> str:
+    """randomization when the log has randomized rows, else em."""
+    has_rand = log.info.has("randomized") and store.summary(log)["randomized_share"] > 0
+    return "randomization" if has_rand else "em"
 
 
-def propensity_figure(frame: pd.DataFrame, *, true_theta: np.ndarray | None = None
-                      ) -> go.Figure:
-    """Relative theta per position with its interval, and the truth when known."""
-    fig = go.Figure()
-    for i, (method, g) in enumerate(frame.groupby("method", sort=False)):
-        color = theme.color_for(method, i)
-        has_ci = g["lower"].notna().any()
-        fig.add_trace(go.Scatter(
-            x=g["position"], y=g["theta"], mode="lines+markers", name=str(method),
-            line=dict(color=color),
-            error_y=dict(type="data", symmetric=False, array=g["upper"] - g["theta"],
-                         arrayminus=g["theta"] - g["lower"], color=color) if has_ci else None,
-            hovertemplate="position %{x}<br>theta %{y:.3f}<extra>" + str(method) + "</extra>"))
-    if true_theta is not None:
-        k = len(true_theta)
-        fig.add_trace(go.Scatter(
-            x=np.arange(1, k + 1), y=true_theta / true_theta[0], mode="lines",
-            name="true theta", line=dict(color=theme.color_for("true theta"), dash="dash")))
-    theme.apply(fig, title="Examination probability by position (relative to position 1)",
-                x="position (1 = top)", y="relative examination probability theta_k / theta_1")
-    fig.update_xaxes(dtick=1)
-    fig.update_yaxes(rangemode="tozero")
-    return fig
+def _thin_caveat(table: pd.DataFrame) -> list[str]:
+    """The positions whose estimate rests on too few clicks, in one sentence (or none)."""
+    thin = table[table["thin"] & (table["position"] > 1)]
+    if thin.empty:
+        return []
+    shown = ", ".join(str(int(k)) for k in thin["position"])
+    return [f"Thin evidence at position(s) {shown}: the 95% interval is wider than "
+            f"±{propensity_plots.THIN_RELATIVE_HALF_WIDTH:.0%} of the estimate, so those "
+            "points are drawn hollow; treat them as unknown, not as flat."]
 
 
 def section_propensity(log, ctx) -> list[report.ReportItem]:
-    try:
-        mod = importlib.import_module("ulr.propensity")
-    except ImportError:
-        raise _Skip("the position-bias module (ulr.propensity) is not available in this "
-                    "version.") from None
-    estimate = getattr(mod, "estimate", None)
-    if not callable(estimate):
-        raise _Skip("the position-bias module (ulr.propensity) offers no estimate() "
-                    "function in this version.")
-    method = ctx["propensity_method"]
-    if method is None:
-        has_rand = log.info.has("randomized") and store.summary(log)["randomized_share"] > 0
-        method = "randomization" if has_rand else "em"
-    res = _call_with_known(estimate, log, method=method, positions=ctx["positions"],
-                           bootstrap=ctx["bootstrap"] or 0, seed=ctx["seed"])
-    if not hasattr(res, "to_frame") or not hasattr(res, "theta"):
-        raise _Skip("ulr.propensity.estimate() returned no position-bias result.")
-    frame = res.to_frame()
+    method = ctx["propensity_method"] or _default_method(log)
+    res = propensity.estimate(log, method=method, positions=ctx["positions"],
+                              bootstrap=ctx["bootstrap"] or 0, seed=ctx["seed"])
     ctx["theta"] = np.asarray(res.theta, dtype=float)
     ctx["theta_source"] = f"estimated ({method})"
-    tt = log.true_theta()
-    if tt is not None:
-        tt = tt[: len(frame)]
-    notes = list(getattr(res, "notes", ()) or ())
-    note = (f"Position bias estimated with {method}"
-            + (f", {ctx['bootstrap']} bootstrap replicates for the intervals."
-               if ctx["bootstrap"] else "; no intervals (run with --bootstrap B for them).")
-            + (" The dashed line is the true theta recorded in the log." if tt is not None
+    truth = log.true_theta()
+    by_pos = store.ctr_by_position(log)
+    table = propensity_plots.results_table([res], truth, clicks=by_pos["clicks"].to_numpy(),
+                                           impressions=by_pos["impressions"].to_numpy())
+    s = store.summary(log)
+    note = (f"Position bias estimated with {method}; "
+            + (f"intervals from {ctx['bootstrap']} bootstrap replicates where drawn, "
+               "else from the click counts." if ctx["bootstrap"] else
+               "intervals from the click counts (run with --bootstrap B for bootstrap "
+               "intervals).")
+            + (" The dashed line is the true theta recorded in the log." if truth is not None
                else "")
-            + ("\n" + "\n".join(notes) if notes else ""))
+            + ("\n" + "\n".join(res.notes) if res.notes else ""))
     return [report.ReportItem.from_result(
-        f"Position bias ({method})", fig=propensity_figure(frame, true_theta=tt), table=frame,
-        dataset=log.info.name, note=note,
+        f"Position bias ({method})", fig=propensity_plots.theta_figure([res], truth, table=table),
+        table=table, dataset=log.info.name, note=note, caveats=_thin_caveat(table),
+        evidence={"rows": s["rows"], "clicks": int(by_pos["clicks"].sum()),
+                  "queries": s["queries"], "sessions": s["sessions"]},
         settings=_settings(log, method=method, positions=ctx["positions"],
                            bootstrap=ctx["bootstrap"], seed=ctx["seed"]))]
 
 
 def section_rankers(log, ctx) -> list[report.ReportItem]:
-    try:
-        rankers = importlib.import_module("ulr.rankers")
-    except ImportError:
-        raise _Skip("the ranker module (ulr.rankers) is not available in this "
-                    "version.") from None
     theta = ctx.get("theta")
     if theta is None:
         raise _Skip("the naive-vs-IPW comparison needs a position-bias estimate: include the "
                     "propensity section or pass --theta.")
-    missing = [f for f in ("train_and_evaluate", "comparison_figure")
-               if not callable(getattr(rankers, f, None))]
-    if missing:
-        raise _Skip(f"ulr.rankers offers no {missing[0]}() in this version.")
-    cmp = _call_with_known(rankers.train_and_evaluate, log.df(), None, theta,
-                           learner=ctx["learner"], seed=ctx["seed"])
+    cmp = rankers.train_and_evaluate(rankers.log_frame(log), None, theta,
+                                     learner=ctx["learner"], seed=ctx["seed"],
+                                     min_queries=rankers.MIN_TEST_QUERIES)
     table = cmp.table(seed=ctx["seed"])
-    fig = rankers.comparison_figure(table, estimated=bool(getattr(cmp, "estimated", False)))
     note = (f"A {ctx['learner']} ranker trained on the clicks twice: naively and with inverse "
             f"propensity weights 1/theta_k (theta {ctx['theta_source']}). Both are evaluated on "
-            f"{getattr(cmp, 'n_test_queries', '?')} held-out queries"
+            f"{cmp.n_test_queries} held-out queries"
             + (" with click-based IPW relevance estimates (the log has no relevance labels)"
-               if getattr(cmp, "estimated", False) else " on their relevance labels")
-            + "; bars show 95% bootstrap intervals over queries.")
+               if cmp.estimated else " on their relevance labels")
+            + "; whiskers show 95% bootstrap intervals over queries.")
     return [report.ReportItem.from_result(
-        "Naive vs IPW ranker", fig=fig, table=table, dataset=log.info.name, note=note,
+        "Naive vs IPW ranker", fig=rankers.comparison_figure(table, estimated=cmp.estimated),
+        table=table, dataset=log.info.name, note=note,
+        evidence={"rows": cmp.n_train_rows, "clicks": cmp.n_train_clicks,
+                  "queries": cmp.n_train_queries + cmp.n_test_queries,
+                  "sessions": cmp.n_train_sessions},
         settings=_settings(log, learner=ctx["learner"], seed=ctx["seed"],
                            theta=[round(float(t), 6) for t in theta],
                            theta_source=ctx["theta_source"]))]

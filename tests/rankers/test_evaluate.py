@@ -1,0 +1,136 @@
+"""ulr.rankers.evaluate: split, labels, naive vs IPW on simulated ground truth, validation."""
+
+import numpy as np
+import pytest
+
+from ulr import metrics
+from ulr import rankers as R
+from ulr.errors import UlrError
+from ulr.simulate import attractiveness, simulate_clicks
+
+
+# Small logs keep the file fast: 300 queries x 10 docs, 20k sessions (200k rows)
+# fit in well under a second per ranker.
+Q, S = 300, 20_000
+
+
+def test_split_queries_is_seeded_and_disjoint():
+    df = simulate_clicks(queries=50, sessions=500, seed=1).df
+    tr, te = R.split_queries(df, seed=4)
+    tr2, te2 = R.split_queries(df.sample(frac=1.0, random_state=0), seed=4)
+    assert set(te["query_id"]) == set(te2["query_id"])  # independent of row order
+    assert not set(tr["query_id"]) & set(te["query_id"])
+    n_q = df["query_id"].nunique()
+    assert te["query_id"].nunique() == round(0.3 * n_q)
+    assert len(tr) + len(te) == len(df)
+
+
+# ---------------------------------------------------------------------------
+# Naive vs IPW on simulated ground truth
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_ipw_beats_naive_under_strong_position_bias(seed):
+    sim = simulate_clicks(queries=Q, sessions=S, eta=1.5, seed=seed)
+    comp = R.train_and_evaluate(sim.df, None, sim.theta, seed=seed)
+    m = comp.metrics()
+    assert set(m["naive"]) == set(R.METRICS) and not comp.estimated
+    assert m["ipw"]["arp"] <= 0.95 * m["naive"]["arp"]  # at least 5% lower
+    assert m["ipw"]["ndcg@10"] > m["naive"]["ndcg@10"]
+    # and not by luck of the test queries: the paired test is significant
+    paired = comp.paired(n_boot=500).set_index("metric")
+    assert paired.loc["arp", "better"] == "ipw" and paired.loc["arp", "upper"] < 0
+    assert paired.loc["arp", "p_value"] < 0.01
+    assert comp.n_test_queries == round(0.3 * sim.df["query_id"].nunique())
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_naive_and_ipw_agree_without_position_bias(seed, randomization_theta):
+    sim = simulate_clicks(queries=Q, sessions=S, eta=0.0, seed=seed)
+    train, test = R.split_queries(sim.df, seed=seed)
+    # true theta = 1 everywhere: the IPW weights are all 1, so the fits are identical
+    exact = R.train_and_evaluate(train, test, sim.theta, seed=seed)
+    for key in R.METRICS:
+        assert exact.ipw[key].value == exact.naive[key].value
+    # an estimated theta is 1 plus estimation noise (CTR ratios over ~2k randomized
+    # sessions, a few % error). The IPW fit then differs from the naive one only by
+    # that noise, so the ARP difference must lie within 4 paired standard errors
+    # (SE = width of the 95% paired bootstrap interval / 3.92), i.e. no detectable
+    # effect, in contrast to the >= 5% gain at eta = 1.5.
+    comp = R.train_and_evaluate(train, test, randomization_theta(train), seed=seed)
+    row = comp.paired(n_boot=1000).set_index("metric").loc["arp"]
+    se = (row["upper"] - row["lower"]) / 3.92
+    assert abs(row["delta"]) <= 4 * se
+    assert abs(row["delta"]) / row["naive"] < 0.01
+
+
+# ---------------------------------------------------------------------------
+# No relevance labels: click-based estimates
+# ---------------------------------------------------------------------------
+
+
+def test_estimated_metrics_without_relevance():
+    sim = simulate_clicks(queries=Q, sessions=S, eta=1.5, seed=0)
+    comp = R.train_and_evaluate(sim.df.drop(columns="relevance"), None, sim.theta, seed=0)
+    m = comp.metrics()
+    assert comp.estimated
+    assert m["naive"]["auc"] is None and m["ipw"]["pauc"] is None and m["ipw"]["local_auc"] is None
+    # the IPW estimate of ARP agrees with the truth: IPW ranks relevant documents higher
+    assert m["ipw"]["arp"] < m["naive"]["arp"]
+    assert set(comp.table(n_boot=50)["metric"]) == {"arp", "dcg", "ndcg@10"}
+
+
+def test_click_relevance_estimate_is_unbiased_per_grade():
+    sim = simulate_clicks(queries=200, sessions=40_000, eta=1.5, eps=0.05, seed=2)
+    docs, estimated = R.held_out_documents(sim.df.drop(columns="relevance"), sim.theta)
+    assert estimated
+    grade = sim.df.drop_duplicates(["query_id", "doc_id"]).set_index(["query_id", "doc_id"])[
+        "relevance"]
+    docs = docs.join(grade, on=["query_id", "doc_id"])
+    w = 1.0 / sim.theta[sim.df["position"].to_numpy() - 1]
+    for g, sub in docs.groupby("relevance"):
+        gamma = attractiveness(np.array([g]), eps=0.05)[0]
+        # SE of the grade mean: per impression var(c / theta) <= gamma * mean(1/theta);
+        # the grade has sum(impressions) of them; allow 4 SE
+        n_imp = int(sim.df["relevance"].eq(g).sum())
+        se = np.sqrt(gamma * w.mean() / n_imp)
+        assert abs(sub["label"].mean() - gamma) < 4 * se + 1e-3, (g, sub["label"].mean(), gamma)
+
+
+# ---------------------------------------------------------------------------
+# Results and validation
+# ---------------------------------------------------------------------------
+
+
+def test_comparison_table_and_paired():
+    sim = simulate_clicks(queries=100, sessions=5000, eta=1.0, seed=0)
+    comp = R.train_and_evaluate(sim.df, None, sim.theta)
+    table = comp.table(n_boot=200)
+    assert list(table.columns[:5]) == ["ranker", "metric", "value", "lower", "upper"]
+    assert len(table) == 12 and (table["lower"] <= table["value"]).all()
+    assert (table["value"] <= table["upper"]).all()
+    paired = comp.paired(n_boot=200)
+    assert set(paired["metric"]) == set(R.METRICS)
+    np.testing.assert_allclose(paired["delta"], paired["ipw"] - paired["naive"])
+    # one default for the pAUC range and the local AUC fraction: the metrics module's
+    assert comp.settings["max_fpr"] == metrics.DEFAULT_MAX_FPR
+    assert comp.settings["u"] == metrics.DEFAULT_U
+    assert not hasattr(R, "PAUC_MAX_FPR") and not hasattr(R, "LOCAL_AUC_U")
+
+
+@pytest.mark.parametrize("call, msg", [
+    (lambda df, th: R.train_and_evaluate(df, None, th, learner="svm"), "learner"),
+    (lambda df, th: R.train_and_evaluate(df, None, th[:3]), "position"),
+    (lambda df, th: R.train_and_evaluate(df, None, None), "theta"),
+    (lambda df, th: R.train_and_evaluate(df.filter(regex="^(?!feature_)"), None, th), "feature_"),
+    (lambda df, th: R.train_and_evaluate(df.drop(columns="click"), None, th), "click"),
+    (lambda df, th: R.train_and_evaluate(df.assign(click=2), None, th), "0/1"),
+    (lambda df, th: R.split_queries(df, test_fraction=1.0), "test fraction"),
+    (lambda df, th: R.LinearPairwiseRanker(loss="square"), "loss"),
+    (lambda df, th: R.severity_sweep([-1.0]), "eta"),
+])
+def test_validation(call, msg):
+    sim = simulate_clicks(queries=20, sessions=300, seed=0)
+    with pytest.raises(UlrError, match=msg):
+        call(sim.df, sim.theta)

@@ -1,0 +1,65 @@
+"""ulr.rankers.sweep: the severity sweep is train_and_evaluate per eta."""
+
+import numpy as np
+import pytest
+
+from ulr import rankers as R
+from ulr.errors import UlrError
+from ulr.simulate import simulate_clicks
+
+
+def test_severity_sweep_small(randomization_theta):
+    calls = []
+    est_calls = []
+
+    def estimate(df):
+        est_calls.append(len(df))
+        return randomization_theta(df)
+
+    out = R.severity_sweep([0.0, 1.5], queries=60, sessions=3000, estimate_theta=estimate,
+                           estimator_name="randomization",
+                           progress=lambda done, total, msg: calls.append((done, total, msg)))
+    assert list(out.columns[:5]) == ["eta", "run", "ranker", "metric", "value"]
+    assert set(out["ranker"]) == {"naive", "ipw (true theta)", "ipw (estimated theta)"}
+    assert set(out["eta"]) == {0.0, 1.5} and len(est_calls) == 2
+    assert (out.loc[out["ranker"] == "ipw (estimated theta)", "estimator"] == "randomization").all()
+    assert len(out) == 2 * 3 * len(R.METRICS)
+    assert [c[0] for c in calls] == list(range(1, 9)) and all(c[1] == 8 for c in calls)
+    truth = out[out["ranker"] == "ipw (true theta)"]
+    assert (truth["theta_error"] == 0).all()
+    # the sweep's numbers are train_and_evaluate's numbers on the same simulated log
+    sim = simulate_clicks(queries=60, sessions=3000, eta=1.5, seed=0)
+    tr, te = R.split_queries(sim.df, seed=0)
+    direct = R.train_and_evaluate(tr, te, sim.theta).metrics()
+    got = out[(out["eta"] == 1.5) & (out["metric"] == "arp")].set_index("ranker")["value"]
+    assert got["naive"] == pytest.approx(direct["naive"]["arp"])
+    assert got["ipw (true theta)"] == pytest.approx(direct["ipw"]["arp"])
+    fig = R.sweep_figure(out, metric="arp")
+    assert len(fig.data) == 3 and list(fig.data[0].x) == [0.0, 1.5]
+    with pytest.raises(UlrError, match="no values"):
+        R.sweep_figure(out, metric="nope")
+
+
+def test_sweep_reports_an_unusable_estimate():
+    with pytest.raises(UlrError, match="At eta=1 .run 1., the dla estimate"):
+        R.severity_sweep([1.0], queries=20, sessions=300, estimator_name="dla",
+                         estimate_theta=lambda df: np.zeros(10))
+
+
+def test_propensity_estimator_is_the_propensity_module_on_the_same_log(tmp_path):
+    from ulr import propensity, store
+    from ulr.simulate import write_log
+
+    sim = simulate_clicks(queries=40, sessions=3000, eta=1.0, randomized_fraction=0.3, seed=4)
+    est = R.propensity_estimator("randomization", seed=1)
+    path = tmp_path / "log.parquet"
+    write_log(sim.df.drop(columns=["true_theta"]), str(path))
+    want = propensity.estimate(store.open_file(path), method="randomization", seed=1).theta
+    np.testing.assert_allclose(est(sim.df), want)
+    assert est.__name__ == "estimate_randomization"
+
+
+def test_propensity_estimator_refuses_an_unknown_method_at_once():
+    with pytest.raises(UlrError, match="unknown propensity method 'bogus'; choose one of "
+                                       "randomization, em"):
+        R.propensity_estimator("bogus")

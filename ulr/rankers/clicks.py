@@ -1,0 +1,192 @@
+"""Click data for the rankers: columns, theta, inverse propensity weights, preference pairs.
+
+Also the adapters to a stored log (:func:`log_frame`) and to the position-bias
+estimators (:func:`propensity_theta`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ulr import propensity
+from ulr.errors import UlrError
+
+MAX_PAIRS = 2_000_000
+
+
+def _require(df: pd.DataFrame, cols, what: str) -> None:
+    missing = [c for c in cols if c not in df.columns]
+    if missing:
+        raise UlrError(f"The {what} needs the column(s) {', '.join(missing)}.")
+
+
+def _features(df: pd.DataFrame) -> list[str]:
+    feats = [c for c in df.columns if str(c).startswith("feature_")]
+    if not feats:
+        raise UlrError("Training a ranker needs feature_* columns in the log.")
+    return feats
+
+
+def _clicks(df: pd.DataFrame) -> np.ndarray:
+    c = df["click"].to_numpy()
+    if c.dtype == bool:
+        return c
+    c = pd.to_numeric(df["click"], errors="coerce").to_numpy(dtype=float)
+    if np.isnan(c).any() or not np.isin(c, (0.0, 1.0)).all():
+        raise UlrError("The click column must hold 0/1 (or true/false).")
+    return c == 1.0
+
+
+def _positions(df: pd.DataFrame) -> np.ndarray:
+    p = pd.to_numeric(df["position"], errors="coerce").to_numpy(dtype=float)
+    if np.isnan(p).any() or (p < 1).any() or (p != np.round(p)).any():
+        raise UlrError("The position column must hold whole numbers >= 1.")
+    return p.astype(np.int64)
+
+
+def check_theta(theta, *, max_position: int | None = None) -> np.ndarray:
+    """Validate a position-bias vector (``theta[k-1]`` for position ``k``).
+
+    Any positive scale is accepted (relative, ``theta_1 = 1``, or absolute); the
+    vector must cover every position of the log.
+    """
+    if theta is None:
+        raise UlrError("IPW needs a propensity (theta) per position.")
+    try:
+        t = np.asarray(theta, dtype=np.float64).ravel()
+    except (TypeError, ValueError):
+        raise UlrError("theta must be a list of numbers, one per position.") from None
+    if t.size == 0:
+        raise UlrError("theta is empty; give one value per position.")
+    if not np.all(np.isfinite(t)) or np.any(t <= 0):
+        raise UlrError("theta values must be finite and > 0.")
+    if max_position is not None and t.size < max_position:
+        raise UlrError(
+            f"theta has {t.size} value(s) but the log shows documents down to position "
+            f"{max_position}; give one value per position."
+        )
+    return t
+
+
+def ipw_weights(positions, theta, *, clip: float | None = None) -> np.ndarray:
+    """Inverse propensity weights ``1 / max(theta_k, clip)`` for 1-based positions ``k``.
+
+    Clipping small propensities bounds the weights (and the variance) at the
+    price of some bias (Joachims et al. 2017, Section 5; Strehl et al. 2010).
+    """
+    pos = np.asarray(positions, dtype=np.int64)
+    t = check_theta(theta, max_position=int(pos.max()) if pos.size else None)
+    if clip is not None:
+        clip = float(clip)
+        if not clip > 0:
+            raise UlrError(f"clip must be > 0, got {clip}.")
+        t = np.maximum(t, clip)
+    return 1.0 / t[pos - 1]
+
+
+@dataclass(frozen=True)
+class ClickPairs:
+    """Preference pairs ``clicked > not clicked``: row indices into the log.
+
+    ``total`` counts all candidate pairs (before dropping a document paired
+    with itself when grouping by query); ``scale`` is the inverse sampling rate
+    when they were subsampled (1 when all are kept).
+    """
+
+    clicked: np.ndarray
+    other: np.ndarray
+    total: int
+    scale: float = 1.0
+
+    def __post_init__(self):
+        if self.clicked.shape != self.other.shape:
+            raise ValueError("clicked and other must have the same shape")
+
+    def __len__(self) -> int:
+        return int(self.clicked.size)
+
+
+def click_pairs(df: pd.DataFrame, *, max_pairs: int = MAX_PAIRS, seed: int = 0) -> ClickPairs:
+    """All (clicked, non-clicked) row pairs shown together.
+
+    Rows are grouped by ``session_id`` when present, else by ``query_id``
+    (then pairs of a document with itself are dropped). Vectorized: rows are
+    sorted by (group, click) so every group's non-clicked rows are contiguous
+    and each clicked row is paired with that range. More than ``max_pairs``
+    pairs are subsampled uniformly (seeded); ``scale`` records the rate.
+    """
+    _require(df, ["query_id", "click"], "click log")
+    by_session = "session_id" in df.columns and df["session_id"].notna().all()
+    group = df["session_id"] if by_session else df["query_id"]
+    codes, _ = pd.factorize(group.to_numpy(), sort=False)
+    if (codes < 0).any():
+        raise UlrError("query_id must not be missing.")
+    c = _clicks(df)
+    order = np.lexsort((c, codes))  # per group: non-clicks first, then clicks
+    g = codes[order]
+    cs = c[order]
+    n_groups = int(codes.max()) + 1 if codes.size else 0
+    counts = np.bincount(g, minlength=n_groups)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    n_nonclick = np.bincount(g, weights=~cs, minlength=n_groups).astype(np.int64)
+    clicked_sorted = np.flatnonzero(cs)
+    m = n_nonclick[g[clicked_sorted]]
+    total = int(m.sum())
+    if total == 0 and by_session:
+        # Sessions that hold one item each (e.g. taken from a timestamp) pair nothing;
+        # the documents shown for the same query still compare.
+        return click_pairs(df.drop(columns=["session_id"]), max_pairs=max_pairs, seed=seed)
+    if total == 0:
+        raise UlrError(
+            "The log has no (clicked, not clicked) pair in a session or query, so there "
+            "is nothing to learn from.")
+    # pair number p belongs to clicked element k(p) and is its j-th non-click
+    end = np.cumsum(m)
+    if total <= max_pairs:
+        k = np.repeat(np.arange(clicked_sorted.size), m)
+        within = np.arange(total, dtype=np.int64) - np.repeat(end - m, m)
+        scale = 1.0
+    else:  # sample pair numbers without materializing all pairs
+        p = np.sort(np.random.default_rng(seed).choice(total, size=max_pairs, replace=False))
+        k = np.searchsorted(end, p, side="right")
+        within = p - (end - m)[k]
+        scale = total / max_pairs
+    left = clicked_sorted[k]
+    right = starts[g[left]] + within
+    clicked, other = order[left], order[right]
+    if not by_session and "doc_id" in df.columns:
+        doc = pd.factorize(df["doc_id"].to_numpy(), sort=False)[0]
+        keep = doc[clicked] != doc[other]
+        clicked, other = clicked[keep], other[keep]
+        if not clicked.size:
+            raise UlrError("Every clicked document is only paired with itself, so there is "
+                           "nothing to learn from.")
+    return ClickPairs(clicked=clicked, other=other, total=total, scale=scale)
+
+
+_LOG_COLUMNS = ("query_id", "doc_id", "position", "click", "session_id", "relevance")
+
+
+def log_frame(log) -> pd.DataFrame:
+    """The columns of a :class:`ulr.store.Log` the rankers use, as a DataFrame."""
+    cols = [c for c in _LOG_COLUMNS if log.info.has(c)] + list(log.info.features)
+    return log.df(columns=cols)
+
+
+def propensity_theta(log, method: str, *, seed: int = 0, progress=None) -> np.ndarray:
+    """Relative theta per position from ``ulr.propensity.estimate(log, method=...)``.
+
+    The one place the rankers call the position-bias estimators. Positions the
+    method cannot estimate (NaN) are refused with a readable message.
+    """
+    res = propensity.estimate(log, method=method, seed=seed, progress=progress)
+    theta = np.asarray(res.theta, dtype=np.float64)
+    bad = np.flatnonzero(~np.isfinite(theta) | (theta <= 0)) + 1
+    if bad.size:
+        shown = ", ".join(map(str, bad[:10])) + (" ..." if bad.size > 10 else "")
+        raise UlrError(f"The {method} estimate has no usable theta for position(s) {shown}; "
+                       "choose another method or give theta explicitly.")
+    return theta

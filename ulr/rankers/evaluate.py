@@ -1,0 +1,255 @@
+"""Held-out evaluation of the naive and the IPW ranker with :mod:`ulr.metrics`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ulr import metrics
+from ulr.errors import UlrError
+from ulr.rankers.clicks import _clicks, _positions, _require, check_theta, ipw_weights
+from ulr.rankers.learners import LEARNERS, make_ranker
+
+METRICS = ("arp", "dcg", "ndcg@10", "auc", "pauc", "local_auc")
+LOWER_IS_BETTER = frozenset({"arp"})
+TEST_FRACTION = 0.3
+# Without relevance labels: binarizing the IPW relevance estimate at 0 marks every
+# document ever clicked as relevant, which favours the logging ranker, so the
+# AUC family has no click-based estimate here and is reported as missing.
+ESTIMATE_UNDEFINED = ("auc", "pauc", "local_auc")
+
+
+def split_queries(df: pd.DataFrame, *, test_fraction: float = TEST_FRACTION,
+                  seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Hold out a seeded ``test_fraction`` of the queries (all their rows)."""
+    _require(df, ["query_id"], "click log")
+    if not 0.0 < float(test_fraction) < 1.0:
+        raise UlrError(f"test fraction must be in (0, 1), got {test_fraction}.")
+    # ids as text, sorted: the split depends on the seed, not on row order or dtype
+    key = df["query_id"].astype(str)
+    queries = np.sort(key.unique().astype(object).astype(str))
+    if queries.size < 2:
+        raise UlrError("Holding out test queries needs at least two queries.")
+    n_test = min(max(1, int(round(test_fraction * queries.size))), queries.size - 1)
+    rng = np.random.default_rng(seed)
+    test_q = queries[rng.permutation(queries.size)[:n_test]]
+    in_test = key.isin(test_q).to_numpy()
+    return df[~in_test], df[in_test]
+
+
+def held_out_documents(df: pd.DataFrame, theta=None, *, clip: float | None = None
+                       ) -> tuple[pd.DataFrame, bool]:
+    """One row per (query, document) with the label used for evaluation.
+
+    With a ``relevance`` column the first row's label is used (labels belong to
+    the query-document, not the impression); unlabelled documents are left out
+    (judged documents only). Without any label, the label is the IPW
+    click estimate ``mean(click / theta_k)`` over the document's impressions and
+    the second return value is ``True`` (estimated).
+    """
+    _require(df, ["query_id", "doc_id"], "test log")
+    if len(df) == 0:
+        raise UlrError("The test log is empty.")
+    if "relevance" in df.columns and df["relevance"].notna().any():
+        labelled = df[df["relevance"].notna()]
+        docs = labelled.drop_duplicates(["query_id", "doc_id"]).copy()
+        docs["label"] = pd.to_numeric(docs["relevance"], errors="coerce")
+        if docs["label"].isna().any() or (docs["label"] < 0).any():
+            raise UlrError("relevance labels must be numbers >= 0.")
+        return docs, False
+    _require(df, ["position", "click"], "test log without relevance labels")
+    w = ipw_weights(_positions(df), theta, clip=clip)
+    est = pd.Series(_clicks(df) * w, index=df.index)
+    label = est.groupby([df["query_id"], df["doc_id"]], sort=False).mean()
+    docs = df.drop_duplicates(["query_id", "doc_id"]).copy()
+    docs["label"] = label.reindex(pd.MultiIndex.from_frame(docs[["query_id", "doc_id"]])).to_numpy()
+    return docs, True
+
+
+def evaluate_scores(docs: pd.DataFrame, scores, *, k: int = 10,
+                    max_fpr: float = metrics.DEFAULT_MAX_FPR,
+                    u: float = metrics.DEFAULT_U) -> dict[str, metrics.MetricResult]:
+    """The six metrics of ``scores`` against ``docs['label']`` per query.
+
+    The partial AUC is McClish-standardized (0.5 = random, 1 = perfect), so it
+    reads on the same scale as the AUC.
+    """
+    return metrics.evaluate(docs["label"].to_numpy(), scores, query_ids=docs["query_id"].to_numpy(),
+                            k=k, max_fpr=max_fpr, u=u, standardized=True)
+
+
+@dataclass(frozen=True)
+class RankerComparison:
+    """Naive and IPW rankers evaluated on the same test queries.
+
+    Attributes
+    ----------
+    naive, ipw : dict[str, MetricResult]
+        Metrics keyed ``arp``, ``dcg``, ``ndcg@10``, ``auc``, ``pauc``,
+        ``local_auc`` (a metric undefined on the test set is missing).
+    estimated : bool
+        True when the labels are IPW click estimates (no relevance column).
+    learner : str
+    n_train_queries, n_test_queries, n_test_documents : int
+    settings : dict
+        The options used (clip, normalize, seed, max_fpr, u, ...).
+    """
+
+    naive: dict
+    ipw: dict
+    estimated: bool
+    learner: str
+    n_train_queries: int
+    n_test_queries: int
+    n_test_documents: int
+    settings: dict = field(default_factory=dict)
+    n_train_clicks: int = 0
+    n_train_rows: int = 0
+    n_train_sessions: int | None = None
+
+    def metrics(self) -> dict[str, dict[str, float | None]]:
+        """``{"naive": {metric: value}, "ipw": {...}}`` (None where undefined)."""
+        out = {}
+        for name, res in (("naive", self.naive), ("ipw", self.ipw)):
+            out[name] = {m: (float(res[m].value) if m in res else None) for m in self._keys()}
+        return out
+
+    def _keys(self) -> list[str]:
+        k = self.settings.get("k", 10)
+        return [f"ndcg@{k}" if m == "ndcg@10" else m for m in METRICS]
+
+    def table(self, *, n_boot: int = 1000, level: float = 0.95, seed: int = 0) -> pd.DataFrame:
+        """Tidy table: ranker, metric, value, lower, upper (per-query bootstrap), queries."""
+        rows = []
+        for name, res in (("naive", self.naive), ("ipw", self.ipw)):
+            for m in self._keys():
+                if m not in res:
+                    continue
+                lo, hi = metrics.bootstrap_ci(res[m], n_boot=n_boot, level=level, seed=seed)
+                rows.append(dict(ranker=name, metric=m, value=res[m].value, lower=lo, upper=hi,
+                                 queries=res[m].n_queries - res[m].n_excluded,
+                                 estimated=self.estimated))
+        return pd.DataFrame(rows)
+
+    def paired(self, *, n_boot: int = 2000, level: float = 0.95, seed: int = 0) -> pd.DataFrame:
+        """Paired per-query tests IPW vs naive: delta = ipw - naive, CI, p-value, winner."""
+        rows = []
+        for m in self._keys():
+            if m not in self.naive or m not in self.ipw:
+                continue
+            t = metrics.paired_test(self.naive[m], self.ipw[m], n_boot=n_boot, level=level,
+                                    seed=seed)
+            if t.delta == 0:
+                better = "tie"
+            else:
+                ipw_better = (t.delta < 0) if m in LOWER_IS_BETTER else (t.delta > 0)
+                better = "ipw" if ipw_better else "naive"
+            rows.append(dict(metric=m, naive=t.a, ipw=t.b, delta=t.delta, lower=t.lower,
+                             upper=t.upper, p_value=t.p_value, queries=t.n_queries,
+                             better=better))
+        return pd.DataFrame(rows)
+
+
+def min_test_queries(*, effect: float = 0.5, alpha: float = 0.05, power: float = 0.8) -> int:
+    """Fewest held-out queries for a paired comparison that can mean anything.
+
+    The paired test compares per-query differences. To detect a standardized
+    per-query effect ``d`` (mean difference / its standard deviation) with
+    the given power in a two-sided test at level ``alpha`` it needs about
+    ``n = ((z_{1-alpha/2} + z_{power}) / d)^2`` queries (normal
+    approximation; Cohen 1988, ch. 2). The defaults (a medium effect, 5%,
+    80%) give 32. It is never below the exact sign-flip test's own floor:
+    with ``n`` queries its smallest p-value is ``2 / 2^n``.
+    """
+    from scipy.stats import norm
+
+    n = int(np.ceil(((norm.ppf(1 - alpha / 2) + norm.ppf(power)) / effect) ** 2))
+    floor = int(np.ceil(np.log2(2 / alpha))) + 1  # 2 / 2^n < alpha
+    return max(n, floor)
+
+
+MIN_TEST_QUERIES = min_test_queries()
+
+
+def _check_test_queries(n_test: int, min_queries: int) -> None:
+    if n_test < min_queries:
+        raise UlrError(
+            f"Only {n_test} test quer{'y' if n_test == 1 else 'ies'} would be held out, and a "
+            f"paired comparison needs at least {min_queries} to detect even a medium "
+            "per-query difference (80% power at the 5% level), so the rankers are not "
+            "compared; the log needs more distinct queries.")
+
+
+def train_and_evaluate(train_df: pd.DataFrame, test_df: pd.DataFrame | None = None,
+                       theta=None, *, learner: str = "linear", clip: float | None = None,
+                       normalize: bool = False, seed: int = 0,
+                       test_fraction: float = TEST_FRACTION, k: int = 10,
+                       max_fpr: float = metrics.DEFAULT_MAX_FPR, u: float = metrics.DEFAULT_U,
+                       learner_options: dict | None = None,
+                       naive_model=None,
+                       min_queries: int = 0) -> RankerComparison:
+    """Train the naive and the IPW ranker on clicks and evaluate both.
+
+    Parameters
+    ----------
+    train_df : DataFrame
+        Click log (canonical columns: query_id, doc_id, position, click,
+        optional session_id, relevance, feature_*).
+    test_df : DataFrame, optional
+        Evaluation log. Without it a seeded ``test_fraction`` of the queries of
+        ``train_df`` is held out (and not trained on).
+    theta : array-like
+        Propensity per position (``theta[k-1]`` for position ``k``), any scale.
+    learner : {"linear", "gbdt"}
+    clip, normalize
+        IPW weight clipping and SNIPS self-normalization (see the module doc).
+    seed : int
+        Seeds the split and the learners.
+    k, max_fpr, u
+        nDCG cut-off, partial AUC range (reported McClish-standardized) and
+        local AUC top fraction.
+    learner_options : dict, optional
+        Extra options of the learner (e.g. ``loss``, ``alpha``, ``max_iter``).
+    naive_model : fitted ranker, optional
+        Reuse an already fitted naive model (the severity sweep trains it once).
+    min_queries : int
+        Refuse when fewer test queries remain (0: no check). The page and the
+        ``rankers`` command pass :data:`MIN_TEST_QUERIES` (:func:`min_test_queries`).
+
+    Returns
+    -------
+    RankerComparison
+    """
+    if learner not in LEARNERS:
+        raise UlrError(f"learner must be one of {', '.join(LEARNERS)}, not {learner!r}.")
+    _require(train_df, ["query_id", "doc_id", "position", "click"], "training log")
+    if test_df is None:
+        train_df, test_df = split_queries(train_df, test_fraction=test_fraction, seed=seed)
+    _check_test_queries(int(test_df["query_id"].nunique()), min_queries)
+    theta = check_theta(theta, max_position=int(_positions(train_df).max()))
+    opts = dict(learner_options or {})
+    naive = naive_model or make_ranker(learner, seed=seed, **opts).fit(train_df)
+    ipw = make_ranker(learner, clip=clip, normalize=normalize, seed=seed, **opts).fit(
+        train_df, theta)
+    docs, estimated = held_out_documents(test_df, theta, clip=clip)
+    res_naive = evaluate_scores(docs, naive.score(docs), k=k, max_fpr=max_fpr, u=u)
+    res_ipw = evaluate_scores(docs, ipw.score(docs), k=k, max_fpr=max_fpr, u=u)
+    if estimated:
+        for res in (res_naive, res_ipw):
+            for m in ESTIMATE_UNDEFINED:
+                res.pop(m, None)
+    return RankerComparison(
+        naive=res_naive, ipw=res_ipw, estimated=estimated, learner=learner,
+        n_train_queries=int(train_df["query_id"].nunique()),
+        n_test_queries=int(docs["query_id"].nunique()),
+        n_test_documents=int(len(docs)),
+        n_train_clicks=int(_clicks(train_df).sum()),
+        n_train_rows=int(len(train_df)),
+        n_train_sessions=(int(train_df["session_id"].nunique())
+                          if "session_id" in train_df else None),
+        settings=dict(clip=clip, normalize=normalize, seed=seed, k=k, max_fpr=max_fpr, u=u,
+                      pauc="mcclish-standardized", theta=[float(t) for t in theta],
+                      learner_options=opts),
+    )

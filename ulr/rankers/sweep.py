@@ -1,0 +1,153 @@
+"""Severity sweep: IPW vs naive as position bias grows (Joachims et al. 2017, Figure 2)."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+from ulr import propensity
+from ulr.errors import UlrError
+from ulr.rankers.clicks import check_theta, propensity_theta
+from ulr.rankers.evaluate import split_queries, train_and_evaluate
+from ulr.rankers.learners import LEARNERS, make_ranker
+
+ProgressFn = Callable[[int, int, str], None]
+
+
+def propensity_estimator(method: str, *, seed: int = 0) -> Callable[[pd.DataFrame], np.ndarray]:
+    """``DataFrame -> theta`` with a propensity method, for :func:`severity_sweep`.
+
+    The frame is written to a temporary Parquet file and opened with
+    :func:`ulr.store.open_file`, so the estimator sees a validated log exactly
+    as the CLI would. An unknown ``method`` is refused here, before a sweep
+    spends time on simulating and training.
+    """
+    import os
+    import tempfile
+
+    from ulr import store
+    from ulr.simulate import write_log
+
+    if method not in propensity.METHODS:
+        raise UlrError(f"unknown propensity method {method!r}; choose one of "
+                       f"{', '.join(propensity.METHODS)}.")
+
+    def estimate(df: pd.DataFrame) -> np.ndarray:
+        with tempfile.TemporaryDirectory(prefix="ulr_sweep_") as tmp:
+            path = os.path.join(tmp, "train.parquet")
+            write_log(df.drop(columns=["true_theta"], errors="ignore"), path)
+            log = store.open_file(path)
+            return propensity_theta(log, method, seed=seed)
+
+    estimate.__name__ = f"estimate_{method}"
+    return estimate
+
+
+def _check_sweep(etas, runs, learner: str) -> list[float]:
+    """The checked eta values of :func:`severity_sweep` (its other options checked too)."""
+    etas = [float(e) for e in etas]
+    if not etas:
+        raise UlrError("Give at least one eta.")
+    if any(not np.isfinite(e) or e < 0 for e in etas):
+        raise UlrError("eta values must be finite numbers >= 0.")
+    if int(runs) < 1:
+        raise UlrError("runs must be at least 1.")
+    if learner not in LEARNERS:
+        raise UlrError(f"learner must be one of {', '.join(LEARNERS)}, not {learner!r}.")
+    return etas
+
+
+def severity_sweep(etas=(0.0, 0.5, 1.0, 1.5, 2.0), *, queries: int = 300,
+                   docs_per_query: int = 10, sessions: int = 20_000, runs: int = 1,
+                   learner: str = "linear", clip: float | None = None, normalize: bool = False,
+                   estimate_theta: Callable[[pd.DataFrame], np.ndarray] | None = None,
+                   estimator_name: str = "estimated", model: str = "pbm",
+                   features: int = 5, randomized_fraction: float = 0.1, seed: int = 0,
+                   learner_options: dict | None = None,
+                   progress: ProgressFn | None = None) -> pd.DataFrame:
+    """IPW vs naive as position bias grows: simulate, train, evaluate per eta.
+
+    For every ``eta`` (and run ``r``) a log is simulated with
+    ``theta_k = (1/k)^eta`` (seed ``seed + r``, the same for all etas, so runs
+    differ only by eta), 30% of its queries are held out, and the learner is
+    trained naively and with IPW using the true theta and, if
+    ``estimate_theta`` is given, with the theta it estimates from the training
+    clicks (a callable ``DataFrame -> theta``).
+
+    Returns
+    -------
+    DataFrame
+        Tidy: ``eta``, ``run``, ``ranker`` (``naive``, ``ipw (true theta)``,
+        ``ipw (estimated theta)``), ``metric``, ``value``; plus ``theta_error``
+        (mean absolute error of the relative theta used, 0 for the truth, NaN
+        for naive) and ``estimator``.
+    """
+    from ulr.simulate import simulate_clicks
+
+    etas = _check_sweep(etas, runs, learner)
+    tick = _counter(progress, len(etas) * int(runs) * (3 + (estimate_theta is not None)))
+    train = dict(learner=learner, clip=clip, normalize=normalize, seed=seed,
+                 learner_options=dict(learner_options or {}))
+    rows = []
+    for run in range(int(runs)):
+        for eta in etas:
+            sim = simulate_clicks(model=model, queries=queries, docs_per_query=docs_per_query,
+                                  sessions=sessions, eta=eta, features=features,
+                                  randomized_fraction=randomized_fraction, seed=seed + run)
+            tick(f"{_where(eta, run)}: simulated {len(sim.df):,} rows")
+            for ranker, res, err in _sweep_point(sim, eta, run, seed + run, train,
+                                                 estimate_theta, estimator_name, tick):
+                rows += [dict(eta=eta, run=run, ranker=ranker, metric=m, value=float(r.value),
+                              theta_error=err,
+                              estimator=estimator_name if "estimated" in ranker else None)
+                         for m, r in res.items()]
+    return pd.DataFrame(rows)
+
+
+def _counter(progress: ProgressFn | None, total: int) -> Callable[[str], None]:
+    """``tick(message)``: counts a finished step and reports it to ``progress``."""
+    done = 0
+
+    def tick(msg: str) -> None:
+        nonlocal done
+        done += 1
+        if progress is not None:
+            progress(done, total, msg)
+
+    return tick
+
+
+def _where(eta: float, run: int) -> str:
+    return f"eta={eta:g}, run {run + 1}"
+
+
+def _sweep_point(sim, eta: float, run: int, split_seed: int, train: dict, estimate_theta,
+                 estimator_name: str, tick) -> list[tuple[str, dict, float]]:
+    """Naive and IPW (true and, optionally, estimated theta) on one simulated log.
+
+    Returns ``(ranker, metrics, theta_error)`` triples; the naive model is fitted
+    once and shared by the IPW comparisons.
+    """
+    where = _where(eta, run)
+    train_df, test_df = split_queries(sim.df, seed=split_seed)
+    opts = train["learner_options"]
+    naive = make_ranker(train["learner"], seed=train["seed"], **opts).fit(train_df)
+    tick(f"{where}: trained naive")
+    comp = train_and_evaluate(train_df, test_df, sim.theta, naive_model=naive, **train)
+    tick(f"{where}: trained IPW with the true theta")
+    out = [("naive", comp.naive, np.nan), ("ipw (true theta)", comp.ipw, 0.0)]
+    if estimate_theta is None:
+        return out
+    k = sim.theta.size
+    try:
+        est = check_theta(estimate_theta(train_df), max_position=k)
+    except UlrError as exc:
+        raise UlrError(f"At eta={eta:g} (run {run + 1}), the {estimator_name} estimate of "
+                       f"theta is not usable: {exc}") from None
+    comp_est = train_and_evaluate(train_df, test_df, est, naive_model=naive, **train)
+    err = float(np.mean(np.abs(est[:k] / est[0] - sim.theta / sim.theta[0])))
+    out.append(("ipw (estimated theta)", comp_est.ipw, err))
+    tick(f"{where}: trained IPW with the {estimator_name} theta")
+    return out
