@@ -4,9 +4,10 @@ import math
 
 import numpy as np
 import pytest
+from scipy.special import xlogy
 
 from ulr.bandits.bounds import kl_bernoulli
-from ulr.bandits.envs import CascadeEnv
+from ulr.bandits.envs import CascadeEnv, kveton_env, linear_env
 from ulr.bandits.policies import (CascadeKLUCB, CascadeLinTS, CascadeLinUCB, CascadeTS,
                                   CascadeUCB1, RankedTS, RankedUCB1, cascade_feedback,
                                   klucb_index, klucb_rate, make_policy,
@@ -365,8 +366,64 @@ def test_select_among_candidates_and_factory_errors():
     assert make_policy("cascade-lints", n_items=5, k=2).d == 5   # one-hot fallback
 
 
-def _recorded_lists(env, steps, runs, seed, prune):
-    from ulr.bandits.simulate import BanditRuns
+# ----------------------------------------------------------------------------- CascadeKL-UCB lists
+def frozen_klucb_index(p, n, rate, tol=1e-10, max_iter=50):
+    """The vectorized KL-UCB solver of the first CascadeKL-UCB, frozen here as the reference.
+
+    Newton's method in ``y = -log(1 - q)`` from the closed-form upper bound, stopped
+    when no index moves by more than ``tol``; unobserved items and ``p = 1`` get 1.
+    """
+    p, n = np.broadcast_arrays(np.asarray(p, float), np.asarray(n, float))
+    out = np.ones(p.shape)
+    todo = (n > 0) & (p < 1.0)
+    p, n = p[todo], n[todo]
+    r = rate / n
+    q = np.minimum(p + np.sqrt(0.5 * r), p + r + np.sqrt(r * r + 2.0 * p * r))
+    q = np.minimum(q, 1.0 - 1e-15)
+    y = -np.log1p(-q)
+    h = xlogy(p, p) + xlogy(1.0 - p, 1.0 - p)
+    for _ in range(max_iter):
+        g = h - p * np.log(q) + (1.0 - p) * y - r
+        y -= g * q / np.maximum(q - p, 1e-300)
+        q_new = -np.expm1(-y)
+        done = q.size == 0 or np.max(np.abs(q_new - q)) <= tol
+        q = q_new
+        if done:
+            break
+    out[todo] = q
+    return out
+
+
+def reference_klucb_lists(w, k, runs, steps, seed):
+    """CascadeKL-UCB the slow, obvious way, on the random streams of ``BanditRuns``.
+
+    Every step solves the index of every item (``rate = log t + 3 log log t``,
+    0 for ``t < 3`` where the index is the mean) and shows the ``k`` largest by a
+    stable sort, so tied indices go to the lower item index.
+    """
+    n_items = len(w)
+    env_rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(2)[0])
+    init = env_rng.random((runs, n_items)) < w
+    u = env_rng.random((steps, runs, k))
+    pulls, wins = np.ones((runs, n_items)), init.astype(float)
+    lists = np.empty((steps, runs, k), dtype=int)
+    for i in range(steps):
+        t = i + 1
+        rate = 0.0 if t < 3 else math.log(t) + 3 * math.log(math.log(t))
+        for r in range(runs):
+            mean = wins[r] / pulls[r]
+            index = mean if rate <= 0 else frozen_klucb_index(mean, pulls[r], rate)
+            chosen = np.argsort(-index, kind="stable")[:k]
+            lists[i, r] = chosen
+            for j, e in enumerate(chosen):
+                pulls[r, e] += 1
+                if u[i, r, j] < w[e]:
+                    wins[r, e] += 1
+                    break
+    return lists
+
+
+def _recorded_lists(env, steps, runs, seed, prune=True):
     sim = BanditRuns("cascade-klucb", env, steps, runs=runs, seed=seed)
     sim.policy.prune = prune
     lists = []
@@ -376,14 +433,40 @@ def _recorded_lists(env, steps, runs, seed, prune):
     return np.array(lists), sim
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2, 3])
-@pytest.mark.parametrize("env_name, runs", [("kveton", 1), ("linear", 1), ("linear", 3)])
-def test_pruned_klucb_chooses_the_same_lists_as_the_full_computation(seed, env_name, runs):
-    from ulr.bandits.envs import kveton_env, linear_env
-    env = (kveton_env(items=400, k=4, p=0.2, delta=0.1) if env_name == "kveton"
-           else linear_env(items=400, k=4, features=5, seed=seed))
-    full, _ = _recorded_lists(env, 1500, runs, seed, prune=False)
-    pruned, sim = _recorded_lists(env, 1500, runs, seed, prune=True)
-    np.testing.assert_array_equal(pruned, full)
-    # the pruning did prune: most steps solved far fewer than all items
-    assert np.median(sim.policy.pruned_sizes) < 400
+def _tie_env(items, k, seed):
+    """Attractions 0, 1 and a few repeated values: many exactly tied indices,
+    items that are always clicked (index 1 forever) and never clicked."""
+    w = np.random.default_rng(seed).choice([0.0, 1.0, 0.05, 0.05, 0.2, 0.2, 0.2], size=items)
+    return CascadeEnv("custom", w, k)
+
+
+KLUCB_CASES = {  # name: (env factory, runs, steps)
+    "kveton-400": (lambda s: kveton_env(items=400, k=4, p=0.2, delta=0.1, seed=s), 1, 1500),
+    "linear-400": (lambda s: linear_env(items=400, k=4, features=5, seed=s), 1, 1500),
+    "linear-400-3runs": (lambda s: linear_env(items=400, k=4, features=5, seed=s), 3, 800),
+    "ties-60": (lambda s: _tie_env(60, 3, s), 2, 1500),
+    "k1-30": (lambda s: linear_env(items=30, k=1, features=4, seed=s), 1, 2000),
+    "k-equals-l": (lambda s: CascadeEnv("custom", [0.3, 0.1, 0.3, 0.0, 1.0], 5), 1, 300),
+    "small-long": (lambda s: kveton_env(items=8, k=3, p=0.3, delta=0.05, seed=s), 2, 2500),
+}
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("case", sorted(KLUCB_CASES))
+def test_klucb_lists_equal_the_full_reference(case, seed):
+    make_env, runs, steps = KLUCB_CASES[case]
+    env = make_env(seed)
+    ref = reference_klucb_lists(env.w, env.k, runs, steps, seed)
+    got, _ = _recorded_lists(env, steps, runs, seed)
+    np.testing.assert_array_equal(got, ref)
+
+
+def test_klucb_lists_equal_the_reference_at_the_benchmark_shape():
+    """L = 3000, K = 4 as in benchmarks/bench_bandits.py (fewer steps), and the
+    unpruned library path (``prune=False``) on the same run."""
+    env = linear_env(items=3000, k=4, features=10, seed=0)
+    ref = reference_klucb_lists(env.w, env.k, 1, 2500, 7)
+    got, _ = _recorded_lists(env, 2500, 1, 7)
+    np.testing.assert_array_equal(got, ref)
+    full, _ = _recorded_lists(env, 400, 1, 7, prune=False)
+    np.testing.assert_array_equal(full, ref[:400])
