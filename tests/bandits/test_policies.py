@@ -39,6 +39,10 @@ def test_cascade_feedback_matches_per_step_reference(p, k):
     np.testing.assert_array_equal(obs, ref_obs)
     np.testing.assert_array_equal(clk, ref_clk)
     assert (clk.sum(1) <= 1).all()
+    for i in range(20):   # one run at a time: the plain-Python path
+        one_obs, one_clk = cascade_feedback(att[i:i + 1])
+        np.testing.assert_array_equal(one_obs, ref_obs[i:i + 1])
+        np.testing.assert_array_equal(one_clk, ref_clk[i:i + 1])
 
 
 # ----------------------------------------------------------------------------- top-k
@@ -470,3 +474,44 @@ def test_klucb_lists_equal_the_reference_at_the_benchmark_shape():
     np.testing.assert_array_equal(got, ref)
     full, _ = _recorded_lists(env, 400, 1, 7, prune=False)
     np.testing.assert_array_equal(full, ref[:400])
+
+
+def test_klucb_bounds_the_pruning_rests_on():
+    """The index is increasing and concave in the rate (tangent above, last value below),
+    and U(w, n + 1) <= U(w, n): the facts that let a pair keep old bounds (slow bisection)."""
+    from ulr.bandits.policies import _klucb_slope, klucb_index_one
+    for w, n in [(0, 1), (0, 7), (1, 2), (3, 10), (9, 10), (40, 900), (1, 5000)]:
+        p = w / n
+        for rate0, rate in [(1.0, 1.2), (3.0, 9.0), (8.0, 8.01), (12.0, 16.0)]:
+            q0 = klucb_index_one(p, n, rate0)
+            truth = slow_klucb(p, n, rate)
+            assert q0 <= truth + 1e-12
+            assert truth <= q0 + (rate - rate0) * _klucb_slope(q0, p, n) + 1e-12
+            assert slow_klucb(w / (n + 1), n + 1, rate) <= truth + 1e-15
+
+
+def test_pruned_klucb_solves_few_indices(monkeypatch):
+    """Every index solve is counted (vectorized and scalar): the pruned run must solve
+    far fewer than L per step, the unpruned one all L."""
+    import ulr.bandits.policies as pol
+    solved = [0]
+
+    def counting_index(p_hat, n, rate, **kw):
+        solved[0] += np.size(n)
+        return klucb_index(p_hat, n, rate, **kw)
+
+    def counting_one(*a, **kw):
+        solved[0] += 1
+        return one(*a, **kw)
+
+    one = pol.klucb_index_one
+    monkeypatch.setattr(pol, "klucb_index", counting_index)
+    monkeypatch.setattr(pol, "klucb_index_one", counting_one)
+    env = linear_env(items=400, k=4, features=5, seed=0)
+    for prune, most in ((True, 0.05 * 400), (False, 400)):
+        solved[0] = 0
+        _, sim = _recorded_lists(env, 1500, 1, 0, prune=prune)
+        per_step = solved[0] / 1500
+        assert per_step <= most
+        if not prune:
+            assert per_step >= 0.99 * 400   # every item from t = 3 on
