@@ -631,9 +631,12 @@ class _KLUCBGroups:
             else:
                 lo, hi = hit[1], min(-neg, hit[1] + (rate - hit[0]) * hit[2])
             cands.append([lo, hi, members, pair])
-            total += len(members)
-            if total >= need:
-                limit = (lo if len(cands) == 1 else _kth_lower(cands, need)) - _TIE
+            if total < need:
+                total += len(members)
+                if total >= need:
+                    limit = (lo if len(cands) == 1 else _kth_lower(cands, need)) - _TIE
+            elif lo > limit + _TIE:   # only a lower bound above tau can raise it
+                limit = _kth_lower(cands, need) - _TIE
         rel = cands if len(cands) == 1 else [c for c in cands if c[1] >= limit]
         if len(rel) == 1:
             out = rel[0][2][:need]
@@ -851,7 +854,7 @@ class CascadeKLUCB(_CountingPolicy):
         # one run: the few observed items in plain floats, counts from the groups
         move, (pulls, wins, mean, isq) = groups[0].move, self._stat_rows
         sqrt = math.sqrt
-        for e, o, c in zip(lists[0].tolist(), observed[0].tolist(), clicks[0].tolist()):
+        for e, o, c in zip(lists.tolist()[0], observed.tolist()[0], clicks.tolist()[0]):
             if o:
                 w, n = move(e, c)
                 pulls[e], wins[e], mean[e], isq[e] = n, w, w / n, 1.0 / sqrt(n)
