@@ -515,3 +515,15 @@ def test_pruned_klucb_solves_few_indices(monkeypatch):
         assert per_step <= most
         if not prune:
             assert per_step >= 0.99 * 400   # every item from t = 3 on
+
+
+@pytest.mark.parametrize("runs", [1, 2])
+def test_pruned_klucb_keeps_the_per_item_statistics(runs):
+    """The pruned path updates pulls, wins, mean and 1/sqrt(pulls) itself (one run)
+    or through the base class (several): both must equal the unpruned run's."""
+    env = kveton_env(items=50, k=3, p=0.3, delta=0.1, seed=1)
+    _, pruned = _recorded_lists(env, 600, runs, 4, prune=True)
+    _, full = _recorded_lists(env, 600, runs, 4, prune=False)
+    for name in ("pulls", "wins", "mean", "_isq"):
+        np.testing.assert_array_equal(getattr(pruned.policy, name), getattr(full.policy, name))
+    np.testing.assert_array_equal(pruned.policy._isq, 1.0 / np.sqrt(full.policy.pulls))
