@@ -4,9 +4,10 @@ import math
 
 import numpy as np
 import pytest
+from scipy.special import xlogy
 
 from ulr.bandits.bounds import kl_bernoulli
-from ulr.bandits.envs import CascadeEnv
+from ulr.bandits.envs import CascadeEnv, kveton_env, linear_env
 from ulr.bandits.policies import (CascadeKLUCB, CascadeLinTS, CascadeLinUCB, CascadeTS,
                                   CascadeUCB1, RankedTS, RankedUCB1, cascade_feedback,
                                   klucb_index, klucb_rate, make_policy,
@@ -38,6 +39,10 @@ def test_cascade_feedback_matches_per_step_reference(p, k):
     np.testing.assert_array_equal(obs, ref_obs)
     np.testing.assert_array_equal(clk, ref_clk)
     assert (clk.sum(1) <= 1).all()
+    for i in range(20):   # one run at a time: the plain-Python path
+        one_obs, one_clk = cascade_feedback(att[i:i + 1])
+        np.testing.assert_array_equal(one_obs, ref_obs[i:i + 1])
+        np.testing.assert_array_equal(one_clk, ref_clk[i:i + 1])
 
 
 # ----------------------------------------------------------------------------- top-k
@@ -365,8 +370,64 @@ def test_select_among_candidates_and_factory_errors():
     assert make_policy("cascade-lints", n_items=5, k=2).d == 5   # one-hot fallback
 
 
-def _recorded_lists(env, steps, runs, seed, prune):
-    from ulr.bandits.simulate import BanditRuns
+# ----------------------------------------------------------------------------- CascadeKL-UCB lists
+def frozen_klucb_index(p, n, rate, tol=1e-10, max_iter=50):
+    """The vectorized KL-UCB solver of the first CascadeKL-UCB, frozen here as the reference.
+
+    Newton's method in ``y = -log(1 - q)`` from the closed-form upper bound, stopped
+    when no index moves by more than ``tol``; unobserved items and ``p = 1`` get 1.
+    """
+    p, n = np.broadcast_arrays(np.asarray(p, float), np.asarray(n, float))
+    out = np.ones(p.shape)
+    todo = (n > 0) & (p < 1.0)
+    p, n = p[todo], n[todo]
+    r = rate / n
+    q = np.minimum(p + np.sqrt(0.5 * r), p + r + np.sqrt(r * r + 2.0 * p * r))
+    q = np.minimum(q, 1.0 - 1e-15)
+    y = -np.log1p(-q)
+    h = xlogy(p, p) + xlogy(1.0 - p, 1.0 - p)
+    for _ in range(max_iter):
+        g = h - p * np.log(q) + (1.0 - p) * y - r
+        y -= g * q / np.maximum(q - p, 1e-300)
+        q_new = -np.expm1(-y)
+        done = q.size == 0 or np.max(np.abs(q_new - q)) <= tol
+        q = q_new
+        if done:
+            break
+    out[todo] = q
+    return out
+
+
+def reference_klucb_lists(w, k, runs, steps, seed):
+    """CascadeKL-UCB the slow, obvious way, on the random streams of ``BanditRuns``.
+
+    Every step solves the index of every item (``rate = log t + 3 log log t``,
+    0 for ``t < 3`` where the index is the mean) and shows the ``k`` largest by a
+    stable sort, so tied indices go to the lower item index.
+    """
+    n_items = len(w)
+    env_rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(2)[0])
+    init = env_rng.random((runs, n_items)) < w
+    u = env_rng.random((steps, runs, k))
+    pulls, wins = np.ones((runs, n_items)), init.astype(float)
+    lists = np.empty((steps, runs, k), dtype=int)
+    for i in range(steps):
+        t = i + 1
+        rate = 0.0 if t < 3 else math.log(t) + 3 * math.log(math.log(t))
+        for r in range(runs):
+            mean = wins[r] / pulls[r]
+            index = mean if rate <= 0 else frozen_klucb_index(mean, pulls[r], rate)
+            chosen = np.argsort(-index, kind="stable")[:k]
+            lists[i, r] = chosen
+            for j, e in enumerate(chosen):
+                pulls[r, e] += 1
+                if u[i, r, j] < w[e]:
+                    wins[r, e] += 1
+                    break
+    return lists
+
+
+def _recorded_lists(env, steps, runs, seed, prune=True):
     sim = BanditRuns("cascade-klucb", env, steps, runs=runs, seed=seed)
     sim.policy.prune = prune
     lists = []
@@ -376,14 +437,93 @@ def _recorded_lists(env, steps, runs, seed, prune):
     return np.array(lists), sim
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2, 3])
-@pytest.mark.parametrize("env_name, runs", [("kveton", 1), ("linear", 1), ("linear", 3)])
-def test_pruned_klucb_chooses_the_same_lists_as_the_full_computation(seed, env_name, runs):
-    from ulr.bandits.envs import kveton_env, linear_env
-    env = (kveton_env(items=400, k=4, p=0.2, delta=0.1) if env_name == "kveton"
-           else linear_env(items=400, k=4, features=5, seed=seed))
-    full, _ = _recorded_lists(env, 1500, runs, seed, prune=False)
-    pruned, sim = _recorded_lists(env, 1500, runs, seed, prune=True)
-    np.testing.assert_array_equal(pruned, full)
-    # the pruning did prune: most steps solved far fewer than all items
-    assert np.median(sim.policy.pruned_sizes) < 400
+def _tie_env(items, k, seed):
+    """Attractions 0, 1 and a few repeated values: many exactly tied indices,
+    items that are always clicked (index 1 forever) and never clicked."""
+    w = np.random.default_rng(seed).choice([0.0, 1.0, 0.05, 0.05, 0.2, 0.2, 0.2], size=items)
+    return CascadeEnv("custom", w, k)
+
+
+KLUCB_CASES = {  # name: (env factory, runs, steps)
+    "kveton-400": (lambda s: kveton_env(items=400, k=4, p=0.2, delta=0.1, seed=s), 1, 1500),
+    "linear-400": (lambda s: linear_env(items=400, k=4, features=5, seed=s), 1, 1500),
+    "linear-400-3runs": (lambda s: linear_env(items=400, k=4, features=5, seed=s), 3, 800),
+    "ties-60": (lambda s: _tie_env(60, 3, s), 2, 1500),
+    "k1-30": (lambda s: linear_env(items=30, k=1, features=4, seed=s), 1, 2000),
+    "k-equals-l": (lambda s: CascadeEnv("custom", [0.3, 0.1, 0.3, 0.0, 1.0], 5), 1, 300),
+    "small-long": (lambda s: kveton_env(items=8, k=3, p=0.3, delta=0.05, seed=s), 2, 2500),
+}
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("case", sorted(KLUCB_CASES))
+def test_klucb_lists_equal_the_full_reference(case, seed):
+    make_env, runs, steps = KLUCB_CASES[case]
+    env = make_env(seed)
+    ref = reference_klucb_lists(env.w, env.k, runs, steps, seed)
+    got, _ = _recorded_lists(env, steps, runs, seed)
+    np.testing.assert_array_equal(got, ref)
+
+
+def test_klucb_lists_equal_the_reference_at_the_benchmark_shape():
+    """L = 3000, K = 4 as in benchmarks/bench_bandits.py (fewer steps), and the
+    unpruned library path (``prune=False``) on the same run."""
+    env = linear_env(items=3000, k=4, features=10, seed=0)
+    ref = reference_klucb_lists(env.w, env.k, 1, 2500, 7)
+    got, _ = _recorded_lists(env, 2500, 1, 7)
+    np.testing.assert_array_equal(got, ref)
+    full, _ = _recorded_lists(env, 400, 1, 7, prune=False)
+    np.testing.assert_array_equal(full, ref[:400])
+
+
+def test_klucb_bounds_the_pruning_rests_on():
+    """The index is increasing and concave in the rate (tangent above, last value below),
+    and U(w, n + 1) <= U(w, n): the facts that let a pair keep old bounds (slow bisection)."""
+    from ulr.bandits.policies import _klucb_slope, klucb_index_one
+    for w, n in [(0, 1), (0, 7), (1, 2), (3, 10), (9, 10), (40, 900), (1, 5000)]:
+        p = w / n
+        for rate0, rate in [(1.0, 1.2), (3.0, 9.0), (8.0, 8.01), (12.0, 16.0)]:
+            q0 = klucb_index_one(p, n, rate0)
+            truth = slow_klucb(p, n, rate)
+            assert q0 <= truth + 1e-12
+            assert truth <= q0 + (rate - rate0) * _klucb_slope(q0, p, n) + 1e-12
+            assert slow_klucb(w / (n + 1), n + 1, rate) <= truth + 1e-15
+
+
+def test_pruned_klucb_solves_few_indices(monkeypatch):
+    """Every index solve is counted (vectorized and scalar): the pruned run must solve
+    far fewer than L per step, the unpruned one all L."""
+    import ulr.bandits.policies as pol
+    solved = [0]
+
+    def counting_index(p_hat, n, rate, **kw):
+        solved[0] += np.size(n)
+        return klucb_index(p_hat, n, rate, **kw)
+
+    def counting_one(*a, **kw):
+        solved[0] += 1
+        return one(*a, **kw)
+
+    one = pol.klucb_index_one
+    monkeypatch.setattr(pol, "klucb_index", counting_index)
+    monkeypatch.setattr(pol, "klucb_index_one", counting_one)
+    env = linear_env(items=400, k=4, features=5, seed=0)
+    for prune, most in ((True, 0.05 * 400), (False, 400)):
+        solved[0] = 0
+        _, sim = _recorded_lists(env, 1500, 1, 0, prune=prune)
+        per_step = solved[0] / 1500
+        assert per_step <= most
+        if not prune:
+            assert per_step >= 0.99 * 400   # every item from t = 3 on
+
+
+@pytest.mark.parametrize("runs", [1, 2])
+def test_pruned_klucb_keeps_the_per_item_statistics(runs):
+    """The pruned path updates pulls, wins, mean and 1/sqrt(pulls) itself (one run)
+    or through the base class (several): both must equal the unpruned run's."""
+    env = kveton_env(items=50, k=3, p=0.3, delta=0.1, seed=1)
+    _, pruned = _recorded_lists(env, 600, runs, 4, prune=True)
+    _, full = _recorded_lists(env, 600, runs, 4, prune=False)
+    for name in ("pulls", "wins", "mean", "_isq"):
+        np.testing.assert_array_equal(getattr(pruned.policy, name), getattr(full.policy, name))
+    np.testing.assert_array_equal(pruned.policy._isq, 1.0 / np.sqrt(full.policy.pulls))

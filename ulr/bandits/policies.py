@@ -44,6 +44,8 @@ Algorithms
 
 from __future__ import annotations
 
+import bisect
+import heapq
 import math
 
 import numpy as np
@@ -124,14 +126,17 @@ _FEEDBACK: dict = {}
 
 
 def _feedback_tables(k: int):
-    """Observed / clicked masks for each click position 0..k-1 and k (no click)."""
+    """Observed / clicked masks for each click position 0..k-1 and k (no click),
+    and the same as one-row (1, K) views per position."""
     tables = _FEEDBACK.get(k)
     if tables is None:
         c = np.arange(k + 1)[:, None]
         pos = np.arange(k)[None, :]
-        tables = _FEEDBACK[k] = (pos <= c, pos == c)
-        for a in tables:
+        obs, click = pos <= c, pos == c
+        for a in (obs, click):
             a.setflags(write=False)
+        rows = tuple((obs[j:j + 1], click[j:j + 1]) for j in range(k + 1))
+        tables = _FEEDBACK[k] = (obs, click, rows)
     return tables
 
 
@@ -157,11 +162,10 @@ def cascade_feedback(attracted: np.ndarray):
         Both are looked up in per-``K`` tables: treat them as read-only.
     """
     r, k = attracted.shape
-    obs_table, click_table = _feedback_tables(k)
-    if r == 1:
-        row = attracted[0]
-        c = int(row.argmax()) if row.any() else k
-        return obs_table[c:c + 1], click_table[c:c + 1]
+    obs_table, click_table, one_row = _feedback_tables(k)
+    if r == 1:   # a list of K booleans: cheaper in plain Python than two reductions
+        row = attracted[0].tolist()
+        return one_row[row.index(True) if True in row else k]
     c = np.where(attracted.any(axis=1), attracted.argmax(axis=1), k)
     return obs_table[c], click_table[c]
 
@@ -470,36 +474,347 @@ def klucb_start_one(p: float, n: float, rate: float) -> float:
     return min(q, 1.0)
 
 
+_TIE = 1e-12  # bounds closer than this may differ by rounding only: treated as overlapping
+
+
+def _klucb_slope(q: float, p: float, n: float) -> float:
+    """``dU/d rate`` of the KL-UCB index ``U = q``: ``q (1 - q) / (n (q - p))``.
+
+    The index is the inverse of ``q -> n KL(p, q)``, whose derivative is
+    ``n (q - p) / (q (1 - q))``.
+    """
+    return q * (1.0 - q) / (n * max(q - p, 1e-300))
+
+
+class _KLUCBGroups:
+    """One run of CascadeKL-UCB with its items grouped by their ``(wins, pulls)`` pair.
+
+    Parameters
+    ----------
+    wins, pulls : list of int
+        Clicks and observations of every item (``L`` each); the lists are
+        owned and updated by :meth:`move`.
+
+    Attributes
+    ----------
+    ones : list of int
+        Items whose index is exactly 1 (``w_hat = 1`` or never observed), in
+        ascending id order: they lead every list.
+    groups : dict
+        ``(wins, pulls) -> ascending item ids`` of the other items.
+    ub : dict
+        ``pair -> float``: an upper bound of the pair's index for every rate up
+        to ``rate_end``, the rate at the end of the current time window.
+    heap : list
+        A max-heap (negated keys) with one entry ``(-ub[pair], pair)`` per pair
+        in ``ub``; a pair whose group empties keeps its entry until it surfaces.
+    memo : dict
+        ``pair -> (rate0, index0, slope0)``: its last exact solve and
+        ``dU/d rate`` there (:func:`_klucb_slope`).
+    solves, refresh_solves : int
+        Exact solves in :meth:`select` and in :meth:`refresh` (diagnostics).
+
+    Notes
+    -----
+    Why the lists equal the full computation (every index solved, stable top
+    ``K``):
+
+    1. The index ``U(w/n, n, rate)`` depends on an item only through its pair,
+       so all items of a group are tied, and the full computation orders a tie
+       by item id: a group contributes its members in id order.
+    2. ``U`` is increasing and concave in the rate: it is the inverse of
+       ``q -> n KL(p, q)``, increasing and convex on ``[p, 1)``. So for every
+       ``rate >= rate0`` (the rate grows with ``t``)
+
+           index0 <= U(rate) <= index0 + (rate - rate0) * slope0,
+
+       and the tangent at the window start, taken to ``rate_end``, bounds the
+       index for the whole window (``ub``).
+    3. A new pair reached without a click, ``(w, n + 1)`` from ``(w, n)``, has
+       a lower mean and more observations, so ``U(w, n + 1) <= U(w, n)``: it
+       inherits its parent's bound. Otherwise its bound is the tangent of its
+       last solve or the closed form :func:`klucb_start_one` at ``rate_end``.
+    4. :meth:`select` takes pairs off the heap, best bound first, until the next
+       bound is below ``tau``, the ``need``-th largest lower bound among the
+       items taken off: at least ``need`` items have an index >= ``tau``, so no
+       pair left on the heap can enter the list. Among the pairs taken, two
+       whose intervals are disjoint are ordered without solving; overlapping
+       ones are solved exactly (:meth:`_order`).
+
+    Bounds within ``_TIE`` (1e-12) of each other count as overlapping, so
+    rounding in the bounds (a few ulps) cannot order two pairs wrongly; exactly
+    solved pairs are ordered by their value, and exactly equal values merge
+    into one tie ordered by id.
+    """
+
+    def __init__(self, wins: list, pulls: list):
+        self.wins, self.pulls = wins, pulls
+        self.ones: list[int] = []           # index exactly 1, ascending ids
+        self.groups: dict = {}              # (wins, pulls) -> ascending ids
+        for e, (w, n) in enumerate(zip(wins, pulls)):
+            if w == n:
+                self.ones.append(e)
+            else:
+                self.groups.setdefault((w, n), []).append(e)
+        self.memo: dict = {}
+        self.ub: dict = {}
+        self.heap: list | None = None       # built by refresh()
+        self.rate_end = 0.0
+        self.solves = 0                     # exact solves in select (diagnostics)
+        self.refresh_solves = 0             # pairs solved by refresh (diagnostics)
+
+    def refresh(self, rate: float, rate_end: float) -> None:
+        """Start a time window: solve every nonempty pair at ``rate`` (one
+        vectorized :func:`klucb_index`), bound it up to ``rate_end`` by its
+        tangent, and rebuild the heap (dropping the entries of empty pairs)."""
+        self.rate_end = rate_end
+        pairs = list(self.groups)
+        self.ub = {}
+        self.refresh_solves += len(pairs)
+        if pairs:
+            n = np.array([pr[1] for pr in pairs], dtype=np.float64)
+            p = np.array([pr[0] for pr in pairs], dtype=np.float64) / n
+            q = klucb_index(p, n, rate)
+            s = q * (1.0 - q) / (n * np.maximum(q - p, 1e-300))
+            bound = np.minimum(q + (rate_end - rate) * s, 1.0)
+            self.memo.update(zip(pairs, zip([rate] * len(pairs), q.tolist(), s.tolist())))
+            self.ub = dict(zip(pairs, bound.tolist()))
+        self.heap = [(-b, pr) for pr, b in self.ub.items()]
+        heapq.heapify(self.heap)
+
+    def select(self, rate: float, k: int) -> list:
+        """The ``k`` items of largest index at ``rate``, best first, ties to lower ids.
+
+        After the ``ones``, ``need`` more items come from the groups. Pairs
+        leave the heap, best bound first, until the next bound is below
+        ``tau``, the ``need``-th largest lower bound of the items taken out: no
+        pair left can reach the top ``need`` (Notes of the class, item 4).
+        Candidate ``[lo, hi, members, pair]`` holds bounds of the pair's index
+        at ``rate`` (``lo = hi`` once solved at this rate); the popped pairs go
+        back on the heap with their (possibly tightened) bounds.
+
+        Parameters
+        ----------
+        rate : float
+            ``log t + 3 log log t``, no larger than ``rate_end`` and no smaller
+            than the rate of the last :meth:`refresh`.
+        k : int
+            List length.
+
+        Returns
+        -------
+        list of int
+            ``k`` item ids, best first.
+        """
+        ones = self.ones
+        if len(ones) >= k:
+            return ones[:k]
+        need = k - len(ones)
+        heap, ub, groups, memo = self.heap, self.ub, self.groups, self.memo
+        pop = heapq.heappop
+        cands = []
+        total, limit = 0, -math.inf   # limit = tau - _TIE
+        while heap:
+            neg, pair = heap[0]
+            if -neg < limit:
+                break
+            pop(heap)
+            members = groups.get(pair)
+            if members is None:          # emptied since it was bounded
+                del ub[pair]
+                continue
+            hit = memo.get(pair)
+            if hit is None or hit[0] > rate:
+                lo, hi = pair[0] / pair[1], -neg
+            elif hit[0] == rate:
+                lo = hi = hit[1]
+            else:
+                lo, hi = hit[1], min(-neg, hit[1] + (rate - hit[0]) * hit[2])
+            cands.append([lo, hi, members, pair])
+            if total < need:
+                total += len(members)
+                if total >= need:
+                    limit = (lo if len(cands) == 1 else _kth_lower(cands, need)) - _TIE
+            elif lo > limit + _TIE:   # only a lower bound above tau can raise it
+                limit = _kth_lower(cands, need) - _TIE
+        rel = cands if len(cands) == 1 else [c for c in cands if c[1] >= limit]
+        if len(rel) == 1:
+            out = rel[0][2][:need]
+        elif len(rel) == 2 and _separated(rel):   # the usual case: no solve needed
+            a, b = rel if rel[0][0] > rel[1][0] else rel[::-1]
+            out = a[2][:need]
+            if len(out) < need:
+                out += b[2][:need - len(out)]
+        else:
+            out = self._order(rel, need, rate)
+        for c in cands:
+            heapq.heappush(heap, (-ub[c[3]], c[3]))
+        return ones + out
+
+    def _order(self, rel: list, need: int, rate: float) -> list:
+        """The top ``need`` items of the candidates, solving only pairs whose intervals
+        overlap another's (after which two exact equal values are a tie)."""
+        while True:
+            rel.sort(key=_lower_of, reverse=True)
+            todo = [c for c in _overlapping(rel) if c[0] != c[1]]
+            if not todo:
+                break
+            for c in todo:
+                c[0] = c[1] = self._solve(c[3], rate)
+            tau = _kth_lower(rel, need)
+            rel = [c for c in rel if c[1] >= tau - _TIE]
+        out: list = []
+        i = 0
+        while len(out) < need:   # rel is in index order; exact equal values are merged
+            j = i + 1
+            while j < len(rel) and rel[j][0] == rel[j][1] == rel[i][0] == rel[i][1]:
+                j += 1
+            if j == i + 1:
+                out += rel[i][2][:need - len(out)]
+            else:
+                tied = sorted(e for c in rel[i:j] for e in c[2][:need - len(out)])
+                out += tied[:need - len(out)]
+            i = j
+        return out
+
+    def _solve(self, pair, rate: float) -> float:
+        """Exact index of ``pair`` at ``rate``, warm-started from its last solve."""
+        w, n = pair
+        p = w / n
+        hit = self.memo.get(pair)
+        q = klucb_index_one(p, n, rate, start=None if hit is None or hit[0] > rate else hit[1])
+        s = _klucb_slope(q, p, n)
+        self.memo[pair] = (rate, q, s)
+        bound = q + (self.rate_end - rate) * s
+        if bound < self.ub[pair]:
+            self.ub[pair] = bound
+        self.solves += 1
+        return q
+
+    def move(self, e: int, click: int) -> tuple:
+        """Item ``e`` was observed (``click`` 0 or 1): move it to its new pair.
+
+        Returns its new ``(wins, pulls)``.
+        """
+        w, n = self.wins[e], self.pulls[e]
+        w2, n2 = w + click, n + 1
+        self.wins[e], self.pulls[e] = w2, n2
+        groups = self.groups
+        if w == n:
+            old = self.ones
+        else:
+            old = groups[(w, n)]
+        del old[bisect.bisect_left(old, e)]
+        if not old and w != n:
+            del groups[(w, n)]
+        pair = (w2, n2)
+        if w2 == n2:
+            bisect.insort(self.ones, e)
+            return pair
+        dest = groups.get(pair)
+        if dest is not None:
+            bisect.insort(dest, e)
+            return pair
+        groups[pair] = [e]
+        if self.heap is not None and pair not in self.ub:
+            # U(w, n + 1) <= U(w, n): a pair without a click inherits the old bound
+            bound = self._new_bound(pair, None if click or w == n else self.ub.get((w, n)))
+            self.ub[pair] = bound
+            heapq.heappush(self.heap, (-bound, pair))
+        return pair
+
+    def _new_bound(self, pair, parent: float | None) -> float:
+        """An upper bound of a new pair's index up to ``rate_end``."""
+        hit = self.memo.get(pair)
+        bound = 1.0 if parent is None else parent
+        if hit is not None:
+            bound = min(bound, hit[1] + max(self.rate_end - hit[0], 0.0) * hit[2])
+        elif parent is None:
+            bound = klucb_start_one(pair[0] / pair[1], pair[1], self.rate_end)
+        return min(bound, 1.0)
+
+
+def _lower_of(c: list) -> float:
+    return c[0]
+
+
+def _kth_lower(cands: list, need: int) -> float:
+    """The ``need``-th largest lower bound over the candidates' items (-inf if fewer)."""
+    acc = 0
+    for c in sorted(cands, key=_lower_of, reverse=True):
+        acc += len(c[2])
+        if acc >= need:
+            return c[0]
+    return -math.inf
+
+
+def _separated(two: list) -> bool:
+    """Whether two candidates' intervals are apart (so their order is known)."""
+    (lo_a, hi_a, *_), (lo_b, hi_b, *_) = two
+    return hi_b < lo_a - _TIE or hi_a < lo_b - _TIE
+
+
+def _overlapping(rel: list) -> list:
+    """Candidates (sorted by lower bound, descending) whose interval meets another's."""
+    hit = [False] * len(rel)
+    for i in range(len(rel) - 1):
+        lo = rel[i][0] - _TIE
+        for j in range(i + 1, len(rel)):
+            if rel[j][1] >= lo:
+                hit[i] = hit[j] = True
+    return [c for c, h in zip(rel, hit) if h]
+
+
 class CascadeKLUCB(_CountingPolicy):
     """CascadeKL-UCB (Kveton et al. 2015).
 
-    ``U_t(e) = max{q in [w_hat(e), 1] : T(e) KL(w_hat(e), q) <= log t + 3 log log t}``.
+    ``U_t(e) = max{q in [w_hat(e), 1] : T(e) KL(w_hat(e), q) <= log t + 3 log log t}``,
+    the ``K`` largest indices shown best first, ties to the lower item index.
 
-    :meth:`select` does not solve for all ``L`` indices every step. It keeps
-    ``bound(e)``, the closed-form upper bound :func:`klucb_start` at the rate of
-    the end of a time window (the index grows with the rate, so the bound holds
-    for the whole window; it is refreshed for all items when the window ends and
-    for the observed items after each update). The exact index is computed only
-    for the items whose bound reaches ``tau``, a lower bound of the ``K``-th
-    largest index: the ``K``-th largest of last step's indices of items whose
-    statistics did not change since (an index only grows while its statistics
-    stay put). An item outside that set cannot enter the top ``K``, so the list
-    is the one the full computation gives (``prune=False``), ties included
-    (they still go to the lower item index).
+    Parameters
+    ----------
+    prune : bool, default True
+        Choose the lists without solving all ``L`` indices every step. Items
+        are grouped by their ``(wins, pulls)`` pair (one index per group), each
+        pair carries an upper bound of its index until the end of a time window
+        (``t * WINDOW + 1``) and a lower bound (its last exact solve), and only
+        pairs whose bounds leave their rank in the top ``K`` open are solved
+        again; the argument is in the Notes of :class:`_KLUCBGroups`. The lists
+        are those of the full computation (``prune=False``: every index, then
+        the top ``K``); ``benchmarks/bench_bandits.py`` times both.
+    **kw
+        ``n_items``, ``k``, ``runs``, ``seed`` of :class:`Policy`.
+
+    Notes
+    -----
+    :meth:`scores` and :meth:`select` with ``items`` (replay) always solve every
+    index asked for. The pruned path keeps the per-item statistics (``pulls``,
+    ``wins``, ``mean``) up to date as well.
     """
 
     name = "cascade-klucb"
     WINDOW = 1.05  # a bound window ends at t * WINDOW (+ 1): ~1 refresh per 20 t steps
-    MARGIN = 1e-9  # slack for rounding between the bound and Newton's iterates
 
     def __init__(self, *, prune: bool = True, **kw):
         super().__init__(**kw)
         self.prune = bool(prune)
-        self._bound = np.empty((self.runs, self.n_items))
+        self._groups: list | None = None   # one _KLUCBGroups per run, built on first use
         self._window_end = 0
-        self._last = [None] * self.runs  # per run: last step's (items, indices, pulls)
-        self.pruned_sizes: list[int] = []  # items solved per step and run (diagnostics)
-        self._memo: dict = {}
+        self._stat_rows = tuple(self._stats)   # pulls, wins, mean, 1/sqrt(pulls) (one run)
+
+    def initialize(self, attracted):
+        super().initialize(attracted)
+        self._groups, self._window_end = None, 0
+
+    @property
+    def solves(self) -> int:
+        """Exact index solves so far outside the window refreshes, over all runs."""
+        return sum(g.solves for g in self._groups or ())
+
+    @property
+    def refresh_solves(self) -> int:
+        """Pair indices solved by the window refreshes so far, over all runs."""
+        return sum(g.refresh_solves for g in self._groups or ())
 
     def scores(self, t, items=None):
         rate = klucb_rate(t)
@@ -511,74 +826,38 @@ class CascadeKLUCB(_CountingPolicy):
         rate = klucb_rate(t)
         if items is not None or not self.prune or rate <= 0:
             return super().select(t, items)
+        if self._groups is None:
+            self._groups = [_KLUCBGroups([int(v) for v in self.wins[r].tolist()],
+                                         [int(v) for v in self.pulls[r].tolist()])
+                            for r in range(self.runs)]
         if t > self._window_end:
             self._window_end = int(t * self.WINDOW) + 1
-            self._bound[:] = klucb_start(self.mean, self.pulls, klucb_rate(self._window_end))
-            self._last = [None] * self.runs
-        return np.stack([self._select_run(r, rate) for r in range(self.runs)])
-
-    def _select_run(self, r: int, rate: float) -> np.ndarray:
-        k, bound = self.k, self._bound[r]
-        last = self._last[r]
-        tau = -np.inf
-        if last is not None:  # items whose statistics changed since: no longer a lower bound
-            still = last[1][self.pulls[r, last[0]] == last[2]]
-            if still.size >= k:
-                tau = np.partition(still, still.size - k)[still.size - k]
-        if not np.isfinite(tau):  # no usable history: solve the K best bounds
-            top = topk(bound[None, :], k)[0]
-            tau = self._index(r, top, rate).min()
-        cand = np.flatnonzero(bound >= tau - self.MARGIN)  # ascending: ties to lower index
-        index = self._index(r, cand, rate)
-        self.pruned_sizes.append(cand.size)
-        chosen = cand[topk(index[None, :], k)[0]]
-        self._last[r] = (cand, index, self.pulls[r, cand])
-        return chosen
-
-    def _index(self, r: int, items: np.ndarray, rate: float) -> np.ndarray:
-        """Exact indices of ``items``, solved once per distinct (pulls, wins) pair."""
-        pulls, wins = self.pulls[r, items], self.wins[r, items]
-        if items.size <= 16:
-            return self._solve(wins, pulls, rate)
-        key = pulls * 4294967296.0 + wins  # exact: counts stay far below 2^21
-        uniq = np.unique(key)      # cheaper than asking for index and inverse
-        u_pulls = np.floor(uniq * (1.0 / 4294967296.0))
-        u_wins = uniq - u_pulls * 4294967296.0
-        return self._solve(u_wins, u_pulls, rate)[np.searchsorted(uniq, key)]
-
-    SCALAR_MAX = 12  # up to this many distinct pairs, plain-float Newton beats numpy's overhead
-
-    def _solve(self, wins: np.ndarray, pulls: np.ndarray, rate: float) -> np.ndarray:
-        """Indices of ``(wins, pulls)`` pairs (repeated pairs solved once)."""
-        if wins.size > self.SCALAR_MAX:
-            return klucb_index(wins / pulls, pulls, rate)
-        memo = self._memo   # (wins, pulls) -> (rate, index): warm starts as the rate grows
-        out = []
-        for w_, n_ in zip(wins.tolist(), pulls.tolist()):
-            hit = memo.get((w_, n_))
-            if hit is not None and hit[0] == rate:
-                v = hit[1]
-            else:
-                v = klucb_index_one(w_ / n_, n_, rate,
-                                    start=None if hit is None or hit[0] > rate else hit[1])
-                memo[(w_, n_)] = (rate, v)
-            out.append(v)
-        return np.array(out)
+            rate_end = klucb_rate(self._window_end)
+            for g in self._groups:
+                g.refresh(rate, rate_end)
+        if self.runs == 1:
+            return np.array([self._groups[0].select(rate, self.k)], dtype=np.intp)
+        return np.array([g.select(rate, self.k) for g in self._groups], dtype=np.intp)
 
     def update(self, lists, observed, clicks):
-        super().update(lists, observed, clicks)
-        if not self.prune or self._window_end == 0:
+        groups = self._groups
+        if self.runs > 1 or groups is None:
+            super().update(lists, observed, clicks)
+            if groups is None:
+                return
+            for g, items, obs, clk in zip(groups, lists.tolist(), observed.tolist(),
+                                          clicks.tolist()):
+                for e, o, c in zip(items, obs, clk):
+                    if o:
+                        g.move(e, c)
             return
-        if self.runs == 1:  # a few items: plain floats
-            rate_end = klucb_rate(self._window_end)
-            bound, mean, pulls = self._bound[0], self.mean[0], self.pulls[0]
-            for e in lists[observed].tolist():
-                bound[e] = klucb_start_one(float(mean[e]), float(pulls[e]), rate_end)
-            return
-        seen = lists[observed]
-        rows = np.broadcast_to(self._rows, lists.shape)[observed]
-        self._bound[rows, seen] = klucb_start(self.mean[rows, seen], self.pulls[rows, seen],
-                                              klucb_rate(self._window_end))
+        # one run: the few observed items in plain floats, counts from the groups
+        move, (pulls, wins, mean, isq) = groups[0].move, self._stat_rows
+        sqrt = math.sqrt
+        for e, o, c in zip(lists.tolist()[0], observed.tolist()[0], clicks.tolist()[0]):
+            if o:
+                w, n = move(e, c)
+                pulls[e], wins[e], mean[e], isq[e] = n, w, w / n, 1.0 / sqrt(n)
 
 
 class CascadeTS(Policy):
