@@ -58,7 +58,7 @@ stats = aggregate.cell_stats(scan)
 t2 = time.perf_counter()
 bt = em._Batch(stats.position - 1, stats.pair, stats.impressions, stats.clicks,
                stats.positions, stats.n_pairs)
-em._poisson_start(bt)
+em._poisson_start(bt)  # Newton on the Poisson profile
 t3 = time.perf_counter()
 steps = [0]
 _step = em._em_step

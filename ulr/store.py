@@ -46,10 +46,13 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:  # pandas is imported where it is used: start-up time of the CLI
+    import pandas as pd
 
 from ulr import schema
 from ulr.errors import UlrError
@@ -515,11 +518,16 @@ def delete_dataset(cur, name: str) -> None:
             cur.execute(f"DROP VIEW IF EXISTS {_table(t)}")
 
 
+def _no_rejects() -> pd.DataFrame:
+    import pandas as pd
+    return pd.DataFrame(columns=["line", "column", "problem", "raw"])
+
+
 def rejected_rows(cur, name: str) -> pd.DataFrame:
     """The rows skipped when ``name`` was loaded with skip-bad-rows."""
     info = get_dataset(cur, name)
     if not info.rejects_table:
-        return pd.DataFrame(columns=["line", "column", "problem", "raw"])
+        return _no_rejects()
     return cur.execute(
         f"SELECT line, \"column\", problem, raw FROM {_table(info.rejects_table)} ORDER BY line"
     ).df()
@@ -638,8 +646,7 @@ class _LoadJob:
     stg: str = field(default_factory=lambda: _table("ds_" + uuid.uuid4().hex[:16]))
     staged: int = 0
     reject_lines: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
-    cast_rejects: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(
-        columns=["line", "column", "problem", "raw"]))
+    cast_rejects: pd.DataFrame = field(default_factory=_no_rejects)
     rules: list = field(default_factory=list)
     problems: list = field(default_factory=list)  # (source, role, count, first lines, problem)
     bad_total: int = 0
@@ -707,6 +714,7 @@ def _stage(job: _LoadJob) -> None:
 
 
 def _stage_csv(job: _LoadJob) -> None:
+    import pandas as pd
     types = {pl.stored: pl.read_type for pl in job.plans}
     try:
         job.con.execute(
@@ -798,6 +806,7 @@ def _problem_text(job: _LoadJob) -> str:
 
 def _collect_rejects(job: _LoadJob) -> None:
     """The skipped rows, for download: cast failures and rule breaks, by line."""
+    import pandas as pd
     rejected = job.cast_rejects
     if job.problems and job.rules:
         cols = ", ".join(quote_ident(pl.stored) for pl in job.plans)
@@ -1052,6 +1061,7 @@ def summary(log: Log) -> dict:
 
 def ctr_by_position(log: Log, *, z: float = 1.96) -> pd.DataFrame:
     """CTR per position with Wilson score intervals (binomial)."""
+    import pandas as pd
     df = log.cur.execute(
         f"SELECT position, count(*) AS impressions, sum(click::INT) AS clicks "
         f"FROM {log.table} GROUP BY position ORDER BY position").df()

@@ -117,15 +117,12 @@ def test_csv_scan_of_parquet_is_none(sim, tmp_path):
 
 
 @pytest.mark.parametrize("text", [
-    "query_id,doc_id,position,click,feature_1\nq,a,1,1,0.5\nq,b,2,0,abc\n",  # bad feature
-    "query_id,doc_id,position,click,relevance\nq,a,1,1,1\nq,b,2,0,-1\n",  # bad relevance
     "query_id,doc_id,position,click\nq,a,1,1\nq,b,2.5,0\n",  # non-integer position
     "query_id,doc_id,position,click\nq,a,1,1\nq,b,0,0\n",  # position < 1
     "query_id,doc_id,position,click\nq,a,1,1\nq,b,2,7\n",  # click not 0/1
     "query_id,doc_id,position,click\nq,a,1,1\nq,b,2,\n",  # missing click
     "query_id,doc_id,position,click\nq,a,1,1\n,b,2,0\n",  # missing query
     "query_id,doc_id,position,click\nq,a,1,1\nq,b,2\n",  # ragged row
-    "query_id,doc_id,position,click,randomized\nq,a,1,1,0\nq,b,2,0,maybe\n",  # bad flag
 ])
 def test_csv_scan_sends_bad_files_to_the_loader(text, tmp_path):
     path = tmp_path / "bad.csv"
@@ -134,6 +131,25 @@ def test_csv_scan_sends_bad_files_to_the_loader(text, tmp_path):
         A.cell_stats(A.csv_scan(path))
     with pytest.raises(UlrError, match="refused"):
         store.open_file(path)
+
+
+@pytest.mark.parametrize("extra,bad", [
+    ("feature_1", "abc"), ("relevance", "-1"), ("randomized", "maybe"),
+])
+def test_csv_scan_reads_only_the_columns_the_estimate_uses(extra, bad, tmp_path):
+    # A value the loader refuses, in a column EM does not read, does not block the
+    # estimate (and is never parsed): the statistics equal those of the file without it.
+    plain = tmp_path / "plain.csv"
+    plain.write_text("query_id,doc_id,position,click\nq,a,1,1\nq,b,2,0\nr,a,2,0\nr,b,1,1\n")
+    lines = plain.read_text().splitlines()
+    rows = [lines[0] + f",{extra}"] + [f"{ln},1" for ln in lines[1:3]] + \
+        [f"{lines[3]},{bad}", f"{lines[4]},1"]
+    messy = tmp_path / "messy.csv"
+    messy.write_text("\n".join(rows) + "\n")
+    with pytest.raises(UlrError, match="refused"):
+        store.open_file(messy)  # the loader still checks every column
+    np.testing.assert_array_equal(cells_frame(A.cell_stats(A.csv_scan(messy))),
+                                  cells_frame(A.cell_stats(A.csv_scan(plain))))
 
 
 def test_connected_positions():

@@ -120,3 +120,35 @@ def test_em_recovers_a_non_power_law_theta(tmp_path):
     err = np.abs(res.theta - theta / theta[0])
     assert err.max() < 0.03, err
     assert res.extras["converged"]
+
+
+def _ipf_reference(st, iters=20000):
+    """Slow reference: the Poisson PBM by alternating its two closed forms to a fixed point."""
+    pos0, pair, n, c = st.position - 1, st.pair, st.impressions, st.clicks
+    c_k = np.bincount(pos0, c, minlength=st.positions)
+    c_q = np.bincount(pair, c, minlength=st.n_pairs)
+    theta = np.full(st.positions, 0.5)
+    for _ in range(iters):
+        expo_q = np.bincount(pair, n * theta[pos0], minlength=st.n_pairs)
+        gamma = np.divide(c_q, expo_q, out=np.zeros_like(expo_q), where=expo_q > 0)
+        expo_k = np.bincount(pos0, n * gamma[pair], minlength=st.positions)
+        theta = np.divide(c_k, expo_k, out=np.zeros_like(expo_k), where=expo_k > 0)
+        theta = theta / theta.max()
+    return theta
+
+
+@pytest.mark.parametrize("randomized", [0.02, 0.3])
+def test_newton_start_is_the_poisson_maximum(tmp_path, randomized):
+    # A mostly fixed production order (little randomization) is where the alternating
+    # closed forms crawl; Newton must land on their fixed point all the same.
+    sim = simulate_clicks(queries=40, docs_per_query=5, sessions=6000, features=0,
+                          randomized_fraction=randomized, ranker_noise=0.0, seed=3)
+    st = A.cell_stats(A.scan_of(open_df(sim.df, tmp_path)))
+    theta, gamma = em.poisson_start(st)
+    ref = _ipf_reference(st)
+    np.testing.assert_allclose(theta / theta[0], ref / ref[0], rtol=1e-7)
+    # gamma is the closed form C_qd / sum_k n theta_k at that theta (capped at 1).
+    expo = np.bincount(st.pair, st.impressions * theta[st.position - 1], minlength=st.n_pairs)
+    c_q = np.bincount(st.pair, st.clicks, minlength=st.n_pairs)
+    np.testing.assert_allclose(gamma, np.minimum(c_q / expo, 1.0), rtol=1e-9)
+    assert np.isclose(theta.max(), 0.9)

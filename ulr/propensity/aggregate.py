@@ -130,22 +130,27 @@ def csv_scan(path, mapping: dict | None = None) -> Scan | None:
 _KEY_ROLES = ("query_id", "doc_id", "position")
 
 
-def _file_checks(scan: Scan) -> tuple[str, str]:
-    """SQL for the schema rules of an in-place file scan (the loader's own rules).
+def _file_checks(scan: Scan, used) -> tuple[str, str]:
+    """SQL for the schema rules of an in-place file scan, on the columns it reads.
+
+    ``used`` names the columns the estimate reads. Only they are checked,
+    with the loader's own rules: a file scan never parses the other columns
+    (DuckDB's CSV reader skips the cast of a column the query does not use),
+    so a stray value in a feature that position bias does not look at cannot
+    block the estimate, and extra columns cost no time. ``load`` still
+    checks every column.
 
     Returns (row-level aggregate, cell-level expressions). Rules on the group
     keys are checked once per cell, the others per row in ONE filtered count.
-    That count also touches every other typed column (their sum), because
-    DuckDB's CSV reader skips the cast of a column the query does not use and
-    a value that does not parse must fail the query. (A NaN feature, which the
-    loader accepts, makes the sum NaN and so sends the file to the full
-    loader: slower, never wrong.)
+    That count also touches every other typed column it checks (their sum),
+    because a value that does not parse must fail the query.
     """
-    rules = store.schema_rules(list(scan.plans))
+    plans = [pl for pl in scan.plans if pl.stored in used]
+    rules = store.schema_rules(plans)
     key_conds = [cond for pl, cond, _ in rules if pl.role in _KEY_ROLES]
     row_conds = [cond for pl, cond, _ in rules if pl.role not in _KEY_ROLES + ("click",)]
     touch = []
-    for pl in scan.plans:
+    for pl in plans:
         if pl.role in _KEY_ROLES + ("click",) or pl.read_type == "VARCHAR":
             continue
         col = store.quote_ident(pl.stored)
@@ -295,7 +300,8 @@ def cell_stats(scan: Scan, *, positions: int | None = None, groups: bool = False
     if scan.checked and positions is not None:  # a file scan filters after validation
         where = "WHERE position <= $ulr_k"
         params["ulr_k"] = int(positions)
-    row_checks, checks = _file_checks(scan) if not scan.checked else ("", "")
+    used = set(_KEY_ROLES) | {"click"} | ({scan.unit} if groups else set())
+    row_checks, checks = _file_checks(scan, used) if not scan.checked else ("", "")
     source = f"(SELECT *, {_bucket(scan)} AS grp FROM {{src}})" if groups else "{src}"
     sql = (f"WITH cells AS (SELECT {grp_key}query_id, doc_id, position, count(*) AS n, "
            f"count(click) AS n_known, sum(CAST(click AS INTEGER)) AS c{row_checks} "

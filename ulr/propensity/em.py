@@ -92,41 +92,90 @@ class _Batch:
         return _Batch(self.pos0, self.pair, self.n[rows], self.c[rows], self.k, self.m)
 
 
-def _poisson_start(bt: _Batch, max_iter: int = 100, tol: float = 1e-5):
-    """Iterative proportional fitting of clicks ~ Poisson(n theta gamma), per replicate."""
-    k = bt.k
-    ctr = np.divide(bt.c_k, bt.n_k, out=np.zeros_like(bt.c_k), where=bt.n_k > 0)
-    top = ctr.max(axis=1, keepdims=True)
-    theta = np.clip(np.divide(0.9 * ctr, top, out=np.full_like(ctr, 0.5), where=top > 0),
-                    0.05, 0.95)
-    gamma = np.full((bt.b, bt.m), 0.5)
-    scale = np.ones((bt.b, 1))
+def _poisson_start(bt: _Batch, max_iter: int = 50, tol: float = 1e-12):
+    """The Poisson fit (:func:`poisson_start`) of every replicate in ``bt``."""
+    thetas, gammas = [], []
+    for r in range(bt.b):
+        th, ga = _poisson_newton(bt.pos0, bt.pair, bt.n[r], bt.c_k[r], bt.c_q[r], bt.k, bt.m,
+                                 max_iter=max_iter, tol=tol)
+        top = th.max()
+        thetas.append(0.9 * th / top)  # the scale is free: max theta = 0.9, as EM expects
+        gammas.append(np.minimum(ga * top / 0.9, 1.0))
+    return np.vstack(thetas), np.vstack(gammas)
+
+
+def _poisson_newton(pos0, pair, n, c_k, c_q, k, m, *, max_iter, tol):
+    """Newton's method on the Poisson profile log-likelihood of ``phi = log theta``.
+
+    With ``gamma_qd`` profiled out (``gamma_qd = C_qd / S_qd``,
+    ``S_qd = sum_k n_qdk theta_k``) the log-likelihood is, up to a constant,
+
+        l(phi) = sum_k C_k phi_k - sum_qd C_qd log S_qd,
+
+    concave in ``phi`` (a linear term minus log-sum-exps), with gradient
+    ``C_k - E_k``, ``E_k = theta_k sum_qd n_qdk C_qd / S_qd``, and negative
+    Hessian ``diag(E) - B'B``, ``B_qd,k = sqrt(C_qd) n_qdk theta_k / S_qd``
+    (a K x K matrix, one sparse product over the cells). Newton with step
+    halving converges in a handful of iterations where the alternating closed
+    forms (iterative proportional fitting) crawl along the direction that a
+    production ranker leaves weakly identified (a document that mostly stays
+    at one position). The position with most clicks is held fixed (the
+    overall scale is free); positions without clicks keep a tiny theta.
+    """
+    import scipy.sparse as sp
+    live = c_q[pair] > 0  # pairs without clicks drop out of the profile
+    P, K, N = pair[live], pos0[live], n[live]
+    n_k = np.bincount(pos0, n, minlength=k)
+    ctr = np.divide(c_k, n_k, out=np.zeros(k), where=n_k > 0)
+    ref = int(np.argmax(c_k))
+    phi = np.log(np.clip(ctr / max(ctr[ref], 1e-300), 1e-6, None))
+    free = np.setdiff1d(np.flatnonzero(c_k > 0), [ref])
+    has = c_q > 0
+
+    def value(phi):
+        th = np.exp(phi)
+        s = np.bincount(P, N * th[K], minlength=m)
+        return th, s, float(c_k @ phi - c_q[has] @ np.log(s[has]))
+
+    th, s, ll = value(phi)
     for _ in range(int(max_iter)):
-        expo_q = bt.by_pair(bt.n * theta[:, bt.pos0])
-        gamma = np.divide(bt.c_q, expo_q, out=np.zeros_like(expo_q), where=expo_q > 0)
-        expo_k = bt.by_pos(bt.n * gamma[:, bt.pair])
-        new = np.divide(bt.c_k, expo_k, out=np.zeros((bt.b, k)), where=expo_k > 0)
-        scale = new.max(axis=1, keepdims=True)
-        new = np.divide(0.9 * new, scale, out=np.full_like(new, 0.5), where=scale > 0)
-        done = np.max(np.abs(new - theta)) < tol
-        theta = new
-        if done:
+        if free.size == 0:
             break
-    gamma = gamma * np.where(scale > 0, scale / 0.9, 1.0)  # same products theta * gamma
-    return theta, gamma
+        rate = np.divide(c_q, s, out=np.zeros(m), where=has)
+        nth = N * th[K]
+        e = np.bincount(K, nth * rate[P], minlength=k)
+        b = nth * np.sqrt(rate * np.divide(1.0, s, out=np.zeros(m), where=has))[P]
+        bb = sp.csr_matrix((b, (P, K)), shape=(m, k))
+        h = np.diag(e) - (bb.T @ bb).toarray()
+        d = np.zeros(k)
+        d[free] = np.linalg.lstsq(h[np.ix_(free, free)], (c_k - e)[free], rcond=None)[0]
+        step = 1.0
+        while True:
+            th2, s2, ll2 = value(phi + step * d)
+            if ll2 >= ll or step < 1e-8:
+                break
+            step /= 2
+        if ll2 < ll:
+            break
+        phi, th, s = phi + step * d, th2, s2
+        gain, ll = ll2 - ll, ll2
+        if gain <= tol * abs(ll) or np.max(np.abs(step * d)) < 1e-10:
+            break
+    gamma = np.divide(c_q, s, out=np.zeros(m), where=has)
+    return th, gamma
 
 
-def poisson_start(stats: CellStats, *, max_iter: int = 100, tol: float = 1e-5
+def poisson_start(stats: CellStats, *, max_iter: int = 50, tol: float = 1e-12
                   ) -> tuple[np.ndarray, np.ndarray]:
     """Starting point: the PBM fitted under the Poisson approximation.
 
-    ``clicks ~ Poisson(n theta_k gamma_qd)`` has no hidden variables; its
-    maximum likelihood is found by alternating the closed forms
-    ``theta_k = C_k / sum n gamma`` and ``gamma_qd = C_qd / sum n theta``
-    (iterative proportional fitting), which converges in tens of cheap
-    iterations where EM needs hundreds. With CTRs well below 1 its fit is
-    close to the Bernoulli one, so EM started there has little left to do.
-    The scale is set so that max theta = 0.9.
+    ``clicks ~ Poisson(n theta_k gamma_qd)`` has no hidden variables, and
+    with ``gamma`` profiled out its log-likelihood is concave in
+    ``log theta``; Newton's method (:func:`_poisson_newton`) finds its maximum
+    to floating precision in about five iterations. With CTRs well below 1
+    that fit is close to the Bernoulli one, so EM started there has little
+    left to do, and the start no longer depends on an iteration cap. The
+    scale is set so that max theta = 0.9.
     """
     bt = _Batch(stats.position - 1, stats.pair, stats.impressions, stats.clicks,
                 stats.positions, stats.n_pairs)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 import numpy as np
-import pandas as pd
 
 
 def _frozen(a, n: int, what: str) -> np.ndarray | None:
@@ -112,8 +111,9 @@ class PropensityResult:
         out["seconds"] = self.seconds
         return out
 
-    def to_frame(self) -> pd.DataFrame:
+    def to_frame(self) -> "pd.DataFrame":
         """One row per position: method, position, theta, lower, upper."""
+        import pandas as pd  # lazily: the CLI's JSON path never needs it (start-up time)
         k = self.positions
         return pd.DataFrame({
             "method": self.method,
