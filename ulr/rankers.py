@@ -572,7 +572,7 @@ class RankerComparison:
             for m in self._keys():
                 if m not in res:
                     continue
-                lo, hi = metrics.bootstrap_ci(res[m], n_boot=n_boot, level=level, seed=seed)
+                lo, hi = metrics.bootstrap_ci(res[m], n_bootstrap=n_boot, level=level, seed=seed)
                 rows.append(dict(ranker=name, metric=m, value=res[m].value, lower=lo, upper=hi,
                                  queries=res[m].n_queries - res[m].n_excluded,
                                  estimated=self.estimated))
@@ -584,7 +584,7 @@ class RankerComparison:
         for m in self._keys():
             if m not in self.naive or m not in self.ipw:
                 continue
-            t = metrics.paired_test(self.naive[m], self.ipw[m], n_boot=n_boot, level=level,
+            t = metrics.paired_test(self.naive[m], self.ipw[m], n_bootstrap=n_boot, level=level,
                                     seed=seed)
             if t.delta == 0:
                 better = "tie"
