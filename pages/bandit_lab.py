@@ -63,7 +63,7 @@ def _replay_result(rr) -> None:
                        "every policy would show the logged list there, so they were left out.")
     if thin:
         caveats.append(f"Thin evidence: {rr.clicks:,} clicks in {rr.accepted:,} accepted events; "
-                       f"the {rr.confidence:.0%} interval ({lo:.2%} – {hi:.2%}) is wider than "
+                       f"the {rr.level:.0%} interval ({lo:.2%} – {hi:.2%}) is wider than "
                        "the estimate, so read it as unknown.")
     for c in caveats:
         st.warning(c)
@@ -73,7 +73,7 @@ def _replay_result(rr) -> None:
               None if rr.accepted == 0 else f"{rr.ctr - rr.random_ctr:+.2%} vs random order"
               + (" (within noise)" if within else ""),
               delta_color="off" if within or thin else "normal")
-    c2.metric(f"{rr.confidence:.0%} confidence interval",
+    c2.metric(f"{rr.level:.0%} confidence interval",
               "n/a" if rr.accepted == 0 else f"{lo:.2%} – {hi:.2%}")
     c3.metric("Acceptance rate", "n/a" if not rr.events else f"{rr.acceptance_rate:.1%}",
               f"{rr.accepted:,} of {rr.events:,} events", delta_color="off")

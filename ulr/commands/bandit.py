@@ -111,7 +111,7 @@ def render(result: dict) -> str:
         r = result
         ctr = "n/a" if r["ctr"] is None else f"{r['ctr']:.4f}"
         ci = ("" if r["ci_lower"] is None else
-              f"  ({r['confidence']:.0%} CI {r['ci_lower']:.4f} – {r['ci_upper']:.4f})")
+              f"  ({r['level']:.0%} CI {r['ci_lower']:.4f} – {r['ci_upper']:.4f})")
         return (f"replay of {r['algorithm']} on {r['dataset']} (top {r['k']}):\n"
                 f"  estimated CTR {ctr}{ci}\n"
                 f"  accepted {r['accepted']:,} of {r['events']:,} randomized events "
