@@ -131,3 +131,15 @@ def test_report_propensity_method_alias_still_writes_the_report(tmp_path, cli):
     rc, out2, err2 = cli(*args, "--out", tmp_path / "b.html", "--propensity", "em")
     assert rc == 0 and err2 == "", err2
     assert json.loads(out)["items"] == json.loads(out2)["items"]
+
+
+def test_library_error_names_the_parameter_and_the_cli_the_flag(tmp_path, cli, user_error):
+    from ulr import store
+    from ulr.errors import UlrError
+    bad = tmp_path / "bad.csv"
+    bad.write_text("query_id,doc_id,position,click\nq,d,0,1\nq,e,1,0\n")
+    with pytest.raises(UlrError, match="skip_bad_rows=True") as exc:
+        store.open_file(bad)
+    assert "--" not in str(exc.value)
+    user_error(cli("load", bad, "--db", tmp_path / "u.duckdb", "--name", "b"),
+               "or load with --skip-bad-rows to keep the valid rows")

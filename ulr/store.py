@@ -771,7 +771,7 @@ def _refuse(job: _LoadJob) -> None:
     if job.problems and not job.skip_bad_rows:
         raise UlrError(f"refused {job.shown}: {_problem_text(job)}. {job.bad_total} of "
                        f"{job.staged + len(job.cast_rejects)} rows are bad and nothing was "
-                       "stored; fix the file, or load with --skip-bad-rows to keep the valid rows.")
+                       "stored; fix the file, or load with skip_bad_rows=True to keep the valid rows.")
     if job.good <= 0:
         if job.staged == 0 and not len(job.cast_rejects):
             raise UlrError(f"{job.shown} has a header but no data rows; nothing was stored.")
