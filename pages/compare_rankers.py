@@ -57,17 +57,14 @@ def _parse_theta(text: str) -> tuple:
 true_theta = _true_theta(info.content_hash, info.name)
 sources = ([TRUE] if true_theta is not None else []) + \
     [METHOD_PREFIX + m for m in rankers.available_propensity_methods()] + [TYPED]
-wanted = ui.url_param("source", sources[0])
 c1, c2, c3 = st.columns([2, 1, 1])
 source = c1.selectbox("Propensity source", sources,
-                      index=sources.index(wanted) if wanted in sources else 0, key="cr_source",
+                      index=ui.url_index("source", sources), key="cr_source",
                       help="Where θ (examination probability per position) comes from: the "
                            "simulator's truth, an estimator from the Position bias page, or "
                            "your own numbers (e.g. from an eye-tracking study).")
-url_learner = ui.url_param("learner", "linear")
 learner = c2.selectbox("Learner", list(rankers.LEARNERS),
-                       index=list(rankers.LEARNERS).index(url_learner)
-                       if url_learner in rankers.LEARNERS else 0,
+                       index=ui.url_index("learner", rankers.LEARNERS, "linear"),
                        key="cr_learner",
                        format_func={"linear": "linear pairwise (SVM-Rank)",
                                     "gbdt": "gradient boosting"}.get,

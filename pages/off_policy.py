@@ -36,16 +36,7 @@ st.caption(
     "often the new policy would have taken that action: w = π(a|x) / p(a|x). The log must "
     "record the logging policy's probability p of each shown document (column `propensity`).")
 
-def _url_index(name: str, options: list, default) -> int:
-    v = ui.url_param(name, default)
-    return options.index(v) if v in options else options.index(default)
-
-
-def _url_estimators(name: str, default: list, allowed=est.ESTIMATORS) -> list:
-    return [e for e in ui.url_param(name, [], kind=list) if e in allowed] or default
-
-
-view = st.segmented_control("View", VIEWS, default=VIEWS[_url_index("view", VIEWS, VIEWS[0])],
+view = st.segmented_control("View", VIEWS, default=VIEWS[ui.url_index("view", VIEWS, VIEWS[0])],
                             key="ope_view") or VIEWS[0]
 
 
@@ -75,7 +66,7 @@ def _pick_log():
                 "of a uniformly random 3-position log with a click-through rate under 1% "
                 "(upload your own log with propensities on the Data page).")
     source = st.radio("Log", options, horizontal=True, key="ope_source",
-                      index=_url_index("log", options, options[0]),
+                      index=ui.url_index("log", options, options[0]),
                       format_func=lambda o: label.get(o, f"current dataset “{o}”"))
     if source == SAMPLE_SOURCE:
         return SAMPLE_SOURCE, "sample_ope.csv", _sample_hash(), None
@@ -108,7 +99,7 @@ def view_log():
         (["scores", "column"] if extras else [])
     c1, c2, c3 = st.columns([2, 1, 1])
     target = c1.selectbox("Target policy", targets, format_func=TARGETS.get, key="ope_target",
-                          index=_url_index("target", targets, targets[0]),
+                          index=ui.url_index("target", targets, targets[0]),
                           help="The policy to evaluate. The fitted one is a logistic click "
                                "model on the feature_* columns, fit on a share of the "
                                "impressions and evaluated on the rest.")
@@ -122,7 +113,7 @@ def view_log():
                                   help="Softmax temperature on standardized scores: 0 = always "
                                        "the top document, large = uniform.")
     action = c3.selectbox("Action", ["doc_id", "position"], key="ope_action",
-                          index=_url_index("action", ["doc_id", "position"], "doc_id"),
+                          index=ui.url_index("action", ["doc_id", "position"], "doc_id"),
                           help="What the policy chooses for a query: which document to show "
                                "(per position), or which position.")
     if not has_features:
@@ -134,7 +125,7 @@ def view_log():
     with st.expander("Estimator options"):
         o1, o2, o3, o4 = st.columns(4)
         estimators = o1.multiselect("Estimators", choices,
-                                    default=_url_estimators("estimators", default_est, choices),
+                                    default=ui.url_options("estimators", choices, default_est),
                                     key="ope_estimators",
                                     format_func=lambda e: LABELS.get(e, e))
         clip_auto = o2.checkbox("Automatic clip", True, key="ope_clip_auto",
@@ -320,7 +311,7 @@ def view_simulation():
                                       ui.url_number("sim_draws", 200, 10, 2000), step=10,
                                       key="sim_draws"))
         logging = c[1].selectbox("Logging policy", ["uniform", "softmax"], key="sim_logging",
-                                 index=_url_index("sim_logging", ["uniform", "softmax"],
+                                 index=ui.url_index("sim_logging", ["uniform", "softmax"],
                                                   "uniform"),
                                  help="softmax: favours documents of a noisy copy of the true "
                                       "click model")
@@ -330,7 +321,7 @@ def view_simulation():
                                       format="%.3f", key="sim_base")
         c = st.columns(4)
         target = c[0].selectbox("Target policy", ["true", "noisy", "reversed"],
-                                index=_url_index("sim_target", ["true", "noisy", "reversed"],
+                                index=ui.url_index("sim_target", ["true", "noisy", "reversed"],
                                                  "true"),
                                 format_func={"true": "good (true click model)",
                                              "noisy": "noisy copy of the click model",
@@ -339,8 +330,9 @@ def view_simulation():
         temperature = c[1].number_input("Target temperature", 0.0, 100.0, 0.5, step=0.1,
                                         key="sim_temp")
         estimators = c[2].multiselect("Estimators", list(est.ESTIMATORS),
-                                      default=_url_estimators(
-                                          "sim_estimators", ["ips", "clipped-ips", "snips", "dr"]),
+                                      default=ui.url_options(
+                                          "sim_estimators", est.ESTIMATORS,
+                                          ["ips", "clipped-ips", "snips", "dr"]),
                                       format_func=lambda e: LABELS.get(e, e), key="sim_est")
         clip = c[3].number_input("Clip weights at (0 = automatic)", 0.0, 1e6, 4.0,
                                  key="sim_clip",
@@ -440,7 +432,7 @@ def view_learn():
         "is fit by gradient ascent on its IPS or SNIPS estimate on part of the log, then "
         "evaluated, with intervals, on the held-out rest.")
     data = st.radio("Data", ["log", "simulation"], horizontal=True, key="crm_data",
-                    index=_url_index("crm_data", ["log", "simulation"], "log"),
+                    index=ui.url_index("crm_data", ["log", "simulation"], "log"),
                     format_func={"log": "a log with propensities",
                                  "simulation": "a simulated log (true values known)"}.get)
     if data == "log":
@@ -450,7 +442,7 @@ def view_learn():
     with st.form("crm_form"):
         c = st.columns(4)
         objective = c[0].selectbox("Objective", ["snips", "ips"], key="crm_obj",
-                                   index=_url_index("crm_objective", ["snips", "ips"], "snips"),
+                                   index=ui.url_index("crm_objective", ["snips", "ips"], "snips"),
                                    format_func=lambda e: LABELS.get(e, e))
         l2 = c[1].number_input("L2 penalty", 0.0, 100.0, 0.01, format="%.3f", key="crm_l2")
         vp = c[2].number_input("Variance penalty (POEM λ)", 0.0, 100.0, 0.0, key="crm_vp")
