@@ -133,8 +133,8 @@ def view_log():
                                      "that are extreme for the sample size.")
         clip = o2.number_input("Clip weights at", 1.0, 1e6, 10.0, key="ope_clip",
                                disabled=clip_auto)
-        n_boot = int(o3.number_input("Bootstrap draws", 100, 20_000, 1000, step=100,
-                                     key="ope_boot"))
+        n_bootstrap = int(o3.number_input("Bootstrap draws", 100, 20_000, 1000, step=100,
+                                          key="ope_boot"))
         level = o3.select_slider("Confidence level", [0.8, 0.9, 0.95, 0.99], 0.95,
                                  key="ope_level")
         fit_fraction = o4.slider("Share of impressions to fit the target", 0.0, 0.9, 0.5,
@@ -150,7 +150,7 @@ def view_log():
                 ("score_column", column if target == "scores" else None),
                 ("temperature", float(temperature)), ("fit_fraction", float(fit_fraction)),
                 ("estimators", tuple(estimators)), ("clip", None if clip_auto else float(clip)),
-                ("n_bootstrap", n_boot), ("level", float(level)), ("folds", folds),
+                ("n_bootstrap", n_bootstrap), ("level", float(level)), ("folds", folds),
                 ("seed", seed))
     res = None
     with ui.user_errors("Cannot evaluate: "):
@@ -180,7 +180,7 @@ def view_log():
     st.plotly_chart(fig, key="ope_chart")
     st.caption(
         f"Values are expected clicks per logged row under the target policy; bars are "
-        f"{level:.0%} percentile-bootstrap intervals ({n_boot:,} draws, resampling "
+        f"{level:.0%} percentile-bootstrap intervals ({n_bootstrap:,} draws, resampling "
         f"{res.settings['resampling']}). The dashed line is the logging policy's own click "
         f"rate. Warnings: heavy-tailed weights when the effective sample size is below "
         f"{HEAVY_TAIL_ESS_FRACTION:.0%} of the rows or one row carries over "
@@ -341,8 +341,8 @@ def view_simulation():
         c = st.columns(4)
         intervals = c[0].checkbox("Bootstrap intervals (coverage)", False, key="sim_ci",
                                   help="Slower: a bootstrap per log.")
-        n_boot = int(c[1].number_input("Bootstrap draws", 100, 5000, 400, step=100,
-                                       key="sim_boot"))
+        n_bootstrap = int(c[1].number_input("Bootstrap draws", 100, 5000, 400, step=100,
+                                            key="sim_boot"))
         seed = int(c[2].number_input("Seed", 0, 10**6, ui.url_number("sim_seed", 0, 0, 10**6),
                                      key="sim_seed"))
         run = st.form_submit_button("Run simulation", type="primary")
@@ -355,7 +355,7 @@ def view_simulation():
                 ("base_rate", float(base_rate)), ("target", target),
                 ("temperature", float(temperature)), ("estimators", tuple(estimators)),
                 ("clip", float(clip) if clip > 0 else None), ("intervals", bool(intervals)),
-                ("n_bootstrap", n_boot), ("seed", seed))
+                ("n_bootstrap", n_bootstrap), ("seed", seed))
     if run:
         with ui.user_errors("Cannot simulate: "):
             if not estimators:
@@ -456,8 +456,8 @@ def view_learn():
                           key="crm_fit")
         seed = int(c[3].number_input("Seed", 0, 10**6, ui.url_number("crm_seed", 0, 0, 10**6),
                                      key="crm_seed"))
-        crm_boot = int(c[0].number_input("Bootstrap draws", 100, 20_000, 1000, step=100,
-                                         key="crm_boot"))
+        crm_bootstrap = int(c[0].number_input("Bootstrap draws", 100, 20_000, 1000,
+                                              step=100, key="crm_boot"))
         sim_settings = ()
         if data == "simulation":
             c = st.columns(4)
@@ -476,7 +476,7 @@ def view_learn():
     settings = (("objective", objective), ("l2", float(l2)), ("variance_penalty", float(vp)),
                 ("clip", float(clip) if clip > 0 else None), ("steps", steps),
                 ("learning_rate", float(lr)), ("fit_fraction", float(fit)), ("seed", seed),
-                ("n_bootstrap", crm_boot), *sim_settings)
+                ("n_bootstrap", crm_bootstrap), *sim_settings)
     key = (source, name, content_hash, settings)
     if submitted:
         with ui.user_errors("Cannot learn: "):
