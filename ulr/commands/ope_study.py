@@ -82,4 +82,4 @@ def run(args) -> dict:
             "ess_fraction": out["ess_fraction"], "max_weight": out["max_weight"],
             "table": out["table"].to_dict(orient="records"),
             "settings": {k: v for k, v in vars(args).items()
-                         if k not in ("run", "json", "_renderers", "command")}}
+                         if k not in ("run", "json", "command") and not k.startswith("_")}}
