@@ -37,6 +37,7 @@ import numpy as np
 import pandas as pd
 
 from ulr.errors import UlrError
+from ulr.ope.estimators import resample_counts
 
 MULTI_ESTIMATORS = ("wips", "balanced-ips")
 # Per-row moments summed per resampling unit: n, w r, w, (w r)^2, w^2, w r * w, balanced term.
@@ -182,16 +183,9 @@ def _unit_sums(moments, units):
 
 def _replicates(U, n_bootstrap, rng, chunk=250):
     """Bootstrap sums (n_bootstrap, 7) of one logger's unit sums ``U`` (units, 7)."""
-    g = U.shape[0]
     out = np.empty((n_bootstrap, U.shape[1]))
-    done = 0
-    while done < n_bootstrap:
-        b = min(chunk, n_bootstrap - done)
-        idx = rng.integers(0, g, size=(b, g))
-        counts = np.bincount((idx + g * np.arange(b)[:, None]).ravel(),
-                             minlength=b * g).reshape(b, g).astype(float)
-        out[done:done + b] = counts @ U
-        done += b
+    for rows, counts in resample_counts(U.shape[0], n_bootstrap, rng, chunk=chunk):
+        out[rows] = counts @ U
     return out
 
 
