@@ -89,6 +89,21 @@ def _estimates_frame(table: pd.DataFrame) -> pd.DataFrame:
 
 def view_log():
     source, name, content_hash, info = _pick_log()
+    settings = _log_form(info)
+    s = dict(settings)
+    ui.set_url_params(view=VIEWS[0], log=source, target=s["target"],
+                      temperature=s["temperature"], action=s["action"],
+                      estimators=list(s["estimators"]), seed=s["seed"])
+    res = None
+    with ui.user_errors("Cannot evaluate: "):
+        with st.spinner("Estimating…"):
+            res = _evaluate(source, name, content_hash, settings)
+    if res is not None:
+        _show_log_result(res, source, name, content_hash, settings)
+
+
+def _log_form(info) -> tuple:
+    """The target policy and estimator options (widgets), as evaluate_log's settings."""
     extras = [] if info is None else [
         c for c in info.columns if c not in schema.CANONICAL
         and not c.startswith(schema.FEATURE_PREFIX) and c != "true_theta"]
@@ -143,8 +158,6 @@ def view_log():
         folds = int(o4.number_input("DR cross-fitting folds", 1, 10, 2, key="ope_folds"))
         seed = int(o1.number_input("Seed", 0, 10**6, ui.url_number("seed", 0, 0, 10**6),
                                    key="ope_seed"))
-    ui.set_url_params(view=VIEWS[0], log=source, target=target, temperature=float(temperature),
-                      action=action, estimators=list(estimators), seed=seed)
     settings = (("action", action), ("target", target),
                 ("target_column", column if target == "column" else None),
                 ("score_column", column if target == "scores" else None),
@@ -152,12 +165,14 @@ def view_log():
                 ("estimators", tuple(estimators)), ("clip", None if clip_auto else float(clip)),
                 ("n_bootstrap", n_bootstrap), ("level", float(level)), ("folds", folds),
                 ("seed", seed))
-    res = None
-    with ui.user_errors("Cannot evaluate: "):
-        with st.spinner("Estimating…"):
-            res = _evaluate(source, name, content_hash, settings)
-    if res is None:
-        return
+    return settings
+
+
+def _show_log_result(res, source, name, content_hash, settings: tuple):
+    """Diagnostics, warnings, the estimates (table, chart, download), the several-loggers
+    and slate sections and the report item of one evaluation."""
+    s = dict(settings)
+    column = s["target_column"] or s["score_column"]
     d = res.diagnostics
     m = st.columns(5)
     m[0].metric("Rows evaluated", f"{d['n']:,}", help=f"of {res.settings['log_rows']:,} in the log")
@@ -180,23 +195,23 @@ def view_log():
     st.plotly_chart(fig, key="ope_chart")
     st.caption(
         f"Values are expected clicks per logged row under the target policy; bars are "
-        f"{level:.0%} percentile-bootstrap intervals ({n_bootstrap:,} draws, resampling "
-        f"{res.settings['resampling']}). The dashed line is the logging policy's own click "
-        f"rate. Warnings: heavy-tailed weights when the effective sample size is below "
+        f"{s['level']:.0%} percentile-bootstrap intervals ({s['n_bootstrap']:,} draws, "
+        f"resampling {res.settings['resampling']}). The dashed line is the logging policy's own "
+        f"click rate. Warnings: heavy-tailed weights when the effective sample size is below "
         f"{HEAVY_TAIL_ESS_FRACTION:.0%} of the rows or one row carries over "
         f"{HEAVY_TAIL_MAX_SHARE:.0%} of the weight; small sample below "
         f"{FEW_EFFECTIVE_CLICKS} effective clicks.")
     ui.download_csv(table, f"ope_estimates_{name}.csv", "Download estimates (CSV)",
                     key="ope_csv")
     _loggers_section(res)
-    _slate_section(source, name, content_hash, target, column, float(temperature),
-                   float(fit_fraction), float(level), seed)
-    policy = TARGETS[target] + (f" ({column})" if column else "")
+    _slate_section(source, name, content_hash, s["target"], column, s["temperature"],
+                   s["fit_fraction"], s["level"], s["seed"])
+    policy = TARGETS[s["target"]] + (f" ({column})" if column else "")
     best = res.table[res.table["estimator"] != "logging"].iloc[0]
     ui.add_to_report(
         f"Off-policy estimates of the target policy: {policy}", fig=fig, table=table,
-        settings={"log": name, "target policy": policy, "estimator": ", ".join(estimators),
-                  "seed": seed, **dict(settings)},
+        settings={"log": name, "target policy": policy, "estimator": ", ".join(s["estimators"]),
+                  "seed": s["seed"], **s},
         caveats=[w.message for w in res.warnings],
         evidence={"rows": d["n"], "clicks": d["clicks"],
                   "queries": res.settings.get("contexts"),
@@ -293,6 +308,32 @@ def view_simulation():
         "A logged-bandit world whose click probabilities are known, so the true value of the "
         "target policy is exact. Many independent logs are drawn; each estimator's spread "
         "around the truth shows its bias and variance.")
+    settings, run = _simulation_form()
+    if run:
+        draws = dict(settings)["draws"]
+        with ui.user_errors("Cannot simulate: "):
+            if not dict(settings)["estimators"]:
+                raise UlrError("choose at least one estimator.")
+            with st.status("Simulating repeated logs…", expanded=False) as status:
+                bar = st.progress(0.0)
+
+                def progress(done, total):
+                    bar.progress(done / total, text=f"{min(done * CHUNK, draws)} of "
+                                                    f"{draws} logs")
+
+                _simulate(settings, progress=progress)
+                status.update(label="Simulation done", state="complete")
+            st.session_state["ope_sim_settings"] = settings
+    last = st.session_state.get("ope_sim_settings")
+    if last is None:
+        st.info("Choose a world and press **Run simulation** (the defaults take a second).")
+        return
+    _show_simulation(_simulate(last), dict(last))
+
+
+def _simulation_form() -> tuple[tuple, bool]:
+    """The simulated world, target and estimators (a form), as simulation_study's
+    settings, and whether the form was submitted."""
     with st.form("ope_sim_form"):
         c = st.columns(4)
         contexts = int(c[0].number_input("Queries (contexts)", 1, 500,
@@ -356,27 +397,12 @@ def view_simulation():
                 ("temperature", float(temperature)), ("estimators", tuple(estimators)),
                 ("clip", float(clip) if clip > 0 else None), ("intervals", bool(intervals)),
                 ("n_bootstrap", n_bootstrap), ("seed", seed))
-    if run:
-        with ui.user_errors("Cannot simulate: "):
-            if not estimators:
-                raise UlrError("choose at least one estimator.")
-            with st.status("Simulating repeated logs…", expanded=False) as status:
-                bar = st.progress(0.0)
+    return settings, run
 
-                def progress(done, total):
-                    bar.progress(done / total, text=f"{min(done * CHUNK, s_draws)} of "
-                                                    f"{s_draws} logs")
 
-                s_draws = draws
-                _simulate(settings, progress=progress)
-                status.update(label="Simulation done", state="complete")
-            st.session_state["ope_sim_settings"] = settings
-    last = st.session_state.get("ope_sim_settings")
-    if last is None:
-        st.info("Choose a world and press **Run simulation** (the defaults take a second).")
-        return
-    out = _simulate(last)
-    s = dict(last)
+def _show_simulation(out: dict, s: dict):
+    """Truth, the per-estimator table, the spread and bias-variance figures, intervals,
+    the download and the report item of one simulation study."""
     m = st.columns(4)
     m[0].metric("True value of the target", f"{out['truth']:.4f}")
     m[1].metric("Logging policy's value", f"{out['logging']:.4f}")
@@ -439,6 +465,34 @@ def view_learn():
         source, name, content_hash, _ = _pick_log()
     else:
         source, name, content_hash = "simulation", "simulation", ""
+    settings, submitted = _learn_form(data)
+    s = dict(settings)
+    ui.set_url_params(view=VIEWS[2], crm_data=data, crm_objective=s["objective"],
+                      crm_steps=s["steps"], crm_seed=s["seed"],
+                      log=source if data == "log" else None)
+    key = (source, name, content_hash, settings)
+    if submitted:
+        with ui.user_errors("Cannot learn: "):
+            with st.status(f"Learning ({s['steps']} gradient steps, then a bootstrap on the "
+                           "held-out rows)…", expanded=False) as status:
+                _learn(source, name, content_hash, "doc_id", settings)
+                status.update(label="Learned", state="complete")
+            st.session_state["crm_key"] = key
+    last = st.session_state.get("crm_key")
+    if last is None or last[0] != source:
+        st.info("Press **Learn a policy**.")
+        return
+    out = None
+    with ui.user_errors("Cannot learn: "):
+        out = _learn(last[0], last[1], last[2], "doc_id", last[3])
+    if out is None:
+        return
+    _show_learned(out, dict(last[3]))
+
+
+def _learn_form(data: str) -> tuple[tuple, bool]:
+    """The learning options (a form; with the simulated world's when ``data`` is
+    "simulation"), as crm_study's settings, and whether the form was submitted."""
     with st.form("crm_form"):
         c = st.columns(4)
         objective = c[0].selectbox("Objective", ["snips", "ips"], key="crm_obj",
@@ -471,29 +525,16 @@ def view_learn():
                                                       0.1, format="%.3f", key="crm_base"))),
                 ("features", int(c[0].number_input("Features", 1, 50, 5, key="crm_feat"))))
         submitted = st.form_submit_button("Learn a policy", type="primary")
-    ui.set_url_params(view=VIEWS[2], crm_data=data, crm_objective=objective, crm_steps=steps,
-                      crm_seed=seed, log=source if data == "log" else None)
     settings = (("objective", objective), ("l2", float(l2)), ("variance_penalty", float(vp)),
                 ("clip", float(clip) if clip > 0 else None), ("steps", steps),
                 ("learning_rate", float(lr)), ("fit_fraction", float(fit)), ("seed", seed),
                 ("n_bootstrap", crm_bootstrap), *sim_settings)
-    key = (source, name, content_hash, settings)
-    if submitted:
-        with ui.user_errors("Cannot learn: "):
-            with st.status(f"Learning ({steps} gradient steps, then a bootstrap on the "
-                           "held-out rows)…", expanded=False) as status:
-                _learn(source, name, content_hash, "doc_id", settings)
-                status.update(label="Learned", state="complete")
-            st.session_state["crm_key"] = key
-    last = st.session_state.get("crm_key")
-    if last is None or last[0] != source:
-        st.info("Press **Learn a policy**.")
-        return
-    out = None
-    with ui.user_errors("Cannot learn: "):
-        out = _learn(last[0], last[1], last[2], "doc_id", last[3])
-    if out is None:
-        return
+    return settings, submitted
+
+
+def _show_learned(out: dict, s: dict):
+    """Held-out values, warnings, the learning curve, the evaluation table, the weights,
+    the download and the report item of one learned policy."""
     res = out["result"]
     t = res.evaluation.table.set_index("estimator")
     m = st.columns(4)
@@ -519,10 +560,11 @@ def view_learn():
                     key="crm_csv")
     sn = t.loc["snips"]
     ui.add_to_report(
-        f"Policy learned by counterfactual risk minimization ({objective.upper()} objective)",
+        f"Policy learned by counterfactual risk minimization ({s['objective'].upper()} "
+        "objective)",
         fig=fig, table=ev,
-        settings={"target policy": "learned linear softmax", "estimator": objective,
-                  "seed": seed, **dict(last[3])},
+        settings={"target policy": "learned linear softmax", "estimator": s["objective"],
+                  "seed": s["seed"], **s},
         caveats=[w.message for w in res.evaluation.warnings],
         evidence={"rows": res.evaluation.diagnostics["n"],
                   "clicks": res.evaluation.diagnostics["clicks"], "queries": None,
