@@ -162,3 +162,24 @@ def test_ope_slate_json_and_bad_input(cli, user_error):
     assert res["slots"] == 3 and res["sessions"] > 0
     for argv in (["--estimators", "nope"], ["--temperature", "0"]):
         user_error(cli("ope-slate", "--input", SAMPLE, *argv))
+
+
+def test_ope_study_level_sets_the_intervals_whose_coverage_it_reports(cli, user_error):
+    from ulr.ope.study import simulation_study
+
+    small = ("--draws", "20", "--rows", "200", "--features", "3", "--intervals",
+             "--bootstrap", "100", "--estimators", "ips,snips")
+    cov = {}
+    for level in (0.5, 0.99):
+        code, out, err = cli("ope-study", *small, "--level", level, "--json")
+        assert code == 0, err
+        res = json.loads(out)
+        assert res["settings"]["level"] == level
+        cov[level] = {r["estimator"]: r["coverage"] for r in res["table"]}
+    lib = simulation_study(draws=20, rows=200, features=3, intervals=True, n_bootstrap=100,
+                           estimators=("ips", "snips"), level=0.5)
+    assert cov[0.5] == lib["table"].set_index("estimator")["coverage"].to_dict()
+    # the same replicates: the 50% interval lies inside the 99% one on every log
+    assert all(cov[0.5][e] <= cov[0.99][e] for e in cov[0.5])
+    assert sum(cov[0.5].values()) < sum(cov[0.99].values())
+    user_error(cli("ope-study", "--level", "1"), "--level")
