@@ -293,6 +293,21 @@ def url_number(name: str, default, lo, hi, *, kind=int):
     return v if lo <= v <= hi else default
 
 
+def url_index(name: str, options, default=None) -> int:
+    """Index in ``options`` of the URL's choice, else of ``default`` (else 0): for selectboxes."""
+    options = list(options)
+    v = url_param(name, default)
+    if v in options:
+        return options.index(v)
+    return options.index(default) if default in options else 0
+
+
+def url_options(name: str, options, default) -> list:
+    """The URL's comma-separated choices that are in ``options``, else ``default``: for
+    multiselects (unknown names in a shared link are dropped, not an error)."""
+    return [v for v in url_param(name, [], kind=list) if v in options] or list(default)
+
+
 def set_url_params(**values) -> None:
     """Write the page's key settings to the URL so the link reproduces the view."""
     for k, v in values.items():

@@ -63,7 +63,7 @@ def _replay_result(rr) -> None:
                        "every policy would show the logged list there, so they were left out.")
     if thin:
         caveats.append(f"Thin evidence: {rr.clicks:,} clicks in {rr.accepted:,} accepted events; "
-                       f"the {rr.confidence:.0%} interval ({lo:.2%} – {hi:.2%}) is wider than "
+                       f"the {rr.level:.0%} interval ({lo:.2%} – {hi:.2%}) is wider than "
                        "the estimate, so read it as unknown.")
     for c in caveats:
         st.warning(c)
@@ -73,7 +73,7 @@ def _replay_result(rr) -> None:
               None if rr.accepted == 0 else f"{rr.ctr - rr.random_ctr:+.2%} vs random order"
               + (" (within noise)" if within else ""),
               delta_color="off" if within or thin else "normal")
-    c2.metric(f"{rr.confidence:.0%} confidence interval",
+    c2.metric(f"{rr.level:.0%} confidence interval",
               "n/a" if rr.accepted == 0 else f"{lo:.2%} – {hi:.2%}")
     c3.metric("Acceptance rate", "n/a" if not rr.events else f"{rr.acceptance_rate:.1%}",
               f"{rr.accepted:,} of {rr.events:,} events", delta_color="off")
@@ -82,12 +82,10 @@ def _replay_result(rr) -> None:
 
 
 # ---------------------------------------------------------------- settings
-url_env = ui.url_param("env", ENVIRONMENTS[0])
-url_algos = [a for a in ui.url_param("algorithms", [], kind=list) if a in ALGORITHMS]
 with st.form("bl_form"):
     c1, c2, c3, c4 = st.columns(4)
     env_name = c1.selectbox("Environment", ENVIRONMENTS, key="bl_env",
-                            index=ENVIRONMENTS.index(url_env) if url_env in ENVIRONMENTS else 0,
+                            index=ui.url_index("env", ENVIRONMENTS),
                             help=" ".join(f"{k}: {v}" for k, v in ENV_HELP.items()))
     items = int(c2.number_input("Items L", 2, 5000, ui.url_number("L", 16, 2, 5000),
                                 key="bl_items"))
@@ -106,8 +104,9 @@ with st.form("bl_form"):
                                help="Relative examination per position, e.g. 1, 0.5, 0.33. "
                                     "Empty: CTR ratios of the dataset's randomized rows.")
     algorithms = st.multiselect("Algorithms", ALGORITHMS,
-                                default=url_algos or ["cascade-ucb1", "cascade-klucb",
-                                                      "cascade-ts"],
+                                default=ui.url_options("algorithms", ALGORITHMS,
+                                                       ["cascade-ucb1", "cascade-klucb",
+                                                        "cascade-ts"]),
                                 key="bl_algos", help=ALGO_HELP)
     c1, c2 = st.columns(2)
     steps = int(c1.number_input("Steps", 100, 1_000_000,

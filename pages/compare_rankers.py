@@ -36,15 +36,15 @@ def _estimated_theta(content_hash: str, name: str, method: str, seed: int):
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def _compare(content_hash: str, name: str, theta: tuple, learner: str, clip, snips: bool,
-             seed: int, n_boot: int):
+             seed: int, n_bootstrap: int):
     lg = store.open_dataset(name, cur=store.cursor())
     comp = rankers.train_and_evaluate(rankers.log_frame(lg), None, np.array(theta),
                                       learner=learner, clip=clip, normalize=snips, seed=seed,
                                       min_queries=rankers.MIN_TEST_QUERIES)
     return dict(n_clicks=comp.n_train_clicks, n_rows=comp.n_train_rows,
                 n_sessions=comp.n_train_sessions,
-                metrics=comp.metrics(), table=comp.table(n_boot=n_boot, seed=seed),
-                paired=comp.paired(n_boot=n_boot, seed=seed), estimated=comp.estimated,
+                metrics=comp.metrics(), table=comp.table(n_bootstrap=n_bootstrap, seed=seed),
+                paired=comp.paired(n_bootstrap=n_bootstrap, seed=seed), estimated=comp.estimated,
                 n_train=comp.n_train_queries, n_test=comp.n_test_queries,
                 n_docs=comp.n_test_documents, max_fpr=comp.settings["max_fpr"],
                 u=comp.settings["u"])
@@ -58,24 +58,21 @@ def _parse_theta(text: str) -> tuple:
 true_theta = _true_theta(info.content_hash, info.name)
 sources = ([TRUE] if true_theta is not None else []) + \
     [METHOD_PREFIX + m for m in propensity.METHODS] + [TYPED]
-wanted = ui.url_param("source", sources[0])
 c1, c2, c3 = st.columns([2, 1, 1])
 source = c1.selectbox("Propensity source", sources,
-                      index=sources.index(wanted) if wanted in sources else 0, key="cr_source",
+                      index=ui.url_index("source", sources), key="cr_source",
                       help="Where θ (examination probability per position) comes from: the "
                            "simulator's truth, an estimator from the Position bias page, or "
                            "your own numbers (e.g. from an eye-tracking study).")
-url_learner = ui.url_param("learner", "linear")
 learner = c2.selectbox("Learner", list(rankers.LEARNERS),
-                       index=list(rankers.LEARNERS).index(url_learner)
-                       if url_learner in rankers.LEARNERS else 0,
+                       index=ui.url_index("learner", rankers.LEARNERS, "linear"),
                        key="cr_learner",
                        format_func={"linear": "linear pairwise (SVM-Rank)",
                                     "gbdt": "gradient boosting"}.get,
                        help="Linear pairwise: a clicked document should outrank the unclicked "
                             "ones of its session. Gradient boosting: pointwise, clicks "
                             "weighted by 1/θ.")
-n_boot = c3.number_input("Bootstrap replicates", 100, 10_000,
+n_bootstrap = c3.number_input("Bootstrap replicates", 100, 10_000,
                          ui.url_number("boot", 1000, 100, 10_000), step=100, key="cr_boot",
                          help="Queries are resampled to get the confidence intervals.")
 typed = None
@@ -95,7 +92,7 @@ with st.expander("IPW options"):
                         key="cr_snips")
     seed = int(o3.number_input("Seed", 0, 10**6, ui.url_number("seed", 0, 0, 10**6),
                                key="cr_seed"))
-ui.set_url_params(source=source, learner=learner, seed=seed, boot=int(n_boot),
+ui.set_url_params(source=source, learner=learner, seed=seed, boot=int(n_bootstrap),
                   clip=float(clip) if clip_on else 0.0, snips=bool(snips),
                   theta=typed if source == TYPED else None)
 
@@ -112,7 +109,7 @@ try:
             theta = tuple(float(t) for t in _estimated_theta(
                 info.content_hash, info.name, source[len(METHOD_PREFIX):], seed))
         res = _compare(info.content_hash, info.name, theta, learner,
-                       float(clip) if clip_on else None, bool(snips), seed, int(n_boot))
+                       float(clip) if clip_on else None, bool(snips), seed, int(n_bootstrap))
 except UlrError as exc:
     why = str(exc)
     if "assume_randomized" in why:
@@ -195,7 +192,7 @@ if res is not None:
                "difference. For ARP a negative delta favours IPW.")
     settings = {"dataset": info.name, "source": source, "learner": learner,
                 "theta": list(theta), "clip": float(clip) if clip_on else None,
-                "snips": bool(snips), "seed": seed, "bootstrap": int(n_boot)}
+                "snips": bool(snips), "seed": seed, "bootstrap": int(n_bootstrap)}
     ui.download_csv(pd.DataFrame(table), f"compare_rankers_{info.name}.csv",
                     "Download comparison (CSV)", key="cr_csv")
     ui.add_to_report("Naive vs IPW ranker", fig=fig, table=table, settings=settings,

@@ -17,9 +17,9 @@ st.caption("Upload a click log (CSV or Parquet), check how it mapped, and see it
 cur = ui.cursor()
 
 def _app_words(message: str) -> str:
-    """The loader's refusal in the form's words (it names its command-line options)."""
-    return (message.replace("load with --skip-bad-rows", "tick “Skip bad rows”")
-            .replace("--skip-bad-rows", "“Skip bad rows”")
+    """The loader's refusal in the form's words (it names its parameters)."""
+    return (message.replace("load with skip_bad_rows=True", "tick “Skip bad rows”")
+            .replace("skip_bad_rows=True", "“Skip bad rows”")
             .replace("--replace", "“Replace a dataset with the same name”"))
 
 

@@ -33,7 +33,6 @@ def _run(world: tuple, model: str, config: tuple, propensity: str) -> pd.DataFra
 
 
 PROPENSITIES = ["naive-bayes", "true"]
-url_prop = ui.url_param("propensity", PROPENSITIES[0])
 with st.form("recs_form"):
     st.markdown("**World**")
     c = st.columns(4)
@@ -63,11 +62,9 @@ with st.form("recs_form"):
     batch = int(c[3].number_input("Batch size", 8, 8192, 256, step=32, key="rec_batch"))
     c = st.columns(4)
     models = c[0].multiselect("Models", list(MODELS), key="rec_models", format_func=LABELS.get,
-                              default=[m for m in ui.url_param("models", [], kind=list)
-                                       if m in MODELS] or list(MODELS))
+                              default=ui.url_options("models", MODELS, MODELS))
     propensity = c[1].selectbox("Propensities", PROPENSITIES, key="rec_prop",
-                                index=PROPENSITIES.index(url_prop)
-                                if url_prop in PROPENSITIES else 0,
+                                index=ui.url_index("propensity", PROPENSITIES),
                                 format_func={"naive-bayes": "naive Bayes on the random slice",
                                              "true": "true (simulator's) exposure"}.get)
     norm = c[2].selectbox("CausE tie", ["l2", "l1"], key="rec_norm",

@@ -36,16 +36,7 @@ st.caption(
     "often the new policy would have taken that action: w = π(a|x) / p(a|x). The log must "
     "record the logging policy's probability p of each shown document (column `propensity`).")
 
-def _url_index(name: str, options: list, default) -> int:
-    v = ui.url_param(name, default)
-    return options.index(v) if v in options else options.index(default)
-
-
-def _url_estimators(name: str, default: list, allowed=est.ESTIMATORS) -> list:
-    return [e for e in ui.url_param(name, [], kind=list) if e in allowed] or default
-
-
-view = st.segmented_control("View", VIEWS, default=VIEWS[_url_index("view", VIEWS, VIEWS[0])],
+view = st.segmented_control("View", VIEWS, default=VIEWS[ui.url_index("view", VIEWS, VIEWS[0])],
                             key="ope_view") or VIEWS[0]
 
 
@@ -75,7 +66,7 @@ def _pick_log():
                 "of a uniformly random 3-position log with a click-through rate under 1% "
                 "(upload your own log with propensities on the Data page).")
     source = st.radio("Log", options, horizontal=True, key="ope_source",
-                      index=_url_index("log", options, options[0]),
+                      index=ui.url_index("log", options, options[0]),
                       format_func=lambda o: label.get(o, f"current dataset “{o}”"))
     if source == SAMPLE_SOURCE:
         return SAMPLE_SOURCE, "sample_ope.csv", _sample_hash(), None
@@ -98,6 +89,21 @@ def _estimates_frame(table: pd.DataFrame) -> pd.DataFrame:
 
 def view_log():
     source, name, content_hash, info = _pick_log()
+    settings = _log_form(info)
+    s = dict(settings)
+    ui.set_url_params(view=VIEWS[0], log=source, target=s["target"],
+                      temperature=s["temperature"], action=s["action"],
+                      estimators=list(s["estimators"]), seed=s["seed"])
+    res = None
+    with ui.user_errors("Cannot evaluate: "):
+        with st.spinner("Estimating…"):
+            res = _evaluate(source, name, content_hash, settings)
+    if res is not None:
+        _show_log_result(res, source, name, content_hash, settings)
+
+
+def _log_form(info) -> tuple:
+    """The target policy and estimator options (widgets), as evaluate_log's settings."""
     extras = [] if info is None else [
         c for c in info.columns if c not in schema.CANONICAL
         and not c.startswith(schema.FEATURE_PREFIX) and c != "true_theta"]
@@ -108,7 +114,7 @@ def view_log():
         (["scores", "column"] if extras else [])
     c1, c2, c3 = st.columns([2, 1, 1])
     target = c1.selectbox("Target policy", targets, format_func=TARGETS.get, key="ope_target",
-                          index=_url_index("target", targets, targets[0]),
+                          index=ui.url_index("target", targets, targets[0]),
                           help="The policy to evaluate. The fitted one is a logistic click "
                                "model on the feature_* columns, fit on a share of the "
                                "impressions and evaluated on the rest.")
@@ -122,7 +128,7 @@ def view_log():
                                   help="Softmax temperature on standardized scores: 0 = always "
                                        "the top document, large = uniform.")
     action = c3.selectbox("Action", ["doc_id", "position"], key="ope_action",
-                          index=_url_index("action", ["doc_id", "position"], "doc_id"),
+                          index=ui.url_index("action", ["doc_id", "position"], "doc_id"),
                           help="What the policy chooses for a query: which document to show "
                                "(per position), or which position.")
     if not has_features:
@@ -134,7 +140,7 @@ def view_log():
     with st.expander("Estimator options"):
         o1, o2, o3, o4 = st.columns(4)
         estimators = o1.multiselect("Estimators", choices,
-                                    default=_url_estimators("estimators", default_est, choices),
+                                    default=ui.url_options("estimators", choices, default_est),
                                     key="ope_estimators",
                                     format_func=lambda e: LABELS.get(e, e))
         clip_auto = o2.checkbox("Automatic clip", True, key="ope_clip_auto",
@@ -142,8 +148,8 @@ def view_log():
                                      "that are extreme for the sample size.")
         clip = o2.number_input("Clip weights at", 1.0, 1e6, 10.0, key="ope_clip",
                                disabled=clip_auto)
-        n_boot = int(o3.number_input("Bootstrap draws", 100, 20_000, 1000, step=100,
-                                     key="ope_boot"))
+        n_bootstrap = int(o3.number_input("Bootstrap draws", 100, 20_000, 1000, step=100,
+                                          key="ope_boot"))
         level = o3.select_slider("Confidence level", [0.8, 0.9, 0.95, 0.99], 0.95,
                                  key="ope_level")
         fit_fraction = o4.slider("Share of impressions to fit the target", 0.0, 0.9, 0.5,
@@ -152,21 +158,21 @@ def view_log():
         folds = int(o4.number_input("DR cross-fitting folds", 1, 10, 2, key="ope_folds"))
         seed = int(o1.number_input("Seed", 0, 10**6, ui.url_number("seed", 0, 0, 10**6),
                                    key="ope_seed"))
-    ui.set_url_params(view=VIEWS[0], log=source, target=target, temperature=float(temperature),
-                      action=action, estimators=list(estimators), seed=seed)
     settings = (("action", action), ("target", target),
                 ("target_column", column if target == "column" else None),
                 ("score_column", column if target == "scores" else None),
                 ("temperature", float(temperature)), ("fit_fraction", float(fit_fraction)),
                 ("estimators", tuple(estimators)), ("clip", None if clip_auto else float(clip)),
-                ("n_bootstrap", n_boot), ("level", float(level)), ("folds", folds),
+                ("n_bootstrap", n_bootstrap), ("level", float(level)), ("folds", folds),
                 ("seed", seed))
-    res = None
-    with ui.user_errors("Cannot evaluate: "):
-        with st.spinner("Estimating…"):
-            res = _evaluate(source, name, content_hash, settings)
-    if res is None:
-        return
+    return settings
+
+
+def _show_log_result(res, source, name, content_hash, settings: tuple):
+    """Diagnostics, warnings, the estimates (table, chart, download), the several-loggers
+    and slate sections and the report item of one evaluation."""
+    s = dict(settings)
+    column = s["target_column"] or s["score_column"]
     d = res.diagnostics
     m = st.columns(5)
     m[0].metric("Rows evaluated", f"{d['n']:,}", help=f"of {res.settings['log_rows']:,} in the log")
@@ -189,23 +195,23 @@ def view_log():
     st.plotly_chart(fig, key="ope_chart")
     st.caption(
         f"Values are expected clicks per logged row under the target policy; bars are "
-        f"{level:.0%} percentile-bootstrap intervals ({n_boot:,} draws, resampling "
-        f"{res.settings['resampling']}). The dashed line is the logging policy's own click "
-        f"rate. Warnings: heavy-tailed weights when the effective sample size is below "
+        f"{s['level']:.0%} percentile-bootstrap intervals ({s['n_bootstrap']:,} draws, "
+        f"resampling {res.settings['resampling']}). The dashed line is the logging policy's own "
+        f"click rate. Warnings: heavy-tailed weights when the effective sample size is below "
         f"{HEAVY_TAIL_ESS_FRACTION:.0%} of the rows or one row carries over "
         f"{HEAVY_TAIL_MAX_SHARE:.0%} of the weight; small sample below "
         f"{FEW_EFFECTIVE_CLICKS} effective clicks.")
     ui.download_csv(table, f"ope_estimates_{name}.csv", "Download estimates (CSV)",
                     key="ope_csv")
     _loggers_section(res)
-    _slate_section(source, name, content_hash, target, column, float(temperature),
-                   float(fit_fraction), float(level), seed)
-    policy = TARGETS[target] + (f" ({column})" if column else "")
+    _slate_section(source, name, content_hash, s["target"], column, s["temperature"],
+                   s["fit_fraction"], s["level"], s["seed"])
+    policy = TARGETS[s["target"]] + (f" ({column})" if column else "")
     best = res.table[res.table["estimator"] != "logging"].iloc[0]
     ui.add_to_report(
         f"Off-policy estimates of the target policy: {policy}", fig=fig, table=table,
-        settings={"log": name, "target policy": policy, "estimator": ", ".join(estimators),
-                  "seed": seed, **dict(settings)},
+        settings={"log": name, "target policy": policy, "estimator": ", ".join(s["estimators"]),
+                  "seed": s["seed"], **s},
         caveats=[w.message for w in res.warnings],
         evidence={"rows": d["n"], "clicks": d["clicks"],
                   "queries": res.settings.get("contexts"),
@@ -302,6 +308,32 @@ def view_simulation():
         "A logged-bandit world whose click probabilities are known, so the true value of the "
         "target policy is exact. Many independent logs are drawn; each estimator's spread "
         "around the truth shows its bias and variance.")
+    settings, run = _simulation_form()
+    if run:
+        draws = dict(settings)["draws"]
+        with ui.user_errors("Cannot simulate: "):
+            if not dict(settings)["estimators"]:
+                raise UlrError("choose at least one estimator.")
+            with st.status("Simulating repeated logs…", expanded=False) as status:
+                bar = st.progress(0.0)
+
+                def progress(done, total):
+                    bar.progress(done / total, text=f"{min(done * CHUNK, draws)} of "
+                                                    f"{draws} logs")
+
+                _simulate(settings, progress=progress)
+                status.update(label="Simulation done", state="complete")
+            st.session_state["ope_sim_settings"] = settings
+    last = st.session_state.get("ope_sim_settings")
+    if last is None:
+        st.info("Choose a world and press **Run simulation** (the defaults take a second).")
+        return
+    _show_simulation(_simulate(last), dict(last))
+
+
+def _simulation_form() -> tuple[tuple, bool]:
+    """The simulated world, target and estimators (a form), as simulation_study's
+    settings, and whether the form was submitted."""
     with st.form("ope_sim_form"):
         c = st.columns(4)
         contexts = int(c[0].number_input("Queries (contexts)", 1, 500,
@@ -320,7 +352,7 @@ def view_simulation():
                                       ui.url_number("sim_draws", 200, 10, 2000), step=10,
                                       key="sim_draws"))
         logging = c[1].selectbox("Logging policy", ["uniform", "softmax"], key="sim_logging",
-                                 index=_url_index("sim_logging", ["uniform", "softmax"],
+                                 index=ui.url_index("sim_logging", ["uniform", "softmax"],
                                                   "uniform"),
                                  help="softmax: favours documents of a noisy copy of the true "
                                       "click model")
@@ -330,7 +362,7 @@ def view_simulation():
                                       format="%.3f", key="sim_base")
         c = st.columns(4)
         target = c[0].selectbox("Target policy", ["true", "noisy", "reversed"],
-                                index=_url_index("sim_target", ["true", "noisy", "reversed"],
+                                index=ui.url_index("sim_target", ["true", "noisy", "reversed"],
                                                  "true"),
                                 format_func={"true": "good (true click model)",
                                              "noisy": "noisy copy of the click model",
@@ -339,8 +371,9 @@ def view_simulation():
         temperature = c[1].number_input("Target temperature", 0.0, 100.0, 0.5, step=0.1,
                                         key="sim_temp")
         estimators = c[2].multiselect("Estimators", list(est.ESTIMATORS),
-                                      default=_url_estimators(
-                                          "sim_estimators", ["ips", "clipped-ips", "snips", "dr"]),
+                                      default=ui.url_options(
+                                          "sim_estimators", est.ESTIMATORS,
+                                          ["ips", "clipped-ips", "snips", "dr"]),
                                       format_func=lambda e: LABELS.get(e, e), key="sim_est")
         clip = c[3].number_input("Clip weights at (0 = automatic)", 0.0, 1e6, 4.0,
                                  key="sim_clip",
@@ -349,8 +382,8 @@ def view_simulation():
         c = st.columns(4)
         intervals = c[0].checkbox("Bootstrap intervals (coverage)", False, key="sim_ci",
                                   help="Slower: a bootstrap per log.")
-        n_boot = int(c[1].number_input("Bootstrap draws", 100, 5000, 400, step=100,
-                                       key="sim_boot"))
+        n_bootstrap = int(c[1].number_input("Bootstrap draws", 100, 5000, 400, step=100,
+                                            key="sim_boot"))
         seed = int(c[2].number_input("Seed", 0, 10**6, ui.url_number("sim_seed", 0, 0, 10**6),
                                      key="sim_seed"))
         run = st.form_submit_button("Run simulation", type="primary")
@@ -363,28 +396,13 @@ def view_simulation():
                 ("base_rate", float(base_rate)), ("target", target),
                 ("temperature", float(temperature)), ("estimators", tuple(estimators)),
                 ("clip", float(clip) if clip > 0 else None), ("intervals", bool(intervals)),
-                ("n_bootstrap", n_boot), ("seed", seed))
-    if run:
-        with ui.user_errors("Cannot simulate: "):
-            if not estimators:
-                raise UlrError("choose at least one estimator.")
-            with st.status("Simulating repeated logs…", expanded=False) as status:
-                bar = st.progress(0.0)
+                ("n_bootstrap", n_bootstrap), ("seed", seed))
+    return settings, run
 
-                def progress(done, total):
-                    bar.progress(done / total, text=f"{min(done * CHUNK, s_draws)} of "
-                                                    f"{s_draws} logs")
 
-                s_draws = draws
-                _simulate(settings, progress=progress)
-                status.update(label="Simulation done", state="complete")
-            st.session_state["ope_sim_settings"] = settings
-    last = st.session_state.get("ope_sim_settings")
-    if last is None:
-        st.info("Choose a world and press **Run simulation** (the defaults take a second).")
-        return
-    out = _simulate(last)
-    s = dict(last)
+def _show_simulation(out: dict, s: dict):
+    """Truth, the per-estimator table, the spread and bias-variance figures, intervals,
+    the download and the report item of one simulation study."""
     m = st.columns(4)
     m[0].metric("True value of the target", f"{out['truth']:.4f}")
     m[1].metric("Logging policy's value", f"{out['logging']:.4f}")
@@ -440,55 +458,22 @@ def view_learn():
         "is fit by gradient ascent on its IPS or SNIPS estimate on part of the log, then "
         "evaluated, with intervals, on the held-out rest.")
     data = st.radio("Data", ["log", "simulation"], horizontal=True, key="crm_data",
-                    index=_url_index("crm_data", ["log", "simulation"], "log"),
+                    index=ui.url_index("crm_data", ["log", "simulation"], "log"),
                     format_func={"log": "a log with propensities",
                                  "simulation": "a simulated log (true values known)"}.get)
     if data == "log":
         source, name, content_hash, _ = _pick_log()
     else:
         source, name, content_hash = "simulation", "simulation", ""
-    with st.form("crm_form"):
-        c = st.columns(4)
-        objective = c[0].selectbox("Objective", ["snips", "ips"], key="crm_obj",
-                                   index=_url_index("crm_objective", ["snips", "ips"], "snips"),
-                                   format_func=lambda e: LABELS.get(e, e))
-        l2 = c[1].number_input("L2 penalty", 0.0, 100.0, 0.01, format="%.3f", key="crm_l2")
-        vp = c[2].number_input("Variance penalty (POEM λ)", 0.0, 100.0, 0.0, key="crm_vp")
-        clip = c[3].number_input("Clip weights (0 = off)", 0.0, 1e6, 0.0, key="crm_clip")
-        c = st.columns(4)
-        steps = int(c[0].number_input("Gradient steps", 10, 5000,
-                                      ui.url_number("crm_steps", 200, 10, 5000), step=10,
-                                      key="crm_steps"))
-        lr = c[1].number_input("Learning rate", 0.001, 10.0, 0.5, key="crm_lr")
-        fit = c[2].slider("Share of impressions to learn on", 0.1, 0.9, 0.5, step=0.1,
-                          key="crm_fit")
-        seed = int(c[3].number_input("Seed", 0, 10**6, ui.url_number("crm_seed", 0, 0, 10**6),
-                                     key="crm_seed"))
-        crm_boot = int(c[0].number_input("Bootstrap draws", 100, 20_000, 1000, step=100,
-                                         key="crm_boot"))
-        sim_settings = ()
-        if data == "simulation":
-            c = st.columns(4)
-            sim_settings = (
-                ("contexts", int(c[0].number_input("Queries", 1, 500, 20, key="crm_ctx"))),
-                ("actions", int(c[1].number_input("Documents per query", 2, 100, 10,
-                                                  key="crm_act"))),
-                ("rows", int(c[2].number_input("Rows", 100, 200_000, 5000, step=500,
-                                               key="crm_rows"))),
-                ("base_rate", float(c[3].number_input("Mean click probability", 0.001, 0.9,
-                                                      0.1, format="%.3f", key="crm_base"))),
-                ("features", int(c[0].number_input("Features", 1, 50, 5, key="crm_feat"))))
-        submitted = st.form_submit_button("Learn a policy", type="primary")
-    ui.set_url_params(view=VIEWS[2], crm_data=data, crm_objective=objective, crm_steps=steps,
-                      crm_seed=seed, log=source if data == "log" else None)
-    settings = (("objective", objective), ("l2", float(l2)), ("variance_penalty", float(vp)),
-                ("clip", float(clip) if clip > 0 else None), ("steps", steps),
-                ("learning_rate", float(lr)), ("fit_fraction", float(fit)), ("seed", seed),
-                ("n_bootstrap", crm_boot), *sim_settings)
+    settings, submitted = _learn_form(data)
+    s = dict(settings)
+    ui.set_url_params(view=VIEWS[2], crm_data=data, crm_objective=s["objective"],
+                      crm_steps=s["steps"], crm_seed=s["seed"],
+                      log=source if data == "log" else None)
     key = (source, name, content_hash, settings)
     if submitted:
         with ui.user_errors("Cannot learn: "):
-            with st.status(f"Learning ({steps} gradient steps, then a bootstrap on the "
+            with st.status(f"Learning ({s['steps']} gradient steps, then a bootstrap on the "
                            "held-out rows)…", expanded=False) as status:
                 _learn(source, name, content_hash, "doc_id", settings)
                 status.update(label="Learned", state="complete")
@@ -502,6 +487,54 @@ def view_learn():
         out = _learn(last[0], last[1], last[2], "doc_id", last[3])
     if out is None:
         return
+    _show_learned(out, dict(last[3]))
+
+
+def _learn_form(data: str) -> tuple[tuple, bool]:
+    """The learning options (a form; with the simulated world's when ``data`` is
+    "simulation"), as crm_study's settings, and whether the form was submitted."""
+    with st.form("crm_form"):
+        c = st.columns(4)
+        objective = c[0].selectbox("Objective", ["snips", "ips"], key="crm_obj",
+                                   index=ui.url_index("crm_objective", ["snips", "ips"], "snips"),
+                                   format_func=lambda e: LABELS.get(e, e))
+        l2 = c[1].number_input("L2 penalty", 0.0, 100.0, 0.01, format="%.3f", key="crm_l2")
+        vp = c[2].number_input("Variance penalty (POEM λ)", 0.0, 100.0, 0.0, key="crm_vp")
+        clip = c[3].number_input("Clip weights (0 = off)", 0.0, 1e6, 0.0, key="crm_clip")
+        c = st.columns(4)
+        steps = int(c[0].number_input("Gradient steps", 10, 5000,
+                                      ui.url_number("crm_steps", 200, 10, 5000), step=10,
+                                      key="crm_steps"))
+        lr = c[1].number_input("Learning rate", 0.001, 10.0, 0.5, key="crm_lr")
+        fit = c[2].slider("Share of impressions to learn on", 0.1, 0.9, 0.5, step=0.1,
+                          key="crm_fit")
+        seed = int(c[3].number_input("Seed", 0, 10**6, ui.url_number("crm_seed", 0, 0, 10**6),
+                                     key="crm_seed"))
+        crm_bootstrap = int(c[0].number_input("Bootstrap draws", 100, 20_000, 1000,
+                                              step=100, key="crm_boot"))
+        sim_settings = ()
+        if data == "simulation":
+            c = st.columns(4)
+            sim_settings = (
+                ("contexts", int(c[0].number_input("Queries", 1, 500, 20, key="crm_ctx"))),
+                ("actions", int(c[1].number_input("Documents per query", 2, 100, 10,
+                                                  key="crm_act"))),
+                ("rows", int(c[2].number_input("Rows", 100, 200_000, 5000, step=500,
+                                               key="crm_rows"))),
+                ("base_rate", float(c[3].number_input("Mean click probability", 0.001, 0.9,
+                                                      0.1, format="%.3f", key="crm_base"))),
+                ("features", int(c[0].number_input("Features", 1, 50, 5, key="crm_feat"))))
+        submitted = st.form_submit_button("Learn a policy", type="primary")
+    settings = (("objective", objective), ("l2", float(l2)), ("variance_penalty", float(vp)),
+                ("clip", float(clip) if clip > 0 else None), ("steps", steps),
+                ("learning_rate", float(lr)), ("fit_fraction", float(fit)), ("seed", seed),
+                ("n_bootstrap", crm_bootstrap), *sim_settings)
+    return settings, submitted
+
+
+def _show_learned(out: dict, s: dict):
+    """Held-out values, warnings, the learning curve, the evaluation table, the weights,
+    the download and the report item of one learned policy."""
     res = out["result"]
     t = res.evaluation.table.set_index("estimator")
     m = st.columns(4)
@@ -527,10 +560,11 @@ def view_learn():
                     key="crm_csv")
     sn = t.loc["snips"]
     ui.add_to_report(
-        f"Policy learned by counterfactual risk minimization ({objective.upper()} objective)",
+        f"Policy learned by counterfactual risk minimization ({s['objective'].upper()} "
+        "objective)",
         fig=fig, table=ev,
-        settings={"target policy": "learned linear softmax", "estimator": objective,
-                  "seed": seed, **dict(last[3])},
+        settings={"target policy": "learned linear softmax", "estimator": s["objective"],
+                  "seed": s["seed"], **s},
         caveats=[w.message for w in res.evaluation.warnings],
         evidence={"rows": res.evaluation.diagnostics["n"],
                   "clicks": res.evaluation.diagnostics["clicks"], "queries": None,

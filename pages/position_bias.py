@@ -64,8 +64,7 @@ if max_pos < 2:
              "position bias to estimate. Pick another dataset in the sidebar.")
     st.stop()
 
-methods_default = [m for m in ui.url_param("methods", ["randomization", "em"], kind=list)
-                   if m in propensity.METHODS] or ["randomization", "em"]
+methods_default = ui.url_options("methods", propensity.METHODS, ["randomization", "em"])
 methods = st.multiselect("Methods", list(propensity.METHODS), default=methods_default,
                          key="pb_methods",
                          help="  \n".join(f"**{m}**: {h}" for m, h in HELP.items()))

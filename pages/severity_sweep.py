@@ -45,23 +45,18 @@ def _takeaway(summary, metric: str, change: str) -> str:
             f"({'better' if better else 'worse'}).")
 
 
-def _url_index(name: str, options: list, default) -> int:
-    v = ui.url_param(name, default)
-    return options.index(v) if v in options else options.index(default)
-
-
 methods = [NONE, *propensity.METHODS]
 learners = list(rankers.LEARNERS)
 url_etas = ", ".join(f"{e:g}" for e in ui.url_param("etas", [0, 0.5, 1, 1.5, 2], kind="floats"))
 with st.form("sweep_form"):
     c1, c2, c3 = st.columns(3)
     etas_text = c1.text_input("η values (severity of position bias)", url_etas, key="sw_etas")
-    learner = c2.selectbox("Learner", learners, index=_url_index("learner", learners, "linear"),
+    learner = c2.selectbox("Learner", learners, index=ui.url_index("learner", learners, "linear"),
                            key="sw_learner",
                            format_func={"linear": "linear pairwise (SVM-Rank)",
                                         "gbdt": "gradient boosting"}.get)
     method = c3.selectbox("Estimated θ by", methods,
-                          index=_url_index("method", methods, "randomization"
+                          index=ui.url_index("method", methods, "randomization"
                                            if "randomization" in methods else NONE),
                           key="sw_method",
                           help="Besides the true θ, train IPW with θ estimated from each "
@@ -123,7 +118,7 @@ else:
     etas, learner_k, method_k, queries_k, sessions_k, runs_k, seed_k = key
     metric_names = list(dict.fromkeys(df["metric"]))
     metric = st.selectbox("Metric", metric_names,
-                          index=_url_index("metric", metric_names, "arp"), key="sw_metric",
+                          index=ui.url_index("metric", metric_names, "arp"), key="sw_metric",
                           format_func=theme.metric_label,
                           help="Short names: " + ", ".join(f"{theme.metric_label(m)} = {m}"
                                                            for m in metric_names))

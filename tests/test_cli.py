@@ -83,3 +83,63 @@ def test_hostile_name_and_map(tmp_path, cli, user_error):
                       "'nope'")
     user_error(cli("load", csv, "--db", db, "--name", "y", "--map", "positionpos"),
                       "canonical=theirs")
+
+
+# ---------------------------------------------------------------------------
+# Deprecated spellings (docs/contract.md §2): still work for one release, one warning line
+# ---------------------------------------------------------------------------
+
+SAMPLE = __import__("pathlib").Path(__file__).resolve().parent.parent / "data" / "sample_clicks.csv"
+
+
+@pytest.mark.parametrize("command, old, dest", [
+    ("report", "--propensity-method", "propensity_method"),
+    ("sweep", "--method", "method"),
+])
+def test_deprecated_propensity_spellings_parse_like_the_new_one(capsys, command, old, dest):
+    from ulr.cli import build_parser
+    new = build_parser([command]).parse_args([command, "--propensity", "em"])
+    assert getattr(new, dest) == "em"
+    assert capsys.readouterr().err == ""
+    aliased = build_parser([command]).parse_args([command, old, "em", old, "dla"])
+    assert getattr(aliased, dest) == "dla"  # the last one wins, as for any option
+    assert capsys.readouterr().err == f"warning: {old} is deprecated; use --propensity\n"
+    default = build_parser([command]).parse_args([command])
+    assert getattr(default, dest) is None
+    assert old not in build_parser([command])._subparsers._group_actions[0] \
+        .choices[command].format_help()  # the old spelling is not advertised
+
+
+def test_sweep_method_alias_runs_the_same_sweep_with_one_warning(cli):
+    small = ("sweep", "--etas", "1", "--queries", 20, "--sessions", 2000, "--seed", 3, "--json")
+    rc, out_new, err = cli(*small, "--propensity", "em")
+    assert rc == 0 and err == "", err
+    rc, out_old, err = cli(*small, "--method", "em")
+    assert rc == 0, err
+    assert err.splitlines() == ["warning: --method is deprecated; use --propensity"]
+    new, old = json.loads(out_new), json.loads(out_old)
+    assert new["method"] == old["method"] == "em"
+    assert new["rows"] == old["rows"]
+    assert any(r["ranker"] != "naive" and r["estimator"] == "em" for r in new["rows"])
+
+
+def test_report_propensity_method_alias_still_writes_the_report(tmp_path, cli):
+    args = ("report", "--input", SAMPLE, "--sections", "propensity", "--json")
+    rc, out, err = cli(*args, "--out", tmp_path / "a.html", "--propensity-method", "em")
+    assert rc == 0, err
+    assert err.splitlines() == ["warning: --propensity-method is deprecated; use --propensity"]
+    rc, out2, err2 = cli(*args, "--out", tmp_path / "b.html", "--propensity", "em")
+    assert rc == 0 and err2 == "", err2
+    assert json.loads(out)["items"] == json.loads(out2)["items"]
+
+
+def test_library_error_names_the_parameter_and_the_cli_the_flag(tmp_path, cli, user_error):
+    from ulr import store
+    from ulr.errors import UlrError
+    bad = tmp_path / "bad.csv"
+    bad.write_text("query_id,doc_id,position,click\nq,d,0,1\nq,e,1,0\n")
+    with pytest.raises(UlrError, match="skip_bad_rows=True") as exc:
+        store.open_file(bad)
+    assert "--" not in str(exc.value)
+    user_error(cli("load", bad, "--db", tmp_path / "u.duckdb", "--name", "b"),
+               "or load with --skip-bad-rows to keep the valid rows")

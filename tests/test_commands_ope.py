@@ -1,30 +1,20 @@
 """``python -m ulr ope``: JSON output, human output, user errors (docs/contract.md §2)."""
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from ulr import store
-from ulr.cli import main
 from ulr.ope.evaluate import evaluate_log
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "data" / "sample_ope.csv"
 
 
-def run_cli(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def test_json_is_one_object_matching_the_library(capsys):
-    code, out, err = run_cli(capsys, "ope", "--input", str(SAMPLE), "--bootstrap", "200",
-                             "--json")
+def test_json_is_one_object_matching_the_library(cli):
+    code, out, err = cli("ope", "--input", str(SAMPLE), "--bootstrap", "200", "--json")
     assert code == 0 and err == ""
     res = json.loads(out)  # exactly one JSON document on stdout
     assert set(res["estimates"]) == {"ips", "clipped-ips", "snips", "dr"}
@@ -38,10 +28,10 @@ def test_json_is_one_object_matching_the_library(capsys):
     assert res["logging"]["value"] == pytest.approx(lib.estimate("logging"))
 
 
-def test_learn_and_options(capsys):
-    code, out, _ = run_cli(capsys, "ope", "--input", str(SAMPLE), "--bootstrap", "100",
-                           "--estimators", "ips,snips", "--temperature", "0.5", "--clip", "3",
-                           "--learn", "ips", "--steps", "30", "--json")
+def test_learn_and_options(cli):
+    code, out, _ = cli("ope", "--input", str(SAMPLE), "--bootstrap", "100",
+                       "--estimators", "ips,snips", "--temperature", "0.5", "--clip", "3",
+                       "--learn", "ips", "--steps", "30", "--json")
     assert code == 0
     res = json.loads(out)
     assert set(res["estimates"]) == {"ips", "snips"}
@@ -50,21 +40,21 @@ def test_learn_and_options(capsys):
     assert set(res["learned"]["coef"]) == {f"feature_{k}" for k in range(1, 6)}
 
 
-def test_human_output(capsys):
-    code, out, _ = run_cli(capsys, "ope", "--input", str(SAMPLE), "--bootstrap", "100")
+def test_human_output(cli):
+    code, out, _ = cli("ope", "--input", str(SAMPLE), "--bootstrap", "100")
     assert code == 0
     assert "snips" in out and "effective sample size" in out and "warning: Small sample" in out
 
 
-def test_target_column_and_stored_dataset(capsys, tmp_path):
+def test_target_column_and_stored_dataset(cli, tmp_path):
     df = pd.read_csv(SAMPLE)
     df["Target Prob"] = 0.1  # the uniform policy, given as a column (stored as target_prob)
     path = tmp_path / "with_target.csv"
     df.to_csv(path, index=False)
     db = tmp_path / "t.duckdb"
-    assert run_cli(capsys, "load", str(path), "--db", str(db), "--name", "ope log")[0] == 0
-    code, out, err = run_cli(capsys, "ope", "--db", str(db), "--name", "ope log",
-                             "--target-column", "Target Prob", "--bootstrap", "100", "--json")
+    assert cli("load", str(path), "--db", str(db), "--name", "ope log")[0] == 0
+    code, out, err = cli("ope", "--db", str(db), "--name", "ope log",
+                         "--target-column", "Target Prob", "--bootstrap", "100", "--json")
     assert code == 0, err
     res = json.loads(out)
     assert res["policy"] == {"source": "column"} and res["evaluated_rows"] == 10_000
@@ -81,21 +71,16 @@ def test_target_column_and_stored_dataset(capsys, tmp_path):
     (["--temperature", "-1"], "temperature"),
     (["--target", "column"], "--target-column"),
 ])
-def test_user_errors_exit_2_with_one_line(capsys, argv, needle):
-    code, out, err = run_cli(capsys, "ope", "--input", str(SAMPLE), *argv)
-    assert code == 2 and out == ""
-    assert err.startswith("error: ") and err.count("\n") == 1 and needle in err
+def test_user_errors_exit_2_with_one_line(cli, user_error, argv, needle):
+    user_error(cli("ope", "--input", SAMPLE, *argv), needle)
 
 
-def test_log_without_propensity_gets_a_clear_sentence(tmp_path):
+def test_log_without_propensity_gets_a_clear_sentence(tmp_path, cli_process, user_error):
     # the real entry point, as a user runs it
     path = tmp_path / "clicks.csv"
     pd.read_csv(SAMPLE).drop(columns="propensity").to_csv(path, index=False)
-    p = subprocess.run([sys.executable, "-m", "ulr", "ope", "--input", str(path), "--json"],
-                       cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert p.returncode == 2 and p.stdout == ""
-    assert p.stderr.startswith("error: this log has no propensity column")
-    assert p.stderr.count("\n") == 1 and "Traceback" not in p.stderr
+    res = cli_process("ope", "--input", path, "--json", timeout=120)
+    user_error(res, "error: this log has no propensity column")
 
 
 # ------------------------------------------------------- several loggers, studies, slates
@@ -114,15 +99,10 @@ def multi_csv(tmp_path_factory):
     return path
 
 
-def one_error_line(err):
-    lines = err.strip().splitlines()
-    return len(lines) == 1 and lines[0].startswith("error: ")
-
-
-def test_several_loggers_json_has_every_estimator_and_a_per_logger_breakdown(capsys, multi_csv):
-    code, out, err = run_cli(capsys, "ope", "--input", str(multi_csv), "--target", "uniform",
-                             "--estimators", "ips,snips,wips,balanced-ips", "--bootstrap", "200",
-                             "--map", "logger=logger", "--json")
+def test_several_loggers_json_has_every_estimator_and_a_per_logger_breakdown(cli, multi_csv):
+    code, out, err = cli("ope", "--input", str(multi_csv), "--target", "uniform",
+                         "--estimators", "ips,snips,wips,balanced-ips", "--bootstrap", "200",
+                         "--map", "logger=logger", "--json")
     assert code == 0, err
     res = json.loads(out)
     assert set(res["estimates"]) == {"ips", "snips", "wips", "balanced-ips"}
@@ -137,18 +117,17 @@ def test_several_loggers_json_has_every_estimator_and_a_per_logger_breakdown(cap
     assert "propensity_sum" not in res["warning_codes"]
 
 
-def test_wips_without_a_logger_is_one_error_line(capsys):
-    code, out, err = run_cli(capsys, "ope", "--input", str(SAMPLE), "--estimators", "wips")
-    assert code == 2 and out == "" and one_error_line(err) and "logger" in err
+def test_wips_without_a_logger_is_one_error_line(cli, user_error):
+    user_error(cli("ope", "--input", SAMPLE, "--estimators", "wips"), "logger")
 
 
-def test_balanced_ips_without_logger_propensities_says_so_in_one_sentence(capsys, multi_csv,
+def test_balanced_ips_without_logger_propensities_says_so_in_one_sentence(cli, multi_csv,
                                                                           tmp_path):
     df = pd.read_csv(multi_csv).drop(columns=["propensity_l1"])
     path = tmp_path / "no_l1.csv"
     df.to_csv(path, index=False)
-    code, out, err = run_cli(capsys, "ope", "--input", str(path), "--target", "uniform",
-                             "--estimators", "ips,balanced-ips", "--bootstrap", "100", "--json")
+    code, out, err = cli("ope", "--input", str(path), "--target", "uniform",
+                         "--estimators", "ips,balanced-ips", "--bootstrap", "100", "--json")
     assert code == 0, err
     res = json.loads(out)
     assert res["estimates"]["balanced-ips"]["value"] is None
@@ -156,26 +135,25 @@ def test_balanced_ips_without_logger_propensities_says_so_in_one_sentence(capsys
     assert len(msg) == 1 and "l1" in msg[0] and msg[0].count(". ") == 0
 
 
-def test_ope_study_json_and_bad_input(capsys):
-    code, out, err = run_cli(capsys, "ope-study", "--draws", "20", "--rows", "200",
-                             "--features", "3", "--json")
+def test_ope_study_json_and_bad_input(cli, user_error):
+    code, out, err = cli("ope-study", "--draws", "20", "--rows", "200",
+                         "--features", "3", "--json")
     assert code == 0, err
     res = json.loads(out)
     assert {"true_value", "logging_value", "ess_fraction", "max_weight", "table"} <= set(res)
     assert {r["estimator"] for r in res["table"]} == {"ips", "clipped-ips", "snips", "dr"}
     assert all(r["draws"] == 20 for r in res["table"])
-    code, out, err = run_cli(capsys, "ope-study", "--learn", "snips", "--steps", "10",
-                             "--rows", "500", "--bootstrap", "100", "--json")
+    code, out, err = cli("ope-study", "--learn", "snips", "--steps", "10",
+                         "--rows", "500", "--bootstrap", "100", "--json")
     assert code == 0, err
     res = json.loads(out)
     assert {"learned", "true_value", "best_value", "curve"} <= set(res)
     for argv in (["--rows", "0"], ["--estimators", "nope"], ["--bootstrap", "10"]):
-        code, out, err = run_cli(capsys, "ope-study", *argv)
-        assert code == 2 and out == "" and one_error_line(err), argv
+        user_error(cli("ope-study", *argv))
 
 
-def test_ope_slate_json_and_bad_input(capsys, multi_csv):
-    code, out, err = run_cli(capsys, "ope-slate", "--input", str(SAMPLE), "--json")
+def test_ope_slate_json_and_bad_input(cli, user_error):
+    code, out, err = cli("ope-slate", "--input", str(SAMPLE), "--json")
     assert code == 0, err
     res = json.loads(out)
     assert set(res["estimates"]) == {"sips", "iips", "rips"}
@@ -183,5 +161,25 @@ def test_ope_slate_json_and_bad_input(capsys, multi_csv):
         assert e["lower"] <= e["value"] <= e["upper"] and e["assumption"]
     assert res["slots"] == 3 and res["sessions"] > 0
     for argv in (["--estimators", "nope"], ["--temperature", "0"]):
-        code, out, err = run_cli(capsys, "ope-slate", "--input", str(SAMPLE), *argv)
-        assert code == 2 and out == "" and one_error_line(err), argv
+        user_error(cli("ope-slate", "--input", SAMPLE, *argv))
+
+
+def test_ope_study_level_sets_the_intervals_whose_coverage_it_reports(cli, user_error):
+    from ulr.ope.study import simulation_study
+
+    small = ("--draws", "20", "--rows", "200", "--features", "3", "--intervals",
+             "--bootstrap", "100", "--estimators", "ips,snips")
+    cov = {}
+    for level in (0.5, 0.99):
+        code, out, err = cli("ope-study", *small, "--level", level, "--json")
+        assert code == 0, err
+        res = json.loads(out)
+        assert res["settings"]["level"] == level
+        cov[level] = {r["estimator"]: r["coverage"] for r in res["table"]}
+    lib = simulation_study(draws=20, rows=200, features=3, intervals=True, n_bootstrap=100,
+                           estimators=("ips", "snips"), level=0.5)
+    assert cov[0.5] == lib["table"].set_index("estimator")["coverage"].to_dict()
+    # the same replicates: the 50% interval lies inside the 99% one on every log
+    assert all(cov[0.5][e] <= cov[0.99][e] for e in cov[0.5])
+    assert sum(cov[0.5].values()) < sum(cov[0.99].values())
+    user_error(cli("ope-study", "--level", "1"), "--level")

@@ -436,7 +436,7 @@ def test_bootstrap_ci_covers_value_and_shrinks_with_queries():
         y = rng.integers(0, 2, size=q.size)
         s = y + rng.normal(size=q.size)
         r = M.auc(y, s, query_ids=q)
-        lo, hi = M.bootstrap_ci(r, n_boot=400, seed=1)
+        lo, hi = M.bootstrap_ci(r, n_bootstrap=400, seed=1)
         assert lo <= r.value <= hi
         return hi - lo
 
@@ -449,7 +449,7 @@ def test_bootstrap_ci_ratio_weights_for_arp():
     # one query with all the relevance dominates ARP; every resample is a weighted mean
     r = M.arp([5, 0, 0, 1, 0, 0], [1, 2, 3, 3, 2, 1], query_ids=[1, 1, 1, 2, 2, 2])
     assert r.weight.tolist() == [5.0, 1.0]
-    lo, hi = M.bootstrap_ci(r, n_boot=300)
+    lo, hi = M.bootstrap_ci(r, n_bootstrap=300)
     assert r.per_query.min() <= lo <= r.value <= hi <= r.per_query.max()
 
 
@@ -461,7 +461,7 @@ def test_paired_test_detects_a_real_difference_and_not_a_null_one():
     bad = y + 3 * rng.normal(size=q.size)
     a = M.auc(y, bad, query_ids=q)
     b = M.auc(y, good, query_ids=q)
-    t = M.paired_test(a, b, n_boot=999, seed=2)
+    t = M.paired_test(a, b, n_bootstrap=999, seed=2)
     assert t.delta == pytest.approx(b.value - a.value)
     assert t.lower < t.delta < t.upper and t.lower > 0
     assert t.p_value < 0.01 and t.n_queries == 300
@@ -472,11 +472,11 @@ def test_paired_test_detects_a_real_difference_and_not_a_null_one():
         s1 = y + 2 * r.normal(size=q.size)
         s2 = y + 2 * r.normal(size=q.size)
         pvals.append(M.paired_test(M.auc(y, s1, query_ids=q), M.auc(y, s2, query_ids=q),
-                                   n_boot=199, seed=seed).p_value)
+                                   n_bootstrap=199, seed=seed).p_value)
     # P(>= 4 of 10 rejections at 5%) < 0.002 under the null
     assert sum(p < 0.05 for p in pvals) <= 3
     # identical systems: no difference at all, p = 1
-    same = M.paired_test(a, a, n_boot=99)
+    same = M.paired_test(a, a, n_bootstrap=99)
     assert same.delta == 0 and same.p_value == 1.0
 
 

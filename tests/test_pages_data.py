@@ -61,6 +61,7 @@ def test_upload_maps_and_stores_then_bad_upload_is_refused():
     assert not at.exception
     errs = [e.value for e in at.error]
     assert errs and "Not loaded: refused bad.csv" in errs[0] and "position" in errs[0]
+    assert "tick “Skip bad rows”" in errs[0] and "skip_bad_rows" not in errs[0]
     assert at.session_state["dataset"] == "my upload"
     from ulr import store
     assert "bad one" not in [d.name for d in store.list_datasets(store.cursor())]

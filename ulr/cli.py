@@ -88,6 +88,17 @@ def _default_render(result: dict) -> str:
     return "\n".join(lines)
 
 
+# Library errors name parameters; on the command line they read as the flags that set them.
+_FLAG_OF = {"skip_bad_rows=True": "--skip-bad-rows"}
+
+
+def cli_words(message: str) -> str:
+    """``message`` with the library's parameter names replaced by their flags."""
+    for param, flag in _FLAG_OF.items():
+        message = message.replace(param, flag)
+    return message
+
+
 def main(argv=None) -> int:
     try:
         argv = sys.argv[1:] if argv is None else list(argv)
@@ -104,7 +115,7 @@ def main(argv=None) -> int:
             sys.stdout.write(render(result) + "\n")
         return 0
     except UlrError as exc:
-        msg = " ".join(str(exc).split())
+        msg = cli_words(" ".join(str(exc).split()))
         sys.stderr.write(f"error: {msg}\n")
         return 2
     except KeyboardInterrupt:

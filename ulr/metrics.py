@@ -782,28 +782,29 @@ def evaluate(relevance, scores, *, query_ids=None, k: int = 10,
 # ---------------------------------------------------------------------------
 
 
-def _weighted_means(v: np.ndarray, w: np.ndarray, n_boot: int, rng) -> np.ndarray:
-    """Weighted means of ``n_boot`` query resamples (drawn with replacement)."""
+def _weighted_means(v: np.ndarray, w: np.ndarray, n_bootstrap: int, rng) -> np.ndarray:
+    """Weighted means of ``n_bootstrap`` query resamples (drawn with replacement)."""
     m = v.size
-    out = np.empty(n_boot)
+    out = np.empty(n_bootstrap)
     chunk = max(1, int(5_000_000 // max(m, 1)))
     wv = w * v
-    for lo in range(0, n_boot, chunk):  # chunks bound the memory, not a data loop
-        hi = min(n_boot, lo + chunk)
+    for lo in range(0, n_bootstrap, chunk):  # chunks bound the memory, not a data loop
+        hi = min(n_bootstrap, lo + chunk)
         idx = rng.integers(0, m, size=(hi - lo, m))
         with np.errstate(invalid="ignore", divide="ignore"):
             out[lo:hi] = wv[idx].sum(axis=1) / w[idx].sum(axis=1)
     return out
 
 
-def _check_boot(n_boot, level):
-    if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 1:
-        raise UlrError(f"n_boot must be a whole number >= 1, got {n_boot!r}.")
+def _check_bootstrap(n_bootstrap, level):
+    if (isinstance(n_bootstrap, bool) or not isinstance(n_bootstrap, (int, np.integer))
+            or n_bootstrap < 1):
+        raise UlrError(f"n_bootstrap must be a whole number >= 1, got {n_bootstrap!r}.")
     if not 0.0 < float(level) < 1.0:
         raise UlrError(f"level must be in (0, 1), got {level!r}.")
 
 
-def bootstrap_ci(result: MetricResult, *, n_boot: int = 1000, level: float = 0.95,
+def bootstrap_ci(result: MetricResult, *, n_bootstrap: int = 1000, level: float = 0.95,
                  seed: int = 0) -> tuple[float, float]:
     """Percentile bootstrap confidence interval of a metric over queries.
 
@@ -812,19 +813,19 @@ def bootstrap_ci(result: MetricResult, *, n_boot: int = 1000, level: float = 0.9
     ``(1 - level) / 2`` and ``(1 + level) / 2`` quantiles (Efron & Tibshirani 1993).
     Undefined queries are dropped first.
     """
-    _check_boot(n_boot, level)
+    _check_bootstrap(n_bootstrap, level)
     v = result.per_query.to_numpy(dtype=np.float64)
     w = result.weight.to_numpy(dtype=np.float64)
     ok = ~np.isnan(v) & (w > 0)
     if not ok.any():
         raise UlrError(f"{result.name} has no defined query to resample.")
-    stats = _weighted_means(v[ok], w[ok], n_boot, np.random.default_rng(seed))
+    stats = _weighted_means(v[ok], w[ok], n_bootstrap, np.random.default_rng(seed))
     a = (1.0 - level) / 2.0
     lo, hi = np.nanquantile(stats, [a, 1.0 - a])
     return float(lo), float(hi)
 
 
-def paired_test(a: MetricResult, b: MetricResult, *, n_boot: int = 2000,
+def paired_test(a: MetricResult, b: MetricResult, *, n_bootstrap: int = 2000,
                 level: float = 0.95, seed: int = 0) -> PairedTest:
     """Paired comparison ``b - a`` of two rankers evaluated on the same queries.
 
@@ -835,10 +836,10 @@ def paired_test(a: MetricResult, b: MetricResult, *, n_boot: int = 2000,
     - a paired percentile-bootstrap interval: queries are resampled jointly;
     - a two-sided randomization (sign-flip) test: under the null each
       per-query difference is as likely to have the opposite sign;
-      ``p = (1 + #{|delta*| >= |delta|}) / (1 + n_boot)``
+      ``p = (1 + #{|delta*| >= |delta|}) / (1 + n_bootstrap)``
       (Smucker, Allan & Carterette, CIKM 2007).
     """
-    _check_boot(n_boot, level)
+    _check_bootstrap(n_bootstrap, level)
     if a.name != b.name:
         raise UlrError(f"Cannot pair different metrics ({a.name} and {b.name}).")
     joined = pd.concat(
@@ -855,7 +856,7 @@ def paired_test(a: MetricResult, b: MetricResult, *, n_boot: int = 2000,
     d = vb - va
     delta = float(np.dot(w, d) / wsum)
     rng = np.random.default_rng(seed)
-    boot = _weighted_means(d, w, n_boot, rng)
+    boot = _weighted_means(d, w, n_bootstrap, rng)
     q = (1.0 - level) / 2.0
     lo, hi = np.nanquantile(boot, [q, 1.0 - q])
     # sign flips, chunked to bound memory
@@ -863,12 +864,12 @@ def paired_test(a: MetricResult, b: MetricResult, *, n_boot: int = 2000,
     wd = w * d
     extreme = 0
     chunk = max(1, int(2_000_000 // m))
-    for start in range(0, n_boot, chunk):
-        size = min(chunk, n_boot - start)
+    for start in range(0, n_bootstrap, chunk):
+        size = min(chunk, n_bootstrap - start)
         signs = rng.integers(0, 2, size=(size, m), dtype=np.int8) * 2 - 1
         flipped = np.abs(signs @ wd) / wsum
         extreme += int(np.sum(flipped >= abs(delta) - 1e-12 * max(1.0, abs(delta))))
-    p = (1 + extreme) / (1 + n_boot)
+    p = (1 + extreme) / (1 + n_bootstrap)
     return PairedTest(metric=a.name, a=float(np.dot(w, va) / wsum), b=float(np.dot(w, vb) / wsum),
                       delta=delta, lower=float(lo), upper=float(hi), p_value=float(p),
                       n_queries=int(m))

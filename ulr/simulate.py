@@ -164,59 +164,75 @@ def simulate_clicks(*, model: str = "pbm", queries: int = 1000, docs_per_query: 
                            eps=float(eps), ranker_noise=float(ranker_noise),
                            ranker_error=float(ranker_error), seed=int(seed))
     rng = np.random.default_rng(cfg.seed)
-    Q, D, P, S = cfg.queries, cfg.docs_per_query, cfg.features, cfg.sessions
-    exam = cfg.examination()
-
-    # Documents and their relevance.
-    if P > 0:
-        X = rng.standard_normal((Q, D, P))
-        w_true = rng.standard_normal(P)
-        w_true /= np.linalg.norm(w_true)
-        latent = X @ w_true + 0.4 * rng.standard_normal((Q, D))
-        err = rng.standard_normal(P)
-        err -= (err @ w_true) * w_true  # error orthogonal to the truth
-        err /= max(np.linalg.norm(err), 1e-12)
-        w_prod = w_true + cfg.ranker_error * err
-        prod_score = X @ w_prod
-    else:
-        X = np.empty((Q, D, 0))
-        w_true = np.empty(0)
-        w_prod = np.empty(0)
-        latent = rng.standard_normal((Q, D))
-        prod_score = latent + cfg.ranker_error * rng.standard_normal((Q, D))
+    X, w_true, w_prod, latent, prod_score = _documents(cfg, rng)
     cuts = np.quantile(latent, _GRADE_QUANTILES)
     grade = np.searchsorted(cuts, latent, side="right").astype(np.int64)  # 0..4
     gamma = attractiveness(grade, eps=cfg.eps)
+    q_of_s, randomized, order = _sessions(cfg, rng, prod_score)
+    g_shown = np.take_along_axis(gamma[q_of_s], order, axis=1)
+    clicks, exam_true, theta_out = _clicks(cfg, rng, g_shown)
+    df = _log_frame(cfg, X, grade, q_of_s, randomized, order, clicks, exam_true)
+    return SimulatedLog(df=df, theta=theta_out, relevance_weights=w_true,
+                        ranker_weights=w_prod, config=cfg,
+                        extra={"gamma": gamma, "grade": grade})
 
-    # Sessions: which query, in what order.
-    q_of_s = rng.integers(0, Q, size=S)
+
+def _documents(cfg: SimulationConfig, rng):
+    """Features ``X`` (Q, D, P), true and production weights, latent relevance and
+    production scores (Q, D) of every query's documents."""
+    Q, D, P = cfg.queries, cfg.docs_per_query, cfg.features
+    if P == 0:  # relevance is a per-document random effect; the ranker sees it noisily
+        latent = rng.standard_normal((Q, D))
+        prod_score = latent + cfg.ranker_error * rng.standard_normal((Q, D))
+        return np.empty((Q, D, 0)), np.empty(0), np.empty(0), latent, prod_score
+    X = rng.standard_normal((Q, D, P))
+    w_true = rng.standard_normal(P)
+    w_true /= np.linalg.norm(w_true)
+    latent = X @ w_true + 0.4 * rng.standard_normal((Q, D))
+    err = rng.standard_normal(P)
+    err -= (err @ w_true) * w_true  # error orthogonal to the truth
+    err /= max(np.linalg.norm(err), 1e-12)
+    w_prod = w_true + cfg.ranker_error * err
+    return X, w_true, w_prod, latent, X @ w_prod
+
+
+def _sessions(cfg: SimulationConfig, rng, prod_score):
+    """Each session's query, whether it was randomized, and ``order[s, k]`` = the
+    document shown at position k+1."""
+    S, D = cfg.sessions, cfg.docs_per_query
+    q_of_s = rng.integers(0, cfg.queries, size=S)
     score_sd = float(prod_score.std()) or 1.0
     scores = prod_score[q_of_s] + cfg.ranker_noise * score_sd * rng.standard_normal((S, D))
     randomized = rng.random(S) < cfg.randomized_fraction
     scores[randomized] = rng.random((int(randomized.sum()), D))
-    order = np.argsort(-scores, axis=1, kind="stable")  # order[s, k] = doc shown at k+1
-    g_shown = np.take_along_axis(gamma[q_of_s], order, axis=1)
+    return q_of_s, randomized, np.argsort(-scores, axis=1, kind="stable")
 
-    # Clicks.
+
+def _clicks(cfg: SimulationConfig, rng, g_shown):
+    """Clicks (S, D), the true examination probability of every shown slot and the
+    per-position theta (for the cascade model, the average probability that the
+    position is examined)."""
+    S, D = g_shown.shape
     if cfg.model == "pbm":
-        p_click = exam[None, :] * g_shown
-        clicks = rng.random((S, D)) < p_click
-        exam_true = np.broadcast_to(exam, (S, D))
-        theta_out = exam.copy()
-    else:
-        attractive = rng.random((S, D)) < g_shown
-        any_click = attractive.any(axis=1)
-        first = np.where(any_click, attractive.argmax(axis=1), D)
-        clicks = np.zeros((S, D), dtype=bool)
-        rows = np.flatnonzero(any_click)
-        clicks[rows, first[rows]] = True
-        # Probability that position k is examined = prod_{j<k} (1 - gamma_j).
-        surv = np.cumprod(1.0 - g_shown, axis=1)
-        exam_true = np.concatenate([np.ones((S, 1)), surv[:, :-1]], axis=1)
-        theta_out = exam_true.mean(axis=0)
-        exam_true = np.broadcast_to(theta_out, (S, D))
+        exam = cfg.examination()
+        clicks = rng.random((S, D)) < exam[None, :] * g_shown
+        return clicks, np.broadcast_to(exam, (S, D)), exam.copy()
+    attractive = rng.random((S, D)) < g_shown
+    any_click = attractive.any(axis=1)
+    first = np.where(any_click, attractive.argmax(axis=1), D)
+    clicks = np.zeros((S, D), dtype=bool)
+    rows = np.flatnonzero(any_click)
+    clicks[rows, first[rows]] = True
+    # Probability that position k is examined = prod_{j<k} (1 - gamma_j).
+    surv = np.cumprod(1.0 - g_shown, axis=1)
+    theta_out = np.concatenate([np.ones((S, 1)), surv[:, :-1]], axis=1).mean(axis=0)
+    return clicks, np.broadcast_to(theta_out, (S, D)), theta_out
 
-    # Flatten to one row per (session, position).
+
+def _log_frame(cfg: SimulationConfig, X, grade, q_of_s, randomized, order, clicks,
+               exam_true) -> pd.DataFrame:
+    """One row per (session, position) in the canonical schema plus ``true_theta``."""
+    S, D, P = cfg.sessions, cfg.docs_per_query, cfg.features
     pos = np.broadcast_to(np.arange(1, D + 1), (S, D))
     q_rows = np.repeat(q_of_s, D)
     doc_local = order.ravel()
@@ -234,10 +250,7 @@ def simulate_clicks(*, model: str = "pbm", queries: int = 1000, docs_per_query: 
         for j in range(P):
             data[f"feature_{j + 1}"] = feats[:, j]
     data["true_theta"] = np.asarray(exam_true, dtype=float).ravel()
-    df = pd.DataFrame(data)
-    return SimulatedLog(df=df, theta=theta_out, relevance_weights=w_true,
-                        ranker_weights=w_prod, config=cfg,
-                        extra={"gamma": gamma, "grade": grade})
+    return pd.DataFrame(data)
 
 
 def write_log(df: pd.DataFrame, path: str) -> None:

@@ -779,7 +779,7 @@ def _refuse(job: _LoadJob) -> None:
     if job.problems and not job.skip_bad_rows:
         raise UlrError(f"refused {job.shown}: {_problem_text(job)}. {job.bad_total} of "
                        f"{job.staged + len(job.cast_rejects)} rows are bad and nothing was "
-                       "stored; fix the file, or load with --skip-bad-rows to keep the valid rows.")
+                       "stored; fix the file, or load with skip_bad_rows=True to keep the valid rows.")
     if job.good <= 0:
         if job.staged == 0 and not len(job.cast_rejects):
             raise UlrError(f"{job.shown} has a header but no data rows; nothing was stored.")
@@ -1065,15 +1065,9 @@ def ctr_by_position(log: Log, *, z: float = 1.96) -> pd.DataFrame:
     df = log.cur.execute(
         f"SELECT position, count(*) AS impressions, sum(click::INT) AS clicks "
         f"FROM {log.table} GROUP BY position ORDER BY position").df()
-    n = df["impressions"].to_numpy(dtype=float)
-    k = df["clicks"].to_numpy(dtype=float)
-    p = k / n
-    denom = 1 + z ** 2 / n
-    centre = (p + z ** 2 / (2 * n)) / denom
-    half = z * np.sqrt(p * (1 - p) / n + z ** 2 / (4 * n ** 2)) / denom
-    df["ctr"] = p
-    df["lower"] = np.clip(centre - half, 0, 1)
-    df["upper"] = np.clip(centre + half, 0, 1)
+    from ulr.stats import wilson_interval
+    df["ctr"] = df["clicks"].to_numpy(dtype=float) / df["impressions"].to_numpy(dtype=float)
+    df["lower"], df["upper"] = wilson_interval(df["clicks"], df["impressions"], z=z)
     return df
 
 

@@ -7,6 +7,7 @@ import pytest
 from ulr.bandits.envs import kveton_env
 from ulr.bandits.simulate import simulate
 from ulr.simulate import simulate_clicks, write_log
+from ulr.stats import wilson_interval
 
 
 @pytest.fixture
@@ -76,7 +77,22 @@ def test_data_env_and_replay(ulr, log_csv):
     assert 0 < obj["accepted"] < obj["events"]
     assert obj["ci_lower"] <= obj["ctr"] <= obj["ci_upper"]
     rc, out, err = ulr("--replay", "--algorithm", "ts", "--input", log_csv)
-    assert rc == 0 and "estimated CTR" in out, err
+    assert rc == 0 and "estimated CTR" in out and "(95% CI" in out, err
+
+
+def test_replay_level_sets_the_wilson_interval(ulr, log_csv):
+    got = {}
+    for level in (0.8, 0.99):
+        rc, out, err = ulr("--replay", "--algorithm", "cascade-klucb", "--input", log_csv,
+                           "--level", level, "--json")
+        assert rc == 0, err
+        got[level] = json.loads(out)
+    assert got[0.8]["level"] == 0.8 and got[0.99]["level"] == 0.99
+    assert got[0.8]["ctr"] == got[0.99]["ctr"]
+    lo, hi = wilson_interval(got[0.8]["clicks"], got[0.8]["accepted"], level=0.8)
+    assert (got[0.8]["ci_lower"], got[0.8]["ci_upper"]) == pytest.approx((lo, hi))
+    assert got[0.99]["ci_lower"] < got[0.8]["ci_lower"] < got[0.8]["ci_upper"] \
+        < got[0.99]["ci_upper"]
 
 
 def test_user_errors(ulr, user_error, tmp_path, log_csv):
@@ -87,6 +103,8 @@ def test_user_errors(ulr, user_error, tmp_path, log_csv):
     user_error(ulr("--algorithm", "ts", "--theta", "1,0.5"), "--theta goes with --env data")
     user_error(ulr("--algorithm", "ts", "--sigma", "1"), "--sigma")
     user_error(ulr("--algorithm", "ts", "--steps", 0), "steps")
+    user_error(ulr("--algorithm", "ts", "--level", 0.9), "--level goes with --replay")
+    user_error(ulr("--replay", "--algorithm", "ts", "--input", log_csv, "--level", 1.5), "level")
     plain = tmp_path / "plain.csv"
     plain.write_text("query_id,doc_id,position,click\nq,a,1,1\nq,b,2,0\n")
     user_error(ulr("--replay", "--algorithm", "ts", "--input", plain), "randomized")

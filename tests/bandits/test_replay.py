@@ -6,7 +6,8 @@ import pytest
 
 from ulr import store
 from ulr.bandits.envs import CascadeEnv
-from ulr.bandits.replay import replay, wilson_interval
+from ulr.bandits.replay import replay
+from ulr.stats import wilson_interval
 from ulr.bandits.simulate import simulate
 from ulr.errors import UlrError
 
@@ -63,7 +64,7 @@ def test_random_policy_ctr_is_the_logged_ctr(tmp_path):
     assert res.random_ctr == pytest.approx(click[:, 0].mean())
     assert res.ctr == pytest.approx(res.clicks / res.accepted)
     assert (res.ci_lower, res.ci_upper) == pytest.approx(
-        wilson_interval(res.clicks, res.accepted, confidence=0.95))
+        wilson_interval(res.clicks, res.accepted, level=0.95))
 
 
 @pytest.mark.parametrize("algorithm", ["cascade-klucb", "cascade-ts"])
@@ -106,7 +107,7 @@ def test_replay_linear_algorithm_needs_features(tmp_path):
 def test_wilson_interval():
     lo, hi = wilson_interval(0, 0)
     assert np.isnan(lo) and np.isnan(hi)
-    lo, hi = wilson_interval(30, 100, confidence=0.95)
+    lo, hi = wilson_interval(30, 100, level=0.95)
     # textbook value for 30/100
     assert lo == pytest.approx(0.2189, abs=1e-4) and hi == pytest.approx(0.3958, abs=1e-4)
 

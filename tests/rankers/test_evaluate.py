@@ -39,7 +39,7 @@ def test_ipw_beats_naive_under_strong_position_bias(seed):
     assert m["ipw"]["arp"] <= 0.95 * m["naive"]["arp"]  # at least 5% lower
     assert m["ipw"]["ndcg@10"] > m["naive"]["ndcg@10"]
     # and not by luck of the test queries: the paired test is significant
-    paired = comp.paired(n_boot=500).set_index("metric")
+    paired = comp.paired(n_bootstrap=500).set_index("metric")
     assert paired.loc["arp", "better"] == "ipw" and paired.loc["arp", "upper"] < 0
     assert paired.loc["arp", "p_value"] < 0.01
     assert comp.n_test_queries == round(0.3 * sim.df["query_id"].nunique())
@@ -59,7 +59,7 @@ def test_naive_and_ipw_agree_without_position_bias(seed, randomization_theta):
     # (SE = width of the 95% paired bootstrap interval / 3.92), i.e. no detectable
     # effect, in contrast to the >= 5% gain at eta = 1.5.
     comp = R.train_and_evaluate(train, test, randomization_theta(train), seed=seed)
-    row = comp.paired(n_boot=1000).set_index("metric").loc["arp"]
+    row = comp.paired(n_bootstrap=1000).set_index("metric").loc["arp"]
     se = (row["upper"] - row["lower"]) / 3.92
     assert abs(row["delta"]) <= 4 * se
     assert abs(row["delta"]) / row["naive"] < 0.01
@@ -78,7 +78,7 @@ def test_estimated_metrics_without_relevance():
     assert m["naive"]["auc"] is None and m["ipw"]["pauc"] is None and m["ipw"]["local_auc"] is None
     # the IPW estimate of ARP agrees with the truth: IPW ranks relevant documents higher
     assert m["ipw"]["arp"] < m["naive"]["arp"]
-    assert set(comp.table(n_boot=50)["metric"]) == {"arp", "dcg", "ndcg@10"}
+    assert set(comp.table(n_bootstrap=50)["metric"]) == {"arp", "dcg", "ndcg@10"}
 
 
 def test_click_relevance_estimate_is_unbiased_per_grade():
@@ -106,11 +106,11 @@ def test_click_relevance_estimate_is_unbiased_per_grade():
 def test_comparison_table_and_paired():
     sim = simulate_clicks(queries=100, sessions=5000, eta=1.0, seed=0)
     comp = R.train_and_evaluate(sim.df, None, sim.theta)
-    table = comp.table(n_boot=200)
+    table = comp.table(n_bootstrap=200)
     assert list(table.columns[:5]) == ["ranker", "metric", "value", "lower", "upper"]
     assert len(table) == 12 and (table["lower"] <= table["value"]).all()
     assert (table["value"] <= table["upper"]).all()
-    paired = comp.paired(n_boot=200)
+    paired = comp.paired(n_bootstrap=200)
     assert set(paired["metric"]) == set(R.METRICS)
     np.testing.assert_allclose(paired["delta"], paired["ipw"] - paired["naive"])
     # one default for the pAUC range and the local AUC fraction: the metrics module's

@@ -27,11 +27,11 @@ import time
 from dataclasses import asdict, dataclass
 
 import numpy as np
-from scipy.stats import norm
 
 from ulr.bandits.envs import doc_features
 from ulr.bandits.policies import ALGORITHMS, cascade_feedback, make_policy
 from ulr.errors import UlrError
+from ulr.stats import wilson_interval
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ class ReplayResult:
         Estimated click-through rate of the policy's top ``k`` (NaN when no
         event was accepted).
     ci_lower, ci_upper : float
-        Wilson score interval at level ``confidence``.
+        Wilson score interval at ``level``.
     accepted : int
         Events where the policy's list matched the logged one.
     events : int
@@ -70,7 +70,7 @@ class ReplayResult:
     skipped_sessions: int
     random_ctr: float
     items: int
-    confidence: float
+    level: float
     seed: int
     seconds: float
     no_choice_sessions: int = 0
@@ -82,18 +82,6 @@ class ReplayResult:
 
     def to_dict(self) -> dict:
         return {**asdict(self), "acceptance_rate": self.acceptance_rate}
-
-
-def wilson_interval(successes: int, trials: int, *, confidence: float = 0.95):
-    """Wilson score interval for a binomial proportion (NaN, NaN when no trials)."""
-    if trials <= 0:
-        return float("nan"), float("nan")
-    z = float(norm.ppf(0.5 + confidence / 2))
-    p = successes / trials
-    denom = 1 + z * z / trials
-    centre = (p + z * z / (2 * trials)) / denom
-    half = z * np.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / denom
-    return max(0.0, float(centre - half)), min(1.0, float(centre + half))
 
 
 def _randomized_sessions(log, k: int, assume_randomized: bool = False):
@@ -135,16 +123,16 @@ def _randomized_sessions(log, k: int, assume_randomized: bool = False):
     return ids, items, clicks, starts[ok], ends[ok], int((~ok).sum()) - no_choice, no_choice
 
 
-def _check_options(algorithm: str, k, confidence: float) -> None:
+def _check_options(algorithm: str, k, level: float) -> None:
     if algorithm not in ALGORITHMS:
         raise UlrError(f"Unknown algorithm {algorithm!r}; choose one of {', '.join(ALGORITHMS)}.")
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= 10:
         raise UlrError(f"The replayed list length k must be between 1 and 10, got {k!r}.")
-    if not 0 < confidence < 1:
-        raise UlrError(f"The confidence level must be between 0 and 1, got {confidence}.")
+    if not 0 < level < 1:
+        raise UlrError(f"level (the confidence level) must be between 0 and 1, got {level}.")
 
 
-def replay(log, algorithm: str, *, k: int = 1, seed: int = 0, confidence: float = 0.95,
+def replay(log, algorithm: str, *, k: int = 1, seed: int = 0, level: float = 0.95,
            max_events: int | None = None, assume_randomized: bool | None = None,
            **options) -> ReplayResult:
     """Estimate the click-through rate of ``algorithm`` by replay on ``log``.
@@ -163,8 +151,8 @@ def replay(log, algorithm: str, *, k: int = 1, seed: int = 0, confidence: float 
         becomes rarer as ``k`` grows: ``(N - k)! / N!`` for ``N`` candidates.
     seed : int
         Seed of the event order and of the policy's own randomness.
-    confidence : float
-        Level of the Wilson interval.
+    level : float
+        Two-sided confidence level of the Wilson interval.
     max_events : int, optional
         Visit at most this many events.
     assume_randomized : bool, optional
@@ -179,7 +167,7 @@ def replay(log, algorithm: str, *, k: int = 1, seed: int = 0, confidence: float 
         When the log is not flagged randomized, has no sessions, or no usable
         event.
     """
-    _check_options(algorithm, k, confidence)
+    _check_options(algorithm, k, level)
     if assume_randomized is None:
         facts = getattr(log.info, "facts", None)
         assume_randomized = bool(facts and facts.randomized)
@@ -213,10 +201,10 @@ def replay(log, algorithm: str, *, k: int = 1, seed: int = 0, confidence: float 
             policy.update(chosen, observed, clicked)
             accepted += 1
             hits += top_clicked
-    lo, hi = wilson_interval(hits, accepted, confidence=confidence)
+    lo, hi = wilson_interval(hits, accepted, level=level)
     return ReplayResult(
         algorithm=algorithm, k=int(k), ctr=hits / accepted if accepted else float("nan"),
         ci_lower=lo, ci_upper=hi, accepted=accepted, clicks=hits, events=int(order.size),
         skipped_sessions=skipped, random_ctr=random_hits / order.size, items=int(ids.size),
-        confidence=confidence, seed=int(seed), seconds=time.perf_counter() - tic,
+        level=level, seed=int(seed), seconds=time.perf_counter() - tic,
         no_choice_sessions=no_choice)

@@ -57,6 +57,9 @@ def register(sub):
                    help="replay evaluation on the log's randomized sessions instead of a "
                         "simulation")
     p.add_argument("--max-events", type=int, help="--replay: visit at most this many events")
+    p.add_argument("--level", type=float, metavar="L",
+                   help="--replay: two-sided confidence level of the Wilson interval "
+                        "(default 0.95)")
     common.add_log_args(p, required=False)
     p.set_defaults(run=run)
 
@@ -76,9 +79,13 @@ def _options(args) -> dict:
 
 def run(args) -> dict:
     opts = _options(args)
+    if args.level is not None and not args.replay:
+        raise UlrError("--level goes with --replay (a simulation reports regret, not an "
+                       "interval).")
     if args.replay:
         log = common.log_from_args(args)
         res = replay(log, args.algorithm, k=1 if args.k is None else args.k, seed=args.seed,
+                     level=0.95 if args.level is None else args.level,
                      max_events=args.max_events, **opts)
         return {"mode": "replay", "dataset": log.info.name, **res.to_dict()}
     if args.env == "data":
@@ -111,7 +118,7 @@ def render(result: dict) -> str:
         r = result
         ctr = "n/a" if r["ctr"] is None else f"{r['ctr']:.4f}"
         ci = ("" if r["ci_lower"] is None else
-              f"  ({r['confidence']:.0%} CI {r['ci_lower']:.4f} – {r['ci_upper']:.4f})")
+              f"  ({r['level']:.0%} CI {r['ci_lower']:.4f} – {r['ci_upper']:.4f})")
         return (f"replay of {r['algorithm']} on {r['dataset']} (top {r['k']}):\n"
                 f"  estimated CTR {ctr}{ci}\n"
                 f"  accepted {r['accepted']:,} of {r['events']:,} randomized events "

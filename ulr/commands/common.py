@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import argparse
+import sys
+
 from ulr import schema, store
 from ulr.errors import UlrError
 
@@ -80,3 +83,34 @@ def parse_floats(text: str, what: str) -> list[float]:
     """Comma-separated numbers from an option such as ``--theta 1,0.5,0.33``."""
     from ulr.text import parse_numbers
     return parse_numbers(text, what=what)
+
+
+class _DeprecatedAlias(argparse.Action):
+    """Store like the option it stands for, with one warning line on stderr."""
+
+    def __init__(self, option_strings, dest, *, use: str, **kwargs):
+        self.use = use
+        super().__init__(option_strings, dest, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        warned = getattr(namespace, "_warned_aliases", set())
+        if option_string not in warned:  # once, even when the alias is repeated
+            sys.stderr.write(f"warning: {option_string} is deprecated; use {self.use}\n")
+            namespace._warned_aliases = warned | {option_string}
+        setattr(namespace, self.dest, values)
+
+
+def add_option(p, flag: str, *, deprecated: tuple[str, ...] = (), **kwargs):
+    """``p.add_argument(flag, **kwargs)`` plus old spellings that still work.
+
+    Each spelling in ``deprecated`` stores into the same destination, is left
+    out of ``--help`` and prints ``warning: OLD is deprecated; use FLAG`` on
+    stderr (once per spelling) when it is used. Keep an alias one release.
+    """
+    action = p.add_argument(flag, **kwargs)
+    for old in deprecated:
+        p.add_argument(old, action=_DeprecatedAlias, use=flag, dest=action.dest,
+                       metavar=action.metavar, type=kwargs.get("type"),
+                       choices=kwargs.get("choices"), default=argparse.SUPPRESS,
+                       help=argparse.SUPPRESS)
+    return action

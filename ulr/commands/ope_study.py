@@ -30,6 +30,8 @@ def register(sub):
     p.add_argument("--clip", type=float, default=None)
     p.add_argument("--intervals", action="store_true", help="bootstrap interval per log")
     p.add_argument("--bootstrap", type=int, default=400)
+    p.add_argument("--level", type=float, default=0.95,
+                   help="two-sided confidence level of the intervals (default 0.95)")
     p.add_argument("--seed", type=int, default=0)
     g = p.add_argument_group("policy learning on a simulated log")
     g.add_argument("--learn", choices=["ips", "snips"], default=None)
@@ -49,6 +51,8 @@ def _check(args):
         raise UlrError("--base-rate must lie strictly between 0 and 1.")
     if args.bootstrap < 50:
         raise UlrError("--bootstrap must be at least 50.")
+    if not 0 < args.level < 1:
+        raise UlrError("--level must lie strictly between 0 and 1.")
 
 
 def run(args) -> dict:
@@ -62,7 +66,7 @@ def run(args) -> dict:
                         l2=args.l2, variance_penalty=args.variance_penalty, clip=args.clip,
                         steps=args.steps, learning_rate=args.learning_rate,
                         fit_fraction=args.fit_fraction, n_bootstrap=args.bootstrap,
-                        seed=args.seed)
+                        level=args.level, seed=args.seed)
         return {"learned": out["result"].to_dict(), "true_value": out["truth"],
                 "logging_value": out["logging"], "best_value": out["best"],
                 "curve": out["result"].curve.assign(true_value=out["truth_path"])
@@ -77,9 +81,10 @@ def run(args) -> dict:
                            logging=args.logging, logging_temperature=args.logging_temperature,
                            base_rate=args.base_rate, target=args.target,
                            temperature=args.temperature, estimators=names, clip=args.clip,
-                           intervals=args.intervals, n_bootstrap=args.bootstrap, seed=args.seed)
+                           intervals=args.intervals, n_bootstrap=args.bootstrap,
+                           level=args.level, seed=args.seed)
     return {"true_value": out["truth"], "logging_value": out["logging"],
             "ess_fraction": out["ess_fraction"], "max_weight": out["max_weight"],
             "table": out["table"].to_dict(orient="records"),
             "settings": {k: v for k, v in vars(args).items()
-                         if k not in ("run", "json", "_renderers", "command")}}
+                         if k not in ("run", "json", "command") and not k.startswith("_")}}

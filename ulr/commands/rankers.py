@@ -92,12 +92,12 @@ def run(args) -> dict:
         "seed": args.seed,
     })
     if args.bootstrap:
-        table = comp.table(n_boot=args.bootstrap, seed=args.seed)
+        table = comp.table(n_bootstrap=args.bootstrap, seed=args.seed)
         out["intervals"] = {
             r: {m["metric"]: [m["lower"], m["upper"]] for m in
                 table[table["ranker"] == r].to_dict("records")}
             for r in ("naive", "ipw")}
-        out["paired"] = comp.paired(n_boot=args.bootstrap, seed=args.seed).to_dict("records")
+        out["paired"] = comp.paired(n_bootstrap=args.bootstrap, seed=args.seed).to_dict("records")
     out["seconds"] = time.perf_counter() - t0
     return out
 

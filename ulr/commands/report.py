@@ -23,7 +23,7 @@ import pandas as pd
 
 from ulr import propensity, rankers, report, store
 from ulr.propensity import plots as propensity_plots
-from ulr.commands.common import add_log_args, log_from_args
+from ulr.commands.common import add_log_args, add_option, log_from_args
 from ulr.errors import UlrError
 from ulr.plots import ctr_by_position_figure
 from ulr.text import parse_numbers
@@ -51,9 +51,10 @@ def register(sub):
     p.add_argument("--sections", default=DEFAULT_SECTIONS,
                    help=f"comma-separated, from {', '.join(SECTIONS)} (default: all)")
     p.add_argument("--zip", metavar="PATH.zip", help="also write the tables as CSVs in a ZIP")
-    p.add_argument("--propensity-method", metavar="METHOD",
-                   help="propensity section: estimator (default: randomization when the log "
-                        "has randomized rows, else em)")
+    add_option(p, "--propensity", deprecated=("--propensity-method",), dest="propensity_method",
+               metavar="METHOD",
+               help="propensity section: estimator (default: randomization when the log "
+                    "has randomized rows, else em)")
     p.add_argument("--positions", type=int, metavar="K", help="propensity section: positions")
     p.add_argument("--bootstrap", type=int, default=0, metavar="B",
                    help="propensity section: bootstrap replicates for intervals (default 0)")

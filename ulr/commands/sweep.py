@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 
 from ulr import rankers
-from ulr.commands.common import parse_floats
+from ulr.commands.common import add_option, parse_floats
 from ulr.errors import UlrError
 
 ORDER = 55
@@ -31,9 +31,10 @@ def register(sub):
     p.add_argument("--clip", type=float, default=None,
                    help="clip theta from below at C (IPW weights at most 1/C)")
     p.add_argument("--snips", action="store_true", help="self-normalize the IPW weights")
-    p.add_argument("--method", metavar="METHOD", default=None,
-                   help="also train IPW with theta estimated from each log by this propensity "
-                        "method (randomization, em, regression-em, dla, intervention-harvesting)")
+    add_option(p, "--propensity", deprecated=("--method",), dest="method", metavar="METHOD",
+               default=None,
+               help="also train IPW with theta estimated from each log by this propensity "
+                    "method (randomization, em, regression-em, dla, intervention-harvesting)")
     p.add_argument("--metric", default="arp",
                    help="metric of the printed summary (default arp; --json has all)")
     p.add_argument("--seed", type=int, default=0)

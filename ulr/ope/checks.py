@@ -20,8 +20,8 @@ least the number of distinct actions logged in ``d``, ``k_d``, so
 
 ``m = (1/n) sum_i 1 / (k_{d(i)} p_i)`` has expectation ``>= 1``.
 
-The check fires when the one-sided upper confidence bound of ``m`` (level
-``1 - alpha``; standard error from the resampling clusters, i.e. impressions;
+The check fires when the one-sided upper confidence bound of ``m`` (at
+``level``, 0.999; standard error from the resampling clusters, i.e. impressions;
 shifted by Johnson's skewness correction ``mu3 / (6 s^2 n)``, as the weights
 are right-skewed) is below 1: the propensities are too large to be the probabilities of the
 logged actions (e.g. position-bias examination probabilities, probabilities
@@ -37,7 +37,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.stats import norm
 
-ALPHA = 0.001
+LEVEL = 0.999  # one-sided; nominally one false alarm per thousand valid logs
 
 
 def _codes(*keys) -> tuple[np.ndarray, int]:
@@ -49,7 +49,7 @@ def _codes(*keys) -> tuple[np.ndarray, int]:
 
 
 def propensity_checks(*, context, action, propensity, slot=None, cluster=None,
-                      per_slot: bool = True, n_slots: int = 1, alpha: float = ALPHA) -> dict:
+                      per_slot: bool = True, n_slots: int = 1, level: float = LEVEL) -> dict:
     """The mean-weight check on one log's rows.
 
     Parameters
@@ -60,7 +60,7 @@ def propensity_checks(*, context, action, propensity, slot=None, cluster=None,
     cluster : optional int array (n,), resampling units (impressions) for the standard error.
     per_slot : whether propensities are per slot (default) or per list.
     n_slots : list length ``L`` (only used when ``per_slot`` is false).
-    alpha : one-sided level of the mean-weight check.
+    level : one-sided confidence level of the mean-weight check's upper bound.
 
     Returns
     -------
@@ -88,7 +88,7 @@ def propensity_checks(*, context, action, propensity, slot=None, cluster=None,
     mu3 = float(np.mean((w - m) ** 3))
     var = float(np.var(w))
     shift = mu3 / (6 * var * n) if var > 0 else 0.0
-    z = norm.ppf(1 - alpha)
+    z = norm.ppf(level)
     upper = m + max(shift, 0.0) + z * se
     return {"limit": limit, "mean_weight": m, "upper": float(upper),
             "lower": float(m - z * se), "decisions": n_dec, "fails": bool(upper < 1.0)}

@@ -182,6 +182,23 @@ class Interval:
     level: float
 
 
+def resample_counts(units: int, n_bootstrap: int, rng, *, chunk: int = 250):
+    """Multinomial bootstrap counts, ``chunk`` draws at a time.
+
+    Yields ``(rows, C)``: ``rows`` the slice of draws and ``C`` (draws x units)
+    how often each resampling unit is drawn in each of them (``units`` draws
+    with replacement), so per-unit sums ``S`` give the replicates as ``C @ S``.
+    """
+    done = 0
+    while done < n_bootstrap:
+        b = min(chunk, n_bootstrap - done)
+        idx = rng.integers(0, units, size=(b, units))
+        counts = np.bincount((idx + units * np.arange(b)[:, None]).ravel(),
+                             minlength=b * units).reshape(b, units).astype(float)
+        yield slice(done, done + b), counts
+        done += b
+
+
 def bootstrap_ratio(num, den, *, cluster=None, n_bootstrap: int = 1000, level: float = 0.95,
                     seed=0, chunk: int = 250) -> Interval:
     """Percentile bootstrap interval for ratio estimators ``sum num / sum den``.
@@ -224,17 +241,11 @@ def bootstrap_ratio(num, den, *, cluster=None, n_bootstrap: int = 1000, level: f
     units = s_num.shape[0]
     rng = np.random.default_rng(seed)
     reps = np.empty((n_bootstrap, m))
-    done = 0
-    while done < n_bootstrap:
-        b = min(chunk, n_bootstrap - done)
-        idx = rng.integers(0, units, size=(b, units))
-        counts = np.bincount((idx + units * np.arange(b)[:, None]).ravel(),
-                             minlength=b * units).reshape(b, units).astype(float)
+    for rows, counts in resample_counts(units, n_bootstrap, rng, chunk=chunk):
         nb = counts @ s_num
         db = counts @ s_den
         with np.errstate(invalid="ignore", divide="ignore"):
-            reps[done:done + b] = np.where(db > 0, nb / np.where(db > 0, db, 1.0), np.nan)
-        done += b
+            reps[rows] = np.where(db > 0, nb / np.where(db > 0, db, 1.0), np.nan)
     a = (1 - level) / 2
     lower, upper, se = np.full(m, np.nan), np.full(m, np.nan), np.full(m, np.nan)
     ok = np.isfinite(reps).any(axis=0)  # e.g. SNIPS is undefined when all weights are 0

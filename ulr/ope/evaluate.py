@@ -254,6 +254,39 @@ def evaluate(feedback: BanditFeedback, pi: np.ndarray | None = None, *,
     folds : cross-fitting folds for the reward model (1 = no cross-fitting).
     seed : seed of the bootstrap and the folds.
     """
+    single, multi = _split_estimators(estimators, feedback)
+    if not 0 < level < 1:
+        raise UlrError("the confidence level must lie strictly between 0 and 1.")
+    if n_bootstrap < 50:
+        raise UlrError("use at least 50 bootstrap draws.")
+    pi, t_row, warn = _target_rows(feedback, pi)
+    w = est.importance_weights(t_row, feedback.propensity)
+    r = feedback.reward
+    M = float(clip) if clip is not None else float(est.default_clip(w))
+    if clip is not None and (not np.isfinite(M) or M <= 0):
+        raise UlrError("the clipping threshold must be a positive number.")
+    boot = {"cluster": feedback.cluster, "n_bootstrap": n_bootstrap, "level": level,
+            "seed": seed}
+    table = _single_log_table(feedback, pi, single, r, w, M, reward_model, folds, boot)
+    per_logger = None
+    if multi:
+        table, per_logger, note = _with_multi_logger(table, feedback, multi, r, t_row, boot)
+        warn += note
+    diag = weight_diagnostics(w, r)
+    diag["clip"] = M
+    diag["units"] = int(len(np.unique(feedback.cluster))) if feedback.cluster is not None \
+        else diag["n"]
+    warn += [OPEWarning("propensity_sum", propensity_message(v))
+             for code, v in feedback.notes if code == "propensity_sum"]
+    settings = {"estimators": single + multi, "clip": M, "n_bootstrap": n_bootstrap,
+                "level": level, "folds": folds, "seed": seed,
+                "resampling": "impressions" if feedback.cluster is not None else "rows"}
+    return OPEResult(table=table, diagnostics=diag, warnings=_warnings(diag, table, level) + warn,
+                     settings=settings, per_logger=per_logger)
+
+
+def _split_estimators(estimators, feedback: BanditFeedback) -> tuple[list, list]:
+    """Checked estimator names: (single-log estimators, multi-logger estimators)."""
     estimators = list(dict.fromkeys(estimators))
     known = est.ESTIMATORS + MULTI_ESTIMATORS
     unknown = [e for e in estimators if e not in known]
@@ -261,92 +294,70 @@ def evaluate(feedback: BanditFeedback, pi: np.ndarray | None = None, *,
         raise UlrError(f"unknown estimator {', '.join(unknown) or '(none)'}; choose from "
                        f"{', '.join(known)}.")
     multi = [e for e in estimators if e in MULTI_ESTIMATORS]
-    estimators = [e for e in estimators if e not in MULTI_ESTIMATORS]
     if multi and feedback.logger is None:
         raise UlrError(f"{' and '.join(multi)} need{'s' if len(multi) == 1 else ''} to know "
                        "which logger wrote each row: map a column to the field 'logger'.")
-    if not 0 < level < 1:
-        raise UlrError("the confidence level must lie strictly between 0 and 1.")
-    if n_bootstrap < 50:
-        raise UlrError("use at least 50 bootstrap draws.")
-    warn = []
-    if pi is None:
-        if feedback.target_prob is None:
-            raise ValueError("give pi or feedback with target_prob")
-        pi, lo, hi = policy_from_target_column(feedback)
-        if lo < 0.99 or hi > 1.01:
-            warn.append(OPEWarning(
-                "target_sum",
-                f"The supplied target probabilities of a context's logged actions add up to "
-                f"between {lo:.3f} and {hi:.3f}, not 1: IPS/SNIPS use them as given, but the "
-                "reward-model part of DR only covers the actions the log shows."))
-        t_row = feedback.target_prob
-    else:
+    return [e for e in estimators if e not in MULTI_ESTIMATORS], multi
+
+
+def _target_rows(feedback: BanditFeedback, pi):
+    """(pi over pairs, target probability of each logged row, warnings)."""
+    if pi is not None:
         pi = np.asarray(pi, dtype=float)
         if pi.shape != (feedback.candidates.n_pairs,):
             raise ValueError("pi needs one probability per pair")
-        t_row = pi[feedback.pair]
-    w = est.importance_weights(t_row, feedback.propensity)
-    r = feedback.reward
-    M = float(clip) if clip is not None else float(est.default_clip(w))
-    if clip is not None and (not np.isfinite(M) or M <= 0):
-        raise UlrError("the clipping threshold must be a positive number.")
+        return pi, pi[feedback.pair], []
+    if feedback.target_prob is None:
+        raise ValueError("give pi or feedback with target_prob")
+    pi, lo, hi = policy_from_target_column(feedback)
+    warn = []
+    if lo < 0.99 or hi > 1.01:
+        warn.append(OPEWarning(
+            "target_sum",
+            f"The supplied target probabilities of a context's logged actions add up to "
+            f"between {lo:.3f} and {hi:.3f}, not 1: IPS/SNIPS use them as given, but the "
+            "reward-model part of DR only covers the actions the log shows."))
+    return pi, feedback.target_prob, warn
+
+
+def _single_log_table(feedback, pi, estimators, r, w, M, reward_model, folds, boot: dict):
+    """value, lower, upper, se of each single-log estimator and of the logging policy."""
     q_logged = q_target = None
     if any(e in ("dr", "dm") for e in estimators):
         q_logged, q_target = reward_predictions(feedback, pi, model=reward_model, folds=folds,
-                                                seed=seed)
-    nums, dens = [], []
-    names = estimators + ["logging"]
-    for e in estimators:
-        a, b = est.ratio_terms(e, r, w, clip=M, q_logged=q_logged, q_target=q_target)
-        nums.append(a)
-        dens.append(b)
-    nums.append(r)
-    dens.append(np.ones_like(r))
-    num, den = np.vstack(nums), np.vstack(dens)
+                                                seed=boot["seed"])
+    terms = [est.ratio_terms(e, r, w, clip=M, q_logged=q_logged, q_target=q_target)
+             for e in estimators] + [(r, np.ones_like(r))]
+    num = np.vstack([a for a, _ in terms])
+    den = np.vstack([b for _, b in terms])
     sden = den.sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         value = np.where(sden > 0, num.sum(axis=1) / np.where(sden > 0, sden, 1), np.nan)
-    ci = est.bootstrap_ratio(num, den, cluster=feedback.cluster, n_bootstrap=n_bootstrap,
-                             level=level, seed=seed)
-    table = pd.DataFrame({"estimator": names, "value": value, "lower": ci.lower,
-                          "upper": ci.upper, "se": ci.se})
-    per_logger = None
-    if multi:
-        ml = evaluate_loggers(r, t_row, feedback.propensity, feedback.logger,
-                              labels=feedback.logger_labels,
-                              logger_propensity=feedback.logger_propensity,
-                              cluster=feedback.cluster, n_bootstrap=n_bootstrap, level=level,
-                              seed=seed)
-        mt = ml.table.set_index("estimator")
-        # variance against pooled IPS; the single-log estimators share one bootstrap
-        # variance against pooled IPS, each within its own bootstrap (the combined
-        # estimators' is stratified by logger)
-        main_ips = table.loc[table["estimator"] == "ips", "se"]
-        se_ips = float(main_ips.iloc[0]) if len(main_ips) else float(mt.loc["ips", "se"])
-        table["variance_ratio"] = (table["se"] / se_ips) ** 2 if se_ips > 0 else np.nan
-        table.loc[table["estimator"] == "logging", "variance_ratio"] = np.nan
-        add = mt.loc[multi].reset_index()[["estimator", "value", "lower", "upper", "se",
-                                           "variance_ratio"]]
-        table = pd.concat([table.iloc[:-1], add, table.iloc[-1:]], ignore_index=True)
-        per_logger = ml.per_logger
-        if ml.missing and "balanced-ips" in multi:
-            warn.append(OPEWarning("balanced_missing", ml.missing))
-    diag = weight_diagnostics(w, r)
-    diag["clip"] = M
-    diag["units"] = int(len(np.unique(feedback.cluster))) if feedback.cluster is not None \
-        else diag["n"]
-    for code, v in feedback.notes:
-        if code == "propensity_sum":
-            warn.append(OPEWarning("propensity_sum", propensity_message(v)))
-    warn = _warnings(diag, table, level) + warn
-    if multi:
-        estimators = estimators + multi
-    settings = {"estimators": estimators, "clip": M, "n_bootstrap": n_bootstrap,
-                "level": level, "folds": folds, "seed": seed,
-                "resampling": "impressions" if feedback.cluster is not None else "rows"}
-    return OPEResult(table=table, diagnostics=diag, warnings=warn, settings=settings,
-                     per_logger=per_logger)
+    ci = est.bootstrap_ratio(num, den, **boot)
+    return pd.DataFrame({"estimator": estimators + ["logging"], "value": value,
+                         "lower": ci.lower, "upper": ci.upper, "se": ci.se})
+
+
+def _with_multi_logger(table, feedback, multi, r, t_row, boot: dict):
+    """``table`` with the multi-logger estimators inserted before ``logging``, and
+    ``variance_ratio`` against pooled IPS for every row; plus per-logger results
+    and warnings."""
+    ml = evaluate_loggers(r, t_row, feedback.propensity, feedback.logger,
+                          labels=feedback.logger_labels,
+                          logger_propensity=feedback.logger_propensity, **boot)
+    mt = ml.table.set_index("estimator")
+    # the single-log estimators share one bootstrap; the combined estimators' is
+    # stratified by logger
+    main_ips = table.loc[table["estimator"] == "ips", "se"]
+    se_ips = float(main_ips.iloc[0]) if len(main_ips) else float(mt.loc["ips", "se"])
+    table["variance_ratio"] = (table["se"] / se_ips) ** 2 if se_ips > 0 else np.nan
+    table.loc[table["estimator"] == "logging", "variance_ratio"] = np.nan
+    add = mt.loc[multi].reset_index()[["estimator", "value", "lower", "upper", "se",
+                                       "variance_ratio"]]
+    table = pd.concat([table.iloc[:-1], add, table.iloc[-1:]], ignore_index=True)
+    warn = [OPEWarning("balanced_missing", ml.missing)] \
+        if ml.missing and "balanced-ips" in multi else []
+    return table, ml.per_logger, warn
 
 
 def propensity_message(chk: dict) -> str:

@@ -388,86 +388,102 @@ def feedback_from_log(log, *, action: str = "doc_id", target_column: str | None 
     if action not in ("doc_id", "position"):
         raise UlrError("the action must be 'doc_id' or 'position'.")
     info = log.info
-    if not info.has("propensity"):
-        raise UlrError("this log has no propensity column, so off-policy evaluation is not "
-                       "possible: it needs the logging policy's probability of every logged "
-                       "action: map the column that holds it to the field 'propensity'.")
-    t = log.table
-    n_rows, n_null = log.cur.execute(
-        f"SELECT count(*), count(*) FILTER (WHERE propensity IS NULL) FROM {t}").fetchone()
-    if n_rows == 0:
-        raise UlrError("the log has no rows.")
-    if n_null:
-        raise UlrError(f"{n_null} of {n_rows} rows have no propensity; off-policy evaluation "
-                       "needs the logging probability of every row.")
-    act = "doc_id::VARCHAR" if action == "doc_id" else "position::VARCHAR"
-    feats = info.features
-    feat_sql = ", AVG(COLUMNS('^feature_'))" if feats else ""
+    _check_propensity_column(log)
     extra = {}
     if target_column:
         extra["target"] = _col(info, target_column, "target probabilities")
     if score_column:
         extra["score"] = _col(info, score_column, "scores")
+    act = "doc_id::VARCHAR" if action == "doc_id" else "position::VARCHAR"
+    pairs, rows, labels = _pair_and_row_queries(log, act, extra)
+    cand = _candidates(pairs)
+    pos = np.asarray(rows["position"], dtype=np.int64)
+    slot = np.unique(pos, return_inverse=True)[1].ravel() if action == "doc_id" else None
+    target = None
+    if "target" in extra:
+        target = np.asarray(rows["target"], dtype=float)
+        if target.min() < 0 or target.max() > 1:
+            raise UlrError("target probabilities must lie in [0, 1].")
+    cluster = _clusters(rows) if info.has("session_id") else None
+    pair = np.asarray(rows["pair"], dtype=np.int64)
+    prop = np.asarray(rows["propensity"], dtype=float)
+    notes = []
+    if np.all((prop > 0) & (prop <= 1)):
+        chk = propensity_checks(context=cand.context[pair], action=pair, propensity=prop,
+                                slot=pos if action == "doc_id" else None, cluster=cluster,
+                                per_slot=per_slot_fact(info), n_slots=int(len(np.unique(pos))))
+        if chk["fails"]:
+            notes.append(("propensity_sum", chk))
+    fb = BanditFeedback(candidates=cand, pair=pair,
+                        reward=np.asarray(rows["click"], dtype=float), propensity=prop,
+                        slot=slot, cluster=cluster, target_prob=target, notes=tuple(notes),
+                        **_logger_arrays(rows, labels))
+    scores = pairs["score"].to_numpy(dtype=float) if "score" in extra else None
+    return fb, scores
+
+
+def _check_propensity_column(log) -> None:
+    """Refuse a log without a complete ``propensity`` column, or without rows."""
+    if not log.info.has("propensity"):
+        raise UlrError("this log has no propensity column, so off-policy evaluation is not "
+                       "possible: it needs the logging policy's probability of every logged "
+                       "action: map the column that holds it to the field 'propensity'.")
+    n_rows, n_null = log.cur.execute(
+        f"SELECT count(*), count(*) FILTER (WHERE propensity IS NULL) FROM {log.table}"
+    ).fetchone()
+    if n_rows == 0:
+        raise UlrError("the log has no rows.")
+    if n_null:
+        raise UlrError(f"{n_null} of {n_rows} rows have no propensity; off-policy evaluation "
+                       "needs the logging probability of every row.")
+
+
+def _pair_and_row_queries(log, act: str, extra: dict) -> tuple[pd.DataFrame, dict, tuple]:
+    """The per-pair aggregates (a frame ordered by context and action), the per-row
+    arrays (with ``extra`` columns as floats, checked complete) and the logger labels."""
+    info, t = log.info, log.table
+    feat_sql = ", AVG(COLUMNS('^feature_'))" if info.features else ""
     pair_extra = "".join(f", AVG(TRY_CAST({c} AS DOUBLE)) AS {k}" for k, c in extra.items())
     pairs = log.cur.execute(
         f"SELECT query_id::VARCHAR AS ctx, {act} AS act, AVG(propensity) AS prop{pair_extra}"
         f"{feat_sql} FROM {t} GROUP BY 1, 2 ORDER BY 1, 2").df()
     row_extra = "".join(f", TRY_CAST({c} AS DOUBLE) AS {k}" for k, c in extra.items())
     logger_sql, labels = _logger_sql(log, info)
-    row_extra += logger_sql
-    has_s = info.has("session_id")
     sess = (", dense_rank() OVER (ORDER BY session_id) - 1 AS cluster, "
-            "session_id IS NULL AS nos") if has_s else ""
+            "session_id IS NULL AS nos") if info.has("session_id") else ""
     rows = log.cur.execute(
         f"SELECT dense_rank() OVER (ORDER BY query_id::VARCHAR, {act}) - 1 AS pair, "
-        f"position, click::INT AS click, propensity{sess}{row_extra} FROM {t}").fetchnumpy()
-    for k in extra:
-        rows[k] = np.ma.filled(np.ma.asarray(rows[k], dtype=float), np.nan)
+        f"position, click::INT AS click, propensity{sess}{row_extra}{logger_sql} "
+        f"FROM {t}").fetchnumpy()
     for k, c in extra.items():
+        rows[k] = np.ma.filled(np.ma.asarray(rows[k], dtype=float), np.nan)
         bad = int(np.isnan(rows[k]).sum())
         if bad:
             raise UlrError(f"column {c.strip(chr(34))!r} has {bad} missing or non-numeric "
                            f"values; every row needs its {k} value.")
+    return pairs, rows, labels
+
+
+def _candidates(pairs: pd.DataFrame) -> Candidates:
+    """Candidates from the pair aggregates; a missing feature mean becomes the column's
+    mean (0 when the whole column is missing)."""
     ctx_codes, ctx_labels = pd.factorize(pairs["ctx"], sort=False)
     fnames = [c for c in pairs.columns if c.startswith(schema.FEATURE_PREFIX)]
     X = pairs[fnames].to_numpy(dtype=float) if fnames else np.zeros((len(pairs), 0))
     if np.isnan(X).any():
         X = np.where(np.isnan(X), np.nanmean(X, axis=0), X)
         X = np.nan_to_num(X)
-    cand = Candidates(context=ctx_codes, features=X, context_labels=np.asarray(ctx_labels),
+    return Candidates(context=ctx_codes, features=X, context_labels=np.asarray(ctx_labels),
                       action_labels=pairs["act"].to_numpy(), feature_names=tuple(fnames))
-    pos = np.asarray(rows["position"], dtype=np.int64)
-    slot = None
-    if action == "doc_id":
-        slot = np.unique(pos, return_inverse=True)[1].ravel()
-    notes = []
-    target = None
-    if "target" in extra:
-        target = np.asarray(rows["target"], dtype=float)
-        if target.min() < 0 or target.max() > 1:
-            raise UlrError("target probabilities must lie in [0, 1].")
-    cluster = None
-    if has_s:
-        cluster = np.asarray(rows["cluster"], dtype=np.int64).copy()
-        m = np.asarray(rows["nos"], dtype=bool)
-        if m.any():  # rows without a session are their own unit
-            cluster[m] = cluster.max() + 1 + np.arange(m.sum())
-    pair = np.asarray(rows["pair"], dtype=np.int64)
-    prop = np.asarray(rows["propensity"], dtype=float)
-    if np.all((prop > 0) & (prop <= 1)):
-        n_slots = int(len(np.unique(pos)))
-        chk = propensity_checks(context=cand.context[pair], action=pair, propensity=prop,
-                                slot=pos if action == "doc_id" else None, cluster=cluster,
-                                per_slot=per_slot_fact(info), n_slots=n_slots)
-        if chk["fails"]:
-            notes.append(("propensity_sum", chk))
-    loggers = _logger_arrays(rows, labels)
-    fb = BanditFeedback(candidates=cand, pair=pair,
-                        reward=np.asarray(rows["click"], dtype=float), propensity=prop,
-                        slot=slot, cluster=cluster, target_prob=target, notes=tuple(notes),
-                        **loggers)
-    scores = pairs["score"].to_numpy(dtype=float) if "score" in extra else None
-    return fb, scores
+
+
+def _clusters(rows) -> np.ndarray:
+    """Resampling unit of each row: its session; a row without a session is its own unit."""
+    cluster = np.asarray(rows["cluster"], dtype=np.int64).copy()
+    m = np.asarray(rows["nos"], dtype=bool)
+    if m.any():
+        cluster[m] = cluster.max() + 1 + np.arange(m.sum())
+    return cluster
 
 
 def _logger_sql(log, info) -> tuple[str, tuple]:

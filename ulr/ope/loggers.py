@@ -37,6 +37,7 @@ import numpy as np
 import pandas as pd
 
 from ulr.errors import UlrError
+from ulr.ope.estimators import resample_counts
 
 MULTI_ESTIMATORS = ("wips", "balanced-ips")
 # Per-row moments summed per resampling unit: n, w r, w, (w r)^2, w^2, w r * w, balanced term.
@@ -182,16 +183,9 @@ def _unit_sums(moments, units):
 
 def _replicates(U, n_bootstrap, rng, chunk=250):
     """Bootstrap sums (n_bootstrap, 7) of one logger's unit sums ``U`` (units, 7)."""
-    g = U.shape[0]
     out = np.empty((n_bootstrap, U.shape[1]))
-    done = 0
-    while done < n_bootstrap:
-        b = min(chunk, n_bootstrap - done)
-        idx = rng.integers(0, g, size=(b, g))
-        counts = np.bincount((idx + g * np.arange(b)[:, None]).ravel(),
-                             minlength=b * g).reshape(b, g).astype(float)
-        out[done:done + b] = counts @ U
-        done += b
+    for rows, counts in resample_counts(U.shape[0], n_bootstrap, rng, chunk=chunk):
+        out[rows] = counts @ U
     return out
 
 
@@ -240,19 +234,7 @@ def evaluate_loggers(reward, target_prob, propensity, logger, *, labels=None,
     L = int(g.max()) + 1
     labels = tuple(labels) if labels is not None else tuple(str(j) for j in range(L))
     present = np.bincount(g, minlength=len(labels)) > 0
-    missing, bal = None, None
-    if logger_propensity is None:
-        missing = ("Balanced IPS needs each logger's probability of every logged action "
-                   "(a column propensity_<logger> per logger), and the log has none.")
-    else:
-        lp = np.asarray(logger_propensity, dtype=float)
-        gaps = [labels[j] for j in range(len(labels)) if present[j] and np.isnan(lp[:, j]).any()]
-        if gaps:
-            missing = ("Balanced IPS needs each logger's probability of every logged action, "
-                       f"and it is missing for logger {', '.join(gaps)} (a column "
-                       "propensity_<logger> per logger).")
-        else:
-            bal = t * r / mixture_propensity(g, lp)
+    bal, missing = _balanced_terms(r, t, g, logger_propensity, labels, present)
     mom = row_moments(r, t / p, bal)
     units = np.arange(len(r)) if cluster is None else np.asarray(cluster)
     codes = [j for j in range(len(labels)) if present[j]]
@@ -260,21 +242,11 @@ def evaluate_loggers(reward, target_prob, propensity, logger, *, labels=None,
     point = np.stack([mom[g == j].sum(axis=0) for j in codes])  # (L, 7)
     reps = np.stack([_replicates(_unit_sums(mom[g == j], units[g == j]), n_bootstrap, rng)
                      for j in codes], axis=1)  # (B, L, 7)
-    ok = bal is not None
-    kw = {"balanced_ok": ok, "control_variate": control_variate, "variance": variance}
+    kw = {"balanced_ok": bal is not None, "control_variate": control_variate,
+          "variance": variance}
     vals, lam, V, S = _combined(point, **kw)
     rvals, _, _, _ = _combined(reps, **kw)
     a = (1 - level) / 2
-    rows = []
-    v_pool = np.var(rvals["ips"], ddof=1)
-    for name in ("ips", "wips", "balanced-ips"):
-        x = rvals[name]
-        fin = np.isfinite(x).any()
-        lo, hi = (np.nanquantile(x, [a, 1 - a]) if fin else (np.nan, np.nan))
-        var = np.nanvar(x, ddof=1) if fin else np.nan
-        rows.append({"estimator": name, "value": float(vals[name]), "lower": float(lo),
-                     "upper": float(hi), "se": float(np.sqrt(var)),
-                     "variance_ratio": float(var / v_pool) if v_pool > 0 else np.nan})
     rep_ips = reps[..., 1] / reps[..., 0]  # (B, L)
     per = pd.DataFrame({
         "logger": [labels[j] for j in codes], "rows": point[:, 0].astype(int),
@@ -286,8 +258,39 @@ def evaluate_loggers(reward, target_prob, propensity, logger, *, labels=None,
     settings = {"n_bootstrap": n_bootstrap, "level": level, "control_variate": control_variate,
                 "variance": variance,
                 "seed": seed, "resampling": "rows" if cluster is None else "impressions"}
-    return MultiLoggerResult(table=pd.DataFrame(rows), per_logger=per, missing=missing,
-                             settings=settings)
+    return MultiLoggerResult(table=_combined_table(vals, rvals, a), per_logger=per,
+                             missing=missing, settings=settings)
+
+
+def _balanced_terms(r, t, g, logger_propensity, labels, present):
+    """Per-row balanced-IPS terms ``t r / pbar`` (or ``None``) and the sentence saying
+    why balanced IPS is not possible (or ``None``)."""
+    if logger_propensity is None:
+        return None, ("Balanced IPS needs each logger's probability of every logged action "
+                      "(a column propensity_<logger> per logger), and the log has none.")
+    lp = np.asarray(logger_propensity, dtype=float)
+    gaps = [labels[j] for j in range(len(labels)) if present[j] and np.isnan(lp[:, j]).any()]
+    if gaps:
+        return None, ("Balanced IPS needs each logger's probability of every logged action, "
+                      f"and it is missing for logger {', '.join(gaps)} (a column "
+                      "propensity_<logger> per logger).")
+    return t * r / mixture_propensity(g, lp), None
+
+
+def _combined_table(vals: dict, rvals: dict, a: float) -> pd.DataFrame:
+    """Value, percentile interval at ``a`` and ``1 - a``, bootstrap se and variance
+    ratio to pooled IPS of each combined estimator."""
+    rows = []
+    v_pool = np.var(rvals["ips"], ddof=1)
+    for name in ("ips", "wips", "balanced-ips"):
+        x = rvals[name]
+        fin = np.isfinite(x).any()
+        lo, hi = (np.nanquantile(x, [a, 1 - a]) if fin else (np.nan, np.nan))
+        var = np.nanvar(x, ddof=1) if fin else np.nan
+        rows.append({"estimator": name, "value": float(vals[name]), "lower": float(lo),
+                     "upper": float(hi), "se": float(np.sqrt(var)),
+                     "variance_ratio": float(var / v_pool) if v_pool > 0 else np.nan})
+    return pd.DataFrame(rows)
 
 
 # --------------------------------------------------------------------------- a realistic log

@@ -50,8 +50,8 @@ def study_world(*, contexts: int = 20, actions: int = 10, features: int = 5, slo
 
 def study_chunk(index: int, *, rows: int = 1000, draws: int = 200,
                 estimators=("ips", "clipped-ips", "snips", "dr"), clip: float | None = None,
-                intervals: bool = False, n_bootstrap: int = 400, chunk_size: int = CHUNK,
-                seed: int = 0, **world):
+                intervals: bool = False, n_bootstrap: int = 400, level: float = 0.95,
+                chunk_size: int = CHUNK, seed: int = 0, **world):
     """Logs ``index * chunk_size ...`` of a study: (estimates frame, ESS fractions, max weight)."""
     sim, pi = study_world(seed=seed, **world)
     n = min(chunk_size, draws - index * chunk_size)
@@ -60,7 +60,7 @@ def study_chunk(index: int, *, rows: int = 1000, draws: int = 200,
     logs = sim.sample(rows, draws=n, seed=[seed, index])
     kw = {"estimators": list(estimators), "clip": clip, "seed": seed + index * chunk_size}
     if intervals:
-        df = repeated_intervals(sim, pi, logs, n_bootstrap=n_bootstrap, **kw)
+        df = repeated_intervals(sim, pi, logs, n_bootstrap=n_bootstrap, level=level, **kw)
     else:
         df = repeated_point_estimates(sim, pi, logs, **kw)
     df["draw"] += index * chunk_size
@@ -70,15 +70,17 @@ def study_chunk(index: int, *, rows: int = 1000, draws: int = 200,
 
 def simulation_study(*, rows: int = 1000, draws: int = 200,
                      estimators=("ips", "clipped-ips", "snips", "dr"), clip: float | None = None,
-                     intervals: bool = False, n_bootstrap: int = 400, chunk_size: int = CHUNK,
-                     seed: int = 0, progress=None, run_chunk=None, **world) -> dict:
+                     intervals: bool = False, n_bootstrap: int = 400, level: float = 0.95,
+                     chunk_size: int = CHUNK, seed: int = 0, progress=None, run_chunk=None,
+                     **world) -> dict:
     """Repeated simulated logs: every estimator against the exact true value.
 
     Parameters
     ----------
     rows, draws : rows per log and number of logs.
     estimators, clip : as in :func:`ulr.ope.evaluate.evaluate`.
-    intervals, n_bootstrap : also a bootstrap interval per log (coverage).
+    intervals, n_bootstrap, level : also a bootstrap interval per log at ``level``
+        (its coverage of the true value).
     chunk_size : logs per piece (``progress(done, total)`` is called between pieces).
     run_chunk : optional replacement of :func:`study_chunk` (e.g. a cached one).
     **world : keyword options of :func:`study_world` (contexts, actions, features,
@@ -95,8 +97,8 @@ def simulation_study(*, rows: int = 1000, draws: int = 200,
     if rows < 1 or draws < 1 or chunk_size < 1:
         raise UlrError("rows, draws and chunk size must be positive.")
     opts = dict(rows=rows, draws=draws, estimators=tuple(estimators), clip=clip,
-                intervals=intervals, n_bootstrap=n_bootstrap, chunk_size=chunk_size, seed=seed,
-                **world)
+                intervals=intervals, n_bootstrap=n_bootstrap, level=level,
+                chunk_size=chunk_size, seed=seed, **world)
     run_chunk = run_chunk or (lambda i, o: study_chunk(i, **o))
     chunks = -(-draws // chunk_size)
     parts = []

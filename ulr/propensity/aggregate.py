@@ -431,14 +431,9 @@ def wilson_table(position, impressions, clicks, *, z: float = 1.96):
                        "impressions": np.asarray(impressions, dtype=np.int64),
                        "clicks": np.nan_to_num(np.asarray(clicks, dtype=float))
                        .astype(np.int64)}).sort_values("position", ignore_index=True)
-    n = df["impressions"].to_numpy(dtype=float)
-    p = df["clicks"].to_numpy(dtype=float) / n
-    denom = 1 + z ** 2 / n
-    centre = (p + z ** 2 / (2 * n)) / denom
-    half = z * np.sqrt(p * (1 - p) / n + z ** 2 / (4 * n ** 2)) / denom
-    df["ctr"] = p
-    df["lower"] = np.clip(centre - half, 0, 1)
-    df["upper"] = np.clip(centre + half, 0, 1)
+    from ulr.stats import wilson_interval
+    df["ctr"] = df["clicks"] / df["impressions"]
+    df["lower"], df["upper"] = wilson_interval(df["clicks"], df["impressions"], z=z)
     return df
 
 

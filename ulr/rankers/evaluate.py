@@ -120,26 +120,26 @@ class RankerComparison:
         k = self.settings.get("k", 10)
         return [f"ndcg@{k}" if m == "ndcg@10" else m for m in METRICS]
 
-    def table(self, *, n_boot: int = 1000, level: float = 0.95, seed: int = 0) -> pd.DataFrame:
+    def table(self, *, n_bootstrap: int = 1000, level: float = 0.95, seed: int = 0) -> pd.DataFrame:
         """Tidy table: ranker, metric, value, lower, upper (per-query bootstrap), queries."""
         rows = []
         for name, res in (("naive", self.naive), ("ipw", self.ipw)):
             for m in self._keys():
                 if m not in res:
                     continue
-                lo, hi = metrics.bootstrap_ci(res[m], n_boot=n_boot, level=level, seed=seed)
+                lo, hi = metrics.bootstrap_ci(res[m], n_bootstrap=n_bootstrap, level=level, seed=seed)
                 rows.append(dict(ranker=name, metric=m, value=res[m].value, lower=lo, upper=hi,
                                  queries=res[m].n_queries - res[m].n_excluded,
                                  estimated=self.estimated))
         return pd.DataFrame(rows)
 
-    def paired(self, *, n_boot: int = 2000, level: float = 0.95, seed: int = 0) -> pd.DataFrame:
+    def paired(self, *, n_bootstrap: int = 2000, level: float = 0.95, seed: int = 0) -> pd.DataFrame:
         """Paired per-query tests IPW vs naive: delta = ipw - naive, CI, p-value, winner."""
         rows = []
         for m in self._keys():
             if m not in self.naive or m not in self.ipw:
                 continue
-            t = metrics.paired_test(self.naive[m], self.ipw[m], n_boot=n_boot, level=level,
+            t = metrics.paired_test(self.naive[m], self.ipw[m], n_bootstrap=n_bootstrap, level=level,
                                     seed=seed)
             if t.delta == 0:
                 better = "tie"

@@ -178,66 +178,23 @@ def train(data: MNARData, model: str, config: MFConfig = MFConfig(), *,
     rng = np.random.default_rng(config.seed)
     cfg = config
     if model == "cause":
-        tr = data.biased
-        ctrl = data.random
+        tr, ctrl = data.biased, data.random
     else:  # naive and IPS: every training rating (MNAR + randomized slice)
         tr = Ratings(*(np.r_[getattr(data.biased, f), getattr(data.random, f)]
                        for f in ("user", "item", "rating", "exposure")))
         ctrl = None
-    prop_levels = None
-    if model == "propensity-mf":
-        if propensity == "true":
-            p_tr, p_val = tr.exposure, data.biased_val.exposure
-        else:
-            share = (len(tr) + len(data.biased_val)) / (data.users * data.items)
-            prop_levels = naive_bayes_propensity(
-                np.r_[tr.rating, data.biased_val.rating], data.random.rating,
-                observed_share=share)
-            p_tr = prop_levels[tr.rating.astype(int) - 1]
-            p_val = prop_levels[data.biased_val.rating.astype(int) - 1]
-        w_tr = 1.0 / p_tr
-        w_tr = w_tr / w_tr.mean()
-        w_val = 1.0 / p_val
-    else:
-        w_tr = np.ones(len(tr))
-        w_val = None
+    w_tr, w_val, prop_levels = _rating_weights(data, tr, model, propensity)
     mu0 = float(np.sum(w_tr * tr.rating) / np.sum(w_tr))
     if ctrl is not None:
         mu0 = 0.5 * (mu0 + float(ctrl.rating.mean()))
     params = _Params(data.users, data.items, cfg.factors, mu0, rng, control=ctrl is not None)
-    n_tr = len(tr)
-    B = cfg.batch_size
-    steps = max(1, int(np.ceil(n_tr / B)))
     test = data.test
     var_test = float(np.var(test.rating))
     val_set = data.random_val if model == "cause" else data.biased_val
     rows = []
     for epoch in range(cfg.epochs + 1):
         if epoch > 0:
-            order = rng.permutation(n_tr)
-            loss = 0.0
-            for s in range(steps):
-                idx = order[s * B:(s + 1) * B]
-                grads = {k_: np.zeros_like(v) for k_, v in params.p.items()}
-                pred = _data_grads(params, tr.user[idx], tr.item[idx], tr.rating[idx],
-                                   w_tr[idx], 1.0 / len(idx), control=False, out=grads)
-                loss += _mse(pred, tr.rating[idx], w_tr[idx])
-                reg = cfg.l2 / n_tr
-                for k_ in ("bu", "bi", "P", "Q"):
-                    grads[k_] += reg * params.p[k_]
-                if ctrl is not None:
-                    cidx = rng.integers(0, len(ctrl), size=min(B, len(ctrl)))
-                    _data_grads(params, ctrl.user[cidx], ctrl.item[cidx], ctrl.rating[cidx],
-                                np.ones(len(cidx)), cfg.control_weight / len(cidx),
-                                control=True, out=grads)
-                    reg_c = cfg.l2 / len(ctrl)
-                    grads["bi_c"] += reg_c * params.p["bi_c"]
-                    grads["Q_c"] += reg_c * params.p["Q_c"]
-                params.step(grads, cfg.learning_rate, cfg.momentum)
-                if ctrl is not None:
-                    _tie(params, cfg.learning_rate * cfg.discrepancy / data.items,
-                         cfg.discrepancy_norm)
-            loss /= steps
+            loss = _sgd_epoch(params, tr, w_tr, ctrl, cfg, rng, items=data.items)
             if not np.isfinite(loss):
                 raise UlrError(f"{model} diverged at epoch {epoch}; lower the learning rate.")
         else:
@@ -253,3 +210,54 @@ def train(data: MNARData, model: str, config: MFConfig = MFConfig(), *,
     return TrainResult(model=model, config=cfg, history=hist,
                        params={k_: v.copy() for k_, v in params.p.items()},
                        propensity=prop_levels)
+
+
+def _rating_weights(data: MNARData, tr: Ratings, model: str, propensity: str):
+    """``(w_tr, w_val, prop_levels)``: training weights (mean 1), validation weights
+    ``1 / P(O=1 | y)`` and the naive-Bayes propensity per star for ``propensity-mf``;
+    ones, ``None`` and ``None`` for the other models."""
+    if model != "propensity-mf":
+        return np.ones(len(tr)), None, None
+    prop_levels = None
+    if propensity == "true":
+        p_tr, p_val = tr.exposure, data.biased_val.exposure
+    else:
+        share = (len(tr) + len(data.biased_val)) / (data.users * data.items)
+        prop_levels = naive_bayes_propensity(
+            np.r_[tr.rating, data.biased_val.rating], data.random.rating,
+            observed_share=share)
+        p_tr = prop_levels[tr.rating.astype(int) - 1]
+        p_val = prop_levels[data.biased_val.rating.astype(int) - 1]
+    w_tr = 1.0 / p_tr
+    return w_tr / w_tr.mean(), 1.0 / p_val, prop_levels
+
+
+def _sgd_epoch(params: _Params, tr: Ratings, w_tr, ctrl: Ratings | None, cfg: MFConfig,
+               rng, *, items: int) -> float:
+    """One pass of mini-batch SGD over ``tr`` (with a control batch and the CausE tie
+    when ``ctrl`` is given); returns the mean of the batches' weighted MSE."""
+    n_tr, B = len(tr), cfg.batch_size
+    steps = max(1, int(np.ceil(n_tr / B)))
+    order = rng.permutation(n_tr)
+    loss = 0.0
+    for s in range(steps):
+        idx = order[s * B:(s + 1) * B]
+        grads = {k_: np.zeros_like(v) for k_, v in params.p.items()}
+        pred = _data_grads(params, tr.user[idx], tr.item[idx], tr.rating[idx],
+                           w_tr[idx], 1.0 / len(idx), control=False, out=grads)
+        loss += _mse(pred, tr.rating[idx], w_tr[idx])
+        reg = cfg.l2 / n_tr
+        for k_ in ("bu", "bi", "P", "Q"):
+            grads[k_] += reg * params.p[k_]
+        if ctrl is not None:
+            cidx = rng.integers(0, len(ctrl), size=min(B, len(ctrl)))
+            _data_grads(params, ctrl.user[cidx], ctrl.item[cidx], ctrl.rating[cidx],
+                        np.ones(len(cidx)), cfg.control_weight / len(cidx),
+                        control=True, out=grads)
+            reg_c = cfg.l2 / len(ctrl)
+            grads["bi_c"] += reg_c * params.p["bi_c"]
+            grads["Q_c"] += reg_c * params.p["Q_c"]
+        params.step(grads, cfg.learning_rate, cfg.momentum)
+        if ctrl is not None:
+            _tie(params, cfg.learning_rate * cfg.discrepancy / items, cfg.discrepancy_norm)
+    return loss / steps

@@ -1,0 +1,48 @@
+"""Small statistical helpers shared across packages (one implementation each)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def wilson_interval(successes, trials, *, level: float = 0.95, z: float | None = None):
+    """Wilson score interval of a binomial proportion ``successes / trials``.
+
+    .. math::
+
+        \\frac{\\hat p + z^2/(2n) \\pm z \\sqrt{\\hat p (1 - \\hat p)/n + z^2/(4n^2)}}{1 + z^2/n}
+
+    with ``z`` the two-sided normal quantile of ``level`` (Wilson, "Probable
+    inference, the law of succession, and statistical inference", JASA 1927).
+    Clipped to [0, 1].
+
+    Parameters
+    ----------
+    successes, trials : int or array-like
+        Counts (broadcast together). Where ``trials`` is 0 the bounds are NaN.
+    level : float, default 0.95
+        Two-sided confidence level in (0, 1).
+    z : float, optional
+        The normal quantile itself (e.g. 1.96); when given, ``level`` is not used.
+
+    Returns
+    -------
+    (lower, upper) : floats for scalar input, else arrays.
+    """
+    if z is None:
+        if not 0.0 < float(level) < 1.0:
+            raise ValueError(f"level must lie in (0, 1), got {level!r}.")
+        from scipy.stats import norm  # only here: scipy.stats is slow to import
+        z = float(norm.ppf(0.5 + float(level) / 2))
+    k = np.asarray(successes, dtype=float)
+    n = np.asarray(trials, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = k / n
+        denom = 1 + z * z / n
+        centre = (p + z * z / (2 * n)) / denom
+        half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+        lower = np.where(n > 0, np.clip(centre - half, 0.0, 1.0), np.nan)
+        upper = np.where(n > 0, np.clip(centre + half, 0.0, 1.0), np.nan)
+    if lower.ndim == 0:
+        return float(lower), float(upper)
+    return lower, upper
