@@ -13,7 +13,7 @@ from ulr.simulate import simulate_clicks
 @pytest.fixture(scope="module")
 def comparison_table():
     sim = simulate_clicks(queries=100, sessions=5000, eta=1.0, seed=0)
-    return R.train_and_evaluate(sim.df, None, sim.theta).table(n_boot=200)
+    return R.train_and_evaluate(sim.df, None, sim.theta).table(n_bootstrap=200)
 
 
 def test_comparison_figure_draws_every_value_with_its_interval(comparison_table):
