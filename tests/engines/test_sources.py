@@ -45,3 +45,62 @@ def test_source_refresh_scans_only_new_files(cli, tmp_path, user_error):
                "needs rows")
     user_error(cli("propensity", "--method", "em", "--source", "nope", "--db", db),
                "no source called")
+
+
+def _merged_parts(folder):
+    """The partitions summed afresh (the stored total hidden)."""
+    import shutil
+    from ulr.engines import incremental as inc
+    hidden = folder.parent / "hidden"
+    hidden.mkdir(exist_ok=True)
+    for t in folder.glob("total-*.parquet"):
+        shutil.move(t, hidden / t.name)
+    try:
+        assert inc.total_file(folder) is None
+        return {k: inc.merged_cell_stats(folder, positions=k) for k in (None, 3)}
+    finally:
+        for t in hidden.glob("*"):
+            shutil.move(t, folder / t.name)
+
+
+def _cells(st):
+    order = np.lexsort((st.position, st.pair))
+    return np.column_stack([st.pair, st.position, st.impressions, st.clicks])[order]
+
+
+def test_stored_total_tracks_added_changed_and_removed_files(tmp_path):
+    """The running total equals the partitions summed afresh after every kind of refresh."""
+    from ulr.engines import incremental as inc
+    db = tmp_path / "store" / "ulr.duckdb"
+    lake = tmp_path / "lake"
+    lake.mkdir()
+    df = simulate_clicks(queries=30, docs_per_query=6, sessions=900, seed=5).df
+    parts = np.array_split(np.arange(len(df)), 4)
+    for i in range(2):
+        df.iloc[parts[i]].to_parquet(lake / f"d{i}.parquet")
+    sources.add("t", path=str(lake / "*.parquet"), db_path=db)
+    folder = sources.stats_dir("t", db)
+
+    def check(rows):
+        total = inc.total_file(folder)
+        assert total is not None and len(list(folder.glob("total-*"))) == 1
+        fresh = _merged_parts(folder)
+        for k, want in fresh.items():
+            got = inc.merged_cell_stats(folder, positions=k)
+            np.testing.assert_array_equal(_cells(got), _cells(want))
+            assert got.n_pairs == want.n_pairs and got.positions == want.positions
+        assert sources.get("t", db_path=db)["rows"] == rows == fresh[None].rows
+
+    check(len(parts[0]) + len(parts[1]))
+    df.iloc[parts[2]].to_parquet(lake / "d2.parquet")  # a new file
+    assert sources.refresh("t", db_path=db)["scanned"] == 1
+    check(sum(len(p) for p in parts[:3]))
+    (lake / "d0.parquet").unlink()  # a file removed
+    df.iloc[parts[3]].to_parquet(lake / "d1.parquet")  # and one rewritten
+    assert sources.refresh("t", db_path=db)["scanned"] == 1
+    check(len(parts[2]) + len(parts[3]))
+    # the total equals a re-scan of the lake as it is now
+    from ulr import engines
+    from ulr.propensity import aggregate as A
+    full = A.cell_stats(engines.get("duckdb").scan(path=str(lake)))
+    np.testing.assert_array_equal(_cells(inc.merged_cell_stats(folder)), _cells(full))

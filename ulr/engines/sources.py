@@ -58,6 +58,8 @@ def _refresh_stats(name, engine_name, path, table, master, db_path) -> tuple[int
         keys = {f"{table or path}": None}
     else:
         keys = {_partition_key(f): f for f in files}
+    before = {p: p.stat().st_mtime_ns for p in inc.partitions(folder)}
+    base = inc.total_file(folder)
     scanned = 0
     for key, f in keys.items():
         if f is not None and inc.partition_file(folder, key).exists():
@@ -66,12 +68,29 @@ def _refresh_stats(name, engine_name, path, table, master, db_path) -> tuple[int
             eng.scan(path=path, table=table)
         inc.add_partition(folder, key, scan)
         scanned += 1
-    wanted = {inc.partition_file(folder, k) for k in keys}
-    for p in inc.partitions(folder):
-        if p not in wanted:
-            p.unlink()  # a file that is gone, or changed (its new statistics are stored)
+    _update_total(folder, {inc.partition_file(folder, k) for k in keys}, before, base)
     rows = int(inc.merged_cell_stats(folder, name=name).rows)
     return len(keys), scanned, rows
+
+
+def _update_total(folder: Path, wanted: set, before: dict, base) -> None:
+    """Bring the stored total up to date, then drop the statistics of files that are gone.
+
+    Incremental (old total + new partitions - removed ones) when the old total
+    was current and no partition was rewritten in place; else summed afresh.
+    """
+    now = inc.partitions(folder)
+    gone = [p for p in now if p not in wanted]
+    kept = [p for p in now if p in wanted]
+    added = [p for p in kept if p not in before]
+    rewritten = [p for p in kept if p in before and p.stat().st_mtime_ns != before[p]]
+    if base is not None and not rewritten:
+        if added or gone:
+            inc.update_total(folder, kept, base=base, plus=added, minus=gone)
+    else:
+        inc.update_total(folder, kept)
+    for p in gone:
+        p.unlink()  # a file that is gone, or changed (its new statistics are stored)
 
 
 def add(name: str, *, path: str | None = None, table: str | None = None,
