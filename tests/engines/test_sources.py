@@ -104,3 +104,16 @@ def test_stored_total_tracks_added_changed_and_removed_files(tmp_path):
     from ulr.propensity import aggregate as A
     full = A.cell_stats(engines.get("duckdb").scan(path=str(lake)))
     np.testing.assert_array_equal(_cells(inc.merged_cell_stats(folder)), _cells(full))
+
+
+def test_source_remove_forgets_it_and_its_statistics(cli, tmp_path, user_error):
+    db = tmp_path / "store" / "ulr.duckdb"
+    df = simulate_clicks(queries=10, docs_per_query=4, sessions=200, seed=1).df
+    df.to_parquet(tmp_path / "a.parquet")
+    assert cli("source", "add", "s", "--path", tmp_path / "a.parquet", "--db", db).rc == 0
+    assert sources.stats_dir("s", db).exists()
+    r = cli("source", "remove", "s", "--db", db, "--json")
+    assert r.rc == 0 and json.loads(r.out)["removed"] is True
+    assert sources.list_sources(db) == [] and not sources.stats_dir("s", db).exists()
+    assert (tmp_path / "a.parquet").exists()  # the rows stay
+    user_error(cli("source", "remove", "s", "--db", db), "no source called 's'")

@@ -93,6 +93,27 @@ def _digest(parts) -> str:
     return h.hexdigest()[:16]
 
 
+def digest(folder) -> str:
+    """Changes whenever the stored statistics change (a cache key for the dashboard)."""
+    return _digest(partitions(folder))
+
+
+def summary(folder, *, name: str = "source") -> dict:
+    """Impressions, clicks, queries, documents and pairs over every stored partition."""
+    total = total_file(folder)
+    files = [str(total)] if total is not None else [str(f) for f in partitions(folder)]
+    if not files:
+        raise UlrError(f"the source {name!r} has no aggregated partitions yet; refresh it.")
+    rows, clicks, queries, docs, pairs, positions = store.new_memory_cursor().execute(
+        "SELECT sum(n), sum(c), count(DISTINCT query_id), count(DISTINCT doc_id), "
+        "count(DISTINCT (query_id, doc_id)), max(position) FROM read_parquet($f)",
+        {"f": files}).fetchone()
+    rows, clicks = int(rows or 0), int(clicks or 0)
+    return {"rows": rows, "clicks": clicks, "queries": int(queries), "documents": int(docs),
+            "pairs": int(pairs), "positions": int(positions or 0),
+            "ctr": clicks / rows if rows else float("nan"), "sessions": None}
+
+
 def total_file(folder, parts=None) -> Path | None:
     """The stored total of ``parts`` (default: the partitions on disk), if it is current."""
     parts = partitions(folder) if parts is None else parts

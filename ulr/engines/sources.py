@@ -137,6 +137,21 @@ def refresh(name: str, *, db_path=None) -> dict:
                       "scanned": scanned})
 
 
+def remove(name: str, *, db_path=None) -> dict:
+    """Forget a source and delete its stored statistics (the rows it points at stay).
+
+    The catalog row goes first, so a crash midway leaves at most an unused folder,
+    which a later ``add`` of the same name clears.
+    """
+    src = get(name, db_path=db_path)
+    if src is None:
+        raise UlrError(f"no source called {name!r}; see `source list`.")
+    with store.catalog(db_path, write=True) as con:
+        con.execute("DELETE FROM ulr_sources WHERE name = ?", [name])
+    shutil.rmtree(stats_dir(name, db_path), ignore_errors=True)
+    return {**src, "removed": True}
+
+
 def list_sources(db_path=None) -> list[dict]:
     with store.catalog(db_path) as con:
         try:
@@ -168,6 +183,20 @@ def scan(name: str, *, db_path=None) -> A.Scan:
         return inc.merged_cell_stats(folder, positions=positions, groups=groups, name=name)
     return A.Scan(cur=None, from_sql="", params={}, columns=(), name=name, checked=False,
                   cells=cells)
+
+
+def version(name: str, *, db_path=None) -> str:
+    """Changes whenever the source's stored statistics change (a cheap cache key)."""
+    return inc.digest(stats_dir(name, db_path))
+
+
+def summary(name: str, *, db_path=None) -> dict:
+    """Rows, clicks, queries, documents, pairs and positions from the stored statistics
+    (sessions are not stored: ``None``), plus ``version``, which changes on every change."""
+    if get(name, db_path=db_path) is None:
+        raise UlrError(f"no source called {name!r}; see `source list`.")
+    folder = stats_dir(name, db_path)
+    return {**inc.summary(folder, name=name), "version": inc.digest(folder)}
 
 
 def ctr_by_position(name: str, *, db_path=None, z: float = 1.96):
