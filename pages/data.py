@@ -175,6 +175,8 @@ def _source_summary(name: str) -> None:
     if c2.button("Remove source", key="src_remove", disabled=not sure):
         with ui.user_errors("Not removed: "):
             _sources.remove(name)
+            st.session_state["_src_msg"] = (f"Removed the source “{name}” and its stored "
+                                            "statistics; its files are untouched.")
             ui.set_current(store.SAMPLE_NAME)
             st.rerun()
     st.page_link("pages/position_bias.py", label="Estimate position bias from these statistics",

@@ -137,3 +137,25 @@ def test_simulation_pages_do_not_need_the_dataset(lake, page):
     at.switch_page(page).run()
     assert not at.exception, at.exception
     assert not [i for i in at.info if "needs the rows themselves" in i.value]
+
+
+def test_remove_a_source_on_the_data_page(lake):
+    root, _ = lake
+    name = f"rm_{uuid.uuid4().hex[:6]}"
+    sources.add(name, path=str(root))
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.query_params["source"] = name
+    at.run()
+    at.switch_page("pages/data.py").run()
+    assert not at.exception, at.exception
+    assert at.button(key="src_remove").disabled  # only once the box is ticked
+    at.checkbox(key="src_remove_sure").check().run()
+    at.button(key="src_remove").click().run()
+    assert not at.exception, at.exception
+    assert sources.get(name) is None and not sources.stats_dir(name).exists()
+    assert (root / "a.parquet").exists()
+    assert at.session_state["source"] is None
+    assert any(f"Removed the source “{name}”" in s.value for s in at.success)
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.run()
+    assert f"{name} (registered source)" not in at.sidebar.selectbox[0].options

@@ -117,3 +117,58 @@ def test_source_remove_forgets_it_and_its_statistics(cli, tmp_path, user_error):
     assert sources.list_sources(db) == [] and not sources.stats_dir("s", db).exists()
     assert (tmp_path / "a.parquet").exists()  # the rows stay
     user_error(cli("source", "remove", "s", "--db", db), "no source called 's'")
+
+
+def _registered(tmp_path):
+    db = tmp_path / "store" / "ulr.duckdb"
+    simulate_clicks(queries=10, docs_per_query=4, sessions=200, seed=3).df.to_parquet(
+        tmp_path / "a.parquet")
+    sources.add("s", path=str(tmp_path / "a.parquet"), db_path=db)
+    folder = sources.stats_dir("s", db)
+    return db, folder, sorted(p.name for p in folder.iterdir())
+
+
+def test_a_failed_catalog_write_leaves_row_and_statistics(tmp_path, monkeypatch):
+    db, folder, files = _registered(tmp_path)
+    from contextlib import contextmanager
+
+    from ulr import store
+    real = store.catalog
+
+    @contextmanager
+    def failing(db_path=None, write=False):
+        if write:
+            raise RuntimeError("disk full")
+        with real(db_path) as con:
+            yield con
+    monkeypatch.setattr(store, "catalog", failing)
+    try:
+        sources.remove("s", db_path=db)
+    except RuntimeError:
+        pass
+    else:
+        raise AssertionError("remove should have failed")
+    monkeypatch.setattr(store, "catalog", real)
+    assert sources.get("s", db_path=db) is not None
+    assert sorted(p.name for p in folder.iterdir()) == files
+    assert [p.name for p in folder.parent.iterdir()] == ["s"]  # nothing renamed aside
+    assert sources.ctr_by_position("s", db_path=db)["impressions"].sum() == 800
+
+
+def test_statistics_that_cannot_be_moved_leave_the_source_registered(tmp_path, monkeypatch,
+                                                                      user_error, cli):
+    from pathlib import Path
+    db, folder, files = _registered(tmp_path)
+
+    def refuse(self, target):
+        raise PermissionError(13, "Permission denied")
+    monkeypatch.setattr(Path, "rename", refuse)
+    try:
+        sources.remove("s", db_path=db)
+    except Exception as exc:
+        assert str(exc) == ("could not remove the statistics of 's' (Permission denied); "
+                            "nothing was changed.")
+    else:
+        raise AssertionError("remove should have failed")
+    assert sources.get("s", db_path=db) is not None
+    assert sorted(p.name for p in folder.iterdir()) == files

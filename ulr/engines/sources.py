@@ -15,6 +15,7 @@ were (new statistics are written to new files and the row is written last).
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 from datetime import datetime, timezone
@@ -140,15 +141,32 @@ def refresh(name: str, *, db_path=None) -> dict:
 def remove(name: str, *, db_path=None) -> dict:
     """Forget a source and delete its stored statistics (the rows it points at stay).
 
-    The catalog row goes first, so a crash midway leaves at most an unused folder,
-    which a later ``add`` of the same name clears.
+    The catalog row and the statistics go together: the statistics folder is
+    first renamed aside (one atomic rename), then the row is deleted; if that
+    fails the folder is renamed back, so a failure leaves both as they were.
+    Only then is the renamed folder deleted (a crash at that point leaves an
+    unused hidden folder, cleared by the next ``remove`` of that name).
     """
     src = get(name, db_path=db_path)
     if src is None:
         raise UlrError(f"no source called {name!r}; see `source list`.")
-    with store.catalog(db_path, write=True) as con:
-        con.execute("DELETE FROM ulr_sources WHERE name = ?", [name])
-    shutil.rmtree(stats_dir(name, db_path), ignore_errors=True)
+    folder = stats_dir(name, db_path)
+    aside = folder.with_name(f".{name}.removing-{os.getpid()}")
+    if folder.exists():
+        try:
+            folder.rename(aside)
+        except OSError as exc:
+            raise UlrError(f"could not remove the statistics of {name!r} ({exc.strerror}); "
+                           "nothing was changed.") from None
+    try:
+        with store.catalog(db_path, write=True) as con:
+            con.execute("DELETE FROM ulr_sources WHERE name = ?", [name])
+    except BaseException:
+        if aside.exists():
+            aside.rename(folder)
+        raise
+    for old in folder.parent.glob(f".{name}.removing-*"):  # this one, and any a crash left
+        shutil.rmtree(old, ignore_errors=True)
     return {**src, "removed": True}
 
 
