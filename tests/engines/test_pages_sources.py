@@ -90,7 +90,7 @@ def test_spark_unreachable_is_one_sentence_on_the_data_page():
     assert sources.get("far") is None
 
 
-PAGES_THAT_NEED_ROWS = ["pages/compare_rankers.py", "pages/off_policy.py", "pages/home.py"]
+PAGES_THAT_NEED_ROWS = ["pages/compare_rankers.py", "pages/off_policy.py"]
 
 
 @pytest.mark.parametrize("page", PAGES_THAT_NEED_ROWS)
@@ -159,3 +159,19 @@ def test_remove_a_source_on_the_data_page(lake):
     at = AppTest.from_file(APP, default_timeout=90)
     at.run()
     assert f"{name} (registered source)" not in at.sidebar.selectbox[0].options
+
+
+def test_home_shows_a_sources_figures_from_its_statistics(lake):
+    root, df = lake
+    name = f"home_{uuid.uuid4().hex[:6]}"
+    sources.add(name, path=str(root))
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.query_params["source"] = name
+    at.run()
+    assert not at.exception, at.exception
+    assert f"“{name}” (registered source)" in at.subheader[0].value
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Rows"] == f"{len(df):,}" and metrics["Positions"] == "5"
+    assert metrics["Overall CTR"] == f"{df.click.mean():.2%}" and "Randomized" not in metrics
+    assert not [i for i in at.info if "needs the rows themselves" in i.value]
+    assert len(at.get("page_link")) >= 9  # the questions are all still offered
