@@ -175,3 +175,30 @@ def test_home_shows_a_sources_figures_from_its_statistics(lake):
     assert metrics["Overall CTR"] == f"{df.click.mean():.2%}" and "Randomized" not in metrics
     assert not [i for i in at.info if "needs the rows themselves" in i.value]
     assert len(at.get("page_link")) >= 9  # the questions are all still offered
+
+
+def test_register_a_spark_table_on_the_data_page(spark, lake):
+    """A table of Spark's catalog (a global temporary view: visible to every session of
+    the JVM), registered on the Data page with the spark engine: its CTR summary comes
+    from the statistics Spark aggregated."""
+    _, df = lake
+    view = f"clicks_{uuid.uuid4().hex[:6]}"
+    spark.createDataFrame(df).createOrReplaceGlobalTempView(view)
+    name = f"tbl_{uuid.uuid4().hex[:6]}"
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.run()
+    at.switch_page("pages/data.py").run()
+    at.text_input(key="src_name").set_value(name)
+    at.radio(key="src_engine").set_value("spark")
+    at.text_input(key="src_where").set_value(f"global_temp.{view}")
+    at.button(key="FormSubmitter:source_form-Register and aggregate").click().run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    meta = sources.get(name)
+    assert (meta["engine"], meta["tbl"], meta["path"], meta["partitions"]) == \
+        ("spark", f"global_temp.{view}", None, 1)
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Rows"] == f"{len(df):,}"
+    assert metrics["Overall CTR"] == f"{df.click.mean():.2%}"
+    ctr = sources.ctr_by_position(name)
+    np.testing.assert_array_equal(ctr["clicks"], df.groupby("position").click.sum())

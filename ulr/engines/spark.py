@@ -192,7 +192,9 @@ def _start(master: str, conf: dict):
             b = b.config(k, v)
         return b.getOrCreate()
     try:
-        if _launched or SparkSession.getActiveSession() is not None:
+        # a JVM this process already has (ours, or a notebook's or a test's, perhaps made
+        # in another thread, where getActiveSession() is None): a session on it
+        if _launched or SparkContext._active_spark_context is not None:
             return from_builder()
         from pyspark.java_gateway import launch_gateway
         sconf = SparkConf(loadDefaults=False).setMaster(master).setAppName("ulr")
