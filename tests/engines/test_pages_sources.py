@@ -202,3 +202,32 @@ def test_register_a_spark_table_on_the_data_page(spark, lake):
     assert metrics["Overall CTR"] == f"{df.click.mean():.2%}"
     ctr = sources.ctr_by_position(name)
     np.testing.assert_array_equal(ctr["clicks"], df.groupby("position").click.sum())
+
+
+def test_a_link_to_an_unknown_or_removed_source_falls_back_with_a_sentence(lake):
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.query_params["source"] = "no_such_source"
+    at.run()
+    assert not at.exception, at.exception
+    assert at.session_state["source"] is None
+    assert [w.value for w in at.warning] == [
+        "The link names a registered source “no_such_source” that does not exist here; "
+        "showing a dataset instead."]
+    assert "registered source" not in at.sidebar.selectbox[0].value
+    root, _ = lake
+    name = f"gone_{uuid.uuid4().hex[:6]}"
+    sources.add(name, path=str(root))
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.query_params["source"] = name
+    at.run()
+    assert at.session_state["source"] == name
+    sources.remove(name)  # e.g. from the CLI, while the page is open
+    at.run()
+    assert not at.exception, at.exception
+    assert at.session_state["source"] is None
+    # AppTest runs the page alone after the first run (no sidebar), so the sentence waits
+    # for the picker in the session state; a real browser shows it (the picker runs first)
+    said = [w.value for w in at.warning] + [at.session_state["_ulr_flash"]] \
+        if "_ulr_flash" in at.session_state else [w.value for w in at.warning]
+    assert said == [f"The registered source “{name}” was removed elsewhere; showing a "
+                    "dataset instead."]
