@@ -181,9 +181,8 @@ def _source_summary(name: str) -> None:
             st.rerun()
     st.page_link("pages/position_bias.py", label="Estimate position bias from these statistics",
                  icon=":material/arrow_forward:")
-    st.info("Compare rankers, Bandit lab's replay, Off-policy evaluation and Debiased "
-            "recommendation need the rows themselves: upload a sample of this log above to use "
-            "them.")
+    st.info("Compare rankers, Bandit lab's replay and Off-policy evaluation need the rows "
+            "themselves: upload a sample of this log above to use them.")
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
