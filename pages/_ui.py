@@ -2,6 +2,9 @@
 
 The app-wide state is the selected dataset name, ``st.session_state["dataset"]``.
 It defaults to the bundled sample and follows the ``?dataset=`` URL parameter.
+A registered source (a lake or Spark table whose statistics only are stored,
+:mod:`ulr.engines.sources`) can be selected instead: ``st.session_state["source"]``
+and ``?source=``. Pages that need rows get one sentence from :func:`current_log`.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from ulr.errors import UlrError
 from ulr.export import safe_csv_bytes
 
 DATASET_KEY = "dataset"
+SOURCE_KEY = "source"
 
 
 # The app's pages, in menu order: (file, title, icon, default). app.py builds st.navigation from them.
@@ -129,14 +133,68 @@ def current_name() -> str:
 
 def set_current(name: str) -> None:
     st.session_state[DATASET_KEY] = name
+    st.session_state[SOURCE_KEY] = None
     st.query_params["dataset"] = name
+    if "source" in st.query_params:
+        del st.query_params["source"]
+
+
+def source_names() -> list[str]:
+    """The registered sources, read fresh (the CLI may have added one)."""
+    from ulr.engines import sources
+    return [s["name"] for s in sources.list_sources()]
+
+
+def current_source() -> str | None:
+    """The registered source selected instead of a dataset (from ``?source=`` on first
+    visit), or None. A source removed elsewhere falls back to the dataset, with a sentence."""
+    ensure_app_run()
+    if SOURCE_KEY not in st.session_state:
+        wanted = st.query_params.get("source")
+        st.session_state[SOURCE_KEY] = None
+        if wanted is not None:
+            if wanted in source_names():
+                st.session_state[SOURCE_KEY] = wanted
+            else:
+                st.session_state["_ulr_flash"] = (
+                    f"The link names a registered source “{wanted}” that does not exist here; "
+                    "showing a dataset instead.")
+        return st.session_state[SOURCE_KEY]
+    name = st.session_state[SOURCE_KEY]
+    if name is not None and name not in source_names():
+        st.session_state[SOURCE_KEY] = None
+        st.session_state["_ulr_flash"] = (
+            f"The registered source “{name}” was removed elsewhere; showing a dataset instead.")
+    return st.session_state[SOURCE_KEY]
+
+
+def set_current_source(name: str) -> None:
+    st.session_state[SOURCE_KEY] = name
+    st.query_params["source"] = name
+
+
+NEEDS_ROWS = ("“{name}” is a registered source whose rows stay where they live, and this page "
+              "needs the rows themselves (Position bias and the Data page work from its stored "
+              "statistics): pick a dataset in the sidebar, or upload a sample of the log on the "
+              "Data page.")
+
+
+def needs_rows(name: str) -> None:
+    """The one sentence a page that needs rows shows for a registered source; stops the page."""
+    dead_end(NEEDS_ROWS.format(name=name), label="Upload a sample on the Data page",
+             level="info")
+    st.stop()
 
 
 def current_log() -> store.Log:
     """The selected dataset, opened on this session's cursor.
 
     A dataset deleted by another session falls back to the sample, with a sentence.
+    With a registered source selected, the page says that it needs rows and stops.
     """
+    src = current_source()
+    if src is not None:
+        needs_rows(src)
     name = current_name()
     try:
         return store.open_dataset(name, cur=cursor())
@@ -159,21 +217,33 @@ def wait_notice():
     return on_wait
 
 
-def dataset_picker(*, where=None) -> store.Log:
-    """Select box for the app-wide dataset; returns the opened log."""
+def dataset_picker(*, where=None) -> store.Log | None:
+    """Select box for the app-wide dataset or registered source; returns the opened log
+    (None when a registered source is selected)."""
     where = where or st.sidebar
-    names = dataset_names()
-    cur_name = current_name()
-    chosen = where.selectbox("Dataset", names, index=names.index(cur_name),
-                             help="Every page works on this dataset. Upload more on the Data "
-                                  "page.")
-    if chosen != cur_name:
-        set_current(chosen)
+    choices = {n: ("dataset", n) for n in dataset_names()}  # label -> what it selects
+    for n in source_names():
+        label = f"{n} (registered source)"
+        while label in choices:  # a dataset named like a source's label
+            label += " "
+        choices[label] = ("source", n)
+    src = current_source()
+    current = ("source", src) if src is not None else ("dataset", current_name())
+    labels = list(choices)
+    chosen = choices[where.selectbox(
+        "Dataset", labels, index=list(choices.values()).index(current),
+        help="Every page works on this dataset. Upload more, or register a Parquet lake or "
+             "Spark table, on the Data page.")]
+    if chosen != current:
+        if chosen[0] == "source":
+            set_current_source(chosen[1])
+        else:
+            set_current(chosen[1])
         st.rerun()
     flash = st.session_state.pop("_ulr_flash", None)
     if flash:
         st.warning(flash)
-    return current_log()
+    return None if src is not None else current_log()
 
 
 @contextlib.contextmanager
@@ -237,6 +307,8 @@ def add_to_report(title: str, *, fig=None, table: pd.DataFrame | None = None,
             content_hash = store.get_dataset(cursor(), name).content_hash or ""
         except UlrError:
             content_hash = ""
+        if st.session_state.get(SOURCE_KEY):  # a registered source: no dataset hash to track
+            name, content_hash = f"{st.session_state[SOURCE_KEY]} (registered source)", ""
         with user_errors("Could not add to the report: "):
             item = ReportItem.from_result(
                 title, fig=fig, table=table, settings=settings, caveats=caveats,
@@ -324,6 +396,9 @@ def set_url_params(**values) -> None:
     name = st.session_state.get(DATASET_KEY)
     if name and st.query_params.get("dataset") != name:
         st.query_params["dataset"] = name
+    src = st.session_state.get(SOURCE_KEY)
+    if src and st.query_params.get("source") != src:
+        st.query_params["source"] = src
 
 
 def dead_end(sentence: str, *, link: str = "pages/data.py",

@@ -1,4 +1,9 @@
-"""Data page: upload, map, pick, rename and delete click logs; summary and CTR by position."""
+"""Data page: upload, map, pick, rename and delete click logs; summary and CTR by position.
+
+Large logs are registered as sources (:mod:`ulr.engines.sources`): their statistics are
+aggregated where the rows live and stored here; with a source selected in the sidebar
+this page shows its summary and CTR from those statistics.
+"""
 
 import hashlib
 import tempfile
@@ -8,6 +13,7 @@ import streamlit as st
 
 from pages import _ui as ui
 from ulr import schema, store
+from ulr.engines import sources as _sources
 from ulr.errors import UlrError
 from ulr.plots import ctr_by_position_figure
 
@@ -140,36 +146,92 @@ if last:
         msg += f" {last['rejected']:,} bad rows were skipped; download them below."
     st.success(msg)
 
-# ---------------------------------------------------------------- manage
-log = ui.current_log()
-info = log.info
-with st.expander("Manage datasets"):
-    all_ds = store.list_datasets(cur)
-    st.dataframe([{"name": d.name, "rows": d.rows, "source": d.source,
-                   "loaded": str(d.loaded_at)[:19], "skipped rows": d.rejected}
-                  for d in all_ds], hide_index=True, width="stretch")
-    c1, c2 = st.columns(2)
-    with c1:
-        new_name = st.text_input("Rename the current dataset to", key="rename_to")
-        if st.button("Rename", key="rename_btn", disabled=not new_name):
-            with ui.user_errors("Not renamed: "):
-                store.rename_dataset(cur, info.name, new_name)
-                ui.set_current(new_name)
-                st.rerun()
-    with c2:
-        sure = st.checkbox(f"Yes, delete “{info.name}”", key="delete_sure")
-        if st.button("Delete", key="delete_btn", disabled=not sure):
-            with ui.user_errors("Not deleted: "):
-                store.delete_dataset(cur, info.name)
-                st.session_state.pop("_last_load", None)
-                ui.set_current(store.SAMPLE_NAME)
-                st.rerun()
 
-# ---------------------------------------------------------------- summary
-st.subheader(f"“{info.name}”")
-st.caption(f"From {info.source} · loaded {str(info.loaded_at)[:19]} · "
-           f"content hash {str(info.content_hash)[:12]}")
-_show_mapping(info)
+def _source_summary(name: str) -> None:
+    """A registered source's key figures and CTR by position, from its stored statistics."""
+    meta = _sources.get(name)
+    st.subheader(f"“{name}” (registered source)")
+    st.caption(f"{meta['engine']} · {meta['path'] or meta['tbl']} · {meta['partitions']} "
+               f"partitions · refreshed {meta['refreshed_at']} UTC · the rows stay where they "
+               "live; these figures come from the statistics stored here.")
+    summ, ctr = _source_figures(_sources.version(name), name)
+    m = st.columns(6)
+    m[0].metric("Rows", f"{summ['rows']:,}")
+    m[1].metric("Queries", f"{summ['queries']:,}")
+    m[2].metric("Documents", f"{summ['documents']:,}")
+    m[3].metric("Query-document pairs", f"{summ['pairs']:,}")
+    m[4].metric("Overall CTR", f"{summ['ctr']:.2%}")
+    m[5].metric("Partitions", f"{meta['partitions']:,}")
+    _ctr_chart(ctr, name, {"source": name}, {"rows": summ["rows"], "clicks": summ["clicks"],
+                                             "queries": summ["queries"], "sessions": None})
+    c1, c2 = st.columns(2)
+    if c1.button("Refresh (read new or changed files only)", key="src_refresh"):
+        with ui.user_errors("Not refreshed: "), st.spinner("Aggregating new files…"):
+            r = _sources.refresh(name)
+            st.session_state["_src_msg"] = (f"Refreshed “{name}”: {r['scanned']} new or changed "
+                                            f"partitions read; {r['rows']:,} rows in all.")
+            st.rerun()
+    sure = c2.checkbox(f"Yes, remove the source “{name}” (its files stay)", key="src_remove_sure")
+    if c2.button("Remove source", key="src_remove", disabled=not sure):
+        with ui.user_errors("Not removed: "):
+            _sources.remove(name)
+            st.session_state["_src_msg"] = (f"Removed the source “{name}” and its stored "
+                                            "statistics; its files are untouched.")
+            ui.set_current(store.SAMPLE_NAME)
+            st.rerun()
+    st.page_link("pages/position_bias.py", label="Estimate position bias from these statistics",
+                 icon=":material/arrow_forward:")
+    st.info("Compare rankers, Bandit lab's replay and Off-policy evaluation need the rows "
+            "themselves: upload a sample of this log above to use them.")
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _source_figures(version: str, name: str):
+    return _sources.summary(name), _sources.ctr_by_position(name)
+
+
+def _ctr_chart(ctr, label: str, settings: dict, evidence: dict) -> None:
+    """CTR by position with its intervals, report item and download (dataset or source)."""
+    fig = ctr_by_position_figure(ctr)
+    st.plotly_chart(fig, key="ctr_chart")
+    st.caption("Bars are 95% Wilson score intervals for the binomial click rate. Clicks fall "
+               "with position partly because users examine lower positions less (position "
+               "bias) and partly because the ranker put better documents on top.")
+    ctr_all = evidence["clicks"] / max(evidence["rows"], 1)
+    ui.add_to_report("CTR by position", fig=fig, table=ctr, settings=settings, key="data_ctr",
+                     caveats=["Clicks fall with position partly because users examine lower "
+                              "positions less (position bias) and partly because the ranker "
+                              "put better documents on top; this chart alone does not separate "
+                              "the two."],
+                     evidence=evidence,
+                     takeaway=f"Overall CTR is {ctr_all:.2%}; position 1 gets "
+                              f"{ctr['ctr'].iloc[0]:.2%} and position "
+                              f"{int(ctr['position'].iloc[-1])} {ctr['ctr'].iloc[-1]:.2%}.")
+    ui.download_csv(ctr, f"ctr_by_position_{label}.csv", "Download CTR table (CSV)")
+
+
+def _manage(info) -> None:
+    with st.expander("Manage datasets"):
+        all_ds = store.list_datasets(cur)
+        st.dataframe([{"name": d.name, "rows": d.rows, "source": d.source,
+                       "loaded": str(d.loaded_at)[:19], "skipped rows": d.rejected}
+                      for d in all_ds], hide_index=True, width="stretch")
+        c1, c2 = st.columns(2)
+        with c1:
+            new_name = st.text_input("Rename the current dataset to", key="rename_to")
+            if st.button("Rename", key="rename_btn", disabled=not new_name):
+                with ui.user_errors("Not renamed: "):
+                    store.rename_dataset(cur, info.name, new_name)
+                    ui.set_current(new_name)
+                    st.rerun()
+        with c2:
+            sure = st.checkbox(f"Yes, delete “{info.name}”", key="delete_sure")
+            if st.button("Delete", key="delete_btn", disabled=not sure):
+                with ui.user_errors("Not deleted: "):
+                    store.delete_dataset(cur, info.name)
+                    st.session_state.pop("_last_load", None)
+                    ui.set_current(store.SAMPLE_NAME)
+                    st.rerun()
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -178,91 +240,73 @@ def _summary(content_hash: str, name: str):
     return store.summary(lg), store.ctr_by_position(lg)
 
 
-s, ctr = _summary(info.content_hash, info.name)
-m = st.columns(6)
-m[0].metric("Rows", f"{s['rows']:,}")
-m[1].metric("Queries", f"{s['queries']:,}")
-m[2].metric("Documents", f"{s['documents']:,}")
-m[3].metric("Sessions", "—" if s["sessions"] is None else f"{s['sessions']:,}")
-m[4].metric("Overall CTR", f"{s['ctr']:.2%}")
-m[5].metric("Randomized", f"{s['randomized_share']:.1%}")
+def _dataset_summary(log) -> None:
+    info = log.info
+    st.subheader(f"“{info.name}”")
+    st.caption(f"From {info.source} · loaded {str(info.loaded_at)[:19]} · "
+               f"content hash {str(info.content_hash)[:12]}")
+    _show_mapping(info)
+    s, ctr = _summary(info.content_hash, info.name)
+    m = st.columns(6)
+    m[0].metric("Rows", f"{s['rows']:,}")
+    m[1].metric("Queries", f"{s['queries']:,}")
+    m[2].metric("Documents", f"{s['documents']:,}")
+    m[3].metric("Sessions", "—" if s["sessions"] is None else f"{s['sessions']:,}")
+    m[4].metric("Overall CTR", f"{s['ctr']:.2%}")
+    m[5].metric("Randomized", f"{s['randomized_share']:.1%}")
+    _ctr_chart(ctr, info.name, {"dataset": info.name},
+               {"rows": s["rows"], "clicks": int(ctr["clicks"].sum()), "queries": s["queries"],
+                "sessions": s["sessions"]})
+    st.subheader("Preview")
+    st.dataframe(store.preview(log, 100), hide_index=True, width="stretch")
+    if info.rejected:
+        st.warning(f"{info.rejected:,} rows of this file broke the schema and were skipped.")
+        ui.download_csv(store.rejected_rows(cur, info.name), f"skipped_rows_{info.name}.csv",
+                        "Download skipped rows (CSV)", key="dl_rejected")
 
-fig = ctr_by_position_figure(ctr)
-st.plotly_chart(fig, key="ctr_chart")
-st.caption("Bars are 95% Wilson score intervals for the binomial click rate. Clicks fall with "
-           "position partly because users examine lower positions less (position bias) and "
-           "partly because the ranker put better documents on top.")
-ui.add_to_report("CTR by position", fig=fig, table=ctr,
-                 settings={"dataset": info.name}, key="data_ctr",
-                 caveats=["Clicks fall with position partly because users examine lower "
-                          "positions less (position bias) and partly because the ranker put "
-                          "better documents on top; this chart alone does not separate the two."],
-                 evidence={"rows": s["rows"], "clicks": int(ctr["clicks"].sum()),
-                           "queries": s["queries"], "sessions": s["sessions"]},
-                 takeaway=f"Overall CTR is {s['ctr']:.2%}; position 1 gets "
-                          f"{ctr['ctr'].iloc[0]:.2%} and position {int(ctr['position'].iloc[-1])} "
-                          f"{ctr['ctr'].iloc[-1]:.2%}.")
-ui.download_csv(ctr, f"ctr_by_position_{info.name}.csv", "Download CTR table (CSV)")
 
-st.subheader("Preview")
-st.dataframe(store.preview(log, 100), hide_index=True, width="stretch")
-if info.rejected:
-    st.warning(f"{info.rejected:,} rows of this file broke the schema and were skipped.")
-    ui.download_csv(store.rejected_rows(cur, info.name), f"skipped_rows_{info.name}.csv",
-                    "Download skipped rows (CSV)", key="dl_rejected")
+def _register_form() -> None:
+    """Register a Parquet folder/glob or Spark table; the new source becomes the current one."""
+    st.subheader("Large logs: aggregate where they live")
+    st.caption("Register a Parquet folder or glob (or a Spark table). Its click statistics are "
+               "computed by the engine you choose, per file, and stored here; the rows stay "
+               "where they are. Refresh after new files land: only those are read. Position "
+               "bias and this page then work from the statistics (pick the source in the "
+               "sidebar).")
+    with st.form("source_form"):
+        c1, c2 = st.columns(2)
+        src_name = c1.text_input("Source name", key="src_name")
+        src_engine = c2.radio("Engine", ["duckdb", "spark"], horizontal=True, key="src_engine",
+                              help="DuckDB reads files on this machine; Spark runs the query "
+                                   "on your cluster (Java 17 needed here).")
+        src_where = st.text_input("Parquet folder or glob, or Spark table", key="src_where",
+                                  placeholder="/lake/clicks/*.parquet  or  warehouse.clicks")
+        src_master = st.text_input("Spark master", value="local[2]", key="src_master")
+        registered = st.form_submit_button("Register and aggregate")
+    if registered:
+        with ui.user_errors("Not registered: "), st.spinner("Aggregating…"):
+            where = src_where.strip()
+            is_table = src_engine == "spark" and "/" not in where and "*" not in where
+            if not src_name.strip() or not where:
+                raise UlrError("give the source a name and say where its files are.")
+            r = _sources.add(src_name.strip(), path=None if is_table else where,
+                             table=where if is_table else None, engine=src_engine,
+                             master=src_master.strip())
+            st.session_state["_src_msg"] = (f"Registered “{r['name']}”: {r['rows']:,} rows in "
+                                            f"{r['partitions']} partitions.")
+            ui.set_current_source(r["name"])
+            st.rerun()
 
-# ---------------------------------------------------------------- large logs (issue 13)
-st.subheader("Large logs: aggregate where they live")
-st.caption("Register a Parquet folder or glob (or a Spark table). Its click statistics are "
-           "computed by the engine you choose, per file, and stored here; the rows stay where "
-           "they are. Refresh after new files land: only those are read.")
-from ulr.engines import sources as _sources  # noqa: E402
-from ulr.propensity.plots import theta_figure  # noqa: E402
 
-with st.form("source_form"):
-    c1, c2 = st.columns(2)
-    src_name = c1.text_input("Source name", key="src_name")
-    src_engine = c2.radio("Engine", ["duckdb", "spark"], horizontal=True, key="src_engine",
-                          help="DuckDB reads files on this machine; Spark runs the query on "
-                               "your cluster (Java 17 needed here).")
-    src_where = st.text_input("Parquet folder or glob, or Spark table", key="src_where",
-                              placeholder="/lake/clicks/*.parquet  or  warehouse.clicks")
-    src_master = st.text_input("Spark master", value="local[2]", key="src_master")
-    registered = st.form_submit_button("Register and aggregate")
-if registered:
-    with ui.user_errors("Not registered: "), st.spinner("Aggregating…"):
-        where = src_where.strip()
-        is_table = src_engine == "spark" and "/" not in where and "*" not in where
-        if not src_name or not where:
-            raise UlrError("give the source a name and say where its files are.")
-        r = _sources.add(src_name.strip(), path=None if is_table else where,
-                         table=where if is_table else None, engine=src_engine,
-                         master=src_master.strip())
-        st.success(f"Registered “{r['name']}”: {r['rows']:,} rows in {r['partitions']} "
-                   "partitions.")
-
-_known = _sources.list_sources()
-if _known:
-    pick = st.selectbox("Registered source", [s["name"] for s in _known], key="src_pick")
-    meta = next(s for s in _known if s["name"] == pick)
-    st.caption(f"{meta['engine']} · {meta['path'] or meta['tbl']} · {meta['partitions']} "
-               f"partitions · {meta['rows']:,} rows · refreshed {meta['refreshed_at']} UTC")
-    if st.button("Refresh (read new files only)", key="src_refresh"):
-        with ui.user_errors("Not refreshed: "), st.spinner("Aggregating new files…"):
-            r = _sources.refresh(pick)
-            st.success(f"{r['scanned']} new or changed partitions read; {r['rows']:,} rows.")
+_src = ui.current_source()
+_msg = st.session_state.pop("_src_msg", None)
+if _msg:
+    st.success(_msg)
+if _src is not None:
     with ui.user_errors():
-        sctr = _sources.ctr_by_position(pick)
-        st.plotly_chart(ctr_by_position_figure(sctr), key="src_ctr_chart")
-        if st.button("Estimate position bias (EM, 200 bootstrap replicates)", key="src_em"):
-            from ulr import propensity as _prop
-            with st.spinner("EM on the stored statistics…"):
-                res = _prop.estimate(_sources.scan(pick), method="em", bootstrap=200)
-            st.plotly_chart(theta_figure([res]), key="src_theta_chart")
-            st.dataframe({"position": list(range(1, res.positions + 1)),
-                          "theta": res.theta, "lower": res.lower, "upper": res.upper},
-                         hide_index=True)
-            for note in res.notes:
-                st.warning(note)
-    st.info("Compare rankers, Bandit lab and Off-policy evaluation need the rows themselves; "
-            "load a sample of this log with the upload above to use them.")
+        _source_summary(_src)
+else:
+    _log = ui.current_log()
+    _manage(_log.info)
+    _dataset_summary(_log)
+_register_form()

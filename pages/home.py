@@ -13,22 +13,27 @@ st.markdown(
     "bandit simulations to show how fast an online learner would catch up. "
     "Every number can be reproduced from the command line and exported as a report.")
 
-log = ui.current_log()
-
-
 @st.cache_data(show_spinner=False, max_entries=64)
 def _summary(content_hash: str, name: str):
     return store.summary(store.open_dataset(name, cur=store.cursor()))
 
 
-s = _summary(log.info.content_hash, log.info.name)
-st.subheader(f"Current dataset: “{log.info.name}”")
+src = ui.current_source()  # a registered source: its figures come from its stored statistics
+if src is not None:
+    from ulr.engines import sources
+    s = sources.summary(src)
+    st.subheader(f"Current dataset: “{src}” (registered source)")
+else:
+    log = ui.current_log()
+    s = _summary(log.info.content_hash, log.info.name)
+    st.subheader(f"Current dataset: “{log.info.name}”")
 c = st.columns(5)
 c[0].metric("Rows", f"{s['rows']:,}")
 c[1].metric("Queries", f"{s['queries']:,}")
 c[2].metric("Positions", f"{s['positions']}")
 c[3].metric("Overall CTR", f"{s['ctr']:.2%}")
-c[4].metric("Randomized", f"{s['randomized_share']:.1%}")
+if src is None:
+    c[4].metric("Randomized", f"{s['randomized_share']:.1%}")
 
 st.subheader("Questions you can answer")
 # One question per page of the navigation (pages/_ui.PAGES gives the path and the title).

@@ -1,4 +1,9 @@
-"""Position bias: theta per position estimated several ways, with intervals and the truth."""
+"""Position bias: theta per position estimated several ways, with intervals and the truth.
+
+For a registered source (a lake or Spark table, :mod:`ulr.engines.sources`) the
+methods that need only (query, doc, position) counts run on its stored statistics;
+the others say in one sentence that they need rows.
+"""
 
 import time
 
@@ -17,8 +22,9 @@ st.caption(
     "bootstrap intervals over sessions; where the log records the true θ (simulated logs), it "
     "is drawn as a dashed line.")
 
-log = ui.current_log()
-info = log.info
+SOURCE_METHODS = ("em", "intervention-harvesting")  # cell statistics are all they need
+NEEDS = {"randomization": "which rows were shown in random order",
+         "regression-em": "the features of each row", "dla": "the features of each row"}
 
 HELP = {
     "randomization": "CTR ratios of rows shown in random order (RandTopN), and click ratios of "
@@ -57,81 +63,131 @@ def _estimate(content_hash: str, name: str, method: str, positions: int, bootstr
         return "error", str(exc)
 
 
-# ---------------------------------------------------------------- settings
-max_pos = _max_position(info.content_hash, info.name)
-if max_pos < 2:
-    st.error(f"The dataset {info.name!r} shows results at a single position, so there is no "
-             "position bias to estimate. Pick another dataset in the sidebar.")
-    st.stop()
+@st.cache_data(show_spinner=False, max_entries=32)
+def _source_evidence(version: str, name: str):
+    from ulr.engines import sources
+    return sources.summary(name), sources.ctr_by_position(name)
 
-methods_default = ui.url_options("methods", propensity.METHODS, ["randomization", "em"])
-methods = st.multiselect("Methods", list(propensity.METHODS), default=methods_default,
-                         key="pb_methods",
-                         help="  \n".join(f"**{m}**: {h}" for m, h in HELP.items()))
-c1, c2, c3, c4 = st.columns([1, 1, 1, 1.4])
-positions = c1.number_input("Positions", min_value=2, max_value=max_pos,
-                            value=ui.url_number("positions", min(max_pos, 10), 2, max_pos),
-                            key="pb_positions", help="Estimate positions 1..K.")
-bootstrap = c2.number_input("Bootstrap replicates", min_value=0, max_value=1000,
-                            value=ui.url_number("boot", 50, 0, 1000), step=10,
-                            key="pb_boot",
-                            help="Resampled sessions for the error bars (0: none). Cheap for "
-                                 "randomization and em; each replicate refits regression-em "
-                                 "and dla, which takes a while.")
-seed = c3.number_input("Seed", min_value=0, max_value=2**31 - 1,
-                       value=ui.url_number("seed", 0, 0, 2**31 - 1), key="pb_seed")
-facts = info.facts
-if facts.randomized:  # declared once on the Data page; not asked again
-    assume = True
-    c4.caption("Declared on the Data page: the whole log was shown in random order.")
-else:
-    assume = c4.checkbox("Treat every row as randomized", key="pb_assume",
-                         value=ui.url_param("assume", False, kind=bool),
-                         help="randomization only: use every row, for logs shown entirely in "
-                              "random order that have no randomized column. To declare it once "
-                              "for every page, set it in the Data page's mapping.")
-if bootstrap == 1:
-    st.warning("One bootstrap replicate cannot make an interval; using none.")
-    bootstrap = 0
-ui.set_url_params(methods=methods, positions=int(positions), boot=int(bootstrap),
-                  seed=int(seed), assume=bool(assume))
 
-if not methods:
-    st.info("Pick one or more methods to estimate position bias.")
-    st.stop()
+@st.cache_data(show_spinner=False, max_entries=128)
+def _source_estimate(version: str, name: str, method: str, positions: int, bootstrap: int,
+                     seed: int):
+    """As :func:`_estimate`, on a registered source's stored statistics."""
+    from ulr.engines import sources
+    try:
+        return "ok", propensity.estimate(sources.scan(name), method=method, positions=positions,
+                                         bootstrap=bootstrap, seed=seed)
+    except UlrError as exc:
+        return "error", str(exc)
 
-# ---------------------------------------------------------------- run
-results, failures = [], {}
-with st.status(f"Estimating position bias on {info.name!r}…", expanded=False) as status:
-    bar = st.progress(0.0)
-    for i, method in enumerate(methods):
-        bar.progress(i / len(methods), text=f"{method} ({i + 1} of {len(methods)})")
-        t0 = time.perf_counter()
-        kind, value = _estimate(info.content_hash, info.name, method, int(positions),
-                                int(bootstrap), int(seed),
-                                bool(assume) and method == "randomization")
-        took = time.perf_counter() - t0
-        if kind == "ok":
-            results.append(value)
-            st.write(f"**{method}**: done in {value.seconds:.2f} s"
-                     + (" (cached)" if took < 0.5 * value.seconds else ""))
+
+def _run(label: str, methods: list[str], estimate) -> tuple[list, dict]:
+    """Run ``estimate(method)`` for each method inside one status box."""
+    results, failures = [], {}
+    with st.status(f"Estimating position bias on {label!r}…", expanded=False) as status:
+        bar = st.progress(0.0)
+        for i, method in enumerate(methods):
+            bar.progress(i / len(methods), text=f"{method} ({i + 1} of {len(methods)})")
+            t0 = time.perf_counter()
+            kind, value = estimate(method)
+            took = time.perf_counter() - t0
+            if kind == "ok":
+                results.append(value)
+                st.write(f"**{method}**: done in {value.seconds:.2f} s"
+                         + (" (cached)" if took < 0.5 * value.seconds else ""))
+            else:
+                failures[method] = value
+                st.write(f"**{method}**: cannot run on this log")
+        bar.progress(1.0, text="done")
+        status.update(label=f"Estimated {len(results)} of {len(methods)} methods on "
+                            f"{label!r}", state="error" if not results else "complete")
+    return results, failures
+
+
+def _source_page(name: str) -> None:
+    """The page for a registered source: em and intervention harvesting from its statistics."""
+    from ulr.engines import sources
+    meta = sources.get(name)
+    version = sources.version(name)
+    summ, by_pos = _source_evidence(version, name)
+    st.caption(f"“{name}” is a registered source ({meta['engine']}, {meta['partitions']} "
+               f"partitions, refreshed {meta['refreshed_at']} UTC): the estimates below come "
+               "from its stored click statistics; the rows stay where they live.")
+    if summ["positions"] < 2:
+        st.error(f"The source “{name}” shows results at a single position, so there is no "
+                 "position bias to estimate. Pick another dataset in the sidebar.")
+        st.stop()
+    wanted = ui.url_options("methods", propensity.METHODS, ["em"])
+    methods, positions, bootstrap, seed = _settings(
+        summ["positions"], [m for m in wanted if m in SOURCE_METHODS] or ["em"], assume=None)
+    for method in [m for m in methods if m not in SOURCE_METHODS]:
+        ui.dead_end(f"**{method}** needs {NEEDS.get(method, 'the rows')}, and “{name}” keeps "
+                    "only click counts per query, document and position: pick a dataset in "
+                    "the sidebar, or upload a sample of the log on the Data page.",
+                    label="Upload a sample on the Data page")
+    methods = [m for m in methods if m in SOURCE_METHODS]
+    if not methods:
+        st.stop()
+    results, failures = _run(name, methods, lambda m: _source_estimate(
+        version, name, m, positions, bootstrap, seed))
+    _show_failures(failures)
+    evidence = {"rows": summ["rows"], "clicks": summ["clicks"], "queries": summ["queries"],
+                "sessions": None}
+    _show(results, None, by_pos, evidence, label=name, settings={
+        "source": name, "methods": methods, "positions": positions, "bootstrap": bootstrap,
+        "seed": seed})
+
+
+def _settings(max_pos: int, default: list[str], *, assume):
+    """The method, positions, bootstrap and seed controls (and the URL they write).
+
+    ``assume``: None hides the randomization checkbox (a source has no rows to treat),
+    True says it was declared on the Data page, False offers it.
+    """
+    methods = st.multiselect("Methods", list(propensity.METHODS), default=default,
+                             key="pb_methods",
+                             help="  \n".join(f"**{m}**: {h}" for m, h in HELP.items()))
+    c1, c2, c3, c4 = st.columns([1, 1, 1, 1.4])
+    positions = c1.number_input("Positions", min_value=2, max_value=max_pos,
+                                value=ui.url_number("positions", min(max_pos, 10), 2, max_pos),
+                                key="pb_positions", help="Estimate positions 1..K.")
+    bootstrap = c2.number_input("Bootstrap replicates", min_value=0, max_value=1000,
+                                value=ui.url_number("boot", 50, 0, 1000), step=10,
+                                key="pb_boot",
+                                help="Resampled sessions for the error bars (0: none). Cheap "
+                                     "for randomization and em; each replicate refits "
+                                     "regression-em and dla, which takes a while.")
+    seed = c3.number_input("Seed", min_value=0, max_value=2**31 - 1,
+                           value=ui.url_number("seed", 0, 0, 2**31 - 1), key="pb_seed")
+    if assume is True:  # declared once on the Data page; not asked again
+        c4.caption("Declared on the Data page: the whole log was shown in random order.")
+    elif assume is False:
+        assume = c4.checkbox("Treat every row as randomized", key="pb_assume",
+                             value=ui.url_param("assume", False, kind=bool),
+                             help="randomization only: use every row, for logs shown entirely "
+                                  "in random order that have no randomized column. To declare "
+                                  "it once for every page, set it in the Data page's mapping.")
+    if bootstrap == 1:
+        st.warning("One bootstrap replicate cannot make an interval; using none.")
+        bootstrap = 0
+    ui.set_url_params(methods=methods, positions=int(positions), boot=int(bootstrap),
+                      seed=int(seed), assume=None if assume is None else bool(assume))
+    if not methods:
+        st.info("Pick one or more methods to estimate position bias.")
+        st.stop()
+    out = (methods, int(positions), int(bootstrap), int(seed))
+    return out if assume is None else out + (bool(assume),)
+
+
+def _show_failures(failures: dict) -> None:
+    for method, why in failures.items():
+        if "assume_randomized" in why:
+            ui.dead_end(f"**{method}** cannot run on this log: it has no rows marked as shown "
+                        "in random order. If every list was, tick “Treat every row as "
+                        "randomized” above, or declare it once in the Data page's mapping.",
+                        label="Declare it in the Data page's mapping")
         else:
-            failures[method] = value
-            st.write(f"**{method}**: cannot run on this log")
-    bar.progress(1.0, text="done")
-    status.update(label=f"Estimated {len(results)} of {len(methods)} methods on "
-                        f"{info.name!r}", state="error" if not results else "complete")
-
-for method, why in failures.items():
-    if "assume_randomized" in why:
-        ui.dead_end(f"**{method}** cannot run on this log: it has no rows marked as shown in "
-                    "random order. If every list was, tick “Treat every row as randomized” "
-                    "above, or declare it once in the Data page's mapping.",
-                    label="Declare it in the Data page's mapping")
-    else:
-        st.warning(f"**{method}** cannot run on this log: {why}")
-if not results:
-    st.stop()
+            st.warning(f"**{method}** cannot run on this log: {why}")
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -140,40 +196,55 @@ def _evidence(content_hash: str, name: str):
     return store.summary(lg), store.ctr_by_position(lg)
 
 
-summ, by_pos = _evidence(info.content_hash, info.name)
-clicks_k = by_pos["clicks"].to_numpy()
-impr_k = by_pos["impressions"].to_numpy()
-evidence = {"rows": summ["rows"], "clicks": int(clicks_k.sum()), "queries": summ["queries"],
-            "sessions": summ["sessions"]}
-table = plots.results_table(results, _true_theta(info.content_hash, info.name),
-                            clicks=clicks_k, impressions=impr_k)
-caveats = []
-thin = table[table["thin"] & (table["position"] > 1)]
-if len(thin):
-    caveats.append(
-        f"Thin evidence: {len(thin)} of {int((table['position'] > 1).sum())} estimates rest on "
-        f"too few clicks ({evidence['clicks']:,} in all): their 95% interval is wider than "
-        f"±{plots.THIN_RELATIVE_HALF_WIDTH:.0%} of the estimate, so they are drawn hollow with "
-        "their full interval. Treat them as unknown, not as flat.")
-    st.warning(caveats[-1])
-st.caption(f"Evidence: {evidence['rows']:,} impressions, {evidence['clicks']:,} clicks, "
-           f"{evidence['queries']:,} queries"
-           + ("" if evidence["sessions"] is None else f", {evidence['sessions']:,} sessions")
-           + ". Intervals are bootstrap intervals where replicates were drawn, else "
-             "delta-method intervals from the click counts.")
+def _show(results, truth, by_pos, evidence: dict, *, label: str, settings: dict) -> None:
+    """The chart, convergence, notes, table, download and report item of the results."""
+    if not results:
+        st.stop()
+    clicks_k = by_pos["clicks"].to_numpy()
+    impr_k = by_pos["impressions"].to_numpy()
+    table = plots.results_table(results, truth, clicks=clicks_k, impressions=impr_k)
+    caveats = []
+    thin = table[table["thin"] & (table["position"] > 1)]
+    if len(thin):
+        caveats.append(
+            f"Thin evidence: {len(thin)} of {int((table['position'] > 1).sum())} estimates rest "
+            f"on too few clicks ({evidence['clicks']:,} in all): their 95% interval is wider "
+            f"than ±{plots.THIN_RELATIVE_HALF_WIDTH:.0%} of the estimate, so they are drawn "
+            "hollow with their full interval. Treat them as unknown, not as flat.")
+        st.warning(caveats[-1])
+    st.caption(f"Evidence: {evidence['rows']:,} impressions, {evidence['clicks']:,} clicks, "
+               f"{evidence['queries']:,} queries"
+               + ("" if evidence["sessions"] is None else f", {evidence['sessions']:,} sessions")
+               + ". Intervals are bootstrap intervals where replicates were drawn, else "
+                 "delta-method intervals from the click counts.")
+    fig = plots.theta_figure(results, truth, table=table)
+    st.plotly_chart(fig, width="stretch", key="pb_theta_chart")
+    left, right = st.columns([3, 2])
+    with left:
+        conv = plots.convergence_figure(results)
+        if conv is not None:
+            st.plotly_chart(conv, width="stretch", key="pb_convergence_chart")
+        else:
+            st.caption("Convergence is shown for the iterative methods (em, regression-em).")
+    with right:
+        _notes(results, truth)
+    st.dataframe(table, hide_index=True, width="stretch", key="pb_table",
+                 column_config={c: st.column_config.NumberColumn(format="%.4f")
+                                for c in ("theta", "lower", "upper", "true_theta", "error",
+                                          "relative_half_width")
+                                if c in table})
+    c1, c2 = st.columns([1, 4])
+    with c1:
+        ui.download_csv(table, f"position_bias_{label}.csv", "Download CSV", key="pb_download")
+    with c2:
+        ui.add_to_report("Position bias", fig=fig, table=table, key="position_bias",
+                         settings=settings, caveats=caveats, evidence=evidence,
+                         takeaway=("Too few clicks to say how examination falls with position."
+                                   if len(thin) else "Examination by position, with "
+                                                     "intervals."))
 
-truth = _true_theta(info.content_hash, info.name)
-fig = plots.theta_figure(results, truth, table=table)
-st.plotly_chart(fig, width="stretch", key="pb_theta_chart")
 
-left, right = st.columns([3, 2])
-with left:
-    conv = plots.convergence_figure(results)
-    if conv is not None:
-        st.plotly_chart(conv, width="stretch", key="pb_convergence_chart")
-    else:
-        st.caption("Convergence is shown for the iterative methods (em, regression-em).")
-with right:
+def _notes(results, truth) -> None:
     st.markdown("**Notes**")
     for r in results:
         extra = f", {r.iterations} iterations" if r.iterations else ""
@@ -189,20 +260,31 @@ with right:
             if np.isfinite(err).any():
                 st.caption(f"**{r.method}**: max |θ − true θ| = {np.nanmax(err):.3f}")
 
-shown = table.copy()
-st.dataframe(shown, hide_index=True, width="stretch", key="pb_table",
-             column_config={c: st.column_config.NumberColumn(format="%.4f")
-                            for c in ("theta", "lower", "upper", "true_theta", "error",
-                                      "relative_half_width")
-                            if c in shown})
-c1, c2 = st.columns([1, 4])
-with c1:
-    ui.download_csv(table, f"position_bias_{info.name}.csv", "Download CSV", key="pb_download")
-with c2:
-    ui.add_to_report("Position bias", fig=fig, table=table, key="position_bias",
-                     settings={"dataset": info.name, "methods": methods,
-                               "positions": int(positions), "bootstrap": int(bootstrap),
-                               "seed": int(seed), "assume_randomized": bool(assume)},
-                     caveats=caveats, evidence=evidence,
-                     takeaway=("Too few clicks to say how examination falls with position."
-                               if len(thin) else "Examination by position, with intervals."))
+
+# ---------------------------------------------------------------- settings
+src = ui.current_source()
+if src is not None:
+    with ui.user_errors():
+        _source_page(src)
+    st.stop()
+log = ui.current_log()
+info = log.info
+max_pos = _max_position(info.content_hash, info.name)
+if max_pos < 2:
+    st.error(f"The dataset {info.name!r} shows results at a single position, so there is no "
+             "position bias to estimate. Pick another dataset in the sidebar.")
+    st.stop()
+
+methods_default = ui.url_options("methods", propensity.METHODS, ["randomization", "em"])
+methods, positions, bootstrap, seed, assume = _settings(
+    max_pos, methods_default, assume=True if info.facts.randomized else False)
+results, failures = _run(info.name, methods, lambda m: _estimate(
+    info.content_hash, info.name, m, positions, bootstrap, seed, assume and m == "randomization"))
+_show_failures(failures)
+summ, by_pos = _evidence(info.content_hash, info.name)
+_show(results, _true_theta(info.content_hash, info.name), by_pos,
+      {"rows": summ["rows"], "clicks": int(by_pos["clicks"].sum()), "queries": summ["queries"],
+       "sessions": summ["sessions"]},
+      label=info.name, settings={"dataset": info.name, "methods": methods, "positions": positions,
+                                 "bootstrap": bootstrap, "seed": seed,
+                                 "assume_randomized": assume})

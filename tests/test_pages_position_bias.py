@@ -120,3 +120,52 @@ def test_precision_interval_matches_a_simulated_spread():
         hits += lo[1] <= 0.5 <= up[1]
     se = np.sqrt(0.95 * 0.05 / reps)
     assert abs(hits / reps - 0.95) < 4 * se
+
+
+def test_a_registered_source_is_estimated_from_its_stored_statistics(tmp_path):
+    """Pick a registered Parquet lake in the sidebar: em and intervention harvesting run
+    on its stored statistics and equal a scan of the files; methods that need rows say
+    so in one sentence with a link to the Data page."""
+    import uuid
+
+    import numpy as np
+
+    from ulr import engines, propensity
+    from ulr.engines import sources
+    from ulr.simulate import simulate_clicks
+
+    df = simulate_clicks(queries=30, docs_per_query=5, sessions=1600, seed=11).df
+    lake = tmp_path / "lake"
+    lake.mkdir()
+    for i, rows in enumerate(np.array_split(np.arange(len(df)), 3)):
+        df.iloc[rows].to_parquet(lake / f"day{i}.parquet")
+    name = f"lake_{uuid.uuid4().hex[:6]}"
+    sources.add(name, path=str(lake / "*.parquet"))
+
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params["source"] = name
+    at.query_params["boot"] = "20"
+    at.run()
+    assert not at.exception, at.exception
+    picker = at.sidebar.selectbox[0]
+    assert picker.value == f"{name} (registered source)"
+    at.switch_page("pages/position_bias.py").run()
+    assert not at.exception, at.exception
+    at.multiselect(key="pb_methods").set_value(["em", "intervention-harvesting", "randomization"])
+    at.run()
+    assert not at.exception, at.exception
+    table = at.dataframe[0].value
+    assert set(table["method"]) == {"em", "intervention-harvesting"}
+    scan = engines.get("duckdb").scan(path=str(lake))
+    direct = propensity.estimate(scan, method="em", bootstrap=20)
+    em_rows = table[table["method"] == "em"].sort_values("position")
+    np.testing.assert_allclose(em_rows["theta"], direct.theta, atol=1e-9)
+    np.testing.assert_allclose(em_rows["upper"], direct.upper, atol=1e-9)
+    truth = df.groupby("position")["true_theta"].mean().to_numpy()
+    assert np.max(np.abs(em_rows["theta"].to_numpy() - truth / truth[0])) < 0.1
+    said = [w.value for w in at.warning if "randomization" in w.value]
+    assert len(said) == 1 and "needs which rows were shown in random order" in said[0]
+    assert "--" not in said[0]
+    assert any("Data page" in link.proto.label for link in at.get("page_link"))
+    assert any(f"{len(df):,} impressions, {int(df.click.sum()):,} clicks" in c.value
+               for c in at.caption)

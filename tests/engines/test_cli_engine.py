@@ -39,3 +39,26 @@ def test_bad_engine_input(spark, cli, pq, user_error, tmp_path):
                "--table needs --engine spark")
     user_error(cli("propensity", "--method", "em", "--engine", "spark", "--spark-conf", "x",
                    "--input", str(pq)), "KEY=VALUE")
+
+
+def test_spark_failing_for_real_prints_one_line(cli_process, pq):
+    """A real process: the JVM starts (its startup noise, e.g. the JDK's incubator-module
+    warning and Spark's log-level lines, goes to its own log file) and the query fails."""
+    r = cli_process("propensity", "--method", "em", "--engine", "spark", "--spark-master",
+                    "local[2]", "--table", "nope")
+    assert (r.rc, r.err, r.out) == (2, "error: Spark has no table 'nope'.\n", "")
+
+
+def test_spark_succeeding_prints_nothing_on_stderr(cli_process, pq):
+    r = cli_process("propensity", "--method", "em", "--engine", "spark", "--spark-master",
+                    "local[2]", "--input", pq, "--json")
+    assert r.rc == 0 and r.err == ""
+    assert json.loads(r.out)["method"] == "em"  # stdout is the JSON alone
+
+
+def test_a_jvm_that_does_not_start_is_one_line_naming_its_log(cli_process, pq):
+    r = cli_process("propensity", "--method", "em", "--engine", "spark", "--spark-conf",
+                    "spark.driver.memory=notasize", "--input", pq)
+    assert r.rc == 2 and r.err.count("\n") == 1 and r.err.startswith("error: Spark did not start")
+    log = r.err.rsplit("Spark's own log: ", 1)[1].rstrip(").\n")
+    assert "Invalid maximum heap size" in open(log).read()

@@ -45,3 +45,130 @@ def test_source_refresh_scans_only_new_files(cli, tmp_path, user_error):
                "needs rows")
     user_error(cli("propensity", "--method", "em", "--source", "nope", "--db", db),
                "no source called")
+
+
+def _merged_parts(folder):
+    """The partitions summed afresh (the stored total hidden)."""
+    import shutil
+    from ulr.engines import incremental as inc
+    hidden = folder.parent / "hidden"
+    hidden.mkdir(exist_ok=True)
+    for t in folder.glob("total-*.parquet"):
+        shutil.move(t, hidden / t.name)
+    try:
+        assert inc.total_file(folder) is None
+        return {k: inc.merged_cell_stats(folder, positions=k) for k in (None, 3)}
+    finally:
+        for t in hidden.glob("*"):
+            shutil.move(t, folder / t.name)
+
+
+def _cells(st):
+    order = np.lexsort((st.position, st.pair))
+    return np.column_stack([st.pair, st.position, st.impressions, st.clicks])[order]
+
+
+def test_stored_total_tracks_added_changed_and_removed_files(tmp_path):
+    """The running total equals the partitions summed afresh after every kind of refresh."""
+    from ulr.engines import incremental as inc
+    db = tmp_path / "store" / "ulr.duckdb"
+    lake = tmp_path / "lake"
+    lake.mkdir()
+    df = simulate_clicks(queries=30, docs_per_query=6, sessions=900, seed=5).df
+    parts = np.array_split(np.arange(len(df)), 4)
+    for i in range(2):
+        df.iloc[parts[i]].to_parquet(lake / f"d{i}.parquet")
+    sources.add("t", path=str(lake / "*.parquet"), db_path=db)
+    folder = sources.stats_dir("t", db)
+
+    def check(rows):
+        total = inc.total_file(folder)
+        assert total is not None and len(list(folder.glob("total-*"))) == 1
+        fresh = _merged_parts(folder)
+        for k, want in fresh.items():
+            got = inc.merged_cell_stats(folder, positions=k)
+            np.testing.assert_array_equal(_cells(got), _cells(want))
+            assert got.n_pairs == want.n_pairs and got.positions == want.positions
+        assert sources.get("t", db_path=db)["rows"] == rows == fresh[None].rows
+
+    check(len(parts[0]) + len(parts[1]))
+    df.iloc[parts[2]].to_parquet(lake / "d2.parquet")  # a new file
+    assert sources.refresh("t", db_path=db)["scanned"] == 1
+    check(sum(len(p) for p in parts[:3]))
+    (lake / "d0.parquet").unlink()  # a file removed
+    df.iloc[parts[3]].to_parquet(lake / "d1.parquet")  # and one rewritten
+    assert sources.refresh("t", db_path=db)["scanned"] == 1
+    check(len(parts[2]) + len(parts[3]))
+    # the total equals a re-scan of the lake as it is now
+    from ulr import engines
+    from ulr.propensity import aggregate as A
+    full = A.cell_stats(engines.get("duckdb").scan(path=str(lake)))
+    np.testing.assert_array_equal(_cells(inc.merged_cell_stats(folder)), _cells(full))
+
+
+def test_source_remove_forgets_it_and_its_statistics(cli, tmp_path, user_error):
+    db = tmp_path / "store" / "ulr.duckdb"
+    df = simulate_clicks(queries=10, docs_per_query=4, sessions=200, seed=1).df
+    df.to_parquet(tmp_path / "a.parquet")
+    assert cli("source", "add", "s", "--path", tmp_path / "a.parquet", "--db", db).rc == 0
+    assert sources.stats_dir("s", db).exists()
+    r = cli("source", "remove", "s", "--db", db, "--json")
+    assert r.rc == 0 and json.loads(r.out)["removed"] is True
+    assert sources.list_sources(db) == [] and not sources.stats_dir("s", db).exists()
+    assert (tmp_path / "a.parquet").exists()  # the rows stay
+    user_error(cli("source", "remove", "s", "--db", db), "no source called 's'")
+
+
+def _registered(tmp_path):
+    db = tmp_path / "store" / "ulr.duckdb"
+    simulate_clicks(queries=10, docs_per_query=4, sessions=200, seed=3).df.to_parquet(
+        tmp_path / "a.parquet")
+    sources.add("s", path=str(tmp_path / "a.parquet"), db_path=db)
+    folder = sources.stats_dir("s", db)
+    return db, folder, sorted(p.name for p in folder.iterdir())
+
+
+def test_a_failed_catalog_write_leaves_row_and_statistics(tmp_path, monkeypatch):
+    db, folder, files = _registered(tmp_path)
+    from contextlib import contextmanager
+
+    from ulr import store
+    real = store.catalog
+
+    @contextmanager
+    def failing(db_path=None, write=False):
+        if write:
+            raise RuntimeError("disk full")
+        with real(db_path) as con:
+            yield con
+    monkeypatch.setattr(store, "catalog", failing)
+    try:
+        sources.remove("s", db_path=db)
+    except RuntimeError:
+        pass
+    else:
+        raise AssertionError("remove should have failed")
+    monkeypatch.setattr(store, "catalog", real)
+    assert sources.get("s", db_path=db) is not None
+    assert sorted(p.name for p in folder.iterdir()) == files
+    assert [p.name for p in folder.parent.iterdir()] == ["s"]  # nothing renamed aside
+    assert sources.ctr_by_position("s", db_path=db)["impressions"].sum() == 800
+
+
+def test_statistics_that_cannot_be_moved_leave_the_source_registered(tmp_path, monkeypatch,
+                                                                      user_error, cli):
+    from pathlib import Path
+    db, folder, files = _registered(tmp_path)
+
+    def refuse(self, target):
+        raise PermissionError(13, "Permission denied")
+    monkeypatch.setattr(Path, "rename", refuse)
+    try:
+        sources.remove("s", db_path=db)
+    except Exception as exc:
+        assert str(exc) == ("could not remove the statistics of 's' (Permission denied); "
+                            "nothing was changed.")
+    else:
+        raise AssertionError("remove should have failed")
+    assert sources.get("s", db_path=db) is not None
+    assert sorted(p.name for p in folder.iterdir()) == files

@@ -4,6 +4,7 @@
     python -m ulr source add NAME --table db.clicks --engine spark [--spark-master URL]
     python -m ulr source refresh NAME
     python -m ulr source list
+    python -m ulr source remove NAME
 
 Then ``python -m ulr propensity --source NAME --method em`` estimates from the
 stored statistics (docs/contract.md §2).
@@ -21,7 +22,7 @@ def register(sub):
                        description="Register a Parquet/CSV path (file, folder, glob) or a Spark "
                                    "table; its statistics are stored per partition beside the "
                                    "store and refreshed incrementally.")
-    p.add_argument("action", choices=("add", "refresh", "list"))
+    p.add_argument("action", choices=("add", "refresh", "list", "remove"))
     p.add_argument("source", nargs="?", metavar="NAME")
     p.add_argument("--path", metavar="PATH_OR_GLOB")
     p.add_argument("--table", metavar="NAME", help="a table of Spark's catalog (--engine spark)")
@@ -40,6 +41,8 @@ def run(args) -> dict:
     if args.action == "add":
         return sources.add(args.source, path=args.path, table=args.table, engine=args.engine,
                            master=args.spark_master, db_path=args.db)
+    if args.action == "remove":
+        return sources.remove(args.source, db_path=args.db)
     return sources.refresh(args.source, db_path=args.db)
 
 
@@ -50,5 +53,7 @@ def render(result: dict) -> str:
         return "\n".join(f"{s['name']}: {s['engine']} {s['path'] or s['tbl']} "
                          f"({s['partitions']} partitions, {s['rows']:,} rows, refreshed "
                          f"{s['refreshed_at']} UTC)" for s in result["sources"])
+    if result.get("removed"):
+        return f"{result['name']}: removed (its stored statistics are deleted; the rows stay)"
     return (f"{result['name']}: {result['partitions']} partitions ({result['scanned']} "
             f"aggregated now), {result['rows']:,} rows")

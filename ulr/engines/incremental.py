@@ -9,6 +9,19 @@ engine and writes its statistics as a Parquet file in a statistics folder;
 gives exactly the :class:`~ulr.propensity.aggregate.CellStats` of a full
 re-scan, so ``em`` and ``intervention-harvesting`` (and their bootstrap)
 run on them without touching the rows again.
+
+The running total
+-----------------
+When a log has few impressions per cell, every partition holds most cells,
+and summing the partitions costs as much as scanning the rows. So the sum
+over partitions (without bootstrap buckets) is also stored, as
+``total-<digest>.parquet``: one row per cell, with its pair number already
+assigned. :func:`update_total` keeps it current by adding the statistics of
+new partitions to it and subtracting those of removed ones (exact integer
+sums), so adding a day reads only that day's statistics and the total. The
+digest names the partition files it sums (name, size, modification time):
+a total that does not match the folder is never read (the partitions are
+summed instead), so an interrupted refresh cannot give a wrong answer.
 """
 
 from __future__ import annotations
@@ -71,12 +84,96 @@ def partitions(folder) -> list[Path]:
     return sorted(Path(folder).glob("part-*.parquet"))
 
 
+def _digest(parts) -> str:
+    """Which partition files (name, size, modification time) a total sums."""
+    h = hashlib.sha256()
+    for p in sorted(parts):
+        st = Path(p).stat()
+        h.update(f"{Path(p).name}|{st.st_size}|{st.st_mtime_ns}\n".encode())
+    return h.hexdigest()[:16]
+
+
+def digest(folder) -> str:
+    """Changes whenever the stored statistics change (a cache key for the dashboard)."""
+    return _digest(partitions(folder))
+
+
+def summary(folder, *, name: str = "source") -> dict:
+    """Impressions, clicks, queries, documents and pairs over every stored partition."""
+    total = total_file(folder)
+    files = [str(total)] if total is not None else [str(f) for f in partitions(folder)]
+    if not files:
+        raise UlrError(f"the source {name!r} has no aggregated partitions yet; refresh it.")
+    rows, clicks, queries, docs, pairs, positions = store.new_memory_cursor().execute(
+        "SELECT sum(n), sum(c), count(DISTINCT query_id), count(DISTINCT doc_id), "
+        "count(DISTINCT (query_id, doc_id)), max(position) FROM read_parquet($f)",
+        {"f": files}).fetchone()
+    rows, clicks = int(rows or 0), int(clicks or 0)
+    return {"rows": rows, "clicks": clicks, "queries": int(queries), "documents": int(docs),
+            "pairs": int(pairs), "positions": int(positions or 0),
+            "ctr": clicks / rows if rows else float("nan"), "sessions": None}
+
+
+def total_file(folder, parts=None) -> Path | None:
+    """The stored total of ``parts`` (default: the partitions on disk), if it is current."""
+    parts = partitions(folder) if parts is None else parts
+    if not parts:
+        return None
+    p = Path(folder) / f"total-{_digest(parts)}.parquet"
+    return p if p.exists() else None
+
+
+def update_total(folder, parts, *, base: Path | None = None, plus=(), minus=()) -> Path:
+    """Store the total of ``parts``: ``base + plus - minus``, or the sum of ``parts``.
+
+    ``base`` is the current total of the partitions before the change, ``plus``
+    the partition files added since and ``minus`` those removed (still on disk).
+    Without ``base`` every partition in ``parts`` is summed. Cells whose
+    impressions sum to zero are dropped, as a re-scan would never show them.
+    Written to a temporary file and renamed; older totals are removed after.
+    """
+    parts = [str(p) for p in parts]
+    out = Path(folder) / f"total-{_digest(parts)}.parquet"
+    if base is None:
+        terms, params = ["SELECT query_id, doc_id, position, n, c FROM read_parquet($p)"], \
+            {"p": parts}
+    else:
+        terms, params = ["SELECT query_id, doc_id, position, n, c FROM read_parquet($b)"], \
+            {"b": str(base)}
+        if plus:
+            terms.append("SELECT query_id, doc_id, position, n, c FROM read_parquet($p)")
+            params["p"] = [str(f) for f in plus]
+        if minus:
+            terms.append("SELECT query_id, doc_id, position, -n, -c FROM read_parquet($m)")
+            params["m"] = [str(f) for f in minus]
+    tmp = out.with_suffix(f".tmp{os.getpid()}")
+    sql = (f"COPY (WITH u AS ({' UNION ALL '.join(terms)}), "
+           "cells AS (SELECT query_id, doc_id, position, sum(n) AS n, sum(c) AS c FROM u "
+           "GROUP BY query_id, doc_id, position HAVING sum(n) <> 0) "
+           "SELECT dense_rank() OVER (ORDER BY query_id, doc_id) - 1 AS pair, query_id, doc_id, "
+           "position, CAST(n AS BIGINT) AS n, CAST(c AS BIGINT) AS c FROM cells "
+           f"ORDER BY pair, position) TO '{str(tmp).replace(chr(39), chr(39) * 2)}' "
+           "(FORMAT parquet)")
+    try:
+        store.new_memory_cursor().execute(sql, params)
+        os.replace(tmp, out)
+    finally:
+        tmp.unlink(missing_ok=True)
+    for old in Path(folder).glob("total-*.parquet"):
+        if old != out:
+            old.unlink(missing_ok=True)
+    return out
+
+
 def merged_cell_stats(folder, *, positions: int | None = None, groups: bool = False,
                       name: str = "source") -> A.CellStats:
     """The sum of every stored partition, as :func:`ulr.propensity.aggregate.cell_stats`."""
     files = [str(f) for f in partitions(folder)]
     if not files:
         raise UlrError(f"the source {name!r} has no aggregated partitions yet; refresh it.")
+    total = None if groups else total_file(folder)
+    if total is not None:
+        return _cells_of_total(total, positions=positions, name=name)
     grp_key = "grp, " if groups else ""
     where, params = "", {"ulr_files": files}
     if positions is not None:
@@ -90,3 +187,17 @@ def merged_cell_stats(folder, *, positions: int | None = None, groups: bool = Fa
     res = store.new_memory_cursor().execute(sql, params).fetchnumpy()
     holder = A.Scan(cur=None, from_sql="", params={}, columns=(), name=name, checked=True)
     return A.cells_from(res, holder, positions=positions, groups=groups)
+
+
+def _cells_of_total(total: Path, *, positions: int | None, name: str) -> A.CellStats:
+    """:class:`CellStats` from the stored total (pairs numbered as a re-scan numbers them)."""
+    where, params = "", {"t": str(total)}
+    if positions is not None:
+        where = "WHERE position <= $k"
+        params["k"] = int(positions)
+    res = store.new_memory_cursor().execute(
+        f"SELECT pair, position, n, c FROM read_parquet($t) {where}", params).fetchnumpy()
+    if positions is not None and len(res["pair"]):  # pairs seen only deeper drop out
+        res["pair"] = np.unique(np.asarray(res["pair"]), return_inverse=True)[1]
+    holder = A.Scan(cur=None, from_sql="", params={}, columns=(), name=name, checked=True)
+    return A.cells_from(res, holder, positions=positions, groups=False)

@@ -15,6 +15,7 @@ were (new statistics are written to new files and the row is written last).
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 from datetime import datetime, timezone
@@ -58,6 +59,8 @@ def _refresh_stats(name, engine_name, path, table, master, db_path) -> tuple[int
         keys = {f"{table or path}": None}
     else:
         keys = {_partition_key(f): f for f in files}
+    before = {p: p.stat().st_mtime_ns for p in inc.partitions(folder)}
+    base = inc.total_file(folder)
     scanned = 0
     for key, f in keys.items():
         if f is not None and inc.partition_file(folder, key).exists():
@@ -66,12 +69,29 @@ def _refresh_stats(name, engine_name, path, table, master, db_path) -> tuple[int
             eng.scan(path=path, table=table)
         inc.add_partition(folder, key, scan)
         scanned += 1
-    wanted = {inc.partition_file(folder, k) for k in keys}
-    for p in inc.partitions(folder):
-        if p not in wanted:
-            p.unlink()  # a file that is gone, or changed (its new statistics are stored)
+    _update_total(folder, {inc.partition_file(folder, k) for k in keys}, before, base)
     rows = int(inc.merged_cell_stats(folder, name=name).rows)
     return len(keys), scanned, rows
+
+
+def _update_total(folder: Path, wanted: set, before: dict, base) -> None:
+    """Bring the stored total up to date, then drop the statistics of files that are gone.
+
+    Incremental (old total + new partitions - removed ones) when the old total
+    was current and no partition was rewritten in place; else summed afresh.
+    """
+    now = inc.partitions(folder)
+    gone = [p for p in now if p not in wanted]
+    kept = [p for p in now if p in wanted]
+    added = [p for p in kept if p not in before]
+    rewritten = [p for p in kept if p in before and p.stat().st_mtime_ns != before[p]]
+    if base is not None and not rewritten:
+        if added or gone:
+            inc.update_total(folder, kept, base=base, plus=added, minus=gone)
+    else:
+        inc.update_total(folder, kept)
+    for p in gone:
+        p.unlink()  # a file that is gone, or changed (its new statistics are stored)
 
 
 def add(name: str, *, path: str | None = None, table: str | None = None,
@@ -118,6 +138,38 @@ def refresh(name: str, *, db_path=None) -> dict:
                       "scanned": scanned})
 
 
+def remove(name: str, *, db_path=None) -> dict:
+    """Forget a source and delete its stored statistics (the rows it points at stay).
+
+    The catalog row and the statistics go together: the statistics folder is
+    first renamed aside (one atomic rename), then the row is deleted; if that
+    fails the folder is renamed back, so a failure leaves both as they were.
+    Only then is the renamed folder deleted (a crash at that point leaves an
+    unused hidden folder, cleared by the next ``remove`` of that name).
+    """
+    src = get(name, db_path=db_path)
+    if src is None:
+        raise UlrError(f"no source called {name!r}; see `source list`.")
+    folder = stats_dir(name, db_path)
+    aside = folder.with_name(f".{name}.removing-{os.getpid()}")
+    if folder.exists():
+        try:
+            folder.rename(aside)
+        except OSError as exc:
+            raise UlrError(f"could not remove the statistics of {name!r} ({exc.strerror}); "
+                           "nothing was changed.") from None
+    try:
+        with store.catalog(db_path, write=True) as con:
+            con.execute("DELETE FROM ulr_sources WHERE name = ?", [name])
+    except BaseException:
+        if aside.exists():
+            aside.rename(folder)
+        raise
+    for old in folder.parent.glob(f".{name}.removing-*"):  # this one, and any a crash left
+        shutil.rmtree(old, ignore_errors=True)
+    return {**src, "removed": True}
+
+
 def list_sources(db_path=None) -> list[dict]:
     with store.catalog(db_path) as con:
         try:
@@ -149,6 +201,20 @@ def scan(name: str, *, db_path=None) -> A.Scan:
         return inc.merged_cell_stats(folder, positions=positions, groups=groups, name=name)
     return A.Scan(cur=None, from_sql="", params={}, columns=(), name=name, checked=False,
                   cells=cells)
+
+
+def version(name: str, *, db_path=None) -> str:
+    """Changes whenever the source's stored statistics change (a cheap cache key)."""
+    return inc.digest(stats_dir(name, db_path))
+
+
+def summary(name: str, *, db_path=None) -> dict:
+    """Rows, clicks, queries, documents, pairs and positions from the stored statistics
+    (sessions are not stored: ``None``), plus ``version``, which changes on every change."""
+    if get(name, db_path=db_path) is None:
+        raise UlrError(f"no source called {name!r}; see `source list`.")
+    folder = stats_dir(name, db_path)
+    return {**inc.summary(folder, name=name), "version": inc.digest(folder)}
 
 
 def ctr_by_position(name: str, *, db_path=None, z: float = 1.96):

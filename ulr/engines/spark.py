@@ -13,8 +13,10 @@ retrying for minutes.
 from __future__ import annotations
 
 import glob
+import os
 import re
 import socket
+import tempfile
 import uuid
 from pathlib import Path
 
@@ -112,18 +114,7 @@ class SparkEngine:
                 self._spark = active
             else:
                 check_master(self.master or "local[2]")
-                b = SparkSession.builder.master(self.master or "local[2]").appName("ulr")
-                b = (b.config("spark.ui.enabled", "false")
-                     .config("spark.ui.showConsoleProgress", "false")  # stderr is for errors
-                     .config("spark.log.level", "ERROR")
-                     .config("spark.driver.extraJavaOptions",
-                             f"-Dlog4j2.configurationFile={_LOG4J}"))
-                for k, v in self.conf.items():
-                    b = b.config(k, v)
-                try:
-                    self._spark = b.getOrCreate()
-                except Exception as exc:  # JVM did not start, bad configuration, ...
-                    raise UlrError(f"Spark did not start: {str(exc).splitlines()[0]}") from None
+                self._spark = _start(self.master or "local[2]", self.conf)
         return self._spark
 
     def _read(self, path: str):
@@ -166,3 +157,73 @@ class SparkEngine:
         name = table or str(path).rstrip("/").rsplit("/", 1)[-1]
         return Scan(cur=_Cursor(self.spark, name), from_sql=typed_projection(cols, view),
                     params={}, columns=tuple(cols), name=name, checked=True)
+
+
+_BASE_CONF = {"spark.ui.enabled": "false",
+              "spark.ui.showConsoleProgress": "false",  # stderr is for errors
+              "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile={_LOG4J}"}
+_launched = False  # whether this process started its JVM through _start
+
+
+def driver_log() -> Path:
+    """Where the JVM this process starts writes its own output (stdout, stderr, log4j)."""
+    return Path(tempfile.gettempdir()) / "ulr-spark" / f"driver-{os.getpid()}.log"
+
+
+def _start(master: str, conf: dict):
+    """A SparkSession whose JVM writes to :func:`driver_log`, not to this process's stderr.
+
+    The JVM inherits stdout and stderr from the process that launches it, and
+    prints before any log configuration applies (the JDK's incubator-module
+    warning, Spark's "Setting default log level"), so only its own streams can
+    keep the CLI's stderr to one ``error:`` line. pyspark's ``launch_gateway``
+    takes the streams for the JVM (``popen_kwargs``); the SparkContext is then
+    built on that gateway. When this process already has a JVM (a notebook's
+    or a test's session), the session is taken from it as usual.
+    """
+    global _launched
+    from pyspark import SparkConf, SparkContext
+    from pyspark.sql import SparkSession
+    settings = {**_BASE_CONF, **conf}
+
+    def from_builder():
+        b = SparkSession.builder.master(master).appName("ulr")
+        for k, v in settings.items():
+            b = b.config(k, v)
+        return b.getOrCreate()
+    try:
+        # a JVM this process already has (ours, or a notebook's or a test's, perhaps made
+        # in another thread, where getActiveSession() is None): a session on it
+        if _launched or SparkContext._active_spark_context is not None:
+            return from_builder()
+        from pyspark.java_gateway import launch_gateway
+        sconf = SparkConf(loadDefaults=False).setMaster(master).setAppName("ulr")
+        sconf.setAll(list(settings.items()))
+        log = driver_log()
+        log.parent.mkdir(parents=True, exist_ok=True)
+        _prune(log.parent)
+        with open(log, "ab") as out:
+            gateway = launch_gateway(sconf, popen_kwargs={"stdout": out, "stderr": out})
+        try:
+            SparkContext(conf=sconf, gateway=gateway)
+        except ValueError:  # a SparkContext made in another thread: use it, drop this JVM
+            gateway.shutdown()
+            if gateway.proc is not None:
+                gateway.proc.kill()
+            return from_builder()
+        _launched = True
+        return SparkSession.builder.getOrCreate()
+    except Exception as exc:  # JVM did not start, bad configuration, ...
+        raise UlrError(f"Spark did not start: {str(exc).splitlines()[0]} (Spark's own log: "
+                       f"{driver_log()}).") from None
+
+
+def _prune(folder: Path, days: float = 7) -> None:
+    """Drop driver logs older than ``days`` (one file per process that started Spark)."""
+    import time
+    for f in folder.glob("driver-*.log"):
+        try:
+            if time.time() - f.stat().st_mtime > days * 86400:
+                f.unlink()
+        except OSError:
+            pass
