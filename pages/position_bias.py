@@ -250,7 +250,7 @@ def _notes(results, truth) -> None:
         extra = f", {r.iterations} iterations" if r.iterations else ""
         st.caption(f"**{r.method}**: {r.rows_used:,} rows{extra}, {r.seconds:.2f} s"
                    + ("" if r.lower is None else
-                      f", {int((1 - r.alpha) * 100)}% interval from {r.bootstrap} replicates"))
+                      f", {int(round(r.level * 100))}% interval from {r.bootstrap} replicates"))
         for note in r.notes:
             st.caption(f"– {note.replace(' (assume_randomized)', '')}")
     if truth is not None:

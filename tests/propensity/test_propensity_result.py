@@ -67,13 +67,13 @@ def test_progress_is_reported_up_to_one(tmp_path):
 
 def test_percentile_interval_handles_inf_and_nan():
     s = np.array([[1.0, 0.5, np.inf], [1.0, 0.7, 2.0], [1.0, 0.6, 3.0], [1.0, 0.4, 1.0]])
-    lo, hi, notes = bs.percentile_interval(s, alpha=0.5)
+    lo, hi, notes = bs.percentile_interval(s, level=0.5)
     assert lo[0] == hi[0] == 1.0
     assert lo[1] == pytest.approx(np.quantile(s[:, 1], 0.25))
     assert hi[2] == np.inf and np.isfinite(lo[2])
     assert notes
     many_nan = np.array([[1.0, np.nan]] * 5 + [[1.0, 0.5]] * 5)
-    lo, hi, _ = bs.percentile_interval(many_nan, alpha=0.05)
+    lo, hi, _ = bs.percentile_interval(many_nan, level=0.95)
     assert lo[1] == 0.0 and hi[1] == np.inf  # the data cannot bound theta here
 
 

@@ -31,7 +31,7 @@ from ulr.errors import UlrError
 from ulr.propensity.result import PropensityResult
 
 # method id -> module implementing ``run(scan, *, positions, bootstrap, seed,
-# assume_randomized, progress, alpha)``; imported on first use (sklearn is slow to import).
+# assume_randomized, progress, level)``; imported on first use (sklearn is slow to import).
 _MODULES = {
     "randomization": "ulr.propensity.randomization",
     "em": "ulr.propensity.em",
@@ -47,7 +47,7 @@ __all__ = ["METHODS", "PropensityResult", "estimate"]
 
 def estimate(log, *, method: str, positions: int | None = None, bootstrap: int = 0,
              seed: int = 0, assume_randomized: bool = False, progress=None,
-             alpha: float = 0.05) -> PropensityResult:
+             level: float = 0.95) -> PropensityResult:
     """Estimate examination probability per position, relative to position 1.
 
     Parameters
@@ -68,8 +68,8 @@ def estimate(log, *, method: str, positions: int | None = None, bootstrap: int =
         ``randomization`` only: treat every row as randomized.
     progress : callable(fraction, text), optional
         Called as the work advances (fraction in [0, 1]).
-    alpha : float
-        The interval covers ``1 - alpha``.
+    level : float
+        Two-sided level of the bootstrap interval (default 0.95).
 
     Returns
     -------
@@ -82,8 +82,8 @@ def estimate(log, *, method: str, positions: int | None = None, bootstrap: int =
     if b < 0 or b == 1 or b > MAX_BOOTSTRAP:
         raise UlrError(f"bootstrap must be 0 (none) or between 2 and {MAX_BOOTSTRAP}, "
                        f"got {bootstrap}.")
-    if not 0.0 < float(alpha) < 1.0:
-        raise UlrError(f"alpha must lie in (0, 1), got {alpha}.")
+    if not 0.0 < float(level) < 1.0:
+        raise UlrError(f"level must lie in (0, 1), got {level}.")
     from ulr.propensity.aggregate import scan_of
 
     scan = scan_of(log)
@@ -91,7 +91,7 @@ def estimate(log, *, method: str, positions: int | None = None, bootstrap: int =
     impl = importlib.import_module(_MODULES[method])
     res = impl.run(scan, positions=positions, bootstrap=b, seed=int(seed),
                    assume_randomized=bool(assume_randomized), progress=progress,
-                   alpha=float(alpha))
+                   level=float(level))
     if progress is not None:
         progress(1.0, f"{method}: done")
     notes = tuple(res.notes)

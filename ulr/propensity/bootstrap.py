@@ -56,15 +56,16 @@ def replicate(fit: Callable[[np.ndarray], np.ndarray], *, n_groups: int, replica
     return np.vstack(out)
 
 
-def percentile_interval(samples: np.ndarray, alpha: float = 0.05
+def percentile_interval(samples: np.ndarray, level: float = 0.95
                         ) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """Percentile interval per position (Efron & Tibshirani 1993, ch. 13).
 
     ``inf`` replicates (reference position without clicks) are kept and push
     ``upper`` to inf. Undefined replicates (NaN, 0/0) are dropped when they are
-    at most ``alpha / 2`` of the replicates; beyond that the data cannot bound
+    at most ``(1 - level) / 2`` of the replicates; beyond that the data cannot bound
     theta and the interval is [0, inf].
     """
+    alpha = 1.0 - float(level)  # the two tails together
     s = np.array(samples, dtype=float)
     if s.ndim != 2 or s.shape[0] < 2:
         raise ValueError("need at least 2 replicates")

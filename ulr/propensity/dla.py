@@ -225,7 +225,7 @@ def dla(ls: ListStats, *, hidden: int = 8, steps: int = 150, lr: float = 0.05,
 
 
 def run(scan, *, positions=None, bootstrap: int = 0, seed=0, assume_randomized: bool = False,
-        progress=None, alpha: float = 0.05, steps: int = 150, bootstrap_steps: int = 50):
+        progress=None, level: float = 0.95, steps: int = 150, bootstrap_steps: int = 50):
     from ulr.propensity import bootstrap as bs
     from ulr.propensity.result import PropensityResult
 
@@ -250,11 +250,11 @@ def run(scan, *, positions=None, bootstrap: int = 0, seed=0, assume_randomized: 
         from ulr.propensity.aggregate import N_GROUPS
         samples = bs.replicate(one, n_groups=N_GROUPS, replicates=bootstrap, seed=seed,
                                progress=prog.sub(end, 1.0))
-        lower, upper, more = bs.percentile_interval(samples, alpha)
+        lower, upper, more = bs.percentile_interval(samples, level)
         notes += more
     return PropensityResult(
         method="dla", positions=ls.positions, theta=fit.theta, lower=lower, upper=upper,
         rows_used=ls.rows, notes=notes,
         extras={"lists": int(ls.X.shape[0]), "steps": steps,
                 "final_ipw_loss": fit.loss[-1][0], "final_irw_loss": fit.loss[-1][1]},
-        bootstrap=bootstrap, alpha=alpha)
+        bootstrap=bootstrap, level=level)

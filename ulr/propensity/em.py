@@ -329,7 +329,7 @@ def pbm_em_replicates(stats: CellStats, weights: np.ndarray, *, tol: float = 1e-
 
 
 def run(scan, *, positions=None, bootstrap: int = 0, seed=0, assume_randomized: bool = False,
-        progress=None, alpha: float = 0.05, tol: float = 1e-7, max_iter: int = 500):
+        progress=None, level: float = 0.95, tol: float = 1e-7, max_iter: int = 500):
     """EM estimate from one aggregate query; bootstrap by reweighting the cells.
 
     ``tol`` 1e-7 (log-likelihood per impression): measured on 10M impressions
@@ -371,10 +371,10 @@ def run(scan, *, positions=None, bootstrap: int = 0, seed=0, assume_randomized: 
             return t
         samples = bs.replicate(batch, n_groups=stats.groups.n_groups, replicates=bootstrap,
                                seed=seed, progress=prog.sub(0.5, 1.0), batch=25)
-        lower, upper, more = bs.percentile_interval(samples, alpha)
+        lower, upper, more = bs.percentile_interval(samples, level)
         notes += more
     return PropensityResult(
         method="em", positions=stats.positions, theta=theta, lower=lower, upper=upper,
         absolute=fit.theta, loglik=fit.loglik, rows_used=stats.rows, notes=notes,
         extras={"converged": fit.converged, "pairs": stats.n_pairs, "cells": len(stats.pair)},
-        bootstrap=bootstrap, alpha=alpha)
+        bootstrap=bootstrap, level=level)

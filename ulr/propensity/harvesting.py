@@ -137,7 +137,7 @@ def fit(stats: CellStats, *, theta0=None) -> tuple[np.ndarray, dict]:
 
 
 def run(scan, *, positions=None, bootstrap: int = 0, seed=0, assume_randomized: bool = False,
-        progress=None, alpha: float = 0.05):
+        progress=None, level: float = 0.95):
     """Harvest interventions from one aggregate query; bootstrap by reweighting cells."""
     from ulr.propensity import bootstrap as bs
     from ulr.propensity.aggregate import cell_stats
@@ -166,7 +166,7 @@ def run(scan, *, positions=None, bootstrap: int = 0, seed=0, assume_randomized: 
             return t
         samples = bs.replicate(one, n_groups=stats.groups.n_groups, replicates=bootstrap,
                                seed=seed, progress=prog.sub(0.4, 1.0))
-        lower, upper, more = bs.percentile_interval(samples, alpha)
+        lower, upper, more = bs.percentile_interval(samples, level)
         notes += more
     neff = info["effective_trials"]
     rows = int(round(stats.impressions.sum()))
@@ -176,4 +176,4 @@ def run(scan, *, positions=None, bootstrap: int = 0, seed=0, assume_randomized: 
         extras={"position_pairs": info["position_pairs"],
                 "effective_trials_vs_top": neff[0].tolist(),
                 "converged": info["converged"]},
-        bootstrap=bootstrap, alpha=alpha)
+        bootstrap=bootstrap, level=level)

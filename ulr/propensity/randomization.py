@@ -221,7 +221,7 @@ def check_point(stats: RandStats, theta: np.ndarray) -> list[str]:
 
 
 def run(scan: Scan, *, positions=None, bootstrap: int = 0, seed=0,
-        assume_randomized: bool = False, progress=None, alpha: float = 0.05):
+        assume_randomized: bool = False, progress=None, level: float = 0.95):
     """Estimate theta from randomized rows (see the module docstring)."""
     from ulr.propensity import bootstrap as bs
     from ulr.propensity.result import PropensityResult
@@ -239,7 +239,7 @@ def run(scan: Scan, *, positions=None, bootstrap: int = 0, seed=0,
         samples = bs.replicate(lambda w: fit_many(stats, w), n_groups=stats.n_groups,
                                replicates=bootstrap, seed=seed, progress=prog.sub(0.1, 1.0),
                                batch=256)
-        lower, upper, more = bs.percentile_interval(samples, alpha)
+        lower, upper, more = bs.percentile_interval(samples, level)
         notes += more
     n_k = stats.impressions.sum(axis=0)
     c_k = stats.clicks.sum(axis=0)
@@ -252,4 +252,4 @@ def run(scan: Scan, *, positions=None, bootstrap: int = 0, seed=0,
                                      stats.clicks_j.sum(0), stats.clicks_k.sum(0))]
     return PropensityResult(method="randomization", positions=stats.positions, theta=theta,
                             lower=lower, upper=upper, rows_used=stats.rows, notes=notes,
-                            extras=extras, bootstrap=bootstrap, alpha=alpha)
+                            extras=extras, bootstrap=bootstrap, level=level)

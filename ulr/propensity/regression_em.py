@@ -254,7 +254,7 @@ def regression_em(fs: FeatureStats, *, theta0=None, gamma0=None, tol: float = 1e
 
 
 def run(scan, *, positions=None, bootstrap: int = 0, seed=0, assume_randomized: bool = False,
-        progress=None, alpha: float = 0.05, max_iter: int = 20, bootstrap_iter: int = 3):
+        progress=None, level: float = 0.95, max_iter: int = 20, bootstrap_iter: int = 3):
     from ulr.propensity import bootstrap as bs
     from ulr.propensity.result import PropensityResult
 
@@ -283,7 +283,7 @@ def run(scan, *, positions=None, bootstrap: int = 0, seed=0, assume_randomized: 
             return f.theta / f.theta[0]
         samples = bs.replicate(one, n_groups=fs.cells.groups.n_groups, replicates=bootstrap,
                                seed=seed, progress=prog.sub(0.6, 1.0))
-        lower, upper, more = bs.percentile_interval(samples, alpha)
+        lower, upper, more = bs.percentile_interval(samples, level)
         notes += more
     return PropensityResult(
         method="regression-em", positions=fs.cells.positions, theta=theta, lower=lower,
@@ -291,4 +291,4 @@ def run(scan, *, positions=None, bootstrap: int = 0, seed=0, assume_randomized: 
         notes=notes, extras={"converged": fit.converged, "feature_vectors": fs.cells.n_pairs,
                              "start_iterations": start_iter,
                              "features": list(fs.features)},
-        bootstrap=bootstrap, alpha=alpha)
+        bootstrap=bootstrap, level=level)

@@ -29,7 +29,7 @@ class PropensityResult:
     theta : ndarray of shape (K,)
         ``theta_k / theta_1``; ``theta[0] == 1``. NaN where the data say nothing.
     lower, upper : ndarray of shape (K,) or None
-        Bootstrap percentile interval (``bootstrap`` replicates, level ``1 - alpha``).
+        Bootstrap percentile interval (``bootstrap`` replicates, two-sided level ``level``).
     absolute : ndarray of shape (K,) or None
         Absolute theta where the method has one (its scale is often weakly
         identified; see ``notes``).
@@ -41,7 +41,7 @@ class PropensityResult:
         Readable remarks (caveats, what was skipped).
     extras : mapping
         Method-specific figures (JSON-able values).
-    bootstrap, alpha : int, float
+    bootstrap, level : int, float
         Replicates behind ``lower``/``upper`` and the interval's level.
     seconds : float
         Wall-clock time of the estimate.
@@ -58,7 +58,7 @@ class PropensityResult:
     notes: tuple = ()
     extras: object = field(default_factory=dict)
     bootstrap: int = 0
-    alpha: float = 0.05
+    level: float = 0.95
     seconds: float = 0.0
 
     def __post_init__(self):
@@ -79,8 +79,8 @@ class PropensityResult:
             both = np.isfinite(self.lower) & np.isfinite(self.upper)
             if np.any(self.lower[both] > self.upper[both] + 1e-12):
                 raise ValueError("lower must not exceed upper.")
-        if not 0.0 < float(self.alpha) < 1.0:
-            raise ValueError("alpha must lie in (0, 1).")
+        if not 0.0 < float(self.level) < 1.0:
+            raise ValueError("level must lie in (0, 1).")
         object.__setattr__(self, "loglik", tuple(float(v) for v in self.loglik))
         object.__setattr__(self, "notes", tuple(str(v) for v in self.notes))
         object.__setattr__(self, "extras", dict(self.extras))  # a copy (picklable for caches)
@@ -99,7 +99,7 @@ class PropensityResult:
             out["lower"] = self.lower.tolist()
             out["upper"] = self.upper.tolist()
             out["bootstrap"] = self.bootstrap
-            out["level"] = 1.0 - self.alpha
+            out["level"] = self.level
         if self.absolute is not None:
             out["absolute_theta"] = self.absolute.tolist()
         out["rows_used"] = self.rows_used
