@@ -11,7 +11,7 @@ alternately runs, each in a fresh child process:
 - ulr:   ``python -m ulr propensity --input FILE --method em --json``.
 
 Prints wall-clock seconds (best and median of ``--repeat``), the ratio
-(target <= 2x) and each child's peak resident memory (target < 4 GB), read
+(target <= 1.5x, issue 13) and each child's peak resident memory (target < 4 GB), read
 with ``os.wait4``. ``--profile`` also splits one in-process EM run into imports,
 aggregate scan, Poisson start and EM iterations (count, time per EM step, share
 of each). ``--out DIR`` puts the generated CSV elsewhere (big files belong
