@@ -23,6 +23,19 @@ def lake(tmp_path_factory):
     return root, df
 
 
+
+def _app_on_source(lake, prefix: str, page: str | None = None):
+    """A fresh source registered on the lake, and the app opened on it (then on ``page``)."""
+    name = f"{prefix}_{uuid.uuid4().hex[:6]}"
+    sources.add(name, path=str(lake[0]))
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.query_params["source"] = name
+    at.run()
+    if page is not None:
+        at.switch_page(page).run()
+    return at, name
+
+
 def test_register_parquet_folder_then_summary_and_ctr(lake):
     root, df = lake
     name = f"lake_{uuid.uuid4().hex[:6]}"
@@ -95,13 +108,7 @@ PAGES_THAT_NEED_ROWS = ["pages/compare_rankers.py", "pages/off_policy.py"]
 
 @pytest.mark.parametrize("page", PAGES_THAT_NEED_ROWS)
 def test_pages_that_need_rows_say_so_in_one_sentence(lake, page):
-    root, _ = lake
-    name = f"rows_{uuid.uuid4().hex[:6]}"
-    sources.add(name, path=str(root))
-    at = AppTest.from_file(APP, default_timeout=90)
-    at.query_params["source"] = name
-    at.run()
-    at.switch_page(page).run()
+    at, name = _app_on_source(lake, "rows", page)
     assert not at.exception, at.exception
     said = [i.value for i in at.info if "needs the rows themselves" in i.value]
     assert said == [f"“{name}” is a registered source whose rows stay where they live, and "
@@ -113,13 +120,7 @@ def test_pages_that_need_rows_say_so_in_one_sentence(lake, page):
 
 
 def test_bandit_lab_simulates_but_its_replay_needs_rows(lake):
-    root, _ = lake
-    name = f"bandit_{uuid.uuid4().hex[:6]}"
-    sources.add(name, path=str(root))
-    at = AppTest.from_file(APP, default_timeout=90)
-    at.query_params["source"] = name
-    at.run()
-    at.switch_page("pages/bandit_lab.py").run()
+    at, name = _app_on_source(lake, "bandit", "pages/bandit_lab.py")
     assert not at.exception, at.exception
     assert any("needs the rows themselves" in i.value for i in at.info)
     assert any(b.key and "bl" in str(b.key) for b in at.get("form_submit_button")) or \
@@ -128,32 +129,20 @@ def test_bandit_lab_simulates_but_its_replay_needs_rows(lake):
 
 @pytest.mark.parametrize("page", ["pages/debiased_recs.py", "pages/severity_sweep.py"])
 def test_simulation_pages_do_not_need_the_dataset(lake, page):
-    root, _ = lake
-    name = f"sim_{uuid.uuid4().hex[:6]}"
-    sources.add(name, path=str(root))
-    at = AppTest.from_file(APP, default_timeout=90)
-    at.query_params["source"] = name
-    at.run()
-    at.switch_page(page).run()
+    at, name = _app_on_source(lake, "sim", page)
     assert not at.exception, at.exception
     assert not [i for i in at.info if "needs the rows themselves" in i.value]
 
 
 def test_remove_a_source_on_the_data_page(lake):
-    root, _ = lake
-    name = f"rm_{uuid.uuid4().hex[:6]}"
-    sources.add(name, path=str(root))
-    at = AppTest.from_file(APP, default_timeout=90)
-    at.query_params["source"] = name
-    at.run()
-    at.switch_page("pages/data.py").run()
+    at, name = _app_on_source(lake, "rm", "pages/data.py")
     assert not at.exception, at.exception
     assert at.button(key="src_remove").disabled  # only once the box is ticked
     at.checkbox(key="src_remove_sure").check().run()
     at.button(key="src_remove").click().run()
     assert not at.exception, at.exception
     assert sources.get(name) is None and not sources.stats_dir(name).exists()
-    assert (root / "a.parquet").exists()
+    assert (lake[0] / "a.parquet").exists()
     assert at.session_state["source"] is None
     assert any(f"Removed the source “{name}”" in s.value for s in at.success)
     at = AppTest.from_file(APP, default_timeout=90)
@@ -162,12 +151,8 @@ def test_remove_a_source_on_the_data_page(lake):
 
 
 def test_home_shows_a_sources_figures_from_its_statistics(lake):
-    root, df = lake
-    name = f"home_{uuid.uuid4().hex[:6]}"
-    sources.add(name, path=str(root))
-    at = AppTest.from_file(APP, default_timeout=90)
-    at.query_params["source"] = name
-    at.run()
+    _, df = lake
+    at, name = _app_on_source(lake, "home")
     assert not at.exception, at.exception
     assert f"“{name}” (registered source)" in at.subheader[0].value
     metrics = {m.label: m.value for m in at.metric}
@@ -214,12 +199,7 @@ def test_a_link_to_an_unknown_or_removed_source_falls_back_with_a_sentence(lake)
         "The link names a registered source “no_such_source” that does not exist here; "
         "showing a dataset instead."]
     assert "registered source" not in at.sidebar.selectbox[0].value
-    root, _ = lake
-    name = f"gone_{uuid.uuid4().hex[:6]}"
-    sources.add(name, path=str(root))
-    at = AppTest.from_file(APP, default_timeout=90)
-    at.query_params["source"] = name
-    at.run()
+    at, name = _app_on_source(lake, "gone")
     assert at.session_state["source"] == name
     sources.remove(name)  # e.g. from the CLI, while the page is open
     at.run()

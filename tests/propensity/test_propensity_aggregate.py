@@ -10,12 +10,6 @@ from ulr.propensity import aggregate as A
 from ulr.simulate import simulate_clicks, write_log
 
 
-def open_df(df, tmp_path, name="log.parquet"):
-    path = tmp_path / name
-    write_log(df, str(path))
-    return store.open_file(path)
-
-
 @pytest.fixture(scope="module")
 def sim():
     return simulate_clicks(queries=40, docs_per_query=6, sessions=3000, seed=11)
@@ -32,8 +26,8 @@ def pandas_cells(df: pd.DataFrame) -> pd.DataFrame:
     return g
 
 
-def test_cell_stats_equal_pandas_groupby(sim, tmp_path):
-    log = open_df(sim.df, tmp_path)
+def test_cell_stats_equal_pandas_groupby(sim, open_df):
+    log = open_df(sim.df)
     st = A.cell_stats(A.scan_of(log))
     got = cells_frame(st)
     ref = pandas_cells(sim.df)
@@ -51,8 +45,8 @@ def test_cell_stats_equal_pandas_groupby(sim, tmp_path):
     np.testing.assert_array_equal(per_pair, per_qd)
 
 
-def test_positions_cut_and_errors(sim, tmp_path):
-    log = open_df(sim.df, tmp_path)
+def test_positions_cut_and_errors(sim, open_df):
+    log = open_df(sim.df)
     scan = A.scan_of(log)
     st = A.cell_stats(scan, positions=3)
     assert st.positions == 3 and st.position.max() == 3
@@ -63,16 +57,16 @@ def test_positions_cut_and_errors(sim, tmp_path):
         A.cell_stats(scan, positions=1)
 
 
-def test_single_position_log_is_refused(tmp_path):
+def test_single_position_log_is_refused(open_df):
     df = pd.DataFrame({"query_id": [1, 1, 2], "doc_id": [1, 2, 3], "position": [1, 1, 1],
                        "click": [1, 0, 1]})
-    log = open_df(df, tmp_path)
+    log = open_df(df)
     with pytest.raises(UlrError, match="single position"):
         A.cell_stats(A.scan_of(log))
 
 
-def test_bootstrap_buckets_reweight_like_pandas(sim, tmp_path):
-    log = open_df(sim.df, tmp_path)
+def test_bootstrap_buckets_reweight_like_pandas(sim, open_df):
+    log = open_df(sim.df)
     st = A.cell_stats(A.scan_of(log), groups=True)
     plain = A.cell_stats(A.scan_of(log))
     # All-ones weights give the plain totals.

@@ -4,18 +4,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ulr import store
 from ulr.errors import UlrError
 from ulr.propensity import dla as D
 from ulr.propensity import estimate
 from ulr.propensity.aggregate import scan_of
-from ulr.simulate import simulate_clicks, write_log
-
-
-def open_df(df, tmp_path, name="log.parquet"):
-    path = tmp_path / name
-    write_log(df, str(path))
-    return store.open_file(path)
+from ulr.simulate import simulate_clicks
 
 
 @pytest.mark.parametrize("hidden", [0, 3])
@@ -59,42 +52,42 @@ def test_gradients_match_finite_differences(hidden):
     np.testing.assert_allclose(grads["g"], num_g, rtol=1e-5, atol=1e-8)
 
 
-def test_dla_is_within_the_issue_tolerance(tmp_path):
+def test_dla_is_within_the_issue_tolerance(open_df):
     # 300k rows (15k clicked lists) instead of 1M: the max error over DLA seeds 0-2 on this
     # log was 0.024-0.031 (0.016 at 1M), so the issue's 0.1 holds with room to spare.
     sim = simulate_clicks(sessions=30_000, seed=13)
-    res = estimate(open_df(sim.df, tmp_path), method="dla", seed=0)
+    res = estimate(open_df(sim.df), method="dla", seed=0)
     err = np.abs(res.theta - sim.relative_theta)
     assert err.max() < 0.1, err
     assert res.theta[0] == 1.0 and np.all(np.diff(res.theta[:4]) < 0)
 
 
-def test_missing_sessions_or_features_are_errors(tmp_path):
+def test_missing_sessions_or_features_are_errors(open_df):
     sim = simulate_clicks(queries=20, docs_per_query=4, sessions=400, seed=1)
     with pytest.raises(UlrError, match="no session_id"):
-        estimate(open_df(sim.df.drop(columns=["session_id"]), tmp_path), method="dla")
+        estimate(open_df(sim.df.drop(columns=["session_id"])), method="dla")
     no_feat = sim.df.drop(columns=[c for c in sim.df if c.startswith("feature_")])
     with pytest.raises(UlrError, match="no feature_\\* columns"):
-        estimate(open_df(no_feat, tmp_path, "b.parquet"), method="dla")
+        estimate(open_df(no_feat, "b.parquet"), method="dla")
     no_click = sim.df.assign(click=0)
     with pytest.raises(UlrError, match="no result list with a click"):
-        estimate(open_df(no_click, tmp_path, "c.parquet"), method="dla")
+        estimate(open_df(no_click, "c.parquet"), method="dla")
 
 
-def test_lists_are_padded_by_position(tmp_path):
+def test_lists_are_padded_by_position(open_df):
     df = pd.DataFrame({"query_id": [1, 1, 1, 2, 2], "doc_id": [1, 2, 3, 4, 5],
                        "position": [1, 2, 3, 1, 3], "click": [0, 1, 0, 1, 0],
                        "session_id": ["a", "a", "a", "b", "b"],
                        "feature_1": [0.1, 0.2, 0.3, 0.4, 0.5]})
-    ls = D.collect(scan_of(open_df(df, tmp_path)))
+    ls = D.collect(scan_of(open_df(df)))
     assert ls.X.shape == (2, 3, 1)
     np.testing.assert_array_equal(ls.mask, [[True, True, True], [True, False, True]])
     np.testing.assert_array_equal(ls.clicks, [[0, 1, 0], [1, 0, 0]])
     np.testing.assert_allclose(ls.X[1, :, 0], [0.4, 0.0, 0.5])
 
 
-def test_bootstrap_replicates_retrain(tmp_path):
+def test_bootstrap_replicates_retrain(open_df):
     sim = simulate_clicks(queries=40, docs_per_query=5, sessions=1500, seed=5)
-    res = estimate(open_df(sim.df, tmp_path), method="dla", bootstrap=3, seed=2)
+    res = estimate(open_df(sim.df), method="dla", bootstrap=3, seed=2)
     assert np.all(res.lower <= res.upper) and np.all((res.upper - res.lower)[1:] > 0)
     assert any("initialization" in n for n in res.notes)

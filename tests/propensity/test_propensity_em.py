@@ -5,17 +5,10 @@ import pandas as pd
 import pytest
 from scipy.optimize import minimize
 
-from ulr import store
 from ulr.errors import UlrError
 from ulr.propensity import aggregate as A
 from ulr.propensity import em, estimate
-from ulr.simulate import simulate_clicks, write_log
-
-
-def open_df(df, tmp_path, name="log.parquet"):
-    path = tmp_path / name
-    write_log(df, str(path))
-    return store.open_file(path)
+from ulr.simulate import simulate_clicks
 
 
 def row_loglik(df, theta, gamma_of):
@@ -25,10 +18,10 @@ def row_loglik(df, theta, gamma_of):
     return float(np.sum(c * np.log(p) + (1 - c) * np.log(1 - p)))
 
 
-def test_em_reaches_the_maximum_of_the_row_likelihood(tmp_path):
+def test_em_reaches_the_maximum_of_the_row_likelihood(open_df):
     sim = simulate_clicks(queries=25, docs_per_query=5, sessions=4000, features=0, seed=4)
     df = sim.df
-    log = open_df(df, tmp_path)
+    log = open_df(df)
     st = A.cell_stats(A.scan_of(log))
     fit = em.pbm_em(st, tol=1e-15, max_iter=3000)
 
@@ -67,9 +60,9 @@ def test_em_reaches_the_maximum_of_the_row_likelihood(tmp_path):
     assert np.all(np.diff(fit.loglik) >= -1e-8 * len(df))
 
 
-def test_plain_and_accelerated_em_agree(tmp_path):
+def test_plain_and_accelerated_em_agree(open_df):
     sim = simulate_clicks(queries=50, docs_per_query=6, sessions=5000, seed=8)
-    st = A.cell_stats(A.scan_of(open_df(sim.df, tmp_path)))
+    st = A.cell_stats(A.scan_of(open_df(sim.df)))
     fast = em.pbm_em(st, tol=1e-13, max_iter=5000)
     slow = em.pbm_em(st, tol=1e-13, max_iter=20000, accelerate=False)
     assert fast.converged and slow.converged
@@ -78,7 +71,7 @@ def test_plain_and_accelerated_em_agree(tmp_path):
                                atol=2e-3)
 
 
-def test_degenerate_cells_stay_finite(tmp_path):
+def test_degenerate_cells_stay_finite(open_df):
     # Doc a is clicked whenever it is at 1 or 2, b and c never; position 3 never gets a click.
     rows = []
     for s in range(200):
@@ -86,37 +79,37 @@ def test_degenerate_cells_stay_finite(tmp_path):
         for k, d in enumerate(order, start=1):
             rows.append({"query_id": "q1", "doc_id": d, "position": k,
                          "click": int(d == "a" and k < 3), "session_id": s})
-    log = open_df(pd.DataFrame(rows), tmp_path)
+    log = open_df(pd.DataFrame(rows))
     res = estimate(log, method="em")
     assert np.all(np.isfinite(res.theta))
     assert res.absolute.min() >= em.EPS and res.absolute.max() <= 1 - em.EPS
     assert res.theta[2] < 1e-3  # nothing is ever clicked at position 3
 
 
-def test_pairs_always_at_one_position_are_refused(tmp_path):
+def test_pairs_always_at_one_position_are_refused(open_df):
     df = pd.DataFrame({"query_id": [1] * 40, "doc_id": [1, 2] * 20, "position": [1, 2] * 20,
                        "click": [1, 0, 0, 1] * 10})
     with pytest.raises(UlrError, match="single position"):
-        estimate(open_df(df, tmp_path), method="em")
+        estimate(open_df(df), method="em")
 
 
-def test_unlinked_position_is_left_empty(tmp_path):
+def test_unlinked_position_is_left_empty(open_df):
     # Docs a/b swap between positions 1 and 2; doc c is always at 3: theta_3 is not identified.
     rows = []
     for s in range(100):
         order = ["a", "b", "c"] if s % 2 else ["b", "a", "c"]
         for k, d in enumerate(order, start=1):
             rows.append({"query_id": 1, "doc_id": d, "position": k, "click": int(s % 3 == k - 1)})
-    res = estimate(open_df(pd.DataFrame(rows), tmp_path), method="em")
+    res = estimate(open_df(pd.DataFrame(rows)), method="em")
     assert np.isfinite(res.theta[1]) and np.isnan(res.theta[2])
     assert any("not identified" in n for n in res.notes)
 
 
-def test_em_recovers_a_non_power_law_theta(tmp_path):
+def test_em_recovers_a_non_power_law_theta(open_df):
     # The setting: 1M rows, 10 positions, per-session ranker noise, 10% randomized.
     theta = np.array([0.68, 0.61, 0.48, 0.34, 0.28, 0.20, 0.11, 0.10, 0.08, 0.06])
     sim = simulate_clicks(sessions=100_000, theta=theta, seed=21)
-    res = estimate(open_df(sim.df, tmp_path), method="em")
+    res = estimate(open_df(sim.df), method="em")
     err = np.abs(res.theta - theta / theta[0])
     assert err.max() < 0.03, err
     assert res.extras["converged"]
@@ -138,12 +131,12 @@ def _ipf_reference(st, iters=20000):
 
 
 @pytest.mark.parametrize("randomized", [0.02, 0.3])
-def test_newton_start_is_the_poisson_maximum(tmp_path, randomized):
+def test_newton_start_is_the_poisson_maximum(open_df, randomized):
     # A mostly fixed production order (little randomization) is where the alternating
     # closed forms crawl; Newton must land on their fixed point all the same.
     sim = simulate_clicks(queries=40, docs_per_query=5, sessions=6000, features=0,
                           randomized_fraction=randomized, ranker_noise=0.0, seed=3)
-    st = A.cell_stats(A.scan_of(open_df(sim.df, tmp_path)))
+    st = A.cell_stats(A.scan_of(open_df(sim.df)))
     theta, gamma = em.poisson_start(st)
     ref = _ipf_reference(st)
     np.testing.assert_allclose(theta / theta[0], ref / ref[0], rtol=1e-7)

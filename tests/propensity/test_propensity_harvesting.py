@@ -6,18 +6,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ulr import store
 from ulr.errors import UlrError
 from ulr.propensity import aggregate as A
 from ulr.propensity import estimate
 from ulr.propensity import harvesting as H
-from ulr.simulate import simulate_clicks, write_log
-
-
-def open_df(df, tmp_path, name="log.parquet"):
-    path = tmp_path / name
-    write_log(df, str(path))
-    return store.open_file(path)
+from ulr.simulate import simulate_clicks
 
 
 def loop_reference(df, k):
@@ -42,9 +35,9 @@ def loop_reference(df, k):
     return chat, neff
 
 
-def test_interventional_sets_equal_the_loop_reference(tmp_path):
+def test_interventional_sets_equal_the_loop_reference(open_df):
     sim = simulate_clicks(queries=30, docs_per_query=5, sessions=1500, seed=3)
-    st = A.cell_stats(A.scan_of(open_df(sim.df, tmp_path)))
+    st = A.cell_stats(A.scan_of(open_df(sim.df)))
     chat, neff = H.interventional_sets(st)
     ref_c, ref_n = loop_reference(sim.df, 5)
     np.testing.assert_allclose(chat, ref_c, rtol=1e-12, atol=1e-12)
@@ -52,10 +45,10 @@ def test_interventional_sets_equal_the_loop_reference(tmp_path):
     np.testing.assert_allclose(neff, neff.T, rtol=1e-12)
 
 
-def test_two_positions_give_the_click_ratio(tmp_path):
+def test_two_positions_give_the_click_ratio(open_df):
     # With K = 2 AllPairs has a closed form: theta_2 / theta_1 = c_2^{12} / c_1^{12}.
     sim = simulate_clicks(queries=30, docs_per_query=5, sessions=3000, seed=4)
-    st = A.cell_stats(A.scan_of(open_df(sim.df, tmp_path)), positions=2)
+    st = A.cell_stats(A.scan_of(open_df(sim.df)), positions=2)
     theta, info = H.fit(st)
     chat, _ = H.interventional_sets(st)
     assert info["converged"]
@@ -76,24 +69,24 @@ def test_all_pairs_recovers_theta_from_exact_moments():
     np.testing.assert_allclose(est, theta, rtol=1e-5)
 
 
-def test_without_any_randomization(tmp_path):
+def test_without_any_randomization(open_df):
     # Rankers' per-session noise alone moves pairs across positions.
     sim = simulate_clicks(sessions=30_000, randomized_fraction=0.0, seed=12)
-    res = estimate(open_df(sim.df, tmp_path), method="intervention-harvesting")
+    res = estimate(open_df(sim.df), method="intervention-harvesting")
     err = np.abs(res.theta - sim.relative_theta)
     # 300k rows: the issue's 0.05 (for 1M rows) scaled by sqrt(1M / 300k) for sample size.
     assert err.max() < 0.05 * np.sqrt(1e6 / len(sim.df)), err
 
 
-def test_no_interventions_is_an_error(tmp_path):
+def test_no_interventions_is_an_error(open_df):
     df = pd.DataFrame({"query_id": [1] * 40, "doc_id": [1, 2] * 20, "position": [1, 2] * 20,
                        "click": [1, 0, 0, 1] * 10})
     with pytest.raises(UlrError, match="two different positions"):
-        estimate(open_df(df, tmp_path), method="intervention-harvesting")
+        estimate(open_df(df), method="intervention-harvesting")
 
 
-def test_bootstrap_interval_covers_the_estimate(tmp_path):
+def test_bootstrap_interval_covers_the_estimate(open_df):
     sim = simulate_clicks(queries=100, sessions=5000, seed=6)
-    res = estimate(open_df(sim.df, tmp_path), method="intervention-harvesting", bootstrap=30)
+    res = estimate(open_df(sim.df), method="intervention-harvesting", bootstrap=30)
     assert np.all(res.lower <= res.theta + 1e-9) and np.all(res.theta <= res.upper + 1e-9)
     assert np.all((res.upper - res.lower)[1:] > 0)

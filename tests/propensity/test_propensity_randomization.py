@@ -7,20 +7,13 @@ import pandas as pd
 import pytest
 from scipy.optimize import minimize
 
-from ulr import store
 from ulr.errors import UlrError
 from ulr.propensity import estimate
 from ulr.propensity import randomization as R
 from ulr.propensity.aggregate import scan_of
-from ulr.simulate import simulate_clicks, write_log
+from ulr.simulate import simulate_clicks
 
 THETA = 1.0 / np.arange(1, 6)
-
-
-def open_df(df, tmp_path, name="log.parquet"):
-    path = tmp_path / name
-    write_log(df, str(path))
-    return store.open_file(path)
 
 
 def ctr_ratio(df):
@@ -56,25 +49,25 @@ def swap_log(sessions, *, seed, pivot=1, topn_sessions=0, k_max=5, theta=THETA):
                                        "randomized"])
 
 
-def test_randtopn_equals_pandas_ctr_ratio(tmp_path):
+def test_randtopn_equals_pandas_ctr_ratio(open_df):
     sim = simulate_clicks(queries=200, sessions=20_000, seed=2)
-    res = estimate(open_df(sim.df, tmp_path), method="randomization")
+    res = estimate(open_df(sim.df), method="randomization")
     ref = ctr_ratio(sim.df[sim.df.randomized == 1])
     np.testing.assert_array_equal(res.theta, ref)  # exactly, not approximately
     assert res.rows_used == int((sim.df.randomized == 1).sum())
 
 
-def test_assume_randomized_uses_every_row(tmp_path):
+def test_assume_randomized_uses_every_row(open_df):
     sim = simulate_clicks(queries=100, sessions=5000, randomized_fraction=1.0, seed=3)
     df = sim.df.drop(columns=["randomized"])
-    res = estimate(open_df(df, tmp_path), method="randomization", assume_randomized=True)
+    res = estimate(open_df(df), method="randomization", assume_randomized=True)
     np.testing.assert_array_equal(res.theta, ctr_ratio(df))
     assert res.rows_used == len(df)
 
 
-def test_swap_pairs_use_their_click_ratios(tmp_path):
+def test_swap_pairs_use_their_click_ratios(open_df):
     df = swap_log(20_000, seed=1)
-    res = estimate(open_df(df, tmp_path), method="randomization")
+    res = estimate(open_df(df), method="randomization")
     # Reference: per swapped pair (1, k), clicks at k over clicks at 1 in those sessions.
     rr = df[df.randomized == 1]
     k_of = rr.groupby("session_id")["position"].max().rename("k")
@@ -128,27 +121,27 @@ def poisson_ml_reference(df):
     return np.exp(np.concatenate([[0.0], x[:4]]))
 
 
-def test_mixed_randtopn_and_pairs_is_the_joint_poisson_ml(tmp_path):
+def test_mixed_randtopn_and_pairs_is_the_joint_poisson_ml(open_df):
     df = swap_log(6000, seed=7, pivot=2, topn_sessions=3000)
-    res = estimate(open_df(df, tmp_path), method="randomization")
+    res = estimate(open_df(df), method="randomization")
     np.testing.assert_allclose(res.theta, poisson_ml_reference(df), rtol=1e-5)
 
 
-def test_tiny_click_counts_give_wide_intervals(tmp_path):
+def test_tiny_click_counts_give_wide_intervals(open_df):
     tiny = simulate_clicks(queries=50, docs_per_query=5, sessions=300, seed=5)  # ~30 randomized
-    res = estimate(open_df(tiny.df, tmp_path), method="randomization", bootstrap=300, seed=1)
+    res = estimate(open_df(tiny.df), method="randomization", bootstrap=300, seed=1)
     width = res.upper - res.lower
     assert np.all(width[1:] > 0.4), width
     big = simulate_clicks(queries=50, docs_per_query=5, sessions=30_000, seed=5)
-    res_big = estimate(open_df(big.df, tmp_path, "big.parquet"), method="randomization",
+    res_big = estimate(open_df(big.df, "big.parquet"), method="randomization",
                        bootstrap=300, seed=1)
     assert np.all((res_big.upper - res_big.lower)[1:] < 0.5 * width[1:])
     assert res.lower[0] == res.upper[0] == 1.0
 
 
-def test_bootstrap_width_matches_the_delta_method(tmp_path):
+def test_bootstrap_width_matches_the_delta_method(open_df):
     sim = simulate_clicks(queries=300, docs_per_query=5, sessions=40_000, seed=9)
-    res = estimate(open_df(sim.df, tmp_path), method="randomization", bootstrap=400, seed=3)
+    res = estimate(open_df(sim.df), method="randomization", bootstrap=400, seed=3)
     rr = sim.df[sim.df.randomized == 1]
     n = rr.groupby("position").size().to_numpy(float)
     c = rr.groupby("position")["click"].sum().to_numpy(float)
@@ -166,24 +159,24 @@ def test_bootstrap_width_matches_the_delta_method(tmp_path):
     assert np.all(np.abs(ratio - 1) < tol), (ratio, tol)
 
 
-def test_errors_name_the_problem(tmp_path):
+def test_errors_name_the_problem(open_df):
     sim = simulate_clicks(queries=20, docs_per_query=4, sessions=500, randomized_fraction=0.0,
                           seed=1)
     with pytest.raises(UlrError, match="no randomized rows"):
-        estimate(open_df(sim.df, tmp_path), method="randomization")
+        estimate(open_df(sim.df), method="randomization")
     with pytest.raises(UlrError, match="no 'randomized' column"):
-        estimate(open_df(sim.df.drop(columns=["randomized"]), tmp_path, "b.parquet"),
+        estimate(open_df(sim.df.drop(columns=["randomized"]), "b.parquet"),
                  method="randomization")
     df = sim.df.copy()
     df["randomized"] = 1
     df.loc[df.position == 1, "click"] = 0
     with pytest.raises(UlrError, match="no clicks at position 1"):
-        estimate(open_df(df, tmp_path, "c.parquet"), method="randomization")
+        estimate(open_df(df, "c.parquet"), method="randomization")
 
 
-def test_vectorized_replicates_equal_one_at_a_time(tmp_path):
+def test_vectorized_replicates_equal_one_at_a_time(open_df):
     df = swap_log(2000, seed=3, pivot=2, topn_sessions=1000)
-    stats = R.collect(scan_of(open_df(df, tmp_path)), groups=True)
+    stats = R.collect(scan_of(open_df(df)), groups=True)
     w = np.random.default_rng(0).poisson(1.0, (5, stats.n_groups)).astype(float)
     batch = R.fit_many(stats, w)
     one = np.vstack([R.fit_many(stats, w[b:b + 1]) for b in range(5)])

@@ -4,28 +4,21 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ulr import store
 from ulr.errors import UlrError
 from ulr.propensity import aggregate as A
 from ulr.propensity import estimate
 from ulr.propensity import regression_em as RE
-from ulr.simulate import simulate_clicks, write_log
+from ulr.simulate import simulate_clicks
 
 
-def open_df(df, tmp_path, name="log.parquet"):
-    path = tmp_path / name
-    write_log(df, str(path))
-    return store.open_file(path)
-
-
-def test_constant_features_give_the_ctr_ratio(tmp_path):
+def test_constant_features_give_the_ctr_ratio(open_df):
     # One feature vector for every row: gamma is one number, and the PBM maximum is
     # theta_k * gamma = CTR_k, so theta_k / theta_1 = CTR_k / CTR_1 (on randomized rows or
     # not: with one gamma the position effect is all there is).
     sim = simulate_clicks(queries=50, docs_per_query=5, sessions=4000, seed=1)
     df = sim.df.drop(columns=[c for c in sim.df if c.startswith("feature_")])
     df["feature_1"] = 1.0
-    res = estimate(open_df(df, tmp_path), method="regression-em")
+    res = estimate(open_df(df), method="regression-em")
     ctr = df.groupby("position")["click"].mean()
     np.testing.assert_allclose(res.theta, (ctr / ctr.loc[1]).to_numpy(), atol=2e-3)
 
@@ -38,9 +31,9 @@ def test_prebin_keeps_order_and_nan():
     assert b[1, 1] == b[2, 1] < b[3, 1]
 
 
-def test_feature_stats_group_by_position_and_features(tmp_path):
+def test_feature_stats_group_by_position_and_features(open_df):
     sim = simulate_clicks(queries=20, docs_per_query=4, sessions=800, features=2, seed=2)
-    fs = RE.collect(A.scan_of(open_df(sim.df, tmp_path)))
+    fs = RE.collect(A.scan_of(open_df(sim.df)))
     ref = sim.df.groupby(["position", "feature_1", "feature_2"]).agg(
         n=("click", "size"), c=("click", "sum"))
     assert len(fs.cells.pair) == len(ref)
@@ -49,13 +42,13 @@ def test_feature_stats_group_by_position_and_features(tmp_path):
     assert fs.cells.n_pairs == len(sim.df.groupby(["feature_1", "feature_2"]))
 
 
-def test_works_when_most_pairs_are_seen_once(tmp_path):
+def test_works_when_most_pairs_are_seen_once(open_df):
     # 10k queries and 10k sessions: ~58% of (query, doc) pairs appear once, so per-pair
     # EM has nothing to go on, while the GBDT shares relevance across pairs via features.
     sim = simulate_clicks(queries=10_000, sessions=10_000, seed=3)
     seen = sim.df.groupby(["query_id", "doc_id"]).size()
     assert (seen == 1).mean() > 0.5
-    log = open_df(sim.df, tmp_path)
+    log = open_df(sim.df)
     res = estimate(log, method="regression-em")
     err = np.abs(res.theta - sim.relative_theta)
     # 100k rows only; across seeds 1-3 the max error was 0.021-0.039, under the 0.05.
@@ -64,16 +57,16 @@ def test_works_when_most_pairs_are_seen_once(tmp_path):
     assert np.nanmax(np.abs(em.theta - sim.relative_theta)) > 0.2  # the scenario is hard
 
 
-def test_no_features_is_an_error(tmp_path):
+def test_no_features_is_an_error(open_df):
     df = pd.DataFrame({"query_id": [1, 1, 2, 2], "doc_id": [1, 2, 3, 4],
                        "position": [1, 2, 1, 2], "click": [1, 0, 0, 1]})
     with pytest.raises(UlrError, match="no feature_\\* columns"):
-        estimate(open_df(df, tmp_path), method="regression-em")
+        estimate(open_df(df), method="regression-em")
 
 
-def test_bootstrap_refits_each_replicate(tmp_path):
+def test_bootstrap_refits_each_replicate(open_df):
     sim = simulate_clicks(queries=40, docs_per_query=5, sessions=1500, seed=5)
-    res = estimate(open_df(sim.df, tmp_path), method="regression-em", bootstrap=4, seed=1)
+    res = estimate(open_df(sim.df), method="regression-em", bootstrap=4, seed=1)
     assert res.lower is not None and np.all(res.lower <= res.upper)
     assert np.all((res.upper - res.lower)[1:] > 0)  # replicates differ: they were refitted
     assert any("refits the Poisson start" in n for n in res.notes)
