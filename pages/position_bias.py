@@ -57,7 +57,7 @@ def _estimate(content_hash: str, name: str, method: str, positions: int, bootstr
     lg = store.open_dataset(name, cur=store.cursor())
     try:
         return "ok", propensity.estimate(lg, method=method, positions=positions,
-                                         bootstrap=bootstrap, seed=seed,
+                                         n_bootstrap=bootstrap, seed=seed,
                                          assume_randomized=assume_randomized)
     except UlrError as exc:
         return "error", str(exc)
@@ -76,7 +76,7 @@ def _source_estimate(version: str, name: str, method: str, positions: int, boots
     from ulr.engines import sources
     try:
         return "ok", propensity.estimate(sources.scan(name), method=method, positions=positions,
-                                         bootstrap=bootstrap, seed=seed)
+                                         n_bootstrap=bootstrap, seed=seed)
     except UlrError as exc:
         return "error", str(exc)
 
@@ -250,7 +250,7 @@ def _notes(results, truth) -> None:
         extra = f", {r.iterations} iterations" if r.iterations else ""
         st.caption(f"**{r.method}**: {r.rows_used:,} rows{extra}, {r.seconds:.2f} s"
                    + ("" if r.lower is None else
-                      f", {int(round(r.level * 100))}% interval from {r.bootstrap} replicates"))
+                      f", {int(round(r.level * 100))}% interval from {r.n_bootstrap} replicates"))
         for note in r.notes:
             st.caption(f"– {note.replace(' (assume_randomized)', '')}")
     if truth is not None:

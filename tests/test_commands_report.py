@@ -158,8 +158,8 @@ def fake_estimate(calls, *, fail=None):
     """Stands in for ``ulr.propensity.estimate``: theta_k = 1/k with a +-10% interval."""
     from ulr.propensity.result import PropensityResult
 
-    def estimate(log, *, method, positions=None, bootstrap=0, seed=0):
-        calls.append(dict(method=method, positions=positions, bootstrap=bootstrap, seed=seed))
+    def estimate(log, *, method, positions=None, n_bootstrap=0, seed=0):
+        calls.append(dict(method=method, positions=positions, n_bootstrap=n_bootstrap, seed=seed))
         if fail:
             raise UlrError(fail)
         k = positions or 5
@@ -183,7 +183,7 @@ def test_propensity_and_rankers_sections_with_an_estimator(sim, monkeypatch, tmp
     obj = json.loads(stdout)
     assert obj["sections"] == {"summary": "ok", "propensity": "ok", "rankers": "ok"}
     # The log has randomized rows, so randomization is the default method.
-    assert calls == [dict(method="randomization", positions=None, bootstrap=20, seed=4)]
+    assert calls == [dict(method="randomization", positions=None, n_bootstrap=20, seed=4)]
     doc = out.read_text(encoding="utf-8").replace(get_plotlyjs(), "")
     assert doc.count("Plotly.newPlot(") == 3
     assert "Position bias (randomization)</h2>" in doc and "Naive vs IPW ranker</h2>" in doc

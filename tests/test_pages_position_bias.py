@@ -157,7 +157,7 @@ def test_a_registered_source_is_estimated_from_its_stored_statistics(tmp_path):
     table = at.dataframe[0].value
     assert set(table["method"]) == {"em", "intervention-harvesting"}
     scan = engines.get("duckdb").scan(path=str(lake))
-    direct = propensity.estimate(scan, method="em", bootstrap=20)
+    direct = propensity.estimate(scan, method="em", n_bootstrap=20)
     em_rows = table[table["method"] == "em"].sort_values("position")
     np.testing.assert_allclose(em_rows["theta"], direct.theta, atol=1e-9)
     np.testing.assert_allclose(em_rows["upper"], direct.upper, atol=1e-9)

@@ -47,7 +47,7 @@ def test_register_a_parquet_folder_then_position_bias_from_it(page, app_url, tmp
     page.wait_for_function(f"() => {{ const t = ({TRACES})(); return t && t.length >= 1; }}")
     traces = dict(page.evaluate(TRACES))
     direct = propensity.estimate(engines.get("duckdb").scan(path=str(lake)), method="em",
-                                 bootstrap=0)
+                                 n_bootstrap=0)
     np.testing.assert_allclose(traces["em"], direct.theta, atol=1e-9)
     expect(page.get_by_text(f"{len(df):,} impressions, {int(df.click.sum()):,} clicks",
                             exact=False)).to_be_visible()

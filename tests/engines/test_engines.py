@@ -35,12 +35,12 @@ def engines_pair(spark):
 def test_spark_equals_duckdb(spark, lake, method):
     root, _ = lake
     duck, spk = engines_pair(spark)
-    kw = dict(method=method, bootstrap=20 if method != "regression-em" else 0, seed=1)
+    kw = dict(method=method, n_bootstrap=20 if method != "regression-em" else 0, seed=1)
     a = propensity.estimate(duck.scan(path=str(root / "pq" / "*.parquet")), **kw)
     b = propensity.estimate(spk.scan(path=str(root / "pq")), **kw)
     np.testing.assert_allclose(b.theta, a.theta, rtol=0, atol=1e-9)
     assert np.isfinite(a.theta).all() and a.rows_used == b.rows_used > 0
-    if kw["bootstrap"]:
+    if kw["n_bootstrap"]:
         assert np.isfinite(a.lower[1:]).all() and (a.upper[1:] > a.lower[1:]).all()
         np.testing.assert_allclose(b.lower, a.lower, rtol=0, atol=1e-9)
         np.testing.assert_allclose(b.upper, a.upper, rtol=0, atol=1e-9)

@@ -32,4 +32,4 @@ def test_bad_arguments(log):
     with pytest.raises(UlrError, match="unknown propensity method"):
         propensity.estimate(log, method="nope")
     with pytest.raises(UlrError, match="bootstrap must be"):
-        propensity.estimate(log, method="em", bootstrap=1)
+        propensity.estimate(log, method="em", n_bootstrap=1)

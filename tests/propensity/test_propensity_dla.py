@@ -88,6 +88,6 @@ def test_lists_are_padded_by_position(open_df):
 
 def test_bootstrap_replicates_retrain(open_df):
     sim = simulate_clicks(queries=40, docs_per_query=5, sessions=1500, seed=5)
-    res = estimate(open_df(sim.df), method="dla", bootstrap=3, seed=2)
+    res = estimate(open_df(sim.df), method="dla", n_bootstrap=3, seed=2)
     assert np.all(res.lower <= res.upper) and np.all((res.upper - res.lower)[1:] > 0)
     assert any("initialization" in n for n in res.notes)

@@ -87,6 +87,6 @@ def test_no_interventions_is_an_error(open_df):
 
 def test_bootstrap_interval_covers_the_estimate(open_df):
     sim = simulate_clicks(queries=100, sessions=5000, seed=6)
-    res = estimate(open_df(sim.df), method="intervention-harvesting", bootstrap=30)
+    res = estimate(open_df(sim.df), method="intervention-harvesting", n_bootstrap=30)
     assert np.all(res.lower <= res.theta + 1e-9) and np.all(res.theta <= res.upper + 1e-9)
     assert np.all((res.upper - res.lower)[1:] > 0)

@@ -53,7 +53,7 @@ def test_no_bootstrap_still_gives_every_position_an_interval_and_flags_thin_ones
 
 
 def test_a_narrow_bootstrap_interval_does_not_hide_few_clicks():
-    r = _result([1.0, 0.5], lower=[1.0, 0.49], upper=[1.0, 0.51], bootstrap=50)
+    r = _result([1.0, 0.5], lower=[1.0, 0.49], upper=[1.0, 0.51], n_bootstrap=50)
     t = plots.with_precision(r, clicks=[20, 5], impressions=[1000, 1000])
     assert t.loc[1, "interval"] == "bootstrap" and t.loc[1, "thin"]
 

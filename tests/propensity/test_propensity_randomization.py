@@ -129,19 +129,19 @@ def test_mixed_randtopn_and_pairs_is_the_joint_poisson_ml(open_df):
 
 def test_tiny_click_counts_give_wide_intervals(open_df):
     tiny = simulate_clicks(queries=50, docs_per_query=5, sessions=300, seed=5)  # ~30 randomized
-    res = estimate(open_df(tiny.df), method="randomization", bootstrap=300, seed=1)
+    res = estimate(open_df(tiny.df), method="randomization", n_bootstrap=300, seed=1)
     width = res.upper - res.lower
     assert np.all(width[1:] > 0.4), width
     big = simulate_clicks(queries=50, docs_per_query=5, sessions=30_000, seed=5)
     res_big = estimate(open_df(big.df, "big.parquet"), method="randomization",
-                       bootstrap=300, seed=1)
+                       n_bootstrap=300, seed=1)
     assert np.all((res_big.upper - res_big.lower)[1:] < 0.5 * width[1:])
     assert res.lower[0] == res.upper[0] == 1.0
 
 
 def test_bootstrap_width_matches_the_delta_method(open_df):
     sim = simulate_clicks(queries=300, docs_per_query=5, sessions=40_000, seed=9)
-    res = estimate(open_df(sim.df), method="randomization", bootstrap=400, seed=3)
+    res = estimate(open_df(sim.df), method="randomization", n_bootstrap=400, seed=3)
     rr = sim.df[sim.df.randomized == 1]
     n = rr.groupby("position").size().to_numpy(float)
     c = rr.groupby("position")["click"].sum().to_numpy(float)

@@ -66,7 +66,7 @@ def test_no_features_is_an_error(open_df):
 
 def test_bootstrap_refits_each_replicate(open_df):
     sim = simulate_clicks(queries=40, docs_per_query=5, sessions=1500, seed=5)
-    res = estimate(open_df(sim.df), method="regression-em", bootstrap=4, seed=1)
+    res = estimate(open_df(sim.df), method="regression-em", n_bootstrap=4, seed=1)
     assert res.lower is not None and np.all(res.lower <= res.upper)
     assert np.all((res.upper - res.lower)[1:] > 0)  # replicates differ: they were refitted
     assert any("refits the Poisson start" in n for n in res.notes)

@@ -36,7 +36,7 @@ def test_dispatcher_refuses_bad_options(tmp_path):
     with pytest.raises(UlrError, match="unknown propensity method"):
         estimate(log, method="magic")
     with pytest.raises(UlrError, match="bootstrap must be"):
-        estimate(log, method="em", bootstrap=1)
+        estimate(log, method="em", n_bootstrap=1)
     assert set(METHODS) == {"randomization", "em", "regression-em", "dla",
                             "intervention-harvesting"}
 
@@ -58,7 +58,7 @@ def test_progress_is_reported_up_to_one(tmp_path):
     path = tmp_path / "l.parquet"
     write_log(sim.df, str(path))
     seen = []
-    estimate(store.open_file(path), method="em", bootstrap=3,
+    estimate(store.open_file(path), method="em", n_bootstrap=3,
              progress=lambda f, t: seen.append((f, t)))
     fr = [f for f, _ in seen]
     assert fr[-1] == 1.0 and all(0.0 <= f <= 1.0 for f in fr)

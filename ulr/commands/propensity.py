@@ -74,7 +74,7 @@ def _engine_scan(args):
 
 
 def run(args) -> dict:
-    kwargs = dict(method=args.method, positions=args.positions, bootstrap=args.bootstrap,
+    kwargs = dict(method=args.method, positions=args.positions, n_bootstrap=args.bootstrap,
                   seed=args.seed, assume_randomized=args.assume_randomized)
     if args.bootstrap is not None and (args.bootstrap < 0 or args.bootstrap == 1):
         raise UlrError(f"--bootstrap must be 0 (none) or at least 2, got {args.bootstrap}.")

@@ -155,7 +155,7 @@ def _thin_caveat(table: pd.DataFrame) -> list[str]:
 def section_propensity(log, ctx) -> list[report.ReportItem]:
     method = ctx["propensity_method"] or _default_method(log)
     res = propensity.estimate(log, method=method, positions=ctx["positions"],
-                              bootstrap=ctx["bootstrap"] or 0, seed=ctx["seed"])
+                              n_bootstrap=ctx["n_bootstrap"] or 0, seed=ctx["seed"])
     ctx["theta"] = np.asarray(res.theta, dtype=float)
     ctx["theta_source"] = f"estimated ({method})"
     truth = log.true_theta()
@@ -164,8 +164,8 @@ def section_propensity(log, ctx) -> list[report.ReportItem]:
                                            impressions=by_pos["impressions"].to_numpy())
     s = store.summary(log)
     note = (f"Position bias estimated with {method}; "
-            + (f"intervals from {ctx['bootstrap']} bootstrap replicates where drawn, "
-               "else from the click counts." if ctx["bootstrap"] else
+            + (f"intervals from {ctx['n_bootstrap']} bootstrap replicates where drawn, "
+               "else from the click counts." if ctx["n_bootstrap"] else
                "intervals from the click counts (run with --bootstrap B for bootstrap "
                "intervals).")
             + (" The dashed line is the true theta recorded in the log." if truth is not None
@@ -177,7 +177,7 @@ def section_propensity(log, ctx) -> list[report.ReportItem]:
         evidence={"rows": s["rows"], "clicks": int(by_pos["clicks"].sum()),
                   "queries": s["queries"], "sessions": s["sessions"]},
         settings=_settings(log, method=method, positions=ctx["positions"],
-                           bootstrap=ctx["bootstrap"], seed=ctx["seed"]))]
+                           bootstrap=ctx["n_bootstrap"], seed=ctx["seed"]))]
 
 
 def section_rankers(log, ctx) -> list[report.ReportItem]:
@@ -210,11 +210,11 @@ _BUILDERS = {"summary": section_summary, "propensity": section_propensity,
              "rankers": section_rankers}
 
 
-def build_items(log, sections, *, propensity_method=None, positions=None, bootstrap=0,
+def build_items(log, sections, *, propensity_method=None, positions=None, n_bootstrap=0,
                 theta=None, learner="linear", seed=0) -> tuple[list[report.ReportItem], dict]:
     """Report items of ``log`` for ``sections``; returns (items, status per section)."""
     ctx = {"propensity_method": propensity_method, "positions": positions,
-           "bootstrap": bootstrap, "learner": learner, "seed": seed,
+           "n_bootstrap": n_bootstrap, "learner": learner, "seed": seed,
            "theta": theta, "theta_source": "given with --theta" if theta is not None else None}
     items, status = [], {}
     for name in sections:
@@ -300,7 +300,7 @@ def run(args) -> dict:
         raise UlrError("--title must not be empty.")
     log = log_from_args(args)
     items, status = build_items(log, sections, propensity_method=args.propensity_method,
-                                positions=args.positions, bootstrap=args.bootstrap,
+                                positions=args.positions, n_bootstrap=args.bootstrap,
                                 theta=theta, learner=args.learner, seed=args.seed)
     title = args.title or f"ulr report: {log.info.name}"
     _write(out, items, title, args.format)

@@ -15,7 +15,7 @@
   :mod:`.harvesting`.
 
 Every method aggregates in SQL first (one statement, :mod:`.aggregate`) and
-iterates in numpy. ``bootstrap=B`` adds a percentile interval from B
+iterates in numpy. ``n_bootstrap=B`` adds a percentile interval from B
 replicates that reweight the aggregated statistics by resampled sessions.
 A method that cannot run on a log raises :class:`ulr.errors.UlrError` with the
 reason in one sentence.
@@ -30,7 +30,7 @@ import time
 from ulr.errors import UlrError
 from ulr.propensity.result import PropensityResult
 
-# method id -> module implementing ``run(scan, *, positions, bootstrap, seed,
+# method id -> module implementing ``run(scan, *, positions, n_bootstrap, seed,
 # assume_randomized, progress, level)``; imported on first use (sklearn is slow to import).
 _MODULES = {
     "randomization": "ulr.propensity.randomization",
@@ -45,7 +45,7 @@ MAX_BOOTSTRAP = 10_000
 __all__ = ["METHODS", "PropensityResult", "estimate"]
 
 
-def estimate(log, *, method: str, positions: int | None = None, bootstrap: int = 0,
+def estimate(log, *, method: str, positions: int | None = None, n_bootstrap: int = 0,
              seed: int = 0, assume_randomized: bool = False, progress=None,
              level: float = 0.95) -> PropensityResult:
     """Estimate examination probability per position, relative to position 1.
@@ -60,7 +60,7 @@ def estimate(log, *, method: str, positions: int | None = None, bootstrap: int =
         One of :data:`METHODS`.
     positions : int, optional
         Estimate positions 1..K (default: every position in the log).
-    bootstrap : int
+    n_bootstrap : int
         Replicates for the percentile interval (0: no interval).
     seed : int
         Seed of the bootstrap weights and of the stochastic methods.
@@ -78,10 +78,10 @@ def estimate(log, *, method: str, positions: int | None = None, bootstrap: int =
     if method not in _MODULES:
         raise UlrError(f"unknown propensity method {method!r}; choose one of "
                        f"{', '.join(METHODS)}.")
-    b = int(bootstrap)
+    b = int(n_bootstrap)
     if b < 0 or b == 1 or b > MAX_BOOTSTRAP:
-        raise UlrError(f"bootstrap must be 0 (none) or between 2 and {MAX_BOOTSTRAP}, "
-                       f"got {bootstrap}.")
+        raise UlrError(f"n_bootstrap must be 0 (none) or between 2 and {MAX_BOOTSTRAP}, "
+                       f"got {n_bootstrap}.")
     if not 0.0 < float(level) < 1.0:
         raise UlrError(f"level must lie in (0, 1), got {level}.")
     from ulr.propensity.aggregate import scan_of
@@ -89,7 +89,7 @@ def estimate(log, *, method: str, positions: int | None = None, bootstrap: int =
     scan = scan_of(log)
     t0 = time.perf_counter()
     impl = importlib.import_module(_MODULES[method])
-    res = impl.run(scan, positions=positions, bootstrap=b, seed=int(seed),
+    res = impl.run(scan, positions=positions, n_bootstrap=b, seed=int(seed),
                    assume_randomized=bool(assume_randomized), progress=progress,
                    level=float(level))
     if progress is not None:

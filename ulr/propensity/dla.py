@@ -224,7 +224,7 @@ def dla(ls: ListStats, *, hidden: int = 8, steps: int = 150, lr: float = 0.05,
     return DLAFit(theta=theta, g=g, params=params, loss=tuple(losses))
 
 
-def run(scan, *, positions=None, bootstrap: int = 0, seed=0, assume_randomized: bool = False,
+def run(scan, *, positions=None, n_bootstrap: int = 0, seed=0, assume_randomized: bool = False,
         progress=None, level: float = 0.95, steps: int = 150, bootstrap_steps: int = 50):
     from ulr.propensity import bootstrap as bs
     from ulr.propensity.result import PropensityResult
@@ -232,7 +232,7 @@ def run(scan, *, positions=None, bootstrap: int = 0, seed=0, assume_randomized: 
     prog = bs.Progress(progress)
     prog(0.02, "collecting clicked result lists in SQL")
     ls = collect(scan, positions=positions, seed=seed)
-    end = 0.5 if bootstrap else 0.98
+    end = 0.5 if n_bootstrap else 0.98
     fit = dla(ls, steps=steps, seed=seed, progress=prog.sub(0.1, end))
     notes = ["DLA is sensitive to initialization (see the method's documentation); "
              "compare seeds before relying on small differences."]
@@ -240,7 +240,7 @@ def run(scan, *, positions=None, bootstrap: int = 0, seed=0, assume_randomized: 
         notes.append(f"trained on a random {ls.X.shape[0]:,} of {ls.lists_total:,} clicked "
                      "lists.")
     lower = upper = None
-    if bootstrap > 0:
+    if n_bootstrap > 0:
         notes.append(f"each bootstrap replicate retrains for {bootstrap_steps} steps from the "
                      "point estimate.")
 
@@ -248,7 +248,7 @@ def run(scan, *, positions=None, bootstrap: int = 0, seed=0, assume_randomized: 
             return dla(ls, steps=bootstrap_steps, seed=seed, list_weights=w[ls.group],
                        init=fit).theta
         from ulr.propensity.aggregate import N_GROUPS
-        samples = bs.replicate(one, n_groups=N_GROUPS, replicates=bootstrap, seed=seed,
+        samples = bs.replicate(one, n_groups=N_GROUPS, replicates=n_bootstrap, seed=seed,
                                progress=prog.sub(end, 1.0))
         lower, upper, more = bs.percentile_interval(samples, level)
         notes += more
@@ -257,4 +257,4 @@ def run(scan, *, positions=None, bootstrap: int = 0, seed=0, assume_randomized: 
         rows_used=ls.rows, notes=notes,
         extras={"lists": int(ls.X.shape[0]), "steps": steps,
                 "final_ipw_loss": fit.loss[-1][0], "final_irw_loss": fit.loss[-1][1]},
-        bootstrap=bootstrap, level=level)
+        n_bootstrap=n_bootstrap, level=level)

@@ -328,7 +328,7 @@ def pbm_em_replicates(stats: CellStats, weights: np.ndarray, *, tol: float = 1e-
     return np.vstack(out)
 
 
-def run(scan, *, positions=None, bootstrap: int = 0, seed=0, assume_randomized: bool = False,
+def run(scan, *, positions=None, n_bootstrap: int = 0, seed=0, assume_randomized: bool = False,
         progress=None, level: float = 0.95, tol: float = 1e-7, max_iter: int = 500):
     """EM estimate from one aggregate query; bootstrap by reweighting the cells.
 
@@ -343,14 +343,14 @@ def run(scan, *, positions=None, bootstrap: int = 0, seed=0, assume_randomized: 
 
     prog = bs.Progress(progress)
     prog(0.02, "aggregating impressions and clicks per (query, doc, position) in SQL")
-    stats = cell_stats(scan, positions=positions, groups=bootstrap > 0)
+    stats = cell_stats(scan, positions=positions, groups=n_bootstrap > 0)
     linked = connected_to_top(stats)
     if not linked[1:].any():
         raise UlrError("every query-document pair was shown at a single position, so EM "
                        "cannot tell position from relevance; it needs pairs shown at several "
                        "positions (ranker changes, noise or randomization).")
     fit = pbm_em(stats, tol=tol, max_iter=max_iter,
-                 progress=prog.sub(0.1, 0.5 if bootstrap else 0.98))
+                 progress=prog.sub(0.1, 0.5 if n_bootstrap else 0.98))
     theta = fit.theta / fit.theta[0]
     theta[~linked] = np.nan
     notes = []
@@ -362,14 +362,14 @@ def run(scan, *, positions=None, bootstrap: int = 0, seed=0, assume_randomized: 
                      f"{', '.join(str(i + 1) for i in np.flatnonzero(~linked))} to position 1; "
                      "their theta is not identified and left empty.")
     lower = upper = None
-    if bootstrap > 0:
+    if n_bootstrap > 0:
         def batch(w):
             # Replicates only feed percentiles: 1e-6 moves their endpoints by < 0.01
             # (less than the Monte Carlo error of B replicates) at half the time.
             t = pbm_em_replicates(stats, w, tol=max(tol, 1e-6), max_iter=max_iter)
             t[:, ~linked] = np.nan
             return t
-        samples = bs.replicate(batch, n_groups=stats.groups.n_groups, replicates=bootstrap,
+        samples = bs.replicate(batch, n_groups=stats.groups.n_groups, replicates=n_bootstrap,
                                seed=seed, progress=prog.sub(0.5, 1.0), batch=25)
         lower, upper, more = bs.percentile_interval(samples, level)
         notes += more
@@ -377,4 +377,4 @@ def run(scan, *, positions=None, bootstrap: int = 0, seed=0, assume_randomized: 
         method="em", positions=stats.positions, theta=theta, lower=lower, upper=upper,
         absolute=fit.theta, loglik=fit.loglik, rows_used=stats.rows, notes=notes,
         extras={"converged": fit.converged, "pairs": stats.n_pairs, "cells": len(stats.pair)},
-        bootstrap=bootstrap, level=level)
+        n_bootstrap=n_bootstrap, level=level)

@@ -136,7 +136,7 @@ def fit(stats: CellStats, *, theta0=None) -> tuple[np.ndarray, dict]:
     return theta, info
 
 
-def run(scan, *, positions=None, bootstrap: int = 0, seed=0, assume_randomized: bool = False,
+def run(scan, *, positions=None, n_bootstrap: int = 0, seed=0, assume_randomized: bool = False,
         progress=None, level: float = 0.95):
     """Harvest interventions from one aggregate query; bootstrap by reweighting cells."""
     from ulr.propensity import bootstrap as bs
@@ -145,7 +145,7 @@ def run(scan, *, positions=None, bootstrap: int = 0, seed=0, assume_randomized: 
 
     prog = bs.Progress(progress)
     prog(0.02, "aggregating impressions and clicks per (query, doc, position) in SQL")
-    stats = cell_stats(scan, positions=positions, groups=bootstrap > 0)
+    stats = cell_stats(scan, positions=positions, groups=n_bootstrap > 0)
     prog(0.3, "harvesting interventions")
     theta, info = fit(stats)
     linked = info["linked"]
@@ -158,13 +158,13 @@ def run(scan, *, positions=None, bootstrap: int = 0, seed=0, assume_randomized: 
         notes.append("the AllPairs optimizer stopped before converging; treat the estimate "
                      "with care.")
     lower = upper = None
-    if bootstrap > 0:
+    if n_bootstrap > 0:
         start = np.where(np.isfinite(theta), theta, 1.0)
 
         def one(w):
             t, _ = fit(stats.reweighted(w), theta0=start)
             return t
-        samples = bs.replicate(one, n_groups=stats.groups.n_groups, replicates=bootstrap,
+        samples = bs.replicate(one, n_groups=stats.groups.n_groups, replicates=n_bootstrap,
                                seed=seed, progress=prog.sub(0.4, 1.0))
         lower, upper, more = bs.percentile_interval(samples, level)
         notes += more
@@ -176,4 +176,4 @@ def run(scan, *, positions=None, bootstrap: int = 0, seed=0, assume_randomized: 
         extras={"position_pairs": info["position_pairs"],
                 "effective_trials_vs_top": neff[0].tolist(),
                 "converged": info["converged"]},
-        bootstrap=bootstrap, level=level)
+        n_bootstrap=n_bootstrap, level=level)

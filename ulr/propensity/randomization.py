@@ -220,7 +220,7 @@ def check_point(stats: RandStats, theta: np.ndarray) -> list[str]:
     return notes
 
 
-def run(scan: Scan, *, positions=None, bootstrap: int = 0, seed=0,
+def run(scan: Scan, *, positions=None, n_bootstrap: int = 0, seed=0,
         assume_randomized: bool = False, progress=None, level: float = 0.95):
     """Estimate theta from randomized rows (see the module docstring)."""
     from ulr.propensity import bootstrap as bs
@@ -228,16 +228,16 @@ def run(scan: Scan, *, positions=None, bootstrap: int = 0, seed=0,
 
     prog = bs.Progress(progress)
     prog(0.02, "aggregating randomized rows in SQL")
-    stats = collect(scan, positions=positions, groups=bootstrap > 0,
+    stats = collect(scan, positions=positions, groups=n_bootstrap > 0,
                     assume_randomized=assume_randomized)
     theta = fit_many(stats)[0]
     notes = check_point(stats, theta)
     if assume_randomized:
         notes.insert(0, "every row was treated as randomized (assume_randomized).")
     lower = upper = None
-    if bootstrap > 0:
+    if n_bootstrap > 0:
         samples = bs.replicate(lambda w: fit_many(stats, w), n_groups=stats.n_groups,
-                               replicates=bootstrap, seed=seed, progress=prog.sub(0.1, 1.0),
+                               replicates=n_bootstrap, seed=seed, progress=prog.sub(0.1, 1.0),
                                batch=256)
         lower, upper, more = bs.percentile_interval(samples, level)
         notes += more
@@ -252,4 +252,4 @@ def run(scan: Scan, *, positions=None, bootstrap: int = 0, seed=0,
                                      stats.clicks_j.sum(0), stats.clicks_k.sum(0))]
     return PropensityResult(method="randomization", positions=stats.positions, theta=theta,
                             lower=lower, upper=upper, rows_used=stats.rows, notes=notes,
-                            extras=extras, bootstrap=bootstrap, level=level)
+                            extras=extras, n_bootstrap=n_bootstrap, level=level)

@@ -253,15 +253,15 @@ def regression_em(fs: FeatureStats, *, theta0=None, gamma0=None, tol: float = 1e
                            model=model)
 
 
-def run(scan, *, positions=None, bootstrap: int = 0, seed=0, assume_randomized: bool = False,
+def run(scan, *, positions=None, n_bootstrap: int = 0, seed=0, assume_randomized: bool = False,
         progress=None, level: float = 0.95, max_iter: int = 20, bootstrap_iter: int = 3):
     from ulr.propensity import bootstrap as bs
     from ulr.propensity.result import PropensityResult
 
     prog = bs.Progress(progress)
     prog(0.02, "aggregating impressions and clicks per (position, features) in SQL")
-    fs = collect(scan, positions=positions, groups=bootstrap > 0)
-    end = 0.6 if bootstrap else 0.98
+    fs = collect(scan, positions=positions, groups=n_bootstrap > 0)
+    end = 0.6 if n_bootstrap else 0.98
     theta0, gamma0, start_iter = poisson_start(fs, seed=seed, progress=prog.sub(0.05, 0.4 * end))
     fit = regression_em(fs, theta0=theta0, gamma0=gamma0, max_iter=max_iter, seed=seed,
                         progress=prog.sub(0.4 * end, end))
@@ -271,7 +271,7 @@ def run(scan, *, positions=None, bootstrap: int = 0, seed=0, assume_randomized: 
         notes.append(f"regression EM stopped after {max_iter} iterations before the "
                      "log-likelihood settled.")
     lower = upper = None
-    if bootstrap > 0:
+    if n_bootstrap > 0:
         notes.append(f"each bootstrap replicate refits the Poisson start and then runs "
                      f"{bootstrap_iter} regression-EM iterations.")
 
@@ -281,7 +281,7 @@ def run(scan, *, positions=None, bootstrap: int = 0, seed=0, assume_randomized: 
             f = regression_em(rf, theta0=t0, gamma0=g0, max_iter=bootstrap_iter,
                               min_iter=bootstrap_iter, seed=seed)
             return f.theta / f.theta[0]
-        samples = bs.replicate(one, n_groups=fs.cells.groups.n_groups, replicates=bootstrap,
+        samples = bs.replicate(one, n_groups=fs.cells.groups.n_groups, replicates=n_bootstrap,
                                seed=seed, progress=prog.sub(0.6, 1.0))
         lower, upper, more = bs.percentile_interval(samples, level)
         notes += more
@@ -291,4 +291,4 @@ def run(scan, *, positions=None, bootstrap: int = 0, seed=0, assume_randomized: 
         notes=notes, extras={"converged": fit.converged, "feature_vectors": fs.cells.n_pairs,
                              "start_iterations": start_iter,
                              "features": list(fs.features)},
-        bootstrap=bootstrap, level=level)
+        n_bootstrap=n_bootstrap, level=level)

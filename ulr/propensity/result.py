@@ -29,7 +29,7 @@ class PropensityResult:
     theta : ndarray of shape (K,)
         ``theta_k / theta_1``; ``theta[0] == 1``. NaN where the data say nothing.
     lower, upper : ndarray of shape (K,) or None
-        Bootstrap percentile interval (``bootstrap`` replicates, two-sided level ``level``).
+        Bootstrap percentile interval (``n_bootstrap`` replicates, two-sided level ``level``).
     absolute : ndarray of shape (K,) or None
         Absolute theta where the method has one (its scale is often weakly
         identified; see ``notes``).
@@ -41,7 +41,7 @@ class PropensityResult:
         Readable remarks (caveats, what was skipped).
     extras : mapping
         Method-specific figures (JSON-able values).
-    bootstrap, level : int, float
+    n_bootstrap, level : int, float
         Replicates behind ``lower``/``upper`` and the interval's level.
     seconds : float
         Wall-clock time of the estimate.
@@ -57,7 +57,7 @@ class PropensityResult:
     rows_used: int = 0
     notes: tuple = ()
     extras: object = field(default_factory=dict)
-    bootstrap: int = 0
+    n_bootstrap: int = 0
     level: float = 0.95
     seconds: float = 0.0
 
@@ -85,7 +85,7 @@ class PropensityResult:
         object.__setattr__(self, "notes", tuple(str(v) for v in self.notes))
         object.__setattr__(self, "extras", dict(self.extras))  # a copy (picklable for caches)
         object.__setattr__(self, "rows_used", int(self.rows_used))
-        object.__setattr__(self, "bootstrap", int(self.bootstrap))
+        object.__setattr__(self, "n_bootstrap", int(self.n_bootstrap))
 
     @property
     def iterations(self) -> int:
@@ -98,7 +98,7 @@ class PropensityResult:
         if self.lower is not None:
             out["lower"] = self.lower.tolist()
             out["upper"] = self.upper.tolist()
-            out["bootstrap"] = self.bootstrap
+            out["bootstrap"] = self.n_bootstrap  # the CLI's word (--bootstrap)
             out["level"] = self.level
         if self.absolute is not None:
             out["absolute_theta"] = self.absolute.tolist()
