@@ -106,3 +106,18 @@ def open_df(tmp_path):
 def user_error():
     """The :func:`assert_user_error` check, as a fixture."""
     return assert_user_error
+
+
+@pytest.fixture
+def parquet_lake(tmp_path):
+    """``parquet_lake(df, days)``: a folder of ``days`` Parquet files (day0, day1, ...) that
+    split the log's rows in order, as a data lake partitions a log by day."""
+    import numpy as np
+
+    def write(df, days: int):
+        lake = tmp_path / "lake"
+        lake.mkdir()
+        for i, rows in enumerate(np.array_split(np.arange(len(df)), days)):
+            df.iloc[rows].to_parquet(lake / f"day{i}.parquet")
+        return lake
+    return write

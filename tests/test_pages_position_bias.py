@@ -122,7 +122,7 @@ def test_precision_interval_matches_a_simulated_spread():
     assert abs(hits / reps - 0.95) < 4 * se
 
 
-def test_a_registered_source_is_estimated_from_its_stored_statistics(tmp_path):
+def test_a_registered_source_is_estimated_from_its_stored_statistics(parquet_lake):
     """Pick a registered Parquet lake in the sidebar: em and intervention harvesting run
     on its stored statistics and equal a scan of the files; methods that need rows say
     so in one sentence with a link to the Data page."""
@@ -135,10 +135,7 @@ def test_a_registered_source_is_estimated_from_its_stored_statistics(tmp_path):
     from ulr.simulate import simulate_clicks
 
     df = simulate_clicks(queries=30, docs_per_query=5, sessions=1600, seed=11).df
-    lake = tmp_path / "lake"
-    lake.mkdir()
-    for i, rows in enumerate(np.array_split(np.arange(len(df)), 3)):
-        df.iloc[rows].to_parquet(lake / f"day{i}.parquet")
+    lake = parquet_lake(df, 3)
     name = f"lake_{uuid.uuid4().hex[:6]}"
     sources.add(name, path=str(lake / "*.parquet"))
 

@@ -16,15 +16,12 @@ TRACES = """() => {
 }"""
 
 
-def test_register_a_parquet_folder_then_position_bias_from_it(page, app_url, tmp_path):
+def test_register_a_parquet_folder_then_position_bias_from_it(page, app_url, parquet_lake):
     from ulr import engines, propensity
     from ulr.simulate import simulate_clicks
 
     df = simulate_clicks(queries=30, docs_per_query=5, sessions=1200, seed=21).df
-    lake = tmp_path / "lake"
-    lake.mkdir()
-    for i, rows in enumerate(np.array_split(np.arange(len(df)), 2)):
-        df.iloc[rows].to_parquet(lake / f"day{i}.parquet")
+    lake = parquet_lake(df, 2)
     name = f"lake_{uuid.uuid4().hex[:6]}"
 
     page.goto(app_url + "/data")
