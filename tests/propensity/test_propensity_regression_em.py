@@ -70,3 +70,60 @@ def test_bootstrap_refits_each_replicate(open_df):
     assert res.lower is not None and np.all(res.lower <= res.upper)
     assert np.all((res.upper - res.lower)[1:] > 0)  # replicates differ: they were refitted
     assert any("refits the Poisson start" in n for n in res.notes)
+
+
+def test_extrapolation_lands_on_the_fixed_point_of_a_linear_contraction():
+    # F(t) = t* + M (t - t*) with one contraction rate: SQUAREM's step from t0, F(t0),
+    # F(F(t0)) is exactly t*; the plain iteration would need ~30 maps for 1e-9 at rate 0.5.
+    star = np.array([1.0, 0.5, 0.3, 0.2])
+    t0 = np.array([1.0, 0.3, 0.1, 0.05])
+
+    def F(t):
+        return star + 0.5 * (t - star)
+    np.testing.assert_allclose(RE._extrapolate(t0, F(t0), F(F(t0))), star, atol=1e-12)
+
+
+def test_extrapolation_falls_back_when_the_step_leaves_positive_theta():
+    t0, t1, t2 = np.array([1.0, 0.9]), np.array([1.0, 0.5]), np.array([1.0, 0.2])
+    out = RE._extrapolate(t0, t1, t2)  # heads for 0.9 - 3.2 + 1.6 = -0.7
+    np.testing.assert_array_equal(out, t2)
+
+
+def test_accelerated_start_reaches_the_plain_alternations_fixed_point(open_df):
+    sim = simulate_clicks(queries=200, docs_per_query=6, sessions=6000, seed=4)
+    fs = RE.collect(A.scan_of(open_df(sim.df)))
+    theta, _, fits = RE.poisson_start(fs, tol=1e-5, max_iter=60)
+    ref = RE.initial_theta(fs.cells)
+    ref = ref / ref[0]
+    for plain_fits in range(1, 61):  # the slow reference: alternate until it stops moving
+        new, _ = RE._poisson_step(fs, ref, 0)
+        done = np.max(np.abs(new - ref)) < 1e-5
+        ref = new
+        if done:
+            break
+    assert done and fits < plain_fits, (fits, plain_fits)
+    np.testing.assert_allclose(theta, ref, atol=1e-4)
+
+
+def test_collect_reads_the_log_once(open_df, monkeypatch):
+    sim = simulate_clicks(queries=20, docs_per_query=4, sessions=400, features=2, seed=2)
+    scan = A.scan_of(open_df(sim.df))
+    statements = []
+    real = A.Scan.execute
+
+    def counted(self, sql, params=None):
+        statements.append(sql)
+        return real(self, sql, params)
+    monkeypatch.setattr(A.Scan, "execute", counted)
+    fs = RE.collect(scan)
+    assert len(statements) == 1 and fs.cells.positions == sim.df.position.max()
+    statements.clear()
+    fs = RE.collect(scan, positions=3)
+    assert fs.cells.positions == 3 and fs.cells.position.max() == 3
+    assert fs.cells.impressions.sum() == (sim.df.position <= 3).sum()
+
+
+def test_collect_refuses_more_positions_than_the_log_has(open_df):
+    sim = simulate_clicks(queries=20, docs_per_query=4, sessions=400, features=2, seed=2)
+    with pytest.raises(UlrError, match="deepest position is 4"):
+        RE.collect(A.scan_of(open_df(sim.df)), positions=6)
