@@ -67,16 +67,25 @@ def test_bootstrap_gives_lower_and_upper(capsys, files):
     assert res["bootstrap"] == 20
 
 
-def test_file_scan_and_stored_dataset_agree(capsys, files):
+@pytest.mark.parametrize("method", ["em", "regression-em"])
+def test_file_scan_and_stored_dataset_agree(capsys, files, monkeypatch, method):
     _, csv, db = files
-    a = json.loads(ulr(capsys, "propensity", "--method", "em", "--input", csv, "--json")[1])
-    b = json.loads(ulr(capsys, "propensity", "--method", "em", "--db", db, "--name", "clicks",
+    from ulr.commands import common
+
+    def no_load(args):
+        raise AssertionError("the file was loaded instead of scanned in place")
+    with monkeypatch.context() as m:
+        m.setattr(common, "log_from_args", no_load)
+        rc, out, err = ulr(capsys, "propensity", "--method", method, "--input", csv, "--json")
+    assert rc == 0, err
+    a = json.loads(out)
+    b = json.loads(ulr(capsys, "propensity", "--method", method, "--db", db, "--name", "clicks",
                        "--json")[1])
     np.testing.assert_allclose(a["theta"], b["theta"], rtol=1e-9)  # summation order only
     assert a["rows_used"] == b["rows_used"]
     np.testing.assert_allclose(a["true_theta"], b["true_theta"], rtol=1e-9)
     # ... and the same as the Python API on the stored table.
-    res = estimate(store.open_dataset("clicks", db), method="em")
+    res = estimate(store.open_dataset("clicks", db), method=method)
     np.testing.assert_allclose(res.theta, a["theta"], rtol=1e-9)
 
 
@@ -109,10 +118,12 @@ def test_user_errors_exit_2(capsys, files, tmp_path):
     user_error(*ulr(capsys, "propensity", "--method", "em", "--input", one), "single position")
 
 
-def test_a_bad_file_is_refused_with_the_loader_message(capsys, tmp_path):
+@pytest.mark.parametrize("method", ["em", "regression-em"])
+def test_a_bad_file_is_refused_with_the_loader_message(capsys, tmp_path, method):
     bad = tmp_path / "bad.csv"
-    bad.write_text("query_id,doc_id,position,click\n1,1,1,1\n1,2,2,0\n2,1,2.5,0\n")
-    user_error(*ulr(capsys, "propensity", "--method", "em", "--input", bad),
+    bad.write_text("query_id,doc_id,position,click,feature_1\n1,1,1,1,0.5\n1,2,2,0,0.1\n"
+                   "2,1,2.5,0,0.3\n")
+    user_error(*ulr(capsys, "propensity", "--method", method, "--input", bad),
                "column 'position': 1 bad value (must be an integer >= 1), first at line 4")
 
 

@@ -4,11 +4,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from ulr import store
 from ulr.errors import UlrError
 from ulr.propensity import aggregate as A
 from ulr.propensity import estimate
 from ulr.propensity import regression_em as RE
-from ulr.simulate import simulate_clicks
+from ulr.simulate import simulate_clicks, write_log
 
 
 def test_constant_features_give_the_ctr_ratio(open_df):
@@ -127,3 +128,35 @@ def test_collect_refuses_more_positions_than_the_log_has(open_df):
     sim = simulate_clicks(queries=20, docs_per_query=4, sessions=400, features=2, seed=2)
     with pytest.raises(UlrError, match="deepest position is 4"):
         RE.collect(A.scan_of(open_df(sim.df)), positions=6)
+
+
+@pytest.mark.parametrize("kw", [{}, {"positions": 4}, {"groups": True}])
+def test_csv_scan_gives_the_stored_tables_statistics(tmp_path, kw):
+    sim = simulate_clicks(queries=30, docs_per_query=6, sessions=1500, features=3, seed=6)
+    path = tmp_path / "log.csv"
+    write_log(sim.df, str(path))
+    a = RE.collect(A.csv_scan(path), **kw)
+    b = RE.collect(A.scan_of(store.open_file(path)), **kw)
+    assert a.cells.positions == b.cells.positions == kw.get("positions", 6)
+
+    def cells(st):  # rows come in no particular order; items are numbered by features
+        return np.sort(np.rec.fromarrays([st.pair, st.position, st.impressions, st.clicks]))
+    np.testing.assert_array_equal(cells(a.cells), cells(b.cells))
+    np.testing.assert_array_equal(a.X, b.X)
+    if kw.get("groups"):
+        np.testing.assert_array_equal(np.sort(a.cells.groups.group),
+                                      np.sort(b.cells.groups.group))
+
+
+@pytest.mark.parametrize("row", [
+    "q,b,2.5,0,0.1",  # non-integer position
+    "q,b,2,7,0.1",  # click not 0/1
+    "q,b,2,,0.1",  # missing click
+    "q,b,2,0,abc",  # a feature that is not a number
+    "q,b,2,0",  # ragged row
+])
+def test_csv_scan_sends_bad_rows_to_the_loader(tmp_path, row):
+    path = tmp_path / "bad.csv"
+    path.write_text(f"query_id,doc_id,position,click,feature_1\nq,a,1,1,0.5\n{row}\n")
+    with pytest.raises(A.NeedsFullLoad):
+        RE.collect(A.csv_scan(path))

@@ -23,8 +23,10 @@ from ulr.errors import UlrError
 from ulr.propensity import aggregate
 
 ORDER = 30
-# Methods whose statistics come from aggregate.cell_stats alone (in-place file scan).
+# Methods whose statistics come from aggregate.cell_stats alone (stored cell statistics).
 CELL_METHODS = ("em", "intervention-harvesting")
+# Methods that can aggregate a CSV file in place (one checked scan, no copy).
+IN_PLACE_METHODS = CELL_METHODS + ("regression-em",)
 
 
 def register(sub):
@@ -92,7 +94,7 @@ def run(args) -> dict:
         scan = _engine_scan(args)
         res = propensity.estimate(scan, **kwargs)
     if res is None and (args.input and not (args.name or args.db) and not args.skip_bad_rows
-            and args.method in CELL_METHODS):
+            and args.method in IN_PLACE_METHODS):
         scan = aggregate.csv_scan(args.input, common.mapping_from_args(args))
         if scan is not None:
             try:

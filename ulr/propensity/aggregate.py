@@ -310,10 +310,15 @@ def cell_stats(scan: Scan, *, positions: int | None = None, groups: bool = False
            f"position, n, c{checks} FROM cells")
     res = scan.execute(sql, params).fetchnumpy()
     if not scan.checked:
-        if (np.any(np.asarray(res["missing_clicks"]) > 0) or np.any(np.asarray(res["bad_key"]))
-                or np.any(np.asarray(res["bad_rows"]) > 0)):
-            raise NeedsFullLoad("rows that break the schema")
+        refuse_bad_rows(res)
     return cells_from(res, scan, positions=positions, groups=groups)
+
+
+def refuse_bad_rows(res: dict) -> None:
+    """Raise :class:`NeedsFullLoad` when :func:`_file_checks`' columns flag any cell."""
+    if (np.any(np.asarray(res["missing_clicks"]) > 0) or np.any(np.asarray(res["bad_key"]))
+            or np.any(np.asarray(res["bad_rows"]) > 0)):
+        raise NeedsFullLoad("rows that break the schema")
 
 
 def cells_from(res: dict, scan, *, positions: int | None, groups: bool) -> CellStats:

@@ -50,8 +50,8 @@ import numpy as np
 
 from ulr import schema
 from ulr.errors import UlrError
-from ulr.propensity.aggregate import CellStats, Scan, _bucket, _collapse, max_position, \
-    require_table, resolve_positions
+from ulr.propensity.aggregate import CellStats, Scan, _bucket, _collapse, _file_checks, \
+    max_position, refuse_bad_rows, resolve_positions
 from ulr.propensity.em import initial_theta
 
 EPS = 1e-4
@@ -85,35 +85,44 @@ def prebin(X: np.ndarray, max_bins: int = 255) -> np.ndarray:
 def collect(scan: Scan, *, positions=None, groups: bool = False) -> FeatureStats:
     """Impressions and clicks per (position, feature vector): one SQL statement.
 
-    Without ``positions`` the statement keeps every position and K is the
-    deepest one in its result, so the log is read once.
+    The statement keeps every position (a stored log's is filtered to
+    ``positions`` in SQL) and K is the deepest one in its result, so the log
+    is read once. An in-place file scan checks the rows it reads inside the
+    same statement (:func:`.aggregate._file_checks`).
     """
-    require_table(scan, "regression-em")
     feats = [schema.safe_ident(f) for f in scan.features]
     if not feats:
         raise UlrError(f"the log {scan.name!r} has no feature_* columns; regression EM learns "
                        "relevance from features, so use em or another method.")
-    res = scan.execute(_feature_sql(scan, feats, positions is not None, groups),
-                       {} if positions is None else {"ulr_k": int(positions)}).fetchnumpy()
-    item = np.asarray(res["item"], dtype=np.int64)
+    filtered = positions is not None and scan.checked  # a file scan filters after its checks
+    res = scan.execute(_feature_sql(scan, feats, filtered, groups),
+                       {"ulr_k": int(positions)} if filtered else {}).fetchnumpy()
+    if not scan.checked:
+        refuse_bad_rows(res)
     pos = np.asarray(res["position"], dtype=np.int64)
-    if len(pos) == 0 and positions is None:
+    if len(pos) == 0 and not filtered:
         raise UlrError(f"the log {scan.name!r} has no rows to estimate from.")
     deepest = int(pos.max()) if len(pos) else 0
-    if positions is not None and deepest < int(positions):  # the filter hid deeper positions
+    if filtered and deepest < int(positions):  # the filter hid deeper positions
         deepest = max_position(scan)
     k = resolve_positions(scan, positions, deepest)
-    if len(item) == 0:
+    keep = pos <= k
+    if not keep.any():
         raise UlrError(f"the log {scan.name!r} has no rows in positions 1..{k}.")
-    n = np.asarray(res["n"], dtype=float)
-    c = np.nan_to_num(np.asarray(res["c"], dtype=float))
-    m = int(item.max()) + 1
-    X = np.empty((m, len(feats)))
+    every_item = np.asarray(res["item"], dtype=np.int64)
+    X = np.empty((int(every_item.max()) + 1, len(feats)))
     for j, f in enumerate(feats):
-        X[item, j] = np.asarray(res[f], dtype=float)  # NULL -> NaN (the GBDT handles NaN)
+        X[every_item, j] = np.asarray(res[f], dtype=float)  # NULL -> NaN (the GBDT handles it)
+    item, pos = every_item[keep], pos[keep]
+    n = np.asarray(res["n"], dtype=float)[keep]
+    c = np.nan_to_num(np.asarray(res["c"], dtype=float))[keep]
+    if not keep.all():  # number only the items seen in positions 1..K, in the same order
+        shown, item = np.unique(item, return_inverse=True)
+        X = X[shown]
+    m = len(X)
     if groups:
-        pair_c, pos_c, n_c, c_c, g = _collapse(np.asarray(res["grp"], dtype=np.int64), item,
-                                               pos, n, c, k)
+        grp = np.asarray(res["grp"], dtype=np.int64)[keep]
+        pair_c, pos_c, n_c, c_c, g = _collapse(grp, item, pos, n, c, k)
         cells = CellStats(pair=pair_c, position=pos_c, impressions=n_c, clicks=c_c,
                           n_pairs=m, positions=k, groups=g)
     else:
@@ -128,11 +137,13 @@ def _feature_sql(scan: Scan, feats: list, filtered: bool, groups: bool) -> str:
     src = f"(SELECT *, {_bucket(scan)} AS grp FROM {{src}})" if groups else "{src}"
     grp = "grp, " if groups else ""
     where = "WHERE position <= $ulr_k " if filtered else ""
+    used = {"position", "click", *feats} | ({scan.unit} if groups else set())
+    row_checks, checks = ("", "") if scan.checked else _file_checks(scan, used)
     return (f"WITH cells AS (SELECT {grp}position, {flist}, count(*) AS n, "
-            f"sum(CAST(click AS INTEGER)) AS c FROM {src} AS t {where}"
-            f"GROUP BY {grp}position, {flist}) "
+            f"count(click) AS n_known, sum(CAST(click AS INTEGER)) AS c{row_checks} "
+            f"FROM {src} AS t {where}GROUP BY {grp}position, {flist}) "
             f"SELECT {grp}dense_rank() OVER (ORDER BY {flist}) - 1 AS item, position, n, c, "
-            f"{flist} FROM cells")
+            f"{flist}{checks} FROM cells")
 
 
 @dataclass
