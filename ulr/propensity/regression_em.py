@@ -34,8 +34,8 @@ gamma(x)`` and a Poisson-loss GBDT of ``clicks / exposure`` on the features
 approximation ``clicks ~ Poisson(n theta_k gamma(x))``. The alternation
 contracts linearly, so SQUAREM's extrapolation (as in :mod:`.em`) jumps ahead
 after every two fits; that converges in about four GBDT fits. Regression EM
-then refines the fit under the exact Bernoulli likelihood until the
-log-likelihood settles.
+then refines the fit under the exact Bernoulli likelihood for as long as each
+refit raises it (see :func:`regression_em`).
 
 Sufficient statistics come from one SQL statement grouped by (position,
 feature vector): rows with identical features at the same position are
@@ -152,7 +152,8 @@ class RegressionEMFit:
     gamma: np.ndarray  # per item
     loglik: tuple
     converged: bool
-    model: object
+    model: object  # the last accepted GBDT (None when no refit was kept)
+    rejected: bool = False  # True: the last refit lowered the likelihood and was undone
 
 
 def _threads(n_rows: int):
@@ -257,9 +258,12 @@ def regression_em(fs: FeatureStats, *, theta0=None, gamma0=None, tol: float = 1e
 
     Stops when the log-likelihood per impression changes by less than ``tol``,
     or relative theta by less than ``theta_tol`` at every position (after at
-    least ``min_iter`` iterations). A GBDT refit is not an exact M-step, so
-    the log-likelihood jitters by a few units from one iteration to the next
-    instead of settling; the theta criterion ends the loop then.
+    least ``min_iter`` iterations). A GBDT refit is not an exact M-step and
+    can lower the likelihood; then the fit before it is kept and the loop
+    stops (a generalized EM never goes down). On low-CTR logs the Poisson
+    start (:func:`poisson_start`) fits the clicks directly, and the first
+    refit on posterior labels usually lowers the likelihood by hundreds of
+    nats, with theta no closer to the truth; ``rejected`` says so.
     """
     st = fs.cells
     k, m = st.positions, st.n_pairs
@@ -284,12 +288,18 @@ def regression_em(fs: FeatureStats, *, theta0=None, gamma0=None, tol: float = 1e
     keep_x = n_i > 0
     X2 = np.vstack([fs.X[keep_x], fs.X[keep_x]])
     y2 = np.concatenate([np.ones(keep_x.sum()), np.zeros(keep_x.sum())])
-    lls, model, converged = [], None, False
+    lls, model, converged, rejected = [], None, False, False
     prev = theta / theta[0]
     for it in range(int(max_iter)):
         th, g = theta[pos0], gamma[item]
         q = 1.0 - th * g
-        lls.append(float(c @ np.log(th * g) + nc @ np.log(q)))
+        ll = float(c @ np.log(th * g) + nc @ np.log(q))
+        if lls and ll < lls[-1]:  # the refit lowered the likelihood: keep the fit before it
+            theta, gamma, model = kept
+            converged = rejected = True
+            break
+        lls.append(ll)
+        kept = (theta, gamma, model)
         rel = theta / theta[0]
         if it >= min_iter and (abs(lls[-1] - lls[-2]) / total < tol
                                or np.max(np.abs(rel - prev)) < theta_tol):
@@ -310,7 +320,7 @@ def regression_em(fs: FeatureStats, *, theta0=None, gamma0=None, tol: float = 1e
         if progress is not None:
             progress((it + 1) / max_iter, f"regression EM iteration {it + 1}")
     return RegressionEMFit(theta=theta, gamma=gamma, loglik=tuple(lls), converged=converged,
-                           model=model)
+                           model=model, rejected=rejected)
 
 
 def run(scan, *, positions=None, n_bootstrap: int = 0, seed=0, assume_randomized: bool = False,
@@ -330,6 +340,9 @@ def run(scan, *, positions=None, n_bootstrap: int = 0, seed=0, assume_randomized
     if not fit.converged:
         notes.append(f"regression EM stopped after {max_iter} iterations before the "
                      "log-likelihood settled.")
+    if fit.rejected and len(fit.loglik) == 1:
+        notes.append("no regression-EM refit raised the likelihood above the Poisson start's, "
+                     "so theta is that start's fit.")
     lower = upper = None
     if n_bootstrap > 0:
         notes.append(f"each bootstrap replicate refits the Poisson start and then runs "
@@ -350,5 +363,6 @@ def run(scan, *, positions=None, n_bootstrap: int = 0, seed=0, assume_randomized
         upper=upper, absolute=fit.theta, loglik=fit.loglik, rows_used=fs.cells.rows,
         notes=notes, extras={"converged": fit.converged, "feature_vectors": fs.cells.n_pairs,
                              "start_iterations": start_iter,
+                             "refits_kept": len(fit.loglik) - 1,
                              "features": list(fs.features)},
         n_bootstrap=n_bootstrap, level=level)
