@@ -89,6 +89,16 @@ def test_bad_sources_get_one_sentence(spark, lake, tmp_path):
         spk.scan(table="missing_table")
 
 
+def test_a_second_master_in_one_process_is_refused(spark, lake):
+    # The running session is local[2]; the builder would silently hand it back for
+    # local[1], and a source would be computed and recorded under the wrong master.
+    root, _ = lake
+    with pytest.raises(UlrError, match="already runs here on master 'local\\[2\\]'"):
+        engines.get("spark", master="local[1]").scan(path=str(root / "pq"))
+    same = engines.get("spark", master="local[2]").scan(path=str(root / "pq"))
+    assert same.execute("SELECT count(*) FROM {src}").fetchone()[0] == len(lake[1])
+
+
 def test_unreachable_master_fails_fast():
     import time
     from ulr.engines.spark import check_master

@@ -170,6 +170,20 @@ def driver_log() -> Path:
     return Path(tempfile.gettempdir()) / "ulr-spark" / f"driver-{os.getpid()}.log"
 
 
+def _same_master(master: str) -> None:
+    """Refuse a master other than the one this process's Spark already runs on.
+
+    A process has one SparkContext; asking the builder for another master
+    silently returns the running one, so a dashboard source registered with a
+    new master would run (and be recorded) on the old one.
+    """
+    from pyspark import SparkContext
+    sc = SparkContext._active_spark_context
+    if sc is not None and sc.master != master:
+        raise UlrError(f"Spark already runs here on master {sc.master!r}, and one process "
+                       f"keeps one master: use {sc.master!r}, or restart to use {master!r}.")
+
+
 def _start(master: str, conf: dict):
     """A SparkSession whose JVM writes to :func:`driver_log`, not to this process's stderr.
 
@@ -195,6 +209,7 @@ def _start(master: str, conf: dict):
         # a JVM this process already has (ours, or a notebook's or a test's, perhaps made
         # in another thread, where getActiveSession() is None): a session on it
         if _launched or SparkContext._active_spark_context is not None:
+            _same_master(master)
             return from_builder()
         from pyspark.java_gateway import launch_gateway
         sconf = SparkConf(loadDefaults=False).setMaster(master).setAppName("ulr")
