@@ -166,3 +166,20 @@ def test_split_is_by_impression_and_seeded():
     assert 0.45 < a.mean() < 0.55
     with pytest.raises(UlrError):
         fb.split(1.0)
+
+
+def test_rows_come_in_one_order_whatever_duckdbs_threads():
+    # A window's output order depends on the threads; sums over rows, and so the last
+    # bits of every estimate and bootstrap bound, would differ from run to run.
+    from ulr.ope.feedback import FrameLog
+    from ulr.simulate import simulate_clicks
+    df = simulate_clicks(queries=500, sessions=10_000, seed=1).df.assign(propensity=0.1)
+    runs = []
+    for threads in (1, 4, 4):
+        log = FrameLog(df)
+        log.cur.execute(f"SET threads = {threads}")
+        fb, _ = feedback_from_log(log)
+        runs.append((fb.pair, fb.slot, fb.reward, fb.cluster))
+    for other in runs[1:]:
+        for a, b in zip(runs[0], other):
+            np.testing.assert_array_equal(a, b)

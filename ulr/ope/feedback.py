@@ -451,10 +451,12 @@ def _pair_and_row_queries(log, act: str, extra: dict) -> tuple[pd.DataFrame, dic
     logger_sql, labels = _logger_sql(log, info)
     sess = (", dense_rank() OVER (ORDER BY session_id) - 1 AS cluster, "
             "session_id IS NULL AS nos") if info.has("session_id") else ""
+    # ORDER BY ALL: a window's output order depends on DuckDB's threads, and so would the
+    # last bits of every sum over rows; sorted on every column, only identical rows tie.
     rows = log.cur.execute(
         f"SELECT dense_rank() OVER (ORDER BY query_id::VARCHAR, {act}) - 1 AS pair, "
         f"position, click::INT AS click, propensity{sess}{row_extra}{logger_sql} "
-        f"FROM {t}").fetchnumpy()
+        f"FROM {t} ORDER BY ALL").fetchnumpy()
     for k, c in extra.items():
         rows[k] = np.ma.filled(np.ma.asarray(rows[k], dtype=float), np.nan)
         bad = int(np.isnan(rows[k]).sum())
