@@ -247,7 +247,8 @@ def _show(results, truth, by_pos, evidence: dict, *, label: str, settings: dict)
 def _notes(results, truth) -> None:
     st.markdown("**Notes**")
     for r in results:
-        extra = f", {r.iterations} iterations" if r.iterations else ""
+        extra = (f", {r.iterations} iteration{'' if r.iterations == 1 else 's'}"
+                 if r.iterations else "")
         st.caption(f"**{r.method}**: {r.rows_used:,} rows{extra}, {r.seconds:.2f} s"
                    + ("" if r.lower is None else
                       f", {int(round(r.level * 100))}% interval from {r.n_bootstrap} replicates"))
