@@ -346,7 +346,8 @@ def run(scan, *, positions=None, n_bootstrap: int = 0, seed=0, assume_randomized
     lower = upper = None
     if n_bootstrap > 0:
         notes.append(f"each bootstrap replicate refits the Poisson start and then runs "
-                     f"{bootstrap_iter} regression-EM iterations.")
+                     f"up to {bootstrap_iter} regression-EM iterations (fewer when a refit "
+                     "lowers the likelihood).")
 
         def one(w):
             rf = FeatureStats(cells=fs.cells.reweighted(w), X=fs.X, features=fs.features)
