@@ -159,7 +159,10 @@ def main(argv=None):
         print(f"  {'propensity ' + m:<24} {u_best:6.2f} s / {u_med:6.2f} s   peak {u_mem:.2f} GB")
         print(f"    ratio {u_best / b_best:5.2f}x best, {u_med / b_med:5.2f}x median "
               f"(target <= {TARGETS.get(m, float('nan'))}x, issue 13); peak target < 4 GB")
-        print(f"    {res['iterations']} iterations, in-process estimate {res['seconds']:.2f} s, "
+        steps = (f"{res['start_iterations']} GBDT fits in the Poisson start, "
+                 f"{res['refits_kept']} EM refits kept" if "start_iterations" in res
+                 else f"{res['iterations']} iterations")
+        print(f"    {steps}, in-process estimate {res['seconds']:.2f} s, "
               f"max |theta - true| = {res.get('max_abs_error', float('nan')):.4f}")
 
     if args.profile:
