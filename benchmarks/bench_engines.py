@@ -1,9 +1,11 @@
 """Spark against DuckDB on the same 10M-impression log, and the time to add one partition.
 
-    python benchmarks/bench_engines.py [--csv /work/bigdata/big10m.csv] [--master local[2]]
+    python benchmarks/bench_engines.py [--out DIR | --csv FILE] [--parts 10] [--master local[2]]
 
-Converts the CSV to a Parquet lake of ``--parts`` files once (beside the CSV,
-reused afterwards), then times, each from the same files:
+Takes the 10M-impression CSV of ``bench_propensity.py`` (``DIR/big_10000000_20000q.csv``,
+generated there if missing; ``DIR`` defaults to ``benchmarks/out``) or ``--csv FILE``,
+converts it to a Parquet lake of ``--parts`` files once (beside the CSV, reused
+afterwards), then times, each from the same files:
 - the em estimate (aggregate query + local EM) on the DuckDB and on the Spark engine,
   and checks that their theta agree to 1e-9;
 - ``source add`` (every partition aggregated) and adding ONE new partition
@@ -29,6 +31,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from ulr import engines, propensity, store  # noqa: E402
 from ulr.engines import sources  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_propensity import OUT, ensure_csv  # noqa: E402  (the same 10M log)
 
 
 def lake_of(csv: Path, parts: int) -> Path:
@@ -56,12 +61,17 @@ def timed(fn):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--csv", default="/work/bigdata/big10m.csv")
+    ap.add_argument("--out", type=Path, default=OUT, help="folder of the generated CSV")
+    ap.add_argument("--csv", type=Path, help="another CSV in the click-log schema")
     ap.add_argument("--parts", type=int, default=10)
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--no-spark", action="store_true", help="skip the Spark engine")
     a = ap.parse_args()
-    lake = lake_of(Path(a.csv), a.parts)
+    csv = a.csv
+    if csv is None:
+        csv = a.out / "big_10000000_20000q.csv"
+        ensure_csv(csv, 10_000_000, 20_000, regen=False)
+    lake = lake_of(csv, a.parts)
     files = sorted(lake.glob("*.parquet"))
     glob = str(lake / "*.parquet")
 
