@@ -187,5 +187,9 @@ def test_regression_em_never_lowers_the_likelihood(open_df, start):
     assert np.all(np.diff(fit.loglik) >= 0), fit.loglik
     assert _bernoulli_loglik(fs, fit.theta, fit.gamma) == pytest.approx(fit.loglik[-1],
                                                                         rel=1e-10)
+    # The refit of the last allowed iteration is checked too (the bootstrap's case).
+    one = RE.regression_em(fs, theta0=theta0, gamma0=gamma0, max_iter=1, min_iter=1)
+    assert _bernoulli_loglik(fs, one.theta, one.gamma) == pytest.approx(max(one.loglik),
+                                                                        rel=1e-10)
     if start == "flat":
         assert len(fit.loglik) >= 3 and fit.loglik[-1] > fit.loglik[0] + 100

@@ -274,7 +274,6 @@ def regression_em(fs: FeatureStats, *, theta0=None, gamma0=None, tol: float = 1e
     c_k = np.bincount(pos0, c, minlength=k)
     n_i = np.bincount(item, n, minlength=m)
     c_i = np.bincount(item, c, minlength=m)
-    safe_nk = np.where(n_k > 0, n_k, 1.0)
     total = max(float(n.sum()), 1.0)
     theta = np.array(theta0 if theta0 is not None else initial_theta(st), dtype=float)
     if gamma0 is not None:
@@ -285,15 +284,11 @@ def regression_em(fs: FeatureStats, *, theta0=None, gamma0=None, tol: float = 1e
     s = 0.95 / max(float(theta.max()), 1e-12)
     theta = np.clip(theta * s, EPS, 1 - EPS)
     gamma = np.clip(gamma / s, EPS, 1 - EPS)
-    keep_x = n_i > 0
-    X2 = np.vstack([fs.X[keep_x], fs.X[keep_x]])
-    y2 = np.concatenate([np.ones(keep_x.sum()), np.zeros(keep_x.sum())])
-    lls, model, converged, rejected = [], None, False, False
+    lls, model, converged, rejected, kept = [], None, False, False, None
     prev = theta / theta[0]
-    for it in range(int(max_iter)):
-        th, g = theta[pos0], gamma[item]
-        q = 1.0 - th * g
-        ll = float(c @ np.log(th * g) + nc @ np.log(q))
+    for it in range(int(max_iter) + 1):  # the last pass only checks the last refit
+        q = 1.0 - theta[pos0] * gamma[item]
+        ll = float(c @ np.log(theta[pos0] * gamma[item]) + nc @ np.log(q))
         if lls and ll < lls[-1]:  # the refit lowered the likelihood: keep the fit before it
             theta, gamma, model = kept
             converged = rejected = True
@@ -305,22 +300,40 @@ def regression_em(fs: FeatureStats, *, theta0=None, gamma0=None, tol: float = 1e
                                or np.max(np.abs(rel - prev)) < theta_tol):
             converged = True
             break
+        if it == int(max_iter):
+            break
         prev = rel
-        w = nc / q
-        # M-step, examination: closed form.
-        theta = np.clip((c_k + np.bincount(pos0, w * th * (1 - g), minlength=k)) / safe_nk,
-                        EPS, 1 - EPS)
-        # M-step, relevance: one GBDT on posterior-weighted labels.
-        pos_w = c_i + np.bincount(item, w * g * (1 - th), minlength=m)
-        neg_w = np.clip(n_i - pos_w, 0.0, None)
-        model = _classifier(seed)
-        with _threads(len(y2)):
-            model.fit(X2, y2, sample_weight=np.concatenate([pos_w[keep_x], neg_w[keep_x]]))
-            gamma = np.clip(model.predict_proba(fs.X)[:, 1], EPS, 1 - EPS)
+        theta, gamma, model = _m_step(fs, theta, gamma, w=nc / q, sums=(n_k, c_k, n_i, c_i),
+                                      seed=seed)
         if progress is not None:
             progress((it + 1) / max_iter, f"regression EM iteration {it + 1}")
     return RegressionEMFit(theta=theta, gamma=gamma, loglik=tuple(lls), converged=converged,
                            model=model, rejected=rejected)
+
+
+def _m_step(fs: FeatureStats, theta, gamma, *, w, sums, seed):
+    """One M-step: theta in closed form, then ONE GBDT on posterior-weighted labels.
+
+    ``w = (n - c) / (1 - theta gamma)`` per cell; each item appears once with
+    label 1 and weight ``c + sum w gamma (1 - theta)`` and once with label 0
+    and the rest of its impressions.
+    """
+    st = fs.cells
+    pos0, item = st.position - 1, st.pair
+    n_k, c_k, n_i, c_i = sums
+    th, g = theta[pos0], gamma[item]
+    new_theta = np.clip((c_k + np.bincount(pos0, w * th * (1 - g), minlength=st.positions))
+                        / np.where(n_k > 0, n_k, 1.0), EPS, 1 - EPS)
+    pos_w = c_i + np.bincount(item, w * g * (1 - th), minlength=st.n_pairs)
+    neg_w = np.clip(n_i - pos_w, 0.0, None)
+    seen = n_i > 0
+    X2 = np.vstack([fs.X[seen], fs.X[seen]])
+    y2 = np.repeat([1.0, 0.0], int(seen.sum()))
+    model = _classifier(seed)
+    with _threads(len(y2)):
+        model.fit(X2, y2, sample_weight=np.concatenate([pos_w[seen], neg_w[seen]]))
+        new_gamma = np.clip(model.predict_proba(fs.X)[:, 1], EPS, 1 - EPS)
+    return new_theta, new_gamma, model
 
 
 def run(scan, *, positions=None, n_bootstrap: int = 0, seed=0, assume_randomized: bool = False,
