@@ -260,6 +260,19 @@ class CellStats:
                          n_pairs=self.n_pairs, positions=self.positions)
 
 
+def cell_order(pair, pos, positions: int, grp=None) -> np.ndarray:
+    """Indices that put cell rows in one order: by pair, then position, then bucket.
+
+    An aggregate query returns its groups in an order that depends on the
+    engine's threads. Every sum over cells (an EM step, a likelihood) would
+    then differ in its last bits from run to run; in this order it does not.
+    """
+    key = np.asarray(pair, dtype=np.int64) * positions + (np.asarray(pos, dtype=np.int64) - 1)
+    if grp is not None:
+        key = key * N_GROUPS + np.asarray(grp, dtype=np.int64)
+    return np.argsort(key)  # keys are unique, so any sort gives the same order
+
+
 def _collapse(grp, pair, pos, n, c, positions):
     """Per-(bucket, cell) entries -> per-cell totals plus the bucket layout."""
     key = pair * positions + (pos - 1)
@@ -340,8 +353,11 @@ def cells_from(res: dict, scan, *, positions: int | None, groups: bool) -> CellS
         if groups:
             res = {"grp": np.asarray(res["grp"])[keep]}
     n_pairs = int(pair.max()) + 1 if len(pair) else 0
+    grp = np.asarray(res["grp"], dtype=np.int64) if groups else None
+    order = cell_order(pair, pos, k, grp)
+    pair, pos, n, c = pair[order], pos[order], n[order], c[order]
     if groups:
-        grp = np.asarray(res["grp"], dtype=np.int64)
+        grp = grp[order]
         pair_c, pos_c, n_c, c_c, g = _collapse(grp, pair, pos, n, c, k)
         return CellStats(pair=pair_c, position=pos_c, impressions=n_c, clicks=c_c,
                          n_pairs=n_pairs, positions=k, groups=g)

@@ -51,7 +51,7 @@ import numpy as np
 from ulr import schema
 from ulr.errors import UlrError
 from ulr.propensity.aggregate import CellStats, Scan, _bucket, _collapse, _file_checks, \
-    max_position, refuse_bad_rows, resolve_positions
+    cell_order, max_position, refuse_bad_rows, resolve_positions
 from ulr.propensity.em import initial_theta
 
 EPS = 1e-4
@@ -120,8 +120,11 @@ def collect(scan: Scan, *, positions=None, groups: bool = False) -> FeatureStats
         shown, item = np.unique(item, return_inverse=True)
         X = X[shown]
     m = len(X)
+    grp = np.asarray(res["grp"], dtype=np.int64)[keep] if groups else None
+    order = cell_order(item, pos, k, grp)
+    item, pos, n, c = item[order], pos[order], n[order], c[order]
     if groups:
-        grp = np.asarray(res["grp"], dtype=np.int64)[keep]
+        grp = grp[order]
         pair_c, pos_c, n_c, c_c, g = _collapse(grp, item, pos, n, c, k)
         cells = CellStats(pair=pair_c, position=pos_c, impressions=n_c, clicks=c_c,
                           n_pairs=m, positions=k, groups=g)
