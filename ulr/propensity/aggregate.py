@@ -270,7 +270,12 @@ def cell_order(pair, pos, positions: int, grp=None) -> np.ndarray:
     key = np.asarray(pair, dtype=np.int64) * positions + (np.asarray(pos, dtype=np.int64) - 1)
     if grp is not None:
         key = key * N_GROUPS + np.asarray(grp, dtype=np.int64)
-    return np.argsort(key)  # keys are unique, so any sort gives the same order
+    span = int(key.max()) + 1 if len(key) else 0
+    if span > 4 * len(key):
+        return np.argsort(key)  # keys are unique, so any sort gives the same order
+    slot = np.full(span, -1, dtype=np.int64)  # dense keys: place each row at its key
+    slot[key] = np.arange(len(key))
+    return slot[slot >= 0]
 
 
 def _collapse(grp, pair, pos, n, c, positions):
