@@ -14,6 +14,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "tests" / "artifacts"
@@ -23,6 +24,12 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+# On a busy machine a click's rerun can start after wait_idle's settle time, so an
+# assertion may look before the page has redrawn; Playwright's 5 s default then fails
+# a correct page. Assertions that hold pass as soon as they hold; only a failure waits.
+expect.set_options(timeout=20_000)
 
 
 class ServedUrl(str):
