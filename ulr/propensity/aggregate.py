@@ -278,15 +278,25 @@ def cell_order(pair, pos, positions: int, grp=None) -> np.ndarray:
     return slot[slot >= 0]
 
 
-def _collapse(grp, pair, pos, n, c, positions):
-    """Per-(bucket, cell) entries -> per-cell totals plus the bucket layout."""
+def make_cells(pair, pos, n, c, *, n_pairs: int, positions: int, grp=None) -> CellStats:
+    """:class:`CellStats` from cell rows, in :func:`cell_order`.
+
+    With ``grp`` (one bootstrap bucket per row) the rows are per (bucket, cell);
+    they are summed per cell and the bucket layout is kept for the replicates.
+    """
+    order = cell_order(pair, pos, positions, grp)
+    pair, pos, n, c = pair[order], pos[order], n[order], c[order]
+    if grp is None:
+        return CellStats(pair=pair, position=pos, impressions=n, clicks=c, n_pairs=n_pairs,
+                         positions=positions)
     key = pair * positions + (pos - 1)
     uniq, inv = np.unique(key, return_inverse=True)
-    cells_n = np.bincount(inv, n, minlength=len(uniq))
-    cells_c = np.bincount(inv, c, minlength=len(uniq))
-    groups = Groups(cell=inv.astype(np.int64), group=grp.astype(np.int64), impressions=n,
-                    clicks=c)
-    return uniq // positions, uniq % positions + 1, cells_n, cells_c, groups
+    groups = Groups(cell=inv.astype(np.int64), group=np.asarray(grp, dtype=np.int64)[order],
+                    impressions=n, clicks=c)
+    return CellStats(pair=uniq // positions, position=uniq % positions + 1,
+                     impressions=np.bincount(inv, n, minlength=len(uniq)),
+                     clicks=np.bincount(inv, c, minlength=len(uniq)),
+                     n_pairs=n_pairs, positions=positions, groups=groups)
 
 
 def cell_stats(scan: Scan, *, positions: int | None = None, groups: bool = False
@@ -359,15 +369,7 @@ def cells_from(res: dict, scan, *, positions: int | None, groups: bool) -> CellS
             res = {"grp": np.asarray(res["grp"])[keep]}
     n_pairs = int(pair.max()) + 1 if len(pair) else 0
     grp = np.asarray(res["grp"], dtype=np.int64) if groups else None
-    order = cell_order(pair, pos, k, grp)
-    pair, pos, n, c = pair[order], pos[order], n[order], c[order]
-    if groups:
-        grp = grp[order]
-        pair_c, pos_c, n_c, c_c, g = _collapse(grp, pair, pos, n, c, k)
-        return CellStats(pair=pair_c, position=pos_c, impressions=n_c, clicks=c_c,
-                         n_pairs=n_pairs, positions=k, groups=g)
-    return CellStats(pair=pair, position=pos, impressions=n, clicks=c, n_pairs=n_pairs,
-                     positions=k)
+    return make_cells(pair, pos, n, c, n_pairs=n_pairs, positions=k, grp=grp)
 
 
 def connected_to_top(stats: CellStats) -> np.ndarray:

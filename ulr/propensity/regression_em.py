@@ -50,8 +50,8 @@ import numpy as np
 
 from ulr import schema
 from ulr.errors import UlrError
-from ulr.propensity.aggregate import CellStats, Scan, _bucket, _collapse, _file_checks, \
-    cell_order, max_position, refuse_bad_rows, resolve_positions
+from ulr.propensity.aggregate import CellStats, Scan, _bucket, _file_checks, make_cells, \
+    max_position, refuse_bad_rows, resolve_positions
 from ulr.propensity.em import initial_theta
 
 EPS = 1e-4
@@ -121,16 +121,7 @@ def collect(scan: Scan, *, positions=None, groups: bool = False) -> FeatureStats
         X = X[shown]
     m = len(X)
     grp = np.asarray(res["grp"], dtype=np.int64)[keep] if groups else None
-    order = cell_order(item, pos, k, grp)
-    item, pos, n, c = item[order], pos[order], n[order], c[order]
-    if groups:
-        grp = grp[order]
-        pair_c, pos_c, n_c, c_c, g = _collapse(grp, item, pos, n, c, k)
-        cells = CellStats(pair=pair_c, position=pos_c, impressions=n_c, clicks=c_c,
-                          n_pairs=m, positions=k, groups=g)
-    else:
-        cells = CellStats(pair=item, position=pos, impressions=n, clicks=c, n_pairs=m,
-                          positions=k)
+    cells = make_cells(item, pos, n, c, n_pairs=m, positions=k, grp=grp)
     return FeatureStats(cells=cells, X=prebin(X), features=tuple(feats))
 
 
