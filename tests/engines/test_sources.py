@@ -8,14 +8,20 @@ from ulr.engines import sources
 from ulr.simulate import simulate_clicks
 
 
-def test_source_refresh_scans_only_new_files(cli, tmp_path, user_error):
-    db = tmp_path / "store" / "ulr.duckdb"
+def _lake(tmp_path, df, *, n_parts: int):
+    """A Parquet folder holding the first two of ``n_parts`` row blocks as d0, d1."""
     lake = tmp_path / "lake"
     lake.mkdir()
-    df = simulate_clicks(queries=20, docs_per_query=5, sessions=900, seed=2).df
-    parts = np.array_split(np.arange(len(df)), 3)
+    parts = np.array_split(np.arange(len(df)), n_parts)
     for i in range(2):
         df.iloc[parts[i]].to_parquet(lake / f"d{i}.parquet")
+    return lake, parts
+
+
+def test_source_refresh_scans_only_new_files(cli, tmp_path, user_error):
+    db = tmp_path / "store" / "ulr.duckdb"
+    df = simulate_clicks(queries=20, docs_per_query=5, sessions=900, seed=2).df
+    lake, parts = _lake(tmp_path, df, n_parts=3)
     r = cli("source", "add", "clicks", "--path", str(lake / "*.parquet"), "--db", db, "--json")
     assert r.rc == 0, r.err
     assert json.loads(r.out)["scanned"] == 2
@@ -72,12 +78,8 @@ def test_stored_total_tracks_added_changed_and_removed_files(tmp_path):
     """The running total equals the partitions summed afresh after every kind of refresh."""
     from ulr.engines import incremental as inc
     db = tmp_path / "store" / "ulr.duckdb"
-    lake = tmp_path / "lake"
-    lake.mkdir()
     df = simulate_clicks(queries=30, docs_per_query=6, sessions=900, seed=5).df
-    parts = np.array_split(np.arange(len(df)), 4)
-    for i in range(2):
-        df.iloc[parts[i]].to_parquet(lake / f"d{i}.parquet")
+    lake, parts = _lake(tmp_path, df, n_parts=4)
     sources.add("t", path=str(lake / "*.parquet"), db_path=db)
     folder = sources.stats_dir("t", db)
 
