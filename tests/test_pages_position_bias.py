@@ -166,3 +166,20 @@ def test_a_registered_source_is_estimated_from_its_stored_statistics(parquet_lak
     assert any("Data page" in link.proto.label for link in at.get("page_link"))
     assert any(f"{len(df):,} impressions, {int(df.click.sum()):,} clicks" in c.value
                for c in at.caption)
+
+
+def test_a_link_above_the_operator_caps_is_lowered_with_one_sentence(monkeypatch):
+    monkeypatch.setenv("ULR_MAX_BOOTSTRAP", "20")
+    monkeypatch.setenv("ULR_MAX_METHODS", "2")
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.query_params.update(boot="5000", methods="em,randomization,intervention-harvesting")
+    at.switch_page("pages/position_bias.py").run()
+    assert not at.exception, at.exception
+    assert at.number_input(key="pb_boot").value == 20
+    assert at.multiselect(key="pb_methods").value == ["em", "randomization"]
+    notes = [i.value for i in at.info]
+    assert ("The link asks for 5000 bootstrap replicates; this server allows at most 20 "
+            "(operator setting ULR_MAX_BOOTSTRAP), so 20 are used.") in notes
+    assert any("asks for 3 methods" in n and "ULR_MAX_METHODS" in n for n in notes)
+    assert at.query_params["boot"] == "20"  # the shared link now says what ran
