@@ -388,18 +388,18 @@ def url_number(name: str, default, lo, hi, *, kind=int, cap: str | None = None,
                what: str | None = None):
     """A number from the shareable URL, or ``default`` when missing, NaN or out of [lo, hi].
 
-    With ``cap`` (an operator setting in :data:`LIMITS`), ``hi`` is at most that
-    limit, and a URL value above it is lowered to it with one sentence (``what``
-    names the unit, e.g. "bootstrap replicates"); the default is capped silently.
+    With ``cap`` (an operator setting in :data:`LIMITS`) below ``hi``, ``hi`` is
+    that limit, and a URL value above it is lowered to it with one sentence
+    (``what`` names the unit, e.g. "bootstrap replicates"); the default is capped
+    silently. Pass the widget's own ``max_value`` as ``min(hi, limit(cap))``.
     """
     v = url_param(name, default, kind=kind)
-    if cap is not None:
-        top = limit(cap)
-        hi = min(hi, top)
-        default = min(default, top)
-        if v == v and v > top and name in st.query_params:
-            _lowered(name, v, top, cap, what or name)
-            return kind(top)
+    if cap is not None and limit(cap) < hi:
+        hi = limit(cap)
+        default = min(default, hi)
+        if v == v and v > hi and name in st.query_params:
+            _lowered(name, v, hi, cap, what or name)
+            return kind(hi)
     return v if lo <= v <= hi else default
 
 

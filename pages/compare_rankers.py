@@ -29,9 +29,9 @@ def _true_theta(content_hash: str, name: str):
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def _estimated_theta(content_hash: str, name: str, method: str, seed: int):
+def _estimated_theta(content_hash: str, name: str, method: str, seed: int, _should_stop=None):
     lg = store.open_dataset(name, cur=store.cursor())
-    return rankers.propensity_theta(lg, method, seed=seed)
+    return rankers.propensity_theta(lg, method, seed=seed, should_stop=_should_stop)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -100,14 +100,15 @@ ui.set_url_params(source=source, learner=learner, seed=seed, boot=int(n_bootstra
 res = None
 theta = None
 try:
-    with st.spinner("Estimating θ and training both rankers…"):
+    with ui.cancellable() as stop, st.spinner("Estimating θ and training both rankers…"):
         if source == TRUE:
             theta = tuple(float(t) for t in true_theta)
         elif source == TYPED:
             theta = _parse_theta(typed or "")
         else:
             theta = tuple(float(t) for t in _estimated_theta(
-                info.content_hash, info.name, source[len(METHOD_PREFIX):], seed))
+                info.content_hash, info.name, source[len(METHOD_PREFIX):], seed,
+                _should_stop=stop))
         res = _compare(info.content_hash, info.name, theta, learner,
                        float(clip) if clip_on else None, bool(snips), seed, int(n_bootstrap))
 except UlrError as exc:
