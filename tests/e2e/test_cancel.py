@@ -1,4 +1,5 @@
-"""Work ends with its visitor: a closed tab or SIGTERM stops a heavy estimate at once.
+"""Work ends with its visitor: a closed tab, a changed control or SIGTERM stops a heavy
+estimate at once.
 
 One served app gets a 500k-row simulated log; Position bias with DLA and 200
 bootstrap replicates on it takes minutes. The server's own CPU time (from
@@ -61,6 +62,28 @@ def test_closing_the_tab_stops_the_computation(browser, big_app):
     while cpu_over(pid, 2.0) > 0.2:  # idle: under 10% of a core over 2 s
         assert time.time() - closed < 10, "the server still computes 10 s after the tab closed"
     assert big_app.proc.poll() is None  # stopped the work, not the server
+
+
+def test_changing_a_control_stops_the_old_run_at_once(browser, big_app):
+    pid = big_app.proc.pid
+    ctx = browser.new_context()
+    try:
+        pg = ctx.new_page()
+        pg.goto(big_app + HEAVY)
+        pg.get_by_text("Estimating position bias").first.wait_for(timeout=60_000)
+        wait_busy(pid)
+        boot = pg.get_by_role("spinbutton", name="Bootstrap replicates", exact=True)
+        boot.fill("0")
+        boot.press("Enter")
+        # Streamlit starts the new run at once (fast reruns) and asks the old one to
+        # stop; the old one's 200 replicates must not go on in the background.
+        pg.get_by_text("Estimated 1 of 1 methods").wait_for(timeout=45_000)
+        assert "boot=0" in pg.url
+        done = time.time()
+        while cpu_over(pid, 2.0) > 0.2:
+            assert time.time() - done < 10, "the old run still computes after the new one"
+    finally:
+        ctx.close()
 
 
 def test_sigterm_during_the_run_stops_the_server(browser, big_app):
