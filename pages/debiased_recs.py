@@ -28,8 +28,10 @@ def _data(world: tuple):
 
 
 @st.cache_data(show_spinner=False, max_entries=512)
-def _run(world: tuple, model: str, config: tuple, propensity: str) -> pd.DataFrame:
-    return train(_data(world), model, MFConfig(**dict(config)), propensity=propensity).history
+def _run(world: tuple, model: str, config: tuple, propensity: str,
+         _should_stop=None) -> pd.DataFrame:
+    return train(_data(world), model, MFConfig(**dict(config)), propensity=propensity,
+                 should_stop=_should_stop).history
 
 
 PROPENSITIES = ["naive-bayes", "true"]
@@ -86,14 +88,14 @@ if submitted:
             raise UlrError("choose at least one model.")
         grids = experiment_grids(models, base)
         total = sum(len(g) for g in grids.values())
-        with st.status("Training…", expanded=True) as status:
+        with ui.cancellable() as stop, st.status("Training…", expanded=True) as status:
             st.write("Simulating the ratings…")
             _data(world)
             bar = st.progress(0.0)
             done = 0
             for m, grid in grids.items():
                 for r, cfg in enumerate(grid):
-                    _run(world, m, tuple(asdict(cfg).items()), propensity)
+                    _run(world, m, tuple(asdict(cfg).items()), propensity, _should_stop=stop)
                     done += 1
                     bar.progress(done / total, text=f"{LABELS[m]}, run {r + 1} of {len(grid)}")
             status.update(label=f"Trained {total} runs", state="complete", expanded=False)
@@ -107,11 +109,11 @@ if last is None:
 
 world_k, models_k, prop_k, base_k = last
 exp = None
-with ui.user_errors("Cannot show the results: "):
+with ui.user_errors("Cannot show the results: "), ui.cancellable() as stop:
     data = _data(world_k)
     base_cfg = MFConfig(**dict(base_k))
     grids = experiment_grids(models_k, base_cfg)
-    runs = [(m, r, cfg, _run(world_k, m, tuple(asdict(cfg).items()), prop_k))
+    runs = [(m, r, cfg, _run(world_k, m, tuple(asdict(cfg).items()), prop_k, _should_stop=stop))
             for m, grid in grids.items() for r, cfg in enumerate(grid)]
     exp = summarize_runs(data, runs, propensity=prop_k)
 if exp is None:
