@@ -76,11 +76,32 @@ def test_dla_steps(scan):
 
 
 @pytest.mark.parametrize("method", propensity.METHODS)
-def test_estimate_stops_at_its_last_check(method):
+def test_estimate_stops_inside_its_bootstrap(method):
+    # A stop requested once the first replicates are done raises on the very next check.
     log = store.open_file(SAMPLE)
-    kw = dict(method=method, n_bootstrap=3, assume_randomized=True)
-    count = StopAfter(None)
-    propensity.estimate(log, should_stop=count, **kw)
-    assert count.calls >= 2  # one after the SQL, one or more in the bootstrap
-    _stops_on_first_check(lambda s: propensity.estimate(log, should_stop=s, **kw),
-                          n=count.calls - 1)
+    asked = {"stop": False, "after": 0}
+
+    def progress(fraction, text):
+        asked["stop"] = asked["stop"] or text.startswith("bootstrap replicate")
+
+    def should_stop():
+        asked["after"] += asked["stop"]
+        return asked["stop"]
+
+    b = {"randomization": 600, "em": 60}.get(method, 3)  # more than one batch
+    with pytest.raises(Cancelled):
+        propensity.estimate(log, method=method, n_bootstrap=b, assume_randomized=True,
+                            progress=progress, should_stop=should_stop)
+    assert asked["after"] == 1
+
+
+def test_a_running_statement_is_interrupted(scan):
+    import dataclasses
+    import time
+
+    t0 = time.monotonic()
+    slow = dataclasses.replace(scan, should_stop=lambda: time.monotonic() - t0 > 0.3)
+    with pytest.raises(Cancelled):  # minutes of work when not interrupted
+        slow.execute("SELECT sum(a.range * b.range) FROM range(100000) a, range(1000000) b")
+    assert time.monotonic() - t0 < 5
+    assert scan.execute("SELECT count(*) FROM {src}").fetchone()[0] == 50_000  # still usable

@@ -92,6 +92,8 @@ def estimate(log, *, method: str, positions: int | None = None, n_bootstrap: int
     from ulr.propensity.aggregate import scan_of
 
     scan = scan_of(log)
+    if should_stop is not None:  # long statements are interrupted too
+        scan = dataclasses.replace(scan, should_stop=should_stop)
     t0 = time.perf_counter()
     impl = importlib.import_module(_MODULES[method])
     res = impl.run(scan, positions=positions, n_bootstrap=b, seed=int(seed),
