@@ -97,3 +97,20 @@ def test_a_timed_out_export_kills_its_browser_group_and_removes_its_folder(
     main, child = map(int, pids.read_text().split())
     assert wait_gone(main) and wait_gone(child)
     assert list(tmp_root.iterdir()) == []
+
+
+def test_a_cancelled_export_kills_its_browser_group_at_once(tmp_root, fake_browser, tmp_path,
+                                                            monkeypatch):
+    from ulr.errors import Cancelled
+
+    pids = tmp_path / "pids"
+    monkeypatch.setenv("FAKE_BROWSER", "hang")
+    monkeypatch.setenv("FAKE_PIDS", str(pids))
+    t0 = time.monotonic()
+    with pytest.raises(Cancelled):
+        report.html_to_pdf("<p>left</p>", browser=fake_browser,
+                           should_stop=lambda: pids.exists())  # the visitor left
+    assert time.monotonic() - t0 < 30  # not the 120 s timeout
+    main, child = map(int, pids.read_text().split())
+    assert wait_gone(main) and wait_gone(child)
+    assert list(tmp_root.iterdir()) == []

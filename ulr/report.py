@@ -44,7 +44,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 
 from ulr import __version__, theme
-from ulr.errors import UlrError
+from ulr.errors import UlrError, check
 from ulr.export import safe_csv_bytes
 
 MAX_TITLE = 300
@@ -989,15 +989,16 @@ def build_deck(items, *, title: str = "ulr report", generated: str | None = None
 
 
 def html_to_pdf(html_text: str, *, browser: str | None = None, timeout: float = 120.0,
-                landscape: bool = True) -> bytes:
+                landscape: bool = True, should_stop=None) -> bytes:
     """Print an HTML document to PDF with the system Chromium (headless, offline).
 
     The document is written to a temporary file and printed with
     ``--print-to-pdf``; the window is A4 landscape sized so charts are laid out
     at print width. Raises :class:`UlrError` when no browser is installed or it fails.
-    Chromium runs in its own session inside an :func:`export_folder`: a timeout
-    or failure kills all its processes and removes the folder, and folders left
-    by a killed server are removed by the next export.
+    Chromium runs in its own session inside an :func:`export_folder`: a timeout,
+    a failure or ``should_stop()`` (asked every 0.2 s; True raises
+    :class:`ulr.errors.Cancelled`) kills all its processes and removes the
+    folder, and folders left by a killed server are removed by the next export.
     """
     import subprocess
 
@@ -1014,12 +1015,21 @@ def html_to_pdf(html_text: str, *, browser: str | None = None, timeout: float = 
                f"--user-data-dir={tmp}/profile", f"--window-size={size}",
                "--no-pdf-header-footer", "--run-all-compositor-stages-before-draw",
                "--virtual-time-budget=15000", f"--print-to-pdf={out}", src.as_uri()]
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                start_new_session=True)  # its own group: killed as a whole
+        log = Path(tmp) / "chromium.log"  # a file, not a pipe: nothing can block on it
+        with open(log, "wb") as err_file:
+            proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err_file,
+                                    start_new_session=True)  # its own group: killed as a whole
+        deadline = time.monotonic() + timeout
         try:
-            _, err = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            raise UlrError(f"Chromium did not finish the PDF within {timeout:.0f} s.") from None
+            while True:
+                try:
+                    proc.wait(timeout=0.2)
+                    break
+                except subprocess.TimeoutExpired:
+                    check(should_stop)
+                    if time.monotonic() > deadline:
+                        raise UlrError(f"Chromium did not finish the PDF within {timeout:.0f} "
+                                       "s.") from None
         finally:
             # The whole group: renderers may outlive the browser. A group id is not
             # reused while any member lives, so this reaches only our processes.
@@ -1027,11 +1037,12 @@ def html_to_pdf(html_text: str, *, browser: str | None = None, timeout: float = 
                 os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
         if not out.exists() or out.stat().st_size == 0:
-            msg = " ".join(err.decode(errors="replace").split())[-300:]
+            msg = " ".join(log.read_text(errors="replace").split())[-300:]
             raise UlrError(f"Chromium at {browser} could not print the PDF: {msg or 'no output'}")
         return out.read_bytes()
 
 
-def build_pdf(items, *, title: str = "ulr report", status: dict | None = None) -> bytes:
+def build_pdf(items, *, title: str = "ulr report", status: dict | None = None,
+              should_stop=None) -> bytes:
     """The slide deck as PDF, one slide per A4 landscape page (:func:`html_to_pdf`)."""
-    return html_to_pdf(build_deck(items, title=title, status=status))
+    return html_to_pdf(build_deck(items, title=title, status=status), should_stop=should_stop)
