@@ -12,7 +12,7 @@ from pathlib import Path
 import streamlit as st
 
 from pages import _ui as ui
-from ulr import schema, store
+from ulr import access, schema, store
 from ulr.engines import sources as _sources
 from ulr.errors import UlrError
 from ulr.plots import ctr_by_position_figure
@@ -167,6 +167,7 @@ def _source_summary(name: str) -> None:
     c1, c2 = st.columns(2)
     if c1.button("Refresh (read new or changed files only)", key="src_refresh"):
         with ui.user_errors("Not refreshed: "), st.spinner("Aggregating new files…"):
+            _checked_where(meta["path"] or meta["tbl"], meta["engine"], meta["spark_master"])
             r = _sources.refresh(name)
             st.session_state["_src_msg"] = (f"Refreshed “{name}”: {r['scanned']} new or changed "
                                             f"partitions read; {r['rows']:,} rows in all.")
@@ -266,36 +267,55 @@ def _dataset_summary(log) -> None:
 
 
 def _register_form() -> None:
-    """Register a Parquet folder/glob or Spark table; the new source becomes the current one."""
+    """Register a folder/glob under the operator's data roots, or a Spark table on an allowed
+    master; the new source becomes the current one. Nothing else on the server is read."""
     st.subheader("Large logs: aggregate where they live")
-    st.caption("Register a Parquet folder or glob (or a Spark table). Its click statistics are "
-               "computed by the engine you choose, per file, and stored here; the rows stay "
-               "where they are. Refresh after new files land: only those are read. Position "
-               "bias and this page then work from the statistics (pick the source in the "
-               "sidebar).")
+    roots, masters = access.data_roots(), access.spark_masters()
+    if not roots and not masters:
+        st.caption("This server opens no folder to the browser, so large logs are registered "
+                   "by its operator. Upload a file above, or ask the operator to open a "
+                   "folder to the dashboard.")
+        return
+    st.caption("Register a Parquet or CSV folder or glob" + (" (or a Spark table)" if masters
+               else "") + ". Its click statistics are computed per file and stored here; the "
+               "rows stay where they are. Refresh after new files land: only those are read. "
+               "Position bias and this page then work from the statistics (pick the source in "
+               "the sidebar). Folders opened to the browser: "
+               + (", ".join(f"`{r}`" for r in roots) or "none") + ".")
     with st.form("source_form"):
         c1, c2 = st.columns(2)
         src_name = c1.text_input("Source name", key="src_name")
-        src_engine = c2.radio("Engine", ["duckdb", "spark"], horizontal=True, key="src_engine",
+        engines = ["duckdb", "spark"] if masters else ["duckdb"]
+        src_engine = c2.radio("Engine", engines, horizontal=True, key="src_engine",
                               help="DuckDB reads files on this machine; Spark runs the query "
-                                   "on your cluster (Java 17 needed here).")
-        src_where = st.text_input("Parquet folder or glob, or Spark table", key="src_where",
-                                  placeholder="/lake/clicks/*.parquet  or  warehouse.clicks")
-        src_master = st.text_input("Spark master", value="local[2]", key="src_master")
+                                   "on the cluster the operator allows.")
+        src_where = st.text_input("Parquet or CSV folder or glob, or Spark table" if masters else
+                                  "Parquet or CSV folder or glob", key="src_where",
+                                  placeholder=f"{roots[0] if roots else '/lake'}/*.parquet")
+        src_master = st.selectbox("Spark master", masters, key="src_master") if masters \
+            else None
         registered = st.form_submit_button("Register and aggregate")
     if registered:
         with ui.user_errors("Not registered: "), st.spinner("Aggregating…"):
-            where = src_where.strip()
-            is_table = src_engine == "spark" and "/" not in where and "*" not in where
-            if not src_name.strip() or not where:
-                raise UlrError("give the source a name and say where its files are.")
-            r = _sources.add(src_name.strip(), path=None if is_table else where,
-                             table=where if is_table else None, engine=src_engine,
-                             master=src_master.strip())
+            if not src_name.strip():
+                raise UlrError("give the source a name.")
+            path, table, master = _checked_where(src_where, src_engine, src_master)
+            r = _sources.add(src_name.strip(), path=path, table=table, engine=src_engine,
+                             master=master)
             st.session_state["_src_msg"] = (f"Registered “{r['name']}”: {r['rows']:,} rows in "
                                             f"{r['partitions']} partitions.")
             ui.set_current_source(r["name"])
             st.rerun()
+
+
+def _checked_where(where: str, engine: str, master: str | None):
+    """(path, table, master) as the browser may use them; refuses anything not opened."""
+    where = (where or "").strip()
+    if engine == "spark":
+        master = access.browser_master(master)
+        if where and "/" not in where and "*" not in where:
+            return None, access.browser_table(where), master
+    return access.browser_path(where), None, master
 
 
 _src = ui.current_source()

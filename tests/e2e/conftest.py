@@ -38,10 +38,11 @@ class ServedUrl(str):
     db: str
 
 
-def _serve():
+def _serve(roots: str = ""):
     port = _free_port()
     env = dict(os.environ)
     env["ULR_DB"] = os.path.join(tempfile.mkdtemp(prefix="ulr_e2e_"), "e2e.duckdb")
+    env["ULR_DATA_ROOTS"] = roots  # folders the browser may register sources from
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
          "--server.headless", "true", "--server.port", str(port),
@@ -74,8 +75,9 @@ def _serve():
 
 
 @pytest.fixture(scope="session")
-def app_url():
-    yield from _serve()
+def app_url(tmp_path_factory):
+    """The shared server; the browser may register files under the tests' temporary folders."""
+    yield from _serve(str(tmp_path_factory.getbasetemp()))
 
 
 @pytest.fixture

@@ -41,7 +41,7 @@ def test_source_refresh_scans_only_new_files(cli, tmp_path, user_error):
     # bad input: one sentence, nothing written
     user_error(cli("source", "add", "clicks", "--path", str(lake), "--db", db), "already exists")
     user_error(cli("source", "add", "gone", "--path", str(tmp_path / "none/*.parquet"),
-                   "--db", db), "no file matches")
+                   "--db", db), "no Parquet or CSV file matches")
     df.drop(columns=["click"]).to_parquet(tmp_path / "bad.parquet")
     user_error(cli("source", "add", "bad", "--path", str(tmp_path / "bad.parquet"), "--db", db),
                "no 'click' column")
