@@ -167,7 +167,7 @@ def _source_summary(name: str) -> None:
     c1, c2 = st.columns(2)
     if c1.button("Refresh (read new or changed files only)", key="src_refresh"):
         with ui.user_errors("Not refreshed: "), st.spinner("Aggregating new files…"):
-            _checked_where(meta["path"] or meta["tbl"], meta["engine"], meta["spark_master"])
+            access.browser_source(meta["path"] or meta["tbl"], meta["engine"], meta["spark_master"])
             r = _sources.refresh(name)
             st.session_state["_src_msg"] = (f"Refreshed “{name}”: {r['scanned']} new or changed "
                                             f"partitions read; {r['rows']:,} rows in all.")
@@ -299,23 +299,13 @@ def _register_form() -> None:
         with ui.user_errors("Not registered: "), st.spinner("Aggregating…"):
             if not src_name.strip():
                 raise UlrError("give the source a name.")
-            path, table, master = _checked_where(src_where, src_engine, src_master)
+            path, table, master = access.browser_source(src_where, src_engine, src_master)
             r = _sources.add(src_name.strip(), path=path, table=table, engine=src_engine,
                              master=master)
             st.session_state["_src_msg"] = (f"Registered “{r['name']}”: {r['rows']:,} rows in "
                                             f"{r['partitions']} partitions.")
             ui.set_current_source(r["name"])
             st.rerun()
-
-
-def _checked_where(where: str, engine: str, master: str | None):
-    """(path, table, master) as the browser may use them; refuses anything not opened."""
-    where = (where or "").strip()
-    if engine == "spark":
-        master = access.browser_master(master)
-        if where and "/" not in where and "*" not in where:
-            return None, access.browser_table(where), master
-    return access.browser_path(where), None, master
 
 
 _src = ui.current_source()

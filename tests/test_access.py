@@ -150,3 +150,16 @@ def test_read_errors_name_the_file_and_line_never_the_content(tmp_path):
         from ulr.propensity import aggregate
         aggregate.cell_stats(engines.get("duckdb").scan(path=str(bad)))
     assert "hunter2" not in str(err.value) and "bad.csv" in str(err.value)
+
+
+def test_browser_source_reads_a_plain_spark_name_as_a_table(monkeypatch, tree):
+    root, _ = tree
+    monkeypatch.setenv("ULR_DATA_ROOTS", str(root))
+    monkeypatch.setenv("ULR_SPARK_MASTERS", "local[2]")
+    assert access.browser_source(" warehouse.clicks ", "spark", "local[2]") == \
+        (None, "warehouse.clicks", "local[2]")
+    assert access.browser_source("lake/*.parquet", "spark", "local[2]") == \
+        (str(root / "lake" / "*.parquet"), None, "local[2]")
+    assert access.browser_source("lake", "duckdb", None) == (str(root / "lake"), None, None)
+    with pytest.raises(AccessDenied):
+        access.browser_source("warehouse.clicks", "spark", "yarn")

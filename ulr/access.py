@@ -177,3 +177,16 @@ def browser_table(name: str) -> str:
         raise AccessDenied(f"“{name}” is not a table name (letters, digits and '_', as "
                            "table or database.table).")
     return name
+
+
+def browser_source(where: str, engine: str, master: str | None):
+    """``(path, table, master)`` for a source a browser names; refuses what is not opened.
+
+    With the Spark engine a plain name (no ``/`` or ``*``) is a catalog table.
+    """
+    where = (where or "").strip()
+    if engine == "spark":
+        master = browser_master(master)
+        if where and "/" not in where and "*" not in where:
+            return None, browser_table(where), master
+    return browser_path(where), None, master
