@@ -561,9 +561,9 @@ def sniff_kind(path: Path, shown: str | None = None) -> str:
     ``shown`` is the file name messages use (default: the path's name); the
     dashboard passes the user's own name, not its upload copy's.
     """
-    shown = shown or path.name
     if not path.exists():
-        raise UlrError(f"file not found: {shown if shown != path.name else path}.")
+        raise UlrError(f"file not found: {shown or path}.")
+    shown = shown or path.name
     if not path.is_file():
         raise UlrError(f"{shown} is not a file.")
     if path.stat().st_size == 0:
@@ -611,10 +611,10 @@ def csv_header(path: Path, shown: str | None = None) -> tuple[list[str], str]:
     return names, delim
 
 
-def _parquet_columns(path: Path, shown: str) -> list[str]:
-    """A Parquet file's top-level column names as the file has them (duplicates refused).
+def _check_parquet_names(path: Path, shown: str) -> None:
+    """Refuse a Parquet file with two top-level columns of the same name.
 
-    Read from the file's schema because DuckDB renames a repeated name (``f``, ``f_1``).
+    Read from the file's own schema: DuckDB renames a repeated name (``f``, ``f_1``).
     """
     import pyarrow.parquet as pq
     try:
@@ -622,7 +622,6 @@ def _parquet_columns(path: Path, shown: str) -> list[str]:
     except Exception as exc:  # noqa: BLE001 - any reader failure is the file's problem
         raise UlrError(f"cannot read {shown} as Parquet: {_first_line(exc)}") from None
     schema.refuse_duplicates(names, shown)
-    return names
 
 
 def _source_columns(cur, path: Path, kind: str,
@@ -630,7 +629,7 @@ def _source_columns(cur, path: Path, kind: str,
     shown = shown or path.name
     if kind == "csv":
         return csv_header(path, shown)
-    _parquet_columns(path, shown)
+    _check_parquet_names(path, shown)
     try:
         desc = cur.execute("SELECT * FROM read_parquet(?) LIMIT 0", [str(path)]).description
     except duckdb.Error as exc:
@@ -669,7 +668,8 @@ class _LoadJob:
     reject_lines: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
     cast_rejects: pd.DataFrame = field(default_factory=_no_rejects)
     rules: list = field(default_factory=list)
-    problems: list = field(default_factory=list)  # (source, role, count, first lines, problem, first values)
+    # (source, role, count, first lines, problem, first values)
+    problems: list = field(default_factory=list)
     bad_total: int = 0
     good: int = 0
     rejected: pd.DataFrame | None = None
@@ -802,8 +802,8 @@ def _first_breaks(job: _LoadJob, pl, cond: str) -> tuple[np.ndarray, list[str]]:
     Numbers are shown as ``%g`` (``0``, ``1.5``, ``nan``, ``-inf``), other values as text.
     """
     c = quote_ident(pl.stored)
-    shown = f"printf('%g', {c})" if pl.read_type == "DOUBLE" else f"CAST({c} AS VARCHAR)"
-    rows = job.con.execute(f"SELECT rowid, {shown} FROM {job.stg} WHERE {cond} ORDER BY rowid "
+    text = f"printf('%g', {c})" if pl.read_type == "DOUBLE" else f"CAST({c} AS VARCHAR)"
+    rows = job.con.execute(f"SELECT rowid, {text} FROM {job.stg} WHERE {cond} ORDER BY rowid "
                            "LIMIT ?", [_FIRST_LINES]).fetchall()
     values = [v for v in dict.fromkeys(v for _, v in rows) if v is not None and v.strip()]
     return np.array([r for r, _ in rows], dtype=np.int64), values
