@@ -5,8 +5,10 @@ aggregated where the rows live and stored here; with a source selected in the si
 this page shows its summary and CTR from those statistics.
 """
 
+import contextlib
 import hashlib
 import tempfile
+import time
 from pathlib import Path
 
 import streamlit as st
@@ -97,47 +99,113 @@ def _show_mapping(info) -> None:
 
 
 # ---------------------------------------------------------------- upload
+# The upload is copied to <tmp>/ulr_uploads/ for the loader, which reads files. The
+# copy lives while the mapping form is pending (the script re-runs several times
+# before Load is pressed) and is deleted once the file is loaded or refused, or
+# when another file replaces it; copies older than a day (sessions that never
+# pressed Load) are swept whenever a new copy is written.
+UPLOAD_MAX_AGE_S = 24 * 3600
+_COPY, _PEEK = "_upload_copy", "_upload_peek"
+
+
+def _upload_id(up) -> str:
+    return getattr(up, "file_id", None) or hashlib.sha1(up.getvalue()).hexdigest()
+
+
+def _drop_copy() -> None:
+    """Delete this session's upload copy, if it has one."""
+    copy = st.session_state.pop(_COPY, None)
+    if copy:
+        Path(copy).unlink(missing_ok=True)
+
+
+def _sweep_uploads(folder: Path) -> None:
+    """Delete upload copies older than :data:`UPLOAD_MAX_AGE_S` (abandoned forms)."""
+    cutoff = time.time() - UPLOAD_MAX_AGE_S
+    for f in folder.iterdir():
+        with contextlib.suppress(OSError):  # another session may delete it first
+            if f.stat().st_mtime < cutoff:
+                f.unlink()
+
+
+def _upload_copy(up) -> Path:
+    """The loader's copy of the uploaded file; written (with progress) when missing."""
+    folder = Path(tempfile.gettempdir()) / "ulr_uploads"
+    folder.mkdir(exist_ok=True)
+    path = folder / f"{_upload_id(up)}{Path(up.name).suffix.lower() or '.csv'}"
+    if st.session_state.get(_COPY) != str(path):
+        _drop_copy()  # a different file replaced the pending one
+    if not path.exists():
+        _sweep_uploads(folder)
+        bar = st.progress(0.0, text="Receiving file…")
+        size = max(up.size, 1)
+        with open(path, "wb") as fh:
+            done = 0
+            up.seek(0)
+            while chunk := up.read(1 << 20):
+                fh.write(chunk)
+                done += len(chunk)
+                bar.progress(min(done / size, 1.0), text=f"Received {done:,} bytes")
+        bar.empty()
+    st.session_state[_COPY] = str(path)
+    return path
+
+
+def _peek(up) -> dict:
+    """The file's columns and auto-mapping (or its refusal), read once per uploaded file.
+
+    Kept in the session so that re-runs need no copy once it was loaded or refused.
+    """
+    fid = _upload_id(up)
+    peek = st.session_state.get(_PEEK)
+    if peek is None or peek["fid"] != fid:
+        path = _upload_copy(up)
+        try:
+            columns, auto = store.peek_columns(path, up.name)
+            peek = {"fid": fid, "columns": columns, "auto": auto, "error": None}
+        except UlrError as exc:
+            peek = {"fid": fid, "columns": None, "auto": None, "error": str(exc)}
+            _drop_copy()
+        st.session_state[_PEEK] = peek
+    return peek
+
+
+def _load_upload(up, mapping, name: str, skip: bool, replace: bool):
+    """Load the upload; its copy is deleted whether it was stored or refused."""
+    try:
+        with st.status(f"Loading {up.name}…", expanded=False) as status:
+            res = store.load_log(_upload_copy(up), name, cur=cur, mapping=mapping(),
+                                 skip_bad_rows=skip, replace=replace, source_name=up.name)
+            status.update(label=f"Stored “{res.dataset}”: {res.rows:,} rows",
+                          state="complete")
+    except UlrError as exc:
+        st.error("Not loaded: " + _app_words(str(exc)))
+        return None
+    finally:
+        _drop_copy()
+    return res
+
+
 with st.expander("Upload a click log", expanded=False):
     up = st.file_uploader("CSV or Parquet file", type=["csv", "parquet", "pq"], key="upload")
-    if up is not None:
-        tmpdir = Path(tempfile.gettempdir()) / "ulr_uploads"
-        tmpdir.mkdir(exist_ok=True)
-        suffix = Path(up.name).suffix.lower() or ".csv"
-        fid = getattr(up, "file_id", None) or hashlib.sha1(up.getvalue()).hexdigest()
-        path = tmpdir / f"{fid}{suffix}"
-        if not path.exists():
-            bar = st.progress(0.0, text="Receiving file…")
-            size = max(up.size, 1)
-            with open(path, "wb") as fh:
-                done = 0
-                up.seek(0)
-                while chunk := up.read(1 << 20):
-                    fh.write(chunk)
-                    done += len(chunk)
-                    bar.progress(min(done / size, 1.0), text=f"Received {done:,} bytes")
-            bar.empty()
-        columns = None
-        with ui.user_errors("This file cannot be read: "):
-            columns, auto = store.peek_columns(path)
-        if columns is not None:
+    if up is None:
+        _drop_copy()  # the file was removed from the uploader
+        st.session_state.pop(_PEEK, None)
+    else:
+        peek = _peek(up)
+        if peek["error"]:
+            st.error("This file cannot be read: " + _app_words(peek["error"]))
+        else:
             with st.form("mapping"):
-                mapping, name, skip, replace = _mapping_form(columns, auto, up.name)
+                mapping, name, skip, replace = _mapping_form(peek["columns"], peek["auto"],
+                                                             up.name)
                 submitted = st.form_submit_button("Load", type="primary")
-            if submitted:
-                try:
-                    with st.status(f"Loading {up.name}…", expanded=False) as status:
-                        res = store.load_log(path, name, cur=cur, mapping=mapping(),
-                                             skip_bad_rows=skip, replace=replace,
-                                             source_name=up.name)
-                        status.update(label=f"Stored “{res.dataset}”: {res.rows:,} rows",
-                                      state="complete")
-                except UlrError as exc:
-                    st.error("Not loaded: " + _app_words(str(exc)))
-                else:
-                    ui.set_current(res.dataset)
-                    st.session_state["_last_load"] = {"dataset": res.dataset, "rows": res.rows,
-                                                      "rejected": res.rejected}
-                    st.rerun()
+            res = _load_upload(up, mapping, name, skip, replace) if submitted else None
+            if res is not None:
+                ui.set_current(res.dataset)
+                st.session_state["_last_load"] = {"dataset": res.dataset, "rows": res.rows,
+                                                  "rejected": res.rejected}
+                st.rerun()
 
 last = st.session_state.get("_last_load")
 if last:
