@@ -53,22 +53,6 @@ def test_source_refresh_scans_only_new_files(cli, tmp_path, user_error):
                "no source called")
 
 
-def _merged_parts(folder):
-    """The partitions summed afresh (the stored total hidden)."""
-    import shutil
-    from ulr.engines import incremental as inc
-    hidden = folder.parent / "hidden"
-    hidden.mkdir(exist_ok=True)
-    for t in folder.glob("total-*.parquet"):
-        shutil.move(t, hidden / t.name)
-    try:
-        assert inc.total_file(folder) is None
-        return {k: inc.merged_cell_stats(folder, positions=k) for k in (None, 3)}
-    finally:
-        for t in hidden.glob("*"):
-            shutil.move(t, folder / t.name)
-
-
 def _cells(st):
     order = np.lexsort((st.position, st.pair))
     return np.column_stack([st.pair, st.position, st.impressions, st.clicks])[order]
@@ -84,11 +68,11 @@ def test_stored_total_tracks_added_changed_and_removed_files(tmp_path):
     folder = sources.stats_dir("t", db)
 
     def check(rows):
-        total = inc.total_file(folder)
-        assert total is not None and len(list(folder.glob("total-*"))) == 1
-        fresh = _merged_parts(folder)
+        parts, total, _ = sources._snapshot("t", db)
+        assert total is not None and list(folder.glob("total-*")) == [total]
+        fresh = {k: inc.merged_cell_stats(parts, positions=k) for k in (None, 3)}  # summed
         for k, want in fresh.items():
-            got = inc.merged_cell_stats(folder, positions=k)
+            got = inc.merged_cell_stats(parts, total=total, positions=k)
             np.testing.assert_array_equal(_cells(got), _cells(want))
             assert got.n_pairs == want.n_pairs and got.positions == want.positions
         assert sources.get("t", db_path=db)["rows"] == rows == fresh[None].rows
@@ -105,7 +89,8 @@ def test_stored_total_tracks_added_changed_and_removed_files(tmp_path):
     from ulr import engines
     from ulr.propensity import aggregate as A
     full = A.cell_stats(engines.get("duckdb").scan(path=str(lake)))
-    np.testing.assert_array_equal(_cells(inc.merged_cell_stats(folder)), _cells(full))
+    np.testing.assert_array_equal(_cells(sources.scan("t", db_path=db).cells(None, False)),
+                                  _cells(full))
 
 
 def test_source_remove_forgets_it_and_its_statistics(cli, tmp_path, user_error):
@@ -153,24 +138,5 @@ def test_a_failed_catalog_write_leaves_row_and_statistics(tmp_path, monkeypatch)
     monkeypatch.setattr(store, "catalog", real)
     assert sources.get("s", db_path=db) is not None
     assert sorted(p.name for p in folder.iterdir()) == files
-    assert [p.name for p in folder.parent.iterdir()] == ["s"]  # nothing renamed aside
+    assert sorted(p.name for p in folder.parent.iterdir()) == [".s.lock", "s"]
     assert sources.ctr_by_position("s", db_path=db)["impressions"].sum() == 800
-
-
-def test_statistics_that_cannot_be_moved_leave_the_source_registered(tmp_path, monkeypatch,
-                                                                      user_error, cli):
-    from pathlib import Path
-    db, folder, files = _registered(tmp_path)
-
-    def refuse(self, target):
-        raise PermissionError(13, "Permission denied")
-    monkeypatch.setattr(Path, "rename", refuse)
-    try:
-        sources.remove("s", db_path=db)
-    except Exception as exc:
-        assert str(exc) == ("could not remove the statistics of 's' (Permission denied); "
-                            "nothing was changed.")
-    else:
-        raise AssertionError("remove should have failed")
-    assert sources.get("s", db_path=db) is not None
-    assert sorted(p.name for p in folder.iterdir()) == files
