@@ -5,6 +5,7 @@ import json
 import numpy as np
 
 from ulr.engines import sources
+from ulr.propensity import aggregate as A
 from ulr.simulate import simulate_clicks
 
 
@@ -140,3 +141,57 @@ def test_a_failed_catalog_write_leaves_row_and_statistics(tmp_path, monkeypatch)
     assert sorted(p.name for p in folder.iterdir()) == files
     assert sorted(p.name for p in folder.parent.iterdir()) == [".s.lock", "s"]
     assert sources.ctr_by_position("s", db_path=db)["impressions"].sum() == 800
+
+
+def test_two_stores_in_one_folder_keep_their_own_statistics(tmp_path):
+    df = simulate_clicks(queries=10, docs_per_query=4, sessions=300, seed=4).df
+    df.iloc[:500].to_parquet(tmp_path / "small.parquet")
+    df.to_parquet(tmp_path / "all.parquet")
+    a, b = tmp_path / "a.duckdb", tmp_path / "b.duckdb"
+    sources.add("s", path=str(tmp_path / "small.parquet"), db_path=a)
+    sources.add("s", path=str(tmp_path / "all.parquet"), db_path=b)
+    assert sources.stats_dir("s", a) == tmp_path / "a_files" / "sources" / "s"
+    for db, rows in ((a, 500), (b, len(df))):
+        assert sources.get("s", db_path=db)["rows"] == rows
+        assert sources.summary("s", db_path=db)["rows"] == rows
+        assert sources.ctr_by_position("s", db_path=db)["impressions"].sum() == rows
+    sources.remove("s", db_path=a)
+    assert sources.get("s", db_path=a) is None and not sources.stats_dir("s", a).exists()
+    assert sources.summary("s", db_path=b)["rows"] == len(df)
+    assert sources.scan("s", db_path=b).cells(None, True).rows == len(df)
+    assert sources.refresh("s", db_path=b)["scanned"] == 0
+
+
+def test_statistics_of_the_old_layout_are_read_then_moved_by_a_refresh(tmp_path):
+    """Rows written by an older version (no generation; statistics in ``sources/NAME``
+    beside the store file, shared by the folder's stores) keep working; a refresh copies
+    the statistics of unchanged files into the store's own folder and reads only those."""
+    from ulr import engines, store
+    from ulr.engines import incremental as inc
+    df = simulate_clicks(queries=10, docs_per_query=4, sessions=300, seed=8).df
+    lake, parts = _lake(tmp_path, df, n_parts=3)
+    db = tmp_path / "old.duckdb"
+    legacy = tmp_path / "sources" / "s"
+    legacy.mkdir(parents=True)
+    for f in sorted(lake.iterdir()):  # what the old version stored
+        key = sources._partition_key(str(f))
+        st = inc.partition_stats(engines.get("duckdb").scan(path=str(f)))
+        st.assign(partition=key).to_parquet(legacy / f"part-{inc.key_hash(key)}.parquet")
+    with store.catalog(db, write=True) as con:
+        con.execute("CREATE TABLE ulr_sources (name VARCHAR PRIMARY KEY, engine VARCHAR, "
+                    "path VARCHAR, tbl VARCHAR, spark_master VARCHAR, partitions INTEGER, "
+                    "rows BIGINT, refreshed_at TIMESTAMP)")
+        con.execute("INSERT INTO ulr_sources VALUES ('s', 'duckdb', ?, NULL, NULL, 2, ?, "
+                    "now())", [str(lake / "*.parquet"), len(parts[0]) + len(parts[1])])
+    assert sources.summary("s", db_path=db)["rows"] == len(parts[0]) + len(parts[1])
+    df.iloc[parts[2]].to_parquet(lake / "d2.parquet")
+    assert sources.refresh("s", db_path=db)["scanned"] == 1  # d0 and d1 copied, not read
+    kept = sorted(p.name for p in legacy.iterdir())
+    import shutil
+    shutil.rmtree(tmp_path / "sources")  # the store no longer needs the old folder
+    assert sources.summary("s", db_path=db)["rows"] == sources.get("s", db_path=db)["rows"] \
+        == len(df)
+    full = A.cell_stats(engines.get("duckdb").scan(path=str(lake)), groups=True)
+    np.testing.assert_array_equal(_cells(sources.scan("s", db_path=db).cells(None, True)),
+                                  _cells(full))
+    assert len(kept) == 2  # the refresh left the old folder as it was
