@@ -27,12 +27,12 @@ BEFORE = {"d0": 0, "d1": 1, "d2": 2}
 AFTER = {"d0": 3, "d2": 2, "d3": 4, "d4": 5}  # d0 rewritten in place, d1 deleted, two new
 
 
-def _write(folder: Path, files: dict, was: dict = {}) -> None:
+def _write(folder: Path, files: dict, was: dict | None = None) -> None:
     """The lake of state ``files`` (name -> row block), from that of state ``was``."""
     folder.mkdir(parents=True, exist_ok=True)
     for f, b in files.items():
         p = folder / f"{f}.parquet"
-        if was.get(f) == b:
+        if (was or {}).get(f) == b:
             continue
         had = p.stat().st_mtime if p.exists() else None
         DF.iloc[BLOCKS[b]].to_parquet(p)

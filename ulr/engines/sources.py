@@ -86,7 +86,7 @@ def _root(db_path=None) -> Path:
 
 
 def stats_dir(name: str, db_path=None) -> Path:
-    """The folder of a source's statistics: ``data/ulr_files/sources/NAME`` for the default store."""
+    """Where a source's statistics live: ``data/ulr_files/sources/NAME`` for ``data/ulr.duckdb``."""
     return _root(db_path) / name
 
 
