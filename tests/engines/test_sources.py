@@ -195,3 +195,30 @@ def test_statistics_of_the_old_layout_are_read_then_moved_by_a_refresh(tmp_path)
     np.testing.assert_array_equal(_cells(sources.scan("s", db_path=db).cells(None, True)),
                                   _cells(full))
     assert len(kept) == 2  # the refresh left the old folder as it was
+
+
+def test_a_second_run_on_a_busy_source_is_refused_and_readers_keep_their_generation(tmp_path):
+    from ulr.errors import UlrError
+    df = simulate_clicks(queries=10, docs_per_query=4, sessions=300, seed=9).df
+    lake, parts = _lake(tmp_path, df, n_parts=3)
+    db = tmp_path / "s.duckdb"
+    sources.add("s", path=str(lake), db_path=db)
+    with sources._locked("s", db):  # as another process refreshing it would
+        for run in (sources.refresh, sources.remove):
+            try:
+                run("s", db_path=db)
+            except UlrError as exc:
+                assert str(exc) == ("the source 's' is being added, refreshed or removed by "
+                                    "another process; try again when it is done.")
+            else:
+                raise AssertionError("a second run should be refused")
+    reading = sources.scan("s", db_path=db)  # a reader holding the generation of now
+    df.iloc[parts[2]].to_parquet(lake / "d2.parquet")
+    sources.refresh("s", db_path=db)  # commits, then deletes the files being read
+    try:
+        reading.cells(None, False)
+    except UlrError as exc:
+        assert str(exc) == "the source 's' was refreshed while it was read; run again."
+    else:
+        raise AssertionError("the reader's files are gone")
+    assert sources.scan("s", db_path=db).cells(None, False).rows == len(df)
