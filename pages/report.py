@@ -112,6 +112,10 @@ elif info.owner is None:
 with st.container(border=True):
     ids = [r.id for r in all_reports]
     names = {r.id: f"{r.name} ({r.items} item{'s' if r.items != 1 else ''})" for r in all_reports}
+    # Equal labels (two "Untitled report (0 items)") get their id: the browser sends the
+    # picked label back, and a label that now means another report would switch to it.
+    dupes = {v for v in names.values() if list(names.values()).count(v) > 1}
+    names = {k: f"{v} · {k[:6]}" if v in dupes else v for k, v in names.items()}
     c = st.columns([3, 3, 1, 1])
     st.session_state["rep_pick"] = rid
     c[0].selectbox("Saved reports", ids, key="rep_pick", format_func=names.get, on_change=_pick,
