@@ -38,7 +38,8 @@ class ServedUrl(str):
     db: str
 
 
-def _serve():
+def _serve(*extra):
+    """Serve app.py; ``extra`` are more ``streamlit run`` options (e.g. ``--secrets.files``)."""
     port = _free_port()
     env = dict(os.environ)
     env["ULR_DB"] = os.path.join(tempfile.mkdtemp(prefix="ulr_e2e_"), "e2e.duckdb")
@@ -46,7 +47,7 @@ def _serve():
         [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
          "--server.headless", "true", "--server.port", str(port),
          "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
-         "--server.fileWatcherType", "none"],
+         "--server.fileWatcherType", "none", *extra],
         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     url = ServedUrl(f"http://127.0.0.1:{port}")
     url.db = env["ULR_DB"]
