@@ -272,9 +272,7 @@ def run_saved(args) -> dict:
     me = reports.OPERATOR
     if args.list:
         return {"reports": [{"id": r.id, "name": r.name, "items": r.items,
-                             "updated": r.updated, "owned": r.owner is not None,
-                             "private": r.private}
-                            for r in reports.list_reports(actor=me, db=db)]}
+                             "updated": r.updated} for r in reports.list_reports(actor=me, db=db)]}
     out = _out_for(args)
     info = reports.find(args.report, actor=me, db=db)
     items = reports.items(info.id, actor=me, db=db)
