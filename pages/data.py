@@ -5,14 +5,16 @@ aggregated where the rows live and stored here; with a source selected in the si
 this page shows its summary and CTR from those statistics.
 """
 
+import contextlib
 import hashlib
 import tempfile
+import time
 from pathlib import Path
 
 import streamlit as st
 
 from pages import _ui as ui
-from ulr import schema, store
+from ulr import access, schema, store
 from ulr.engines import sources as _sources
 from ulr.errors import UlrError
 from ulr.plots import ctr_by_position_figure
@@ -97,47 +99,113 @@ def _show_mapping(info) -> None:
 
 
 # ---------------------------------------------------------------- upload
+# The upload is copied to <tmp>/ulr_uploads/ for the loader, which reads files. The
+# copy lives while the mapping form is pending (the script re-runs several times
+# before Load is pressed) and is deleted once the file is loaded or refused, or
+# when another file replaces it; copies older than a day (sessions that never
+# pressed Load) are swept whenever a new copy is written.
+UPLOAD_MAX_AGE_S = 24 * 3600
+_COPY, _PEEK = "_upload_copy", "_upload_peek"
+
+
+def _upload_id(up) -> str:
+    return getattr(up, "file_id", None) or hashlib.sha1(up.getvalue()).hexdigest()
+
+
+def _drop_copy() -> None:
+    """Delete this session's upload copy, if it has one."""
+    copy = st.session_state.pop(_COPY, None)
+    if copy:
+        Path(copy).unlink(missing_ok=True)
+
+
+def _sweep_uploads(folder: Path) -> None:
+    """Delete upload copies older than :data:`UPLOAD_MAX_AGE_S` (abandoned forms)."""
+    cutoff = time.time() - UPLOAD_MAX_AGE_S
+    for f in folder.iterdir():
+        with contextlib.suppress(OSError):  # another session may delete it first
+            if f.stat().st_mtime < cutoff:
+                f.unlink()
+
+
+def _upload_copy(up) -> Path:
+    """The loader's copy of the uploaded file; written (with progress) when missing."""
+    folder = Path(tempfile.gettempdir()) / "ulr_uploads"
+    folder.mkdir(exist_ok=True)
+    path = folder / f"{_upload_id(up)}{Path(up.name).suffix.lower() or '.csv'}"
+    if st.session_state.get(_COPY) != str(path):
+        _drop_copy()  # a different file replaced the pending one
+    if not path.exists():
+        _sweep_uploads(folder)
+        bar = st.progress(0.0, text="Receiving file…")
+        size = max(up.size, 1)
+        with open(path, "wb") as fh:
+            done = 0
+            up.seek(0)
+            while chunk := up.read(1 << 20):
+                fh.write(chunk)
+                done += len(chunk)
+                bar.progress(min(done / size, 1.0), text=f"Received {done:,} bytes")
+        bar.empty()
+    st.session_state[_COPY] = str(path)
+    return path
+
+
+def _peek(up) -> dict:
+    """The file's columns and auto-mapping (or its refusal), read once per uploaded file.
+
+    Kept in the session so that re-runs need no copy once it was loaded or refused.
+    """
+    fid = _upload_id(up)
+    peek = st.session_state.get(_PEEK)
+    if peek is None or peek["fid"] != fid:
+        path = _upload_copy(up)
+        try:
+            columns, auto = store.peek_columns(path, up.name)
+            peek = {"fid": fid, "columns": columns, "auto": auto, "error": None}
+        except UlrError as exc:
+            peek = {"fid": fid, "columns": None, "auto": None, "error": str(exc)}
+            _drop_copy()
+        st.session_state[_PEEK] = peek
+    return peek
+
+
+def _load_upload(up, mapping, name: str, skip: bool, replace: bool):
+    """Load the upload; its copy is deleted whether it was stored or refused."""
+    try:
+        with st.status(f"Loading {up.name}…", expanded=False) as status:
+            res = store.load_log(_upload_copy(up), name, cur=cur, mapping=mapping(),
+                                 skip_bad_rows=skip, replace=replace, source_name=up.name)
+            status.update(label=f"Stored “{res.dataset}”: {res.rows:,} rows",
+                          state="complete")
+    except UlrError as exc:
+        st.error("Not loaded: " + _app_words(str(exc)))
+        return None
+    finally:
+        _drop_copy()
+    return res
+
+
 with st.expander("Upload a click log", expanded=False):
     up = st.file_uploader("CSV or Parquet file", type=["csv", "parquet", "pq"], key="upload")
-    if up is not None:
-        tmpdir = Path(tempfile.gettempdir()) / "ulr_uploads"
-        tmpdir.mkdir(exist_ok=True)
-        suffix = Path(up.name).suffix.lower() or ".csv"
-        fid = getattr(up, "file_id", None) or hashlib.sha1(up.getvalue()).hexdigest()
-        path = tmpdir / f"{fid}{suffix}"
-        if not path.exists():
-            bar = st.progress(0.0, text="Receiving file…")
-            size = max(up.size, 1)
-            with open(path, "wb") as fh:
-                done = 0
-                up.seek(0)
-                while chunk := up.read(1 << 20):
-                    fh.write(chunk)
-                    done += len(chunk)
-                    bar.progress(min(done / size, 1.0), text=f"Received {done:,} bytes")
-            bar.empty()
-        columns = None
-        with ui.user_errors("This file cannot be read: "):
-            columns, auto = store.peek_columns(path)
-        if columns is not None:
+    if up is None:
+        _drop_copy()  # the file was removed from the uploader
+        st.session_state.pop(_PEEK, None)
+    else:
+        peek = _peek(up)
+        if peek["error"]:
+            st.error("This file cannot be read: " + _app_words(peek["error"]))
+        else:
             with st.form("mapping"):
-                mapping, name, skip, replace = _mapping_form(columns, auto, up.name)
+                mapping, name, skip, replace = _mapping_form(peek["columns"], peek["auto"],
+                                                             up.name)
                 submitted = st.form_submit_button("Load", type="primary")
-            if submitted:
-                try:
-                    with st.status(f"Loading {up.name}…", expanded=False) as status:
-                        res = store.load_log(path, name, cur=cur, mapping=mapping(),
-                                             skip_bad_rows=skip, replace=replace,
-                                             source_name=up.name)
-                        status.update(label=f"Stored “{res.dataset}”: {res.rows:,} rows",
-                                      state="complete")
-                except UlrError as exc:
-                    st.error("Not loaded: " + _app_words(str(exc)))
-                else:
-                    ui.set_current(res.dataset)
-                    st.session_state["_last_load"] = {"dataset": res.dataset, "rows": res.rows,
-                                                      "rejected": res.rejected}
-                    st.rerun()
+            res = _load_upload(up, mapping, name, skip, replace) if submitted else None
+            if res is not None:
+                ui.set_current(res.dataset)
+                st.session_state["_last_load"] = {"dataset": res.dataset, "rows": res.rows,
+                                                  "rejected": res.rejected}
+                st.rerun()
 
 last = st.session_state.get("_last_load")
 if last:
@@ -167,6 +235,7 @@ def _source_summary(name: str) -> None:
     c1, c2 = st.columns(2)
     if c1.button("Refresh (read new or changed files only)", key="src_refresh"):
         with ui.user_errors("Not refreshed: "), st.spinner("Aggregating new files…"):
+            access.browser_source(meta["path"] or meta["tbl"], meta["engine"], meta["spark_master"])
             r = _sources.refresh(name)
             st.session_state["_src_msg"] = (f"Refreshed “{name}”: {r['scanned']} new or changed "
                                             f"partitions read; {r['rows']:,} rows in all.")
@@ -266,32 +335,41 @@ def _dataset_summary(log) -> None:
 
 
 def _register_form() -> None:
-    """Register a Parquet folder/glob or Spark table; the new source becomes the current one."""
+    """Register a folder/glob under the operator's data roots, or a Spark table on an allowed
+    master; the new source becomes the current one. Nothing else on the server is read."""
     st.subheader("Large logs: aggregate where they live")
-    st.caption("Register a Parquet folder or glob (or a Spark table). Its click statistics are "
-               "computed by the engine you choose, per file, and stored here; the rows stay "
-               "where they are. Refresh after new files land: only those are read. Position "
-               "bias and this page then work from the statistics (pick the source in the "
-               "sidebar).")
+    roots, masters = access.data_roots(), access.spark_masters()
+    if not roots and not masters:
+        st.caption("This server opens no folder to the browser, so large logs are registered "
+                   "by its operator. Upload a file above, or ask the operator to open a "
+                   "folder to the dashboard.")
+        return
+    st.caption("Register a Parquet or CSV folder or glob" + (" (or a Spark table)" if masters
+               else "") + ". Its click statistics are computed per file and stored here; the "
+               "rows stay where they are. Refresh after new files land: only those are read. "
+               "Position bias and this page then work from the statistics (pick the source in "
+               "the sidebar). Folders opened to the browser: "
+               + (", ".join(f"`{r}`" for r in roots) or "none") + ".")
     with st.form("source_form"):
         c1, c2 = st.columns(2)
         src_name = c1.text_input("Source name", key="src_name")
-        src_engine = c2.radio("Engine", ["duckdb", "spark"], horizontal=True, key="src_engine",
+        engines = ["duckdb", "spark"] if masters else ["duckdb"]
+        src_engine = c2.radio("Engine", engines, horizontal=True, key="src_engine",
                               help="DuckDB reads files on this machine; Spark runs the query "
-                                   "on your cluster (Java 17 needed here).")
-        src_where = st.text_input("Parquet folder or glob, or Spark table", key="src_where",
-                                  placeholder="/lake/clicks/*.parquet  or  warehouse.clicks")
-        src_master = st.text_input("Spark master", value="local[2]", key="src_master")
+                                   "on the cluster the operator allows.")
+        src_where = st.text_input("Parquet or CSV folder or glob, or Spark table" if masters else
+                                  "Parquet or CSV folder or glob", key="src_where",
+                                  placeholder=f"{roots[0] if roots else '/lake'}/*.parquet")
+        src_master = st.selectbox("Spark master", masters, key="src_master") if masters \
+            else None
         registered = st.form_submit_button("Register and aggregate")
     if registered:
         with ui.user_errors("Not registered: "), st.spinner("Aggregating…"):
-            where = src_where.strip()
-            is_table = src_engine == "spark" and "/" not in where and "*" not in where
-            if not src_name.strip() or not where:
-                raise UlrError("give the source a name and say where its files are.")
-            r = _sources.add(src_name.strip(), path=None if is_table else where,
-                             table=where if is_table else None, engine=src_engine,
-                             master=src_master.strip())
+            if not src_name.strip():
+                raise UlrError("give the source a name.")
+            path, table, master = access.browser_source(src_where, src_engine, src_master)
+            r = _sources.add(src_name.strip(), path=path, table=table, engine=src_engine,
+                             master=master)
             st.session_state["_src_msg"] = (f"Registered “{r['name']}”: {r['rows']:,} rows in "
                                             f"{r['partitions']} partitions.")
             ui.set_current_source(r["name"])

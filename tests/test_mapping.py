@@ -143,3 +143,65 @@ def test_bundled_fixture_matches_its_generator(tmp_path):
     assert len(df) == 10_002 and df["position"].max() == 3 and df["click"].mean() < 0.01
     assert df["propensity_score"].eq(1 / 80).all()
     assert sum(c.startswith("user-item_affinity_") for c in df) == 80
+
+
+# --------------------------------------------------------------------------- input defects
+
+NONFINITE = ("query_id,doc_id,position,click,session_id,feature_a\n"
+             "q,a,1,1,s1,0.5\nq,b,2,0,s1,inf\nq,c,1,0,s2,-inf\nq,d,2,1,s2,NaN\nq,e,1,1,s3,0.2\n")
+
+
+def _one_error_line(rc, out, err, *needles):
+    assert rc == 2, (out, err)
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), err
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+
+
+def test_cli_loads_a_bom_csv_with_the_right_columns(tmp_path, capsys):
+    path = tmp_path / "excel.csv"
+    path.write_bytes("\ufeffqid,doc_id,position,click\nq1,d1,1,1\nq1,d2,2,0\nq1,d1,2,0\n"
+                     "q1,d2,1,1\n".encode())
+    db = tmp_path / "s.duckdb"
+    rc, out, err = run(capsys, "load", path, "--db", db, "--name", "excel")
+    assert rc == 0, err
+    assert json.loads(out)["mapping"]["query_id"] == "qid"
+    rc, out, err = run(capsys, "propensity", "--input", path, "--method", "em")
+    assert rc == 0, err  # --input reads the header the same way
+    assert json.loads(out)["theta"][0] == 1.0
+
+
+def test_cli_refuses_nan_and_inf_features_unless_skipped(tmp_path, capsys):
+    path = tmp_path / "nan.csv"
+    path.write_text(NONFINITE)
+    db = tmp_path / "s.duckdb"
+    assert run(capsys, "load", path, "--db", db, "--name", "keep", "--skip-bad-rows")[0] == 0
+    before = store_digest(db)
+    _one_error_line(*run(capsys, "load", path, "--db", db, "--name", "keep", "--replace"),
+                    "column 'feature_a'", "3 bad values", "lines 3, 4, 5",
+                    "(values 'inf', '-inf', 'nan')", "load with --skip-bad-rows")
+    assert store_digest(db) == before
+    _one_error_line(*run(capsys, "propensity", "--input", path, "--method", "dla"),
+                    "column 'feature_a'", "lines 3, 4, 5")
+    out_csv = tmp_path / "skipped.csv"
+    rc, out, err = run(capsys, "load", path, "--db", db, "--name", "nan", "--skip-bad-rows",
+                       "--rejected-out", out_csv)
+    assert rc == 0, err
+    assert (json.loads(out)["rows"], json.loads(out)["rejected"]) == (2, 3)
+    assert out_csv.read_text().count("must be a finite number") == 3
+
+
+def test_cli_refuses_duplicate_column_names(tmp_path, capsys):
+    path = tmp_path / "dup.csv"
+    path.write_text("query_id,doc_id,position,click,f,f\nq,d,1,1,0.1,0.2\n")
+    db = tmp_path / "s.duckdb"
+    good = tmp_path / "good.csv"
+    good.write_text("query_id,doc_id,position,click\nq,d,1,1\n")
+    assert run(capsys, "load", good, "--db", db, "--name", "keep")[0] == 0
+    before = store_digest(db)
+    _one_error_line(*run(capsys, "load", path, "--db", db, "--name", "keep", "--replace"),
+                    "dup.csv has more than one column named 'f'")
+    _one_error_line(*run(capsys, "propensity", "--input", path, "--method", "em"),
+                    "more than one column named 'f'")
+    assert store_digest(db) == before

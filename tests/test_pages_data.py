@@ -152,3 +152,65 @@ def test_form_refuses_each_bad_spec_in_one_sentence_and_stores_nothing():
         assert len(errs) == 1 and needle in errs[0] and errs[0].startswith("Not loaded: "), errs
         assert "--" not in errs[0]
         assert _digest() == before
+
+
+def test_upload_copies_are_deleted_and_messages_name_the_users_file(tmp_path, monkeypatch):
+    import os
+    import tempfile
+    import time
+
+    from ulr import store
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the page's <tmp>/ulr_uploads
+    folder = tmp_path / "ulr_uploads"
+    folder.mkdir()
+    abandoned = folder / "abandoned.csv"
+    abandoned.write_text("left by a session that never pressed Load")
+    os.utime(abandoned, (time.time() - 2 * 86400,) * 2)
+
+    def copies():
+        return sorted(p.name for p in folder.iterdir())
+
+    def upload(name, text):
+        at.get("file_uploader")[0].set_value((name, text.encode(), "text/csv")).run()
+        assert not at.exception, at.exception
+
+    def only_error(needle, file_name):
+        errs = [e.value for e in at.error]
+        assert len(errs) == 1 and needle in errs[0], errs
+        assert errs[0].count(".csv") == errs[0].count(file_name), errs  # no copy's name
+        assert "--" not in errs[0] and "skip_bad_rows" not in errs[0]
+
+    at = run_app()
+    upload("my clicks.csv", "query_id,doc_id,position,click\nq,a,1,1\nq,b,2,0\n")
+    assert len(copies()) == 1 and "abandoned.csv" not in copies()  # pending; old one swept
+    at.text_input(key="ds_name").input("copies gone")
+    load_button(at).click()
+    at.run()
+    assert any("Stored “copies gone” with 2 rows" in s.value for s in at.success)
+    assert copies() == []  # loaded: the copy is gone, and re-runs do not write it again
+
+    nan = "query_id,doc_id,position,click,feature_a\nq,a,1,1,0.5\nq,b,2,0,inf\nq,c,3,0,nan\n"
+    upload("nan clicks.csv", nan)
+    assert len(copies()) == 1
+    at.text_input(key="ds_name").input("nan upload")
+    load_button(at).click()
+    at.run()
+    only_error("Not loaded: refused nan clicks.csv: column 'feature_a'", "nan clicks.csv")
+    assert "(values 'inf', 'nan')" in at.error[0].value and "tick “Skip bad rows”" in \
+        at.error[0].value
+    assert copies() == []  # refused: gone too
+    assert "nan upload" not in [d.name for d in store.list_datasets(store.cursor())]
+    at.checkbox(key="skip_bad").check()
+    load_button(at).click()
+    at.run()
+    assert any("Stored “nan upload” with 1 rows. 2 bad rows were skipped" in s.value
+               for s in at.success), [s.value for s in at.success]
+    assert copies() == []
+
+    upload("dup clicks.csv", "query_id,doc_id,position,click,f,f\nq,a,1,1,1,2\n")
+    only_error("This file cannot be read: dup clicks.csv has more than one column named 'f'",
+               "dup clicks.csv")
+    assert copies() == []
+    upload("empty clicks.csv", "")
+    only_error("empty clicks.csv is empty", "empty clicks.csv")
+    assert copies() == []

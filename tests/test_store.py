@@ -443,3 +443,107 @@ def test_catalog_blocks_nest_within_a_thread(tmp_path):
         assert [d.name for d in store.list_datasets(store.cursor(db))] == ["d"]
     with store.catalog(db) as con:
         assert con.execute("SELECT title FROM my_reports").fetchall() == [("r",)]
+
+
+# --------------------------------------------------------------------------- input defects
+
+BOM = "\ufeff"
+NONFINITE = ("query_id,doc_id,position,click,feature_a\nq,a,1,1,0.5\nq,b,2,0,nan\n"
+             "q,c,3,0,inf\nq,d,4,0,-inf\nq,e,5,1,NaN\nq,f,6,0,\n")
+
+
+def test_bom_csv_loads_with_the_right_columns(tmp_path, cur):
+    p = write(tmp_path, (BOM + "qid,doc_id,position,click\n" + GOOD.split("\n", 1)[1])
+              .encode("utf-8"), "excel.csv", mode="wb")
+    assert store.peek_columns(p)[0] == ["qid", "doc_id", "position", "click"]
+    res = store.load_log(p, "excel", cur=cur)  # qid is auto-mapped: the BOM is not in its name
+    assert res.rows == 4 and res.info.mapping["query_id"] == "qid"
+    assert store.open_dataset("excel", cur=cur).df()["query_id"].tolist() == ["q1", "q1", "q2",
+                                                                               "q2"]
+    assert store.open_file(p).info.columns["query_id"] == "qid"
+
+
+def test_nan_and_infinite_features_refused_naming_column_line_and_value(tmp_path, cur):
+    store.load_log(write(tmp_path, GOOD, "good.csv"), "keep", cur=cur)
+    before = fingerprint(cur)
+    p = write(tmp_path, NONFINITE)
+    with pytest.raises(UlrError) as e:
+        store.load_log(p, "nan", cur=cur)
+    msg = str(e.value)
+    assert "column 'feature_a': 4 bad values (must be a finite number" in msg
+    assert "first at lines 3, 4, 5, 6 (values 'nan', 'inf', '-inf')" in msg
+    assert fingerprint(cur) == before
+    with pytest.raises(UlrError, match="feature_a"):
+        store.open_file(p)
+
+
+def test_nan_and_infinite_features_skipped_on_request_and_kept_for_download(tmp_path, cur):
+    res = store.load_log(write(tmp_path, NONFINITE), "nan", cur=cur, skip_bad_rows=True)
+    assert (res.rows, res.rejected) == (2, 4)
+    rej = store.rejected_rows(cur, "nan")
+    assert rej["line"].tolist() == [3, 4, 5, 6] and set(rej["column"]) == {"feature_a"}
+    assert rej["raw"].str.endswith(("nan", "inf")).all()
+    df = store.open_dataset("nan", cur=cur).df()
+    assert df["doc_id"].tolist() == ["a", "f"]  # an empty feature cell is a missing value
+    assert df["feature_a"].iloc[0] == 0.5 and pd.isna(df["feature_a"].iloc[1])
+
+
+def test_nan_and_infinite_parquet_features_refused_naming_the_row(tmp_path, cur):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    t = pa.table({"query_id": ["q"] * 5, "doc_id": list("abcde"), "position": [1, 2, 3, 4, 5],
+                  "click": [1, 0, 0, 0, 1],  # a float NaN, not a null (pandas writes nulls)
+                  "feature_x": pa.array([0.1, np.inf, 0.3, np.nan, None], pa.float64())})
+    pq.write_table(t, tmp_path / "f.parquet")
+    with pytest.raises(UlrError, match=r"'feature_x': 2 bad values .*, "
+                                       r"first at rows 2, 4 \(values 'inf', 'nan'\)"):
+        store.load_log(tmp_path / "f.parquet", "pq", cur=cur)
+    assert store.list_datasets(cur) == []
+    res = store.load_log(tmp_path / "f.parquet", "pq", cur=cur, skip_bad_rows=True)
+    assert (res.rows, res.rejected) == (3, 2)  # the null is a missing value, kept
+
+
+@pytest.mark.parametrize("header, needle", [
+    ("query_id,doc_id,position,click,f,f", "more than one column named 'f'"),
+    ("query_id,doc_id,position,click,f, f,g,g", "more than one column named 'f', 'g'"),
+    ("query_id,query_id,doc_id,position,click", "more than one column named 'query_id'"),
+])
+def test_duplicate_column_names_refused_naming_them(tmp_path, cur, header, needle):
+    store.load_log(write(tmp_path, GOOD, "good.csv"), "keep", cur=cur)
+    before = fingerprint(cur)
+    width = header.count(",") + 1
+    p = write(tmp_path, header + "\n" + ",".join(["1"] * width) + "\n", "dup.csv")
+    for call in (lambda: store.load_log(p, "keep", cur=cur, replace=True),
+                 lambda: store.peek_columns(p), lambda: store.open_file(p)):
+        with pytest.raises(UlrError, match=needle):
+            call()
+    assert fingerprint(cur) == before
+
+
+def test_duplicate_parquet_column_names_refused(tmp_path, cur):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    t = pa.table([pa.array(["q"]), pa.array(["d"]), pa.array([1]), pa.array([1]),
+                  pa.array([0.5]), pa.array([0.7])],
+                 names=["query_id", "doc_id", "position", "click", "f", "f"])
+    pq.write_table(t, tmp_path / "dup.parquet")
+    with pytest.raises(UlrError, match="dup.parquet has more than one column named 'f'"):
+        store.load_log(tmp_path / "dup.parquet", "d", cur=cur)
+    assert store.list_datasets(cur) == []
+
+
+@pytest.mark.parametrize("text, needle, at_peek", [
+    ("", "their log.csv is empty", True),
+    ("query_id,doc_id,position,click,f,f\n1,2,3,4,5,6\n", "their log.csv has more than one",
+     True),
+    ("query_id,doc_id,position,click\nq,d,0,1\n", "refused their log.csv:", False),
+])
+def test_messages_name_the_source_name_not_the_copy(tmp_path, cur, text, needle, at_peek):
+    p = write(tmp_path, text, "41447401-abcd.csv")
+    calls = [lambda: store.load_log(p, "x", cur=cur, source_name="their log.csv")]
+    if at_peek:
+        calls.append(lambda: store.peek_columns(p, "their log.csv"))
+    for call in calls:
+        with pytest.raises(UlrError) as e:
+            call()
+        assert needle in str(e.value) and "41447401" not in str(e.value)

@@ -207,6 +207,7 @@ PROBLEMS = {
     "propensity": "must lie in (0, 1]",
     "feature": "must be a number",
 }
+NOT_FINITE = "must be a finite number, not NaN or infinite"
 RAGGED_ROW = "wrong number of fields (ragged row)"
 WHOLE_ROW = "(whole row)"
 
@@ -236,10 +237,32 @@ def rule_conditions(plans: list[ColumnPlan]) -> list[tuple[ColumnPlan, str, str]
             cond = f"({c} IS NOT NULL AND (NOT isfinite({c}) OR {c} < 0 OR {c} <> floor({c})))"
         elif p.role == "propensity":
             cond = f"({c} IS NOT NULL AND (isnan({c}) OR {c} <= 0 OR {c} > 1))"
+        elif p.role == "feature":  # an empty cell is a missing value (NULL), allowed
+            cond = f"({c} IS NOT NULL AND NOT isfinite({c}))"
         else:
             continue
-        out.append((p, cond, PROBLEMS[p.role]))
+        out.append((p, cond, NOT_FINITE if p.role == "feature" else PROBLEMS[p.role]))
     return out
+
+
+def refuse_duplicates(columns: list[str], shown: str) -> None:
+    """Refuse (UlrError) a file in which two columns have the same name.
+
+    Parameters
+    ----------
+    columns : the file's column names, in file order.
+    shown : the file name to name in the message (the user's, not a copy's).
+    """
+    seen: set[str] = set()
+    dups: list[str] = []
+    for c in columns:
+        if c in seen and c not in dups:
+            dups.append(c)
+        seen.add(c)
+    if dups:
+        raise UlrError(f"{shown} has more than one column named "
+                       f"{', '.join(repr(d) for d in dups)}; give every column its own "
+                       "name and load it again.")
 
 
 # --------------------------------------------------------------------------- mapping

@@ -30,6 +30,7 @@ allow-list before they reach SQL.
 from __future__ import annotations
 
 import atexit
+import codecs
 import contextlib
 import csv
 import fcntl
@@ -554,37 +555,45 @@ def file_hash(path: str | os.PathLike, extra: str = "") -> str:
     return h.hexdigest()
 
 
-def sniff_kind(path: Path) -> str:
+def sniff_kind(path: Path, shown: str | None = None) -> str:
+    """``"csv"`` or ``"parquet"``; UlrError for a missing, empty, binary or non-UTF-8 file.
+
+    ``shown`` is the file name messages use (default: the path's name); the
+    dashboard passes the user's own name, not its upload copy's.
+    """
     if not path.exists():
-        raise UlrError(f"file not found: {path}.")
+        raise UlrError(f"file not found: {shown or path}.")
+    shown = shown or path.name
     if not path.is_file():
-        raise UlrError(f"{path} is not a file.")
+        raise UlrError(f"{shown} is not a file.")
     if path.stat().st_size == 0:
-        raise UlrError(f"{path.name} is empty: a click log needs a header and at least one row.")
+        raise UlrError(f"{shown} is empty: a click log needs a header and at least one row.")
     with open(path, "rb") as fh:
         head = fh.read(65536)
     if head[:4] == b"PAR1":
         return "parquet"
     if b"\x00" in head:
-        raise UlrError(f"{path.name} looks like a binary file, not a CSV or Parquet click log.")
+        raise UlrError(f"{shown} looks like a binary file, not a CSV or Parquet click log.")
     try:
         head.decode("utf-8")
     except UnicodeDecodeError as exc:
         if exc.start < len(head) - 4:  # not just a cut multi-byte character
-            raise UlrError(f"{path.name} is not UTF-8 text (bad byte at offset {exc.start}); "
+            raise UlrError(f"{shown} is not UTF-8 text (bad byte at offset {exc.start}); "
                            "save it as UTF-8 CSV.") from None
-    if not head.strip():
-        raise UlrError(f"{path.name} is empty: a click log needs a header and at least one row.")
+    if not head.removeprefix(codecs.BOM_UTF8).strip():
+        raise UlrError(f"{shown} is empty: a click log needs a header and at least one row.")
     return "csv"
 
 
-def csv_header(path: Path) -> tuple[list[str], str]:
+def csv_header(path: Path, shown: str | None = None) -> tuple[list[str], str]:
     """Column names from the first record, and the delimiter.
 
     Read here rather than by DuckDB's sniffer, which can mistake a ragged
-    row for the header.
+    row for the header. A UTF-8 byte order mark (Excel's "CSV UTF-8") is not
+    part of the first name; an empty name becomes ``unnamed_<i>``; two
+    columns of the same name are refused (:func:`schema.refuse_duplicates`).
     """
-    with open(path, "r", encoding="utf-8", errors="replace", newline="") as fh:
+    with open(path, "r", encoding="utf-8-sig", errors="replace", newline="") as fh:
         sample = fh.read(65536)
     first = sample.splitlines()[0] if sample.splitlines() else ""
     delim = ","
@@ -594,26 +603,37 @@ def csv_header(path: Path) -> tuple[list[str], str]:
         if counts[best] > 0:
             delim = best
     header = next(csv.reader(io.StringIO(sample), delimiter=delim), [])
+    shown = shown or path.name
     if not header or all(not h.strip() for h in header):
-        raise UlrError(f"{path.name} has no header row.")
-    names, seen = [], set()
-    for i, h in enumerate(header):
-        base = h.strip() or f"unnamed_{i}"
-        n, k = base, 2
-        while n in seen:
-            n, k = f"{base}_{k}", k + 1
-        seen.add(n)
-        names.append(n)
+        raise UlrError(f"{shown} has no header row.")
+    names = [h.strip() or f"unnamed_{i}" for i, h in enumerate(header)]
+    schema.refuse_duplicates(names, shown)
     return names, delim
 
 
-def _source_columns(cur, path: Path, kind: str) -> tuple[list[str], str | None]:
+def _check_parquet_names(path: Path, shown: str) -> None:
+    """Refuse a Parquet file with two top-level columns of the same name.
+
+    Read from the file's own schema: DuckDB renames a repeated name (``f``, ``f_1``).
+    """
+    import pyarrow.parquet as pq
+    try:
+        names = pq.read_schema(path).names
+    except Exception as exc:  # noqa: BLE001 - any reader failure is the file's problem
+        raise UlrError(f"cannot read {shown} as Parquet: {_first_line(exc)}") from None
+    schema.refuse_duplicates(names, shown)
+
+
+def _source_columns(cur, path: Path, kind: str,
+                    shown: str | None = None) -> tuple[list[str], str | None]:
+    shown = shown or path.name
     if kind == "csv":
-        return csv_header(path)
+        return csv_header(path, shown)
+    _check_parquet_names(path, shown)
     try:
         desc = cur.execute("SELECT * FROM read_parquet(?) LIMIT 0", [str(path)]).description
     except duckdb.Error as exc:
-        raise UlrError(f"cannot read {path.name} as Parquet: {_first_line(exc)}") from None
+        raise UlrError(f"cannot read {shown} as Parquet: {_first_line(exc)}") from None
     return [d[0] for d in desc], None
 
 
@@ -648,7 +668,8 @@ class _LoadJob:
     reject_lines: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
     cast_rejects: pd.DataFrame = field(default_factory=_no_rejects)
     rules: list = field(default_factory=list)
-    problems: list = field(default_factory=list)  # (source, role, count, first lines, problem)
+    # (source, role, count, first lines, problem, first values)
+    problems: list = field(default_factory=list)
     bad_total: int = 0
     good: int = 0
     rejected: pd.DataFrame | None = None
@@ -670,9 +691,10 @@ class _LoadJob:
 def _new_job(path, name, mapping, skip_bad_rows, source_name, *, quick_hash: bool) -> _LoadJob:
     _check_name(name)
     p = Path(path)
-    kind = sniff_kind(p)
+    shown = source_name or p.name
+    kind = sniff_kind(p, shown)
     con = _memory_connection()
-    columns, delim = _source_columns(con, p, kind)
+    columns, delim = _source_columns(con, p, kind, shown)
     plans = schema.plan_columns(columns, mapping)
     used = schema.Mapping.coerce(mapping, columns).stored(plans)
     schema.check_feature_values(p, kind, delim, plans)
@@ -684,7 +706,7 @@ def _new_job(path, name, mapping, skip_bad_rows, source_name, *, quick_hash: boo
     else:
         content_hash = file_hash(p, extra)
     return _LoadJob(path=p, kind=kind, delim=delim, plans=plans, name=name,
-                    shown=source_name or p.name, content_hash=content_hash, mapping=used,
+                    shown=shown, content_hash=content_hash, mapping=used,
                     skip_bad_rows=skip_bad_rows, con=con)
 
 
@@ -758,9 +780,9 @@ def _check(job: _LoadJob) -> None:
             + f" FROM {job.stg}").fetchone()
     for (pl, cond, what), n in zip(job.rules, counts):
         if n:
-            ids = job.con.execute(f"SELECT rowid FROM {job.stg} WHERE {cond} ORDER BY rowid "
-                                  "LIMIT ?", [_FIRST_LINES]).fetchnumpy()["rowid"]
-            job.problems.append((pl.source, pl.role, int(n), job.lines(ids).tolist(), what))
+            ids, values = _first_breaks(job, pl, cond)
+            job.problems.append((pl.source, pl.role, int(n), job.lines(ids).tolist(), what,
+                                 values))
     rule_bad = 0
     if job.problems:
         rule_bad = job.con.execute(f"SELECT count(*) FROM {job.stg} WHERE NOT ({job.where_ok})"
@@ -769,9 +791,22 @@ def _check(job: _LoadJob) -> None:
         role_by_source = {pl.source: pl.role for pl in job.plans}
         for (col, what), grp in job.cast_rejects.groupby(["column", "problem"], sort=False):
             job.problems.append((col, role_by_source.get(col, col), len(grp),
-                                 grp["line"].head(_FIRST_LINES).tolist(), what))
+                                 grp["line"].head(_FIRST_LINES).tolist(), what, []))
     job.bad_total = len(job.cast_rejects) + rule_bad
     job.good = job.staged - rule_bad
+
+
+def _first_breaks(job: _LoadJob, pl, cond: str) -> tuple[np.ndarray, list[str]]:
+    """Row ids of the first rows breaking a rule, and their distinct non-blank values.
+
+    Numbers are shown as ``%g`` (``0``, ``1.5``, ``nan``, ``-inf``), other values as text.
+    """
+    c = quote_ident(pl.stored)
+    text = f"printf('%g', {c})" if pl.read_type == "DOUBLE" else f"CAST({c} AS VARCHAR)"
+    rows = job.con.execute(f"SELECT rowid, {text} FROM {job.stg} WHERE {cond} ORDER BY rowid "
+                           "LIMIT ?", [_FIRST_LINES]).fetchall()
+    values = [v for v in dict.fromkeys(v for _, v in rows) if v is not None and v.strip()]
+    return np.array([r for r, _ in rows], dtype=np.int64), values
 
 
 def _refuse(job: _LoadJob) -> None:
@@ -788,19 +823,23 @@ def _refuse(job: _LoadJob) -> None:
 
 def _problem_text(job: _LoadJob) -> str:
     merged: dict = {}
-    for src, role, n, lines, what in job.problems:
-        m = merged.setdefault((src, what), [role, 0, []])
+    for src, role, n, lines, what, values in job.problems:
+        m = merged.setdefault((src, what), [role, 0, [], []])
         m[1] += n
         m[2] = sorted(m[2] + lines)[:_FIRST_LINES]
+        m[3] = list(dict.fromkeys(m[3] + values))
     parts = []
-    for (src, what), (role, n, lines) in sorted(merged.items(), key=lambda kv: kv[1][2][0]):
+    for (src, what), (role, n, lines, values) in sorted(merged.items(),
+                                                        key=lambda kv: kv[1][2][0]):
         where = f"first at {job.unit}{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines))}"
         if src == schema.WHOLE_ROW:
             parts.append(f"{n} row{'s' if n != 1 else ''} with the {what}, {where}")
             continue
         label = f"column {src!r}" + (f" ({role})" if role != src and role in
                                      schema.CANONICAL else "")
-        parts.append(f"{label}: {n} bad value{'s' if n != 1 else ''} ({what}), {where}")
+        found = (f" (value{'s' if len(values) > 1 else ''} {', '.join(map(repr, values))})"
+                 if values else "")
+        parts.append(f"{label}: {n} bad value{'s' if n != 1 else ''} ({what}), {where}{found}")
     return "; ".join(parts)
 
 
@@ -809,11 +848,13 @@ def _collect_rejects(job: _LoadJob) -> None:
     import pandas as pd
     rejected = job.cast_rejects
     if job.problems and job.rules:
-        cols = ", ".join(quote_ident(pl.stored) for pl in job.plans)
-        bad = job.con.execute(f"SELECT rowid AS _rid, {cols} FROM {job.stg} "
+        # the staged values joined by commas; an empty cell (NULL) stays empty
+        raw_sql = "concat_ws(',', " + ", ".join(
+            f"coalesce(CAST({quote_ident(pl.stored)} AS VARCHAR), '')" for pl in job.plans) + ")"
+        bad = job.con.execute(f"SELECT rowid AS _rid, {raw_sql} AS raw FROM {job.stg} "
                               f"WHERE NOT ({job.where_ok}) ORDER BY rowid").df()
-        rid = bad.pop("_rid").to_numpy(dtype=np.int64)
-        raw = bad.astype(str).agg(",".join, axis=1) if len(bad) else pd.Series([], dtype=str)
+        rid = bad["_rid"].to_numpy(dtype=np.int64)
+        raw = bad["raw"].astype(str)
         names = np.full(len(bad), "", dtype=object)
         whats = np.full(len(bad), "", dtype=object)
         for pl, cond, what in reversed(job.rules):  # name the first broken rule per row
@@ -1071,11 +1112,19 @@ def ctr_by_position(log: Log, *, z: float = 1.96) -> pd.DataFrame:
     return df
 
 
-def peek_columns(path) -> tuple[list[str], dict[str, str]]:
-    """A file's column names and the auto-detected ``{canonical: source}`` map."""
+def peek_columns(path, source_name: str | None = None) -> tuple[list[str], dict[str, str]]:
+    """A file's column names and the auto-detected ``{canonical: source}`` map.
+
+    ``source_name`` is the file name messages use (default: the path's name).
+    """
     p = Path(path)
-    kind = sniff_kind(p)
-    cols, _ = _source_columns(new_memory_cursor() if kind == "parquet" else None, p, kind)
+    kind = sniff_kind(p, source_name)
+    con = new_memory_cursor() if kind == "parquet" else None
+    try:
+        cols, _ = _source_columns(con, p, kind, source_name)
+    finally:
+        if con is not None:
+            con.close()
     return cols, schema.auto_mapping(cols)
 
 

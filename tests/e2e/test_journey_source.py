@@ -27,7 +27,7 @@ def test_register_a_parquet_folder_then_position_bias_from_it(page, app_url, par
     page.goto(app_url + "/data")
     wait_idle(page)
     page.get_by_label("Source name").fill(name)
-    page.get_by_label("Parquet folder or glob, or Spark table").fill(str(lake))
+    page.get_by_label("Parquet or CSV folder or glob").fill(str(lake))
     page.get_by_role("button", name="Register and aggregate").click()
     page.get_by_text(f"Registered “{name}”: {len(df):,} rows in 2 partitions.").wait_for(
         timeout=120_000)
@@ -50,3 +50,32 @@ def test_register_a_parquet_folder_then_position_bias_from_it(page, app_url, par
                             exact=False)).to_be_visible()
     shot(page, "journey_source_position_bias")
     assert no_errors(page) == []
+
+
+def test_the_register_form_reads_nothing_outside_the_opened_folders(page, app_url, tmp_path):
+    """A visitor names a secret file outside the roots, a system glob, ``../../``, a device
+    and the store's own folder: one sentence each, no byte of a file, no listing, no
+    traceback, nothing registered."""
+    from pathlib import Path
+
+    from ulr.engines import sources
+
+    secret = Path(app_url.db).parent / ".env"  # beside the store: not an opened folder
+    secret.write_text("DB_PASSWORD=hunter2\n")
+    page.goto(app_url + "/data")
+    wait_idle(page)
+    expect(page.get_by_text("Folders opened to the browser:", exact=False)).to_be_visible()
+    for typed in (str(secret), "/etc/*", "../../", "/dev/zero",
+                  str(Path(app_url.db).parent / "*")):
+        page.get_by_label("Source name").fill("leak")
+        page.get_by_label("Parquet or CSV folder or glob").fill(typed)
+        page.get_by_role("button", name="Register and aggregate").click()
+        wait_idle(page)
+        alert = page.locator('[data-testid="stAlertContentError"]')
+        expect(alert).to_have_text(
+            f"Not registered: “{typed}” is not in a folder this server opens to the browser; "
+            "upload the file instead, or ask the operator to open its folder.")
+        body = page.locator("body").inner_text()
+        assert "hunter2" not in body and "passwd" not in body and "Traceback" not in body
+        assert page.locator('[data-testid="stException"]').count() == 0
+    assert sources.get("leak", db_path=app_url.db) is None

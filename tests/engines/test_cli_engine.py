@@ -30,7 +30,7 @@ def test_engines_agree_on_the_cli(spark, cli, pq):
 
 def test_bad_engine_input(spark, cli, pq, user_error, tmp_path):
     user_error(cli("propensity", "--method", "em", "--engine", "spark", "--input",
-                   str(tmp_path / "none" / "*.parquet")), "no file matches")
+                   str(tmp_path / "none" / "*.parquet")), "no Parquet or CSV file matches")
     user_error(cli("propensity", "--method", "em", "--engine", "spark", "--table", "nope"),
                "has no table")
     user_error(cli("propensity", "--method", "em", "--engine", "spark", "--spark-master",

@@ -76,7 +76,7 @@ def test_bad_sources_get_one_sentence(spark, lake, tmp_path):
     root, df = lake
     duck, spk = engines_pair(spark)
     for eng in (duck, spk):
-        with pytest.raises(UlrError, match="no file matches"):
+        with pytest.raises(UlrError, match="no Parquet or CSV file matches"):
             eng.scan(path=str(tmp_path / "nope" / "*.parquet"))
     df.drop(columns=["click"]).to_parquet(tmp_path / "noclick.parquet")
     for eng in (duck, spk):

@@ -14,6 +14,13 @@ from ulr.simulate import simulate_clicks
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
 
+@pytest.fixture(autouse=True)
+def opened(monkeypatch, tmp_path_factory):
+    """The operator opens the tests' temporary folders and a local Spark to the browser."""
+    monkeypatch.setenv("ULR_DATA_ROOTS", str(tmp_path_factory.getbasetemp()))
+    monkeypatch.setenv("ULR_SPARK_MASTERS", "local[2],spark://127.0.0.1:1")
+
+
 @pytest.fixture(scope="module")
 def lake(tmp_path_factory):
     df = simulate_clicks(queries=20, docs_per_query=5, sessions=1500, seed=6).df
@@ -69,7 +76,7 @@ def test_register_parquet_folder_then_summary_and_ctr(lake):
     at.text_input(key="src_where").set_value(str(root / "none" / "*.parquet"))
     at.button(key="FormSubmitter:source_form-Register and aggregate").click().run()
     assert [e.value for e in at.error] and \
-        at.error[0].value.startswith("Not registered: no file matches")
+        at.error[0].value.startswith("Not registered: no Parquet or CSV file matches")
     assert sources.get(name + "_x") is None
     assert not sources.stats_dir(name + "_x").exists()
     # a file without the required columns: one sentence, nothing registered
@@ -94,7 +101,7 @@ def test_spark_unreachable_is_one_sentence_on_the_data_page():
     at.text_input(key="src_name").set_value("far")
     at.radio(key="src_engine").set_value("spark")
     at.text_input(key="src_where").set_value("warehouse.clicks")
-    at.text_input(key="src_master").set_value("spark://127.0.0.1:1")
+    at.selectbox(key="src_master").set_value("spark://127.0.0.1:1")
     at.button(key="FormSubmitter:source_form-Register and aggregate").click().run()
     assert not at.exception, at.exception
     assert [e.value for e in at.error] == [

@@ -34,8 +34,8 @@ def declared_columns(columns) -> dict[str, str]:
     missing = [c for c in REQUIRED if c not in cols]
     if missing:
         raise UlrError(f"the source has no {', '.join(repr(m) for m in missing)} column"
-                       f"{'s' if len(missing) > 1 else ''}; it needs "
-                       f"{', '.join(REQUIRED)} (it has {', '.join(cols[:12]) or 'none'}).")
+                       f"{'s' if len(missing) > 1 else ''}; its files need columns named "
+                       f"{', '.join(REQUIRED)}.")
     out = {}
     for c in cols:
         if c in DECLARED:

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import glob as _glob
+import os
+import re
+import stat
 from pathlib import Path
 
 from ulr import store
@@ -11,21 +14,55 @@ from ulr.errors import UlrError
 from ulr.propensity.aggregate import Scan
 
 
-def expand(path: str) -> tuple[list[str], str]:
-    """Files behind a path, folder or glob, and their kind (``parquet`` or ``csv``)."""
-    p = Path(path)
-    if p.is_dir():
-        files = sorted(str(f) for f in p.rglob("*") if f.is_file()
-                       and f.suffix.lower() in (".parquet", ".csv"))
-    else:
-        files = sorted(_glob.glob(str(path), recursive=True))
+_KINDS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv"}
+
+
+def _walk(folder: str) -> list[str]:
+    """Every file under a folder; unreadable folders are skipped, links are not followed."""
+    out = []
+    for top, dirs, names in os.walk(folder, onerror=lambda exc: None, followlinks=False):
+        out.extend(os.path.join(top, n) for n in names)
+    return out
+
+
+def expand(path: str, *, label: str | None = None) -> tuple[list[str], str]:
+    """Regular Parquet or CSV files behind a path, folder or glob, and their kind.
+
+    Only regular files with a ``.parquet``, ``.pq`` or ``.csv`` name count:
+    devices, pipes and other files (a store's ``.duckdb``) never match, and an
+    unreadable folder is skipped rather than failing the walk. Messages name
+    ``label`` (what the user typed) instead of ``path`` when it is given.
+    """
+    p = str(path)
+    shown = f"“{label}”" if label else repr(p)
+    try:
+        found = _walk(p) if os.path.isdir(p) else _glob.glob(p, recursive=True)
+    except OSError:
+        found = []
+    files = sorted(f for f in found if Path(f).suffix.lower() in _KINDS and _regular(f))
     if not files:
-        raise UlrError(f"no file matches {str(path)!r}; check the path (a file, a folder or "
-                       "a glob such as 'lake/*.parquet').")
-    kinds = {"parquet" if f.lower().endswith(".parquet") else "csv" for f in files}
+        raise UlrError(f"no Parquet or CSV file matches {shown}; check the path (a "
+                       "file, a folder or a glob such as 'lake/*.parquet').")
+    kinds = {_KINDS[Path(f).suffix.lower()] for f in files}
     if len(kinds) > 1:
-        raise UlrError(f"{str(path)!r} mixes Parquet and CSV files; point it at one kind.")
+        raise UlrError(f"{shown} mixes Parquet and CSV files; point it at one kind.")
     return files, kinds.pop()
+
+
+def _regular(f: str) -> bool:
+    try:
+        return stat.S_ISREG(os.stat(f).st_mode)
+    except OSError:
+        return False
+
+
+_LINE = re.compile(r"\bline (\d+)", re.IGNORECASE)
+
+
+def error_place(exc: Exception) -> str:
+    """Where a reader failed ("at line N"), never what it read there."""
+    m = _LINE.search(str(exc))
+    return f" (at line {m.group(1)})" if m else ""
 
 
 class _Cursor:
@@ -40,7 +77,7 @@ class _Cursor:
             return self.cur.execute(sql, params)
         except duckdb.Error as exc:
             raise UlrError(f"the source {self.name!r} has values that do not fit the declared "
-                           f"column types: {str(exc).splitlines()[0]}") from None
+                           f"column types{error_place(exc)}.") from None
 
 
 class DuckDBEngine:
@@ -65,7 +102,7 @@ class DuckDBEngine:
             names = [d[0] for d in cur.execute(f"DESCRIBE SELECT * FROM {reader}",
                                                params).fetchall()]
         except Exception as exc:  # unreadable file
-            raise UlrError(f"cannot read {str(path)!r}: {str(exc).splitlines()[0]}") from None
+            raise UlrError(f"cannot read {str(path)!r} as {kind.upper()}{error_place(exc)}.") from None
         cols = declared_columns(names)
         name = Path(str(path)).name or str(path)
         return Scan(cur=_Cursor(cur, name), from_sql=typed_projection(cols, reader), params=params,

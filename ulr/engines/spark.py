@@ -12,7 +12,6 @@ retrying for minutes.
 
 from __future__ import annotations
 
-import glob
 import os
 import re
 import socket
@@ -47,6 +46,15 @@ def check_master(master: str) -> None:
                                f"{hostport} within {CONNECT_TIMEOUT:g} s).") from None
 
 
+_CLASS = re.compile(r"^\[([A-Z_.]+)\]")
+
+
+def _reason(exc) -> str:
+    """Spark's error class (e.g. CAST_INVALID_INPUT), never the values it quotes."""
+    m = _CLASS.match(str(exc).strip())
+    return f" ({m.group(1)})" if m else ""
+
+
 class _Result:
     """A lazy Spark result; the query runs when it is fetched (errors: one sentence)."""
 
@@ -58,8 +66,7 @@ class _Result:
         try:
             return action()
         except PySparkException as exc:  # e.g. a value that does not cast (ANSI mode)
-            raise UlrError(f"Spark could not aggregate {self.name!r}: "
-                           f"{str(exc).splitlines()[0]}") from None
+            raise UlrError(f"Spark could not aggregate {self.name!r}{_reason(exc)}.") from None
 
     def fetchnumpy(self) -> dict:
         pdf = self._run(self.df.toPandas)
@@ -87,8 +94,7 @@ class _Cursor:
         try:
             return _Result(self.spark.sql(text, args=args or None), self.name)
         except PySparkException as exc:
-            raise UlrError(f"Spark could not aggregate {self.name!r}: "
-                           f"{str(exc).splitlines()[0]}") from None
+            raise UlrError(f"Spark could not aggregate {self.name!r}{_reason(exc)}.") from None
 
 
 class SparkEngine:
@@ -132,9 +138,9 @@ class SparkEngine:
         except PySparkException as exc:
             msg = str(exc).splitlines()[0]
             if "PATH_NOT_FOUND" in msg or "does not exist" in msg:
-                raise UlrError(f"no file matches {path!r}; check the path (a file, a folder "
-                               "or a glob such as 'lake/*.parquet').") from None
-            raise UlrError(f"Spark cannot read {path!r}: {msg}") from None
+                raise UlrError(f"no Parquet or CSV file matches {path!r}; check the path (a "
+                               "file, a folder or a glob such as 'lake/*.parquet').") from None
+            raise UlrError(f"Spark cannot read {path!r}{_reason(exc)}.") from None
 
     def scan(self, *, path: str | None = None, table: str | None = None) -> Scan:
         from pyspark.errors import PySparkException
@@ -146,10 +152,9 @@ class SparkEngine:
             except PySparkException:
                 raise UlrError(f"Spark has no table {table!r}.") from None
         else:
-            local = not re.match(r"^[a-z][a-z0-9+.-]*://", str(path))
-            if local and not glob.glob(str(path)):  # before the JVM starts
-                raise UlrError(f"no file matches {str(path)!r}; check the path (a file, a "
-                               "folder or a glob such as 'lake/*.parquet').")
+            if not re.match(r"^[a-z][a-z0-9+.-]*://", str(path)):  # before the JVM starts
+                from ulr.engines.duckdb import expand
+                expand(str(path))
             df = self._read(str(path))
         cols = declared_columns(df.columns)
         view = f"ulr_src_{uuid.uuid4().hex[:12]}"
