@@ -36,11 +36,12 @@ def _estimated_theta(content_hash: str, name: str, method: str, seed: int, _shou
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def _compare(content_hash: str, name: str, theta: tuple, learner: str, clip, snips: bool,
-             seed: int, n_bootstrap: int):
+             seed: int, n_bootstrap: int, _should_stop=None):
     lg = store.open_dataset(name, cur=store.cursor())
     comp = rankers.train_and_evaluate(rankers.log_frame(lg), None, np.array(theta),
                                       learner=learner, clip=clip, normalize=snips, seed=seed,
-                                      min_queries=rankers.MIN_TEST_QUERIES)
+                                      min_queries=rankers.MIN_TEST_QUERIES,
+                                      should_stop=_should_stop)
     return dict(n_clicks=comp.n_train_clicks, n_rows=comp.n_train_rows,
                 n_sessions=comp.n_train_sessions,
                 metrics=comp.metrics(), table=comp.table(n_bootstrap=n_bootstrap, seed=seed),
@@ -110,7 +111,8 @@ try:
                 info.content_hash, info.name, source[len(METHOD_PREFIX):], seed,
                 _should_stop=stop))
         res = _compare(info.content_hash, info.name, theta, learner,
-                       float(clip) if clip_on else None, bool(snips), seed, int(n_bootstrap))
+                       float(clip) if clip_on else None, bool(snips), seed, int(n_bootstrap),
+                       _should_stop=stop)
 except UlrError as exc:
     why = str(exc)
     if "assume_randomized" in why:

@@ -1,4 +1,5 @@
-"""The severity sweep asks ``should_stop`` before each simulation and after each step."""
+"""Rankers ask ``should_stop``: the severity sweep before each simulation and after each
+step, train_and_evaluate before each fit and the evaluation."""
 
 import pytest
 
@@ -17,3 +18,18 @@ def test_sweep_stops_on_the_first_check_after_the_request():
         rankers.severity_sweep([0.0, 1.0], queries=30, sessions=600, runs=2,
                                should_stop=stop_after_4)
     assert len(calls) == 5  # the simulation of eta=1 was never started
+
+
+def test_train_and_evaluate_stops_between_its_fits():
+    from ulr.simulate import simulate_clicks
+
+    sim = simulate_clicks(queries=40, sessions=800, seed=2)
+    calls = []
+
+    def stop_after_1():
+        calls.append(1)
+        return len(calls) > 1
+
+    with pytest.raises(Cancelled):  # after the naive fit, before the IPW fit
+        rankers.train_and_evaluate(sim.df, None, sim.theta, should_stop=stop_after_1)
+    assert len(calls) == 2
