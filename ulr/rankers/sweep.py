@@ -95,7 +95,7 @@ def severity_sweep(etas=(0.0, 0.5, 1.0, 1.5, 2.0), *, queries: int = 300,
     tick = _counter(progress, len(etas) * int(runs) * (3 + (estimate_theta is not None)),
                     should_stop)
     train = dict(learner=learner, clip=clip, normalize=normalize, seed=seed,
-                 learner_options=dict(learner_options or {}))
+                 learner_options=dict(learner_options or {}), should_stop=should_stop)
     rows = []
     for run in range(int(runs)):
         for eta in etas:
