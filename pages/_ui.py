@@ -541,12 +541,12 @@ def url_options(name: str, options, default, *, cap: str | None = None,
     With ``cap`` (an operator setting in :data:`LIMITS`), a link naming more
     choices keeps the first ones allowed, with one sentence (``what`` names them).
     """
-    chosen = [v for v in url_param(name, [], kind=list) if v in options] or list(default)
-    chosen = list(dict.fromkeys(chosen))
+    linked = list(dict.fromkeys(v for v in url_param(name, [], kind=list) if v in options))
+    chosen = linked or list(default)
     if cap is not None and len(chosen) > limit(cap):
-        top = limit(cap)
-        _lowered(name, len(chosen), top, cap, what or name)
-        chosen = chosen[:top]
+        if linked:  # a default above an operator's low cap is cut silently
+            _lowered(name, len(chosen), limit(cap), cap, what or name)
+        chosen = chosen[:limit(cap)]
     return chosen
 
 
