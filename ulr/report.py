@@ -922,8 +922,8 @@ p.muted { color: #666; font-size: 14px; margin: 4px 0; }
 .appendix-body ul { margin: 0; padding-left: 22px; }
 aside.notes { display: none; }
 nav.controls { position: fixed; bottom: 10px; right: 20px; display: flex; gap: 10px;
-               align-items: center; font-size: 18px; z-index: 10; }
-nav.controls button { font-size: 20px; padding: 4px 16px; border-radius: 6px;
+               align-items: center; font-size: calc(18px * var(--k)); z-index: 10; }
+nav.controls button { font-size: calc(20px * var(--k)); padding: 4px 16px; border-radius: 6px;
                       border: 1px solid #999; background: #f4f6f9; cursor: pointer; }
 @page { size: A4 landscape; margin: 0; }
 @media print {
@@ -943,11 +943,21 @@ _DECK_JS = """
   var slides = Array.prototype.slice.call(document.querySelectorAll('.slide'));
   var counter = document.getElementById('counter');
   var cur = 0;
-  function fit(el, min) {  // smaller type until the box shows all its text
-    el.style.fontSize = '';
+  function room(el) {  // the height a box offers its content, in layout pixels
+    var cs = getComputedStyle(el);
+    var h = cs.maxHeight === 'none' ? el.clientHeight : parseFloat(cs.maxHeight);
+    return h - parseFloat(cs.paddingTop) - parseFloat(cs.paddingBottom);
+  }
+  function need(el) {  // the height its content takes, in layout pixels
+    var r = document.createRange();
+    r.selectNodeContents(el);
+    var zoom = el.getBoundingClientRect().height / (el.offsetHeight || 1) || 1;
+    return r.getBoundingClientRect().height / zoom;
+  }
+  function fit(el, min) {  // smaller type until the text fits, with a tenth to spare:
+    el.style.fontSize = '';  // print lays text out a little wider than the screen
     var size = parseFloat(getComputedStyle(el).fontSize);
-    while ((el.scrollHeight > el.clientHeight + 1 || el.scrollWidth > el.clientWidth + 1)
-           && size > min) {
+    while ((need(el) > 0.9 * room(el) || el.scrollWidth > el.clientWidth + 1) && size > min) {
       size = Math.max(min, size - 1);
       el.style.fontSize = size + 'px';
     }
@@ -965,7 +975,10 @@ _DECK_JS = """
   }
   function layout() {
     var print = window.matchMedia('print').matches;
-    if (!print) {
+    if (document.body.hasAttribute('data-paper')) {  // laid out as printed, whatever the window
+      document.documentElement.style.setProperty('--k', '1.1024');
+      document.documentElement.style.setProperty('--w', '1018px');
+    } else if (!print) {
       var w = window.innerWidth, h = window.innerHeight;
       var k = Math.min(h / 720, w / 960);
       document.documentElement.style.setProperty('--k', String(k));
@@ -1096,7 +1109,7 @@ def _slide_html(i: int, it: ReportItem, status: str | None, appendix: int | None
 
 def build_deck(items, *, title: str = "ulr report", generated: str | None = None,
                status: dict | None = None, max_table_rows: int = SLIDE_TABLE_ROWS,
-               embedded: bool = False) -> str:
+               embedded: bool = False, paper: bool = False) -> str:
     """A self-contained, offline HTML slide deck: a cover, one item per slide, an appendix.
 
     Each slide has a fixed budget at its design size of 720 px high (zoomed to
@@ -1111,7 +1124,9 @@ def build_deck(items, *, title: str = "ulr report", generated: str | None = None
     (or :func:`build_pdf`) puts one slide per A4 landscape page. As in
     :func:`build_html`, plotly.js is inline once and a Content-Security-Policy
     forbids every network request. ``embedded`` (the app's Present page) also
-    listens to the arrow keys of the page around the frame.
+    listens to the arrow keys of the page around the frame; ``paper`` lays the
+    slides out at their A4 landscape print size whatever the window (for
+    :func:`build_pdf`, so that text and charts are fitted to the page they print on).
     """
     items = as_items(items)
     if not isinstance(title, str) or not title.strip():
@@ -1138,7 +1153,8 @@ def build_deck(items, *, title: str = "ulr report", generated: str | None = None
            '<span id="counter"></span>'
            '<button id="next" aria-label="Next slide">&#8594;</button></nav>')
     return (_head(title, _DECK_CSS)
-            + f'<body{" data-embedded" if embedded else ""}><div class="deck">'
+            + f'<body{" data-embedded" if embedded else ""}{" data-paper" if paper else ""}>'
+              f'<div class="deck">'
               f'{"".join(slides)}</div>{nav}<script>{_DECK_JS}</script></body>\n</html>\n')
 
 
@@ -1178,4 +1194,4 @@ def html_to_pdf(html_text: str, *, browser: str | None = None, timeout: float = 
 
 def build_pdf(items, *, title: str = "ulr report", status: dict | None = None) -> bytes:
     """The slide deck as PDF, one slide per A4 landscape page (:func:`html_to_pdf`)."""
-    return html_to_pdf(build_deck(items, title=title, status=status))
+    return html_to_pdf(build_deck(items, title=title, status=status, paper=True))
