@@ -985,15 +985,16 @@ _DECK_JS = """
       document.documentElement.style.setProperty('--w', Math.max(960, w / k) + 'px');
     }
     slides.forEach(function (s) {
-      s.querySelectorAll('h1').forEach(function (e) { fit(e, 20); });
-      s.querySelectorAll('.takeaway').forEach(function (e) { fit(e, 14); });
+      s.querySelectorAll('h1').forEach(function (e) { fit(e, 16); });
+      s.querySelectorAll('.takeaway').forEach(function (e) { fit(e, 9); });
       s.querySelectorAll('.box, .note, .appendix-body').forEach(function (e) { fit(e, 11); });
       s.querySelectorAll('.evidence').forEach(function (e) { fit(e, 10); });
       s.querySelectorAll('.tablewrap').forEach(function (e) { fit(e, 12); trimTable(e); });
     });
-    if (window.Plotly) {
-      document.querySelectorAll('.js-plotly-plot').forEach(function (g) { Plotly.Plots.resize(g); });
-    }
+    var charts = window.Plotly ? document.querySelectorAll('.js-plotly-plot') : [];
+    return Promise.all(Array.prototype.map.call(charts, function (g) {
+      return Plotly.Plots.resize(g);
+    }));  // resolves when every chart is redrawn at its new size
   }
   function show(i) {
     cur = Math.max(0, Math.min(slides.length - 1, i));

@@ -13,6 +13,7 @@ import subprocess
 
 import pytest
 
+from tests.e2e.helpers import ARTIFACTS
 from tests.e2e.slide_geometry import MEASURE_JS
 from tests.slide_items import build_items
 from ulr import report
@@ -22,9 +23,25 @@ VIEWPORTS = [("1280x720", 1280, 720, "screen"), ("1920x1080", 1920, 1080, "scree
 MIN_CHART = 0.45
 
 
+STALE = ("The dataset “shop04” changed after this result was saved (new rows were added); "
+         "the numbers may no longer match it.")
+
+
+def _crowded(items) -> report.ReportItem:
+    """The longest title and takeaway an item may have, five long caveats, a stale dataset."""
+    ope = next(it for it in items if it.title.startswith("Off-policy") and it.caveats)
+    words = ("Off-policy estimates of the target policy: softmax of a linear click model fit "
+             "on part of the log, judged on two loggers with balanced and weighted IPS ")
+    return report.ReportItem.from_result(
+        (words * 3)[:report.MAX_TITLE], fig=ope.fig(), dataset="shop04",
+        takeaway=(ope.takeaway + " ") * 4, evidence=ope.evidence, settings=ope.settings,
+        caveats=[f"{c} {c}"[:380] for c in ope.caveats] * 2)
+
+
 @pytest.fixture(scope="module")
 def items(tmp_path_factory):
-    return build_items(tmp_path_factory.mktemp("slide_items"))
+    built = build_items(tmp_path_factory.mktemp("slide_items"))
+    return built + [_crowded(built)]
 
 
 def _words(text: str) -> str:
@@ -33,7 +50,8 @@ def _words(text: str) -> str:
 
 def test_every_slide_holds_at_every_size_and_in_print(items, browser, tmp_path):
     path = tmp_path / "deck.html"
-    path.write_text(report.build_deck(items, title="Every kind of result"), encoding="utf-8")
+    deck = report.build_deck(items, title="Every kind of result", status={items[-1].id: STALE})
+    path.write_text(deck, encoding="utf-8")
     ctx = browser.new_context(viewport={"width": 1280, "height": 720})
     page = ctx.new_page()
     try:
@@ -42,7 +60,7 @@ def test_every_slide_holds_at_every_size_and_in_print(items, browser, tmp_path):
         for name, w, h, media in VIEWPORTS:
             page.set_viewport_size({"width": w, "height": h})
             page.emulate_media(media=media)
-            page.wait_for_timeout(600)  # the deck lays itself out again, charts redraw
+            page.evaluate("() => window.ulrLayout()")  # returns once every chart is redrawn
             slides = page.evaluate(MEASURE_JS)
             assert len(slides) > len(items) + 1  # cover, items, at least one appendix slide
             for s in slides:
@@ -50,6 +68,10 @@ def test_every_slide_holds_at_every_size_and_in_print(items, browser, tmp_path):
                 assert s["chart"] is None or s["chart"] >= MIN_CHART, (name, s)
             charts = [s for s in slides if s["chart"] is not None]
             assert len(charts) == sum(it.figure is not None for it in items)
+            if media == "screen":  # for people to look at: the most crowded slide
+                page.evaluate(f"window.ulrShow({len(items)})")
+                ARTIFACTS.mkdir(parents=True, exist_ok=True)
+                page.screenshot(path=str(ARTIFACTS / f"slides_crowded_{name}.png"))
         # caveats that do not fit are counted on their slide and listed in the appendix
         page.emulate_media(media="screen")
         crowded = next(i for i, it in enumerate(items, start=2)
