@@ -24,6 +24,7 @@ MARGIN_IN = 0.45
 PX_PER_IN = 96          # the HTML deck's design pixels: 1280 px across 13.33 in
 IMAGE_SCALE = 2.5       # 1 in of chart = 240 image pixels
 TABLE_ROWS, TABLE_COLS = 10, 8
+CELL_CHARS = 60         # a longer table cell ends in an ellipsis on the slide
 _DARK_BLUE = (0x0B, 0x3D, 0x66)
 
 
@@ -39,14 +40,15 @@ def _lines(text: str, size_pt: float, width_in: float) -> int:
     return n + 1
 
 
-def _fit_size(text: str, sizes, width_in: float, lines: int) -> int:
-    """The largest of ``sizes`` at which ``text`` takes at most ``lines`` lines."""
+def _fit(lines, sizes, width_in: float, max_in: float, leading: float = 1.2) -> tuple:
+    """``(size, height in inches)``: the largest of ``sizes`` at which the text lines fit
+    ``max_in`` (then at most two lines where that is possible: long text shrinks)."""
+    def height(s):
+        return sum(_lines(x, s, width_in) for x in lines) * s * leading / 72 + 0.08
     for s in sizes:
-        if _lines(text, s, width_in) <= lines:
-            return s
-    return sizes[-1]
-
-
+        if height(s) <= max_in:
+            return s, height(s)
+    return sizes[-1], max_in
 def _textbox(slide, left, top, width, height, paragraphs, size, *, bold=False, color=None):
     """A word-wrapped text box; ``paragraphs`` is a list of text lines."""
     from pptx.enum.text import MSO_AUTO_SIZE
@@ -91,56 +93,79 @@ def _notes(it, status: str | None) -> str:
 
 
 def _table(slide, df, left, top, width, height) -> None:
+    """The first rows and columns of ``df`` as a native table that stays in its box.
+
+    Long cells end in an ellipsis (the notes' report, the HTML and the ZIP have
+    them whole); columns are as wide as their text; rows that would not fit are
+    left out and counted under the table.
+    """
     from pptx.util import Inches, Pt
 
-    shown = report.theme.format_table(df.iloc[:TABLE_ROWS, :TABLE_COLS])
-    rows, cols = len(shown) + 1, len(shown.columns)
-    size = 12 if rows <= 8 else 10
-    shape = slide.shapes.add_table(rows, cols, Inches(left), Inches(top), Inches(width),
-                                   Inches(min(height, 0.32 * rows)))
-    for j, c in enumerate(shown.columns):
+    shown = report.theme.format_table(df.iloc[:TABLE_ROWS, :TABLE_COLS]).astype(str)
+    shown = shown.map(lambda v: v if len(v) <= CELL_CHARS else v[:CELL_CHARS - 1] + "…")
+    cols = list(shown.columns)
+    chars = [max([len(str(c))] + [len(v) for v in shown[c]]) for c in cols]
+    chars = [max(c, 7) + 2 for c in chars]
+    widths = [width * c / sum(chars) for c in chars]
+    size = 12 if len(cols) <= 4 else 10
+    line_in = size * 1.3 / 72
+
+    def row_h(values):
+        return max(_lines(v, size, wd - 0.1) for v, wd in zip(values, widths)) * line_in + 0.1
+
+    heights = [row_h([str(c) for c in cols])]
+    for row in shown.itertuples(index=False, name=None):
+        if sum(heights) + row_h(row) > height - 0.35:
+            break
+        heights.append(row_h(row))
+    n = len(heights) - 1
+    shape = slide.shapes.add_table(n + 1, len(cols), Inches(left), Inches(top), Inches(width),
+                                   Inches(sum(heights)))
+    for j, wd in enumerate(widths):
+        shape.table.columns[j].width = Inches(wd)
+    for i, hgt in enumerate(heights):
+        shape.table.rows[i].height = Inches(hgt)
+    for j, c in enumerate(cols):
         shape.table.cell(0, j).text = str(c)
-    for i, row in enumerate(shown.itertuples(index=False, name=None), start=1):
+    for i, row in enumerate(shown.head(n).itertuples(index=False, name=None), start=1):
         for j, v in enumerate(row):
-            shape.table.cell(i, j).text = "" if v is None else str(v)
-    for cell in (shape.table.cell(i, j) for i in range(rows) for j in range(cols)):
+            shape.table.cell(i, j).text = v
+    for cell in (shape.table.cell(i, j) for i in range(n + 1) for j in range(len(cols))):
         for p in cell.text_frame.paragraphs:
             for r in p.runs:
                 r.font.size = Pt(size)
-    if len(df) > TABLE_ROWS or len(df.columns) > TABLE_COLS:
-        _textbox(slide, left, top + min(height, 0.32 * rows) + 0.05, width, 0.3,
-                 [f"First {min(len(df), TABLE_ROWS)} of {len(df):,} rows and "
-                  f"{min(len(df.columns), TABLE_COLS)} of {len(df.columns)} columns; the "
-                  "HTML report and the ZIP have them all."], 10)
+    if n < len(df) or len(cols) < len(df.columns):
+        _textbox(slide, left, top + sum(heights) + 0.05, width, 0.3,
+                 [f"First {n} of {len(df):,} rows and {len(cols)} of {len(df.columns)} "
+                  "columns; the HTML report and the ZIP have them all."], 10)
 
 
 def _layout(it, status):
-    """Sizes and positions (inches) of one slide's boxes, top to bottom."""
+    """Sizes and positions (inches) of one slide's boxes, top to bottom.
+
+    The text boxes have fixed ceilings (title 0.95 in, takeaway 0.8 in, caveats
+    0.85 in) and their type shrinks to stay under them, so the chart or table
+    always gets more than half of the slide's 7.5 in.
+    """
     w = WIDTH_IN - 2 * MARGIN_IN
     y = 0.3
-    t_size = _fit_size(it.title, (32, 28, 24, 20), w, 2)
-    t_h = _lines(it.title, t_size, w) * t_size * 1.2 / 72 + 0.08
-    boxes = {"title": (y, t_h, t_size)}
-    y += t_h + 0.05
+    size, h = _fit([it.title], (32, 28, 24, 20, 18, 16, 14), w, 0.95)
+    boxes = {"title": (y, h, size)}
+    y += h + 0.05
     if it.takeaway:
-        k_size = _fit_size(it.takeaway, (20, 18, 16, 14, 12), w, 2)
-        k_h = _lines(it.takeaway, k_size, w) * k_size * 1.25 / 72 + 0.08
-        boxes["takeaway"] = (y, k_h, k_size)
-        y += k_h + 0.05
+        size, h = _fit([it.takeaway], (20, 18, 16, 14, 12, 11, 10, 9), w, 0.8, 1.25)
+        boxes["takeaway"] = (y, h, size)
+        y += h + 0.05
     shown, hidden = report.slide_caveats(it)
     lines = ([f"Data status: {status}"] if status else []) + [f"• {c}" for c in shown]
     if hidden:
         lines.append(f"+{len(hidden)} more caveat{'s' if len(hidden) != 1 else ''} "
                      "(speaker notes)")
     if lines:
-        c_size = next((s for s in (13, 12, 11, 10) if sum(
-            _lines(x, s, w - 0.2) for x in lines) * s * 1.25 / 72 <= 0.85), 10)
-        c_h = min(0.85, sum(_lines(x, c_size, w - 0.2) for x in lines) * c_size * 1.25 / 72
-                  + 0.1)
-        boxes["caveats"] = (y, c_h, c_size, lines)
-        y += c_h + 0.08
-    bottom = HEIGHT_IN - 0.45
-    boxes["body"] = (y, max(bottom - y, HEIGHT_IN / 2))
+        size, h = _fit(lines, (13, 12, 11, 10, 9, 8), w - 0.1, 0.85, 1.25)
+        boxes["caveats"] = (y, h, size, lines)
+        y += h + 0.08
+    boxes["body"] = (y, HEIGHT_IN - 0.45 - y)
     boxes["evidence"] = (HEIGHT_IN - 0.4, 0.3, 11)
     return w, boxes
 
