@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ulr import propensity, rankers, store, theme
+from ulr import propensity, rankers, store
 from ulr.bandits.plots import lab_figure
 from ulr.bandits.envs import make_env
 from ulr.bandits.replay import replay
@@ -216,4 +216,4 @@ if __name__ == "__main__":  # python -m tests.slide_items OUT.html: look at the 
     with tempfile.TemporaryDirectory() as d:
         its = build_items(Path(d))
     Path(sys.argv[1]).write_text(report.build_deck(its, title="Every kind of result"))
-    print(len(its), "items", theme.FONT[:0])
+    print(len(its), "items")

@@ -72,6 +72,12 @@ def _textbox(slide, left, top, width, height, paragraphs, size, *, bold=False, c
     return box
 
 
+def _takeaway(it) -> str:
+    """The takeaway, after the item's verdict when it has one (hook for a verdict model)."""
+    verdict = getattr(it, "verdict", "")
+    return f"{verdict.upper()}: {it.takeaway}" if verdict else it.takeaway
+
+
 def _notes(it, status: str | None) -> str:
     """Speaker notes: every caveat, the data status, evidence, dataset and settings."""
     out = []
@@ -152,8 +158,8 @@ def _layout(it, status):
     size, h = _fit([it.title], (32, 28, 24, 20, 18, 16, 14), w, 0.95)
     boxes = {"title": (y, h, size)}
     y += h + 0.05
-    if it.takeaway:
-        size, h = _fit([it.takeaway], (20, 18, 16, 14, 12, 11, 10, 9), w, 0.8, 1.25)
+    if it.takeaway or getattr(it, "verdict", ""):
+        size, h = _fit([_takeaway(it)], (20, 18, 16, 14, 12, 11, 10, 9), w, 0.8, 1.25)
         boxes["takeaway"] = (y, h, size)
         y += h + 0.05
     shown, hidden = report.slide_caveats(it)
@@ -213,7 +219,7 @@ def build_pptx(items, *, title: str = "ulr report", status: dict | None = None,
         _textbox(slide, MARGIN_IN, y, w, h, [it.title], size, bold=True)
         if "takeaway" in boxes:
             y, h, size = boxes["takeaway"]
-            _textbox(slide, MARGIN_IN, y, w, h, [it.takeaway], size, bold=True,
+            _textbox(slide, MARGIN_IN, y, w, h, [_takeaway(it)], size, bold=True,
                      color=_DARK_BLUE)
         if "caveats" in boxes:
             y, h, size, lines = boxes["caveats"]

@@ -116,6 +116,9 @@ def test_pptx_has_a_slide_per_item_with_its_chart_and_every_caveat_in_the_notes(
             assert pic.height >= prs.slide_height / 2 and pic.image.size[0] >= 2400
         else:
             assert any(sh.has_table for sh in slide.shapes), it.title
+        boxes = sorted((sh.top, sh.top + sh.height, sh.left + sh.width) for sh in slide.shapes)
+        assert all(b <= prs.slide_height and r <= prs.slide_width for _, b, r in boxes)
+        assert all(b <= t2 for (_, b, _), (t2, _, _) in zip(boxes, boxes[1:])), it.title
         text = " ".join(sh.text_frame.text for sh in slide.shapes if sh.has_text_frame)
         assert _words(it.title) in _words(text)
         notes = _words(slide.notes_slide.notes_text_frame.text)
