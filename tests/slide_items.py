@@ -84,13 +84,16 @@ def build_items(tmp) -> list[ReportItem]:
     by_pos = store.ctr_by_position(sim_log)
     table = pplots.results_table([res], sim_log.true_theta(), clicks=by_pos["clicks"].to_numpy(),
                                  impressions=by_pos["impressions"].to_numpy())
+    thin = table[table["thin"] & (table["position"] > 1)]
+    clicks = int(by_pos["clicks"].sum())
     items.append(ReportItem.from_result(
         "Position bias", fig=pplots.theta_figure([res], sim_log.true_theta(), table=table),
         table=table, dataset="simulated", settings={"method": "em", "seed": 0},
-        caveats=[f"Thin evidence: 3 of 7 estimates rest on too few clicks ({int(by_pos['clicks'].sum()):,}"
-                 " in all): their 95% interval is wider than ±50% of the estimate, so they are "
-                 "drawn hollow with their full interval. Treat them as unknown, not as flat."],
-        evidence={"rows": len(sim.df), "clicks": int(by_pos["clicks"].sum()), "queries": 120,
+        caveats=[f"Thin evidence: {len(thin)} of {int((table['position'] > 1).sum())} estimates "
+                 f"rest on too few clicks ({clicks:,} in all): their 95% interval is wider than "
+                 f"±{pplots.THIN_RELATIVE_HALF_WIDTH:.0%} of the estimate, so they are drawn "
+                 "hollow with their full interval. Treat them as unknown, not as flat."],
+        evidence={"rows": len(sim.df), "clicks": clicks, "queries": 120,
                   "sessions": 3000},
         takeaway="Examination by position, with intervals."))
 

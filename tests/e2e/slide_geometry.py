@@ -32,7 +32,8 @@ MEASURE_JS = r"""() => {
       if (visible(r)) { items.push({e, r, what: e.tagName.toLowerCase() + ' "' + name(e) + '"'}); }
     });
     s.querySelectorAll('.main-svg text').forEach((e) => {
-      if (!name(e) || getComputedStyle(e).display === 'none' || e.closest('.hoverlayer')) { return; }
+      if (!name(e) || getComputedStyle(e).display === 'none') { return; }
+      if (e.closest('.hoverlayer')) { return; }
       if (e.getAttribute('opacity') === '0' || getComputedStyle(e).opacity === '0') { return; }
       const r = e.getBoundingClientRect();
       if (visible(r)) { items.push({e, r, what: 'chart text "' + name(e) + '"'}); }
