@@ -874,7 +874,6 @@ def write_html(path, items, *, title: str = "ulr report", status: dict | None = 
 # size. The budget, top to bottom: title (2 lines, then smaller type), takeaway
 # (2 lines), caveats (at most 100 px), the chart (at least 360 px: half the
 # slide), the evidence line. Print: one slide per A4 landscape page.
-SLIDE_H = 720
 SLIDE_CAVEAT_CHARS = 240   # two caveats share a slide only when they are this short together
 SLIDE_CAVEAT_MAX = 420     # a first caveat longer than this goes to the appendix too
 SLIDE_TABLE_ROWS = 12
