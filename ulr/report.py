@@ -915,7 +915,7 @@ p.muted { color: #666; font-size: 14px; margin: 4px 0; }
 .note { flex: 1 1 auto; min-height: 0; overflow: hidden; font-size: 22px; white-space: pre-wrap; }
 .evidence { font-size: 14px; line-height: 1.35; max-height: 38px; color: #555;
             margin: 6px 200px 0 0; overflow: hidden; }
-.appendix-body { flex: 1 1 auto; min-height: 0; overflow: hidden; font-size: 16px;
+.appendix-body { flex: 1 1 auto; min-height: 0; overflow: hidden; font-size: 18px;
                  line-height: 1.3; }
 .appendix-body h2 { font-size: 1.1em; margin: 8px 0 2px; }
 .appendix-body ul { margin: 0; padding-left: 22px; }
