@@ -256,3 +256,159 @@ def bootstrap_ratio(num, den, *, cluster=None, n_bootstrap: int = 1000, level: f
         se[ok] = np.nanstd(r, axis=0, ddof=1)
     return Interval(lower=np.atleast_1d(lower), upper=np.atleast_1d(upper),
                     se=np.atleast_1d(se), n_bootstrap=n_bootstrap, level=level)
+
+
+# --------------------------------------------------------------------------- DR variants (issue 28)
+#
+# Each takes the reward model as ``q_logged = q(x_i, a_i)`` and
+# ``q_target = sum_a pi(a | x_i) q(x_i, a)``, like :func:`doubly_robust`, and
+# has a per-row term function (``*_terms``) so intervals and SLOPE can use it.
+# The formulas are those of Open Bandit Pipeline (Saito et al. 2021) given the
+# same reward predictions.
+
+NEW_ESTIMATORS = ("sndr", "switch-dr", "dros", "sg-ips", "sg-dr")
+
+
+def _model(q_logged, q_target, like):
+    ql = np.asarray(q_logged, dtype=float)
+    qt = np.asarray(q_target, dtype=float)
+    if ql.shape != like.shape or qt.shape != like.shape:
+        raise ValueError("q_logged and q_target need the shape of the reward")
+    return ql, qt
+
+
+def sndr(reward, weight, *, q_logged, q_target) -> np.ndarray:
+    """Self-normalized doubly robust estimate.
+
+    ``V_SNDR = (1/n) sum_i q_target_i + sum_i w_i (r_i - q_logged_i) / sum_i w_i``
+
+    The DR correction is normalized by the weights' sum instead of ``n``, as
+    SNIPS normalizes IPS (Swaminathan & Joachims, NeurIPS 2015; Kallus &
+    Uehara, NeurIPS 2019; OBP ``SelfNormalizedDoublyRobust``). Biased by
+    O(1/n), bounded correction. ``nan`` when all weights are zero.
+    """
+    r, w = _check(reward, weight)
+    ql, qt = _model(q_logged, q_target, r)
+    den = np.sum(w, axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        corr = np.where(den > 0, np.sum(w * (r - ql), axis=-1) / np.where(den > 0, den, 1.0),
+                        np.nan)
+    return np.mean(qt, axis=-1) + corr
+
+
+def switch_weight(weight, *, tau: float) -> np.ndarray:
+    """``w_i 1{w_i <= tau}``: the weight Switch-DR keeps (``tau = inf`` keeps all)."""
+    if np.isnan(tau) or tau < 0:
+        raise ValueError("tau must be a non-negative number (inf = plain DR)")
+    w = np.asarray(weight, dtype=float)
+    return np.where(w <= tau, w, 0.0)
+
+
+def switch_dr(reward, weight, *, q_logged, q_target, tau: float) -> np.ndarray:
+    """Switch doubly robust estimate (Wang, Agarwal & Dudik, "Optimal and adaptive
+    off-policy evaluation in contextual bandits", ICML 2017, Switch-DR).
+
+    ``V = (1/n) sum_i [ q_target_i + 1{w_i <= tau} w_i (r_i - q_logged_i) ]``
+
+    DR where the weight is at most ``tau``; the reward model alone (direct
+    method) where it is larger. ``tau = inf`` is DR, ``tau = 0`` is DM.
+    Biased by the model's error on the switched-off actions.
+    """
+    r, w = _check(reward, weight)
+    ql, qt = _model(q_logged, q_target, r)
+    return np.mean(qt + switch_weight(w, tau=tau) * (r - ql), axis=-1)
+
+
+def shrink_weight(weight, *, lam: float) -> np.ndarray:
+    """Optimistic shrinkage ``lam w / (w^2 + lam)`` (``lam = inf``: ``w``; ``lam = 0``: 0)."""
+    if np.isnan(lam) or lam < 0:
+        raise ValueError("lam must be a non-negative number (inf = plain DR)")
+    w = np.asarray(weight, dtype=float)
+    if np.isinf(lam):
+        return w.copy()
+    if lam == 0:
+        return np.zeros_like(w)
+    return lam * w / (w * w + lam)
+
+
+def dros(reward, weight, *, q_logged, q_target, lam: float) -> np.ndarray:
+    """Doubly robust with optimistic shrinkage (Su, Dimakopoulou, Krishnamurthy &
+    Dudik, "Doubly robust off-policy evaluation with shrinkage", ICML 2020, eq. (9)).
+
+    ``V = (1/n) sum_i [ q_target_i + w_i(lam) (r_i - q_logged_i) ]``,
+    ``w_i(lam) = lam w_i / (w_i^2 + lam)``.
+
+    The shrunk weight minimizes a bound on the mean squared error;
+    ``lam = inf`` is DR, ``lam = 0`` is DM.
+    """
+    r, w = _check(reward, weight)
+    ql, qt = _model(q_logged, q_target, r)
+    return np.mean(qt + shrink_weight(w, lam=lam) * (r - ql), axis=-1)
+
+
+def power_weight(weight, *, lam: float) -> np.ndarray:
+    """Harmonic correction ``w / (1 - lam + lam w)`` of Metelli et al. (``lam = 0``: ``w``)."""
+    if np.isnan(lam) or not 0 <= lam <= 1:
+        raise ValueError("lam must lie in [0, 1]")
+    w = np.asarray(weight, dtype=float)
+    return w / (1 - lam + lam * w)
+
+
+def sg_ips(reward, weight, *, lam: float) -> np.ndarray:
+    """Sub-Gaussian IPS (Metelli, Russo & Restelli, "Subgaussian and differentiable
+    importance sampling for off-policy evaluation and learning", NeurIPS 2021, eq. (9)).
+
+    ``V = (1/n) sum_i w_i / (1 - lam + lam w_i) r_i``, ``lam`` in [0, 1].
+
+    The corrected weight is at most ``1 / lam``; ``lam`` of order
+    ``sqrt(log(1/delta) / n)`` gives sub-Gaussian concentration.
+    """
+    r, w = _check(reward, weight)
+    return np.mean(power_weight(w, lam=lam) * r, axis=-1)
+
+
+def sg_dr(reward, weight, *, q_logged, q_target, lam: float) -> np.ndarray:
+    """Sub-Gaussian DR: DR with the corrected weight of :func:`sg_ips` (OBP
+    ``SubGaussianDoublyRobust``). ``V = (1/n) sum_i [q_target_i + w_i(lam) (r_i - q_logged_i)]``.
+    """
+    r, w = _check(reward, weight)
+    ql, qt = _model(q_logged, q_target, r)
+    return np.mean(qt + power_weight(w, lam=lam) * (r - ql), axis=-1)
+
+
+HYPERPARAMETER = {"clipped-ips": "clip", "switch-dr": "tau", "dros": "lam", "sg-ips": "lam",
+                  "sg-dr": "lam"}
+
+
+def row_terms(estimator: str, reward, weight, *, hyperparameter: float | None = None,
+              q_logged=None, q_target=None) -> tuple[np.ndarray, np.ndarray]:
+    """Per-row ``(num, den)`` of any estimator: ``V = sum num / sum den``.
+
+    Extends :func:`ratio_terms` to ``sndr`` (``(q_t mean(w) + w (r - q_l), w)``,
+    the same ratio as :func:`sndr`), ``switch-dr``, ``dros``, ``sg-ips`` and
+    ``sg-dr`` (``den = 1``). ``hyperparameter`` is the family's clip, tau or lam.
+    """
+    r, w = _check(reward, weight)
+    if estimator in ESTIMATORS:
+        return ratio_terms(estimator, r, w, clip=hyperparameter, q_logged=q_logged,
+                           q_target=q_target)
+    one = np.ones_like(w)
+    if estimator == "sg-ips":
+        return power_weight(w, lam=_need(estimator, hyperparameter)) * r, one
+    if estimator not in NEW_ESTIMATORS:
+        raise ValueError(f"unknown estimator {estimator!r}")
+    if q_logged is None or q_target is None:
+        raise ValueError(f"{estimator} needs a reward model")
+    ql, qt = _model(q_logged, q_target, r)
+    if estimator == "sndr":
+        return qt * np.mean(w, axis=-1, keepdims=True) + w * (r - ql), w
+    h = _need(estimator, hyperparameter)
+    wt = {"switch-dr": lambda: switch_weight(w, tau=h), "dros": lambda: shrink_weight(w, lam=h),
+          "sg-dr": lambda: power_weight(w, lam=h)}[estimator]()
+    return qt + wt * (r - ql), one
+
+
+def _need(estimator, h):
+    if h is None:
+        raise ValueError(f"{estimator} needs its {HYPERPARAMETER[estimator]}")
+    return float(h)
