@@ -168,6 +168,32 @@ class BanditRuns:
         lower, upper = np.quantile(c, band, axis=0)
         return {"t": idx + 1, "mean": c.mean(axis=0), "lower": lower, "upper": upper}
 
+    def verdict(self, *, level: float = 0.95):
+        """How precisely the runs pin the mean final regret (docs/verdicts.md, "Bandits").
+
+        Student-t interval over runs; a single run has none (``inconclusive``).
+        """
+        from ulr import verdict as V
+        final = self.final_regret()
+        m, lo, hi, se = V.paired_t_interval(final, level)
+        basis = f"mean cumulative regret after {self.t:,} steps over {self.runs} runs"
+        if self.runs < 2 or not np.isfinite(lo):
+            return V.Verdict("inconclusive", f"{self.algorithm}: cumulative regret {m:.0f} "
+                             f"after {self.t:,} steps in a single run, with no interval.",
+                             basis, reasons=(V.Reason("single_run", "One run: the spread over "
+                                                      "seeds is unknown."),),
+                             to_settle="simulate several runs", estimate={"mean": m})
+        rel = (hi - lo) / 2 / abs(m) if m else float("inf")
+        more = V.more_for_precision(self.runs, rel)
+        return V.Verdict(V.precision_level(rel),
+                         f"{self.algorithm}: cumulative regret "
+                         f"{V.fmt_interval(m, lo, hi, level=level)} after {self.t:,} steps "
+                         f"({level:.0%} interval over {self.runs} runs).", basis,
+                         to_settle=(f"about {V.about(more)} more runs would pin it to "
+                                    f"±{V.PRECISE:.0%}" if more else None),
+                         estimate={"mean": m, "lower": lo, "upper": hi, "se": se,
+                                   "runs": self.runs})
+
     def summary(self) -> dict:
         """JSON-able summary: final regret mean and sd over runs, time and speed.
 
@@ -183,6 +209,7 @@ class BanditRuns:
             "final_regret_std": float(final.std(ddof=1)) if self.runs > 1 else 0.0,
             "seconds": self.seconds,
             "steps_per_second": self.t / self.seconds if self.seconds > 0 else None,
+            "verdict": self.verdict().to_dict(),
         }
 
 
