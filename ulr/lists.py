@@ -29,8 +29,10 @@ FIX = "map a column that groups one shown list"
 #: which analyses each warning stops (the others still run, with the warning shown)
 BLOCKS = {
     "single_row_sessions": ("replay", "slate"),
-    "repeated_position": ("replay", "slate"),
-    "single_document_queries": ("rankers",),
+    "repeated_position": ("replay", "slate", "randomization", "propensity"),
+    # every (query, document) seen once: nothing to rank, and click models
+    # (EM, regression EM, harvesting) cannot separate relevance from position
+    "single_document_queries": ("rankers", "propensity"),
 }
 
 
@@ -96,5 +98,7 @@ def mapping_warnings(log) -> tuple[MappingWarning, ...]:
 
 
 def blocking(warnings, analysis: str) -> list[MappingWarning]:
-    """The warnings among ``warnings`` that stop ``analysis`` ("replay", "slate", "rankers")."""
+    """The warnings among ``warnings`` that stop ``analysis`` ("replay", "slate", "rankers",
+    "randomization" (the randomization estimate of position bias), "propensity" (the
+    click-model estimates))."""
     return [w for w in warnings if analysis in w.blocks]
