@@ -414,3 +414,20 @@ def test_recommend_verdict_over_seeds():
     assert (v.level == "inconclusive") == V.contains_zero(v.estimate["lower"],
                                                            v.estimate["upper"])
     assert recommend_verdict(exps[:1]).level == "inconclusive"
+
+
+# --------------------------------------------------------------------------- report items
+
+
+def test_report_item_stores_and_shows_the_verdict():
+    from ulr.report import ReportItem, build_deck, build_html
+    v = V.Verdict("inconclusive", "IPW and naive cannot be told apart on ndcg@10.", "paired")
+    it = ReportItem.from_result("Compare rankers", verdict=v)
+    assert it.takeaway == v.takeaway and it.verdict["level"] == "inconclusive"
+    assert ReportItem.from_dict(it.to_dict()).verdict == v.to_dict()
+    assert ReportItem.from_result("x", verdict=v, takeaway="edited").takeaway == "edited"
+    for html in (build_html([it]), build_deck([it])):
+        assert 'class="verdict verdict-inconclusive"' in html and "Inconclusive" in html
+    with pytest.raises(ValueError):
+        ReportItem(title="x", verdict={"level": "sure"})
+    assert ReportItem(title="old item").verdict is None  # items saved before verdicts load

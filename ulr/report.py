@@ -81,6 +81,8 @@ class ReportItem:
     caveats : the warnings the page showed next to the result, word for word.
     evidence : what the result rests on, e.g. ``{"rows": .., "clicks": .., "queries": ..}``.
     takeaway : one line in plain words (pre-filled from the result, editable).
+    verdict : the result's :class:`ulr.verdict.Verdict` as a dict (docs/verdicts.md), or
+        None; its level is shown as a badge beside the takeaway.
 
     An item holds a chart, a table, both, or neither (a plain note, e.g. a
     report section that could not run). Raises ``ValueError`` on bad fields.
@@ -99,6 +101,7 @@ class ReportItem:
     evidence: dict = field(default_factory=dict)
     takeaway: str = ""
     content_hash: str = ""
+    verdict: dict | None = None
 
     def __post_init__(self):
         if not isinstance(self.title, str) or not self.title.strip():
@@ -138,6 +141,16 @@ class ReportItem:
                     and isinstance(tab.get("data"), list)):
                 raise ValueError("a report item table must be DataFrame JSON in 'split' "
                                  "orientation (an object with 'columns' and 'data').")
+        if self.verdict is not None:
+            from ulr.verdict import Verdict
+            if isinstance(self.verdict, Verdict):
+                self.verdict = self.verdict.to_dict()
+            if not isinstance(self.verdict, dict):
+                raise ValueError("a report item verdict must be a dict.")
+            try:
+                self.verdict = Verdict.from_dict(self.verdict).to_dict()
+            except (KeyError, TypeError, ValueError) as exc:
+                raise ValueError(f"a report item verdict is not a verdict: {exc}") from None
         if self.settings is None:
             self.settings = {}
         if not isinstance(self.settings, dict):
@@ -153,11 +166,17 @@ class ReportItem:
     def from_result(cls, title: str, *, fig: go.Figure | None = None,
                     table: pd.DataFrame | None = None, settings: dict | None = None,
                     dataset: str = "", note: str = "", caveats=None, evidence=None,
-                    takeaway: str = "", content_hash: str = "") -> "ReportItem":
+                    takeaway: str = "", content_hash: str = "",
+                    verdict=None) -> "ReportItem":
         """Item from a live figure and DataFrame (what the CLI and pages produce).
 
-        An empty ``takeaway`` is pre-filled by :func:`default_takeaway`.
+        An empty ``takeaway`` is pre-filled from ``verdict`` (a
+        :class:`ulr.verdict.Verdict` or its dict), else by :func:`default_takeaway`.
         """
+        if verdict is not None and not isinstance(verdict, dict):
+            verdict = verdict.to_dict()
+        if not takeaway and verdict:
+            takeaway = verdict["takeaway"]
         return cls(title=title, note=note,
                    figure=None if fig is None else fig.to_json(),
                    table=None if table is None else table.to_json(orient="split"),
@@ -165,7 +184,7 @@ class ReportItem:
                    dataset=dataset, caveats=[str(c) for c in (caveats or [])],
                    evidence=json.loads(json.dumps(evidence or {}, default=str)),
                    takeaway=takeaway or default_takeaway(title, table, evidence),
-                   content_hash=content_hash or "")
+                   content_hash=content_hash or "", verdict=verdict)
 
     @classmethod
     def from_dict(cls, d: dict) -> "ReportItem":
@@ -176,7 +195,7 @@ class ReportItem:
             raise ValueError("a report item must be a dict.")
         known = {k: d[k] for k in ("title", "note", "figure", "table", "settings", "dataset",
                                    "created", "version", "id", "caveats", "evidence",
-                                   "takeaway", "content_hash") if k in d}
+                                   "takeaway", "content_hash", "verdict") if k in d}
         if "title" not in known:
             raise ValueError("a report item needs a title.")
         return cls(**known)
@@ -186,7 +205,8 @@ class ReportItem:
                 "table": self.table, "settings": dict(self.settings), "dataset": self.dataset,
                 "created": self.created, "version": self.version, "id": self.id,
                 "caveats": list(self.caveats), "evidence": dict(self.evidence),
-                "takeaway": self.takeaway, "content_hash": self.content_hash}
+                "takeaway": self.takeaway, "content_hash": self.content_hash,
+                "verdict": self.verdict}
 
     def fig(self) -> go.Figure | None:
         """The chart as a plotly figure (None if the item has none)."""
@@ -308,6 +328,10 @@ th { background: #f4f6f9; }
 details summary { cursor: pointer; color: var(--muted); font-size: 13px; margin: 6px 0; }
 footer { margin-top: 40px; color: var(--muted); font-size: 12px; }
 .takeaway { font-size: 17px; font-weight: 600; margin: 8px 0; }
+.verdict { font-size: 0.7em; padding: 1px 8px; border-radius: 9px; vertical-align: middle;
+  border: 1px solid currentColor; font-weight: 600; }
+.verdict-reliable { color: #1b7f3b; } .verdict-directional { color: #8a6d00; }
+.verdict-inconclusive { color: #555; } .verdict-invalid { color: #b00020; }
 .caveats { background: #fff8e1; border-left: 4px solid #E69F00; padding: 6px 12px;
            margin: 8px 0; }
 .caveats ul { margin: 4px 0; padding-left: 20px; }
@@ -324,12 +348,31 @@ _CSP = ("default-src 'none'; script-src 'unsafe-inline' 'unsafe-eval'; "
         "connect-src 'none'; frame-src 'none'; form-action 'none'; base-uri 'none'")
 
 
+def verdict_badge(it: ReportItem) -> str:
+    """The item's verdict level as a small badge (empty without a verdict)."""
+    if not it.verdict:
+        return ""
+    level = it.verdict["level"]
+    return (f'<span class="verdict verdict-{_esc(level)}" title="docs/verdicts.md">'
+            f'{_esc(level.capitalize())}</span> ')
+
+
 def _esc(x) -> str:
     return html.escape("" if x is None else str(x), quote=True)
 
 
 def _setting_value(v) -> str:
-    return v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
+    """Readable: numbers to 3 significant digits (theta), lists joined, None as "none"."""
+    if isinstance(v, str):
+        return v
+    if v is None:
+        return "none"
+    if isinstance(v, float):
+        return f"{v:.3g}"
+    if isinstance(v, (list, tuple)) and all(isinstance(x, (int, float)) or x is None
+                                            for x in v):
+        return ", ".join(_setting_value(x) for x in v)
+    return json.dumps(v, ensure_ascii=False)
 
 
 def setting_text(v) -> str:
@@ -356,7 +399,7 @@ def _truth_html(it: ReportItem, status: str | None, *, settings: bool = True) ->
     """Takeaway, caveats (word for word), data status, evidence and settings of an item."""
     parts = []
     if it.takeaway:
-        parts.append(f'<p class="takeaway">{_esc(it.takeaway)}</p>')
+        parts.append(f'<p class="takeaway">{verdict_badge(it)}{_esc(it.takeaway)}</p>')
     if status:
         parts.append(f'<div class="stale" role="alert">{_esc(status)}</div>')
     if it.caveats:
@@ -710,6 +753,10 @@ html, body { margin: 0; height: 100%%; background: #fff; color: #1a1a1a;
 .slide.cover { justify-content: center; }
 .slide.cover h1 { font-size: 60px; }
 .takeaway { font-size: 28px; font-weight: 600; margin: 0 0 12px; color: #0b3d66; }
+.verdict { font-size: 0.6em; padding: 1px 10px; border-radius: 12px; vertical-align: middle;
+  border: 1px solid currentColor; }
+.verdict-reliable { color: #1b7f3b; } .verdict-directional { color: #8a6d00; }
+.verdict-inconclusive { color: #555; } .verdict-invalid { color: #b00020; }
 .chart { flex: 1 1 0; min-height: 220px; }  /* the chart gives way, never pushes off-screen */
 .chart > div, .chart .plotly-graph-div { height: 100%% !important; }
 .tablewrap { flex: 1 1 auto; overflow: auto; font-size: 22px; }
@@ -821,7 +868,7 @@ def build_deck(items, *, title: str = "ulr report", generated: str | None = None
     for i, it in enumerate(items, start=1):
         parts = [f'<section class="slide" id="slide-{i}"><h1>{_esc(it.title)}</h1>']
         if it.takeaway:
-            parts.append(f'<p class="takeaway">{_esc(it.takeaway)}</p>')
+            parts.append(f'<p class="takeaway">{verdict_badge(it)}{_esc(it.takeaway)}</p>')
         st = (status or {}).get(it.id)
         if st:
             parts.append(f'<div class="stale" role="alert">{_esc(st)}</div>')
