@@ -431,3 +431,14 @@ def test_report_item_stores_and_shows_the_verdict():
     with pytest.raises(ValueError):
         ReportItem(title="x", verdict={"level": "sure"})
     assert ReportItem(title="old item").verdict is None  # items saved before verdicts load
+
+
+def test_click_rate_chart_never_goes_below_zero():
+    from ulr.ope.figures import estimates_figure
+    table = pd.DataFrame({"estimator": ["dr", "logging"], "value": [-0.0016, 0.004],
+                          "lower": [-0.0038, 0.003], "upper": [0.0020, 0.005],
+                          "se": [0.0015, 0.0005]})
+    fig = estimates_figure(table)
+    tr = fig.data[0]
+    assert tr.y[0] >= 0 and tr.y[0] - tr.error_y.arrayminus[0] >= 0
+    assert fig.layout.yaxis.rangemode == "nonnegative"
