@@ -442,3 +442,16 @@ def test_click_rate_chart_never_goes_below_zero():
     tr = fig.data[0]
     assert tr.y[0] >= 0 and tr.y[0] - tr.error_y.arrayminus[0] >= 0
     assert fig.layout.yaxis.rangemode == "nonnegative"
+
+
+def test_ctr_caption_is_computed_from_the_data():
+    ctr = pd.DataFrame({"position": [1, 2, 3], "impressions": [3334] * 3,
+                        "clicks": [12, 20, 9]})  # randomized log, position 2 highest
+    v = V.ctr_by_position_verdict(ctr, randomized_share=1.0)
+    assert "better documents on top" not in v.takeaway and "randomized" in v.takeaway
+    assert "cannot be told apart" in v.takeaway and v.level == "inconclusive"
+    big = pd.DataFrame({"position": [1, 2, 3], "impressions": [100_000] * 3,
+                        "clicks": [3000, 1500, 900]})
+    v = V.ctr_by_position_verdict(big)
+    assert v.level == "reliable" and v.takeaway.startswith("Clicks fall with position")
+    assert "better documents on top" in v.takeaway
