@@ -12,16 +12,18 @@ from ulr import report, reports
 
 ui.ensure_app_run()
 
+ui.require_sign_in("Sign in to see this presentation.")
+actor = ui.identity()
 wanted = st.query_params.get("report")
-if wanted and reports.get_info(wanted) is None:
-    st.warning("The link names a report that does not exist here (it may have been deleted); "
-               "showing your latest report instead.")
+if wanted and reports.get_info(wanted, actor=actor) is None:  # missing, or someone's private
+    st.warning("The link names a report that does not exist here or is private (it may have "
+               "been deleted); showing your latest report instead.")
 elif wanted:
     ui.set_current_report(wanted)
 rid = ui.current_report_id()
-info = reports.get_info(rid)
+info = reports.get_info(rid, actor=actor)
 st.query_params["report"] = rid
-items = reports.items(rid)
+items = reports.items(rid, actor=actor)
 if not items:
     st.info("This report has no results yet. Use **Add to report** under any chart, then come "
             "back here.", icon=":material/post_add:")
@@ -34,8 +36,9 @@ deck = report.build_deck(items, title=info.name, status=status, embedded=True)
 st.html("<style>[data-testid='stMainBlockContainer']{padding-top:2.5rem;}</style>")
 components.html(deck, height=640, scrolling=False)  # fits 1280x720 with the header
 c = st.columns([2, 2, 3])
-c[0].page_link("pages/report.py", label="Edit the report", icon=":material/edit:",
-               query_params={"report": rid})
+c[0].page_link("pages/report.py", icon=":material/edit:", query_params={"report": rid},
+               label="Edit the report" if reports.can_edit(info, actor=actor)
+               else "Open the report page")
 c[1].download_button("Download slides (HTML)", data=deck.replace(" data-embedded", "", 1),
                      file_name="slides.html", mime="text/html", on_click="ignore",
                      icon=":material/download:", key="present_dl")

@@ -1,4 +1,9 @@
-"""Report page: saved reports (pick, rename, duplicate, delete), their items, and exports."""
+"""Report page: saved reports (pick, rename, duplicate, delete), their items, and exports.
+
+Every change acts as :func:`pages._ui.identity` and :mod:`ulr.reports` refuses a
+non-owner; a report of someone else's (opened by its link) is shown read-only, with
+its exports and "Duplicate" to make an own copy.
+"""
 
 import streamlit as st
 
@@ -36,30 +41,44 @@ def _pick() -> None:
 
 
 def _new() -> None:
-    ui.set_current_report(reports.create().id)
+    try:
+        ui.set_current_report(reports.create(actor=ui.identity()).id)
+    except UlrError as exc:
+        _flash(str(exc)[:1].upper() + str(exc)[1:])
 
 
 def _rename(rid: str) -> None:
-    _safe(reports.rename, rid, st.session_state.get("rep_name", ""))
+    _safe(reports.rename, rid, st.session_state.get("rep_name", ""), actor=ui.identity())
+
+
+def _private(rid: str) -> None:
+    _safe(reports.set_private, rid, bool(st.session_state.get(f"rep_private_{rid}")),
+          actor=ui.identity())
 
 
 def _duplicate(rid: str) -> None:
     try:
-        ui.set_current_report(reports.duplicate(rid).id)
+        ui.set_current_report(reports.duplicate(rid, actor=ui.identity()).id)
     except UlrError as exc:
-        _flash(str(exc))
+        _flash(str(exc)[:1].upper() + str(exc)[1:])
 
 
 def _delete(rid: str) -> None:
-    _safe(reports.delete, rid)
+    _safe(reports.delete, rid, actor=ui.identity())
     st.session_state.pop(ui.REPORT_KEY, None)
+    if "report" in st.query_params:  # else the deleted report's link would be reopened
+        del st.query_params["report"]
     st.session_state["rep_del_sure"] = False
 
 
 def _edit(rid: str, item_id: str, field: str) -> None:
-    _safe(reports.update_item, rid, item_id, **{field: st.session_state.get(
-        f"rep_{field}_{item_id}", "").strip() if field == "title" else st.session_state.get(
-        f"rep_{field}_{item_id}", "")})
+    _safe(reports.update_item, rid, item_id, actor=ui.identity(), **{
+        field: st.session_state.get(f"rep_{field}_{item_id}", "").strip() if field == "title"
+        else st.session_state.get(f"rep_{field}_{item_id}", "")})
+
+
+def _item_op(fn, rid: str, item_id: str, *args) -> None:
+    _safe(fn, rid, item_id, *args, actor=ui.identity())
 
 
 # ---------------------------------------------------------------- choose the report
@@ -68,37 +87,61 @@ st.caption("Collect results with “Add to report” under any chart; they are s
            "stay after a refresh or a restart. Put them in order, edit the one-line takeaways, "
            "then present them as slides or export them.")
 
+ui.require_sign_in("Sign in to make, open and present reports.")
+actor = ui.identity()
 rid = ui.current_report_id()
-info = reports.get_info(rid)
-all_reports = reports.list_reports()
+info = reports.get_info(rid, actor=actor)
+editable = reports.can_edit(info, actor=actor)
+own = info.owner is not None and info.owner == actor
+all_reports = reports.list_reports(actor=actor, editable=True)  # yours (and unowned old ones)
+if rid not in [r.id for r in all_reports]:
+    all_reports = [info] + all_reports
 st.query_params["report"] = rid
 
 flash = st.session_state.pop("_rep_flash", None)
 if flash:
     st.warning(flash)
+if not editable:
+    st.info(f"“{info.name}” belongs to someone else: you can read, present and export it, or "
+            "duplicate it to work on your own copy; only its owner can change it.",
+            icon=":material/visibility:")
+elif info.owner is None:
+    st.caption("This report was saved before reports had owners: anyone can change it. "
+               "Duplicate it to have a copy of your own.")
 
 with st.container(border=True):
     ids = [r.id for r in all_reports]
     names = {r.id: f"{r.name} ({r.items} item{'s' if r.items != 1 else ''})" for r in all_reports}
+    # Equal labels (two "Untitled report (0 items)") get their id: the browser sends the
+    # picked label back, and a label that now means another report would switch to it.
+    dupes = {v for v in names.values() if list(names.values()).count(v) > 1}
+    names = {k: f"{v} · {k[:6]}" if v in dupes else v for k, v in names.items()}
     c = st.columns([3, 3, 1, 1])
     st.session_state["rep_pick"] = rid
-    c[0].selectbox("Saved reports", ids, key="rep_pick", format_func=names.get, on_change=_pick)
-    if st.session_state.get("_rep_name_for") != rid:
+    c[0].selectbox("Saved reports", ids, key="rep_pick", format_func=names.get, on_change=_pick,
+                   help="Your reports; a report opened by its link is listed too.")
+    if st.session_state.get("_rep_name_for") != (rid, info.name):
         st.session_state["rep_name"] = info.name
-        st.session_state["_rep_name_for"] = rid
+        st.session_state["_rep_name_for"] = (rid, info.name)
     c[1].text_input("Report name", key="rep_name", max_chars=report.MAX_TITLE,
-                    on_change=_rename, args=(rid,))
+                    on_change=_rename, args=(rid,), disabled=not editable)
     c[2].button("New report", key="rep_new", on_click=_new, icon=":material/add:")
     c[3].button("Duplicate", key="rep_dup", on_click=_duplicate, args=(rid,),
                 icon=":material/content_copy:")
     d = st.columns([3, 2, 2])
     d[0].page_link("pages/present.py", label="Open the presentation view",
                    icon=":material/slideshow:", query_params={"report": rid})
-    sure = d[1].checkbox("Yes, delete this report", key="rep_del_sure")
-    d[2].button("Delete report", key="rep_del", disabled=not sure, on_click=_delete,
-                args=(rid,), icon=":material/delete:")
+    if own:
+        st.session_state[f"rep_private_{rid}"] = info.private
+        d[0].checkbox("Private: only I can open it", key=f"rep_private_{rid}",
+                      on_change=_private, args=(rid,),
+                      help="A private report is visible to you only, even with its link. "
+                           "Otherwise anyone with the link can read and present it.")
+    sure = d[1].checkbox("Yes, delete this report", key="rep_del_sure", disabled=not editable)
+    d[2].button("Delete report", key="rep_del", disabled=not (sure and editable),
+                on_click=_delete, args=(rid,), icon=":material/delete:")
 
-items = reports.items(rid)
+items = reports.items(rid, actor=actor)
 if not items:
     st.info("This report is empty. Every result on the analysis pages (Data, Position bias, "
             "Compare rankers, …) has an **Add to report** button under its chart; press it to "
@@ -152,14 +195,15 @@ for i, p in enumerate(items):
                     f"{_md(p.created or '—')} · ulr {_md(p.version or '—')}")
         if p.id in status:
             st.error(status[p.id], icon=":material/sync_problem:")
-        st.text_input("Title", value=p.title, key=f"rep_title_{p.id}",
+        st.text_input("Title", value=p.title, key=f"rep_title_{p.id}", disabled=not editable,
                       max_chars=report.MAX_TITLE, on_change=_edit, args=(rid, p.id, "title"))
         st.text_input("Takeaway", value=p.takeaway, key=f"rep_takeaway_{p.id}",
                       max_chars=report.MAX_TITLE * 2, on_change=_edit,
-                      args=(rid, p.id, "takeaway"),
+                      args=(rid, p.id, "takeaway"), disabled=not editable,
                       help="One line in plain words; shown large on the slide.")
         st.text_area("Note", value=p.note, key=f"rep_note_{p.id}", height=68,
-                     max_chars=report.MAX_NOTE, on_change=_edit, args=(rid, p.id, "note"))
+                     max_chars=report.MAX_NOTE, on_change=_edit, args=(rid, p.id, "note"),
+                     disabled=not editable)
         if p.figure is not None:
             st.plotly_chart(report.export_figure(p), key=f"rep_fig_{p.id}")
         df = p.frame()
@@ -174,12 +218,14 @@ for i, p in enumerate(items):
                                               for k, v in p.settings.items()) or "none recorded"))
         b = st.columns(5)
         b[0].button("Move up", key=f"rep_up_{p.id}", icon=":material/arrow_upward:",
-                    disabled=i == 0, on_click=_safe, args=(reports.move_item, rid, p.id, -1))
+                    disabled=i == 0 or not editable, on_click=_item_op,
+                    args=(reports.move_item, rid, p.id, -1))
         b[1].button("Move down", key=f"rep_down_{p.id}", icon=":material/arrow_downward:",
-                    disabled=i == len(items) - 1, on_click=_safe,
+                    disabled=i == len(items) - 1 or not editable, on_click=_item_op,
                     args=(reports.move_item, rid, p.id, 1))
-        b[2].button("Remove", key=f"rep_rm_{p.id}", icon=":material/delete:", on_click=_safe,
-                    args=(reports.remove_item, rid, p.id))
+        b[2].button("Remove", key=f"rep_rm_{p.id}", icon=":material/delete:",
+                    on_click=_item_op, args=(reports.remove_item, rid, p.id),
+                    disabled=not editable)
         if p.figure is not None and image_problem is None:
             for col, fmt in ((b[3], "png"), (b[4], "pdf")):
                 col.download_button(

@@ -10,25 +10,27 @@ from ulr import report, reports
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
+OWNER, OTHER = "browser:" + "a" * 32, "browser:" + "b" * 32  # two browsers' identities
 
 
-def seeded_report(name="Page test"):
-    r = reports.create(name)
+def seeded_report(name="Page test", owner=OWNER):
+    r = reports.create(name, actor=owner)
     reports.add_item(r.id, report.ReportItem.from_result(
         "CTR by position", fig=go.Figure(go.Scatter(x=[1, 2, 3], y=[0.003, 0.002, 0.001])),
         table=pd.DataFrame({"position": [1, 2, 3], "ctr": [0.003, 0.002, 0.001],
                             "note": ["=cmd", "ok", "-x"]}),
         settings={"method": "em", "seed": 7}, dataset="sample",
         caveats=["Only 38 clicks: read the interval, not the point."],
-        evidence={"rows": 9000, "clicks": 38}))
+        evidence={"rows": 9000, "clicks": 38}), actor=owner)
     reports.add_item(r.id, report.ReportItem.from_result(
         "Theta estimate", fig=go.Figure(go.Bar(x=[1, 2], y=[1.0, 0.5])), dataset="sample",
-        takeaway="Position 2 is seen half as often."))
+        takeaway="Position 2 is seen half as often."), actor=owner)
     return r
 
 
-def open_page(path, rid=None):
+def open_page(path, rid=None, identity=OWNER):
     at = AppTest.from_file(APP, default_timeout=90)
+    at.session_state["_ulr_identity"] = identity  # as the browser cookie would give
     if rid:
         at.query_params["report"] = rid
     at.run()
@@ -84,7 +86,7 @@ def test_rename_duplicate_delete_from_the_page():
     at.button(key="rep_dup").click().run()
     assert not at.exception
     copies = [x for x in reports.list_reports() if x.name == "Copy of After"]
-    assert len(copies) == 1 and copies[0].items == 2
+    assert len(copies) == 1 and copies[0].items == 2 and copies[0].owner == OWNER
     assert at.query_params["report"] == [copies[0].id] or \
         at.query_params["report"] == copies[0].id
     assert at.button(key="rep_del").disabled
@@ -105,3 +107,43 @@ def test_present_page_renders_the_deck_without_settings():
     assert 'class="slide cover"' in html and html.count('<section class="slide"') == 2
     body = html.split("</head>", 1)[1]
     assert "Settings" not in body and "settings" not in body and "seed" not in body
+
+
+def test_someone_elses_report_is_read_only_and_refused_if_forced():
+    r = seeded_report("Alice's")
+    first = reports.items(r.id)[0].id
+    at = open_page("pages/report.py", r.id, identity=OTHER)
+    assert any("belongs to someone else" in i.value for i in at.info)
+    assert at.text_input(key="rep_name").disabled and at.button(key="rep_del").disabled
+    assert at.text_input(key=f"rep_title_{first}").disabled
+    assert at.button(key=f"rep_rm_{first}").disabled
+    assert not [c for c in at.checkbox if c.key == f"rep_private_{r.id}"]  # owner's only
+    assert len(at.get("plotly_chart")) == 2  # but everything is readable
+    # a change that reaches the page anyway (widgets drawn for the owner, sent by another
+    # identity: a forged message) is refused by ulr.reports, in one sentence
+    forged = open_page("pages/report.py", r.id)
+    forged.session_state["_ulr_identity"] = OTHER
+    forged.text_input(key="rep_name").input("Bob was here").run()
+    assert any("only its owner can change it" in w.value for w in forged.warning)
+    forged = open_page("pages/report.py", r.id)
+    forged.session_state["_ulr_identity"] = OTHER
+    forged.button(key=f"rep_rm_{first}").click().run()
+    assert not forged.exception
+    assert reports.get_info(r.id).name == "Alice's"
+    assert item_titles(r.id) == ["CTR by position", "Theta estimate"]
+    # "Duplicate" gives the visitor a copy of their own, which they can change
+    at.button(key="rep_dup").click().run()
+    mine = reports.latest(actor=OTHER)
+    assert mine.name == "Copy of Alice's" and mine.items == 2
+    assert not at.text_input(key="rep_name").disabled
+
+
+def test_private_report_is_hidden_from_others_and_from_the_presentation_link():
+    r = seeded_report("Secret")
+    at = open_page("pages/report.py", r.id)
+    at.checkbox(key=f"rep_private_{r.id}").check().run()
+    assert reports.get_info(r.id, actor=OWNER).private
+    other = open_page("pages/present.py", r.id, identity=OTHER)
+    assert any("does not exist here or is private" in w.value for w in other.warning)
+    assert all("Secret" not in f.proto.srcdoc for f in other.get("iframe"))
+    assert other.query_params["report"] != [r.id] and other.query_params["report"] != r.id

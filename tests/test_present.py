@@ -170,14 +170,17 @@ def test_cli_lists_and_exports_saved_reports(tmp_path):
     db = str(tmp_path / "cli.duckdb")
     # seeded by another process, as the app would (a DuckDB file has one writer process)
     seed = ("import sys; sys.path.insert(0, 'tests'); from test_present import ope_item; "
-            "from ulr import reports; r = reports.create('Board deck', db=sys.argv[1]); "
-            "reports.add_item(r.id, ope_item(), db=sys.argv[1]); print(r.id)")
+            "from ulr import reports; r = reports.create('Board deck', actor='browser:x', "
+            "db=sys.argv[1]); reports.add_item(r.id, ope_item(), actor='browser:x', "
+            "db=sys.argv[1]); reports.set_private(r.id, True, actor='browser:x', "
+            "db=sys.argv[1]); print(r.id)")
     p = subprocess.run([sys.executable, "-c", seed, db], cwd=ROOT, capture_output=True,
                        text=True, timeout=120)
     assert p.returncode == 0, p.stderr
     r = reports.ReportInfo(p.stdout.strip(), "Board deck", 1, "", "")
     rc, out, err = ulr("report", "--db", db, "--list")
     assert rc == 0, err
+    # the CLI is the operator: it sees a browser's private report too
     assert r.id in out and "Board deck" in out and "1 items" in out
     deck = tmp_path / "deck.html"
     rc, out, err = ulr("report", "--db", db, "--report", "Board deck", "--out", deck,

@@ -38,7 +38,9 @@ class ServedUrl(str):
     db: str
 
 
-def _serve(roots: str = ""):
+def _serve(*extra, roots: str = ""):
+    """Serve app.py; ``extra`` are more ``streamlit run`` options (e.g. ``--secrets.files``),
+    ``roots`` the folders the browser may register sources from (ULR_DATA_ROOTS)."""
     port = _free_port()
     env = dict(os.environ)
     env["ULR_DB"] = os.path.join(tempfile.mkdtemp(prefix="ulr_e2e_"), "e2e.duckdb")
@@ -47,7 +49,7 @@ def _serve(roots: str = ""):
         [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
          "--server.headless", "true", "--server.port", str(port),
          "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
-         "--server.fileWatcherType", "none"],
+         "--server.fileWatcherType", "none", *extra],
         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     url = ServedUrl(f"http://127.0.0.1:{port}")
     url.db = env["ULR_DB"]
@@ -77,7 +79,7 @@ def _serve(roots: str = ""):
 @pytest.fixture(scope="session")
 def app_url(tmp_path_factory):
     """The shared server; the browser may register files under the tests' temporary folders."""
-    yield from _serve(str(tmp_path_factory.getbasetemp()))
+    yield from _serve(roots=str(tmp_path_factory.getbasetemp()))
 
 
 @pytest.fixture

@@ -48,12 +48,12 @@ fig = go.Figure(go.Scatter(x=t["estimator"], y=t["estimate"], mode="markers",
                  arrayminus=t["estimate"] - t["lower"])))
 theme.apply(fig, title="Estimated value of the target policy", x="estimator",
             y="expected clicks per logged row")
-r = reports.create("OPE review", db=db)
+r = reports.create("OPE review", actor=reports.OPERATOR, db=db)  # seeded by the operator
 item = report.ReportItem.from_result(
     "Off-policy estimates of policy “greedy by feature_1”", fig=fig, table=t,
     settings={"policy": "greedy by feature_1", "estimator": "ips,snips,dr", "seed": 0},
     caveats=CAVEATS_HERE, evidence={"rows": 24000, "clicks": 96, "queries": 3000}, dataset="shop04")
-reports.add_item(r.id, item, db=db)
+reports.add_item(r.id, item, actor=reports.OPERATOR, db=db)
 print(r.id)
 """.replace("CAVEATS_HERE", repr(OPE_CAVEATS))
 

@@ -24,15 +24,17 @@ def test_adding_a_partition_equals_full_rescan(engine, request, tmp_path):
     lake = tmp_path / "lake"
     lake.mkdir()
     days = np.array_split(np.arange(len(df)), 3)
-    stats = tmp_path / "stats"
+    folder = tmp_path / "stats"
+    stats = []
     for i, rows in enumerate(days[:2]):
         df.iloc[rows].to_parquet(lake / f"day{i}.parquet")
-        inc.add_partition(stats, f"day{i}", eng.scan(path=str(lake / f"day{i}.parquet")))
-    before = {p: p.stat().st_mtime_ns for p in inc.partitions(stats)}
+        stats.append(inc.add_partition(folder, f"day{i}",
+                                       eng.scan(path=str(lake / f"day{i}.parquet"))))
+    before = {p: p.stat().st_mtime_ns for p in stats}
     df.iloc[days[2]].to_parquet(lake / "day2.parquet")  # a new day arrives
-    inc.add_partition(stats, "day2", eng.scan(path=str(lake / "day2.parquet")))
+    stats.append(inc.add_partition(folder, "day2", eng.scan(path=str(lake / "day2.parquet"))))
     assert {p: p.stat().st_mtime_ns for p in before} == before  # old days not re-scanned
-    assert len(inc.partitions(stats)) == 3
+    assert len(set(stats)) == 3 and sorted(folder.iterdir()) == sorted(stats)
     full_scan = eng.scan(path=str(lake))
     for groups in (False, True):
         merged = inc.merged_cell_stats(stats, groups=groups)

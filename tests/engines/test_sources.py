@@ -5,6 +5,7 @@ import json
 import numpy as np
 
 from ulr.engines import sources
+from ulr.propensity import aggregate as A
 from ulr.simulate import simulate_clicks
 
 
@@ -53,22 +54,6 @@ def test_source_refresh_scans_only_new_files(cli, tmp_path, user_error):
                "no source called")
 
 
-def _merged_parts(folder):
-    """The partitions summed afresh (the stored total hidden)."""
-    import shutil
-    from ulr.engines import incremental as inc
-    hidden = folder.parent / "hidden"
-    hidden.mkdir(exist_ok=True)
-    for t in folder.glob("total-*.parquet"):
-        shutil.move(t, hidden / t.name)
-    try:
-        assert inc.total_file(folder) is None
-        return {k: inc.merged_cell_stats(folder, positions=k) for k in (None, 3)}
-    finally:
-        for t in hidden.glob("*"):
-            shutil.move(t, folder / t.name)
-
-
 def _cells(st):
     order = np.lexsort((st.position, st.pair))
     return np.column_stack([st.pair, st.position, st.impressions, st.clicks])[order]
@@ -84,11 +69,11 @@ def test_stored_total_tracks_added_changed_and_removed_files(tmp_path):
     folder = sources.stats_dir("t", db)
 
     def check(rows):
-        total = inc.total_file(folder)
-        assert total is not None and len(list(folder.glob("total-*"))) == 1
-        fresh = _merged_parts(folder)
+        parts, total, _ = sources._snapshot("t", db)
+        assert total is not None and list(folder.glob("total-*")) == [total]
+        fresh = {k: inc.merged_cell_stats(parts, positions=k) for k in (None, 3)}  # summed
         for k, want in fresh.items():
-            got = inc.merged_cell_stats(folder, positions=k)
+            got = inc.merged_cell_stats(parts, total=total, positions=k)
             np.testing.assert_array_equal(_cells(got), _cells(want))
             assert got.n_pairs == want.n_pairs and got.positions == want.positions
         assert sources.get("t", db_path=db)["rows"] == rows == fresh[None].rows
@@ -105,7 +90,8 @@ def test_stored_total_tracks_added_changed_and_removed_files(tmp_path):
     from ulr import engines
     from ulr.propensity import aggregate as A
     full = A.cell_stats(engines.get("duckdb").scan(path=str(lake)))
-    np.testing.assert_array_equal(_cells(inc.merged_cell_stats(folder)), _cells(full))
+    np.testing.assert_array_equal(_cells(sources.scan("t", db_path=db).cells(None, False)),
+                                  _cells(full))
 
 
 def test_source_remove_forgets_it_and_its_statistics(cli, tmp_path, user_error):
@@ -153,24 +139,86 @@ def test_a_failed_catalog_write_leaves_row_and_statistics(tmp_path, monkeypatch)
     monkeypatch.setattr(store, "catalog", real)
     assert sources.get("s", db_path=db) is not None
     assert sorted(p.name for p in folder.iterdir()) == files
-    assert [p.name for p in folder.parent.iterdir()] == ["s"]  # nothing renamed aside
+    assert sorted(p.name for p in folder.parent.iterdir()) == [".s.lock", "s"]
     assert sources.ctr_by_position("s", db_path=db)["impressions"].sum() == 800
 
 
-def test_statistics_that_cannot_be_moved_leave_the_source_registered(tmp_path, monkeypatch,
-                                                                      user_error, cli):
-    from pathlib import Path
-    db, folder, files = _registered(tmp_path)
+def test_two_stores_in_one_folder_keep_their_own_statistics(tmp_path):
+    df = simulate_clicks(queries=10, docs_per_query=4, sessions=300, seed=4).df
+    df.iloc[:500].to_parquet(tmp_path / "small.parquet")
+    df.to_parquet(tmp_path / "all.parquet")
+    a, b = tmp_path / "a.duckdb", tmp_path / "b.duckdb"
+    sources.add("s", path=str(tmp_path / "small.parquet"), db_path=a)
+    sources.add("s", path=str(tmp_path / "all.parquet"), db_path=b)
+    assert sources.stats_dir("s", a) == tmp_path / "a_files" / "sources" / "s"
+    for db, rows in ((a, 500), (b, len(df))):
+        assert sources.get("s", db_path=db)["rows"] == rows
+        assert sources.summary("s", db_path=db)["rows"] == rows
+        assert sources.ctr_by_position("s", db_path=db)["impressions"].sum() == rows
+    sources.remove("s", db_path=a)
+    assert sources.get("s", db_path=a) is None and not sources.stats_dir("s", a).exists()
+    assert sources.summary("s", db_path=b)["rows"] == len(df)
+    assert sources.scan("s", db_path=b).cells(None, True).rows == len(df)
+    assert sources.refresh("s", db_path=b)["scanned"] == 0
 
-    def refuse(self, target):
-        raise PermissionError(13, "Permission denied")
-    monkeypatch.setattr(Path, "rename", refuse)
+
+def test_statistics_of_the_old_layout_are_read_then_moved_by_a_refresh(tmp_path):
+    """Rows written by an older version (no generation; statistics in ``sources/NAME``
+    beside the store file, shared by the folder's stores) keep working; a refresh copies
+    the statistics of unchanged files into the store's own folder and reads only those."""
+    from ulr import engines, store
+    from ulr.engines import incremental as inc
+    df = simulate_clicks(queries=10, docs_per_query=4, sessions=300, seed=8).df
+    lake, parts = _lake(tmp_path, df, n_parts=3)
+    db = tmp_path / "old.duckdb"
+    legacy = tmp_path / "sources" / "s"
+    legacy.mkdir(parents=True)
+    for f in sorted(lake.iterdir()):  # what the old version stored
+        key = sources._partition_key(str(f))
+        st = inc.partition_stats(engines.get("duckdb").scan(path=str(f)))
+        st.assign(partition=key).to_parquet(legacy / f"part-{inc.key_hash(key)}.parquet")
+    with store.catalog(db, write=True) as con:
+        con.execute("CREATE TABLE ulr_sources (name VARCHAR PRIMARY KEY, engine VARCHAR, "
+                    "path VARCHAR, tbl VARCHAR, spark_master VARCHAR, partitions INTEGER, "
+                    "rows BIGINT, refreshed_at TIMESTAMP)")
+        con.execute("INSERT INTO ulr_sources VALUES ('s', 'duckdb', ?, NULL, NULL, 2, ?, "
+                    "now())", [str(lake / "*.parquet"), len(parts[0]) + len(parts[1])])
+    assert sources.summary("s", db_path=db)["rows"] == len(parts[0]) + len(parts[1])
+    df.iloc[parts[2]].to_parquet(lake / "d2.parquet")
+    assert sources.refresh("s", db_path=db)["scanned"] == 1  # d0 and d1 copied, not read
+    kept = sorted(p.name for p in legacy.iterdir())
+    import shutil
+    shutil.rmtree(tmp_path / "sources")  # the store no longer needs the old folder
+    assert sources.summary("s", db_path=db)["rows"] == sources.get("s", db_path=db)["rows"] \
+        == len(df)
+    full = A.cell_stats(engines.get("duckdb").scan(path=str(lake)), groups=True)
+    np.testing.assert_array_equal(_cells(sources.scan("s", db_path=db).cells(None, True)),
+                                  _cells(full))
+    assert len(kept) == 2  # the refresh left the old folder as it was
+
+
+def test_a_second_run_on_a_busy_source_is_refused_and_readers_keep_their_generation(tmp_path):
+    from ulr.errors import UlrError
+    df = simulate_clicks(queries=10, docs_per_query=4, sessions=300, seed=9).df
+    lake, parts = _lake(tmp_path, df, n_parts=3)
+    db = tmp_path / "s.duckdb"
+    sources.add("s", path=str(lake), db_path=db)
+    with sources._locked("s", db):  # as another process refreshing it would
+        for run in (sources.refresh, sources.remove):
+            try:
+                run("s", db_path=db)
+            except UlrError as exc:
+                assert str(exc) == ("the source 's' is being added, refreshed or removed by "
+                                    "another process; try again when it is done.")
+            else:
+                raise AssertionError("a second run should be refused")
+    reading = sources.scan("s", db_path=db)  # a reader holding the generation of now
+    df.iloc[parts[2]].to_parquet(lake / "d2.parquet")
+    sources.refresh("s", db_path=db)  # commits, then deletes the files being read
     try:
-        sources.remove("s", db_path=db)
-    except Exception as exc:
-        assert str(exc) == ("could not remove the statistics of 's' (Permission denied); "
-                            "nothing was changed.")
+        reading.cells(None, False)
+    except UlrError as exc:
+        assert str(exc) == "the source 's' was refreshed while it was read; run again."
     else:
-        raise AssertionError("remove should have failed")
-    assert sources.get("s", db_path=db) is not None
-    assert sorted(p.name for p in folder.iterdir()) == files
+        raise AssertionError("the reader's files are gone")
+    assert sources.scan("s", db_path=db).cells(None, False).rows == len(df)

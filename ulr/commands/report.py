@@ -261,16 +261,21 @@ def _saved_db(args) -> str:
 
 
 def run_saved(args) -> dict:
-    """``--list`` or ``--report``: the reports saved by the app in the store."""
+    """``--list`` or ``--report``: the reports saved by the app in the store.
+
+    The CLI acts as the operator (:data:`ulr.reports.OPERATOR`): whoever runs it holds the
+    database file, so it lists and exports every report, private ones included.
+    """
     from ulr import reports
 
     db = _saved_db(args)
+    me = reports.OPERATOR
     if args.list:
         return {"reports": [{"id": r.id, "name": r.name, "items": r.items,
-                             "updated": r.updated} for r in reports.list_reports(db=db)]}
+                             "updated": r.updated} for r in reports.list_reports(actor=me, db=db)]}
     out = _out_for(args)
-    info = reports.find(args.report, db=db)
-    items = reports.items(info.id, db=db)
+    info = reports.find(args.report, actor=me, db=db)
+    items = reports.items(info.id, actor=me, db=db)
     cur = store.cursor(db)
     status = {it.id: s for it in items if (s := reports.dataset_status(it, cur=cur))}
     _write(out, items, args.title or info.name, args.format, status)

@@ -20,8 +20,9 @@ ORDER = 31
 def register(sub):
     p = sub.add_parser("source", help="register a lake or Spark table; aggregate incrementally",
                        description="Register a Parquet/CSV path (file, folder, glob) or a Spark "
-                                   "table; its statistics are stored per partition beside the "
-                                   "store and refreshed incrementally.")
+                                   "table; its statistics are stored per partition in the "
+                                   "store's folder (<store>_files/sources/NAME) and refreshed "
+                                   "incrementally.")
     p.add_argument("action", choices=("add", "refresh", "list", "remove"))
     p.add_argument("source", nargs="?", metavar="NAME")
     p.add_argument("--path", metavar="PATH_OR_GLOB")

@@ -4,24 +4,26 @@ The cell statistics (impressions and clicks per bootstrap bucket, query,
 document and position) are additive over rows, so a log split into partitions
 (one file, or one day) can be aggregated one partition at a time and the
 partitions summed. :func:`add_partition` aggregates ONE partition on any
-engine and writes its statistics as a Parquet file in a statistics folder;
-:func:`merged_cell_stats` sums every stored partition (DuckDB, locally) and
-gives exactly the :class:`~ulr.propensity.aggregate.CellStats` of a full
-re-scan, so ``em`` and ``intervention-harvesting`` (and their bootstrap)
-run on them without touching the rows again.
+engine and writes its statistics as a Parquet file; :func:`merged_cell_stats`
+sums the partition files it is given (DuckDB, locally) and gives exactly the
+:class:`~ulr.propensity.aggregate.CellStats` of a full re-scan, so ``em`` and
+``intervention-harvesting`` (and their bootstrap) run on them without touching
+the rows again.
+
+Files are immutable: each is written to a temporary name, flushed to disk
+(fsync) and renamed, and never rewritten; which files make up the current
+statistics is the caller's record (:mod:`ulr.engines.sources` names them in a
+manifest), never a listing of the folder.
 
 The running total
 -----------------
 When a log has few impressions per cell, every partition holds most cells,
 and summing the partitions costs as much as scanning the rows. So the sum
-over partitions (without bootstrap buckets) is also stored, as
-``total-<digest>.parquet``: one row per cell, with its pair number already
-assigned. :func:`update_total` keeps it current by adding the statistics of
-new partitions to it and subtracting those of removed ones (exact integer
-sums), so adding a day reads only that day's statistics and the total. The
-digest names the partition files it sums (name, size, modification time):
-a total that does not match the folder is never read (the partitions are
-summed instead), so an interrupted refresh cannot give a wrong answer.
+over partitions (without bootstrap buckets) is also stored, as a total file:
+one row per cell, with its pair number already assigned. :func:`write_total`
+computes it from the previous total by adding the statistics of new
+partitions and subtracting those of removed ones (exact integer sums), so
+adding a day reads only that day's statistics and the total.
 """
 
 from __future__ import annotations
@@ -56,52 +58,45 @@ def partition_stats(scan: A.Scan) -> pd.DataFrame:
         "c": np.nan_to_num(np.asarray(res["c"], dtype=float)).astype(np.int64)})
 
 
-def partition_file(folder, key: str) -> Path:
-    """Where the statistics of partition ``key`` (e.g. a file path or a day) live."""
-    return Path(folder) / f"part-{hashlib.sha256(key.encode()).hexdigest()[:16]}.parquet"
+def key_hash(key: str) -> str:
+    """A short fixed-width name for partition ``key`` (a file path with size and time, or a day)."""
+    return hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
-def add_partition(folder, key: str, scan: A.Scan) -> Path:
-    """Aggregate ONE partition and store its statistics (replacing older ones of ``key``).
+def partition_file(folder, key: str, generation: str) -> Path:
+    """Where the statistics of partition ``key`` aggregated by ``generation`` live."""
+    return Path(folder) / f"part-{key_hash(key)}-{generation}.parquet"
 
-    Written to a temporary file and renamed, so a failed aggregate leaves the
-    folder as it was.
-    """
-    df = partition_stats(scan)
-    df["partition"] = key
-    out = partition_file(folder, key)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_suffix(f".tmp{os.getpid()}")
-    try:
-        df.to_parquet(tmp, index=False)
-        os.replace(tmp, out)
-    finally:
-        tmp.unlink(missing_ok=True)
+
+def publish(tmp: Path, out: Path) -> Path:
+    """Flush ``tmp`` to disk and rename it to ``out`` (readers never see half a file)."""
+    store._fsync(tmp)
+    os.replace(tmp, out)
     return out
 
 
-def partitions(folder) -> list[Path]:
-    return sorted(Path(folder).glob("part-*.parquet"))
+def add_partition(folder, key: str, scan: A.Scan, *, generation: str = "0") -> Path:
+    """Aggregate ONE partition and store its statistics in a new file (returned).
+
+    Written to a temporary file, flushed and renamed, so a failed aggregate
+    leaves no file under the final name.
+    """
+    df = partition_stats(scan)
+    df["partition"] = key
+    out = partition_file(folder, key, generation)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".tmp-{os.getpid()}-{out.name}")
+    try:
+        df.to_parquet(tmp, index=False)
+        return publish(tmp, out)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
-def _digest(parts) -> str:
-    """Which partition files (name, size, modification time) a total sums."""
-    h = hashlib.sha256()
-    for p in sorted(parts):
-        st = Path(p).stat()
-        h.update(f"{Path(p).name}|{st.st_size}|{st.st_mtime_ns}\n".encode())
-    return h.hexdigest()[:16]
-
-
-def digest(folder) -> str:
-    """Changes whenever the stored statistics change (a cache key for the dashboard)."""
-    return _digest(partitions(folder))
-
-
-def summary(folder, *, name: str = "source") -> dict:
-    """Impressions, clicks, queries, documents and pairs over every stored partition."""
-    total = total_file(folder)
-    files = [str(total)] if total is not None else [str(f) for f in partitions(folder)]
+def summary(parts, *, total: Path | None = None, name: str = "source") -> dict:
+    """Impressions, clicks, queries, documents and pairs over the partition files ``parts``
+    (read from their ``total`` when given)."""
+    files = [str(total)] if total is not None else [str(f) for f in parts]
     if not files:
         raise UlrError(f"the source {name!r} has no aggregated partitions yet; refresh it.")
     rows, clicks, queries, docs, pairs, positions = store.new_memory_cursor().execute(
@@ -114,29 +109,19 @@ def summary(folder, *, name: str = "source") -> dict:
             "ctr": clicks / rows if rows else float("nan"), "sessions": None}
 
 
-def total_file(folder, parts=None) -> Path | None:
-    """The stored total of ``parts`` (default: the partitions on disk), if it is current."""
-    parts = partitions(folder) if parts is None else parts
-    if not parts:
-        return None
-    p = Path(folder) / f"total-{_digest(parts)}.parquet"
-    return p if p.exists() else None
+def write_total(out: Path, parts, *, base: Path | None = None, plus=(), minus=()) -> Path:
+    """Store at ``out`` the total of ``parts``: ``base + plus - minus``, or the sum of ``parts``.
 
-
-def update_total(folder, parts, *, base: Path | None = None, plus=(), minus=()) -> Path:
-    """Store the total of ``parts``: ``base + plus - minus``, or the sum of ``parts``.
-
-    ``base`` is the current total of the partitions before the change, ``plus``
-    the partition files added since and ``minus`` those removed (still on disk).
-    Without ``base`` every partition in ``parts`` is summed. Cells whose
-    impressions sum to zero are dropped, as a re-scan would never show them.
-    Written to a temporary file and renamed; older totals are removed after.
+    ``base`` is the total of the partitions before the change, ``plus`` the
+    partition files added since and ``minus`` those removed. Without ``base``
+    every partition in ``parts`` is summed. Cells whose impressions sum to zero
+    are dropped, as a re-scan would never show them. Written to a temporary
+    file, flushed and renamed.
     """
-    parts = [str(p) for p in parts]
-    out = Path(folder) / f"total-{_digest(parts)}.parquet"
+    out = Path(out)
     if base is None:
         terms, params = ["SELECT query_id, doc_id, position, n, c FROM read_parquet($p)"], \
-            {"p": parts}
+            {"p": [str(p) for p in parts]}
     else:
         terms, params = ["SELECT query_id, doc_id, position, n, c FROM read_parquet($b)"], \
             {"b": str(base)}
@@ -146,33 +131,31 @@ def update_total(folder, parts, *, base: Path | None = None, plus=(), minus=()) 
         if minus:
             terms.append("SELECT query_id, doc_id, position, -n, -c FROM read_parquet($m)")
             params["m"] = [str(f) for f in minus]
-    tmp = out.with_suffix(f".tmp{os.getpid()}")
+    tmp = out.with_name(f".tmp-{os.getpid()}-{out.name}")
     sql = (f"COPY (WITH u AS ({' UNION ALL '.join(terms)}), "
            "cells AS (SELECT query_id, doc_id, position, sum(n) AS n, sum(c) AS c FROM u "
            "GROUP BY query_id, doc_id, position HAVING sum(n) <> 0) "
            "SELECT dense_rank() OVER (ORDER BY query_id, doc_id) - 1 AS pair, query_id, doc_id, "
            "position, CAST(n AS BIGINT) AS n, CAST(c AS BIGINT) AS c FROM cells "
-           f"ORDER BY pair, position) TO '{str(tmp).replace(chr(39), chr(39) * 2)}' "
-           "(FORMAT parquet)")
+           f"ORDER BY pair, position) TO {store._sql_str(tmp)} (FORMAT parquet)")
     try:
         store.new_memory_cursor().execute(sql, params)
-        os.replace(tmp, out)
+        return publish(tmp, out)
     finally:
         tmp.unlink(missing_ok=True)
-    for old in Path(folder).glob("total-*.parquet"):
-        if old != out:
-            old.unlink(missing_ok=True)
-    return out
 
 
-def merged_cell_stats(folder, *, positions: int | None = None, groups: bool = False,
-                      name: str = "source") -> A.CellStats:
-    """The sum of every stored partition, as :func:`ulr.propensity.aggregate.cell_stats`."""
-    files = [str(f) for f in partitions(folder)]
+def merged_cell_stats(parts, *, total: Path | None = None, positions: int | None = None,
+                      groups: bool = False, name: str = "source") -> A.CellStats:
+    """The sum of the partition files ``parts``, as :func:`ulr.propensity.aggregate.cell_stats`.
+
+    Read from their stored ``total`` when given (not for bootstrap buckets,
+    which only the partitions hold).
+    """
+    files = [str(f) for f in parts]
     if not files:
         raise UlrError(f"the source {name!r} has no aggregated partitions yet; refresh it.")
-    total = None if groups else total_file(folder)
-    if total is not None:
+    if total is not None and not groups:
         return _cells_of_total(total, positions=positions, name=name)
     grp_key = "grp, " if groups else ""
     where, params = "", {"ulr_files": files}
