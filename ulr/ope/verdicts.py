@@ -2,7 +2,7 @@
 
 The takeaway rests on one estimator, its *basis*, chosen by the result's own
 caveats: WIPS when several loggers are declared (pooled IPS mixes their
-propensities), else SNIPS, DR, clipped IPS, IPS, DM in that order, skipping any
+propensities; balanced IPS first when every logger's propensity is known), else SNIPS, DR, clipped IPS, IPS, DM in that order, skipping any
 estimator a caveat calls unreliable (heavy-tailed weights: IPS and clipped
 IPS). The question is always "does the target policy differ from the logging
 policy?", answered by the interval of the paired difference ``target -
@@ -20,7 +20,8 @@ from ulr import verdict as V
 from ulr.ope.estimators import resample_counts
 
 PREFERENCE = ("snips", "dr", "clipped-ips", "ips", "dm")
-MULTI_PREFERENCE = ("wips", "balanced-ips")
+#: several loggers (the Off-policy page: "trust balanced IPS when available, WIPS otherwise")
+MULTI_PREFERENCE = ("balanced-ips", "wips")
 LABELS = {"ips": "IPS", "clipped-ips": "clipped IPS", "snips": "SNIPS", "dr": "DR",
           "dm": "DM", "wips": "WIPS", "balanced-ips": "balanced IPS"}
 #: which estimators each warning code calls unreliable
