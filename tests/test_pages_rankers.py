@@ -105,6 +105,7 @@ def test_small_sweep_runs_shows_plot_and_is_cached(monkeypatch):
         a.text_input(key="sw_etas").input("1.5, 0")
         a.number_input(key="sw_queries").set_value(60)
         a.number_input(key="sw_sessions").set_value(8000)
+        a.number_input(key="sw_runs").set_value(1)  # one run of a tiny log: fast
         a.selectbox(key="sw_method").select("randomization")
         a.button(key="FormSubmitter:sweep_form-Run sweep").click()
         a.run()
@@ -113,6 +114,9 @@ def test_small_sweep_runs_shows_plot_and_is_cached(monkeypatch):
     submit(at)
     assert len(calls) == 1 and calls[0][0] == (0.0, 1.5)  # sorted
     assert len(at.get("plotly_chart")) == 1
+    # one run has no interval: the verdict says so before the chart
+    assert any(m.value.endswith("Inconclusive]") for m in at.markdown)
+    assert any("one run has no interval" in m.value for m in at.markdown)
     summary = at.dataframe[0].value
     assert list(summary["eta"]) == [0.0, 1.5]
     assert {"naive", "ipw (true theta)", "ipw (estimated theta)"} <= set(summary.columns)
@@ -199,7 +203,7 @@ def test_sweep_link_fills_the_form_and_reopens_a_finished_sweep():
     assert not bad.exception
     assert bad.text_input(key="sw_etas").value == "0, 0.5, 1, 1.5, 2"
     assert bad.number_input(key="sw_queries").value == 300
-    assert bad.number_input(key="sw_runs").value == 1
+    assert bad.number_input(key="sw_runs").value == 3  # several seeds by default (verdict)
     assert bad.selectbox(key="sw_learner").value == "linear"
 
 
