@@ -141,7 +141,7 @@ if res is not None:
     pt = res["paired"].set_index("metric") if len(res["paired"]) else None
     noise = [k for k in ("arp", "ndcg@10", "auc") if pt is not None and k in pt.index
              and pt.loc[k, "lower"] <= 0 <= pt.loc[k, "upper"]]
-    if noise:
+    if noise and not res["identical"]:  # identical rankers: the verdict says it all
         caveats.append(f"Within noise: the 95% paired interval of IPW − naive includes 0 for "
                        f"{', '.join(noise)}, so these {res['n_test']:,} held-out queries cannot "
                        "tell the two rankers apart on them.")

@@ -232,15 +232,19 @@ def _headline(verdict, *, target: str = "Target policy") -> None:
         return
     name = LABELS.get(e["estimator"], e["estimator"])
     level = e.get("level", 0.95)
+    se = V.se_of(e["lower"], e["upper"], level)
     t = st.columns(3)
-    t[0].metric(f"{target}, {name}", V.fmt_interval(e["value"], e["lower"], e["upper"],
-                                                     level=level, pct=True),
-                help=f"{level:.0%} interval, expected clicks per row")
-    t[1].metric("Logging policy", V.fmt(e["logging"], V.se_of(e["lower"], e["upper"], level),
-                                        pct=True))
+    t[0].metric(f"{target}, {name}", V.fmt(e["value"], se, pct=True),
+                f"{level:.0%} interval {V.fmt(e['lower'], se, pct=True)} to "
+                f"{V.fmt(e['upper'], se, pct=True)}", delta_color="off", delta_arrow="off",
+                help="expected clicks per row")
+    t[1].metric("Logging policy", V.fmt(e["logging"], se, pct=True))
     if e.get("delta_lower") is not None:
-        t[2].metric("Difference", V.fmt_interval(e["delta"], e["delta_lower"], e["delta_upper"],
-                                                 level=level, pct=True, sign=True),
+        dse = V.se_of(e["delta_lower"], e["delta_upper"], level)
+        t[2].metric("Difference", V.fmt(e["delta"], dse, pct=True, sign=True),
+                    f"{level:.0%} interval {V.fmt(e['delta_lower'], dse, pct=True, sign=True)} "
+                    f"to {V.fmt(e['delta_upper'], dse, pct=True, sign=True)}",
+                    delta_color="off", delta_arrow="off",
                     help="target minus logging, paired bootstrap interval; an interval "
                          "containing 0 means the two cannot be told apart")
 

@@ -127,7 +127,9 @@ def test_learning_on_the_sample_and_in_a_simulation():
     # the verdict leads, and the headline tiles show intervals in plain sight (%)
     assert any("badge[" in md.value for md in at.markdown)
     assert "%" in m["Learned policy (held out), SNIPS"]
-    assert "[" in m["Learned policy (held out), SNIPS"] and "[" in m["Difference"]
+    deltas = {x.label: x.delta for x in at.metric}
+    assert "interval" in deltas["Learned policy (held out), SNIPS"]
+    assert "interval" in deltas["Difference"]
 
 
 def test_links_fill_each_view_and_are_written_back():
