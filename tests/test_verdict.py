@@ -455,3 +455,12 @@ def test_ctr_caption_is_computed_from_the_data():
     v = V.ctr_by_position_verdict(big)
     assert v.level == "reliable" and v.takeaway.startswith("Clicks fall with position")
     assert "better documents on top" in v.takeaway
+
+
+def test_cli_report_items_carry_the_verdict():
+    from ulr.commands.report import build_items
+    log = store.open_file(store.SAMPLE_CSV)
+    items, status = build_items(log, ["propensity", "rankers"], n_bootstrap=20)
+    assert set(status.values()) == {"ok"}
+    for it in items:
+        assert it.verdict and it.takeaway == it.verdict["takeaway"]
