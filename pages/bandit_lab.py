@@ -230,6 +230,9 @@ def live():
 # ---------------------------------------------------------------- results
 def results(lab):
     res = lab.results()
+    verdict = lab.verdict() if lab.t else None
+    if verdict is not None:
+        ui.show_verdict(verdict, key="bandit_lab")
     table = pd.DataFrame({
         "algorithm": res["algorithm"],
         "final regret": [f"{m:,.1f} ± {s:,.1f}" for m, s in
@@ -266,7 +269,7 @@ def results(lab):
                      settings={"environment": env.describe(), "algorithms": list(lab.algorithms),
                                "steps": lab.steps, "runs": lab.runs, "seed": lab.seed},
                      evidence={"runs": lab.runs, "steps per run": lab.steps},
-                     caveats=[n + "." for n in notes], key="bandit_lab")
+                     caveats=[n + "." for n in notes], key="bandit_lab", verdict=verdict)
 
 
 # ---------------------------------------------------------------- replay

@@ -528,3 +528,19 @@ def test_no_takeaway_names_an_estimator_its_own_caveats_distrust(tmp_path):
         assert "--" not in v.takeaway and (v.to_settle is None or "--" not in v.to_settle)
         assert v.to_dict()["level"] == v.level
     assert seen_distrust  # the heavy-tailed OPE case is among them: the test can fail
+
+
+def test_bandit_lab_verdict_names_the_least_regret():
+    from ulr.bandits.envs import make_env
+    from ulr.bandits.simulate import BanditLab
+    env = make_env("kveton", items=8, k=2, p=0.2, delta=0.15, seed=0)
+    lab = BanditLab(env=env, algorithms=("ucb1", "cascade-klucb"), steps=3000, runs=10)
+    while not lab.done:
+        lab.advance(1.0)
+    v = lab.verdict()
+    assert v.level in V.LEVELS and "cumulative regret" in v.takeaway
+    lo, hi = v.estimate["lower"], v.estimate["upper"]
+    assert (v.level == "inconclusive") == V.contains_zero(lo, hi)
+    one = BanditLab(env=env, algorithms=("ucb1", "cascade-klucb"), steps=200, runs=1)
+    one.advance(1.0)
+    assert one.verdict().level == "inconclusive"

@@ -282,6 +282,34 @@ class BanditLab:
             s.advance(m)
         return m
 
+    def verdict(self, *, level: float = 0.95):
+        """Which algorithm has the least regret? (docs/verdicts.md, "Bandit runs").
+
+        The lowest mean cumulative regret against the runner-up: difference of
+        means over independent runs, normal (Welch) interval; a single run has
+        none (``inconclusive``). One algorithm: its own :meth:`BanditRuns.verdict`.
+        """
+        from ulr import verdict as V
+        if len(self.sims) == 1:
+            return self.sims[0].verdict(level=level)
+        finals = sorted(((s.final_regret(), s.algorithm) for s in self.sims),
+                        key=lambda x: float(x[0].mean()))
+        (a, name_a), (b, name_b) = finals[:2]
+        basis = f"mean cumulative regret after {self.t:,} steps, {name_a} - {name_b}"
+        d = float(a.mean() - b.mean())
+        if self.runs < 2:
+            return V.Verdict("inconclusive", f"{name_a} has the least cumulative regret after "
+                             f"{self.t:,} steps in a single run, with no interval.", basis,
+                             reasons=(V.Reason("single_run", "One run per algorithm: the "
+                                               "spread over seeds is unknown."),),
+                             to_settle="simulate several runs", estimate={"delta": d})
+        se = float(np.sqrt(a.var(ddof=1) / a.size + b.var(ddof=1) / b.size))
+        z = V.z_value(level)
+        return V.difference_verdict(d, d - z * se, d + z * se, a=name_b, b=name_a,
+                                    quantity=f"cumulative regret after {self.t:,} steps",
+                                    basis=basis, n=self.runs, unit="runs",
+                                    higher_is_better=False, level=level)
+
     def results(self) -> pd.DataFrame:
         """One row per algorithm: final regret mean and sd, wall time, speed."""
         rows = [s.summary() for s in self.sims]
