@@ -269,7 +269,8 @@ def results(lab):
                      settings={"environment": env.describe(), "algorithms": list(lab.algorithms),
                                "steps": lab.steps, "runs": lab.runs, "seed": lab.seed},
                      evidence={"runs": lab.runs, "steps per run": lab.steps},
-                     caveats=[n + "." for n in notes], key="bandit_lab", verdict=verdict)
+                     caveats=[n + "." for n in notes], key="bandit_lab",
+                     verdict=verdict)
 
 
 # ---------------------------------------------------------------- replay
