@@ -83,7 +83,9 @@ def _evaluate(source: str, name: str, content_hash: str, settings: tuple):
 def _estimates_frame(table: pd.DataFrame) -> pd.DataFrame:
     t = table.copy()
     t.insert(0, "method", t["estimator"].map(lambda e: LABELS.get(e, e)))
-    return t.rename(columns={"variance_ratio": "variance vs pooled IPS"})
+    return t.rename(columns={"variance_ratio": "variance vs pooled IPS",
+                             "diff_lower": "minus logging, lower",
+                             "diff_upper": "minus logging, upper"})
 
 
 # ---------------------------------------------------------------- view 1: a log
