@@ -14,6 +14,7 @@ import hashlib
 import inspect
 import datetime as _dt
 import json
+import os
 import re
 import secrets
 from pathlib import Path
@@ -22,7 +23,7 @@ import pandas as pd
 import streamlit as st
 
 from ulr import __version__, store
-from ulr.errors import UlrError
+from ulr.errors import Cancelled, UlrError
 from ulr.export import safe_csv_bytes
 
 DATASET_KEY = "dataset"
@@ -483,9 +484,46 @@ def url_param(name: str, default, *, kind=str):
         return default
 
 
-def url_number(name: str, default, lo, hi, *, kind=int):
-    """A number from the shareable URL, or ``default`` when missing, NaN or out of [lo, hi]."""
+# Operator settings: the most expensive work one visitor (or one shared link) can start.
+# Each is an environment variable holding a positive integer; the value here is its default.
+LIMITS = {
+    "ULR_MAX_BOOTSTRAP": 200,   # bootstrap replicates per estimate
+    "ULR_MAX_METHODS": 3,       # methods / learners / policies / estimators in one run
+    "ULR_MAX_RUNS": 50,         # repeated simulation runs
+    "ULR_MAX_STEPS": 100_000,   # rounds / steps of one simulation
+}
+
+
+def limit(env: str) -> int:
+    """The operator's cap ``env`` (see :data:`LIMITS`); a missing or bad value is the default."""
+    try:
+        v = int(os.environ.get(env, ""))
+    except ValueError:
+        return LIMITS[env]
+    return v if v >= 1 else LIMITS[env]
+
+
+def _lowered(name: str, asked, cap: int, env: str, what: str) -> None:
+    st.info(f"The link asks for {asked} {what}; this server allows at most {cap} "
+            f"(operator setting {env}), so {cap} {'is' if cap == 1 else 'are'} used.")
+
+
+def url_number(name: str, default, lo, hi, *, kind=int, cap: str | None = None,
+               what: str | None = None):
+    """A number from the shareable URL, or ``default`` when missing, NaN or out of [lo, hi].
+
+    With ``cap`` (an operator setting in :data:`LIMITS`) below ``hi``, ``hi`` is
+    that limit, and a URL value above it is lowered to it with one sentence
+    (``what`` names the unit, e.g. "bootstrap replicates"); the default is capped
+    silently. Pass the widget's own ``max_value`` as ``min(hi, limit(cap))``.
+    """
     v = url_param(name, default, kind=kind)
+    if cap is not None and limit(cap) < hi:
+        hi = limit(cap)
+        default = min(default, hi)
+        if v == v and v > hi and name in st.query_params:
+            _lowered(name, v, hi, cap, what or name)
+            return kind(hi)
     return v if lo <= v <= hi else default
 
 
@@ -498,10 +536,59 @@ def url_index(name: str, options, default=None) -> int:
     return options.index(default) if default in options else 0
 
 
-def url_options(name: str, options, default) -> list:
+def url_options(name: str, options, default, *, cap: str | None = None,
+                what: str | None = None) -> list:
     """The URL's comma-separated choices that are in ``options``, else ``default``: for
-    multiselects (unknown names in a shared link are dropped, not an error)."""
-    return [v for v in url_param(name, [], kind=list) if v in options] or list(default)
+    multiselects (unknown names in a shared link are dropped, not an error).
+
+    With ``cap`` (an operator setting in :data:`LIMITS`), a link naming more
+    choices keeps the first ones allowed, with one sentence (``what`` names them).
+    """
+    linked = list(dict.fromkeys(v for v in url_param(name, [], kind=list) if v in options))
+    chosen = linked or list(default)
+    if cap is not None and len(chosen) > limit(cap):
+        if linked:  # a default above an operator's low cap is cut silently
+            _lowered(name, len(chosen), limit(cap), cap, what or name)
+        chosen = chosen[:limit(cap)]
+    return chosen
+
+
+@contextlib.contextmanager
+def cancellable():
+    """A ``should_stop`` for ulr's long loops that ends with this script run.
+
+    Streamlit ends a session's script run when its tab closes, when the visitor
+    changes a control (a new run of the session) and when the server shuts down:
+    it raises from the next ``st.*`` call. ulr's loops make no such call, so
+    ``should_stop`` makes one that shows nothing (a ``st.session_state`` lookup).
+    When Streamlit raises there, ``should_stop`` keeps its exception and says
+    yes; ulr then raises :class:`ulr.errors.Cancelled`, and leaving this block
+    raises Streamlit's exception again, so the run ends (or reruns) the way
+    Streamlit meant::
+
+        with ui.cancellable() as stop:
+            result = propensity.estimate(log, ..., should_stop=stop)
+
+    A cached function takes it as an unhashed argument (``_should_stop``).
+    """
+    pending: list[BaseException] = []
+
+    def should_stop() -> bool:
+        if pending:
+            return True
+        try:
+            "_ulr_alive" in st.session_state  # noqa: B015 - a Streamlit check point
+        except BaseException as exc:  # noqa: BLE001 - Streamlit's stop or rerun request
+            pending.append(exc)
+            return True
+        return False
+
+    try:
+        yield should_stop
+    except Cancelled:
+        if pending:
+            raise pending[0] from None
+        raise
 
 
 def set_url_params(**values) -> None:

@@ -113,13 +113,19 @@ with st.form("bl_form"):
     algorithms = st.multiselect("Algorithms", ALGORITHMS,
                                 default=ui.url_options("algorithms", ALGORITHMS,
                                                        ["cascade-ucb1", "cascade-klucb",
-                                                        "cascade-ts"]),
+                                                        "cascade-ts"],
+                                                       cap="ULR_MAX_METHODS",
+                                                       what="algorithms"),
+                                max_selections=ui.limit("ULR_MAX_METHODS"),
                                 key="bl_algos", help=ALGO_HELP)
     c1, c2 = st.columns(2)
-    steps = int(c1.number_input("Steps", 100, 1_000_000,
-                                ui.url_number("steps", 20_000, 100, 1_000_000), step=1000,
+    steps = int(c1.number_input("Steps", 100, max(100, min(1_000_000, ui.limit("ULR_MAX_STEPS"))),
+                                ui.url_number("steps", 20_000, 100, 1_000_000,
+                                              cap="ULR_MAX_STEPS", what="steps"), step=1000,
                                 key="bl_steps"))
-    runs = int(c2.number_input("Runs", 1, 100, ui.url_number("runs", 10, 1, 100), key="bl_runs",
+    runs = int(c2.number_input("Runs", 1, min(100, ui.limit("ULR_MAX_RUNS")),
+                               ui.url_number("runs", 10, 1, 100, cap="ULR_MAX_RUNS",
+                                             what="runs"), key="bl_runs",
                                help="Independent runs, simulated together as a batch."))
     start = st.form_submit_button("Start", type="primary", icon=":material/play_arrow:")
 ui.set_url_params(env=env_name, algorithms=list(algorithms), L=items, K=k, p=float(p),

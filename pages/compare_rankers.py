@@ -31,18 +31,19 @@ def _true_theta(content_hash: str, name: str):
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def _estimated_theta(content_hash: str, name: str, method: str, seed: int):
+def _estimated_theta(content_hash: str, name: str, method: str, seed: int, _should_stop=None):
     lg = store.open_dataset(name, cur=store.cursor())
-    return rankers.propensity_theta(lg, method, seed=seed)
+    return rankers.propensity_theta(lg, method, seed=seed, should_stop=_should_stop)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def _compare(content_hash: str, name: str, theta: tuple, learner: str, clip, snips: bool,
-             seed: int, n_bootstrap: int):
+             seed: int, n_bootstrap: int, _should_stop=None):
     lg = store.open_dataset(name, cur=store.cursor())
     comp = rankers.train_and_evaluate(rankers.log_frame(lg), None, np.array(theta),
                                       learner=learner, clip=clip, normalize=snips, seed=seed,
-                                      min_queries=rankers.MIN_TEST_QUERIES)
+                                      min_queries=rankers.MIN_TEST_QUERIES,
+                                      should_stop=_should_stop)
     return dict(n_clicks=comp.n_train_clicks, n_rows=comp.n_train_rows,
                 n_sessions=comp.n_train_sessions,
                 metrics=comp.metrics(), table=comp.table(n_bootstrap=n_bootstrap, seed=seed),
@@ -106,16 +107,18 @@ theta = None
 if ui.mapping_stops(log, "rankers", "Comparing rankers"):
     st.stop()
 try:
-    with st.spinner("Estimating θ and training both rankers…"):
+    with ui.cancellable() as stop, st.spinner("Estimating θ and training both rankers…"):
         if source == TRUE:
             theta = tuple(float(t) for t in true_theta)
         elif source == TYPED:
             theta = _parse_theta(typed or "")
         else:
             theta = tuple(float(t) for t in _estimated_theta(
-                info.content_hash, info.name, source[len(METHOD_PREFIX):], seed))
+                info.content_hash, info.name, source[len(METHOD_PREFIX):], seed,
+                _should_stop=stop))
         res = _compare(info.content_hash, info.name, theta, learner,
-                       float(clip) if clip_on else None, bool(snips), seed, int(n_bootstrap))
+                       float(clip) if clip_on else None, bool(snips), seed, int(n_bootstrap),
+                       _should_stop=stop)
 except UlrError as exc:
     why = str(exc)
     if "assume_randomized" in why:

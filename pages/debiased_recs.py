@@ -29,8 +29,10 @@ def _data(world: tuple):
 
 
 @st.cache_data(show_spinner=False, max_entries=512)
-def _run(world: tuple, model: str, config: tuple, propensity: str) -> pd.DataFrame:
-    return train(_data(world), model, MFConfig(**dict(config)), propensity=propensity).history
+def _run(world: tuple, model: str, config: tuple, propensity: str,
+         _should_stop=None) -> pd.DataFrame:
+    return train(_data(world), model, MFConfig(**dict(config)), propensity=propensity,
+                 should_stop=_should_stop).history
 
 
 PROPENSITIES = ["naive-bayes", "true"]
@@ -99,7 +101,7 @@ if submitted:
             raise UlrError("choose at least one model.")
         worlds = _worlds(world, base, n_seeds)
         total = n_seeds * sum(len(g) for g in experiment_grids(models, base).values())
-        with st.status("Training…", expanded=True) as status:
+        with ui.cancellable() as stop, st.status("Training…", expanded=True) as status:
             st.write("Simulating the ratings…")
             bar = st.progress(0.0)
             done = 0
@@ -107,7 +109,8 @@ if submitted:
                 _data(world_i)
                 for m, grid in experiment_grids(models, base_i).items():
                     for r, cfg in enumerate(grid):
-                        _run(world_i, m, tuple(asdict(cfg).items()), propensity)
+                        _run(world_i, m, tuple(asdict(cfg).items()), propensity,
+                             _should_stop=stop)
                         done += 1
                         bar.progress(done / total, text=f"world {i + 1} of {n_seeds}: "
                                                         f"{LABELS[m]}, run {r + 1} of {len(grid)}")
@@ -122,10 +125,11 @@ if last is None:
 
 world_k, models_k, prop_k, base_k, seeds_k = last
 exp = None
-with ui.user_errors("Cannot show the results: "):
+with ui.user_errors("Cannot show the results: "), ui.cancellable() as stop:
     exps = []
     for world_i, base_i in _worlds(world_k, MFConfig(**dict(base_k)), seeds_k):
-        runs = [(m, r, cfg, _run(world_i, m, tuple(asdict(cfg).items()), prop_k))
+        runs = [(m, r, cfg, _run(world_i, m, tuple(asdict(cfg).items()), prop_k,
+                                 _should_stop=stop))
                 for m, grid in experiment_grids(models_k, base_i).items()
                 for r, cfg in enumerate(grid)]
         exps.append(summarize_runs(_data(world_i), runs, propensity=prop_k))

@@ -463,12 +463,13 @@ def _show_simulation(out: dict, s: dict):
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def _learn(source: str, name: str, content_hash: str, action: str, settings: tuple):
+def _learn(source: str, name: str, content_hash: str, action: str, settings: tuple,
+           _should_stop=None):
     s = dict(settings)
     fb = None
     if source != "simulation":
         fb, _ = feedback_from_log(_open(source, name), action=action)
-    return crm_study(fb, **s)
+    return crm_study(fb, **s, should_stop=_should_stop)
 
 
 def view_learn():
@@ -492,9 +493,10 @@ def view_learn():
     key = (source, name, content_hash, settings)
     if submitted:
         with ui.user_errors("Cannot learn: "):
-            with st.status(f"Learning ({s['steps']} gradient steps, then a bootstrap on the "
-                           "held-out rows)…", expanded=False) as status:
-                _learn(source, name, content_hash, "doc_id", settings)
+            with ui.cancellable() as stop, \
+                    st.status(f"Learning ({s['steps']} gradient steps, then a bootstrap on "
+                              "the held-out rows)…", expanded=False) as status:
+                _learn(source, name, content_hash, "doc_id", settings, _should_stop=stop)
                 status.update(label="Learned", state="complete")
             st.session_state["crm_key"] = key
     last = st.session_state.get("crm_key")
@@ -502,8 +504,8 @@ def view_learn():
         st.info("Press **Learn a policy**.")
         return
     out = None
-    with ui.user_errors("Cannot learn: "):
-        out = _learn(last[0], last[1], last[2], "doc_id", last[3])
+    with ui.user_errors("Cannot learn: "), ui.cancellable() as stop:
+        out = _learn(last[0], last[1], last[2], "doc_id", last[3], _should_stop=stop)
     if out is None:
         return
     _show_learned(out, dict(last[3]))
@@ -521,9 +523,10 @@ def _learn_form(data: str) -> tuple[tuple, bool]:
         vp = c[2].number_input("Variance penalty (POEM λ)", 0.0, 100.0, 0.0, key="crm_vp")
         clip = c[3].number_input("Clip weights (0 = off)", 0.0, 1e6, 0.0, key="crm_clip")
         c = st.columns(4)
-        steps = int(c[0].number_input("Gradient steps", 10, 5000,
-                                      ui.url_number("crm_steps", 200, 10, 5000), step=10,
-                                      key="crm_steps"))
+        steps = int(c[0].number_input("Gradient steps", 10, min(5000, ui.limit("ULR_MAX_STEPS")),
+                                      ui.url_number("crm_steps", 200, 10, 5000,
+                                                    cap="ULR_MAX_STEPS", what="gradient steps"),
+                                      step=10, key="crm_steps"))
         lr = c[1].number_input("Learning rate", 0.001, 10.0, 0.5, key="crm_lr")
         fit = c[2].slider("Share of impressions to learn on", 0.1, 0.9, 0.5, step=0.1,
                           key="crm_fit")

@@ -52,13 +52,17 @@ def _true_theta(content_hash: str, name: str):
 
 @st.cache_data(show_spinner=False, max_entries=128)
 def _estimate(content_hash: str, name: str, method: str, positions: int, bootstrap: int,
-              seed: int, assume_randomized: bool):
-    """("ok", PropensityResult) or ("error", sentence); keyed by content hash + settings."""
+              seed: int, assume_randomized: bool, _should_stop=None):
+    """("ok", PropensityResult) or ("error", sentence); keyed by content hash + settings.
+
+    ``_should_stop`` (not part of the key) ends the work with the script run.
+    """
     lg = store.open_dataset(name, cur=store.cursor())
     try:
         return "ok", propensity.estimate(lg, method=method, positions=positions,
                                          n_bootstrap=bootstrap, seed=seed,
-                                         assume_randomized=assume_randomized)
+                                         assume_randomized=assume_randomized,
+                                         should_stop=_should_stop)
     except UlrError as exc:
         return "error", str(exc)
 
@@ -71,25 +75,31 @@ def _source_evidence(version: str, name: str):
 
 @st.cache_data(show_spinner=False, max_entries=128)
 def _source_estimate(version: str, name: str, method: str, positions: int, bootstrap: int,
-                     seed: int):
+                     seed: int, _should_stop=None):
     """As :func:`_estimate`, on a registered source's stored statistics."""
     from ulr.engines import sources
     try:
         return "ok", propensity.estimate(sources.scan(name), method=method, positions=positions,
-                                         n_bootstrap=bootstrap, seed=seed)
+                                         n_bootstrap=bootstrap, seed=seed,
+                                         should_stop=_should_stop)
     except UlrError as exc:
         return "error", str(exc)
 
 
 def _run(label: str, methods: list[str], estimate) -> tuple[list, dict]:
-    """Run ``estimate(method)`` for each method inside one status box."""
+    """Run ``estimate(method, should_stop)`` for each method inside one status box.
+
+    The work stops within one loop step when this script run ends (tab closed,
+    a control changed, server shutting down): :func:`pages._ui.cancellable`.
+    """
     results, failures = [], {}
-    with st.status(f"Estimating position bias on {label!r}…", expanded=False) as status:
+    with ui.cancellable() as stop, \
+            st.status(f"Estimating position bias on {label!r}…", expanded=False) as status:
         bar = st.progress(0.0)
         for i, method in enumerate(methods):
             bar.progress(i / len(methods), text=f"{method} ({i + 1} of {len(methods)})")
             t0 = time.perf_counter()
-            kind, value = estimate(method)
+            kind, value = estimate(method, stop)
             took = time.perf_counter() - t0
             if kind == "ok":
                 results.append(value)
@@ -117,7 +127,8 @@ def _source_page(name: str) -> None:
         st.error(f"The source “{name}” shows results at a single position, so there is no "
                  "position bias to estimate. Pick another dataset in the sidebar.")
         st.stop()
-    wanted = ui.url_options("methods", propensity.METHODS, ["em"])
+    wanted = ui.url_options("methods", propensity.METHODS, ["em"], cap="ULR_MAX_METHODS",
+                            what="methods")
     methods, positions, bootstrap, seed = _settings(
         summ["positions"], [m for m in wanted if m in SOURCE_METHODS] or ["em"], assume=None)
     for method in [m for m in methods if m not in SOURCE_METHODS]:
@@ -128,8 +139,8 @@ def _source_page(name: str) -> None:
     methods = [m for m in methods if m in SOURCE_METHODS]
     if not methods:
         st.stop()
-    results, failures = _run(name, methods, lambda m: _source_estimate(
-        version, name, m, positions, bootstrap, seed))
+    results, failures = _run(name, methods, lambda m, stop: _source_estimate(
+        version, name, m, positions, bootstrap, seed, _should_stop=stop))
     _show_failures(failures)
     evidence = {"rows": summ["rows"], "clicks": summ["clicks"], "queries": summ["queries"],
                 "sessions": None}
@@ -145,14 +156,16 @@ def _settings(max_pos: int, default: list[str], *, assume):
     True says it was declared on the Data page, False offers it.
     """
     methods = st.multiselect("Methods", list(propensity.METHODS), default=default,
-                             key="pb_methods",
+                             key="pb_methods", max_selections=ui.limit("ULR_MAX_METHODS"),
                              help="  \n".join(f"**{m}**: {h}" for m, h in HELP.items()))
     c1, c2, c3, c4 = st.columns([1, 1, 1, 1.4])
     positions = c1.number_input("Positions", min_value=2, max_value=max_pos,
                                 value=ui.url_number("positions", min(max_pos, 10), 2, max_pos),
                                 key="pb_positions", help="Estimate positions 1..K.")
-    bootstrap = c2.number_input("Bootstrap replicates", min_value=0, max_value=1000,
-                                value=ui.url_number("boot", 50, 0, 1000), step=10,
+    max_boot = min(1000, ui.limit("ULR_MAX_BOOTSTRAP"))
+    bootstrap = c2.number_input("Bootstrap replicates", min_value=0, max_value=max_boot,
+                                value=ui.url_number("boot", 50, 0, 1000, cap="ULR_MAX_BOOTSTRAP",
+                                                    what="bootstrap replicates"), step=10,
                                 key="pb_boot",
                                 help="Resampled sessions for the error bars (0: none). Cheap "
                                      "for randomization and em; each replicate refits "
@@ -287,11 +300,13 @@ if max_pos < 2:
              "position bias to estimate. Pick another dataset in the sidebar.")
     st.stop()
 
-methods_default = ui.url_options("methods", propensity.METHODS, ["randomization", "em"])
+methods_default = ui.url_options("methods", propensity.METHODS, ["randomization", "em"],
+                                 cap="ULR_MAX_METHODS", what="methods")
 methods, positions, bootstrap, seed, assume = _settings(
     max_pos, methods_default, assume=True if info.facts.randomized else False)
-results, failures = _run(info.name, methods, lambda m: _estimate(
-    info.content_hash, info.name, m, positions, bootstrap, seed, assume and m == "randomization"))
+results, failures = _run(info.name, methods, lambda m, stop: _estimate(
+    info.content_hash, info.name, m, positions, bootstrap, seed, assume and m == "randomization",
+    _should_stop=stop))
 _show_failures(failures)
 summ, by_pos = _evidence(info.content_hash, info.name)
 _show(results, _true_theta(info.content_hash, info.name), by_pos,

@@ -58,7 +58,9 @@ with st.form("sweep_form"):
     sessions = int(c5.number_input("Sessions per log", 500, 500_000,
                                    ui.url_number("sessions", 20_000, 500, 500_000), step=1000,
                                    key="sw_sessions"))
-    runs = int(c6.number_input("Runs per η", 1, 10, ui.url_number("runs", RUNS, 1, 10),
+    runs = int(c6.number_input("Runs per η", 1, min(10, ui.limit("ULR_MAX_RUNS")),
+                               ui.url_number("runs", min(RUNS, ui.limit("ULR_MAX_RUNS")), 1,
+                                             10, cap="ULR_MAX_RUNS", what="runs per η"),
                                key="sw_runs",
                                help="Independent simulations (seeds); the chart shows their "
                                     "mean and range, the verdict an interval over them (one run "
@@ -90,10 +92,13 @@ if submitted:
             def progress(done, total, msg):
                 bar.progress(done / total, text=f"{msg} ({done}/{total})")
 
-            estimator = None if method == NONE else rankers.propensity_estimator(method, seed=seed)
-            df = rankers.severity_sweep(etas, queries=queries, sessions=sessions, runs=runs,
-                                        learner=learner, estimate_theta=estimator,
-                                        estimator_name=method, seed=seed, progress=progress)
+            with ui.cancellable() as stop:  # ends with the script run (tab closed, ...)
+                estimator = None if method == NONE else rankers.propensity_estimator(
+                    method, seed=seed, should_stop=stop)
+                df = rankers.severity_sweep(etas, queries=queries, sessions=sessions, runs=runs,
+                                            learner=learner, estimate_theta=estimator,
+                                            estimator_name=method, seed=seed,
+                                            progress=progress, should_stop=stop)
             bar.empty()
             cache[key] = df
             while len(cache) > MAX_CACHED:

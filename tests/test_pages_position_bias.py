@@ -180,3 +180,20 @@ def test_the_verdict_leads_and_matches_the_table():
     worst = table[table["position"] > 1]["relative_half_width"].max()
     level = "Inconclusive" if worst > 0.5 else "Directional" if worst > 0.2 else "Reliable"
     assert any("badge[" in m.value and m.value.endswith(f"{level}]") for m in at.markdown)
+
+
+def test_a_link_above_the_operator_caps_is_lowered_with_one_sentence(monkeypatch):
+    monkeypatch.setenv("ULR_MAX_BOOTSTRAP", "20")
+    monkeypatch.setenv("ULR_MAX_METHODS", "2")
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.query_params.update(boot="5000", methods="em,randomization,intervention-harvesting")
+    at.switch_page("pages/position_bias.py").run()
+    assert not at.exception, at.exception
+    assert at.number_input(key="pb_boot").value == 20
+    assert at.multiselect(key="pb_methods").value == ["em", "randomization"]
+    notes = [i.value for i in at.info]
+    assert ("The link asks for 5000 bootstrap replicates; this server allows at most 20 "
+            "(operator setting ULR_MAX_BOOTSTRAP), so 20 are used.") in notes
+    assert any("asks for 3 methods" in n and "ULR_MAX_METHODS" in n for n in notes)
+    assert at.query_params["boot"] == "20"  # the shared link now says what ran

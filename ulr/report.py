@@ -20,6 +20,7 @@ through the plain dict the pages keep in ``st.session_state["report_items"]``
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as _dt
 import html
 import importlib.util
@@ -28,7 +29,10 @@ import json
 import os
 import re
 import shutil
+import signal
+import tempfile
 import threading
+import time
 import uuid
 import zipfile
 from dataclasses import dataclass, field
@@ -40,7 +44,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 
 from ulr import __version__, theme
-from ulr.errors import UlrError
+from ulr.errors import UlrError, check
 from ulr.export import safe_csv_bytes
 
 MAX_TITLE = 300
@@ -625,6 +629,130 @@ def _figure_dict(f) -> dict:
     raise UlrError("a chart to export must be a plotly figure, its JSON, or a report item.")
 
 
+# ------------------------------------------------------------ export folders
+# Every browser an export starts (Chromium for the PDF, kaleido's Chromium for images)
+# keeps its profile and files in a fresh temp folder named EXPORT_PREFIX..., with an
+# owner file naming the server process. A process killed mid-export cannot clean up;
+# the next export removes folders whose owner is gone, with any browser still using them.
+EXPORT_PREFIX = "ulr_export_"
+_OWNER = "owner.pid"
+_LEGACY_PREFIX = "ulr_pdf_"  # folders of earlier versions (no owner file): removed when old
+_LEGACY_AGE = 3600.0
+
+
+def _start_time(pid: int) -> str:
+    """The process's start time (clock ticks since boot) as text; "" when unknown.
+
+    Together with the pid it names a process: a pid reused later has another start time.
+    """
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return ""
+
+
+def _owner_alive(folder: Path) -> bool:
+    try:
+        pid_text, _, started = (folder / _OWNER).read_text().strip().partition(" ")
+        pid = int(pid_text)
+    except (OSError, ValueError):
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's live process
+    return not started or not os.path.isdir("/proc") or _start_time(pid) == started
+
+
+def _processes() -> dict[int, tuple[int, int, str]]:
+    """pid -> (parent pid, process group, command line) of every process we can read."""
+    out = {}
+    for entry in os.scandir("/proc") if os.path.isdir("/proc") else ():
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            with open(f"/proc/{entry.name}/cmdline", "rb") as f:
+                cmd = f.read().replace(b"\0", b" ").decode(errors="replace")
+        except (OSError, IndexError):
+            continue
+        out[int(entry.name)] = (int(fields[1]), int(fields[2]), cmd)
+    return out
+
+
+def _kill_browsers(folder: Path) -> int:
+    """Kill every process whose command line names ``folder`` (a browser's
+    ``--user-data-dir`` or output there), with its descendants and, for a group
+    leader (a browser started in its own session), its whole group. Returns the count."""
+    procs = _processes()
+    me = os.getpid()
+    needle = str(folder) + os.sep
+    roots = {p for p, (_, _, cmd) in procs.items() if needle in cmd and p != me}
+    victims = set(roots)
+    victims |= {p for p, (_, pgid, _) in procs.items() if pgid in roots}
+    grew = True
+    while grew:
+        more = {p for p, (ppid, _, _) in procs.items() if ppid in victims} - victims
+        victims |= more
+        grew = bool(more)
+    victims.discard(me)
+    for pid in victims:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    return len(victims)
+
+
+def clean_orphans(root: str | os.PathLike | None = None) -> int:
+    """Remove export folders (and kill their browsers) whose owner process is gone.
+
+    ``root`` defaults to the temp directory. Folders of live processes, this one
+    included, are left alone. Returns the number of folders removed.
+    """
+    root = Path(root or tempfile.gettempdir())
+    removed = 0
+    try:
+        entries = list(root.iterdir())
+    except OSError:
+        return 0
+    for folder in entries:
+        name = folder.name
+        try:
+            if name.startswith(EXPORT_PREFIX):
+                if _owner_alive(folder):
+                    continue
+            elif name.startswith(_LEGACY_PREFIX):
+                if time.time() - folder.stat().st_mtime < _LEGACY_AGE:
+                    continue
+            else:
+                continue
+            if not folder.is_dir() or folder.is_symlink():
+                continue
+        except OSError:
+            continue
+        _kill_browsers(folder)
+        shutil.rmtree(folder, ignore_errors=True)
+        removed += not folder.exists()
+    return removed
+
+
+@contextlib.contextmanager
+def export_folder():
+    """A fresh temp folder for one export's browser, removed afterwards with any
+    browser still using it (timeout, failure); orphans of killed exports go first."""
+    clean_orphans()
+    folder = Path(tempfile.mkdtemp(prefix=EXPORT_PREFIX))
+    try:
+        (folder / _OWNER).write_text(f"{os.getpid()} {_start_time(os.getpid())}")
+        yield folder
+    finally:
+        _kill_browsers(folder)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def _run_async(coro_fn):
     """Run ``coro_fn()`` to completion, also when called inside a running loop."""
     try:
@@ -692,15 +820,24 @@ def to_images(figures, *, format: str = "png", width: int | None = None,
 
     import kaleido
 
-    async def render():
-        out = []
-        async with kaleido.Kaleido(n=1, timeout=timeout, mathjax=False, path=path) as k:
-            for d, o in zip(dicts, opts):
-                out.append(await k.calc_fig(d, opts=o))
-        return out
+    def render_in(folder: Path):
+        # kaleido's page and its browser profile both live in our export folder.
+        index = folder / "index.html"
+        index.write_text(kaleido.PageGenerator(mathjax=False).generate_index(),
+                         encoding="utf-8")
+
+        async def render():
+            out = []
+            async with kaleido.Kaleido(n=1, timeout=timeout, page_generator=str(index),
+                                       path=path, tmp_dir=str(folder)) as k:
+                for d, o in zip(dicts, opts):
+                    out.append(await k.calc_fig(d, opts=o))
+            return out
+        return render
 
     try:
-        return _run_async(render)
+        with export_folder() as folder:
+            return _run_async(render_in(folder))
     except UlrError:
         raise
     except Exception as exc:  # browser missing/crashed/timed out
@@ -899,21 +1036,24 @@ def build_deck(items, *, title: str = "ulr report", generated: str | None = None
 
 
 def html_to_pdf(html_text: str, *, browser: str | None = None, timeout: float = 120.0,
-                landscape: bool = True) -> bytes:
+                landscape: bool = True, should_stop=None) -> bytes:
     """Print an HTML document to PDF with the system Chromium (headless, offline).
 
     The document is written to a temporary file and printed with
     ``--print-to-pdf``; the window is A4 landscape sized so charts are laid out
     at print width. Raises :class:`UlrError` when no browser is installed or it fails.
+    Chromium runs in its own session inside an :func:`export_folder`: a timeout,
+    a failure or ``should_stop()`` (asked every 0.2 s; True raises
+    :class:`ulr.errors.Cancelled`) kills all its processes and removes the
+    folder, and folders left by a killed server are removed by the next export.
     """
     import subprocess
-    import tempfile
 
     browser = browser or find_browser()
     if browser is None:
         raise UlrError("PDF export needs Chromium (on Debian: apt-get install chromium), "
                        "which is not installed; set BROWSER_PATH to use another Chrome.")
-    with tempfile.TemporaryDirectory(prefix="ulr_pdf_") as tmp:
+    with export_folder() as tmp:
         src, out = Path(tmp) / "doc.html", Path(tmp) / "doc.pdf"
         src.write_text(html_text, encoding="utf-8")
         size = "1123,794" if landscape else "794,1123"
@@ -922,16 +1062,34 @@ def html_to_pdf(html_text: str, *, browser: str | None = None, timeout: float = 
                f"--user-data-dir={tmp}/profile", f"--window-size={size}",
                "--no-pdf-header-footer", "--run-all-compositor-stages-before-draw",
                "--virtual-time-budget=15000", f"--print-to-pdf={out}", src.as_uri()]
+        log = Path(tmp) / "chromium.log"  # a file, not a pipe: nothing can block on it
+        with open(log, "wb") as err_file:
+            proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err_file,
+                                    start_new_session=True)  # its own group: killed as a whole
+        deadline = time.monotonic() + timeout
         try:
-            p = subprocess.run(cmd, capture_output=True, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            raise UlrError(f"Chromium did not finish the PDF within {timeout:.0f} s.") from None
+            while True:
+                try:
+                    proc.wait(timeout=0.2)
+                    break
+                except subprocess.TimeoutExpired:
+                    check(should_stop)
+                    if time.monotonic() > deadline:
+                        raise UlrError(f"Chromium did not finish the PDF within {timeout:.0f} "
+                                       "s.") from None
+        finally:
+            # The whole group: renderers may outlive the browser. A group id is not
+            # reused while any member lives, so this reaches only our processes.
+            with contextlib.suppress(OSError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
         if not out.exists() or out.stat().st_size == 0:
-            msg = " ".join(p.stderr.decode(errors="replace").split())[-300:]
+            msg = " ".join(log.read_text(errors="replace").split())[-300:]
             raise UlrError(f"Chromium at {browser} could not print the PDF: {msg or 'no output'}")
         return out.read_bytes()
 
 
-def build_pdf(items, *, title: str = "ulr report", status: dict | None = None) -> bytes:
+def build_pdf(items, *, title: str = "ulr report", status: dict | None = None,
+              should_stop=None) -> bytes:
     """The slide deck as PDF, one slide per A4 landscape page (:func:`html_to_pdf`)."""
-    return html_to_pdf(build_deck(items, title=title, status=status))
+    return html_to_pdf(build_deck(items, title=title, status=status), should_stop=should_stop)

@@ -33,9 +33,11 @@ expect.set_options(timeout=20_000)
 
 
 class ServedUrl(str):
-    """The app's base URL; ``.db`` is the store the server uses (ULR_DB)."""
+    """The app's base URL; ``.db`` is the store the server uses (ULR_DB), ``.proc`` the
+    server process."""
 
     db: str
+    proc: subprocess.Popen
 
 
 def _serve(*extra, roots: str = ""):
@@ -53,6 +55,7 @@ def _serve(*extra, roots: str = ""):
         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     url = ServedUrl(f"http://127.0.0.1:{port}")
     url.db = env["ULR_DB"]
+    url.proc = proc
     deadline = time.time() + 60
     while time.time() < deadline:
         try:

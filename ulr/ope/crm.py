@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ulr.errors import UlrError
+from ulr.errors import UlrError, check
 from ulr.ope import estimators as est
 from ulr.ope.evaluate import OPEResult, evaluate
 from ulr.ope.feedback import BanditFeedback, Candidates, softmax_policy
@@ -113,7 +113,7 @@ def learn_policy(feedback: BanditFeedback, *, objective: str = "snips", l2: floa
                  variance_penalty: float = 0.0, clip: float | None = None, steps: int = 200,
                  learning_rate: float = 0.5, momentum: float = 0.9, fit_fraction: float = 0.5,
                  n_bootstrap: int = 1000, level: float = 0.95, seed=0,
-                 progress=None) -> CRMResult:
+                 progress=None, should_stop=None) -> CRMResult:
     """Learn a linear softmax policy by counterfactual risk minimization.
 
     Parameters
@@ -125,6 +125,8 @@ def learn_policy(feedback: BanditFeedback, *, objective: str = "snips", l2: floa
     steps, learning_rate, momentum : heavy-ball gradient ascent.
     fit_fraction : share of impressions to learn on; the rest evaluates.
     progress : optional ``callable(step, steps)``.
+    should_stop : optional ``callable() -> bool``, asked every gradient step;
+        True raises :class:`ulr.errors.Cancelled`.
     """
     if objective not in OBJECTIVES:
         raise UlrError(f"unknown objective {objective!r}; choose ips or snips.")
@@ -146,6 +148,7 @@ def learn_policy(feedback: BanditFeedback, *, objective: str = "snips", l2: floa
     every = max(1, steps // 100)
     kw = dict(objective=objective, l2=l2, variance_penalty=variance_penalty, clip=M)
     for step in range(steps + 1):
+        check(should_stop)
         J, dJ = crm_objective(beta, Z, train, **kw)
         if step % every == 0 or step == steps:
             pi = softmax_policy(Z @ beta, feedback.candidates)
@@ -161,6 +164,7 @@ def learn_policy(feedback: BanditFeedback, *, objective: str = "snips", l2: floa
         if progress is not None:
             progress(step + 1, steps)
     pi = softmax_policy(Z @ beta, feedback.candidates)
+    check(should_stop)
     evaluation = evaluate(hold, pi, estimators=("ips", "snips"), n_bootstrap=n_bootstrap,
                           level=level, seed=seed)
     curve = pd.DataFrame(rec, columns=["step", "objective", "train_snips", "holdout_snips",

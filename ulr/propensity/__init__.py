@@ -31,7 +31,8 @@ from ulr.errors import UlrError
 from ulr.propensity.result import PropensityResult
 
 # method id -> module implementing ``run(scan, *, positions, n_bootstrap, seed,
-# assume_randomized, progress, level)``; imported on first use (sklearn is slow to import).
+# assume_randomized, progress, level, should_stop)``; imported on first use (sklearn is
+# slow to import).
 _MODULES = {
     "randomization": "ulr.propensity.randomization",
     "em": "ulr.propensity.em",
@@ -47,7 +48,7 @@ __all__ = ["METHODS", "PropensityResult", "estimate"]
 
 def estimate(log, *, method: str, positions: int | None = None, n_bootstrap: int = 0,
              seed: int = 0, assume_randomized: bool = False, progress=None,
-             level: float = 0.95) -> PropensityResult:
+             level: float = 0.95, should_stop=None) -> PropensityResult:
     """Estimate examination probability per position, relative to position 1.
 
     Parameters
@@ -70,6 +71,10 @@ def estimate(log, *, method: str, positions: int | None = None, n_bootstrap: int
         Called as the work advances (fraction in [0, 1]).
     level : float
         Two-sided level of the bootstrap interval (default 0.95).
+    should_stop : callable() -> bool, optional
+        Asked between stages and in every loop (bootstrap replicate, EM
+        iteration, GBDT refit, DLA step); when it returns True the work stops
+        with :class:`ulr.errors.Cancelled` within one step.
 
     Returns
     -------
@@ -87,11 +92,13 @@ def estimate(log, *, method: str, positions: int | None = None, n_bootstrap: int
     from ulr.propensity.aggregate import scan_of
 
     scan = scan_of(log)
+    if should_stop is not None:  # long statements are interrupted too
+        scan = dataclasses.replace(scan, should_stop=should_stop)
     t0 = time.perf_counter()
     impl = importlib.import_module(_MODULES[method])
     res = impl.run(scan, positions=positions, n_bootstrap=b, seed=int(seed),
                    assume_randomized=bool(assume_randomized), progress=progress,
-                   level=float(level))
+                   level=float(level), should_stop=should_stop)
     if progress is not None:
         progress(1.0, f"{method}: done")
     notes = tuple(res.notes)

@@ -28,6 +28,7 @@ the replicate arrays stay small however large the log is.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,7 +36,7 @@ import duckdb
 import numpy as np
 
 from ulr import schema, store
-from ulr.errors import UlrError
+from ulr.errors import Cancelled, UlrError
 
 N_GROUPS = 4096  # = 16**3: three hex digits of md5 (see _bucket)
 
@@ -68,6 +69,8 @@ class Scan:
     memo: dict = field(default_factory=dict)
     # stored statistics instead of rows (ulr.engines.sources): (positions, groups) -> CellStats
     cells: object = None
+    # callable() -> bool: asked while a statement runs; True interrupts it (Cancelled)
+    should_stop: object = None
 
     @property
     def features(self) -> list[str]:
@@ -86,11 +89,39 @@ class Scan:
         bound = {**self.params, **(params or {})}
         text = sql.replace("{src}", self.from_sql)
         if self.checked:
-            return self.cur.execute(text, bound or None)
+            return self._run(text, bound or None)
         try:
-            return self.cur.execute(text, bound)
+            return self._run(text, bound)
         except duckdb.Error as exc:  # a cast error, a ragged row, ...
             raise NeedsFullLoad(str(exc)) from None
+
+    def _run(self, text: str, bound):
+        """``cur.execute``; with ``should_stop``, the statement runs on a helper thread
+        while this one asks ``should_stop`` every 0.1 s and interrupts it on True."""
+        if self.should_stop is None:
+            return self.cur.execute(text, bound)
+        if self.should_stop():
+            raise Cancelled("stopped on request")
+        box = {}
+
+        def work():
+            try:
+                box["result"] = self.cur.execute(text, bound)
+            except BaseException as exc:  # noqa: BLE001 - re-raised on the caller's thread
+                box["error"] = exc
+        t = threading.Thread(target=work, name="ulr-sql", daemon=True)
+        t.start()
+        while True:
+            t.join(0.1)
+            if not t.is_alive():
+                break
+            if self.should_stop():
+                self.cur.interrupt()
+                t.join()
+                raise Cancelled("stopped on request")
+        if "error" in box:
+            raise box["error"]
+        return box["result"]
 
 
 def scan_of(log) -> Scan:

@@ -13,6 +13,7 @@ from typing import Callable
 
 import numpy as np
 
+from ulr.errors import check
 from ulr.propensity.aggregate import poisson_weights
 
 
@@ -33,23 +34,26 @@ class Progress:
 
 
 def replicate(fit: Callable[[np.ndarray], np.ndarray], *, n_groups: int, replicates: int,
-              seed, progress: Progress | None = None, batch: int | None = None
-              ) -> np.ndarray:
+              seed, progress: Progress | None = None, batch: int | None = None,
+              should_stop=None) -> np.ndarray:
     """Run ``fit`` on ``replicates`` bucket-weight vectors; returns (B, K).
 
     ``fit`` gets weights of shape (G,), or (batch, G) when ``batch`` is given
-    (vectorized estimators), and returns relative theta.
+    (vectorized estimators), and returns relative theta. ``should_stop`` is
+    checked before each replicate (or batch): :class:`ulr.errors.Cancelled`.
     """
     w = poisson_weights(replicates, n_groups, seed)
     out = []
     if batch:
         for start in range(0, replicates, batch):
+            check(should_stop)
             out.append(np.atleast_2d(fit(w[start:start + batch])))
             if progress is not None:
                 progress(min(start + batch, replicates) / replicates,
                          f"bootstrap replicate {min(start + batch, replicates)}/{replicates}")
         return np.vstack(out)
     for b in range(replicates):
+        check(should_stop)
         out.append(np.asarray(fit(w[b]), dtype=float))
         if progress is not None:
             progress((b + 1) / replicates, f"bootstrap replicate {b + 1}/{replicates}")

@@ -43,7 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ulr import schema
-from ulr.errors import UlrError
+from ulr.errors import UlrError, check
 from ulr.propensity.aggregate import Scan, _bucket, max_position, require_table, \
     resolve_positions
 
@@ -172,13 +172,14 @@ def losses_and_grads(params: dict, g: np.ndarray, X2: np.ndarray, mask: np.ndarr
 
 def dla(ls: ListStats, *, hidden: int = 8, steps: int = 150, lr: float = 0.05,
         max_weight: float = 100.0, seed: int = 0, list_weights=None, init: DLAFit | None = None,
-        progress=None) -> DLAFit:
+        progress=None, should_stop=None) -> DLAFit:
     """Train the ranking MLP and the position logits jointly (full-batch Adam).
 
     ``hidden`` = 0 makes the ranker linear; on our simulated logs that is too
     rigid (relevance saturates in the features) and biases theta by ~0.2,
     while 8 tanh units get within ~0.02. ``list_weights`` (S,) reweights lists
-    (bootstrap); ``init`` warm-starts.
+    (bootstrap); ``init`` warm-starts. ``should_stop`` is checked every step
+    (:class:`ulr.errors.Cancelled`).
     """
     rng = np.random.default_rng(seed)
     Xs = _standardize(ls.X, ls.mask)
@@ -203,6 +204,7 @@ def dla(ls: ListStats, *, hidden: int = 8, steps: int = 150, lr: float = 0.05,
     b1m, b2m, eps = 0.9, 0.999, 1e-8
     losses = []
     for t in range(1, int(steps) + 1):
+        check(should_stop)
         loss_f, loss_g, grads = losses_and_grads(params, g, X2, ls.mask, cw,
                                                  max_weight=max_weight)
         losses.append((loss_f, loss_g))
@@ -225,7 +227,8 @@ def dla(ls: ListStats, *, hidden: int = 8, steps: int = 150, lr: float = 0.05,
 
 
 def run(scan, *, positions=None, n_bootstrap: int = 0, seed=0, assume_randomized: bool = False,
-        progress=None, level: float = 0.95, steps: int = 150, bootstrap_steps: int = 50):
+        progress=None, level: float = 0.95, steps: int = 150, bootstrap_steps: int = 50,
+        should_stop=None):
     from ulr.propensity import bootstrap as bs
     from ulr.propensity.result import PropensityResult
 
@@ -233,7 +236,7 @@ def run(scan, *, positions=None, n_bootstrap: int = 0, seed=0, assume_randomized
     prog(0.02, "collecting clicked result lists in SQL")
     ls = collect(scan, positions=positions, seed=seed)
     end = 0.5 if n_bootstrap else 0.98
-    fit = dla(ls, steps=steps, seed=seed, progress=prog.sub(0.1, end))
+    fit = dla(ls, steps=steps, seed=seed, progress=prog.sub(0.1, end), should_stop=should_stop)
     notes = ["DLA is sensitive to initialization (see the method's documentation); "
              "compare seeds before relying on small differences."]
     if ls.lists_total > ls.X.shape[0]:
@@ -246,10 +249,10 @@ def run(scan, *, positions=None, n_bootstrap: int = 0, seed=0, assume_randomized
 
         def one(w):
             return dla(ls, steps=bootstrap_steps, seed=seed, list_weights=w[ls.group],
-                       init=fit).theta
+                       init=fit, should_stop=should_stop).theta
         from ulr.propensity.aggregate import N_GROUPS
         samples = bs.replicate(one, n_groups=N_GROUPS, replicates=n_bootstrap, seed=seed,
-                               progress=prog.sub(end, 1.0))
+                               progress=prog.sub(end, 1.0), should_stop=should_stop)
         lower, upper, more = bs.percentile_interval(samples, level)
         notes += more
     return PropensityResult(

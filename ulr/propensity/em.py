@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ulr.errors import UlrError
+from ulr.errors import UlrError, check
 from ulr.propensity.aggregate import CellStats
 
 EPS = 1e-6
@@ -200,7 +200,8 @@ def _em_step(bt: _Batch, theta, gamma, eps, with_ll: bool = True):
     return _clip(t_new, eps), _clip(g_new, eps), ll
 
 
-def _squarem(bt: _Batch, theta, gamma, *, tol, max_iter, eps, accelerate, progress=None):
+def _squarem(bt: _Batch, theta, gamma, *, tol, max_iter, eps, accelerate, progress=None,
+             should_stop=None):
     """EM (SQUAREM S3) for every replicate until its own log-likelihood settles."""
     b = bt.b
     lls = [[] for _ in range(b)]
@@ -208,6 +209,7 @@ def _squarem(bt: _Batch, theta, gamma, *, tol, max_iter, eps, accelerate, progre
     act = np.arange(b)  # replicates still iterating
     sub = bt
     for it in range(int(max_iter)):
+        check(should_stop)
         th, ga = theta[act], gamma[act]
         t1, g1, ll0 = _em_step(sub, th, ga, eps)
         done = np.zeros(len(act), dtype=bool)
@@ -248,7 +250,7 @@ def _squarem(bt: _Batch, theta, gamma, *, tol, max_iter, eps, accelerate, progre
 
 def pbm_em(stats: CellStats, *, theta0=None, gamma0=None, tol: float = 1e-8,
            max_iter: int = 500, eps: float = EPS, accelerate: bool = True,
-           progress=None) -> EMFit:
+           progress=None, should_stop=None) -> EMFit:
     """Fit the PBM by EM on cell statistics.
 
     Parameters
@@ -276,6 +278,8 @@ def pbm_em(stats: CellStats, *, theta0=None, gamma0=None, tol: float = 1e-8,
         of the information is missing); SQUAREM needs several times fewer EM
         steps for the same fit.
     progress : callable(fraction, text), optional
+    should_stop : callable() -> bool, optional
+        Checked every iteration; True raises :class:`ulr.errors.Cancelled`.
 
     Returns
     -------
@@ -297,13 +301,14 @@ def pbm_em(stats: CellStats, *, theta0=None, gamma0=None, tol: float = 1e-8,
             gamma = np.divide(bt.c_q, expo, out=np.full_like(expo, 0.5), where=expo > 0)
     theta, gamma = _clip(theta, eps), _clip(gamma, eps)
     theta, gamma, lls, conv = _squarem(bt, theta, gamma, tol=tol, max_iter=max_iter, eps=eps,
-                                       accelerate=accelerate, progress=progress)
+                                       accelerate=accelerate, progress=progress,
+                                       should_stop=should_stop)
     return EMFit(theta=theta[0], gamma=gamma[0], loglik=tuple(lls[0]), converged=bool(conv[0]))
 
 
 def pbm_em_replicates(stats: CellStats, weights: np.ndarray, *, tol: float = 1e-8,
-                      max_iter: int = 500, eps: float = EPS, max_cells: int = 4_000_000
-                      ) -> np.ndarray:
+                      max_iter: int = 500, eps: float = EPS, max_cells: int = 4_000_000,
+                      should_stop=None) -> np.ndarray:
     """Relative theta (B, K) of bootstrap replicates with bucket ``weights`` (B, G).
 
     Each replicate starts from its own Poisson fit (not from the point
@@ -323,13 +328,15 @@ def pbm_em_replicates(stats: CellStats, weights: np.ndarray, *, tol: float = 1e-
         bt = _Batch(stats.position - 1, stats.pair, n, c, stats.positions, stats.n_pairs)
         theta, gamma = _poisson_start(bt)
         theta, _, _, _ = _squarem(bt, _clip(theta, eps), _clip(gamma, eps), tol=tol,
-                                  max_iter=max_iter, eps=eps, accelerate=True)
+                                  max_iter=max_iter, eps=eps, accelerate=True,
+                                  should_stop=should_stop)
         out.append(theta / theta[:, :1])
     return np.vstack(out)
 
 
 def run(scan, *, positions=None, n_bootstrap: int = 0, seed=0, assume_randomized: bool = False,
-        progress=None, level: float = 0.95, tol: float = 1e-7, max_iter: int = 500):
+        progress=None, level: float = 0.95, tol: float = 1e-7, max_iter: int = 500,
+        should_stop=None):
     """EM estimate from one aggregate query; bootstrap by reweighting the cells.
 
     ``tol`` 1e-7 (log-likelihood per impression): measured on 10M impressions
@@ -344,13 +351,14 @@ def run(scan, *, positions=None, n_bootstrap: int = 0, seed=0, assume_randomized
     prog = bs.Progress(progress)
     prog(0.02, "aggregating impressions and clicks per (query, doc, position) in SQL")
     stats = cell_stats(scan, positions=positions, groups=n_bootstrap > 0)
+    check(should_stop)
     linked = connected_to_top(stats)
     if not linked[1:].any():
         raise UlrError("every query-document pair was shown at a single position, so EM "
                        "cannot tell position from relevance; it needs pairs shown at several "
                        "positions (ranker changes, noise or randomization).")
     fit = pbm_em(stats, tol=tol, max_iter=max_iter,
-                 progress=prog.sub(0.1, 0.5 if n_bootstrap else 0.98))
+                 progress=prog.sub(0.1, 0.5 if n_bootstrap else 0.98), should_stop=should_stop)
     theta = fit.theta / fit.theta[0]
     theta[~linked] = np.nan
     notes = []
@@ -366,11 +374,13 @@ def run(scan, *, positions=None, n_bootstrap: int = 0, seed=0, assume_randomized
         def batch(w):
             # Replicates only feed percentiles: 1e-6 moves their endpoints by < 0.01
             # (less than the Monte Carlo error of B replicates) at half the time.
-            t = pbm_em_replicates(stats, w, tol=max(tol, 1e-6), max_iter=max_iter)
+            t = pbm_em_replicates(stats, w, tol=max(tol, 1e-6), max_iter=max_iter,
+                                  should_stop=should_stop)
             t[:, ~linked] = np.nan
             return t
         samples = bs.replicate(batch, n_groups=stats.groups.n_groups, replicates=n_bootstrap,
-                               seed=seed, progress=prog.sub(0.5, 1.0), batch=25)
+                               seed=seed, progress=prog.sub(0.5, 1.0), batch=25,
+                               should_stop=should_stop)
         lower, upper, more = bs.percentile_interval(samples, level)
         notes += more
     return PropensityResult(

@@ -34,7 +34,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import minimize
 
-from ulr.errors import UlrError
+from ulr.errors import UlrError, check
 from ulr.propensity.aggregate import CellStats
 
 _P_MIN, _P_MAX = 1e-12, 1.0 - 1e-9
@@ -137,7 +137,7 @@ def fit(stats: CellStats, *, theta0=None) -> tuple[np.ndarray, dict]:
 
 
 def run(scan, *, positions=None, n_bootstrap: int = 0, seed=0, assume_randomized: bool = False,
-        progress=None, level: float = 0.95):
+        progress=None, level: float = 0.95, should_stop=None):
     """Harvest interventions from one aggregate query; bootstrap by reweighting cells."""
     from ulr.propensity import bootstrap as bs
     from ulr.propensity.aggregate import cell_stats
@@ -146,6 +146,7 @@ def run(scan, *, positions=None, n_bootstrap: int = 0, seed=0, assume_randomized
     prog = bs.Progress(progress)
     prog(0.02, "aggregating impressions and clicks per (query, doc, position) in SQL")
     stats = cell_stats(scan, positions=positions, groups=n_bootstrap > 0)
+    check(should_stop)
     prog(0.3, "harvesting interventions")
     theta, info = fit(stats)
     linked = info["linked"]
@@ -165,7 +166,7 @@ def run(scan, *, positions=None, n_bootstrap: int = 0, seed=0, assume_randomized
             t, _ = fit(stats.reweighted(w), theta0=start)
             return t
         samples = bs.replicate(one, n_groups=stats.groups.n_groups, replicates=n_bootstrap,
-                               seed=seed, progress=prog.sub(0.4, 1.0))
+                               seed=seed, progress=prog.sub(0.4, 1.0), should_stop=should_stop)
         lower, upper, more = bs.percentile_interval(samples, level)
         notes += more
     neff = info["effective_trials"]

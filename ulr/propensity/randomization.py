@@ -44,7 +44,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ulr.errors import UlrError
+from ulr.errors import UlrError, check
 from ulr.propensity.aggregate import N_GROUPS, Scan, _bucket, max_position, require_table, \
     resolve_positions
 
@@ -221,7 +221,8 @@ def check_point(stats: RandStats, theta: np.ndarray) -> list[str]:
 
 
 def run(scan: Scan, *, positions=None, n_bootstrap: int = 0, seed=0,
-        assume_randomized: bool = False, progress=None, level: float = 0.95):
+        assume_randomized: bool = False, progress=None, level: float = 0.95,
+        should_stop=None):
     """Estimate theta from randomized rows (see the module docstring)."""
     from ulr.propensity import bootstrap as bs
     from ulr.propensity.result import PropensityResult
@@ -230,6 +231,7 @@ def run(scan: Scan, *, positions=None, n_bootstrap: int = 0, seed=0,
     prog(0.02, "aggregating randomized rows in SQL")
     stats = collect(scan, positions=positions, groups=n_bootstrap > 0,
                     assume_randomized=assume_randomized)
+    check(should_stop)
     theta = fit_many(stats)[0]
     notes = check_point(stats, theta)
     if assume_randomized:
@@ -238,7 +240,7 @@ def run(scan: Scan, *, positions=None, n_bootstrap: int = 0, seed=0,
     if n_bootstrap > 0:
         samples = bs.replicate(lambda w: fit_many(stats, w), n_groups=stats.n_groups,
                                replicates=n_bootstrap, seed=seed, progress=prog.sub(0.1, 1.0),
-                               batch=256)
+                               batch=256, should_stop=should_stop)
         lower, upper, more = bs.percentile_interval(samples, level)
         notes += more
     n_k = stats.impressions.sum(axis=0)

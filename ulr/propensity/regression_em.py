@@ -49,7 +49,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ulr import schema
-from ulr.errors import UlrError
+from ulr.errors import UlrError, check
 from ulr.propensity.aggregate import CellStats, Scan, _bucket, _file_checks, make_cells, \
     max_position, refuse_bad_rows, resolve_positions
 from ulr.propensity.em import initial_theta
@@ -219,7 +219,8 @@ def _extrapolate(t0, t1, t2):
 
 
 def poisson_start(fs: FeatureStats, *, theta0=None, max_iter: int = 20, tol: float = 1e-3,
-                  seed: int = 0, progress=None) -> tuple[np.ndarray, np.ndarray, int]:
+                  seed: int = 0, progress=None, should_stop=None
+                  ) -> tuple[np.ndarray, np.ndarray, int]:
     """Moment start: the fixed point of :func:`_poisson_step`, accelerated by SQUAREM.
 
     The plain alternation contracts linearly (by about half per GBDT fit on
@@ -227,12 +228,13 @@ def poisson_start(fs: FeatureStats, *, theta0=None, max_iter: int = 20, tol: flo
     iterate jumps by :func:`_extrapolate` to where the sequence is heading.
     Stops when one map moves relative theta by less than ``tol`` at every
     position. Returns relative theta, gamma per item (same scale) and the
-    number of GBDT fits.
+    number of GBDT fits. ``should_stop`` is checked before each fit.
     """
     theta = np.array(theta0 if theta0 is not None else initial_theta(fs.cells), dtype=float)
     theta = theta / theta[0]
     trail, new, gamma, it = [theta], theta, None, 0
     while it < int(max_iter):
+        check(should_stop)
         new, gamma = _poisson_step(fs, trail[-1], seed)
         it += 1
         if progress is not None:
@@ -247,7 +249,7 @@ def poisson_start(fs: FeatureStats, *, theta0=None, max_iter: int = 20, tol: flo
 
 def regression_em(fs: FeatureStats, *, theta0=None, gamma0=None, tol: float = 1e-7,
                   theta_tol: float = 1e-3, max_iter: int = 20, min_iter: int = 2,
-                  seed: int = 0, progress=None) -> RegressionEMFit:
+                  seed: int = 0, progress=None, should_stop=None) -> RegressionEMFit:
     """Fit theta and a GBDT relevance model by regression EM (Bernoulli likelihood).
 
     Stops when the log-likelihood per impression changes by less than ``tol``,
@@ -257,7 +259,8 @@ def regression_em(fs: FeatureStats, *, theta0=None, gamma0=None, tol: float = 1e
     stops (a generalized EM never goes down). On low-CTR logs the Poisson
     start (:func:`poisson_start`) fits the clicks directly, and the first
     refit on posterior labels usually lowers the likelihood by hundreds of
-    nats, with theta no closer to the truth; ``rejected`` says so.
+    nats, with theta no closer to the truth; ``rejected`` says so. ``should_stop`` is
+    checked before each refit (:class:`ulr.errors.Cancelled`).
     """
     st = fs.cells
     k, m = st.positions, st.n_pairs
@@ -297,6 +300,7 @@ def regression_em(fs: FeatureStats, *, theta0=None, gamma0=None, tol: float = 1e
         if it == int(max_iter):
             break
         prev = rel
+        check(should_stop)
         theta, gamma, model = _m_step(fs, theta, gamma, w=nc / q, sums=(n_k, c_k, n_i, c_i),
                                       seed=seed)
         if progress is not None:
@@ -331,7 +335,8 @@ def _m_step(fs: FeatureStats, theta, gamma, *, w, sums, seed):
 
 
 def run(scan, *, positions=None, n_bootstrap: int = 0, seed=0, assume_randomized: bool = False,
-        progress=None, level: float = 0.95, max_iter: int = 20, bootstrap_iter: int = 3):
+        progress=None, level: float = 0.95, max_iter: int = 20, bootstrap_iter: int = 3,
+        should_stop=None):
     from ulr.propensity import bootstrap as bs
     from ulr.propensity.result import PropensityResult
 
@@ -339,9 +344,10 @@ def run(scan, *, positions=None, n_bootstrap: int = 0, seed=0, assume_randomized
     prog(0.02, "aggregating impressions and clicks per (position, features) in SQL")
     fs = collect(scan, positions=positions, groups=n_bootstrap > 0)
     end = 0.6 if n_bootstrap else 0.98
-    theta0, gamma0, start_iter = poisson_start(fs, seed=seed, progress=prog.sub(0.05, 0.4 * end))
+    theta0, gamma0, start_iter = poisson_start(fs, seed=seed, progress=prog.sub(0.05, 0.4 * end),
+                                               should_stop=should_stop)
     fit = regression_em(fs, theta0=theta0, gamma0=gamma0, max_iter=max_iter, seed=seed,
-                        progress=prog.sub(0.4 * end, end))
+                        progress=prog.sub(0.4 * end, end), should_stop=should_stop)
     theta = fit.theta / fit.theta[0]
     notes = []
     if not fit.converged:
@@ -358,12 +364,13 @@ def run(scan, *, positions=None, n_bootstrap: int = 0, seed=0, assume_randomized
 
         def one(w):
             rf = FeatureStats(cells=fs.cells.reweighted(w), X=fs.X, features=fs.features)
-            t0, g0, _ = poisson_start(rf, theta0=theta0, max_iter=5, seed=seed)
+            t0, g0, _ = poisson_start(rf, theta0=theta0, max_iter=5, seed=seed,
+                                      should_stop=should_stop)
             f = regression_em(rf, theta0=t0, gamma0=g0, max_iter=bootstrap_iter,
-                              min_iter=bootstrap_iter, seed=seed)
+                              min_iter=bootstrap_iter, seed=seed, should_stop=should_stop)
             return f.theta / f.theta[0]
         samples = bs.replicate(one, n_groups=fs.cells.groups.n_groups, replicates=n_bootstrap,
-                               seed=seed, progress=prog.sub(0.6, 1.0))
+                               seed=seed, progress=prog.sub(0.6, 1.0), should_stop=should_stop)
         lower, upper, more = bs.percentile_interval(samples, level)
         notes += more
     return PropensityResult(

@@ -176,13 +176,16 @@ def log_frame(log) -> pd.DataFrame:
     return log.df(columns=cols)
 
 
-def propensity_theta(log, method: str, *, seed: int = 0, progress=None) -> np.ndarray:
+def propensity_theta(log, method: str, *, seed: int = 0, progress=None,
+                     should_stop=None) -> np.ndarray:
     """Relative theta per position from ``ulr.propensity.estimate(log, method=...)``.
 
     The one place the rankers call the position-bias estimators. Positions the
-    method cannot estimate (NaN) are refused with a readable message.
+    method cannot estimate (NaN) are refused with a readable message. ``should_stop``:
+    see :func:`ulr.propensity.estimate`.
     """
-    res = propensity.estimate(log, method=method, seed=seed, progress=progress)
+    res = propensity.estimate(log, method=method, seed=seed, progress=progress,
+                              should_stop=should_stop)
     theta = np.asarray(res.theta, dtype=np.float64)
     bad = np.flatnonzero(~np.isfinite(theta) | (theta <= 0)) + 1
     if bad.size:

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ulr import metrics
-from ulr.errors import UlrError
+from ulr.errors import UlrError, check
 from ulr.rankers.clicks import _clicks, _positions, _require, check_theta, ipw_weights
 from ulr.rankers.learners import LEARNERS, make_ranker
 from ulr.verdict import rank_identically
@@ -239,7 +239,7 @@ def train_and_evaluate(train_df: pd.DataFrame, test_df: pd.DataFrame | None = No
                        max_fpr: float = metrics.DEFAULT_MAX_FPR, u: float = metrics.DEFAULT_U,
                        learner_options: dict | None = None,
                        naive_model=None,
-                       min_queries: int = 0) -> RankerComparison:
+                       min_queries: int = 0, should_stop=None) -> RankerComparison:
     """Train the naive and the IPW ranker on clicks and evaluate both.
 
     Parameters
@@ -267,6 +267,9 @@ def train_and_evaluate(train_df: pd.DataFrame, test_df: pd.DataFrame | None = No
     min_queries : int
         Refuse when fewer test queries remain (0: no check). The page and the
         ``rankers`` command pass :data:`MIN_TEST_QUERIES` (:func:`min_test_queries`).
+    should_stop : callable() -> bool, optional
+        Asked before each fit and before the evaluation; True raises
+        :class:`ulr.errors.Cancelled` (a fit itself runs to its end).
 
     Returns
     -------
@@ -280,9 +283,12 @@ def train_and_evaluate(train_df: pd.DataFrame, test_df: pd.DataFrame | None = No
     _check_test_queries(int(test_df["query_id"].nunique()), min_queries)
     theta = check_theta(theta, max_position=int(_positions(train_df).max()))
     opts = dict(learner_options or {})
+    check(should_stop)
     naive = naive_model or make_ranker(learner, seed=seed, **opts).fit(train_df)
+    check(should_stop)
     ipw = make_ranker(learner, clip=clip, normalize=normalize, seed=seed, **opts).fit(
         train_df, theta)
+    check(should_stop)
     docs, estimated = held_out_documents(test_df, theta, clip=clip)
     s_naive, s_ipw = naive.score(docs), ipw.score(docs)
     res_naive = evaluate_scores(docs, s_naive, k=k, max_fpr=max_fpr, u=u)

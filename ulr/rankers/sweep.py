@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ulr import propensity
-from ulr.errors import UlrError
+from ulr.errors import UlrError, check
 from ulr.rankers.clicks import check_theta, propensity_theta
 from ulr.rankers.evaluate import split_queries, train_and_evaluate
 from ulr.rankers.learners import LEARNERS, make_ranker
@@ -16,13 +16,15 @@ from ulr.rankers.learners import LEARNERS, make_ranker
 ProgressFn = Callable[[int, int, str], None]
 
 
-def propensity_estimator(method: str, *, seed: int = 0) -> Callable[[pd.DataFrame], np.ndarray]:
+def propensity_estimator(method: str, *, seed: int = 0, should_stop=None
+                         ) -> Callable[[pd.DataFrame], np.ndarray]:
     """``DataFrame -> theta`` with a propensity method, for :func:`severity_sweep`.
 
     The frame is written to a temporary Parquet file and opened with
     :func:`ulr.store.open_file`, so the estimator sees a validated log exactly
     as the CLI would. An unknown ``method`` is refused here, before a sweep
-    spends time on simulating and training.
+    spends time on simulating and training. ``should_stop`` is passed on to
+    :func:`ulr.propensity.estimate`.
     """
     import os
     import tempfile
@@ -39,7 +41,7 @@ def propensity_estimator(method: str, *, seed: int = 0) -> Callable[[pd.DataFram
             path = os.path.join(tmp, "train.parquet")
             write_log(df.drop(columns=["true_theta"], errors="ignore"), path)
             log = store.open_file(path)
-            return propensity_theta(log, method, seed=seed)
+            return propensity_theta(log, method, seed=seed, should_stop=should_stop)
 
     estimate.__name__ = f"estimate_{method}"
     return estimate
@@ -66,7 +68,7 @@ def severity_sweep(etas=(0.0, 0.5, 1.0, 1.5, 2.0), *, queries: int = 300,
                    estimator_name: str = "estimated", model: str = "pbm",
                    features: int = 5, randomized_fraction: float = 0.1, seed: int = 0,
                    learner_options: dict | None = None,
-                   progress: ProgressFn | None = None) -> pd.DataFrame:
+                   progress: ProgressFn | None = None, should_stop=None) -> pd.DataFrame:
     """IPW vs naive as position bias grows: simulate, train, evaluate per eta.
 
     For every ``eta`` (and run ``r``) a log is simulated with
@@ -83,16 +85,21 @@ def severity_sweep(etas=(0.0, 0.5, 1.0, 1.5, 2.0), *, queries: int = 300,
         ``ipw (estimated theta)``), ``metric``, ``value``; plus ``theta_error``
         (mean absolute error of the relative theta used, 0 for the truth, NaN
         for naive) and ``estimator``.
+
+    ``should_stop`` is checked before each simulation and after each step
+    (:class:`ulr.errors.Cancelled`).
     """
     from ulr.simulate import simulate_clicks
 
     etas = _check_sweep(etas, runs, learner)
-    tick = _counter(progress, len(etas) * int(runs) * (3 + (estimate_theta is not None)))
+    tick = _counter(progress, len(etas) * int(runs) * (3 + (estimate_theta is not None)),
+                    should_stop)
     train = dict(learner=learner, clip=clip, normalize=normalize, seed=seed,
-                 learner_options=dict(learner_options or {}))
+                 learner_options=dict(learner_options or {}), should_stop=should_stop)
     rows = []
     for run in range(int(runs)):
         for eta in etas:
+            check(should_stop)
             sim = simulate_clicks(model=model, queries=queries, docs_per_query=docs_per_query,
                                   sessions=sessions, eta=eta, features=features,
                                   randomized_fraction=randomized_fraction, seed=seed + run)
@@ -106,12 +113,16 @@ def severity_sweep(etas=(0.0, 0.5, 1.0, 1.5, 2.0), *, queries: int = 300,
     return pd.DataFrame(rows)
 
 
-def _counter(progress: ProgressFn | None, total: int) -> Callable[[str], None]:
-    """``tick(message)``: counts a finished step and reports it to ``progress``."""
+def _counter(progress: ProgressFn | None, total: int, should_stop=None
+             ) -> Callable[[str], None]:
+    """``tick(message)``: counts a finished step and reports it to ``progress``; raises
+    :class:`ulr.errors.Cancelled` when ``should_stop`` says so (one check per step:
+    simulation, each training)."""
     done = 0
 
     def tick(msg: str) -> None:
         nonlocal done
+        check(should_stop)
         done += 1
         if progress is not None:
             progress(done, total, msg)

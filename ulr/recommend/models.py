@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ulr.errors import UlrError
+from ulr.errors import UlrError, check
 from ulr.recommend.data import MNARData, Ratings
 
 MODELS = ("naive-mf", "propensity-mf", "cause")
@@ -162,7 +162,7 @@ class TrainResult:
 
 
 def train(data: MNARData, model: str, config: MFConfig = MFConfig(), *,
-          propensity: str = "naive-bayes", progress=None) -> TrainResult:
+          propensity: str = "naive-bayes", progress=None, should_stop=None) -> TrainResult:
     """Train one model; evaluate its own validation criterion and the test MSE every epoch.
 
     Validation criteria: ``naive-mf`` -- MSE on held-out MNAR ratings (biased);
@@ -170,6 +170,7 @@ def train(data: MNARData, model: str, config: MFConfig = MFConfig(), *,
     up to the propensity model); ``cause`` -- MSE on the held-out part of the
     randomized slice. Test: MSE on uniformly sampled ratings and its relative
     improvement over predicting the test mean, ``1 - MSE / Var(test ratings)``.
+    ``should_stop`` is asked every epoch (:class:`ulr.errors.Cancelled`).
     """
     if model not in MODELS:
         raise UlrError(f"unknown model {model!r}; choose from {', '.join(MODELS)}.")
@@ -193,6 +194,7 @@ def train(data: MNARData, model: str, config: MFConfig = MFConfig(), *,
     val_set = data.random_val if model == "cause" else data.biased_val
     rows = []
     for epoch in range(cfg.epochs + 1):
+        check(should_stop)
         if epoch > 0:
             loss = _sgd_epoch(params, tr, w_tr, ctrl, cfg, rng, items=data.items)
             if not np.isfinite(loss):

@@ -1,0 +1,102 @@
+"""Work ends with its visitor: a closed tab, a changed control or SIGTERM stops a heavy
+estimate at once.
+
+One served app gets a 500k-row simulated log; Position bias with DLA and 200
+bootstrap replicates on it takes minutes. The server's own CPU time (from
+/proc, not the machine's load: other jobs share the cores) shows whether it
+still computes.
+"""
+
+import os
+import signal
+import time
+
+import pytest
+
+from ulr import simulate, store
+
+HEAVY = "/position_bias?dataset=big&methods=dla&boot=200"
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of the process (all its threads)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICK
+
+
+def cpu_over(pid: int, seconds: float) -> float:
+    before = cpu_seconds(pid)
+    time.sleep(seconds)
+    return cpu_seconds(pid) - before
+
+
+def wait_busy(pid: int, timeout: float = 90) -> None:
+    """Until the server burns a third of a core or more (its estimate is running)."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if cpu_over(pid, 1.0) > 0.3:
+            return
+    pytest.fail("the heavy page never made the server busy")
+
+
+@pytest.fixture
+def big_app(fresh_app_url, tmp_path):
+    sim = simulate.simulate_clicks(queries=2000, sessions=50_000, docs_per_query=10, seed=1)
+    path = tmp_path / "big.parquet"
+    sim.df.to_parquet(path)
+    store.load_log(path, "big", db_path=fresh_app_url.db)
+    return fresh_app_url
+
+
+def test_closing_the_tab_stops_the_computation(browser, big_app):
+    pid = big_app.proc.pid
+    ctx = browser.new_context()
+    pg = ctx.new_page()
+    pg.goto(big_app + HEAVY)
+    pg.get_by_text("Estimating position bias").first.wait_for(timeout=60_000)
+    wait_busy(pid)
+    ctx.close()  # the visitor leaves
+    closed = time.time()
+    while cpu_over(pid, 2.0) > 0.2:  # idle: under 10% of a core over 2 s
+        assert time.time() - closed < 10, "the server still computes 10 s after the tab closed"
+    assert big_app.proc.poll() is None  # stopped the work, not the server
+
+
+def test_changing_a_control_stops_the_old_run_at_once(browser, big_app):
+    pid = big_app.proc.pid
+    ctx = browser.new_context()
+    try:
+        pg = ctx.new_page()
+        pg.goto(big_app + HEAVY)
+        pg.get_by_text("Estimating position bias").first.wait_for(timeout=60_000)
+        wait_busy(pid)
+        boot = pg.get_by_role("spinbutton", name="Bootstrap replicates", exact=True)
+        boot.fill("0")
+        boot.press("Enter")
+        # Streamlit starts the new run at once (fast reruns) and asks the old one to
+        # stop; the old one's 200 replicates must not go on in the background.
+        pg.get_by_text("Estimated 1 of 1 methods").wait_for(timeout=45_000)
+        assert "boot=0" in pg.url
+        done = time.time()
+        while cpu_over(pid, 2.0) > 0.2:
+            assert time.time() - done < 10, "the old run still computes after the new one"
+    finally:
+        ctx.close()
+
+
+def test_sigterm_during_the_run_stops_the_server(browser, big_app):
+    proc = big_app.proc
+    ctx = browser.new_context()
+    try:
+        pg = ctx.new_page()
+        pg.goto(big_app + HEAVY)
+        pg.get_by_text("Estimating position bias").first.wait_for(timeout=60_000)
+        wait_busy(proc.pid)
+        t0 = time.time()
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(10)  # raises TimeoutExpired if the server is still alive
+        assert time.time() - t0 < 10
+    finally:
+        ctx.close()
