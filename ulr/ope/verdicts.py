@@ -210,7 +210,7 @@ def slate_verdict(out: dict, *, level: float = 0.95, mapping=()) -> V.Verdict:
         V.Reason("few_clicks", f"{out['clicks']} clicks in {s:,} rankings (thin below "
                  f"{V.MIN_EFFECTIVE_CLICKS}).")]
     v = V.difference_verdict(d, d - z * se, d + z * se, a="the logging policy",
-                             b="the target ranking", quantity="clicks per ranking",
+                             b="The target ranking", quantity="clicks per ranking",
                              basis=row.estimator, n=s, unit="rankings", level=level,
                              thin=tuple(thin))
     return V.Verdict(v.level, v.takeaway[:-1] + f", by {SLATE_LABELS.get(row.estimator)}.",
