@@ -20,7 +20,7 @@ from ulr.ope.loggers import MULTI_ESTIMATORS
 from ulr.ope.slate import LABELS as SLATE_LABELS
 from ulr.ope.slate import slate_from_log
 from ulr.ope.study import CHUNK, crm_study, simulation_study, study_chunk
-from ulr.ope.verdicts import slate_verdict, study_verdict
+from ulr.ope.verdicts import clipped_table, slate_verdict, study_verdict
 
 SAMPLE = Path(__file__).resolve().parent.parent / "data" / "sample_ope.csv"
 SAMPLE_SOURCE = "sample"
@@ -195,7 +195,13 @@ def _show_log_result(res, source, name, content_hash, settings: tuple):
                 delta_arrow="off")
     for w in res.warnings:
         st.warning(w.message, icon=":material/warning:")
-    table = _estimates_frame(res.table)
+    table = _estimates_frame(clipped_table(res.table))
+    raw = res.table[["value", "lower", "upper"]]
+    out_of_range = res.table.loc[((raw < 0) | (raw > 1)).any(axis=1), "estimator"]
+    if len(out_of_range):
+        st.caption(f"{', '.join(LABELS.get(e, e) for e in out_of_range)} left the range of a "
+                   "click rate (its reward model, not the clicks, drives it there); its value "
+                   "and bounds are shown clipped to [0, 1].")
     st.dataframe(table, hide_index=True, width="stretch", key="ope_table",
                  column_config={c: st.column_config.NumberColumn(format="%.5f")
                                 for c in ("value", "lower", "upper", "se")})
