@@ -554,3 +554,47 @@ def test_bandit_lab_verdict_names_the_least_regret():
     one = BanditLab(env=env, algorithms=("ucb1", "cascade-klucb"), steps=200, runs=1)
     one.advance(1.0)
     assert one.verdict().level == "inconclusive"
+
+
+# --------------------------------------------------------------------------- command line
+
+
+def _cli(capsys, *args):
+    import json
+    from ulr.cli import main
+    capsys.readouterr()
+    rc = main([str(a) for a in args] + ["--json"])
+    cap = capsys.readouterr()
+    assert rc == 0, cap.err
+    return json.loads(cap.out)
+
+
+def test_every_json_result_carries_its_verdict(tmp_path, capsys):
+    path = tmp_path / "rows.csv"
+    obd_like_log(row_timestamps=True).to_csv(path, index=False)
+    db = tmp_path / "cli.duckdb"
+    out = _cli(capsys, "load", path, "--db", db, "--name", "r",
+               "--map", "query_id=user_feature_0+user_feature_1+user_feature_2+user_feature_3",
+               "--map", "session_id=timestamp", "--const", "randomized=1",
+               "--features", "user-item_affinity_*")
+    assert [w["code"] for w in out["warnings"]] == ["single_row_sessions"]
+    assert "replay" in out["warnings"][0]["blocks"]
+    log = ["--db", db, "--name", "r"]
+    rep = _cli(capsys, "bandit", "--replay", *log, "--algorithm", "ucb1")
+    assert rep["verdict"]["level"] == "invalid"  # sessions are not shown lists
+    assert "single_row_sessions" in [r["code"] for r in rep["verdict"]["reasons"]]
+    ope = _cli(capsys, "ope", *log, "--bootstrap", "100")
+    assert ope["verdict"]["level"] in ("inconclusive", "directional")  # 40 clicks
+    assert ope["verdict"]["basis"] in ("snips", "dr")
+    prop = _cli(capsys, "propensity", *log, "--method", "randomization", "--bootstrap", "50")
+    assert prop["verdict"]["level"] == "inconclusive" and prop["verdict"]["to_settle"]
+    sim = tmp_path / "sim.csv"
+    _cli(capsys, "simulate", "--out", sim, "--queries", "150", "--sessions", "4000",
+         "--seed", "1")
+    rk = _cli(capsys, "rankers", "--input", sim, "--theta", "1,0.5,0.33,0.25,0.2,0.17,0.14,"
+              "0.125,0.11,0.1")
+    assert rk["verdict"]["level"] in V.LEVELS and rk["rank_identically"] is False
+    paired = {p["metric"]: p for p in rk["paired"]}  # always, with intervals
+    assert paired["ndcg@10"]["lower"] <= paired["ndcg@10"]["delta"] <= paired["ndcg@10"]["upper"]
+    same = _cli(capsys, "rankers", "--input", sim, "--theta", ",".join(["1"] * 10))
+    assert same["rank_identically"] and same["verdict"]["level"] == "inconclusive"
