@@ -131,7 +131,9 @@ def ope_verdict(table: pd.DataFrame, warnings, diagnostics: dict, *,
     where = f"(by {name}: {est_txt} clicks per row vs {log_txt} for the logging policy)"
     if V.contains_zero(dl, du):
         more = V.more_to_exclude_zero(n, delta, dl, du)
-        settle = (f"about {V.about(more)} more logged rows would give this difference a "
+        unit = ("shown lists" if diagnostics.get("units", diagnostics.get("n"))
+                != diagnostics.get("n") else "logged rows")  # the bootstrap's resampling unit
+        settle = (f"about {V.about(more)} more {unit} would give this difference a "
                   f"{level:.0%} interval that excludes 0, if it stays this size"
                   if more is not None else None)
         return V.Verdict("inconclusive", f"{_cap(target)} cannot be told apart from the logging "
