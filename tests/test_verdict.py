@@ -349,6 +349,20 @@ def test_ope_invalid_without_reachable_clicks():
     assert v.level == "invalid"
 
 
+def test_a_gain_on_a_handful_of_effective_clicks_is_never_claimed():
+    """The issue's case: 0.0142 vs 0.0040 on 2.7 effective clicks, interval excluding 0."""
+    from ulr.ope.verdicts import ope_verdict
+    table = pd.DataFrame({"estimator": ["snips", "logging"], "value": [0.0142, 0.0040],
+                          "lower": [0.0060, 0.0030], "upper": [0.0300, 0.0050],
+                          "se": [0.006, 0.0005], "diff_lower": [0.002, np.nan],
+                          "diff_upper": [0.026, np.nan]})
+    v = ope_verdict(table, [], {"n": 5000, "effective_clicks": 2.7}, target="the learned policy")
+    assert v.level == "inconclusive" and "cannot be told apart" in v.takeaway
+    assert "too_few_clicks" in v.codes and "2.7 effective clicks" in v.takeaway
+    v = ope_verdict(table, [], {"n": 5000, "effective_clicks": 300.0})
+    assert v.level == "reliable"  # the same interval on plenty of clicks
+
+
 def test_dr_below_zero_is_clipped_with_a_reason():
     from ulr.ope.verdicts import ope_verdict
     table = pd.DataFrame({"estimator": ["dr", "logging"], "value": [-0.0016, 0.004],

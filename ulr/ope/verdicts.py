@@ -28,6 +28,9 @@ LABELS = {"ips": "IPS", "clipped-ips": "clipped IPS", "snips": "SNIPS", "dr": "D
 UNRELIABLE = {"heavy_tailed": ("ips", "clipped-ips")}
 #: warnings that make an estimate meaningless
 INVALID = ("no_clicks", "propensity_sum")
+#: fewer effective clicks than this: relative standard error 1/sqrt(k) above ``WIDE``
+#: (1/0.5^2 = 4), so the answer is inconclusive whatever the interval says
+TOO_FEW_EFFECTIVE_CLICKS = 1 / V.WIDE ** 2
 #: warnings of thin evidence (the answer is at most directional)
 THIN = ("few_clicks", "heavy_tailed", "self_fit", "target_sum")
 
@@ -129,6 +132,20 @@ def ope_verdict(table: pd.DataFrame, warnings, diagnostics: dict, *,
                 "se": float(row["se"]), "logging": log_v, "delta": delta,
                 "delta_lower": dl, "delta_upper": du, "level": level, "n": n}
     where = f"(by {name}: {est_txt} clicks per row vs {log_txt} for the logging policy)"
+    k = diagnostics.get("effective_clicks")
+    if k is not None and k < TOO_FEW_EFFECTIVE_CLICKS:
+        # the relative standard error 1/sqrt(k) exceeds WIDE: no bootstrap interval on so
+        # few clicks covers (it undercovers), so no difference is claimed
+        more = max(1, int(np.ceil(n * (V.MIN_EFFECTIVE_CLICKS / max(k, 0.1) - 1))))
+        return V.Verdict("inconclusive", f"{_cap(target)} cannot be told apart from the logging "
+                         f"policy {where}: the estimate rests on {k:.1f} effective clicks.",
+                         basis, reasons=reasons + [V.Reason(
+                             "too_few_clicks", f"{k:.1f} effective clicks: a relative error of "
+                             f"about {1 / np.sqrt(max(k, 1e-9)):.0%}, and its interval cannot "
+                             "be trusted.")],
+                         to_settle=f"about {V.about(more)} more logged rows would bring "
+                                   f"{V.MIN_EFFECTIVE_CLICKS} effective clicks",
+                         estimate=estimate)
     if V.contains_zero(dl, du):
         more = V.more_to_exclude_zero(n, delta, dl, du)
         unit = ("shown lists" if diagnostics.get("units", diagnostics.get("n"))
