@@ -5,7 +5,6 @@ The view is the same self-contained deck that "Download slides" writes
 """
 
 import streamlit as st
-import streamlit.components.v1 as components
 
 from pages import _ui as ui
 from ulr import report, reports
@@ -34,7 +33,7 @@ cur = ui.cursor()
 status = {it.id: s for it in items if (s := reports.dataset_status(it, cur=cur))}
 deck = report.build_deck(items, title=info.name, status=status, embedded=True)
 st.html("<style>[data-testid='stMainBlockContainer']{padding-top:2.5rem;}</style>")
-components.html(deck, height=640, scrolling=False)  # fits 1280x720 with the header
+st.iframe(deck, height=640, alt="Slides")  # fits 1280x720 with the header
 c = st.columns([2, 2, 3])
 c[0].page_link("pages/report.py", icon=":material/edit:", query_params={"report": rid},
                label="Edit the report" if reports.can_edit(info, actor=actor)

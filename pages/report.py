@@ -10,6 +10,7 @@ import streamlit as st
 from pages import _ui as ui
 from ulr import report, reports, theme
 from ulr.errors import UlrError
+from ulr.powerpoint import build_pptx
 
 ui.ensure_app_run()
 
@@ -157,7 +158,7 @@ with st.container(border=True):
     st.subheader("Export")
     title = info.name
     stem = "".join(ch if ch.isalnum() else "-" for ch in title.lower()).strip("-")[:40] or "report"
-    c = st.columns(4)
+    c = st.columns(5)
     c[0].download_button(
         "Download HTML report", key="rep_dl_html", type="primary", icon=":material/download:",
         data=lambda: report.build_html(items, title=title, status=status).encode("utf-8"),
@@ -176,13 +177,21 @@ with st.container(border=True):
         file_name=f"{stem}-slides.pdf", mime="application/pdf", on_click="ignore",
         disabled=problem is not None, help=problem or "One slide per A4 landscape page "
         "(takes a few seconds).")
+    image_problem = report.static_export_problem()
     c[3].download_button(
+        "Download slides (PowerPoint)", key="rep_dl_pptx", icon=":material/co_present:",
+        data=lambda: build_pptx(items, title=title, status=status),
+        file_name=f"{stem}-slides.pptx", on_click="ignore",
+        mime="application/vnd.openxmlformats-officedocument.presentationml.presentation",
+        disabled=image_problem is not None, help=image_problem or "One slide per result "
+        "with its chart; every caveat, the evidence and the settings in the speaker notes "
+        "(takes a few seconds).")
+    c[4].download_button(
         "Download tables (ZIP)", key="rep_dl_zip", data=lambda: report.build_zip(items),
         file_name=f"{stem}-tables.zip", mime="application/zip", on_click="ignore",
         icon=":material/folder_zip:",
         help="Each table as CSV plus index.csv with every item's takeaway, caveats, evidence "
              "and settings.")
-    image_problem = report.static_export_problem()
     if image_problem:
         st.caption(f"PNG/PDF export of single charts is off here: {image_problem}")
     st.caption(f"{len(items)} item{'s' if len(items) != 1 else ''}. Link to this report: "

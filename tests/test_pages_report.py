@@ -58,7 +58,7 @@ def test_report_page_edits_are_saved_at_once():
     assert "9,000 rows" in caps and "method = em" in caps and "seed = 7" in caps
     labels = [d.label for d in at.get("download_button")]
     for want in ("Download HTML report", "Download slides (HTML)", "Download slides (PDF)",
-                 "Download tables (ZIP)"):
+                 "Download slides (PowerPoint)", "Download tables (ZIP)"):
         assert want in labels
 
     first, second = [i.id for i in reports.items(r.id)]

@@ -109,6 +109,43 @@ def test_default_takeaway_in_plain_words():
     assert report.ReportItem.from_result("Key figures").takeaway == "Key figures."
 
 
+def test_settings_read_as_people_read_them():
+    theta = [1.0, 1.0484665070689734, 0.61234, 0.5, 0.4, 0.3]
+    assert report.setting_text(theta) == "[1, 1.05, 0.612, 0.5, … (6 values)]"
+    assert report.setting_text(None) == "none" and report.setting_text(True) == "yes"
+    assert report.setting_text(20000) == "20000" and report.setting_text("greedy") == "greedy"
+    assert report.setting_text("x" * 500).endswith("…") and len(report.setting_text("x" * 500)) \
+        <= report.SETTING_CHARS
+    assert report.settings_lines({"clip": None, "seed": 0}) == ["clip = none", "seed = 0"]
+
+
+def test_slide_figure_moves_subplot_titles_under_the_panels_and_the_legend_aside():
+    from ulr.rankers.plots import comparison_figure
+    t = pd.DataFrame({"ranker": ["naive", "ipw"] * 4,
+                      "metric": ["arp", "arp", "dcg", "dcg", "auc", "auc", "mrr", "mrr"],
+                      "value": [2.5, 2.3, 3.3, 3.4, 0.9, 0.93, 0.5, 0.6]})
+    t["lower"], t["upper"] = t["value"] - 0.1, t["value"] + 0.1
+    fig = report.slide_figure(comparison_figure(t, title="Naive vs IPW " + "ranker " * 20))
+    assert not fig.layout.annotations  # no subplot title above a panel
+    assert "lower is better" in fig.layout.xaxis.title.text.replace("<br>", " ")
+    assert fig.layout.height is None and fig.layout.legend.x > 1  # fills its box; legend aside
+    assert fig.layout.title.text.count("<br>") == 1  # a long chart title wraps to two lines
+    assert fig.layout.font.size == theme.SLIDE_FONT
+    rows = sorted({tuple(fig.layout[f"yaxis{k}"].domain) for k in ("", "2", "3", "4")})
+    assert len(rows) == 2 and rows[1][0] - rows[0][1] > 0.2  # rows apart for the titles
+
+
+def test_slide_shows_the_caveats_that_fit_and_counts_the_rest():
+    long = ["The importance weights are heavy-tailed: " + "x " * 120] * 4
+    it = report.ReportItem.from_result("OPE", caveats=long)
+    shown, hidden = report.slide_caveats(it)
+    assert shown == long[:1] and hidden == long[1:]
+    short = report.ReportItem.from_result("OPE", caveats=CAVEATS)
+    assert report.slide_caveats(short) == (CAVEATS, [])
+    doc = body(report.build_deck([it, short]))
+    assert "+3 more caveats (appendix, slide 4)" in doc and "Appendix: every caveat" in doc
+
+
 # ----------------------------------------------------------------------------- exports
 
 
@@ -137,7 +174,7 @@ def test_deck_has_one_slide_per_item_with_caveats_and_no_settings():
     assert not re.search(r"(src|href)=[\"']?https?:", rest)
     fig = json.loads(re.search(r'Plotly\.newPlot\(\s*"ulr-slide-1",\s*(\[.*?\]),\s*(\{.*?\}),'
                                r'\s*\{"responsive"', rest, re.S).group(2))
-    assert fig["font"]["size"] >= 20  # large chart fonts on slides
+    assert fig["font"]["size"] >= 18  # slide-sized chart text (design pixels, zoomed)
 
 
 def test_zip_index_carries_the_whole_truth():
@@ -195,3 +232,13 @@ def test_cli_lists_and_exports_saved_reports(tmp_path):
     rc, out, err = ulr("report", "--db", db, "--report", "Board deck", "--out", deck,
                        "--format", "pdf")
     assert rc == 2 and ".pdf" in err
+    rc, out, err = ulr("report", "--db", db, "--report", "Board deck", "--out", deck,
+                       "--format", "pptx")
+    assert rc == 2 and ".pptx" in err
+    if report.static_export_problem() is None:
+        from pptx import Presentation
+        rc, out, err = ulr("report", "--db", db, "--report", "Board deck", "--out",
+                           tmp_path / "deck.pptx", "--format", "pptx")
+        assert rc == 0, err
+        slides = list(Presentation(str(tmp_path / "deck.pptx")).slides)
+        assert len(slides) == 1 and CAVEATS[0] in slides[0].notes_slide.notes_text_frame.text

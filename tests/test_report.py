@@ -151,7 +151,7 @@ def test_html_metadata_tables_and_truncation():
     assert '<td class="num">-1</td>' in rest and '<td class="num">-1.50</td>' in rest
     assert '<td class="num">1e-09</td>' in rest and '<th class="num">n</th>' in rest
     assert "First 4 of 6 rows" in rest and "<td>ok</td>" not in rest
-    assert "&quot;eta&quot;" not in rest and "0.5, 1" in rest  # settings readable (3 digits)
+    assert "&quot;eta&quot;" not in rest and "[0.5, 1]" in rest  # settings, readable
     assert rest.index("Second chart</h2>") > rest.index("&lt;/script&gt;</h2>")
 
 

@@ -365,23 +365,46 @@ def _esc(x) -> str:
     return html.escape("" if x is None else str(x), quote=True)
 
 
-def _setting_value(v) -> str:
-    """Readable: numbers to 3 significant digits (theta), lists joined, None as "none"."""
-    if isinstance(v, str):
-        return v
+SETTING_ITEMS = 4      # a list setting shows its first items, then how many there are
+SETTING_CHARS = 120    # longer setting text is shortened with an ellipsis
+
+
+def _setting_value(v, depth: int = 0) -> str:
     if v is None:
         return "none"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
     if isinstance(v, float):
-        return f"{v:.3g}"
-    if isinstance(v, (list, tuple)) and all(isinstance(x, (int, float)) or x is None
-                                            for x in v):
-        return ", ".join(_setting_value(x) for x in v)
-    return json.dumps(v, ensure_ascii=False)
+        return format(v, ".3g") if np.isfinite(v) else str(v)
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, str):
+        return v if len(v) <= SETTING_CHARS else v[:SETTING_CHARS - 1].rstrip() + "…"
+    if isinstance(v, (list, tuple)):
+        head = ", ".join(_setting_value(x, depth + 1) for x in v[:SETTING_ITEMS])
+        more = f", … ({len(v)} values)" if len(v) > SETTING_ITEMS else ""
+        return f"[{head}{more}]"
+    if isinstance(v, dict):
+        text = ", ".join(f"{k}: {_setting_value(x, depth + 1)}" for k, x in v.items())
+        return _setting_value(text if depth == 0 else "{" + text + "}")
+    return _setting_value(str(v))
 
 
 def setting_text(v) -> str:
-    """A setting's value as shown: text as is, anything else as JSON."""
+    """A setting's value as people read it.
+
+    Numbers to 3 significant digits (θ = 1.0484665 reads 1.05), ``None`` as
+    "none", booleans as yes/no, lists shortened to their first
+    ``SETTING_ITEMS`` values and their count, text longer than
+    ``SETTING_CHARS`` characters ends in an ellipsis. Exports that keep every
+    digit (the ZIP's index.csv) use the raw JSON instead.
+    """
     return _setting_value(v)
+
+
+def settings_lines(settings: dict) -> list[str]:
+    """``["theta = [1, 1.05, …]", ...]``: each setting as one readable line."""
+    return [f"{k} = {setting_text(v)}" for k, v in (settings or {}).items()]
 
 
 def _settings_html(settings: dict) -> str:
@@ -399,6 +422,27 @@ def evidence_text(evidence: dict) -> str:
     return " · ".join(f"{_fmt_count(v)} {k}" for k, v in evidence.items())
 
 
+def _caveats_html(caveats, more: str = "") -> str:
+    """The caveats box, word for word (escaped); ``more`` ends it (e.g. "+2 more")."""
+    lis = "".join(f"<li>{_esc(c)}</li>" for c in caveats)
+    tail = f'<p class="more">{_esc(more)}</p>' if more else ""
+    return f'<div class="caveats"><b>Caveats</b><ul>{lis}</ul>{tail}</div>'
+
+
+def _head(title: str, css: str, *, generator: bool = False) -> str:
+    """The document head of every HTML export: CSP (no network), title, CSS, plotly.js once."""
+    from plotly.offline import get_plotlyjs
+
+    gen = f'<meta name="generator" content="ulr {_esc(__version__)}">\n' if generator else ""
+    return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+            f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">\n'
+            '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+            f"{gen}<title>{_esc(title)}</title>\n"
+            f"<style>{css % {'font': theme.FONT}}</style>\n"
+            f'<script type="text/javascript">{get_plotlyjs()}</script>\n'
+            "</head>\n")
+
+
 def _truth_html(it: ReportItem, status: str | None, *, settings: bool = True) -> str:
     """Takeaway, caveats (word for word), data status, evidence and settings of an item."""
     parts = []
@@ -407,8 +451,7 @@ def _truth_html(it: ReportItem, status: str | None, *, settings: bool = True) ->
     if status:
         parts.append(f'<div class="stale" role="alert">{_esc(status)}</div>')
     if it.caveats:
-        lis = "".join(f"<li>{_esc(c)}</li>" for c in it.caveats)
-        parts.append(f'<div class="caveats"><b>Caveats</b><ul>{lis}</ul></div>')
+        parts.append(_caveats_html(it.caveats))
     parts.append(f'<div class="evidence"><b>Evidence:</b> {_esc(evidence_text(it.evidence))}'
                  "</div>")
     if settings:
@@ -442,16 +485,139 @@ def _table_html(df: pd.DataFrame, max_rows: int) -> str:
             f"<tbody>{body}</tbody></table></div>{more}")
 
 
-def export_figure(item: ReportItem, *, slide: bool = False) -> go.Figure:
-    """The item's figure as exported: ulr template, distinct percent ticks, big type on slides."""
-    fig = item.fig()
-    if "template" not in (json.loads(item.figure).get("layout") or {}):
+def export_figure(item, *, slide: bool = False) -> go.Figure:
+    """The item's figure as exported: ulr template, distinct percent ticks.
+
+    ``item`` is a :class:`ReportItem`, a plotly figure, its JSON or dict. With
+    ``slide`` it is :func:`slide_figure`'s presentation version.
+    """
+    if slide:
+        return slide_figure(item)
+    d = _figure_dict(item)
+    fig = go.Figure(pio.from_json(json.dumps(d, default=str), skip_invalid=True))
+    if "template" not in (d.get("layout") or {}):
         fig.update_layout(template="ulr")  # same look as the app
     fig.update_xaxes(automargin=True)
     fig.update_yaxes(automargin=True)  # axis titles never overlap the tick labels
     theme.fix_percent_axes(fig)
-    if slide:
-        theme.slide_layout(fig)
+    return fig
+
+
+# The chart area of a slide, in the deck's design pixels (a slide is 720 px high).
+SLIDE_CHART = (1180, 400)
+
+
+def _wrap(text: str, chars: int, lines: int = 3) -> str:
+    """``text`` broken with ``<br>`` at spaces into lines of at most ``chars`` characters."""
+    out = []
+    for part in str(text).split("<br>"):
+        line = ""
+        for word in part.split():
+            if line and len(line) + 1 + len(word) > chars:
+                out.append(line)
+                line = word
+            else:
+                line = f"{line} {word}".strip()
+        out.append(line)
+    return "<br>".join(out[:lines] if len(out) <= lines else out[:lines - 1]
+                       + [" ".join(out[lines - 1:])])
+
+
+def _subplots(fig: go.Figure) -> list[tuple]:
+    """``[(x axis name, y axis name), ...]`` of the figure's panels."""
+    lay = fig.layout.to_plotly_json()
+    out = []
+    for name in sorted((k for k in lay if k.startswith("xaxis")), key=lambda k: int(k[5:] or 1)):
+        anchor = (lay[name].get("anchor") or "y")
+        y = "yaxis" + anchor[1:]
+        if y in lay or y == "yaxis":
+            out.append((name, y))
+    return out
+
+
+def _titles_to_axes(fig: go.Figure, width: int, font: int) -> None:
+    """Subplot titles become the x-axis titles of their panels, wrapped to the panel.
+
+    Above a panel a subplot title runs into its neighbours', the chart title and
+    the legend; under it, it has the panel's width to itself. With more than one
+    row the rows move apart to make room for the tick labels and these titles.
+    """
+    panels = _subplots(fig)
+    if len(panels) < 2:
+        return
+    lay = fig.layout
+    keep, moved = [], 0
+    for a in lay.annotations:
+        hit = None
+        if (a.xref, a.yref, a.showarrow) == ("paper", "paper", False) and a.yanchor == "bottom":
+            for xn, yn in panels:
+                xd, yd = lay[xn].domain or (0, 1), lay[yn].domain or (0, 1)
+                if abs((xd[0] + xd[1]) / 2 - (a.x or 0)) < 1e-3 and abs(yd[1] - (a.y or 0)) < 1e-3:
+                    hit = xn
+        if hit is None:
+            keep.append(a)
+            continue
+        ax = lay[hit]
+        xd = ax.domain or (0, 1)
+        chars = max(8, int(width * (xd[1] - xd[0]) / (font * 0.58)))
+        own = ax.title.text
+        text = str(a.text).replace("<br>", " ")
+        ax.title.text = _wrap(text + (f" ({own})" if own else ""), chars)
+        moved += 1
+    if not moved:
+        return
+    lay.annotations = keep
+    tops = sorted({round((lay[yn].domain or (0, 1))[1], 6) for _, yn in panels}, reverse=True)
+    rows = len(tops)
+    if rows > 1:
+        lines = max(str(lay[xn].title.text or "").count("<br>") + 1 for xn, _ in panels)
+        gap_px = font * (1.3 * lines + 1.8) + 16
+        gap = min(0.45, gap_px / max(SLIDE_CHART[1] - 120, 100))
+        h = (1 - gap * (rows - 1)) / rows
+        for xn, yn in panels:
+            r = tops.index(round((lay[yn].domain or (0, 1))[1], 6))
+            top = 1 - r * (h + gap)
+            lay[yn].domain = [max(0.0, top - h), top]
+
+
+def _legend_outside(fig: go.Figure, font: int) -> None:
+    """The legend to the right of the plot, top-aligned: clear of the title and axes."""
+    shown = [t for t in fig.data if t.showlegend is not False and t.name]
+    if fig.layout.showlegend is False or (len(shown) < 2 and fig.layout.showlegend is not True):
+        return
+    fig.update_layout(legend=dict(orientation="v", x=1.02, xanchor="left", y=1,
+                                  yanchor="top", xref="paper", yref="paper",
+                                  font=dict(size=font - 2), title_text=None))
+
+
+def slide_figure(figure, *, font: int = theme.SLIDE_FONT, width: int | None = None
+                 ) -> go.Figure:
+    """The presentation version of any stored figure, for a slide or a deck image.
+
+    Fonts at slide size (:func:`ulr.theme.slide_layout`), the chart title wrapped
+    to the chart's width and kept clear of the plot, subplot titles moved under
+    their panels as axis titles (:func:`_titles_to_axes`), the legend to the right
+    of the plot where it meets no title, and no fixed size: the figure fills the
+    box it is drawn in. The deck draws it with no toolbar.
+
+    Parameters
+    ----------
+    figure : ReportItem, plotly figure, its JSON or dict.
+    font : base font size in pixels at the deck's design size (720 px high).
+    width : the chart's width in pixels (default the deck's chart area).
+    """
+    width = int(width or SLIDE_CHART[0])
+    fig = export_figure(figure)
+    fig.update_layout(width=None, height=None, autosize=True)
+    _titles_to_axes(fig, width, font)
+    theme.slide_layout(fig, font=font)
+    title = fig.layout.title.text
+    if title:
+        fig.update_layout(title=dict(
+            text=_wrap(title, max(20, int(width * 0.8 / (font * 1.1 * 0.55))), lines=2),
+            yref="container", y=1, yanchor="top", x=0, xanchor="left", xref="container",
+            pad=dict(t=6, l=4, b=10), automargin=True))
+    _legend_outside(fig, font)
     return fig
 
 
@@ -461,6 +627,8 @@ def _figure_html(item: ReportItem, div_id: str, *, slide: bool = False,
     safe_name = re.sub(r"[^A-Za-z0-9_-]+", "_", item.title)[:60] or "chart"
     config = {"responsive": True, "displaylogo": False,
               "toImageButtonOptions": {"format": "png", "filename": safe_name, "scale": 2}}
+    if slide:  # a slide shows the chart, not plotly's toolbar (on screen or in print)
+        config = {"responsive": True, "displayModeBar": False}
     return pio.to_html(fig, full_html=False, include_plotlyjs=False, include_mathjax=False,
                        div_id=div_id, config=config, default_width="100%",
                        default_height=height, validate=False)
@@ -493,7 +661,6 @@ def build_html(items, *, title: str = "ulr report", generated: str | None = None
         raise UlrError("the report needs a non-empty title.")
     if int(max_table_rows) < 1:
         raise UlrError("max_table_rows must be at least 1.")
-    from plotly.offline import get_plotlyjs
 
     generated = generated or _now()
     toc = "".join(f'<li><a href="#item-{i}">{_esc(it.title)}</a> '
@@ -524,14 +691,8 @@ def build_html(items, *, title: str = "ulr report", generated: str | None = None
             + "".join(sections)
             + '<footer>Charts are interactive (zoom, hover, legend toggles) and this file '
               "needs no network.</footer>")
-    return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-            f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">\n'
-            '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-            f'<meta name="generator" content="ulr {_esc(__version__)}">\n'
-            f"<title>{_esc(title)}</title>\n"
-            f"<style>{_CSS % {'font': theme.FONT}}</style>\n"
-            f'<script type="text/javascript">{get_plotlyjs()}</script>\n'
-            f"</head>\n<body><main>{body}</main></body>\n</html>\n")
+    return (_head(title, _CSS, generator=True)
+            + f"<body><main>{body}</main></body>\n</html>\n")
 
 
 # --------------------------------------------------------------------------- ZIP
@@ -879,54 +1040,73 @@ def write_html(path, items, *, title: str = "ulr report", status: dict | None = 
 
 # --------------------------------------------------------------------------- slide deck
 
+# Every slide is laid out at a design height of 720 px (its width follows the
+# screen's shape) and zoomed to the window, so what fits at 1280x720 fits at any
+# size. The budget, top to bottom: title (2 lines, then smaller type), takeaway
+# (2 lines), caveats (at most 100 px), the chart (at least 360 px: half the
+# slide), the evidence line. Print: one slide per A4 landscape page.
+SLIDE_CAVEAT_CHARS = 240   # two caveats share a slide only when they are this short together
+SLIDE_CAVEAT_MAX = 420     # a first caveat longer than this goes to the appendix too
+SLIDE_TABLE_ROWS = 12
+APPENDIX_CHARS = 1400      # caveat text per appendix slide
+
 _DECK_CSS = """
 * { box-sizing: border-box; }
-html, body { margin: 0; height: 100%%; background: #fff; color: #1a1a1a;
+:root { --k: 1; --w: 1280px; }
+html, body { margin: 0; height: 100%%; overflow: hidden; background: #fff; color: #1a1a1a;
              font-family: %(font)s; }
-.deck { position: relative; height: 100vh; overflow: hidden; }
-.slide { display: none; height: 100vh; padding: 28px 48px 84px; flex-direction: column;
-         overflow-y: auto; }
-.slide.active { display: flex; }
-.slide h1 { font-size: 44px; line-height: 1.15; margin: 0 0 10px; }
+.deck { position: relative; width: 100vw; height: 100vh; overflow: hidden; }
+.slide { position: absolute; left: 0; top: 0; width: var(--w); height: 720px;
+         zoom: var(--k); visibility: hidden; display: flex; flex-direction: column;
+         padding: 20px 44px 12px; overflow: hidden; background: #fff; }
+.slide.active { visibility: visible; }
+.slide > * { flex: none; min-width: 0; }
+.slide h1 { font-size: 36px; line-height: 1.15; max-height: 84px; margin: 0 0 6px;
+            overflow: hidden; }
 .slide.cover { justify-content: center; }
-.slide.cover h1 { font-size: 60px; }
-.takeaway { font-size: 28px; font-weight: 600; margin: 0 0 12px; color: #0b3d66; }
-.verdict { font-size: 0.6em; padding: 1px 10px; border-radius: 12px; vertical-align: middle;
-  border: 1px solid currentColor; }
-.verdict-reliable { color: #1b7f3b; } .verdict-directional { color: #8a6d00; }
-.verdict-inconclusive { color: #555; } .verdict-invalid { color: #b00020; }
-.chart { flex: 1 1 0; min-height: 220px; }  /* the chart gives way, never pushes off-screen */
+.slide.cover h1 { font-size: 56px; max-height: 200px; }
+.slide.cover p { font-size: 24px; margin: 8px 0; }
+.takeaway { font-size: 22px; line-height: 1.3; max-height: 58px; font-weight: 600;
+            margin: 0 0 6px; color: #0b3d66; overflow: hidden; }
+.verdict { display: inline-block; font-size: 0.8em; padding: 0 10px; margin-right: 8px;
+           border-radius: 12px; background: #0b3d66; color: #fff; }
+.verdict-reliable { background: #1b7f3b; } .verdict-directional { background: #8a6d00; }
+.verdict-inconclusive { background: #555; } .verdict-invalid { background: #b00020; }
+.box { max-height: 100px; overflow: hidden; margin: 0 0 6px; font-size: 17px;
+       line-height: 1.3; }
+.caveats { background: #fff8e1; border-left: 6px solid #E69F00; padding: 4px 14px; }
+.caveats ul { margin: 0; padding-left: 22px; } .caveats b { font-size: 0.9em; }
+.caveats p.more { margin: 0; font-style: italic; color: #6b4e00; }
+.stale { background: #fdecea; border-left: 6px solid #D55E00; padding: 4px 14px;
+         margin-bottom: 4px; }
+.chart { flex: 1 1 auto; min-height: 360px; position: relative; }
 .chart > div, .chart .plotly-graph-div { height: 100%% !important; }
-.tablewrap { flex: 1 1 auto; overflow: auto; font-size: 22px; }
-table { border-collapse: collapse; } th, td { border: 1px solid #ddd; padding: 4px 12px; }
+.tablewrap { flex: 1 1 auto; min-height: 0; overflow: hidden; font-size: 18px; }
+table { border-collapse: collapse; } th, td { border: 1px solid #ddd; padding: 3px 10px; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
-.caveats { background: #fff8e1; border-left: 6px solid #E69F00; padding: 6px 16px;
-           margin: 0 0 8px; font-size: 20px; max-height: 28vh; overflow-y: auto;
-           flex: 0 0 auto; }
-.caveats ul { margin: 4px 0; padding-left: 26px; }
-.stale { background: #fdecea; border-left: 6px solid #D55E00; padding: 8px 16px;
-         margin: 8px 0 0; font-size: 20px; }
-.evidence { font-size: 18px; color: #555; margin-top: 8px; }
-.note { font-size: 22px; white-space: pre-wrap; }
-nav.controls { position: fixed; bottom: 14px; right: 24px; display: flex; gap: 10px;
-               align-items: center; font-size: 20px; z-index: 10; }
-nav.controls button { font-size: 22px; padding: 6px 18px; border-radius: 6px;
+p.muted { color: #666; font-size: 14px; margin: 4px 0; }
+.note { flex: 1 1 auto; min-height: 0; overflow: hidden; font-size: 22px; white-space: pre-wrap; }
+.evidence { font-size: 14px; line-height: 1.35; max-height: 38px; color: #555;
+            margin: 6px 200px 0 0; overflow: hidden; }
+.appendix-body { flex: 1 1 auto; min-height: 0; overflow: hidden; font-size: 18px;
+                 line-height: 1.3; }
+.appendix-body h2 { font-size: 1.1em; margin: 8px 0 2px; }
+.appendix-body ul { margin: 0; padding-left: 22px; }
+aside.notes { display: none; }
+nav.controls { position: fixed; bottom: 10px; right: 20px; display: flex; gap: 10px;
+               align-items: center; font-size: calc(18px * var(--k)); z-index: 10; }
+nav.controls button { font-size: calc(20px * var(--k)); padding: 4px 16px; border-radius: 6px;
                       border: 1px solid #999; background: #f4f6f9; cursor: pointer; }
-body[data-embedded] .slide { padding: 12px 24px 64px; }
-body[data-embedded] .slide h1 { font-size: 40px; margin-bottom: 6px; }
-body[data-embedded] .takeaway { font-size: 22px; margin-bottom: 8px; }
-body[data-embedded] .caveats { font-size: 18px; }
-body[data-embedded] .chart { min-height: 200px; }
 @page { size: A4 landscape; margin: 0; }
 @media print {
+  html, body { height: auto; overflow: visible; }
   nav.controls { display: none; }
-  .deck { height: auto; overflow: visible; }
-  .slide, .slide.active { display: flex; height: 209mm; width: 297mm; padding: 12mm 14mm;
-                          break-after: page; page-break-after: always; overflow: hidden; }
+  .deck { width: auto; height: auto; overflow: visible; }
+  .slide, .slide.active { position: relative; visibility: visible; width: 1018px;
+                          height: 719px; zoom: 1.1024; break-after: page;
+                          page-break-after: always; }
   .slide:last-child { break-after: auto; page-break-after: auto; }
-  .slide h1 { font-size: 30px; } .takeaway { font-size: 20px; }
-  .caveats, .note, .tablewrap { font-size: 15px; } .evidence { font-size: 13px; }
-  .caveats { max-height: none; overflow: visible; }
+  .evidence { margin-right: 0; }
 }
 """
 
@@ -935,6 +1115,59 @@ _DECK_JS = """
   var slides = Array.prototype.slice.call(document.querySelectorAll('.slide'));
   var counter = document.getElementById('counter');
   var cur = 0;
+  function room(el) {  // the height a box offers its content, in layout pixels
+    var cs = getComputedStyle(el);
+    var h = cs.maxHeight === 'none' ? el.clientHeight : parseFloat(cs.maxHeight);
+    return h - parseFloat(cs.paddingTop) - parseFloat(cs.paddingBottom);
+  }
+  function need(el) {  // the height its content takes, in layout pixels
+    var r = document.createRange();
+    r.selectNodeContents(el);
+    var zoom = el.getBoundingClientRect().height / (el.offsetHeight || 1) || 1;
+    return r.getBoundingClientRect().height / zoom;
+  }
+  function fit(el, min) {  // smaller type until the text fits, with a tenth to spare:
+    el.style.fontSize = '';  // print lays text out a little wider than the screen
+    var size = parseFloat(getComputedStyle(el).fontSize);
+    while ((need(el) > 0.9 * room(el) || el.scrollWidth > el.clientWidth + 1) && size > min) {
+      size = Math.max(min, size - 1);
+      el.style.fontSize = size + 'px';
+    }
+  }
+  function trimTable(wrap) {  // a table keeps the rows that fit and says how many
+    var rows = wrap.querySelectorAll('tbody tr'), n = rows.length, shown = n;
+    rows.forEach(function (r) { r.style.display = ''; });
+    while (wrap.scrollHeight > wrap.clientHeight + 1 && shown > 1) {
+      rows[--shown].style.display = 'none';
+    }
+    var note = wrap.parentNode.querySelector('p.rows');
+    var total = note ? parseInt(note.dataset.total, 10) : n;
+    if (note) { note.textContent = shown < total
+      ? 'First ' + shown + ' of ' + total + ' rows; the report has them all.' : ''; }
+  }
+  function layout() {
+    var print = window.matchMedia('print').matches;
+    if (document.body.hasAttribute('data-paper')) {  // laid out as printed, whatever the window
+      document.documentElement.style.setProperty('--k', '1.1024');
+      document.documentElement.style.setProperty('--w', '1018px');
+    } else if (!print) {
+      var w = window.innerWidth, h = window.innerHeight;
+      var k = Math.min(h / 720, w / 960);
+      document.documentElement.style.setProperty('--k', String(k));
+      document.documentElement.style.setProperty('--w', Math.max(960, w / k) + 'px');
+    }
+    slides.forEach(function (s) {
+      s.querySelectorAll('h1').forEach(function (e) { fit(e, 16); });
+      s.querySelectorAll('.takeaway').forEach(function (e) { fit(e, 9); });
+      s.querySelectorAll('.box, .note, .appendix-body').forEach(function (e) { fit(e, 11); });
+      s.querySelectorAll('.evidence').forEach(function (e) { fit(e, 10); });
+      s.querySelectorAll('.tablewrap').forEach(function (e) { fit(e, 12); trimTable(e); });
+    });
+    var charts = window.Plotly ? document.querySelectorAll('.js-plotly-plot') : [];
+    return Promise.all(Array.prototype.map.call(charts, function (g) {
+      return Plotly.Plots.resize(g);
+    }));  // resolves when every chart is redrawn at its new size
+  }
   function show(i) {
     cur = Math.max(0, Math.min(slides.length - 1, i));
     slides.forEach(function (s, j) { s.classList.toggle('active', j === cur); });
@@ -942,12 +1175,10 @@ _DECK_JS = """
     document.getElementById('prev').disabled = cur === 0;
     document.getElementById('next').disabled = cur === slides.length - 1;
     document.body.setAttribute('data-slide', String(cur + 1));
-    slides[cur].querySelectorAll('.js-plotly-plot').forEach(function (g) {
-      if (window.Plotly) { Plotly.Plots.resize(g); }
-    });
     try { history.replaceState(null, '', '#' + (cur + 1)); } catch (e) {}
   }
   window.ulrShow = show;
+  window.ulrLayout = layout;
   document.getElementById('prev').onclick = function () { show(cur - 1); };
   document.getElementById('next').onclick = function () { show(cur + 1); };
   document.addEventListener('keydown', function (e) {
@@ -955,9 +1186,11 @@ _DECK_JS = """
     else if (['ArrowLeft', 'PageUp'].indexOf(e.key) >= 0) { show(cur - 1); e.preventDefault(); }
     else if (e.key === 'Home') { show(0); } else if (e.key === 'End') { show(slides.length - 1); }
   });
-  window.addEventListener('beforeprint', function () {
-    document.querySelectorAll('.js-plotly-plot').forEach(function (g) { Plotly.Plots.resize(g); });
-  });
+  window.addEventListener('resize', layout);
+  window.addEventListener('beforeprint', layout);
+  window.addEventListener('afterprint', layout);
+  var pm = window.matchMedia('print');
+  if (pm.addEventListener) { pm.addEventListener('change', layout); }
   if (document.body.hasAttribute('data-embedded')) {
     try {  // inside the app: arrow keys work without clicking into the frame first
       var host = window.parent.document;
@@ -971,69 +1204,129 @@ _DECK_JS = """
       host.addEventListener('keydown', host.__ulrDeckKeys);
     } catch (e) {}
   }
+  layout();
   var start = parseInt((location.hash || '#1').slice(1), 10);
   show(isNaN(start) ? 0 : start - 1);
+  document.body.setAttribute('data-ready', '1');
   window.focus();
 })();
 """
 
 
-def build_deck(items, *, title: str = "ulr report", generated: str | None = None,
-               status: dict | None = None, max_table_rows: int = 30,
-               embedded: bool = False) -> str:
-    """A self-contained, offline HTML slide deck: a cover, then one item per slide.
+def slide_caveats(item: ReportItem) -> tuple[list[str], list[str]]:
+    """The caveats a slide shows, and those left to its notes and the appendix.
 
-    Each slide shows the item's title large, its takeaway, its chart (fonts
-    enlarged by :func:`ulr.theme.slide_layout`) or table, its caveats word for
-    word, a data-status flag from ``status`` and its evidence; settings are left
-    to the long report. ArrowLeft/ArrowRight (also PageUp/PageDown, Home, End)
-    and the buttons move between slides; ``#N`` in the address opens slide N.
-    Printing (or :func:`to_pdf`) puts one slide per A4 landscape page. As in
+    The first caveat is shown (unless it is longer than ``SLIDE_CAVEAT_MAX``
+    characters), the second too when both together stay under
+    ``SLIDE_CAVEAT_CHARS``; the rest are counted on the slide ("+N more").
+    """
+    cav = list(item.caveats)
+    n = 0 if not cav or len(cav[0]) > SLIDE_CAVEAT_MAX else 1
+    if n and len(cav) > 1 and len(cav[0]) + len(cav[1]) <= SLIDE_CAVEAT_CHARS:
+        n = 2
+    return cav[:n], cav[n:]
+
+
+def _more_text(hidden: int, appendix: int | None) -> str:
+    if not hidden:
+        return ""
+    where = f"appendix, slide {appendix}" if appendix else "appendix"
+    return f"+{hidden} more caveat{'s' if hidden != 1 else ''} ({where})"
+
+
+def _appendix_pages(items) -> list[list[tuple[int, ReportItem]]]:
+    """Items whose caveats do not all fit on their slide, split into appendix slides."""
+    pages, cur, used = [], [], 0
+    for i, it in enumerate(items, start=1):
+        if not slide_caveats(it)[1]:
+            continue
+        size = sum(len(c) for c in it.caveats) + 80
+        if cur and used + size > APPENDIX_CHARS:
+            pages.append(cur)
+            cur, used = [], 0
+        cur.append((i, it))
+        used += size
+    return pages + ([cur] if cur else [])
+
+
+def _slide_html(i: int, it: ReportItem, status: str | None, appendix: int | None,
+                max_table_rows: int) -> str:
+    """One item's slide: title, takeaway (verdict badge), caveats, chart/table/note, evidence."""
+    parts = [f'<section class="slide" id="slide-{i}"><h1>{_esc(it.title)}</h1>']
+    if it.takeaway or it.verdict:
+        parts.append(f'<p class="takeaway">{verdict_badge(it)}{_esc(it.takeaway)}</p>')
+    shown, hidden = slide_caveats(it)
+    if status or it.caveats:
+        box = [f'<div class="stale" role="alert">{_esc(status)}</div>'] if status else []
+        if it.caveats:
+            box.append(_caveats_html(shown, _more_text(len(hidden), appendix)))
+        parts.append(f'<div class="box">{"".join(box)}</div>')
+    if it.figure is not None:
+        chart = _figure_html(it, f"ulr-slide-{i}", slide=True, height="100%")
+        parts.append(f'<div class="chart">{chart}</div>')
+    elif it.table is not None:
+        df = it.frame()
+        parts.append(_table_html(df.head(max_table_rows), max_table_rows))
+        parts.append(f'<p class="muted rows" data-total="{len(df)}"></p>')
+    elif it.note.strip():
+        parts.append(f'<div class="note">{_esc(it.note)}</div>')
+    parts.append(f'<div class="evidence">Evidence: {_esc(evidence_text(it.evidence))}'
+                 f' · dataset {_esc(it.dataset or "—")}</div>')
+    if hidden:
+        lis = "".join(f"<li>{_esc(c)}</li>" for c in it.caveats)
+        parts.append(f'<aside class="notes"><ul>{lis}</ul></aside>')
+    return "".join(parts) + "</section>"
+
+
+def build_deck(items, *, title: str = "ulr report", generated: str | None = None,
+               status: dict | None = None, max_table_rows: int = SLIDE_TABLE_ROWS,
+               embedded: bool = False, paper: bool = False) -> str:
+    """A self-contained, offline HTML slide deck: a cover, one item per slide, an appendix.
+
+    Each slide has a fixed budget at its design size of 720 px high (zoomed to
+    the window, so 1280x720 and 1920x1080 look alike): the item's title (two
+    lines, then smaller type), its takeaway (with a verdict badge when the item
+    has one), the caveats that fit (:func:`slide_caveats`; "+N more" points to
+    the appendix slides that list every caveat of those items), the chart drawn
+    for the slide (:func:`slide_figure`, no toolbar), at least half the slide's
+    height, or a table or note, and the evidence line. Settings are left to the
+    long report. ArrowLeft/ArrowRight (also PageUp/PageDown, Home, End) and the
+    buttons move between slides; ``#N`` in the address opens slide N. Printing
+    (or :func:`build_pdf`) puts one slide per A4 landscape page. As in
     :func:`build_html`, plotly.js is inline once and a Content-Security-Policy
     forbids every network request. ``embedded`` (the app's Present page) also
-    listens to the arrow keys of the page around the frame.
+    listens to the arrow keys of the page around the frame; ``paper`` lays the
+    slides out at their A4 landscape print size whatever the window (for
+    :func:`build_pdf`, so that text and charts are fitted to the page they print on).
     """
     items = as_items(items)
     if not isinstance(title, str) or not title.strip():
         raise UlrError("the report needs a non-empty title.")
-    from plotly.offline import get_plotlyjs
-
     generated = generated or _now()
     slides = [f'<section class="slide cover"><h1>{_esc(title)}</h1>'
               f'<p class="takeaway">{len(items)} result{"s" if len(items) != 1 else ""}</p>'
               f'<p class="evidence">Generated {_esc(generated)} by ulr {_esc(__version__)}</p>'
               "</section>"]
+    pages = _appendix_pages(items)
+    first_appendix = len(items) + 2
+    where = {i: first_appendix + p for p, page in enumerate(pages) for i, _ in page}
     for i, it in enumerate(items, start=1):
-        parts = [f'<section class="slide" id="slide-{i}"><h1>{_esc(it.title)}</h1>']
-        if it.takeaway:
-            parts.append(f'<p class="takeaway">{verdict_badge(it)}{_esc(it.takeaway)}</p>')
-        st = (status or {}).get(it.id)
-        if st:
-            parts.append(f'<div class="stale" role="alert">{_esc(st)}</div>')
-        if it.caveats:
-            lis = "".join(f"<li>{_esc(c)}</li>" for c in it.caveats)
-            parts.append(f'<div class="caveats"><b>Caveats</b><ul>{lis}</ul></div>')
-        if it.figure is not None:
-            chart = _figure_html(it, f"ulr-slide-{i}", slide=True, height="100%")
-            parts.append(f'<div class="chart">{chart}</div>')
-        elif it.table is not None:
-            parts.append(_table_html(it.frame(), max_table_rows))
-        elif it.note.strip():
-            parts.append(f'<div class="note">{_esc(it.note)}</div>')
-        parts.append(f'<div class="evidence">Evidence: {_esc(evidence_text(it.evidence))}'
-                     f' · dataset {_esc(it.dataset or "—")}</div></section>')
-        slides.append("".join(parts))
+        slides.append(_slide_html(i, it, (status or {}).get(it.id), where.get(i),
+                                  int(max_table_rows)))
+    for p, page in enumerate(pages):
+        body = "".join(f"<h2>Slide {i + 1}: {_esc(it.title)}</h2><ul>"
+                       + "".join(f"<li>{_esc(c)}</li>" for c in it.caveats) + "</ul>"
+                       for i, it in page)
+        slides.append(f'<section class="slide appendix" id="appendix-{p + 1}">'
+                      f"<h1>Appendix: every caveat{f' ({p + 1})' if len(pages) > 1 else ''}"
+                      f'</h1><div class="appendix-body">{body}</div></section>')
     nav = ('<nav class="controls"><button id="prev" aria-label="Previous slide">&#8592;</button>'
            '<span id="counter"></span>'
            '<button id="next" aria-label="Next slide">&#8594;</button></nav>')
-    return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-            f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">\n'
-            '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-            f"<title>{_esc(title)}</title>\n"
-            f"<style>{_DECK_CSS % {'font': theme.FONT}}</style>\n"
-            f'<script type="text/javascript">{get_plotlyjs()}</script>\n'
-            f'</head>\n<body{" data-embedded" if embedded else ""}><div class="deck">{"".join(slides)}</div>{nav}'
-            f"<script>{_DECK_JS}</script></body>\n</html>\n")
+    return (_head(title, _DECK_CSS)
+            + f'<body{" data-embedded" if embedded else ""}{" data-paper" if paper else ""}>'
+              f'<div class="deck">'
+              f'{"".join(slides)}</div>{nav}<script>{_DECK_JS}</script></body>\n</html>\n')
 
 
 def html_to_pdf(html_text: str, *, browser: str | None = None, timeout: float = 120.0,
@@ -1093,4 +1386,5 @@ def html_to_pdf(html_text: str, *, browser: str | None = None, timeout: float = 
 def build_pdf(items, *, title: str = "ulr report", status: dict | None = None,
               should_stop=None) -> bytes:
     """The slide deck as PDF, one slide per A4 landscape page (:func:`html_to_pdf`)."""
-    return html_to_pdf(build_deck(items, title=title, status=status), should_stop=should_stop)
+    return html_to_pdf(build_deck(items, title=title, status=status, paper=True),
+                       should_stop=should_stop)

@@ -176,7 +176,10 @@ def test_presentation_view_moves_with_arrow_keys_large_and_without_settings(serv
     slide = frame.locator(".slide.active")
     h1 = slide.locator("h1")
     expect(h1).to_contain_text("greedy by feature_1")
-    assert float(h1.evaluate("e => parseFloat(getComputedStyle(e).fontSize)")) >= 40
+    # the slide is zoomed to the frame: the title's type, as seen, is 5% of the frame's height
+    seen = "e => parseFloat(getComputedStyle(e).fontSize) * e.getBoundingClientRect().height" \
+           " / e.offsetHeight"
+    assert float(h1.evaluate(seen)) >= 0.045 * 640
     ticks = slide.locator(".xtick text").first
     expect(ticks).to_be_visible()
     assert float(ticks.evaluate("e => parseFloat(getComputedStyle(e).fontSize)")) >= 18

@@ -31,18 +31,20 @@ from ulr.text import parse_numbers
 ORDER = 90
 SECTIONS = ("summary", "propensity", "rankers")
 DEFAULT_SECTIONS = "summary,propensity,rankers"
-FORMATS = ("html", "slides", "pdf")
+FORMATS = ("html", "slides", "pdf", "pptx")
 
 
 def register(sub):
     p = sub.add_parser("report", help="write a self-contained HTML report of a click log, "
                                       "or export / list the reports saved in the app")
     add_log_args(p)
-    p.add_argument("--out", metavar="PATH", help="file to write (.html, or .pdf with "
-                                                 "--format pdf)")
+    p.add_argument("--out", metavar="PATH", help="file to write (.html, .pdf with --format "
+                                                 "pdf, .pptx with --format pptx)")
     p.add_argument("--format", choices=FORMATS, default="html",
                    help="html: one long page; slides: an HTML slide deck; pdf: the slides "
-                        "as PDF (needs Chromium). Default html")
+                        "as PDF (needs Chromium); pptx: a PowerPoint deck, one slide per "
+                        "result, caveats and settings in the speaker notes (needs Chromium). "
+                        "Default html")
     p.add_argument("--list", action="store_true",
                    help="list the reports saved in --db (id, name, items, last change)")
     p.add_argument("--report", metavar="NAME_OR_ID",
@@ -246,6 +248,10 @@ def _write(out: Path, items, title: str, fmt: str, status=None) -> None:
     elif fmt == "slides":
         report.write_bytes(out, report.build_deck(items, title=title, status=status)
                            .encode("utf-8"))
+    elif fmt == "pptx":
+        from ulr.powerpoint import build_pptx
+
+        report.write_bytes(out, build_pptx(items, title=title, status=status))
     else:
         report.write_bytes(out, report.build_pdf(items, title=title, status=status))
 
@@ -253,7 +259,7 @@ def _write(out: Path, items, title: str, fmt: str, status=None) -> None:
 def _out_for(args) -> Path:
     if not args.out:
         raise UlrError("--out PATH is required (the file to write).")
-    suffixes = (".pdf",) if args.format == "pdf" else (".html", ".htm")
+    suffixes = {"pdf": (".pdf",), "pptx": (".pptx",)}.get(args.format, (".html", ".htm"))
     return _check_out(args.out, suffixes, "--out")
 
 
