@@ -612,3 +612,14 @@ def test_every_json_result_carries_its_verdict(tmp_path, capsys):
     assert paired["ndcg@10"]["lower"] <= paired["ndcg@10"]["delta"] <= paired["ndcg@10"]["upper"]
     same = _cli(capsys, "rankers", "--input", sim, "--theta", ",".join(["1"] * 10))
     assert same["rank_identically"] and same["verdict"]["level"] == "inconclusive"
+
+
+def test_slides_and_powerpoint_show_the_verdict_level():
+    from ulr.report import ReportItem, build_deck
+    v = V.Verdict("directional", "IPW is probably better than naive.", "paired")
+    it = ReportItem.from_result("Compare rankers", verdict=v)
+    deck = build_deck([it])
+    assert 'class="verdict verdict-directional"' in deck and "{" not in deck.split(
+        'class="verdict verdict-directional"')[1][:60]
+    from ulr import powerpoint
+    assert powerpoint._takeaway(it).startswith("DIRECTIONAL: IPW is probably")
