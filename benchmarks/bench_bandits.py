@@ -6,7 +6,11 @@ choosing the same lists as the full computation (every index every step, ``prune
 checked over all 10,000 steps of one run. Also times a straightforward per-step,
 per-item-loop CascadeLinTS for a few hundred steps and prints the speed-up.
 
-Run: python benchmarks/bench_bandits.py [--all | --klucb]
+Issue 25: on Kveton et al.'s setting (L=16, K=2, 20 runs x 100,000 steps) CascadeKL-UCB
+within 2x CascadeUCB1's CPU time; ``--kveton`` prints both, and the per-step cost of the
+pruned and the full KL-UCB path on several shapes (what ``prune=None`` chooses by).
+
+Run: python benchmarks/bench_bandits.py [--all | --klucb | --kveton]
 (--all adds the other algorithms, one run each, for information; --klucb runs only the
 CascadeKL-UCB lines.)
 """
@@ -150,8 +154,43 @@ def main(show_all=False):
     return math.isfinite(b_lints)
 
 
+def kveton_section(steps=100_000, runs=20, shape_steps=3_000):
+    """CascadeKL-UCB against CascadeUCB1 on Kveton's setting, and pruned vs full by shape."""
+    from ulr.bandits.envs import kveton_env
+    from ulr.bandits.policies import CascadeKLUCB
+
+    env = kveton_env(items=16, k=2)
+    cpu = {}
+    for algorithm in ("cascade-ucb1", "cascade-klucb"):
+        sim = BanditRuns(algorithm, env, steps, runs=runs, seed=1)
+        c0 = time.process_time()
+        sim.advance()
+        cpu[algorithm] = time.process_time() - c0
+        print(f"kveton L=16 K=2, {runs} runs x {steps:,} steps  {algorithm:<14}"
+              f"{cpu[algorithm]:>8.2f} s cpu")
+    ratio = cpu["cascade-klucb"] / cpu["cascade-ucb1"]
+    print(f"  cascade-klucb / cascade-ucb1: {ratio:.1f}x (target <= 2x: "
+          f"{'OK' if ratio <= 2 else 'OVER'})")
+    print(f"per-step CPU of the two KL-UCB paths ({shape_steps:,} steps; * = prune=None's pick):")
+    for items, r in ((16, 1), (16, 2), (16, 5), (16, 20), (100, 20), (300, 20), (1000, 20),
+                     (3000, 1), (3000, 5)):
+        us = {}
+        for prune in (True, False):
+            sim = BanditRuns("cascade-klucb", kveton_env(items=items, k=2), shape_steps,
+                             runs=r, seed=1)
+            sim.policy.prune = prune
+            c0 = time.process_time()
+            sim.advance()
+            us[prune] = (time.process_time() - c0) * 1e6 / shape_steps
+        pick = CascadeKLUCB.prunes(items, r)
+        print(f"  L={items:>5} runs={r:>3}   pruned {us[True]:>7.0f}{'*' if pick else ' '} "
+              f"us/step   full {us[False]:>7.0f}{' ' if pick else '*'} us/step")
+
+
 if __name__ == "__main__":
-    if "--klucb" in sys.argv[1:]:   # the CascadeKL-UCB lines only (a short run)
+    if "--kveton" in sys.argv[1:]:
+        kveton_section()
+    elif "--klucb" in sys.argv[1:]:   # the CascadeKL-UCB lines only (a short run)
         print(f"setting: L={L}, K={K}, d={D}, {STEPS:,} steps; best of {REPEATS} runs")
         klucb_section(linear_env(items=L, k=K, features=D, seed=0))
         print(f"{'  load average (1 min) of the machine':<44}{os.getloadavg()[0]:>8.1f}")

@@ -527,3 +527,20 @@ def test_pruned_klucb_keeps_the_per_item_statistics(runs):
     for name in ("pulls", "wins", "mean", "_isq"):
         np.testing.assert_array_equal(getattr(pruned.policy, name), getattr(full.policy, name))
     np.testing.assert_array_equal(pruned.policy._isq, 1.0 / np.sqrt(full.policy.pulls))
+
+
+def test_klucb_picks_its_path_by_shape_and_both_give_the_reference_lists():
+    """prune=None: the pruned path for few runs or many items, the vectorized full one for
+    many runs of few items (Kveton's 20 runs of 16 items); the lists are the reference's."""
+    from ulr.bandits.policies import CascadeKLUCB
+
+    assert CascadeKLUCB.prunes(16, 1) and CascadeKLUCB.prunes(16, 2)
+    assert CascadeKLUCB.prunes(3000, 20) and not CascadeKLUCB.prunes(16, 20)
+    env = kveton_env(items=16, k=2, seed=3)
+    sim = BanditRuns("cascade-klucb", env, 600, runs=20, seed=3)
+    assert sim.policy.prune is False
+    lists = []
+    select = sim.policy.select
+    sim.policy.select = lambda t, items=None: lists.append(select(t, items)) or lists[-1]
+    sim.advance()
+    np.testing.assert_array_equal(np.array(lists), reference_klucb_lists(env.w, env.k, 20, 600, 3))

@@ -773,8 +773,11 @@ class CascadeKLUCB(_CountingPolicy):
 
     Parameters
     ----------
-    prune : bool, default True
-        Choose the lists without solving all ``L`` indices every step. Items
+    prune : bool or None, default None
+        Choose the lists without solving all ``L`` indices every step. None
+        chooses by shape (:meth:`prunes`): the pruned path keeps per-run state
+        in Python, so it wins with few runs or many items, and the vectorized
+        full computation wins with many runs of few items. Items
         are grouped by their ``(wins, pulls)`` pair (one index per group), each
         pair carries an upper bound of its index until the end of a time window
         (``t * WINDOW + 1``) and a lower bound (its last exact solve), and only
@@ -795,9 +798,15 @@ class CascadeKLUCB(_CountingPolicy):
     name = "cascade-klucb"
     WINDOW = 1.05  # a bound window ends at t * WINDOW (+ 1): ~1 refresh per 20 t steps
 
-    def __init__(self, *, prune: bool = True, **kw):
+    # Pruning pays where its per-run Python cost is below the full computation's numpy
+    # cost: with at most PRUNE_MAX_RUNS runs, or from PRUNE_MIN_ITEMS items on
+    # (benchmarks/bench_bandits.py --klucb prints both paths on several shapes).
+    PRUNE_MAX_RUNS = 2
+    PRUNE_MIN_ITEMS = 200
+
+    def __init__(self, *, prune: bool | None = None, **kw):
         super().__init__(**kw)
-        self.prune = bool(prune)
+        self.prune = self.prunes(self.n_items, self.runs) if prune is None else bool(prune)
         self._groups: list | None = None   # one _KLUCBGroups per run, built on first use
         self._window_end = 0
         self._stat_rows = tuple(self._stats)   # pulls, wins, mean, 1/sqrt(pulls) (one run)
@@ -805,6 +814,11 @@ class CascadeKLUCB(_CountingPolicy):
     def initialize(self, attracted):
         super().initialize(attracted)
         self._groups, self._window_end = None, 0
+
+    @classmethod
+    def prunes(cls, n_items: int, runs: int) -> bool:
+        """Whether ``prune=None`` takes the pruned path for ``runs`` runs of ``n_items``."""
+        return runs <= cls.PRUNE_MAX_RUNS or n_items >= cls.PRUNE_MIN_ITEMS
 
     @property
     def solves(self) -> int:
