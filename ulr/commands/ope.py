@@ -5,7 +5,11 @@ from __future__ import annotations
 from ulr.commands.common import add_log_args, log_from_args, mapping_warnings, render_verdict
 from ulr.errors import UlrError
 from ulr.ope import estimators as est
+from ulr.ope.intervals import INTERVALS
 from ulr.ope.loggers import MULTI_ESTIMATORS
+from ulr.ope.reward_models import REWARD_MODELS
+
+CHOICES = est.ESTIMATORS + ("sndr", "switch-dr", "dros", "auto") + MULTI_ESTIMATORS
 
 ORDER = 60
 
@@ -33,9 +37,21 @@ def register(sub):
                    help="share of impressions used to fit the target's scorer; the rest is "
                         "evaluated (0 = fit and evaluate on all rows; default 0.5)")
     p.add_argument("--estimators", default=",".join(est.DEFAULT_ESTIMATORS),
-                   help=f"comma-separated, from {','.join(est.ESTIMATORS + MULTI_ESTIMATORS)} "
-                        "(wips and balanced-ips need a logger column: --map logger=COL; "
-                        "balanced-ips also columns propensity_<logger>)")
+                   help=f"comma-separated, from {','.join(CHOICES)} "
+                        "(sndr, switch-dr, dros: doubly robust variants, switch-dr's tau and "
+                        "dros's lambda chosen by SLOPE; auto: SLOPE picks the estimator and "
+                        "its hyperparameter, reported under 'selected'; wips and balanced-ips "
+                        "need a logger column: --map logger=COL; balanced-ips also columns "
+                        "propensity_<logger>)")
+    p.add_argument("--interval", choices=INTERVALS, default="bootstrap",
+                   help="interval: percentile bootstrap (default), Student t, or the "
+                        "finite-sample Hoeffding / empirical Bernstein bounds (linear "
+                        "estimators only; they use the log's largest weight)")
+    p.add_argument("--reward-model", choices=REWARD_MODELS, default="linear",
+                   help="reward model of the model-based estimators (default linear)")
+    p.add_argument("--reward-column", metavar="COL",
+                   help="column with your own predicted reward of each row's action, used as "
+                        "the reward model instead of fitting one")
     p.add_argument("--clip", type=float, default=None,
                    help="clipping threshold for clipped-ips (default: sqrt(rows) x mean weight, "
                         "Ionides 2008)")
@@ -79,8 +95,11 @@ def run(args) -> dict:
                        score_column=args.score_column, temperature=args.temperature,
                        fit_fraction=args.fit_fraction, estimators=names, clip=args.clip,
                        n_bootstrap=args.bootstrap, level=args.level, folds=args.folds,
-                       seed=args.seed)
+                       seed=args.seed, interval=args.interval, reward_model=args.reward_model,
+                       reward_column=args.reward_column)
     out = res.to_dict()
+    if res.settings.get("selected"):
+        out["selected"] = res.settings["selected"]
     out["verdict"] = res.verdict(mapping=mapping_warnings(log)).to_dict()
     settings = out.pop("settings")
     out = {"dataset": log.info.name, "rows": settings["log_rows"],
@@ -96,6 +115,10 @@ def run(args) -> dict:
     return out
 
 
+INTERVAL_NAMES = {"bootstrap": "bootstrap intervals", "t": "Student t intervals",
+                  "hoeffding": "Hoeffding bounds", "bernstein": "empirical Bernstein bounds"}
+
+
 def _fmt_row(name, e, level):
     if e is None:
         return f"  {name:<12} -"
@@ -107,7 +130,8 @@ def _fmt_row(name, e, level):
 def render(result: dict) -> str:
     level = result["settings"]["level"]
     lines = [f"Off-policy estimates on {result['evaluated_rows']} of {result['rows']} rows "
-             f"({result['clicks']} clicks), {level:.0%} bootstrap intervals:"]
+             f"({result['clicks']} clicks), {level:.0%} "
+             f"{INTERVAL_NAMES[result['settings'].get('interval', 'bootstrap')]}:"]
     for name, e in result["estimates"].items():
         lines.append(_fmt_row(name, e, level))
     lines.append(_fmt_row("logging", result["logging"], level))
@@ -125,6 +149,9 @@ def render(result: dict) -> str:
         for name, e in L["estimates"].items():
             lines.append(_fmt_row(name, e, level))
         lines.extend(f"warning (learned policy): {w}" for w in L["warnings"])
+    if result.get("selected"):
+        sel = result["selected"]
+        lines.append(f"auto = {sel['estimator']}: {sel['reason']}")
     lines.extend(f"warning: {w}" for w in result["warnings"])
     lines.append(render_verdict(result))
     if "learned" in result:

@@ -17,13 +17,15 @@ def register(sub):
                     "click model fit on part of the sessions), from a log with per-slot "
                     "propensities and sessions. sips = standard IPS over whole slates (no "
                     "click-model assumption); iips = independent IPS (position-based model); "
-                    "rips = reward-interaction IPS (cascade).")
+                    "rips = reward-interaction IPS (cascade); cascade-dr = Cascade-DR (cascade, "
+                    "with a per-position click model: unbiased like rips, usually narrower).")
     add_log_args(p)
     p.add_argument("--score-column", metavar="COL", help="column with a score per row's document")
     p.add_argument("--temperature", type=float, default=1.0)
     p.add_argument("--fit-fraction", type=float, default=0.5,
                    help="share of sessions used to fit the target's click model (default 0.5)")
-    p.add_argument("--estimators", default="sips,iips,rips")
+    p.add_argument("--estimators", default="sips,iips,rips",
+                   help="comma-separated, from sips,iips,rips,cascade-dr (default sips,iips,rips)")
     p.add_argument("--level", type=float, default=0.95)
     p.add_argument("--logging-prefix", choices=["sequential", "product"], default="sequential",
                    help="how the logger's probability of a top-k prefix follows from the "
@@ -64,7 +66,7 @@ def render(result: dict) -> str:
              f"{result['slots']} slots ({result['clicks']} clicks), {result['level']:.0%} "
              "intervals:"]
     for name, e in result["estimates"].items():
-        lines.append(f"  {name:<5} {e['value']:.5f}   [{e['lower']:.5f}, {e['upper']:.5f}]   "
+        lines.append(f"  {name:<10} {e['value']:.5f}   [{e['lower']:.5f}, {e['upper']:.5f}]   "
                      f"{e['assumption']}")
     lines.extend(f"note: {n}" for n in result["notes"])
     lines.append(render_verdict(result))

@@ -248,7 +248,7 @@ def _warnings(diag: dict, table: pd.DataFrame, level: float) -> list:
 def evaluate(feedback: BanditFeedback, pi: np.ndarray | None = None, *,
              estimators=est.DEFAULT_ESTIMATORS, clip: float | None = None,
              n_bootstrap: int = 1000, level: float = 0.95, reward_model=None, folds: int = 2,
-             seed=0) -> OPEResult:
+             seed=0, interval: str = "bootstrap", q_pair=None) -> OPEResult:
     """Estimate the target policy's value with IPS, clipped IPS, SNIPS and DR.
 
     Parameters
@@ -265,6 +265,14 @@ def evaluate(feedback: BanditFeedback, pi: np.ndarray | None = None, *,
     reward_model : scikit-learn estimator for DR/DM (see :func:`reward_predictions`).
     folds : cross-fitting folds for the reward model (1 = no cross-fitting).
     seed : seed of the bootstrap and the folds.
+    interval : ``bootstrap``, ``t``, ``hoeffding`` or ``bernstein`` (:mod:`ulr.ope.intervals`;
+        the paired differences against logging stay bootstrap).
+    q_pair : optional reward prediction per pair (a user's column), used instead of
+        fitting ``reward_model``.
+
+    Also ``sndr``, ``switch-dr`` and ``dros`` (their ``tau`` / ``lam`` chosen by SLOPE
+    within the family) and ``auto`` (SLOPE across estimators,
+    :func:`ulr.ope.selection.select`; ``settings["selected"]`` says which and why).
     """
     single, multi = _split_estimators(estimators, feedback)
     if not 0 < level < 1:
@@ -279,7 +287,12 @@ def evaluate(feedback: BanditFeedback, pi: np.ndarray | None = None, *,
         raise UlrError("the clipping threshold must be a positive number.")
     boot = {"cluster": feedback.cluster, "n_bootstrap": n_bootstrap, "level": level,
             "seed": seed}
-    table = _single_log_table(feedback, pi, single, r, w, M, reward_model, folds, boot)
+    from ulr.ope.intervals import INTERVALS
+    if interval not in INTERVALS:
+        raise UlrError(f"unknown interval {interval!r}; choose from {', '.join(INTERVALS)}.")
+    model = {"reward_model": reward_model, "folds": folds, "q_pair": q_pair,
+             "interval": interval}
+    table, chosen = _single_log_table(feedback, pi, single, r, w, M, model, boot)
     per_logger = None
     if multi:
         table, per_logger, note = _with_multi_logger(table, feedback, multi, r, t_row, boot)
@@ -291,7 +304,10 @@ def evaluate(feedback: BanditFeedback, pi: np.ndarray | None = None, *,
     warn += [OPEWarning("propensity_sum", propensity_message(v))
              for code, v in feedback.notes if code == "propensity_sum"]
     settings = {"estimators": single + multi, "clip": M, "n_bootstrap": n_bootstrap,
-                "level": level, "folds": folds, "seed": seed,
+                "level": level, "folds": folds, "seed": seed, "interval": interval,
+                "hyperparameters": chosen["hyperparameters"], "selected": chosen["selected"],
+                "reward_model": "column" if q_pair is not None else
+                ("linear" if reward_model is None else type(reward_model).__name__),
                 "resampling": "impressions" if feedback.cluster is not None else "rows"}
     return OPEResult(table=table, diagnostics=diag, warnings=_warnings(diag, table, level) + warn,
                      settings=settings, per_logger=per_logger)
@@ -300,7 +316,7 @@ def evaluate(feedback: BanditFeedback, pi: np.ndarray | None = None, *,
 def _split_estimators(estimators, feedback: BanditFeedback) -> tuple[list, list]:
     """Checked estimator names: (single-log estimators, multi-logger estimators)."""
     estimators = list(dict.fromkeys(estimators))
-    known = est.ESTIMATORS + MULTI_ESTIMATORS
+    known = est.ESTIMATORS + TUNED + ("auto",) + MULTI_ESTIMATORS
     unknown = [e for e in estimators if e not in known]
     if unknown or not estimators:
         raise UlrError(f"unknown estimator {', '.join(unknown) or '(none)'}; choose from "
@@ -332,25 +348,77 @@ def _target_rows(feedback: BanditFeedback, pi):
     return pi, feedback.target_prob, warn
 
 
-def _single_log_table(feedback, pi, estimators, r, w, M, reward_model, folds, boot: dict):
-    """value, lower, upper, se of each single-log estimator and of the logging policy."""
+TUNED = ("sndr", "switch-dr", "dros")
+MODEL_BASED = ("dr", "dm", "sndr", "switch-dr", "dros", "auto")
+
+
+def _single_log_table(feedback, pi, estimators, r, w, M, model: dict, boot: dict):
+    """value, lower, upper, se of each single-log estimator and of the logging policy;
+    and the hyperparameters / selection made (``{"hyperparameters", "selected"}``)."""
+    from ulr.ope import selection
+
     q_logged = q_target = None
-    if any(e in ("dr", "dm") for e in estimators):
-        q_logged, q_target = reward_predictions(feedback, pi, model=reward_model, folds=folds,
-                                                seed=boot["seed"])
-    terms = [est.ratio_terms(e, r, w, clip=M, q_logged=q_logged, q_target=q_target)
-             for e in estimators] + [(r, np.ones_like(r))]
-    num = np.vstack([a for a, _ in terms])
-    den = np.vstack([b for _, b in terms])
+    if any(e in MODEL_BASED for e in estimators):
+        if model["q_pair"] is not None:
+            from ulr.ope.reward_models import pair_predictions
+            q_logged, q_target = pair_predictions(feedback, pi, model["q_pair"])
+        else:
+            q_logged, q_target = reward_predictions(feedback, pi, model=model["reward_model"],
+                                                    folds=model["folds"], seed=boot["seed"])
+    hyper, selected, terms = {}, None, []
+    for e in estimators:
+        name, h = e, (M if e == "clipped-ips" else None)
+        if e in ("switch-dr", "dros"):
+            pick = selection.select(r, w, q_logged=q_logged, q_target=q_target, families=(e,))
+            h = pick.hyperparameter
+        elif e == "auto":
+            pick = selection.select(r, w, q_logged=q_logged, q_target=q_target)
+            name, h, selected = pick.estimator, pick.hyperparameter, pick.to_dict()
+        if h is not None and e != "clipped-ips":
+            hyper[e] = h
+        terms.append((name, h, est.row_terms(name, r, w, hyperparameter=h, q_logged=q_logged,
+                                              q_target=q_target)))
+    terms.append(("logging", None, (r, np.ones_like(r))))
+    num = np.vstack([t[2][0] for t in terms])
+    den = np.vstack([t[2][1] for t in terms])
     sden = den.sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         value = np.where(sden > 0, num.sum(axis=1) / np.where(sden > 0, sden, 1), np.nan)
     ci = est.bootstrap_ratio(num, den, **boot)
+    lower, upper = ci.lower, ci.upper
+    if model["interval"] != "bootstrap":
+        lower, upper = _other_intervals(terms, r, w, q_logged, q_target, model["interval"],
+                                        feedback.cluster, boot["level"])
     diff = bootstrap_difference(num, den, **boot)  # target - logging, paired (verdicts)
-    return pd.DataFrame({"estimator": estimators + ["logging"], "value": value,
-                         "lower": ci.lower, "upper": ci.upper, "se": ci.se,
-                         "diff_lower": [*diff["lower"], np.nan],
-                         "diff_upper": [*diff["upper"], np.nan]})
+    table = pd.DataFrame({"estimator": list(estimators) + ["logging"], "value": value,
+                          "lower": lower, "upper": upper, "se": ci.se,
+                          "diff_lower": [*diff["lower"], np.nan],
+                          "diff_upper": [*diff["upper"], np.nan]})
+    return table, {"hyperparameters": hyper, "selected": selected}
+
+
+def _other_intervals(terms, r, w, q_logged, q_target, method, cluster, level):
+    """Student t (on impression totals when rows are clustered) or a concentration bound
+    (rows taken as independent) for each row of ``terms``; rewards assumed in [0, max r]."""
+    from ulr.ope import intervals as iv
+
+    lo, hi = np.empty(len(terms)), np.empty(len(terms))
+    top = max(1.0, float(np.max(r)))
+    for k, (name, h, (num, den)) in enumerate(terms):
+        if method == "t" and cluster is not None:
+            codes = np.unique(cluster, return_inverse=True)[1].ravel()
+            v, half = iv.t_halfwidth(np.bincount(codes, weights=num),
+                                     np.bincount(codes, weights=den), level=level)
+            lo[k], hi[k] = v - half, v + half
+            continue
+        if name == "logging":
+            name, h, ww = "ips", None, np.ones_like(w)
+        else:
+            ww = w
+        b = iv.interval(name, r, ww, method=method, level=level, hyperparameter=h,
+                        q_logged=q_logged, q_target=q_target, reward_range=(0.0, top))
+        lo[k], hi[k] = b.lower, b.upper
+    return lo, hi
 
 
 def _with_multi_logger(table, feedback, multi, r, t_row, boot: dict):
@@ -427,7 +495,8 @@ def evaluate_log(log, *, action: str = "doc_id", target: str = "fitted",
                  temperature: float = 1.0, fit_fraction: float = 0.5,
                  estimators=est.DEFAULT_ESTIMATORS, clip: float | None = None,
                  n_bootstrap: int = 1000, level: float = 0.95, folds: int = 2,
-                 seed: int = 0, scorer=None) -> OPEResult:
+                 seed: int = 0, scorer=None, interval: str = "bootstrap",
+                 reward_model: str = "linear", reward_column: str | None = None) -> OPEResult:
     """Read a log (``store.Log``), build the target policy, and :func:`evaluate` it.
 
     With ``target="fitted"`` the linear scorer is fit on a seeded
@@ -456,8 +525,15 @@ def evaluate_log(log, *, action: str = "doc_id", target: str = "fitted",
             eval_fb = fb.subset(eval_rows)
     pi, pinfo = target_policy(fb, target=target, temperature=temperature, scores=scores,
                               fit_rows=fit_rows, scorer=scorer)
+    from ulr.ope.reward_models import make_reward_model
+
+    q_pair = None
+    if reward_column:  # the user's predictions, averaged per pair
+        q_pair = feedback_from_log(log, action=action, score_column=reward_column)[1]
+    binary = bool(np.all((eval_fb.reward == 0) | (eval_fb.reward == 1)))
     res = evaluate(eval_fb, pi, estimators=estimators, clip=clip, n_bootstrap=n_bootstrap,
-                   level=level, folds=folds, seed=seed)
+                   level=level, folds=folds, seed=seed, interval=interval, q_pair=q_pair,
+                   reward_model=make_reward_model(reward_model, binary=binary, seed=seed))
     settings = {**res.settings, "action": action, "target": target, "policy": pinfo,
                 "fit_fraction": fit_fraction if target == "fitted" else None,
                 "evaluated_rows": eval_fb.n, "log_rows": fb.n,

@@ -179,4 +179,7 @@ def interval(estimator: str, reward, weight, *, method: str = "bootstrap", level
     h = (hoeffding_halfwidth(n, width=hi - lo, level=level) if method == "hoeffding"
          else bernstein_halfwidth(num, width=hi - lo, level=level))
     note = "" if max_weight is not None else "the largest weight is the log's own (a plug-in)"
-    return Bounds(value, np.maximum(value - h, lo), np.minimum(value + h, hi), method, level, note)
+    a, b = map(float, reward_range)  # every policy's value lies in the rewards' range
+    lower = np.maximum(value - h, np.maximum(lo, a))
+    upper = np.minimum(value + h, np.minimum(hi, b))
+    return Bounds(value, lower, upper, method, level, note)
