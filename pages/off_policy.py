@@ -22,6 +22,11 @@ from ulr.ope.slate import slate_from_log
 from ulr.ope.study import CHUNK, crm_study, simulation_study, study_chunk
 from ulr.ope.verdicts import clipped_table, slate_verdict, study_verdict
 
+NEW_ESTIMATORS = ("sndr", "switch-dr", "dros")
+INTERVAL_LABELS = {"bootstrap": "Percentile bootstrap intervals", "t": "Student t intervals",
+                   "hoeffding": "Hoeffding bounds", "bernstein": "Empirical Bernstein bounds"}
+REWARD_LABELS = {"linear": "linear (logistic)", "gbdt": "gradient-boosted trees",
+                 "column": "my own predictions (a column)"}
 SAMPLE = Path(__file__).resolve().parent.parent / "data" / "sample_ope.csv"
 SAMPLE_SOURCE = "sample"
 LABELS = F.LABELS
@@ -139,7 +144,8 @@ def _log_form(info) -> tuple:
         st.info("This log has no feature columns, so the target policy cannot be a fitted click "
                 "model: choose another **Target policy** above, or map feature columns on the "
                 "[Data page](/data).", icon=":material/info:")
-    choices = list(est.ESTIMATORS) + (list(MULTI_ESTIMATORS) if has_logger else [])
+    choices = list(est.ESTIMATORS) + list(NEW_ESTIMATORS) + \
+        (list(MULTI_ESTIMATORS) if has_logger else [])
     default_est = list(est.DEFAULT_ESTIMATORS) + (list(MULTI_ESTIMATORS) if has_logger else [])
     with st.expander("Estimator options"):
         o1, o2, o3, o4 = st.columns(4)
@@ -162,13 +168,31 @@ def _log_form(info) -> tuple:
         folds = int(o4.number_input("DR cross-fitting folds", 1, 10, 2, key="ope_folds"))
         seed = int(o1.number_input("Seed", 0, 10**6, ui.url_number("seed", 0, 0, 10**6),
                                    key="ope_seed"))
+        interval = o3.selectbox("Intervals", list(INTERVAL_LABELS),
+                                format_func=INTERVAL_LABELS.get, key="ope_interval",
+                                help="Bootstrap and Student t are approximate; Hoeffding and "
+                                     "empirical Bernstein hold for any sample size but are "
+                                     "wider, and need an estimator that is not self-normalized.")
+        models = ["linear", "gbdt"] + (["column"] if extras else [])
+        reward_model = o2.selectbox("Reward model (DR family)", models,
+                                    format_func=REWARD_LABELS.get, key="ope_reward_model")
+        reward_column = (o2.selectbox("Prediction column", extras, key="ope_reward_column")
+                         if reward_model == "column" else None)
+    auto = st.toggle("Choose for me", False, key="ope_auto",
+                     help="Picks the estimator and its tuning from the log itself (SLOPE: the "
+                          "least variable estimate that still agrees with the less biased "
+                          "ones) and says why.")
+    if auto and "auto" not in estimators:
+        estimators = [*estimators, "auto"]
     settings = (("action", action), ("target", target),
                 ("target_column", column if target == "column" else None),
                 ("score_column", column if target == "scores" else None),
                 ("temperature", float(temperature)), ("fit_fraction", float(fit_fraction)),
                 ("estimators", tuple(estimators)), ("clip", None if clip_auto else float(clip)),
                 ("n_bootstrap", n_bootstrap), ("level", float(level)), ("folds", folds),
-                ("seed", seed))
+                ("seed", seed), ("interval", interval),
+                ("reward_model", "linear" if reward_model == "column" else reward_model),
+                ("reward_column", reward_column))
     return settings
 
 
@@ -193,6 +217,10 @@ def _show_log_result(res, source, name, content_hash, settings: tuple):
     m[4].metric("Largest weight", f"{d['max_weight']:.3g}",
                 f"{d['max_weight_share']:.2%} of the total", delta_color="off",
                 delta_arrow="off")
+    selected = res.settings.get("selected")
+    if selected:
+        st.info(f"**Chosen for you: {LABELS.get(selected['estimator'], selected['estimator'])}**"
+                f". {selected['reason']}", icon=":material/auto_awesome:")
     for w in res.warnings:
         st.warning(w.message, icon=":material/warning:")
     table = _estimates_frame(clipped_table(res.table))
@@ -209,7 +237,8 @@ def _show_log_result(res, source, name, content_hash, settings: tuple):
     st.plotly_chart(fig, key="ope_chart")
     st.caption(
         f"Values are expected clicks per logged row under the target policy; bars are "
-        f"{s['level']:.0%} percentile-bootstrap intervals ({s['n_bootstrap']:,} draws, "
+        f"{s['level']:.0%} {INTERVAL_LABELS[s['interval']].lower()} "
+        f"({s['n_bootstrap']:,} bootstrap draws for the differences, "
         f"resampling {res.settings['resampling']}). The dashed line is the logging policy's own "
         f"click rate. Warnings: heavy-tailed weights when the effective sample size is below "
         f"{HEAVY_TAIL_ESS_FRACTION:.0%} of the rows or one row carries over "
@@ -270,7 +299,14 @@ def _slate_section(source, name, content_hash, target, column, temperature, fit_
             st.info("Slate estimators need a ranking target: choose the fitted click model or "
                     "a score column as **Target policy** above.", icon=":material/info:")
             return
+        cdr = st.checkbox("Also Cascade-DR (a per-position click model under the cascade)",
+                          False, key="ope_cascade_dr",
+                          help="Kiyohara et al. 2022: unbiased like reward-interaction IPS, "
+                               "usually narrower; it enumerates each query's rankings, so it "
+                               "suits queries with few candidates.")
+        names = ("sips", "iips", "rips") + (("cascade-dr",) if cdr else ())
         settings = (("score_column", column if target == "scores" else None),
+                    ("estimators", names),
                     ("temperature", max(temperature, 1e-3)),
                     ("fit_fraction", fit_fraction if fit_fraction > 0 else 0.5),
                     ("level", level), ("seed", seed))

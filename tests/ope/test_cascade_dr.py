@@ -1,4 +1,4 @@
-"""Cascade-DR: a slow reference, unbiasedness on simulated cascade logs, lower variance than RIPS."""
+"""Cascade-DR: slow reference, unbiased on simulated cascade logs, lower variance than RIPS."""
 
 import itertools
 
@@ -74,8 +74,9 @@ def test_unbiased_on_cascade_logs_and_lower_variance_than_rips():
         dr[j] = sl.cascade_dr_terms(log["reward"], target_prefix=log["target_prefix"],
                                     logging_prefix=log["logging_prefix"], q_logged=ql,
                                     q_target=qt).mean()
-        rips[j] = sl.slate_terms(log["reward"], **{k: log[k] for k in (
-            "target_marginal", "logging_marginal", "target_prefix", "logging_prefix")})["rips"].mean()
+        probs = {k: log[k] for k in ("target_marginal", "logging_marginal", "target_prefix",
+                                     "logging_prefix")}
+        rips[j] = sl.slate_terms(log["reward"], **probs)["rips"].mean()
     for v in (dr, rips):
         assert abs(v.mean() - truth) < 4 * v.std(ddof=1) / np.sqrt(L)
     # variance: F-test-sized margin (ratio of variances of 150 draws: 2.5% quantile ~0.73)

@@ -1,4 +1,4 @@
-"""evaluate / evaluate_log with the estimators, intervals, selection and reward models of issue 28."""
+"""evaluate / evaluate_log with issue 28's estimators, intervals, selection, reward models."""
 
 import numpy as np
 import pytest

@@ -76,8 +76,9 @@ def world():
     d = sim.sample(N, draws=D, seed=2)
     qhat = np.clip(sim.q[0] * 0.8 + 0.05, 0, 1)  # a misspecified reward model
     cand = sim.candidates
+    qt = cand.per_context_sum(pi * qhat)[cand.context[d.pair]]
     return dict(truth=float(sim.true_value(pi)), reward=d.reward, weight=pi[d.pair] / d.propensity,
-                q_logged=qhat[d.pair], q_target=cand.per_context_sum(pi * qhat)[cand.context[d.pair]],
+                q_logged=qhat[d.pair], q_target=qt,
                 max_weight=float(np.max(pi / sim.logging)))
 
 

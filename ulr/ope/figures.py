@@ -9,7 +9,9 @@ import plotly.graph_objects as go
 from ulr import theme
 
 LABELS = {"ips": "IPS", "clipped-ips": "clipped IPS", "snips": "SNIPS", "dr": "DR",
-          "dm": "DM", "logging": "logging policy (on-policy mean)"}
+          "dm": "DM", "sndr": "self-normalized DR", "switch-dr": "Switch-DR",
+          "dros": "DR with shrinkage", "auto": "chosen for me (SLOPE)",
+          "logging": "logging policy (on-policy mean)"}
 
 
 def _readable_y(fig: go.Figure) -> None:

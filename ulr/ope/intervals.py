@@ -1,4 +1,4 @@
-"""Confidence intervals for off-policy estimates: bootstrap, Student t, Hoeffding, empirical Bernstein.
+"""Intervals for off-policy estimates: bootstrap, Student t, Hoeffding, empirical Bernstein.
 
 Every estimator is a ratio ``V = sum_i num_i / sum_i den_i`` of per-row terms
 (:func:`ulr.ope.estimators.row_terms`); ``den = 1`` for the linear ones (IPS,

@@ -145,8 +145,9 @@ def select(reward, weight, *, q_logged=None, q_target=None, families=AUTO_FAMILI
     table.loc[order[:order.index(best) + 1], "kept"] = True
     table = table.iloc[order].reset_index(drop=True)
     b = rows[best]
-    reason = (f"SLOPE: going from the widest interval to the narrowest, {_fmt(b['estimator'], b['hyperparameter'])} "
-              f"is the narrowest (half-width {b['cnf']:.3g}) whose estimate agrees with every wider one")
+    reason = ("SLOPE: going from the widest interval to the narrowest, "
+              f"{_fmt(b['estimator'], b['hyperparameter'])} is the narrowest "
+              f"(half-width {b['cnf']:.3g}) whose estimate agrees with every wider one")
     if rejected is not None:
         r = rows[rejected]
         reason += (f"; the next, {_fmt(r['estimator'], r['hyperparameter'])}, disagrees, a sign of "

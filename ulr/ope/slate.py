@@ -41,9 +41,9 @@ ASSUMPTIONS = {
 }
 LABELS = {"sips": "Standard IPS (whole slates)", "iips": "Independent IPS (PBM)",
           "rips": "Reward-interaction IPS (cascade)", "cascade-dr": "Cascade-DR (cascade)"}
-ASSUMPTIONS["cascade-dr"] = (
+MODEL_ASSUMPTIONS = {"cascade-dr": (
     "Cascade-DR assumes the cascade like RIPS and adds a per-position click model that "
-    "cancels much of RIPS's variance; unbiased whatever the model (Kiyohara et al. 2022).")
+    "cancels much of RIPS's variance; unbiased whatever the model (Kiyohara et al. 2022).")}
 MODEL_ESTIMATORS = ("cascade-dr",)
 MAX_PREFIXES = 200_000
 
@@ -94,7 +94,7 @@ def slate_estimates(reward, *, estimators=SLATE_ESTIMATORS, level: float = 0.95,
         se = float(np.std(x, ddof=1) / np.sqrt(S)) if S > 1 else np.nan
         v = float(np.mean(x))
         rows.append({"estimator": e, "value": v, "lower": v - z * se, "upper": v + z * se,
-                     "se": se, "assumption": ASSUMPTIONS[e]})
+                     "se": se, "assumption": {**ASSUMPTIONS, **MODEL_ASSUMPTIONS}[e]})
     return pd.DataFrame(rows)
 
 
@@ -383,7 +383,7 @@ def cascade_dr_terms(reward, *, target_prefix, logging_prefix, q_logged, q_targe
 
 def position_click_model(reward, context, slate, *, contexts: int, items: int,
                          prior: float = 5.0) -> np.ndarray:
-    """Per-position reward model ``q[c, k, a]``: click rate of item ``a`` at slot ``k`` in context ``c``.
+    """Per-position reward model ``q[c, k, a]``: click rate of item ``a`` at slot ``k`` in ``c``.
 
     Shrunk towards the slot's overall rate with ``prior`` pseudo-sessions
     (a tabular model; it ignores the items above, so under a cascade it is misspecified).
