@@ -269,12 +269,14 @@ def _headline(verdict, *, target: str = "Target policy") -> None:
         return
     name = LABELS.get(e["estimator"], e["estimator"])
     level = e.get("level", 0.95)
-    se = V.se_of(e["lower"], e["upper"], level)
+    bounded = e.get("lower") is not None and e.get("upper") is not None
+    se = V.se_of(e["lower"], e["upper"], level) if bounded else None
     t = st.columns(3)
     t[0].metric(f"{target}, {name}", V.fmt(e["value"], se, pct=True),
                 f"{level:.0%} interval {V.fmt(e['lower'], se, pct=True)} to "
-                f"{V.fmt(e['upper'], se, pct=True)}", delta_color="off", delta_arrow="off",
-                help="expected clicks per row")
+                f"{V.fmt(e['upper'], se, pct=True)}" if bounded else
+                "no finite-sample bound for a self-normalized estimate",
+                delta_color="off", delta_arrow="off", help="expected clicks per row")
     t[1].metric("Logging policy", V.fmt(e["logging"], se, pct=True))
     if e.get("delta_lower") is not None:
         dse = V.se_of(e["delta_lower"], e["delta_upper"], level)

@@ -25,3 +25,12 @@ def test_choose_for_me_intervals_and_new_estimators():
     assert not at.exception, at.exception
     slate = [d.value for d in at.dataframe if "assumption" in d.value.columns]
     assert list(slate[0]["estimator"]) == ["sips", "iips", "rips", "cascade-dr"]
+
+
+def test_concentration_bounds_with_the_default_estimators():
+    """SNIPS (the verdict's usual basis) has no Hoeffding bound: the headline says so."""
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    at.run()
+    at.selectbox(key="ope_interval").select("hoeffding").run()
+    assert not at.exception, at.exception
+    assert any("no finite-sample bound" in str(m.delta) for m in at.metric)
