@@ -59,3 +59,11 @@ def test_ope_slate_cascade_dr(cli):
     res = json.loads(out)
     e = res["estimates"]["cascade-dr"]
     assert e["lower"] <= e["value"] <= e["upper"] and "Kiyohara" in e["assumption"]
+
+
+def test_verdict_rests_on_the_choice_when_auto_is_alone(cli):
+    code, out, _ = cli("ope", "--input", str(SAMPLE), "--bootstrap", "100", "--estimators",
+                       "auto", "--json")
+    assert code == 0
+    v = json.loads(out)["verdict"]
+    assert v["estimate"]["estimator"] == "auto" and v["level"] != "inconclusive"

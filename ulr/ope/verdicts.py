@@ -19,11 +19,15 @@ import pandas as pd
 from ulr import verdict as V
 from ulr.ope.estimators import resample_counts
 
-PREFERENCE = ("snips", "dr", "clipped-ips", "ips", "dm")
+PREFERENCE = ("auto", "snips", "dr", "sndr", "dros", "switch-dr", "clipped-ips", "ips", "dm")
+# "auto" (issue 28) is only there when the user asked SLOPE to choose: the verdict rests on
+# that choice; the DR variants only matter when neither SNIPS nor DR was computed
 #: several loggers (the Off-policy page: "trust balanced IPS when available, WIPS otherwise")
 MULTI_PREFERENCE = ("balanced-ips", "wips")
 LABELS = {"ips": "IPS", "clipped-ips": "clipped IPS", "snips": "SNIPS", "dr": "DR",
-          "dm": "DM", "wips": "WIPS", "balanced-ips": "balanced IPS"}
+          "dm": "DM", "wips": "WIPS", "balanced-ips": "balanced IPS",
+          "sndr": "self-normalized DR", "switch-dr": "Switch-DR", "dros": "DR with shrinkage",
+          "auto": "the estimator SLOPE chose"}
 #: which estimators each warning code calls unreliable
 UNRELIABLE = {"heavy_tailed": ("ips", "clipped-ips")}
 #: warnings that make an estimate meaningless
