@@ -31,7 +31,7 @@ def ref_switch(r, w, ql, qt, tau):
 def ref_dros(r, w, ql, qt, lam):
     s = 0.0
     for i in range(len(r)):
-        shrunk = lam * w[i] / (w[i] ** 2 + lam)  # Su et al. 2020, eq. (9)
+        shrunk = lam * w[i] / (w[i] ** 2 + lam)  # Su et al. 2020, optimistic shrinkage
         s += qt[i] + shrunk * (r[i] - ql[i])
     return s / len(r)
 
@@ -39,12 +39,13 @@ def ref_dros(r, w, ql, qt, lam):
 def ref_sg(r, w, lam, ql=None, qt=None):
     s = 0.0
     for i in range(len(r)):
-        wl = w[i] / (1 - lam + lam * w[i])  # Metelli et al. 2021, eq. (9)
+        wl = w[i] / (1 - lam + lam * w[i])  # Metelli et al. 2021, power-mean correction
         s += wl * r[i] if ql is None else qt[i] + wl * (r[i] - ql[i])
     return s / len(r)
 
 
-# OBP (open_bandit_pipeline 0.5, obp/ope/estimators.py, _estimate_round_rewards), transcribed
+# OBP (obp/ope/estimators.py, _estimate_round_rewards), transcribed (SNDR, Switch-DR, DRos
+# also run against 0.4.1's own code: benchmarks/compare_obp_dr.py; sub-Gaussian is 0.5's)
 # for one position with q_hat_factual = ql and np.average(q_hat, weights=pi_e) = qt:
 def obp_sndr(r, iw, ql, qt):
     return np.mean(qt + iw * (r - ql) / iw.mean())

@@ -333,7 +333,8 @@ def shrink_weight(weight, *, lam: float) -> np.ndarray:
 
 def dros(reward, weight, *, q_logged, q_target, lam: float) -> np.ndarray:
     """Doubly robust with optimistic shrinkage (Su, Dimakopoulou, Krishnamurthy &
-    Dudik, "Doubly robust off-policy evaluation with shrinkage", ICML 2020, eq. (9)).
+    Dudik, "Doubly robust off-policy evaluation with shrinkage", ICML 2020, the
+    optimistic shrinkage; formula as in OBP `DoublyRobustWithShrinkage`).
 
     ``V = (1/n) sum_i [ q_target_i + w_i(lam) (r_i - q_logged_i) ]``,
     ``w_i(lam) = lam w_i / (w_i^2 + lam)``.
@@ -356,7 +357,8 @@ def power_weight(weight, *, lam: float) -> np.ndarray:
 
 def sg_ips(reward, weight, *, lam: float) -> np.ndarray:
     """Sub-Gaussian IPS (Metelli, Russo & Restelli, "Subgaussian and differentiable
-    importance sampling for off-policy evaluation and learning", NeurIPS 2021, eq. (9)).
+    importance sampling for off-policy evaluation and learning", NeurIPS 2021, the
+    power-mean correction; formula as in OBP `SubGaussianInverseProbabilityWeighting`).
 
     ``V = (1/n) sum_i w_i / (1 - lam + lam w_i) r_i``, ``lam`` in [0, 1].
 

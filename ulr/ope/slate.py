@@ -351,7 +351,7 @@ def cascade_dr_terms(reward, *, target_prefix, logging_prefix, q_logged, q_targe
 
     Kiyohara, Saito, Matsuhiro, Narita, Shimizu & Yamamoto, "Doubly robust
     off-policy evaluation for ranking policies under the cascade behavior
-    model", WSDM 2022, eq. (5) with ``gamma = 1``:
+    model", WSDM 2022, the Cascade-DR estimator with discount ``gamma = 1``:
 
     ``V = (1/S) sum_s sum_k [ w_{1:k} (r_k - Q_k(x, a_{1:k}))
     + w_{1:k-1} sum_a pi(a | x, a_{1:k-1}) Q_k(x, a_{1:k-1}, a) ]``,
