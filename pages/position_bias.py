@@ -209,9 +209,8 @@ def _evidence(content_hash: str, name: str):
     return store.summary(lg), store.ctr_by_position(lg)
 
 
-def _verdict(results, table, mapping=()):
-    """The first method's verdict, on the intervals the chart draws (docs/verdicts.md)."""
-    r = results[0]
+def _verdict(r, table, mapping=()):
+    """A method's verdict, on the intervals the chart draws (docs/verdicts.md)."""
     t = table[table["method"] == r.method].sort_values("position").head(r.positions)
     lower = upper = None
     if len(t) == r.positions and {"lower", "upper"} <= set(t.columns):
@@ -227,8 +226,12 @@ def _show(results, truth, by_pos, evidence: dict, *, label: str, settings: dict,
     clicks_k = by_pos["clicks"].to_numpy()
     impr_k = by_pos["impressions"].to_numpy()
     table = plots.results_table(results, truth, clicks=clicks_k, impressions=impr_k)
-    verdict = _verdict(results, table, mapping)
-    ui.show_verdict(verdict, key="position_bias")
+    verdicts = [_verdict(r, table, mapping) for r in results]
+    verdict = verdicts[0]  # the first method picked heads the page and the report item
+    for r, v in zip(results, verdicts):
+        if len(results) > 1:
+            st.markdown(f"**{r.method}**")
+        ui.show_verdict(v, key=f"position_bias_{r.method}")
     caveats = []
     thin = table[table["thin"] & (table["position"] > 1)]
     if len(thin):

@@ -41,6 +41,11 @@ def test_two_methods_on_the_sample_give_a_chart_and_a_table():
     assert {8, 10} <= set(thin[thin["method"] == "randomization"]["position"])
     assert [w.value.split(" estimates")[0] for w in at.warning] == [
         f"Thin evidence: {len(thin)} of {len(free)}"]
+    # each method states its own verdict, under its name, in the order picked
+    marks = [m.value for m in at.markdown]
+    named = [m for m in marks if m in ("**randomization**", "**em**")]
+    assert named == ["**randomization**", "**em**"]
+    assert sum("badge[" in m for m in marks) == 2
 
 
 def test_a_method_that_cannot_run_says_why_and_the_rest_is_shown(tmp_path):
