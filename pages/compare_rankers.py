@@ -65,7 +65,7 @@ sources = ([TRUE] if true_theta is not None else []) + \
     [METHOD_PREFIX + m for m in propensity.METHODS] + [TYPED]
 c1, c2, c3 = st.columns([2, 1, 1])
 source = c1.selectbox("Propensity source", sources,
-                      index=ui.url_index("source", sources), key="cr_source",
+                      index=ui.url_index("theta_source", sources), key="cr_source",
                       help="Where θ (examination probability per position) comes from: the "
                            "simulator's truth, an estimator from the Position bias page, or "
                            "your own numbers (e.g. from an eye-tracking study).")
@@ -97,7 +97,7 @@ with st.expander("IPW options"):
                         key="cr_snips")
     seed = int(o3.number_input("Seed", 0, 10**6, ui.url_number("seed", 0, 0, 10**6),
                                key="cr_seed"))
-ui.set_url_params(source=source, learner=learner, seed=seed, boot=int(n_bootstrap),
+ui.set_url_params(theta_source=source, learner=learner, seed=seed, boot=int(n_bootstrap),
                   clip=float(clip) if clip_on else 0.0, snips=bool(snips),
                   theta=typed if source == TYPED else None)
 

@@ -145,7 +145,7 @@ def test_sweep_rejects_bad_etas():
 
 def test_compare_settings_come_from_and_go_to_the_url():
     at = AppTest.from_file(COMPARE, default_timeout=120)
-    at.query_params.update(source="estimated: randomization", learner="gbdt", seed="3",
+    at.query_params.update(theta_source="estimated: randomization", learner="gbdt", seed="3",
                            boot="200", clip="0.1", snips="1")
     at.run()
     assert not at.exception and not at.error
@@ -157,11 +157,15 @@ def test_compare_settings_come_from_and_go_to_the_url():
     assert at.checkbox(key="cr_snips").value
     # written back every run (with the app-wide dataset), so the link reproduces the view
     assert at.query_params["seed"] == "3" and at.query_params["dataset"] == "sample"
+    # θ's source has its own key: ?source= names a registered source app-wide
+    assert at.query_params["theta_source"] == "estimated: randomization"
+    assert "source" not in at.query_params
+    assert not [w for w in at.warning if "registered source" in w.value]
     at.selectbox(key="cr_learner").select("linear").run()
     assert at.query_params["learner"] == "linear"
     # values that do not parse or are out of range fall back to the defaults
     bad = AppTest.from_file(COMPARE, default_timeout=120)
-    bad.query_params.update(source="nope", seed="-4", boot="x", clip="7", snips="no")
+    bad.query_params.update(theta_source="nope", seed="-4", boot="x", clip="7", snips="no")
     bad.run()
     assert not bad.exception
     assert bad.selectbox(key="cr_source").value == "true theta (recorded in the log)"
