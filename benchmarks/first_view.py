@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -36,32 +35,6 @@ def bare_app(folder: Path) -> Path:
     app = folder / "bare.py"
     app.write_text("import streamlit as st\nst.write('hello')\n")
     return app
-
-
-def serve_script(script: Path, db: str):
-    """``streamlit run script`` on a free port (the project's app when it is app.py)."""
-    if script.name == "app.py":
-        return serve(db)
-    import socket
-    import urllib.request
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(script),
-                             "--server.headless", "true", "--server.port", str(port),
-                             "--browser.gatherUsageStats", "false",
-                             "--server.fileWatcherType", "none"],
-                            cwd=script.parent, env=dict(os.environ, ULR_DB=db),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    for _ in range(120):
-        try:
-            urllib.request.urlopen(url + "/_stcore/health", timeout=2)
-            return proc, url
-        except OSError:
-            time.sleep(0.5)
-    proc.kill()
-    raise RuntimeError("streamlit did not start")
 
 
 def first_views(browser, url: str, path: str, visits: int) -> list[float]:
@@ -92,7 +65,7 @@ def main(visits: int, pages: list[str]) -> None:
                                           "--disable-dev-shm-usage"])
         for label, script, paths in (("bare app", bare_app(tmp), [""]),
                                      ("ulr", ROOT / "app.py", pages)):
-            proc, url = serve_script(script, str(tmp / "fv.duckdb"))
+            proc, url = serve(str(tmp / "fv.duckdb"), script)
             try:
                 first_views(browser, url, paths[0], 1)  # the server's own first run
                 for path in paths:

@@ -51,12 +51,13 @@ def pct(xs, q):
 # --------------------------------------------------------------------------- pages
 
 
-def serve(db: str):
+def serve(db: str, script: Path = ROOT / "app.py"):
+    """``streamlit run script`` (the app by default) on a free port with store ``db``."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     env = dict(os.environ, ULR_DB=db)
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(script),
                              "--server.headless", "true", "--server.port", str(port),
                              "--browser.gatherUsageStats", "false",
                              "--server.fileWatcherType", "none"],

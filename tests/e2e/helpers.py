@@ -1,5 +1,6 @@
 """Helpers shared by the browser tests."""
 
+import re
 import time
 from pathlib import Path
 
@@ -42,3 +43,24 @@ def shot(pg, name):
 def no_errors(pg):
     errs = pg.locator('[data-testid="stException"], [data-testid="stAlertContentError"]')
     return [errs.nth(i).inner_text() for i in range(errs.count())]
+
+
+# A command-line flag in a browser message (the app names controls, not flags).
+FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]+")
+
+
+def pick(page, field: str, options):
+    """Choose ``options`` in the mapping form's multiselect for ``field``."""
+    box = page.locator('[data-testid="stMultiSelect"]').filter(
+        has=page.get_by_text(re.compile(rf"^{re.escape(field)}( \*)?$")))
+    box.first.click()
+    for opt in options:
+        page.keyboard.type(opt)
+        page.get_by_role("option", name=opt, exact=True).click()
+    page.keyboard.press("Escape")
+
+
+def alerts(page) -> list[str]:
+    """The text of every alert box on the page."""
+    a = page.locator('[data-testid="stAlert"]')
+    return [a.nth(i).inner_text() for i in range(a.count())]

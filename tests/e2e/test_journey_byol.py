@@ -8,25 +8,9 @@ from pathlib import Path
 
 from playwright.sync_api import expect
 
-from tests.e2e.helpers import no_errors, shot, wait_idle
+from tests.e2e.helpers import FLAG, alerts, no_errors, pick, shot, wait_idle
 
 FIXTURE = Path(__file__).resolve().parents[1] / "data" / "obd_like.csv"
-FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]+")
-
-
-def _pick(page, field: str, options):
-    box = page.locator('[data-testid="stMultiSelect"]').filter(
-        has=page.get_by_text(re.compile(rf"^{re.escape(field)}( \*)?$")))
-    box.first.click()
-    for opt in options:
-        page.keyboard.type(opt)
-        page.get_by_role("option", name=opt, exact=True).click()
-    page.keyboard.press("Escape")
-
-
-def _alerts(page) -> list[str]:
-    a = page.locator('[data-testid="stAlert"]')
-    return [a.nth(i).inner_text() for i in range(a.count())]
 
 
 def test_bring_your_own_log_reaches_every_page(page, app_url):
@@ -36,8 +20,8 @@ def test_bring_your_own_log_reaches_every_page(page, app_url):
     page.locator('input[type="file"]').set_input_files(str(FIXTURE))
     page.get_by_role("button", name="Load", exact=True).wait_for(timeout=60_000)
     wait_idle(page)
-    _pick(page, "query_id", [f"user_feature_{j}" for j in range(4)])
-    _pick(page, "session_id", ["timestamp"])
+    pick(page, "query_id", [f"user_feature_{j}" for j in range(4)])
+    pick(page, "session_id", ["timestamp"])
     page.get_by_text("The whole log is randomized (every list", exact=False).click()
     page.get_by_text("Propensities are per slot", exact=False).click()
     page.get_by_label("Names or patterns, comma-separated (e.g. user-item_affinity_*)").fill(
@@ -68,7 +52,7 @@ def test_bring_your_own_log_reaches_every_page(page, app_url):
             expect(page.get_by_role("heading", name="“obd like”")).to_be_visible()
         shot(page, "byol_" + re.sub(r"[^a-z0-9]+", "_", title.lower()))
         errors = no_errors(page)
-        flags = [t for t in _alerts(page) if FLAG.search(t)]
+        flags = [t for t in alerts(page) if FLAG.search(t)]
         if errors or flags:
             problems[title] = {"errors": errors, "flags": flags}
     assert problems == {}, problems

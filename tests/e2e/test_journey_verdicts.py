@@ -5,14 +5,12 @@ policy cannot be told apart from the logging policy; Compare rankers says the tw
 rank identically (theta = 1 everywhere makes IPW the naive ranker); no click-rate chart
 shows a value below 0."""
 
-import re
 
 from playwright.sync_api import expect
 
-from tests.e2e.helpers import no_errors, shot, wait_idle
+from tests.e2e.helpers import FLAG, alerts, no_errors, pick, shot, wait_idle
 
 NAME = "row stamps"
-FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]+")
 
 # every plotted value of every chart (bars minus their lower error), as plotly drew them
 _LOWEST_JS = """() => {
@@ -27,21 +25,6 @@ _LOWEST_JS = """() => {
   }
   return out.length ? Math.min(...out) : null;
 }"""
-
-
-def _pick(page, field: str, options):
-    box = page.locator('[data-testid="stMultiSelect"]').filter(
-        has=page.get_by_text(re.compile(rf"^{re.escape(field)}( \*)?$")))
-    box.first.click()
-    for opt in options:
-        page.keyboard.type(opt)
-        page.get_by_role("option", name=opt, exact=True).click()
-    page.keyboard.press("Escape")
-
-
-def _alerts(page) -> list[str]:
-    a = page.locator('[data-testid="stAlert"]')
-    return [a.nth(i).inner_text() for i in range(a.count())]
 
 
 def _open(page, app_url, path: str, **params):
@@ -67,8 +50,8 @@ def test_verdicts_on_a_log_whose_slots_do_not_share_a_timestamp(page, app_url, t
     page.locator('input[type="file"]').set_input_files(str(path))
     page.get_by_role("button", name="Load", exact=True).wait_for(timeout=60_000)
     wait_idle(page)
-    _pick(page, "query_id", [f"user_feature_{j}" for j in range(4)])
-    _pick(page, "session_id", ["timestamp"])
+    pick(page, "query_id", [f"user_feature_{j}" for j in range(4)])
+    pick(page, "session_id", ["timestamp"])
     page.get_by_text("The whole log is randomized (every list", exact=False).click()
     page.get_by_label("Names or patterns, comma-separated (e.g. user-item_affinity_*)").fill(
         "user-item_affinity_*")
@@ -77,9 +60,9 @@ def test_verdicts_on_a_log_whose_slots_do_not_share_a_timestamp(page, app_url, t
     page.get_by_text(f"Stored “{NAME}” with 10,002 rows").wait_for(timeout=120_000)
     wait_idle(page)
     expect(page.get_by_text("sessions hold a single row", exact=False).first).to_be_visible()
-    warned = [a for a in _alerts(page) if "sessions hold a single row" in a]
+    warned = [a for a in alerts(page) if "sessions hold a single row" in a]
     assert warned and "map a column that groups one shown list" in warned[0]
-    assert not any(FLAG.search(a) for a in _alerts(page))
+    assert not any(FLAG.search(a) for a in alerts(page))
     # the randomized log's caption never credits the ranker
     assert "better documents on top" not in page.inner_text('[data-testid="stMain"]')
     assert _lowest(page) >= 0
