@@ -1,0 +1,164 @@
+"""Session matrices for click models, from ONE aggregate query.
+
+PBM, UBM and cascade only need per-row counts, but DCM, DBN and SDBN need what
+happens after the last click in each session (the product of
+``1 - alpha`` over the documents below it), which no per-cell count carries.
+So the single statement returns one row per (session, rank): the session's
+index, the (query, doc) pair's index, the rank, the click and the held-out flag;
+numpy then holds the log as two ``S x K`` matrices (pair, click) and every
+model's sufficient statistics are ``bincount`` sums over them.
+
+The held-out split is a hash of the session id in SQL (md5 of
+``seed:session_id``, first four hex digits, the same on DuckDB and Spark), so a
+session is held out or not whatever engine or file order reads it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ulr.errors import UlrError
+
+_HEX = "0123456789abcdef"
+SPLIT_SLOTS = 16 ** 4
+
+
+def _split_slot() -> str:
+    """0..65535 from md5(seed:session_id): portable (md5, substr, instr only)."""
+    h = "md5(concat(CAST($ulr_seed AS STRING), ':', CAST(session_id AS STRING)))"
+    d = [f"(instr('{_HEX}', substr({h}, {i}, 1)) - 1)" for i in (1, 2, 3, 4)]
+    return f"CAST(4096 * {d[0]} + 256 * {d[1]} + 16 * {d[2]} + {d[3]} AS BIGINT)"
+
+
+def split_slot_of(session_id, seed: int) -> int:
+    """The slot :func:`_split_slot` gives a session (plain Python, for tests)."""
+    import hashlib
+    return int(hashlib.md5(f"{int(seed)}:{session_id}".encode()).hexdigest()[:4], 16)
+
+
+@dataclass(frozen=True)
+class Sessions:
+    """A click log as session matrices.
+
+    Attributes
+    ----------
+    pair : (S, K) int64, the (query, doc) pair at each rank; -1 where the
+        session shows fewer than K results.
+    click : (S, K) bool.
+    test : (S,) bool, held out.
+    n_pairs : number of distinct pairs.
+    """
+
+    pair: np.ndarray
+    click: np.ndarray
+    test: np.ndarray
+    n_pairs: int
+
+    def __post_init__(self):
+        if self.pair.shape != self.click.shape or self.pair.ndim != 2:
+            raise ValueError("pair and click must be matrices of one shape")
+        if self.test.shape != (self.pair.shape[0],):
+            raise ValueError("test needs one flag per session")
+        if np.any(self.click & (self.pair < 0)):
+            raise ValueError("a click on an empty slot")
+
+    @property
+    def sessions(self) -> int:
+        return self.pair.shape[0]
+
+    @property
+    def ranks(self) -> int:
+        return self.pair.shape[1]
+
+    @property
+    def mask(self) -> np.ndarray:
+        return self.pair >= 0
+
+    @property
+    def length(self) -> np.ndarray:
+        """Results shown per session (ranks 1..length)."""
+        return self.mask.sum(axis=1)
+
+    def subset(self, keep: np.ndarray) -> "Sessions":
+        return Sessions(pair=self.pair[keep], click=self.click[keep], test=self.test[keep],
+                        n_pairs=self.n_pairs)
+
+    @classmethod
+    def from_rows(cls, s, pair, position, click, test=None, *, ranks: int | None = None
+                  ) -> "Sessions":
+        """Matrices from one row per (session index, rank); ranks must be 1..n per session."""
+        s = np.asarray(s, dtype=np.int64)
+        pos = np.asarray(position, dtype=np.int64)
+        pair = np.asarray(pair, dtype=np.int64)
+        n_s = int(s.max()) + 1 if len(s) else 0
+        k = int(ranks or (pos.max() if len(pos) else 0))
+        if n_s == 0 or k < 1:
+            raise UlrError("the log has no sessions to fit click models on.")
+        if pos.min() < 1:
+            raise UlrError("positions must start at 1.")
+        key = s * k + (pos - 1)
+        if len(np.unique(key)) != len(key):
+            raise UlrError("a session shows two results at one position; click models need "
+                           "one result per rank in each session.")
+        P = np.full((n_s, k), -1, dtype=np.int64)
+        C = np.zeros((n_s, k), dtype=bool)
+        P.ravel()[key] = pair
+        C.ravel()[key] = np.asarray(click).astype(bool)
+        m = P >= 0
+        if np.any(m[:, 1:] & ~m[:, :-1]):
+            raise UlrError("some sessions skip a position; click models need ranks 1..n "
+                           "without gaps in every session.")
+        T = np.zeros(n_s, dtype=bool)
+        if test is not None:
+            T[s] = np.asarray(test).astype(bool)
+        return cls(pair=P, click=C, test=T, n_pairs=int(pair.max()) + 1)
+
+
+def has_sessions(scan) -> bool:
+    return scan.has("session_id")
+
+
+def require_sessions(scan, models) -> None:
+    """A typed error when a model that needs session order meets a log without sessions."""
+    if not has_sessions(scan):
+        names = ", ".join(models)
+        raise UlrError(f"the log {scan.name!r} has no session column, and click models "
+                       f"({names}) read the clicks of one result list in rank order; map a "
+                       "session id (e.g. --map session_id=COLUMN) to fit them.")
+
+
+def collect(scan, *, test_fraction: float = 0.2, seed: int = 0,
+            positions: int | None = None) -> Sessions:
+    """The session matrices of a scan: ONE aggregate statement on its engine.
+
+    The statement (portable SQL: window functions, md5, substr, instr)::
+
+        SELECT dense_rank() OVER (ORDER BY CAST(session_id AS STRING)) - 1 AS s,
+               dense_rank() OVER (ORDER BY CAST(query_id AS STRING),
+                                           CAST(doc_id AS STRING)) - 1 AS pair,
+               position, CAST(click AS INTEGER) AS click,
+               (md5-slot(seed:session_id) < fraction * 65536) AS test
+        FROM log [WHERE position <= K]
+    """
+    if not 0.0 <= float(test_fraction) < 1.0:
+        raise UlrError(f"test fraction must lie in [0, 1), got {test_fraction}.")
+    require_sessions(scan, ["any"])
+    where, params = "", {"ulr_seed": int(seed), "ulr_cut": int(round(test_fraction * SPLIT_SLOTS))}
+    if positions is not None:
+        if int(positions) < 1:
+            raise UlrError("positions must be at least 1.")
+        where, params["ulr_k"] = "WHERE position <= $ulr_k", int(positions)
+    sql = ("SELECT dense_rank() OVER (ORDER BY CAST(session_id AS STRING)) - 1 AS s, "
+           "dense_rank() OVER (ORDER BY CAST(query_id AS STRING), CAST(doc_id AS STRING)) - 1 "
+           "AS pair, CAST(position AS INTEGER) AS position, CAST(click AS INTEGER) AS click, "
+           f"CAST(CASE WHEN {_split_slot()} < $ulr_cut THEN 1 ELSE 0 END AS INTEGER) AS test "
+           f"FROM {{src}} AS t {where}")
+    res = scan.execute(sql, params).fetchnumpy()
+    if len(res["s"]) == 0:
+        raise UlrError(f"the log {scan.name!r} has no rows to fit click models on.")
+    if np.any(np.isnan(np.asarray(res["click"], dtype=float))):
+        raise UlrError(f"the log {scan.name!r} has rows without a click value.")
+    return Sessions.from_rows(res["s"], res["pair"], res["position"], res["click"], res["test"],
+                              ranks=positions)
