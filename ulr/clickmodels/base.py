@@ -71,9 +71,10 @@ def pair_ratio(num_rows, den_rows, pair, n_pairs, wmat):
 
 
 def log_probs(p_click: np.ndarray, click: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    """``log P(C_r = c_r)`` per slot (0 on empty slots), probabilities floored."""
-    p = np.clip(p_click, FLOOR, 1.0 - FLOOR)
-    return np.where(mask, np.where(click, np.log(p), np.log1p(-p)), 0.0)
+    """``log P(C_r = c_r)`` per slot (0 on empty slots); the probability of what was
+    observed is floored at ``FLOOR`` (a certainty stays exactly 1)."""
+    p = np.where(click, p_click, 1.0 - p_click)
+    return np.where(mask, np.log(np.maximum(p, FLOOR)), 0.0)
 
 
 def session_loglik(model, S) -> np.ndarray:
