@@ -51,7 +51,7 @@ class DBN(base.Model):
                    gamma=cls.fixed_gamma if cls.fixed_gamma is not None else base.INIT)
 
     @classmethod
-    def fit(cls, S, *, weights=None, max_iter: int = 200, tol: float = 1e-8) -> "DBN":
+    def fit(cls, S, *, weights=None, max_iter: int = 200, tol: float = 1e-7) -> "DBN":
         S, w = base.weighted(S, weights)
         wm = w[:, None]
         K = S.ranks

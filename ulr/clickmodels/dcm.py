@@ -38,7 +38,7 @@ class DCM(base.Model):
         return a, cc, np.ones_like(a)
 
     @classmethod
-    def fit(cls, S, *, weights=None, max_iter: int = 200, tol: float = 1e-8) -> "DCM":
+    def fit(cls, S, *, weights=None, max_iter: int = 200, tol: float = 1e-7) -> "DCM":
         S, w = base.weighted(S, weights)
         K = S.ranks
         r = np.arange(1, K + 1)[None, :]
@@ -72,4 +72,7 @@ class DCM(base.Model):
         return self.examination(S) * base.gather(self.alpha, S.pair)
 
     def parameters(self) -> dict:
-        return {"continuation_after_click": self.lam}
+        """``lambda_r`` for r < K (a click at the bottom rank says nothing about going on)."""
+        lam = np.array(self.lam, dtype=float)
+        lam[-1] = np.nan
+        return {"continuation_after_click": lam}

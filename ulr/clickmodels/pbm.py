@@ -35,7 +35,7 @@ class PBM(base.Model):
             raise ValueError("PBM probabilities must lie in [0, 1]")
 
     @classmethod
-    def fit(cls, S, *, weights=None, max_iter: int = 200, tol: float = 1e-8) -> "PBM":
+    def fit(cls, S, *, weights=None, max_iter: int = 200, tol: float = 1e-7) -> "PBM":
         S, w = base.weighted(S, weights)
         cl = cells(S, w, with_prev=False)
         alpha = np.full(S.n_pairs, base.INIT)

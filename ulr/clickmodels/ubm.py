@@ -33,7 +33,7 @@ class UBM(base.Model):
             raise ValueError("gamma must be a K x K matrix")
 
     @classmethod
-    def fit(cls, S, *, weights=None, max_iter: int = 200, tol: float = 1e-8) -> "UBM":
+    def fit(cls, S, *, weights=None, max_iter: int = 200, tol: float = 1e-7) -> "UBM":
         S, w = base.weighted(S, weights)
         cl = cells(S, w, with_prev=True)
         K = S.ranks
