@@ -20,6 +20,7 @@ gets a 95% percentile interval, "within noise" when it contains 0.
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -134,8 +135,11 @@ def _param_intervals(cls, S, reps_w, should_stop) -> dict:
         for k, v in cls.fit(S, weights=w).parameters().items():
             draws.setdefault(k, []).append(np.asarray(v, dtype=float))
     a = (1 - LEVEL) / 2
-    return {k: np.stack([np.nanquantile(np.stack(v), a, axis=0),
-                         np.nanquantile(np.stack(v), 1 - a, axis=0)]) for k, v in draws.items()}
+    with warnings.catch_warnings():  # a parameter with no information is NaN in every draw
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return {k: np.stack([np.nanquantile(np.stack(v), a, axis=0),
+                             np.nanquantile(np.stack(v), 1 - a, axis=0)])
+                for k, v in draws.items()}
 
 
 def compare(S, models, *, bootstrap: int = 0, seed: int = 0, test_fraction: float = 0.2,
