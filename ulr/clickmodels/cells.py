@@ -28,7 +28,7 @@ def cells(S, w: np.ndarray, *, with_prev: bool) -> Cells:
     m = S.mask
     r = np.broadcast_to(np.arange(1, K + 1), S.pair.shape)
     prev = prev_click_rank(S.click) if with_prev else np.zeros_like(S.pair)
-    key = (S.pair * K + (r - 1)) * (K + 1) + prev
+    key = (S.pair.astype(np.int64) * K + (r - 1)) * (K + 1) + prev
     key, clk = key[m], S.click[m]
     wr = np.broadcast_to(w[:, None], S.pair.shape)[m]
     uniq, inv = np.unique(key, return_inverse=True)

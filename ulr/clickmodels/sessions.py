@@ -92,17 +92,19 @@ class Sessions:
         s = np.asarray(s, dtype=np.int64)
         pos = np.asarray(position, dtype=np.int64)
         pair = np.asarray(pair, dtype=np.int64)
+        kind = np.int32 if len(pair) == 0 or pair.max() < 2 ** 31 - 1 else np.int64
         n_s = int(s.max()) + 1 if len(s) else 0
         k = int(ranks or (pos.max() if len(pos) else 0))
         if n_s == 0 or k < 1:
             raise UlrError("the log has no sessions to fit click models on.")
-        if pos.min() < 1:
-            raise UlrError("positions must start at 1.")
+        if pos.min() < 1 or pos.max() > k:
+            raise UlrError(f"positions must lie in 1..{k}.")
         key = s * k + (pos - 1)
-        if len(np.unique(key)) != len(key):
+        del s, pos
+        if np.any(np.bincount(key, minlength=n_s * k) > 1):
             raise UlrError("a session shows two results at one position; click models need "
                            "one result per rank in each session.")
-        P = np.full((n_s, k), -1, dtype=np.int64)
+        P = np.full((n_s, k), -1, dtype=kind)
         C = np.zeros((n_s, k), dtype=bool)
         P.ravel()[key] = pair
         C.ravel()[key] = np.asarray(click).astype(bool)
@@ -112,7 +114,7 @@ class Sessions:
                            "without gaps in every session.")
         T = np.zeros(n_s, dtype=bool)
         if test is not None:
-            T[s] = np.asarray(test).astype(bool)
+            T[key // k] = np.asarray(test).astype(bool)
         return cls(pair=P, click=C, test=T, n_pairs=int(pair.max()) + 1)
 
 
@@ -133,14 +135,17 @@ def collect(scan, *, test_fraction: float = 0.2, seed: int = 0,
             positions: int | None = None) -> Sessions:
     """The session matrices of a scan: ONE aggregate statement on its engine.
 
-    The statement (portable SQL: window functions, md5, substr, instr)::
+    The statement (portable SQL: window functions, md5, substr, instr, joins)::
 
-        SELECT dense_rank() OVER (ORDER BY CAST(session_id AS STRING)) - 1 AS s,
-               dense_rank() OVER (ORDER BY CAST(query_id AS STRING),
-                                           CAST(doc_id AS STRING)) - 1 AS pair,
-               position, CAST(click AS INTEGER) AS click,
-               (md5-slot(seed:session_id) < fraction * 65536) AS test
-        FROM log [WHERE position <= K]
+        WITH ss AS (SELECT sid, row_number() OVER (ORDER BY sid) - 1 AS s,
+                           md5-slot(seed:sid) < fraction * 65536 AS test
+                    FROM (SELECT DISTINCT CAST(session_id AS STRING) AS sid FROM log)),
+             pp AS (SELECT q, d, row_number() OVER (ORDER BY q, d) - 1 AS pair
+                    FROM (SELECT DISTINCT query_id AS q, doc_id AS d FROM log))
+        SELECT s, pair, position, click, test FROM log JOIN ss JOIN pp [WHERE position <= K]
+
+    The windows and the hash run on the distinct sessions and pairs, not on every
+    row; the rows stream through two hash joins with the small sides built.
     """
     if not 0.0 <= float(test_fraction) < 1.0:
         raise UlrError(f"test fraction must lie in [0, 1), got {test_fraction}.")
@@ -150,11 +155,18 @@ def collect(scan, *, test_fraction: float = 0.2, seed: int = 0,
         if int(positions) < 1:
             raise UlrError("positions must be at least 1.")
         where, params["ulr_k"] = "WHERE position <= $ulr_k", int(positions)
-    sql = ("SELECT dense_rank() OVER (ORDER BY CAST(session_id AS STRING)) - 1 AS s, "
-           "dense_rank() OVER (ORDER BY CAST(query_id AS STRING), CAST(doc_id AS STRING)) - 1 "
-           "AS pair, CAST(position AS INTEGER) AS position, CAST(click AS INTEGER) AS click, "
-           f"CAST(CASE WHEN {_split_slot()} < $ulr_cut THEN 1 ELSE 0 END AS INTEGER) AS test "
-           f"FROM {{src}} AS t {where}")
+    sql = ("WITH ss AS (SELECT sid, CAST(row_number() OVER (ORDER BY sid) - 1 AS INTEGER) AS s, "
+           f"CAST(CASE WHEN {_split_slot().replace('session_id', 'sid')} < $ulr_cut THEN 1 "
+           "ELSE 0 END AS TINYINT) AS test FROM (SELECT DISTINCT CAST(session_id AS STRING) AS sid "
+           f"FROM {{src}} AS t0 {where}) AS d), "
+           "pp AS (SELECT q, d, CAST(row_number() OVER (ORDER BY q, d) - 1 AS INTEGER) AS pair "
+           "FROM (SELECT DISTINCT CAST(query_id AS STRING) AS q, CAST(doc_id AS STRING) AS d "
+           f"FROM {{src}} AS t1 {where}) AS e) "
+           "SELECT ss.s, pp.pair, CAST(t.position AS SMALLINT) AS position, "
+           "CAST(t.click AS TINYINT) AS click, ss.test "
+           f"FROM {{src}} AS t JOIN ss ON CAST(t.session_id AS STRING) = ss.sid "
+           "JOIN pp ON CAST(t.query_id AS STRING) = pp.q AND CAST(t.doc_id AS STRING) = pp.d "
+           f"{where.replace('position', 't.position')}")
     res = scan.execute(sql, params).fetchnumpy()
     if len(res["s"]) == 0:
         raise UlrError(f"the log {scan.name!r} has no rows to fit click models on.")
