@@ -275,3 +275,15 @@ def test_session_likelihood_matches_enumeration(small, cls):
             p = sum(x for _, _, x in session_states(pairs, clicks, m.alpha, lambda r: m.gamma,
                                                    lambda r: m.gamma, sat=m.sigma))
         assert abs(ll[s] - math.log(p)) < 1e-9, s
+
+
+@pytest.mark.parametrize("cls", [DCM, DBN, SDBN])
+def test_block_by_block_e_step_equals_one_block(small, cls, monkeypatch):
+    from ulr.clickmodels import base
+    whole = cls.fit(small, max_iter=ITER, tol=0)
+    monkeypatch.setattr(base, "CHUNK", 7)
+    blocks = cls.fit(small, max_iter=ITER, tol=0)
+    np.testing.assert_allclose(blocks.alpha, whole.alpha, atol=1e-12)
+    for name in ("lam", "sigma", "gamma"):
+        if hasattr(whole, name):
+            np.testing.assert_allclose(getattr(blocks, name), getattr(whole, name), atol=1e-12)

@@ -59,6 +59,30 @@ def ratio(num: np.ndarray, den: np.ndarray, fallback) -> np.ndarray:
     return np.where(den > 0, num / np.where(den > 0, den, 1.0), fb)
 
 
+CHUNK = 65536  # sessions per block in the chain models' E-steps (bounds the temporaries)
+
+
+def chunks(S, w):
+    """``(sessions, weights)`` in blocks of ``CHUNK`` sessions (views, no copies)."""
+    for lo in range(0, S.sessions, CHUNK):
+        sl = slice(lo, lo + CHUNK)
+        yield S.subset(sl), w[sl]
+
+
+def pair_sums(num_rows, den_rows, pair, n_pairs, wmat):
+    """Per-pair weighted sums of ``num_rows`` and ``den_rows`` over non-empty slots."""
+    m = pair >= 0
+    p = pair[m]
+    return (np.bincount(p, (num_rows * wmat)[m], minlength=n_pairs),
+            np.bincount(p, (den_rows * wmat)[m], minlength=n_pairs))
+
+
+def pooled_ratio(num, den):
+    """``num / den`` per pair; pairs without evidence get ``sum(num) / sum(den)``."""
+    pooled = num.sum() / den.sum() if den.sum() > 0 else INIT
+    return ratio(num, den, pooled)
+
+
 def pair_ratio(num_rows, den_rows, pair, n_pairs, wmat):
     """Per-pair ``sum(num) / sum(den)`` over weighted non-empty rows; pairs without
     evidence get the pooled ratio (so held-out sessions can be scored)."""

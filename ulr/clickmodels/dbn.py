@@ -53,35 +53,43 @@ class DBN(base.Model):
     @classmethod
     def fit(cls, S, *, weights=None, max_iter: int = 200, tol: float = 1e-7) -> "DBN":
         S, w = base.weighted(S, weights)
-        wm = w[:, None]
-        K = S.ranks
-        r = np.arange(1, K + 1)[None, :]
-        n = S.length[:, None]
-        informative = S.click & (r < n)
         model = cls.start(S, w)
         it = 0
         for it in range(1, max_iter + 1):
-            a, cc, cs = model._chain(S)
-            post_e, z, _, last = base.chain_posterior(a, cc, cs, S.click, S.mask)
-            alpha = base.pair_ratio(S.click.astype(float), post_e, S.pair, S.n_pairs, wm)
-            is_last = S.click & (r == last[:, None])
-            s_cur = base.gather(model.sigma, S.pair)
-            post_s = np.where(is_last, s_cur / z[:, None], 0.0)
-            sigma = base.pair_ratio(post_s * informative, informative.astype(float), S.pair,
-                                    S.n_pairs, wm)
+            acc = None
+            for C, wc in base.chunks(S, w):  # E-step block by block, sums accumulated
+                part = model._expected(C, wc)
+                acc = part if acc is None else [x + y for x, y in zip(acc, part)]
+            na, da, ns, ds, ng, dg = acc
+            alpha = base.pooled_ratio(na, da)
+            sigma = base.pooled_ratio(ns, ds)
             gamma = model.gamma
             if cls.fixed_gamma is None:
-                before_end = S.mask & (r < n)
-                nxt = np.concatenate([post_e[:, 1:], np.zeros((S.sessions, 1))], axis=1)
-                unsat = np.where(S.click, np.where(is_last, 1.0 - post_s, 1.0), post_e)
-                den = ((unsat * before_end) * wm).sum()
-                gamma = float(((nxt * before_end) * wm).sum() / den) if den > 0 else base.INIT
+                gamma = float(ng / dg) if dg > 0 else base.INIT
             delta = max(np.abs(alpha - model.alpha).max(), np.abs(sigma - model.sigma).max(),
                         abs(gamma - model.gamma))
             model = cls(alpha=alpha, sigma=sigma, gamma=gamma, iterations=it)
             if delta < tol:
                 break
         return model
+
+    def _expected(self, S, w):
+        """Expected sufficient statistics of one block (sums for alpha, sigma, gamma)."""
+        wm = w[:, None]
+        r = np.arange(1, S.ranks + 1)[None, :]
+        n = S.length[:, None]
+        informative = S.click & (r < n)
+        a, cc, cs = self._chain(S)
+        post_e, z, _, last = base.chain_posterior(a, cc, cs, S.click, S.mask)
+        na, da = base.pair_sums(S.click, post_e, S.pair, S.n_pairs, wm)
+        is_last = S.click & (r == last[:, None])
+        post_s = np.where(is_last, base.gather(self.sigma, S.pair) / z[:, None], 0.0)
+        ns, ds = base.pair_sums(post_s * informative, informative, S.pair, S.n_pairs, wm)
+        before_end = S.mask & (r < n)
+        nxt = np.concatenate([post_e[:, 1:], np.zeros((S.sessions, 1))], axis=1)
+        unsat = np.where(S.click, np.where(is_last, 1.0 - post_s, 1.0), post_e)
+        return (na, da, ns, ds, ((nxt * before_end) * wm).sum(),
+                ((unsat * before_end) * wm).sum())
 
     def conditional(self, S):
         return base.chain_conditional(*self._chain(S), S.click, S.mask)

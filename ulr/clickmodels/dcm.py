@@ -41,25 +41,35 @@ class DCM(base.Model):
     def fit(cls, S, *, weights=None, max_iter: int = 200, tol: float = 1e-7) -> "DCM":
         S, w = base.weighted(S, weights)
         K = S.ranks
-        r = np.arange(1, K + 1)[None, :]
-        n = S.length[:, None]
-        informative = S.click & (r < n)  # a click with a rank below it
         model = cls(alpha=np.full(S.n_pairs, base.INIT), lam=np.full(K, base.INIT))
         it = 0
         for it in range(1, max_iter + 1):
-            a, cc, cs = model._chain(S)
-            post_e, _, _, last = base.chain_posterior(a, cc, cs, S.click, S.mask)
-            alpha = base.pair_ratio(S.click.astype(float), post_e, S.pair, S.n_pairs,
-                                    w[:, None])
-            nxt = np.concatenate([post_e[:, 1:], np.zeros((S.sessions, 1))], axis=1)
-            num = ((nxt * informative) * w[:, None]).sum(axis=0)
-            den = (informative * w[:, None]).sum(axis=0)
-            lam = base.ratio(num, den, num.sum() / den.sum() if den.sum() > 0 else base.INIT)
+            na, da = np.zeros(S.n_pairs), np.zeros(S.n_pairs)
+            nl, dl = np.zeros(K), np.zeros(K)
+            for C, wc in base.chunks(S, w):  # E-step block by block, sums accumulated
+                a, b, c, d = model._expected(C, wc)
+                na += a
+                da += b
+                nl += c
+                dl += d
+            alpha = base.pooled_ratio(na, da)
+            lam = base.ratio(nl, dl, nl.sum() / dl.sum() if dl.sum() > 0 else base.INIT)
             delta = max(np.abs(alpha - model.alpha).max(), np.abs(lam - model.lam).max())
             model = cls(alpha=alpha, lam=lam, iterations=it)
             if delta < tol:
                 break
         return model
+
+    def _expected(self, S, w):
+        """Expected sufficient statistics of one block: alpha's and lambda's sums."""
+        r = np.arange(1, S.ranks + 1)[None, :]
+        informative = S.click & (r < S.length[:, None])  # a click with a rank below it
+        a, cc, cs = self._chain(S)
+        post_e = base.chain_posterior(a, cc, cs, S.click, S.mask)[0]
+        na, da = base.pair_sums(S.click, post_e, S.pair, S.n_pairs, w[:, None])
+        nxt = np.concatenate([post_e[:, 1:], np.zeros((S.sessions, 1))], axis=1)
+        return (na, da, ((nxt * informative) * w[:, None]).sum(axis=0),
+                (informative * w[:, None]).sum(axis=0))
 
     def conditional(self, S):
         return base.chain_conditional(*self._chain(S), S.click, S.mask)
