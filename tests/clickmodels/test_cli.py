@@ -69,3 +69,24 @@ def test_log_without_sessions_is_one_sentence(cli, tmp_path):
 def test_bad_options_are_user_errors(cli, dbn_csv, args, words):
     r = cli("clickmodels", "--input", dbn_csv, *args)
     assert r.rc == 2 and words in r.err
+
+
+def test_engine_duckdb_reads_the_file_in_place_and_agrees(cli, dbn_csv):
+    base = ("clickmodels", "--models", "pbm,dbn", "--seed", "2", "--json")
+    a = json.loads(cli(*base, "--input", dbn_csv).out)
+    b = cli(*base, "--engine", "duckdb", "--input", dbn_csv)
+    assert b.rc == 0, b.err
+    b = json.loads(b.out)
+    assert a["best"] == b["best"] and a["test_sessions"] == b["test_sessions"]
+    for m in ("pbm", "dbn"):
+        assert abs(a["models"][m]["log_likelihood"] - b["models"][m]["log_likelihood"]) < 1e-9
+
+
+def test_no_sessions_is_a_typed_error(open_df):
+    from ulr.propensity import aggregate
+    from ulr.simulate import obd_like_log
+    df = obd_like_log(impressions=200).rename(columns={"item_id": "doc_id",
+                                                       "timestamp": "query_id"})
+    scan = aggregate.scan_of(open_df(df[["query_id", "doc_id", "position", "click"]]))
+    with pytest.raises(sessions.NeedsSessions, match="no session column"):
+        sessions.require_sessions(scan, ["ubm"])

@@ -118,6 +118,10 @@ class Sessions:
         return cls(pair=P, click=C, test=T, n_pairs=int(pair.max()) + 1)
 
 
+class NeedsSessions(UlrError):
+    """The log has no session key, which click models need (rank order within one list)."""
+
+
 def has_sessions(scan) -> bool:
     return scan.has("session_id")
 
@@ -126,7 +130,7 @@ def require_sessions(scan, models) -> None:
     """A typed error when a model that needs session order meets a log without sessions."""
     if not has_sessions(scan):
         names = ", ".join(models)
-        raise UlrError(f"the log {scan.name!r} has no session column, and click models "
+        raise NeedsSessions(f"the log {scan.name!r} has no session column, and click models "
                        f"({names}) read the clicks of one result list in rank order; map a "
                        "session id (e.g. --map session_id=COLUMN) to fit them.")
 
