@@ -7,7 +7,7 @@ Generates ``benchmarks/out/cm_{sessions}x{docs}.parquet`` once (a DBN log from
 :func:`ulr.simulate.simulate_click_model`; git-ignored), then runs, each in a
 fresh child process so peak memory is the child's own (``os.wait4``):
 
-- scan:  ``SELECT count(*), sum(click), count(DISTINCT session_id) FROM read_parquet(FILE)``;
+- scan:  ``SELECT count(*), sum(click), max(position) FROM read_parquet(FILE)`` (every row read once);
 - aggregate: :func:`ulr.clickmodels.sessions.collect` (the one SQL statement and the
   session matrices);
 - MODEL: aggregate + fit on the training sessions (80%), for each of ``--models``.
@@ -37,7 +37,7 @@ path, what, max_iter = sys.argv[1], sys.argv[2], int(sys.argv[3])
 from ulr import engines
 scan = engines.get("duckdb").scan(path=path)
 if what == "scan":
-    r = scan.execute("SELECT count(*), sum(click), count(DISTINCT session_id) FROM {src}").fetchone()
+    r = scan.execute("SELECT count(*), sum(click), max(position) FROM {src}").fetchone()
     info = {"rows": int(r[0])}
 else:
     from ulr.clickmodels import MODELS, sessions

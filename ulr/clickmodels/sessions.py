@@ -89,32 +89,33 @@ class Sessions:
     def from_rows(cls, s, pair, position, click, test=None, *, ranks: int | None = None
                   ) -> "Sessions":
         """Matrices from one row per (session index, rank); ranks must be 1..n per session."""
-        s = np.asarray(s, dtype=np.int64)
-        pos = np.asarray(position, dtype=np.int64)
-        pair = np.asarray(pair, dtype=np.int64)
-        kind = np.int32 if len(pair) == 0 or pair.max() < 2 ** 31 - 1 else np.int64
-        n_s = int(s.max()) + 1 if len(s) else 0
+        pair = np.asarray(pair)
+        pos = np.asarray(position)
+        n_s = int(np.max(s)) + 1 if len(s) else 0
         k = int(ranks or (pos.max() if len(pos) else 0))
         if n_s == 0 or k < 1:
             raise UlrError("the log has no sessions to fit click models on.")
         if pos.min() < 1 or pos.max() > k:
             raise UlrError(f"positions must lie in 1..{k}.")
-        key = s * k + (pos - 1)
-        del s, pos
-        if np.any(np.bincount(key, minlength=n_s * k) > 1):
-            raise UlrError("a session shows two results at one position; click models need "
-                           "one result per rank in each session.")
+        # one int64 temporary (the slot of each row); everything else stays narrow
+        key = np.asarray(s, dtype=np.int64) * k
+        key += pos
+        key -= 1
+        kind = np.int32 if pair.max() < 2 ** 31 - 1 else np.int64
         P = np.full((n_s, k), -1, dtype=kind)
         C = np.zeros((n_s, k), dtype=bool)
         P.ravel()[key] = pair
-        C.ravel()[key] = np.asarray(click).astype(bool)
+        if int(np.count_nonzero(P >= 0)) != len(key):  # two rows landed on one slot
+            raise UlrError("a session shows two results at one position; click models need "
+                           "one result per rank in each session.")
+        C.ravel()[key] = np.asarray(click) != 0
         m = P >= 0
         if np.any(m[:, 1:] & ~m[:, :-1]):
             raise UlrError("some sessions skip a position; click models need ranks 1..n "
                            "without gaps in every session.")
         T = np.zeros(n_s, dtype=bool)
         if test is not None:
-            T[key // k] = np.asarray(test).astype(bool)
+            T[key // k] = np.asarray(test) != 0
         return cls(pair=P, click=C, test=T, n_pairs=int(pair.max()) + 1)
 
 
@@ -174,7 +175,9 @@ def collect(scan, *, test_fraction: float = 0.2, seed: int = 0,
     res = scan.execute(sql, params).fetchnumpy()
     if len(res["s"]) == 0:
         raise UlrError(f"the log {scan.name!r} has no rows to fit click models on.")
-    if np.any(np.isnan(np.asarray(res["click"], dtype=float))):
+    click = res.pop("click")
+    if np.ma.isMaskedArray(click) and np.ma.getmaskarray(click).any() \
+            or (click.dtype.kind == "f" and np.isnan(click).any()):
         raise UlrError(f"the log {scan.name!r} has rows without a click value.")
-    return Sessions.from_rows(res["s"], res["pair"], res["position"], res["click"], res["test"],
-                              ranks=positions)
+    return Sessions.from_rows(res.pop("s"), res.pop("pair"), res.pop("position"), click,
+                              res.pop("test"), ranks=positions)
