@@ -400,8 +400,11 @@ def _report_to_add_to(actor: str):
 def add_to_report(title: str, *, fig=None, table: pd.DataFrame | None = None,
                   settings: dict | None = None, caveats: list[str] | None = None,
                   evidence: dict | None = None, takeaway: str | None = None,
-                  key: str) -> None:
+                  key: str, verdict=None) -> None:
     """An "Add to report" button that saves this result in the session's report.
+
+    ``verdict`` (a :class:`ulr.verdict.Verdict`) is stored with the item; its
+    takeaway pre-fills an empty ``takeaway``, so page, report and slide agree.
 
     ``caveats`` are the warnings the page shows next to the result (word for
     word), ``evidence`` what it rests on (rows, clicks, queries, sessions) and
@@ -432,7 +435,7 @@ def add_to_report(title: str, *, fig=None, table: pd.DataFrame | None = None,
             item = ReportItem.from_result(
                 title, fig=fig, table=table, settings=settings, caveats=caveats,
                 evidence=evidence, takeaway=takeaway or "", dataset=name,
-                content_hash=content_hash)
+                content_hash=content_hash, verdict=verdict)
             viewed = current_report_id()
             target = _report_to_add_to(actor)
             reports.add_item(target.id, item, actor=actor)
@@ -618,3 +621,49 @@ def dead_end(sentence: str, *, link: str = "pages/data.py",
         st.page_link(link, label=label, icon=":material/arrow_forward:")
     except Exception:  # a page run on its own (no navigation): name the place instead
         st.caption(f"→ {label}")
+
+
+# ---------------------------------------------------------------- verdicts (docs/verdicts.md)
+
+VERDICT_COLORS = {"reliable": "green", "directional": "orange", "inconclusive": "gray",
+                  "invalid": "red"}
+VERDICT_ICONS = {"reliable": ":material/check_circle:", "directional": ":material/trending_up:",
+                 "inconclusive": ":material/help:", "invalid": ":material/block:"}
+
+
+def show_verdict(v, *, key: str | None = None) -> None:
+    """The result's verdict first: a badge with its level, the one-sentence takeaway,
+    and (folded) the reasons and what would settle it."""
+    with st.container(key=f"verdict_{key}" if key else None):
+        st.badge(v.label, icon=VERDICT_ICONS[v.level], color=VERDICT_COLORS[v.level])
+        st.markdown(f"**{v.takeaway}**")
+        if v.reasons or v.to_settle:
+            with st.expander("Why this verdict"):
+                for r in v.reasons:
+                    st.markdown(f"- {r.message}")
+                if v.to_settle:
+                    st.markdown(f"To settle it: {v.to_settle}.")
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _mapping_warnings(content_hash: str, name: str) -> tuple:
+    from ulr.lists import mapping_warnings
+    return mapping_warnings(store.open_dataset(name, cur=cursor()))
+
+
+def mapping_warnings(log) -> tuple:
+    """The mapping checks of a stored dataset (docs/verdicts.md §3), cached per content."""
+    try:
+        return _mapping_warnings(log.info.content_hash or "", log.info.name)
+    except UlrError:
+        return ()
+
+
+def mapping_stops(log, analysis: str, what: str) -> bool:
+    """Say which mapping warning stops ``analysis`` and link to the mapping; True if stopped."""
+    from ulr.lists import blocking
+    stops = blocking(mapping_warnings(log), analysis)
+    for w in stops:
+        dead_end(f"{what} needs shown lists, and this log's mapping does not group them: "
+                 f"{w.message}", label="Fix the mapping on the Data page")
+    return bool(stops)

@@ -11,6 +11,7 @@ from ulr.bandits.envs import ENVIRONMENTS, make_env
 from ulr.bandits.plots import lab_figure
 from ulr.bandits.policies import ALGORITHMS
 from ulr.bandits.replay import replay
+from ulr.verdict import fmt_interval
 from ulr.bandits.simulate import BanditLab
 from ulr.errors import UlrError
 from ulr.text import parse_numbers
@@ -50,8 +51,10 @@ def _data_env(content_hash: str, name: str, items: int, k: int, theta):
     return make_env("data", items=items, k=k, theta=theta, log=ui.current_log())
 
 
-def _replay_result(rr) -> None:
+def _replay_result(rr, mapping=()) -> None:
     """Replay figures with their evidence; thin evidence is said first."""
+    verdict = rr.verdict(mapping=mapping)
+    ui.show_verdict(verdict, key="replay")
     lo, hi = rr.ci_lower, rr.ci_upper
     within = rr.accepted > 0 and lo <= rr.random_ctr <= hi
     # Thin when the Wilson interval is wider than the estimate itself (relative half-width
@@ -68,13 +71,17 @@ def _replay_result(rr) -> None:
     for c in caveats:
         st.warning(c)
     c1, c2, c3 = st.columns(3)
+    e = verdict.estimate
     c1.metric(f"Estimated CTR of {rr.algorithm} (top {rr.k})",
-              "n/a" if rr.accepted == 0 else f"{rr.ctr:.2%}",
-              None if rr.accepted == 0 else f"{rr.ctr - rr.random_ctr:+.2%} vs random order"
-              + (" (within noise)" if within else ""),
-              delta_color="off" if within or thin else "normal")
-    c2.metric(f"{rr.level:.0%} confidence interval",
-              "n/a" if rr.accepted == 0 else f"{lo:.2%} – {hi:.2%}")
+              "n/a" if rr.accepted == 0 else fmt_interval(rr.ctr, lo, hi, level=rr.level,
+                                                          pct=True),
+              None if rr.accepted == 0 or "lower" not in e else
+              fmt_interval(e["delta"], e["lower"], e["upper"], level=rr.level, pct=True,
+                           sign=True) + " vs random order"
+              + (" (cannot be told apart)" if verdict.level == "inconclusive" else ""),
+              delta_color="off" if within or thin else "normal",
+              help=f"{rr.level:.0%} Wilson interval over {rr.accepted:,} accepted sessions")
+    c2.metric("Sessions behind it", f"{rr.accepted:,} accepted, {rr.clicks:,} clicks")
     c3.metric("Acceptance rate", "n/a" if not rr.events else f"{rr.acceptance_rate:.1%}",
               f"{rr.accepted:,} of {rr.events:,} events", delta_color="off")
     st.caption(f"Evidence: {rr.events:,} replayable sessions over {rr.items:,} items, "
@@ -229,6 +236,9 @@ def live():
 # ---------------------------------------------------------------- results
 def results(lab):
     res = lab.results()
+    verdict = lab.verdict() if lab.t else None
+    if verdict is not None:
+        ui.show_verdict(verdict, key="bandit_lab")
     table = pd.DataFrame({
         "algorithm": res["algorithm"],
         "final regret": [f"{m:,.1f} ± {s:,.1f}" for m, s in
@@ -265,7 +275,8 @@ def results(lab):
                      settings={"environment": env.describe(), "algorithms": list(lab.algorithms),
                                "steps": lab.steps, "runs": lab.runs, "seed": lab.seed},
                      evidence={"runs": lab.runs, "steps per run": lab.steps},
-                     caveats=[n + "." for n in notes], key="bandit_lab")
+                     caveats=[n + "." for n in notes], key="bandit_lab",
+                     verdict=verdict)
 
 
 # ---------------------------------------------------------------- replay
@@ -278,6 +289,9 @@ with st.expander("Replay evaluation on the selected dataset (Li et al., WSDM 201
     if declared:
         st.caption("Declared on the Data page: the whole log was shown in random order, so every "
                    "session is replayed.")
+    stopped = ui.mapping_stops(log, "replay", "Replay")
+    if stopped:
+        S.pop("bl_replay", None)
     with st.form("bl_replay_form"):
         c1, c2, c3 = st.columns(3)
         r_algo = c1.selectbox("Algorithm", ALGORITHMS, index=ALGORITHMS.index("cascade-klucb"),
@@ -287,7 +301,7 @@ with st.expander("Replay evaluation on the selected dataset (Li et al., WSDM 201
         r_assume = declared or st.checkbox(
             "Treat every row as randomized (for this replay only)", key="bl_r_assume",
             help="To declare it once for every page, set it in the Data page's mapping.")
-        go = st.form_submit_button("Run replay")
+        go = st.form_submit_button("Run replay", disabled=stopped)
     if go:
         S.pop("bl_replay", None)
         try:
@@ -310,7 +324,7 @@ with st.expander("Replay evaluation on the selected dataset (Li et al., WSDM 201
                 st.error("Cannot replay: " + why)
     rr = S.get("bl_replay")
     if rr is not None:
-        _replay_result(rr)
+        _replay_result(rr, ui.mapping_warnings(log))
 
 
 if lab is not None and status in ("paused", "done"):

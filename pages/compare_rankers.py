@@ -7,7 +7,9 @@ import streamlit as st
 from pages import _ui as ui
 from ulr import propensity, rankers, store
 from ulr.errors import UlrError
+from ulr.lists import mapping_warnings
 from ulr.text import parse_numbers
+from ulr.verdict import fmt_interval
 
 st.title("Compare rankers")
 st.caption(
@@ -48,7 +50,9 @@ def _compare(content_hash: str, name: str, theta: tuple, learner: str, clip, sni
                 paired=comp.paired(n_bootstrap=n_bootstrap, seed=seed), estimated=comp.estimated,
                 n_train=comp.n_train_queries, n_test=comp.n_test_queries,
                 n_docs=comp.n_test_documents, max_fpr=comp.settings["max_fpr"],
-                u=comp.settings["u"])
+                u=comp.settings["u"], identical=comp.identical_order,
+                verdict=comp.verdict(n_bootstrap=n_bootstrap, seed=seed,
+                                     mapping=mapping_warnings(lg)))
 
 
 def _parse_theta(text: str) -> tuple:
@@ -100,6 +104,8 @@ ui.set_url_params(source=source, learner=learner, seed=seed, boot=int(n_bootstra
 # ---------------------------------------------------------------- compute
 res = None
 theta = None
+if ui.mapping_stops(log, "rankers", "Comparing rankers"):
+    st.stop()
 try:
     with ui.cancellable() as stop, st.spinner("Estimating θ and training both rankers…"):
         if source == TRUE:
@@ -133,11 +139,12 @@ except UlrError as exc:
 
 if res is not None:
     m = res["metrics"]
+    ui.show_verdict(res["verdict"], key="rankers")
     caveats = []
     pt = res["paired"].set_index("metric") if len(res["paired"]) else None
     noise = [k for k in ("arp", "ndcg@10", "auc") if pt is not None and k in pt.index
              and pt.loc[k, "lower"] <= 0 <= pt.loc[k, "upper"]]
-    if noise:
+    if noise and not res["identical"]:  # identical rankers: the verdict says it all
         caveats.append(f"Within noise: the 95% paired interval of IPW − naive includes 0 for "
                        f"{', '.join(noise)}, so these {res['n_test']:,} held-out queries cannot "
                        "tell the two rankers apart on them.")
@@ -147,8 +154,6 @@ if res is not None:
                        "IPW estimates (relevance = P(click | examined)). The AUC family needs "
                        "labels.")
         st.warning(caveats[-1])
-    takeaway = ("The comparison cannot tell the rankers apart." if len(noise) == 3 else
-                "Naive vs IPW ranker on held-out queries, with paired intervals.")
     evidence = {"rows": res["n_rows"], "clicks": res["n_clicks"],
                 "queries": res["n_train"] + res["n_test"], "sessions": res["n_sessions"]}
     st.caption(f"Evidence: trained on {res['n_rows']:,} impressions with {res['n_clicks']:,} "
@@ -158,16 +163,26 @@ if res is not None:
                "documents). θ used: " + ", ".join(f"{t:.3g}" for t in theta))
 
     cols = st.columns(3)
+    tb = res["table"].set_index(["ranker", "metric"])
     for col, key, label in zip(cols, ["arp", "ndcg@10", "auc"],
                                ["ARP (lower is better)", "nDCG@10", "AUC"]):
-        if m["ipw"][key] is None:
+        if m["ipw"][key] is None or ("ipw", key) not in tb.index:
             col.metric(f"IPW {label}", "—")
             continue
-        col.metric(f"IPW {label}", f"{m['ipw'][key]:.4f}",
-                   delta=f"{m['ipw'][key] - m['naive'][key]:+.4f} vs naive"
-                   + (" (within noise)" if key in noise else ""),
-                   delta_color="off" if key in noise else
-                   "inverse" if key in rankers.LOWER_IS_BETTER else "normal")
+        r = tb.loc[("ipw", key)]
+        if res["identical"]:
+            delta = "rank identically: no difference"
+        elif pt is not None and key in pt.index:
+            p = pt.loc[key]
+            delta = (fmt_interval(p["delta"], p["lower"], p["upper"], sign=True) + " vs naive"
+                     + (" (cannot be told apart)" if key in noise else ""))
+        else:
+            delta = None
+        col.metric(f"IPW {label}", fmt_interval(r["value"], r["lower"], r["upper"]),
+                   delta=delta, delta_color="off" if key in noise or res["identical"] else
+                   "inverse" if key in rankers.LOWER_IS_BETTER else "normal",
+                   help="value [95% bootstrap interval over queries], rounded to its "
+                        "standard error")
 
     fig = rankers.comparison_figure(res["table"], estimated=res["estimated"],
                                     title=f"Naive vs IPW ({learner}) on “{info.name}”")
@@ -200,4 +215,4 @@ if res is not None:
                     "Download comparison (CSV)", key="cr_csv")
     ui.add_to_report("Naive vs IPW ranker", fig=fig, table=table, settings=settings,
                      evidence=evidence, caveats=caveats, key="compare_rankers",
-                     takeaway=takeaway)
+                     verdict=res["verdict"])

@@ -18,6 +18,7 @@ from ulr import access, schema, store
 from ulr.engines import sources as _sources
 from ulr.errors import UlrError
 from ulr.plots import ctr_by_position_figure
+from ulr.verdict import ctr_by_position_verdict
 
 st.title("Data")
 st.caption("Upload a click log (CSV or Parquet), check how it mapped, and see its key figures.")
@@ -204,7 +205,8 @@ with st.expander("Upload a click log", expanded=False):
             if res is not None:
                 ui.set_current(res.dataset)
                 st.session_state["_last_load"] = {"dataset": res.dataset, "rows": res.rows,
-                                                  "rejected": res.rejected}
+                                                  "rejected": res.rejected,
+                                                  "warnings": [w.message for w in res.warnings]}
                 st.rerun()
 
 last = st.session_state.get("_last_load")
@@ -212,7 +214,7 @@ if last:
     msg = f"Stored “{last['dataset']}” with {last['rows']:,} rows."
     if last["rejected"]:
         msg += f" {last['rejected']:,} bad rows were skipped; download them below."
-    st.success(msg)
+    st.success(msg)  # the mapping warnings follow, in the dataset's summary
 
 
 def _source_summary(name: str) -> None:
@@ -259,23 +261,21 @@ def _source_figures(version: str, name: str):
     return _sources.summary(name), _sources.ctr_by_position(name)
 
 
-def _ctr_chart(ctr, label: str, settings: dict, evidence: dict) -> None:
-    """CTR by position with its intervals, report item and download (dataset or source)."""
+def _ctr_chart(ctr, label: str, settings: dict, evidence: dict,
+               randomized_share: float = 0.0) -> None:
+    """CTR by position with its intervals, report item and download (dataset or source).
+
+    The caption is the data's own verdict (docs/verdicts.md): on a randomized log a
+    difference between positions is position bias alone, and "clicks fall" is said
+    only when position 1 and the last position can be told apart."""
+    verdict = ctr_by_position_verdict(ctr, randomized_share=randomized_share)
+    ui.show_verdict(verdict, key="data_ctr")
     fig = ctr_by_position_figure(ctr)
     st.plotly_chart(fig, key="ctr_chart")
-    st.caption("Bars are 95% Wilson score intervals for the binomial click rate. Clicks fall "
-               "with position partly because users examine lower positions less (position "
-               "bias) and partly because the ranker put better documents on top.")
-    ctr_all = evidence["clicks"] / max(evidence["rows"], 1)
+    st.caption("Bars are 95% Wilson score intervals for the binomial click rate.")
     ui.add_to_report("CTR by position", fig=fig, table=ctr, settings=settings, key="data_ctr",
-                     caveats=["Clicks fall with position partly because users examine lower "
-                              "positions less (position bias) and partly because the ranker "
-                              "put better documents on top; this chart alone does not separate "
-                              "the two."],
-                     evidence=evidence,
-                     takeaway=f"Overall CTR is {ctr_all:.2%}; position 1 gets "
-                              f"{ctr['ctr'].iloc[0]:.2%} and position "
-                              f"{int(ctr['position'].iloc[-1])} {ctr['ctr'].iloc[-1]:.2%}.")
+                     caveats=[r.message for r in verdict.reasons], evidence=evidence,
+                     verdict=verdict)
     ui.download_csv(ctr, f"ctr_by_position_{label}.csv", "Download CTR table (CSV)")
 
 
@@ -315,6 +315,8 @@ def _dataset_summary(log) -> None:
     st.caption(f"From {info.source} · loaded {str(info.loaded_at)[:19]} · "
                f"content hash {str(info.content_hash)[:12]}")
     _show_mapping(info)
+    for w in ui.mapping_warnings(log):
+        st.warning(w.message, icon=":material/warning:")
     s, ctr = _summary(info.content_hash, info.name)
     m = st.columns(6)
     m[0].metric("Rows", f"{s['rows']:,}")
@@ -325,7 +327,7 @@ def _dataset_summary(log) -> None:
     m[5].metric("Randomized", f"{s['randomized_share']:.1%}")
     _ctr_chart(ctr, info.name, {"dataset": info.name},
                {"rows": s["rows"], "clicks": int(ctr["clicks"].sum()), "queries": s["queries"],
-                "sessions": s["sessions"]})
+                "sessions": s["sessions"]}, randomized_share=s["randomized_share"])
     st.subheader("Preview")
     st.dataframe(store.preview(log, 100), hide_index=True, width="stretch")
     if info.rejected:

@@ -1,6 +1,6 @@
 """Debiased recommendation: naive MF vs propensity MF vs CausE on ratings missing not at random."""
 
-from dataclasses import asdict
+from dataclasses import asdict, replace
 
 import pandas as pd
 import streamlit as st
@@ -10,7 +10,8 @@ from ulr import theme
 from ulr.errors import UlrError
 from ulr.recommend.data import simulate_mnar
 from ulr.recommend.experiment import (CRITERIA, LABELS, experiment_grids, learning_curves_figure,
-                                      results_figure, results_table, summarize_runs)
+                                      recommend_verdict, results_figure, results_table,
+                                      seeds_table, summarize_runs)
 from ulr.recommend.models import MODELS, MFConfig, train
 
 st.title("Debiased recommendation")
@@ -35,6 +36,7 @@ def _run(world: tuple, model: str, config: tuple, propensity: str,
 
 
 PROPENSITIES = ["naive-bayes", "true"]
+SEEDS = 3  # worlds averaged by default: the verdict needs a spread over seeds
 with st.form("recs_form"):
     st.markdown("**World**")
     c = st.columns(4)
@@ -71,33 +73,47 @@ with st.form("recs_form"):
                                              "true": "true (simulator's) exposure"}.get)
     norm = c[2].selectbox("CausE tie", ["l2", "l1"], key="rec_norm",
                           format_func={"l2": "squared L2", "l1": "L1"}.get)
+    n_seeds = int(c[3].number_input("Simulated worlds (seeds)", 1, 10,
+                                    ui.url_number("seeds", SEEDS, 1, 10), key="rec_seeds",
+                                    help="Worlds seed, seed + 1, ...: the verdict compares the "
+                                         "models over them, with an interval (one world has "
+                                         "none). Tables and charts show the first."))
     submitted = st.form_submit_button("Train and compare", type="primary")
 ui.set_url_params(users=users, items=items, alpha=float(alpha), seed=seed, epochs=epochs,
-                  models=list(models), propensity=propensity)
+                  models=list(models), propensity=propensity, seeds=n_seeds)
 
 world = (("users", users), ("items", items), ("rank", rank),
          ("observed_fraction", float(observed)), ("alpha", float(alpha)),
          ("gamma", float(gamma)), ("random_share", float(random_share)), ("seed", seed))
 base = MFConfig(factors=factors, epochs=epochs, learning_rate=float(lr), batch_size=batch,
                 discrepancy_norm=norm, seed=seed)
-settings = (world, tuple(models), propensity, tuple(asdict(base).items()))
+settings = (world, tuple(models), propensity, tuple(asdict(base).items()), n_seeds)
+
+
+def _worlds(world: tuple, base: MFConfig, n: int) -> list:
+    """``(world, base)`` of each seed: seed, seed + 1, ... for both the data and training."""
+    w, s = dict(world), int(dict(world)["seed"])
+    return [(tuple({**w, "seed": s + i}.items()), replace(base, seed=s + i)) for i in range(n)]
 
 if submitted:
     with ui.user_errors("Cannot train: "):
         if not models:
             raise UlrError("choose at least one model.")
-        grids = experiment_grids(models, base)
-        total = sum(len(g) for g in grids.values())
+        worlds = _worlds(world, base, n_seeds)
+        total = n_seeds * sum(len(g) for g in experiment_grids(models, base).values())
         with ui.cancellable() as stop, st.status("Training…", expanded=True) as status:
             st.write("Simulating the ratings…")
-            _data(world)
             bar = st.progress(0.0)
             done = 0
-            for m, grid in grids.items():
-                for r, cfg in enumerate(grid):
-                    _run(world, m, tuple(asdict(cfg).items()), propensity, _should_stop=stop)
-                    done += 1
-                    bar.progress(done / total, text=f"{LABELS[m]}, run {r + 1} of {len(grid)}")
+            for i, (world_i, base_i) in enumerate(worlds):
+                _data(world_i)
+                for m, grid in experiment_grids(models, base_i).items():
+                    for r, cfg in enumerate(grid):
+                        _run(world_i, m, tuple(asdict(cfg).items()), propensity,
+                             _should_stop=stop)
+                        done += 1
+                        bar.progress(done / total, text=f"world {i + 1} of {n_seeds}: "
+                                                        f"{LABELS[m]}, run {r + 1} of {len(grid)}")
             status.update(label=f"Trained {total} runs", state="complete", expanded=False)
         st.session_state["rec_settings"] = settings
 
@@ -107,17 +123,23 @@ if last is None:
             "seconds).")
     st.stop()
 
-world_k, models_k, prop_k, base_k = last
+world_k, models_k, prop_k, base_k, seeds_k = last
 exp = None
 with ui.user_errors("Cannot show the results: "), ui.cancellable() as stop:
-    data = _data(world_k)
-    base_cfg = MFConfig(**dict(base_k))
-    grids = experiment_grids(models_k, base_cfg)
-    runs = [(m, r, cfg, _run(world_k, m, tuple(asdict(cfg).items()), prop_k, _should_stop=stop))
-            for m, grid in grids.items() for r, cfg in enumerate(grid)]
-    exp = summarize_runs(data, runs, propensity=prop_k)
+    exps = []
+    for world_i, base_i in _worlds(world_k, MFConfig(**dict(base_k)), seeds_k):
+        runs = [(m, r, cfg, _run(world_i, m, tuple(asdict(cfg).items()), prop_k,
+                                 _should_stop=stop))
+                for m, grid in experiment_grids(models_k, base_i).items()
+                for r, cfg in enumerate(grid)]
+        exps.append(summarize_runs(_data(world_i), runs, propensity=prop_k))
+    exp = exps[0]
 if exp is None:
     st.stop()
+verdict = None
+if "naive-mf" in models_k and len(models_k) > 1:
+    verdict = recommend_verdict(exps)
+    ui.show_verdict(verdict, key="recs")
 
 s = exp.summary
 m = st.columns(4)
@@ -156,6 +178,14 @@ st.caption(
     "picks the grid run and epoch by each model's own criterion, as a practitioner would; "
     "*best on test* is an oracle. A gap between them means the validation signal misleads — "
     "naive MF's biased validation keeps asking for more training while its test error grows.")
+if seeds_k > 1:
+    per_seed = seeds_table(exps).pivot(index="seed", columns="model", values="improvement")
+    per_seed = per_seed.rename(columns=LABELS)
+    per_seed.index = [int(dict(world_k)["seed"]) + i for i in per_seed.index]
+    st.dataframe(per_seed.style.format("{:.1%}"), width="stretch", key="rec_seeds_table")
+    st.caption("Test-MSE improvement (best on validation) in each simulated world; the "
+               "verdict above compares the models over these worlds. The other tables and "
+               "charts show the first world.")
 fig_bar = results_figure(exp)
 st.plotly_chart(fig_bar, key="rec_bar")
 fig_curves = learning_curves_figure(exp)
@@ -173,4 +203,5 @@ ui.add_to_report("Debiased recommendation: test MSE improvement", fig=fig_bar, t
                  settings={**dict(world_k), "models": list(models_k), "propensity": prop_k,
                            **dict(base_k)},
                  evidence={"rows": int(s["mnar_ratings"] + s["random_ratings"]),
-                           "test ratings": int(s["test_ratings"])}, key="recs")
+                           "test ratings": int(s["test_ratings"]), "worlds": seeds_k},
+                 key="recs", verdict=verdict)

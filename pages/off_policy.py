@@ -9,6 +9,7 @@ import streamlit as st
 
 from pages import _ui as ui
 from ulr import schema, store
+from ulr import verdict as V
 from ulr.errors import UlrError
 from ulr.ope import estimators as est
 from ulr.ope import figures as F
@@ -19,6 +20,7 @@ from ulr.ope.loggers import MULTI_ESTIMATORS
 from ulr.ope.slate import LABELS as SLATE_LABELS
 from ulr.ope.slate import slate_from_log
 from ulr.ope.study import CHUNK, crm_study, simulation_study, study_chunk
+from ulr.ope.verdicts import clipped_table, slate_verdict, study_verdict
 
 SAMPLE = Path(__file__).resolve().parent.parent / "data" / "sample_ope.csv"
 SAMPLE_SOURCE = "sample"
@@ -81,7 +83,9 @@ def _evaluate(source: str, name: str, content_hash: str, settings: tuple):
 def _estimates_frame(table: pd.DataFrame) -> pd.DataFrame:
     t = table.copy()
     t.insert(0, "method", t["estimator"].map(lambda e: LABELS.get(e, e)))
-    return t.rename(columns={"variance_ratio": "variance vs pooled IPS"})
+    return t.rename(columns={"variance_ratio": "variance vs pooled IPS",
+                             "diff_lower": "minus logging, lower",
+                             "diff_upper": "minus logging, upper"})
 
 
 # ---------------------------------------------------------------- view 1: a log
@@ -174,6 +178,10 @@ def _show_log_result(res, source, name, content_hash, settings: tuple):
     s = dict(settings)
     column = s["target_column"] or s["score_column"]
     d = res.diagnostics
+    mapping = ui.mapping_warnings(ui.current_log()) if source != SAMPLE_SOURCE else ()
+    verdict = res.verdict(mapping=mapping)
+    ui.show_verdict(verdict, key="ope")
+    _headline(verdict)
     m = st.columns(5)
     m[0].metric("Rows evaluated", f"{d['n']:,}", help=f"of {res.settings['log_rows']:,} in the log")
     m[1].metric("Clicks", f"{d['clicks']:,}", help=f"CTR {d['ctr']:.2%}")
@@ -187,7 +195,13 @@ def _show_log_result(res, source, name, content_hash, settings: tuple):
                 delta_arrow="off")
     for w in res.warnings:
         st.warning(w.message, icon=":material/warning:")
-    table = _estimates_frame(res.table)
+    table = _estimates_frame(clipped_table(res.table))
+    raw = res.table[["value", "lower", "upper"]]
+    out_of_range = res.table.loc[((raw < 0) | (raw > 1)).any(axis=1), "estimator"]
+    if len(out_of_range):
+        st.caption(f"{', '.join(LABELS.get(e, e) for e in out_of_range)} left the range of a "
+                   "click rate (its reward model, not the clicks, drives it there); its value "
+                   "and bounds are shown clipped to [0, 1].")
     st.dataframe(table, hide_index=True, width="stretch", key="ope_table",
                  column_config={c: st.column_config.NumberColumn(format="%.5f")
                                 for c in ("value", "lower", "upper", "se")})
@@ -207,7 +221,6 @@ def _show_log_result(res, source, name, content_hash, settings: tuple):
     _slate_section(source, name, content_hash, s["target"], column, s["temperature"],
                    s["fit_fraction"], s["level"], s["seed"])
     policy = TARGETS[s["target"]] + (f" ({column})" if column else "")
-    best = res.table[res.table["estimator"] != "logging"].iloc[0]
     ui.add_to_report(
         f"Off-policy estimates of the target policy: {policy}", fig=fig, table=table,
         settings={"log": name, "target policy": policy, "estimator": ", ".join(s["estimators"]),
@@ -217,22 +230,31 @@ def _show_log_result(res, source, name, content_hash, settings: tuple):
                   "queries": res.settings.get("contexts"),
                   "sessions": d["units"] if res.settings["resampling"] == "impressions"
                   else None},
-        takeaway=_takeaway(res, best), key="ope_log")
+        key="ope_log", verdict=verdict)
 
 
-def _takeaway(res, best) -> str:
-    log_v = res.estimate("logging")
-    if not np.isfinite(best.lower) or not np.isfinite(best.upper):
-        return f"{LABELS.get(best.estimator, best.estimator)} cannot pin the target's value down."
-    if best.lower > log_v:
-        verdict = "beats the logging policy"
-    elif best.upper < log_v:
-        verdict = "does worse than the logging policy"
-    else:
-        verdict = "cannot be told apart from the logging policy"
-    return (f"By {LABELS.get(best.estimator, best.estimator)}, the target policy {verdict} "
-            f"({best.value:.4f} [{best.lower:.4f}, {best.upper:.4f}] vs {log_v:.4f} clicks "
-            "per row).")
+def _headline(verdict, *, target: str = "Target policy") -> None:
+    """The verdict's numbers as tiles, each interval in plain sight (click rates in %)."""
+    e = verdict.estimate
+    if "value" not in e or e.get("value") is None:
+        return
+    name = LABELS.get(e["estimator"], e["estimator"])
+    level = e.get("level", 0.95)
+    se = V.se_of(e["lower"], e["upper"], level)
+    t = st.columns(3)
+    t[0].metric(f"{target}, {name}", V.fmt(e["value"], se, pct=True),
+                f"{level:.0%} interval {V.fmt(e['lower'], se, pct=True)} to "
+                f"{V.fmt(e['upper'], se, pct=True)}", delta_color="off", delta_arrow="off",
+                help="expected clicks per row")
+    t[1].metric("Logging policy", V.fmt(e["logging"], se, pct=True))
+    if e.get("delta_lower") is not None:
+        dse = V.se_of(e["delta_lower"], e["delta_upper"], level)
+        t[2].metric("Difference", V.fmt(e["delta"], dse, pct=True, sign=True),
+                    f"{level:.0%} interval {V.fmt(e['delta_lower'], dse, pct=True, sign=True)} "
+                    f"to {V.fmt(e['delta_upper'], dse, pct=True, sign=True)}",
+                    delta_color="off", delta_arrow="off",
+                    help="target minus logging, paired bootstrap interval; an interval "
+                         "containing 0 means the two cannot be told apart")
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -252,11 +274,15 @@ def _slate_section(source, name, content_hash, target, column, temperature, fit_
                     ("temperature", max(temperature, 1e-3)),
                     ("fit_fraction", fit_fraction if fit_fraction > 0 else 0.5),
                     ("level", level), ("seed", seed))
+        if source != SAMPLE_SOURCE and ui.mapping_stops(ui.current_log(), "slate",
+                                                        "Judging whole rankings"):
+            return
         out = None
         with ui.user_errors("Cannot evaluate rankings: "):
             out = _slates(source, name, content_hash, settings)
         if out is None:
             return
+        ui.show_verdict(slate_verdict(out, level=level), key="ope_slate")
         tab = out["table"].copy()
         tab.insert(0, "method", tab["estimator"].map(SLATE_LABELS))
         st.caption(f"{out['sessions']:,} complete rankings of {out['slots']} slots, "
@@ -403,6 +429,7 @@ def _simulation_form() -> tuple[tuple, bool]:
 def _show_simulation(out: dict, s: dict):
     """Truth, the per-estimator table, the spread and bias-variance figures, intervals,
     the download and the report item of one simulation study."""
+    ui.show_verdict(study_verdict(out), key="ope_sim")
     m = st.columns(4)
     m[0].metric("True value of the target", f"{out['truth']:.4f}")
     m[1].metric("Logging policy's value", f"{out['logging']:.4f}")
@@ -427,7 +454,7 @@ def _show_simulation(out: dict, s: dict):
                "SNIPS trades a small bias for much less variance; DR leans on its reward model.")
     ui.download_csv(out["estimates"], "ope_simulation_estimates.csv",
                     "Download all estimates (CSV)", key="sim_csv")
-    best = out["table"].sort_values("rmse").iloc[0]
+    verdict = study_verdict(out)
     ui.add_to_report(
         f"OPE estimators over repeated simulated logs (target policy: {s['target']})",
         fig=fig2, table=tab,
@@ -435,9 +462,7 @@ def _show_simulation(out: dict, s: dict):
                   "seed": s["seed"], **s},
         caveats=[], evidence={"rows": s["rows"] * s["draws"], "clicks": None,
                               "queries": s["contexts"], "sessions": None},
-        takeaway=f"On {s['draws']} simulated logs, {LABELS.get(best.estimator, best.estimator)} "
-                 f"has the smallest error (RMSE {best.rmse:.4f}; true value {out['truth']:.4f}).",
-        key="ope_sim")
+        key="ope_sim", verdict=verdict)
 
 
 # ---------------------------------------------------------------- view 3: learning
@@ -539,15 +564,15 @@ def _show_learned(out: dict, s: dict):
     """Held-out values, warnings, the learning curve, the evaluation table, the weights,
     the download and the report item of one learned policy."""
     res = out["result"]
-    t = res.evaluation.table.set_index("estimator")
-    m = st.columns(4)
-    m[0].metric("Learned policy, SNIPS (held out)", f"{t.loc['snips', 'value']:.4f}",
-                help=f"interval [{t.loc['snips', 'lower']:.4f}, {t.loc['snips', 'upper']:.4f}]")
-    m[1].metric("Logging policy (held out)", f"{t.loc['logging', 'value']:.4f}")
+    verdict = res.verdict()
+    ui.show_verdict(verdict, key="crm")
+    _headline(verdict, target="Learned policy (held out)")
     if "truth" in out:
-        m[2].metric("True value of the learned policy", f"{out['truth']:.4f}",
-                    f"{out['truth'] - out['logging']:+.4f} vs logging")
-        m[3].metric("Best possible (greedy on the truth)", f"{out['best']:.4f}")
+        m = st.columns(3)
+        m[0].metric("True value of the learned policy", f"{out['truth']:.2%}",
+                    f"{out['truth'] - out['logging']:+.2%} vs logging")
+        m[1].metric("True value of the logging policy", f"{out['logging']:.2%}")
+        m[2].metric("Best possible (greedy on the truth)", f"{out['best']:.2%}")
     for w in res.evaluation.warnings:
         st.warning(w.message, icon=":material/warning:")
     fig = F.crm_curve_figure(res.curve, truth=out.get("truth_path"),
@@ -561,7 +586,6 @@ def _show_learned(out: dict, s: dict):
         true_value=out["truth_path"])
     ui.download_csv(curve, "crm_learning_curve.csv", "Download learning curve (CSV)",
                     key="crm_csv")
-    sn = t.loc["snips"]
     ui.add_to_report(
         f"Policy learned by counterfactual risk minimization ({s['objective'].upper()} "
         "objective)",
@@ -572,10 +596,7 @@ def _show_learned(out: dict, s: dict):
         evidence={"rows": res.evaluation.diagnostics["n"],
                   "clicks": res.evaluation.diagnostics["clicks"], "queries": None,
                   "sessions": None},
-        takeaway=f"The learned policy's held-out SNIPS value is {sn['value']:.4f} "
-                 f"[{sn['lower']:.4f}, {sn['upper']:.4f}] against {t.loc['logging', 'value']:.4f} "
-                 "for the logging policy.",
-        key="ope_crm")
+        key="ope_crm", verdict=verdict)
 
 
 if view == VIEWS[0]:

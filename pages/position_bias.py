@@ -209,13 +209,26 @@ def _evidence(content_hash: str, name: str):
     return store.summary(lg), store.ctr_by_position(lg)
 
 
-def _show(results, truth, by_pos, evidence: dict, *, label: str, settings: dict) -> None:
-    """The chart, convergence, notes, table, download and report item of the results."""
+def _verdict(results, table, mapping=()):
+    """The first method's verdict, on the intervals the chart draws (docs/verdicts.md)."""
+    r = results[0]
+    t = table[table["method"] == r.method].sort_values("position").head(r.positions)
+    lower = upper = None
+    if len(t) == r.positions and {"lower", "upper"} <= set(t.columns):
+        lower, upper = t["lower"].to_numpy(), t["upper"].to_numpy()
+    return r.verdict(lower=lower, upper=upper, mapping=mapping)
+
+
+def _show(results, truth, by_pos, evidence: dict, *, label: str, settings: dict,
+          mapping=()) -> None:
+    """The verdict, chart, convergence, notes, table, download and report item."""
     if not results:
         st.stop()
     clicks_k = by_pos["clicks"].to_numpy()
     impr_k = by_pos["impressions"].to_numpy()
     table = plots.results_table(results, truth, clicks=clicks_k, impressions=impr_k)
+    verdict = _verdict(results, table, mapping)
+    ui.show_verdict(verdict, key="position_bias")
     caveats = []
     thin = table[table["thin"] & (table["position"] > 1)]
     if len(thin):
@@ -252,9 +265,7 @@ def _show(results, truth, by_pos, evidence: dict, *, label: str, settings: dict)
     with c2:
         ui.add_to_report("Position bias", fig=fig, table=table, key="position_bias",
                          settings=settings, caveats=caveats, evidence=evidence,
-                         takeaway=("Too few clicks to say how examination falls with position."
-                                   if len(thin) else "Examination by position, with "
-                                                     "intervals."))
+                         verdict=verdict)
 
 
 def _notes(results, truth) -> None:
@@ -303,4 +314,5 @@ _show(results, _true_theta(info.content_hash, info.name), by_pos,
        "sessions": summ["sessions"]},
       label=info.name, settings={"dataset": info.name, "methods": methods, "positions": positions,
                                  "bootstrap": bootstrap, "seed": seed,
-                                 "assume_randomized": assume})
+                                 "assume_randomized": assume},
+      mapping=ui.mapping_warnings(log))

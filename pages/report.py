@@ -206,6 +206,9 @@ for i, p in enumerate(items):
             st.error(status[p.id], icon=":material/sync_problem:")
         st.text_input("Title", value=p.title, key=f"rep_title_{p.id}", disabled=not editable,
                       max_chars=report.MAX_TITLE, on_change=_edit, args=(rid, p.id, "title"))
+        if p.verdict:  # what the result can support, as computed when it was saved
+            lv = p.verdict["level"]
+            st.badge(lv.capitalize(), icon=ui.VERDICT_ICONS[lv], color=ui.VERDICT_COLORS[lv])
         st.text_input("Takeaway", value=p.takeaway, key=f"rep_takeaway_{p.id}",
                       max_chars=report.MAX_TITLE * 2, on_change=_edit,
                       args=(rid, p.id, "takeaway"), disabled=not editable,

@@ -34,15 +34,7 @@ def _parse_etas(text: str) -> tuple:
     return tuple(etas)
 
 
-def _takeaway(summary, metric: str, change: str) -> str:
-    """At the strongest bias swept: how far IPW (true theta) moves the metric from naive."""
-    if change not in summary or summary.empty:
-        return ""
-    last = summary.iloc[-1]
-    better = (last[change] < 0) == (metric in rankers.LOWER_IS_BETTER)
-    return (f"At η = {last['eta']:g}, IPW with the true θ changes {theme.metric_label(metric)} "
-            f"by {last[change]:+.1%} against the naive ranker "
-            f"({'better' if better else 'worse'}).")
+RUNS = 3  # seeds averaged by default: the verdict needs a spread over runs
 
 
 methods = [NONE, *propensity.METHODS]
@@ -56,8 +48,7 @@ with st.form("sweep_form"):
                            format_func={"linear": "linear pairwise (SVM-Rank)",
                                         "gbdt": "gradient boosting"}.get)
     method = c3.selectbox("Estimated θ by", methods,
-                          index=ui.url_index("method", methods, "randomization"
-                                           if "randomization" in methods else NONE),
+                          index=ui.url_index("method", methods, NONE),
                           key="sw_method",
                           help="Besides the true θ, train IPW with θ estimated from each "
                                "simulated log by this method (slower methods take longer).")
@@ -68,10 +59,12 @@ with st.form("sweep_form"):
                                    ui.url_number("sessions", 20_000, 500, 500_000), step=1000,
                                    key="sw_sessions"))
     runs = int(c6.number_input("Runs per η", 1, min(10, ui.limit("ULR_MAX_RUNS")),
-                               ui.url_number("runs", 1, 1, 10, cap="ULR_MAX_RUNS",
-                                             what="runs per η"), key="sw_runs",
-                               help="Independent simulations; the chart shows their mean and "
-                                    "range."))
+                               ui.url_number("runs", min(RUNS, ui.limit("ULR_MAX_RUNS")), 1,
+                                             10, cap="ULR_MAX_RUNS", what="runs per η"),
+                               key="sw_runs",
+                               help="Independent simulations (seeds); the chart shows their "
+                                    "mean and range, the verdict an interval over them (one run "
+                                    "has none)."))
     seed = int(c7.number_input("Seed", 0, 10**6, ui.url_number("seed", 0, 0, 10**6),
                                key="sw_seed"))
     submitted = st.form_submit_button("Run sweep", type="primary")
@@ -128,6 +121,8 @@ else:
                           help="Short names: " + ", ".join(f"{theme.metric_label(m)} = {m}"
                                                            for m in metric_names))
     ui.set_url_params(metric=metric)
+    verdict = rankers.sweep_verdict(df, metric=metric)
+    ui.show_verdict(verdict, key="sweep")
     fig = rankers.sweep_figure(df, metric=metric)
     st.plotly_chart(fig, key="sw_chart")
     st.caption(f"{learner_k} learner, {queries_k} queries, {sessions_k:,} sessions per log, "
@@ -135,15 +130,22 @@ else:
                + ("The band spans the runs. " if runs_k > 1 else "")
                + ("" if method_k == NONE else
                   f"“ipw (estimated theta)” uses θ estimated by {method_k} from each log."))
-    summary = (df[df["metric"] == metric]
-               .groupby(["eta", "ranker"], sort=False)["value"].mean()
-               .unstack("ranker").reset_index())
+    tidy = rankers.sweep_summary(df[df["metric"] == metric])
+    summary = tidy.pivot(index="eta", columns="ranker", values="mean")
+    order = list(dict.fromkeys(tidy["ranker"]))
+    summary = summary[order]
+    for bound in ("lower", "upper"):
+        b = tidy.pivot(index="eta", columns="ranker", values=bound)[order]
+        summary = summary.join(b.add_suffix(f" {bound}"))
+    summary = summary.reset_index()
     change = "ipw (true theta) vs naive"
     if "naive" in summary and "ipw (true theta)" in summary:
         summary[change] = summary["ipw (true theta)"] / summary["naive"] - 1
     fmts = theme.styler_formats(summary.drop(columns=[change], errors="ignore"))
     st.dataframe(summary.style.format(fmts).format({change: "{:+.1%}"}, na_rep=""),
                  hide_index=True, width="stretch")
+    st.caption("Mean over runs; lower and upper bound a 95% Student-t interval over the runs "
+               "(none for a single run).")
     if metric in rankers.LOWER_IS_BETTER:
         st.caption(f"{theme.metric_label(metric)} ({metric}): lower is better, so a negative "
                    "change favours IPW.")
@@ -155,4 +157,4 @@ else:
                                "seed": seed_k},
                      evidence={"queries": queries_k,
                                "sessions": sessions_k * runs_k * len(etas)},
-                     takeaway=_takeaway(summary, metric, change), key="severity_sweep")
+                     key="severity_sweep", verdict=verdict)

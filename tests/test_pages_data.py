@@ -214,3 +214,24 @@ def test_upload_copies_are_deleted_and_messages_name_the_users_file(tmp_path, mo
     upload("empty clicks.csv", "")
     only_error("empty clicks.csv is empty", "empty clicks.csv")
     assert copies() == []
+
+
+def test_load_warns_when_sessions_are_not_shown_lists_and_caption_follows_the_data():
+    """Slots that do not share a timestamp: mapping session_id to it is named at load, with
+    the fix; the CTR caption of a randomized log never credits the ranker."""
+    from ulr.simulate import obd_like_log
+    at = run_app()
+    csv = obd_like_log(impressions=300, items=10, row_timestamps=True).to_csv(index=False)
+    at.get("file_uploader")[0].set_value(("rows.csv", csv.encode(), "text/csv")).run()
+    at.text_input(key="ds_name").input("row stamps")
+    at.multiselect(key="map_query_id").set_value(QUERY)
+    at.multiselect(key="map_session_id").set_value(["timestamp"])
+    at.checkbox(key="fact_randomized").check()
+    load_button(at).click()
+    at.run()
+    assert not at.exception, at.exception
+    warned = [w.value for w in at.warning if "sessions hold a single row" in w.value]
+    assert warned and "map a column that groups one shown list" in warned[0]
+    assert "--" not in warned[0]  # a browser message never names a command-line flag
+    text = " ".join(m.value for m in at.markdown)
+    assert "randomized" in text and "better documents on top" not in text

@@ -168,6 +168,20 @@ def test_a_registered_source_is_estimated_from_its_stored_statistics(parquet_lak
                for c in at.caption)
 
 
+def test_the_verdict_leads_and_matches_the_table():
+    """Thin positions (intervals wider than ±50%) make the verdict inconclusive, and it says
+    which position and how much more data would pin it down."""
+    at = open_page()
+    at.multiselect(key="pb_methods").set_value(["randomization"])
+    at.run()
+    assert not at.exception, at.exception
+    assert any("badge[" in m.value for m in at.markdown)
+    table = at.dataframe[0].value
+    worst = table[table["position"] > 1]["relative_half_width"].max()
+    level = "Inconclusive" if worst > 0.5 else "Directional" if worst > 0.2 else "Reliable"
+    assert any("badge[" in m.value and m.value.endswith(f"{level}]") for m in at.markdown)
+
+
 def test_a_link_above_the_operator_caps_is_lowered_with_one_sentence(monkeypatch):
     monkeypatch.setenv("ULR_MAX_BOOTSTRAP", "20")
     monkeypatch.setenv("ULR_MAX_METHODS", "2")

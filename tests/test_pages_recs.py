@@ -110,3 +110,16 @@ def test_link_fills_the_form_and_is_written_back():
     assert bad.number_input(key="rec_alpha").value == 1.0
     assert bad.multiselect(key="rec_models").value == ["naive-mf", "propensity-mf", "cause"]
     assert bad.selectbox(key="rec_prop").value == "naive-bayes"
+
+
+def test_the_verdict_compares_models_over_several_worlds():
+    at = AppTest.from_file(PAGE, default_timeout=180)
+    at.run()
+    small(at)
+    assert at.number_input(key="rec_seeds").value == 3  # several seeds by default
+    at.number_input(key="rec_seeds").set_value(2)
+    press(at)
+    assert not at.exception and not at.error
+    assert any("badge[" in m.value for m in at.markdown)
+    assert any("2 seeds (simulated worlds)" in m.value for m in at.markdown)
+    assert len(at.dataframe) == 2  # the results of the first world, and one row per world

@@ -252,7 +252,7 @@ def test_zip_of_nothing_has_only_the_index():
     zf = zipfile.ZipFile(io.BytesIO(report.build_zip([])))
     assert zf.namelist() == ["index.csv", "README.txt"]
     assert zf.read("index.csv").decode().splitlines() == [
-        "item,title,file,kind,dataset,created,version,note,takeaway,caveats,evidence,"
+        "item,title,file,kind,dataset,created,version,note,takeaway,verdict,caveats,evidence,"
         "settings,content_hash"]
 
 

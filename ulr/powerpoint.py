@@ -74,8 +74,9 @@ def _textbox(slide, left, top, width, height, paragraphs, size, *, bold=False, c
 
 def _takeaway(it) -> str:
     """The takeaway, after the item's verdict when it has one (hook for a verdict model)."""
-    verdict = getattr(it, "verdict", "")
-    return f"{verdict.upper()}: {it.takeaway}" if verdict else it.takeaway
+    verdict = getattr(it, "verdict", None) or {}
+    level = verdict.get("level", "") if isinstance(verdict, dict) else str(verdict)
+    return f"{level.upper()}: {it.takeaway}" if level else it.takeaway
 
 
 def _notes(it, status: str | None) -> str:

@@ -85,6 +85,8 @@ class ReportItem:
     caveats : the warnings the page showed next to the result, word for word.
     evidence : what the result rests on, e.g. ``{"rows": .., "clicks": .., "queries": ..}``.
     takeaway : one line in plain words (pre-filled from the result, editable).
+    verdict : the result's :class:`ulr.verdict.Verdict` as a dict (docs/verdicts.md), or
+        None; its level is shown as a badge beside the takeaway.
 
     An item holds a chart, a table, both, or neither (a plain note, e.g. a
     report section that could not run). Raises ``ValueError`` on bad fields.
@@ -103,6 +105,7 @@ class ReportItem:
     evidence: dict = field(default_factory=dict)
     takeaway: str = ""
     content_hash: str = ""
+    verdict: dict | None = None
 
     def __post_init__(self):
         if not isinstance(self.title, str) or not self.title.strip():
@@ -142,6 +145,16 @@ class ReportItem:
                     and isinstance(tab.get("data"), list)):
                 raise ValueError("a report item table must be DataFrame JSON in 'split' "
                                  "orientation (an object with 'columns' and 'data').")
+        if self.verdict is not None:
+            from ulr.verdict import Verdict
+            if isinstance(self.verdict, Verdict):
+                self.verdict = self.verdict.to_dict()
+            if not isinstance(self.verdict, dict):
+                raise ValueError("a report item verdict must be a dict.")
+            try:
+                self.verdict = Verdict.from_dict(self.verdict).to_dict()
+            except (KeyError, TypeError, ValueError) as exc:
+                raise ValueError(f"a report item verdict is not a verdict: {exc}") from None
         if self.settings is None:
             self.settings = {}
         if not isinstance(self.settings, dict):
@@ -157,11 +170,17 @@ class ReportItem:
     def from_result(cls, title: str, *, fig: go.Figure | None = None,
                     table: pd.DataFrame | None = None, settings: dict | None = None,
                     dataset: str = "", note: str = "", caveats=None, evidence=None,
-                    takeaway: str = "", content_hash: str = "") -> "ReportItem":
+                    takeaway: str = "", content_hash: str = "",
+                    verdict=None) -> "ReportItem":
         """Item from a live figure and DataFrame (what the CLI and pages produce).
 
-        An empty ``takeaway`` is pre-filled by :func:`default_takeaway`.
+        An empty ``takeaway`` is pre-filled from ``verdict`` (a
+        :class:`ulr.verdict.Verdict` or its dict), else by :func:`default_takeaway`.
         """
+        if verdict is not None and not isinstance(verdict, dict):
+            verdict = verdict.to_dict()
+        if not takeaway and verdict:
+            takeaway = verdict["takeaway"]
         return cls(title=title, note=note,
                    figure=None if fig is None else fig.to_json(),
                    table=None if table is None else table.to_json(orient="split"),
@@ -169,7 +188,7 @@ class ReportItem:
                    dataset=dataset, caveats=[str(c) for c in (caveats or [])],
                    evidence=json.loads(json.dumps(evidence or {}, default=str)),
                    takeaway=takeaway or default_takeaway(title, table, evidence),
-                   content_hash=content_hash or "")
+                   content_hash=content_hash or "", verdict=verdict)
 
     @classmethod
     def from_dict(cls, d: dict) -> "ReportItem":
@@ -180,7 +199,7 @@ class ReportItem:
             raise ValueError("a report item must be a dict.")
         known = {k: d[k] for k in ("title", "note", "figure", "table", "settings", "dataset",
                                    "created", "version", "id", "caveats", "evidence",
-                                   "takeaway", "content_hash") if k in d}
+                                   "takeaway", "content_hash", "verdict") if k in d}
         if "title" not in known:
             raise ValueError("a report item needs a title.")
         return cls(**known)
@@ -190,7 +209,8 @@ class ReportItem:
                 "table": self.table, "settings": dict(self.settings), "dataset": self.dataset,
                 "created": self.created, "version": self.version, "id": self.id,
                 "caveats": list(self.caveats), "evidence": dict(self.evidence),
-                "takeaway": self.takeaway, "content_hash": self.content_hash}
+                "takeaway": self.takeaway, "content_hash": self.content_hash,
+                "verdict": self.verdict}
 
     def fig(self) -> go.Figure | None:
         """The chart as a plotly figure (None if the item has none)."""
@@ -312,6 +332,10 @@ th { background: #f4f6f9; }
 details summary { cursor: pointer; color: var(--muted); font-size: 13px; margin: 6px 0; }
 footer { margin-top: 40px; color: var(--muted); font-size: 12px; }
 .takeaway { font-size: 17px; font-weight: 600; margin: 8px 0; }
+.verdict { font-size: 0.7em; padding: 1px 8px; border-radius: 9px; vertical-align: middle;
+  border: 1px solid currentColor; font-weight: 600; }
+.verdict-reliable { color: #1b7f3b; } .verdict-directional { color: #8a6d00; }
+.verdict-inconclusive { color: #555; } .verdict-invalid { color: #b00020; }
 .caveats { background: #fff8e1; border-left: 4px solid #E69F00; padding: 6px 12px;
            margin: 8px 0; }
 .caveats ul { margin: 4px 0; padding-left: 20px; }
@@ -326,6 +350,15 @@ table.settings { font-size: 12px; }
 _CSP = ("default-src 'none'; script-src 'unsafe-inline' 'unsafe-eval'; "
         "style-src 'unsafe-inline'; img-src data: blob:; font-src data:; "
         "connect-src 'none'; frame-src 'none'; form-action 'none'; base-uri 'none'")
+
+
+def verdict_badge(it: ReportItem) -> str:
+    """The item's verdict level as a small badge (empty without a verdict)."""
+    if not it.verdict:
+        return ""
+    level = it.verdict["level"]
+    return (f'<span class="verdict verdict-{_esc(level)}" title="docs/verdicts.md">'
+            f'{_esc(level.capitalize())}</span> ')
 
 
 def _esc(x) -> str:
@@ -414,7 +447,7 @@ def _truth_html(it: ReportItem, status: str | None, *, settings: bool = True) ->
     """Takeaway, caveats (word for word), data status, evidence and settings of an item."""
     parts = []
     if it.takeaway:
-        parts.append(f'<p class="takeaway">{_esc(it.takeaway)}</p>')
+        parts.append(f'<p class="takeaway">{verdict_badge(it)}{_esc(it.takeaway)}</p>')
     if status:
         parts.append(f'<div class="stale" role="alert">{_esc(status)}</div>')
     if it.caveats:
@@ -697,12 +730,13 @@ def build_zip(items, *, readme: bool = True) -> bytes:
                                "dataset": it.dataset, "created": it.created,
                                "version": it.version, "note": it.note,
                                "takeaway": it.takeaway,
+                               "verdict": (it.verdict or {}).get("level", ""),
                                "caveats": "\n".join(it.caveats),
                                "evidence": json.dumps(it.evidence, ensure_ascii=False),
                                "settings": json.dumps(it.settings, ensure_ascii=False),
                                "content_hash": it.content_hash})
         cols = ["item", "title", "file", "kind", "dataset", "created", "version", "note",
-                "takeaway", "caveats", "evidence", "settings", "content_hash"]
+                "takeaway", "verdict", "caveats", "evidence", "settings", "content_hash"]
         put("index.csv", safe_csv_bytes(pd.DataFrame(index_rows, columns=cols)))
         if readme:
             put("README.txt", "Tables of a ulr report, one CSV per report item (index.csv "
@@ -1036,6 +1070,8 @@ html, body { margin: 0; height: 100%%; overflow: hidden; background: #fff; color
             margin: 0 0 6px; color: #0b3d66; overflow: hidden; }
 .verdict { display: inline-block; font-size: 0.8em; padding: 0 10px; margin-right: 8px;
            border-radius: 12px; background: #0b3d66; color: #fff; }
+.verdict-reliable { background: #1b7f3b; } .verdict-directional { background: #8a6d00; }
+.verdict-inconclusive { background: #555; } .verdict-invalid { background: #b00020; }
 .box { max-height: 100px; overflow: hidden; margin: 0 0 6px; font-size: 17px;
        line-height: 1.3; }
 .caveats { background: #fff8e1; border-left: 6px solid #E69F00; padding: 4px 14px; }
@@ -1217,10 +1253,8 @@ def _slide_html(i: int, it: ReportItem, status: str | None, appendix: int | None
                 max_table_rows: int) -> str:
     """One item's slide: title, takeaway (verdict badge), caveats, chart/table/note, evidence."""
     parts = [f'<section class="slide" id="slide-{i}"><h1>{_esc(it.title)}</h1>']
-    verdict = getattr(it, "verdict", "")  # hook: a verdict model may add one to items
-    if it.takeaway or verdict:
-        badge = f'<span class="verdict">{_esc(verdict)}</span>' if verdict else ""
-        parts.append(f'<p class="takeaway">{badge}{_esc(it.takeaway)}</p>')
+    if it.takeaway or it.verdict:
+        parts.append(f'<p class="takeaway">{verdict_badge(it)}{_esc(it.takeaway)}</p>')
     shown, hidden = slide_caveats(it)
     if status or it.caveats:
         box = [f'<div class="stale" role="alert">{_esc(status)}</div>'] if status else []

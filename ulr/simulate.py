@@ -276,7 +276,7 @@ OBD_LIKE_SEED = 20261123
 
 def obd_like_log(*, impressions: int = 3334, items: int = 80, slots: int = 3,
                  theta=(1.0, 0.65, 0.45), base_ctr: float = 0.004,
-                 seed: int = OBD_LIKE_SEED) -> pd.DataFrame:
+                 seed: int = OBD_LIKE_SEED, row_timestamps: bool = False) -> pd.DataFrame:
     """A click log in a foreign format, shaped like the Open Bandit Dataset's random campaign.
 
     One impression shows ``slots`` distinct items drawn uniformly at random
@@ -287,7 +287,9 @@ def obd_like_log(*, impressions: int = 3334, items: int = 80, slots: int = 3,
     ``user-item_affinity_0..items-1`` (sparse numbers). Clicks follow the
     position-based model ``P(click) = theta_k * a(user, item)`` with an
     attraction around ``base_ctr`` raised by the user's affinity to the item,
-    so the overall CTR is under 1%.
+    so the overall CTR is under 1%. With ``row_timestamps`` each slot gets its
+    own timestamp (a second apart), as in logs where the slots of one
+    impression do not share one: mapping ``session_id`` to it is then wrong.
     """
     if slots > items or len(theta) != slots:
         raise UlrError("obd_like_log needs slots <= items and one theta per slot.")
@@ -310,8 +312,11 @@ def obd_like_log(*, impressions: int = 3334, items: int = 80, slots: int = 3,
     t0 = np.datetime64("2019-11-24T00:00:00")
     ts = t0 + np.cumsum(rng.integers(1, 30, size=n)).astype("timedelta64[s]")
     rows = np.repeat(np.arange(n), slots)
+    stamp = ts[rows]
+    if row_timestamps:
+        stamp = stamp + np.tile(np.arange(slots), n).astype("timedelta64[s]")
     df = pd.DataFrame({
-        "timestamp": pd.Series(ts[rows]).dt.strftime("%Y-%m-%d %H:%M:%S").to_numpy(),
+        "timestamp": pd.Series(stamp).dt.strftime("%Y-%m-%d %H:%M:%S").to_numpy(),
         "item_id": shown.ravel(),
         "position": np.tile(np.arange(1, slots + 1), n),
         "click": click.ravel().astype(int),

@@ -544,6 +544,7 @@ class LoadResult:
     rejected: int
     info: DatasetInfo
     rejected_rows: pd.DataFrame
+    warnings: tuple = ()  # ulr.lists.MappingWarning: the mapping does not group shown lists
 
 
 def file_hash(path: str | os.PathLike, extra: str = "") -> str:
@@ -986,6 +987,7 @@ def load_log(path: str | os.PathLike, name: str, *, cur=None, db_path=None,
                                "name or replace it.")
         _prepare(job)
         data, rejects = _write_files(job, db)
+        warnings = _list_warnings(job, data)
         info = _publish(job, db, data, rejects, replace=replace)
     finally:
         job.con.close()
@@ -995,7 +997,22 @@ def load_log(path: str | os.PathLike, name: str, *, cur=None, db_path=None,
     if cur is not None:
         _sync_views(cur, db, [info], drop_others=False)
     return LoadResult(dataset=name, rows=info.rows, rejected=info.rejected, info=info,
-                      rejected_rows=job.rejected)
+                      rejected_rows=job.rejected, warnings=warnings)
+
+
+def _list_warnings(job: _LoadJob, data: Path) -> tuple:
+    """:func:`ulr.lists.mapping_warnings` of the file about to be published."""
+    from ulr.lists import mapping_warnings
+
+    view = _table("ds_" + uuid.uuid4().hex[:16])
+    job.con.execute(f"CREATE TEMP VIEW {view} AS SELECT * FROM read_parquet({_sql_str(data)})")
+    info = DatasetInfo(name=job.name, table=view, rows=int(job.good), source=job.shown,
+                       content_hash=job.content_hash, mapping=job.mapping,
+                       columns=_stored_columns(job), rejected=int(len(job.rejected)))
+    try:
+        return mapping_warnings(Log(cur=job.con, table=view, info=info))
+    finally:
+        job.con.execute(f"DROP VIEW IF EXISTS {view}")
 
 
 # --------------------------------------------------------------------------- reading

@@ -56,27 +56,37 @@ def _serve(*extra, roots: str = ""):
     url = ServedUrl(f"http://127.0.0.1:{port}")
     url.db = env["ULR_DB"]
     url.proc = proc
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        try:
-            with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
-                if r.status == 200:
-                    break
-        except OSError:
-            time.sleep(0.5)
-        if proc.poll() is not None:
-            raise RuntimeError(proc.stdout.read().decode(errors="replace"))
-    else:
-        proc.kill()
-        raise RuntimeError("streamlit did not start within 60 s")
+    wait_for(url + "/_stcore/health", proc, "streamlit", timeout=60)
     try:
         yield url
     finally:
-        proc.terminate()
+        stop(proc)
+
+
+def wait_for(url: str, proc: subprocess.Popen, what: str, *, timeout: float) -> None:
+    """Wait until ``url`` answers 200; a process that exits or a timeout stops the tests."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
         try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+            with urllib.request.urlopen(url, timeout=2) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.3)
+        if proc.poll() is not None:
+            out = proc.stdout.read().decode(errors="replace") if proc.stdout else ""
+            raise RuntimeError(f"{what} exited before it answered: {out}")
+    stop(proc)
+    raise RuntimeError(f"{what} did not answer within {timeout:g} s")
+
+
+def stop(proc: subprocess.Popen) -> None:
+    """Terminate a served process; kill it if it has not ended 10 s later."""
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
 
 
 @pytest.fixture(scope="session")

@@ -12,13 +12,11 @@ import os
 import secrets
 import subprocess
 import sys
-import time
-import urllib.request
 
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import _free_port, _serve
+from tests.e2e.conftest import _free_port, _serve, stop, wait_for
 from tests.e2e.helpers import no_errors, shot, wait_idle
 from ulr import reports
 
@@ -35,23 +33,11 @@ def provider():
                             stderr=subprocess.DEVNULL)
     issuer = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.time() + 30
-        while True:
-            try:
-                with urllib.request.urlopen(issuer + "/.well-known/openid-configuration",
-                                            timeout=2):
-                    break
-            except OSError:
-                if time.time() > deadline or proc.poll() is not None:
-                    raise RuntimeError("the OIDC provider did not start") from None
-                time.sleep(0.3)
+        wait_for(issuer + "/.well-known/openid-configuration", proc, "the OIDC provider",
+                 timeout=30)
         yield issuer
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop(proc)
 
 
 @pytest.fixture(scope="module")

@@ -73,3 +73,14 @@ def test_thin_points_are_drawn_hollow_with_their_interval():
     assert list(tr.marker.color)[2] == "rgba(0,0,0,0)" and list(tr.marker.color)[1] != \
         "rgba(0,0,0,0)"
     assert tr.error_y.array is not None and np.all(np.isfinite(tr.error_y.array))
+
+
+def test_the_click_count_interval_is_drawn_around_the_methods_own_estimate():
+    """EM's theta differs from the raw CTR ratio (it corrects for relevance): its
+    click-count interval has the counts' log-scale width but sits around theta."""
+    r = _result([1.0, 0.7])  # the raw ratio is 200 / 400 = 0.5
+    t = plots.with_precision(r, clicks=[400, 200], impressions=[10_000] * 2)
+    se = np.sqrt((1 - 0.02) / 200 + (1 - 0.04) / 400)
+    np.testing.assert_allclose([t.loc[1, "lower"], t.loc[1, "upper"]],
+                               [0.7 * np.exp(-1.96 * se), 0.7 * np.exp(1.96 * se)], rtol=1e-12)
+    assert t.loc[1, "lower"] < 0.7 < t.loc[1, "upper"]

@@ -80,8 +80,50 @@ class ReplayResult:
         """Share of the visited events whose logged list the policy matched."""
         return self.accepted / self.events if self.events else float("nan")
 
+    def verdict(self, *, mapping=()):
+        """Does the replayed policy beat a random list? (docs/verdicts.md, "Replay").
+
+        The difference of the replayed CTR (over accepted sessions) and the
+        random list's CTR (over all visited sessions), normal interval. Fewer
+        than ``MIN_EFFECTIVE_CLICKS`` replayed clicks: at most ``directional``. A
+        mapping warning that blocks replay (sessions that are not shown lists):
+        ``invalid``.
+        """
+        from ulr import verdict as V
+        from ulr.lists import blocking
+        reasons = [w.reason() for w in mapping]
+        basis = "replayed CTR - random-list CTR"
+        if blocking(mapping, "replay"):
+            return V.Verdict("invalid", "The sessions of this log are not shown lists, so a "
+                             "replay cannot match them; fix the session mapping first.", basis,
+                             reasons=reasons)
+        if not self.accepted:
+            return V.Verdict("inconclusive", "No session was accepted: the replay says nothing "
+                             "about this policy.", basis, reasons=reasons)
+        p, n = self.ctr, self.accepted
+        q, m = self.random_ctr, max(self.events, 1)
+        se = float(np.sqrt(max(p * (1 - p), 0.25 / n) / n + q * (1 - q) / m))
+        z = V.z_value(self.level)
+        d = p - q
+        thin = list(reasons)
+        if self.clicks < V.MIN_EFFECTIVE_CLICKS:
+            thin.append(V.Reason("few_clicks", f"The replay rests on {self.clicks} clicks in "
+                                 f"{n:,} accepted sessions (thin below "
+                                 f"{V.MIN_EFFECTIVE_CLICKS} clicks)."))
+        v = V.difference_verdict(d, d - z * se, d + z * se, a="a random list",
+                                 b=f"{self.algorithm} (top {self.k})",
+                                 quantity="click-through rate", basis=basis, n=n,
+                                 unit="accepted sessions", level=self.level, pct=True,
+                                 thin=tuple(thin))
+        ctr = V.fmt_interval(p, self.ci_lower, self.ci_upper, level=self.level, pct=True)
+        head = f"Replayed CTR {ctr} from {n:,} accepted sessions. "
+        return V.Verdict(v.level, head + v.takeaway, basis, v.reasons, v.to_settle,
+                         {**v.estimate, "ctr": p, "ctr_lower": self.ci_lower,
+                          "ctr_upper": self.ci_upper, "random_ctr": q})
+
     def to_dict(self) -> dict:
-        return {**asdict(self), "acceptance_rate": self.acceptance_rate}
+        return {**asdict(self), "acceptance_rate": self.acceptance_rate,
+                "verdict": self.verdict().to_dict()}
 
 
 def _randomized_sessions(log, k: int, assume_randomized: bool = False):

@@ -168,6 +168,32 @@ class BanditRuns:
         lower, upper = np.quantile(c, band, axis=0)
         return {"t": idx + 1, "mean": c.mean(axis=0), "lower": lower, "upper": upper}
 
+    def verdict(self, *, level: float = 0.95):
+        """How precisely the runs pin the mean final regret (docs/verdicts.md, "Bandits").
+
+        Student-t interval over runs; a single run has none (``inconclusive``).
+        """
+        from ulr import verdict as V
+        final = self.final_regret()
+        m, lo, hi, se = V.paired_t_interval(final, level)
+        basis = f"mean cumulative regret after {self.t:,} steps over {self.runs} runs"
+        if self.runs < 2 or not np.isfinite(lo):
+            return V.Verdict("inconclusive", f"{self.algorithm}: cumulative regret {m:.0f} "
+                             f"after {self.t:,} steps in a single run, with no interval.",
+                             basis, reasons=(V.Reason("single_run", "One run: the spread over "
+                                                      "seeds is unknown."),),
+                             to_settle="simulate several runs", estimate={"mean": m})
+        rel = (hi - lo) / 2 / abs(m) if m else float("inf")
+        more = V.more_for_precision(self.runs, rel)
+        return V.Verdict(V.precision_level(rel),
+                         f"{self.algorithm}: cumulative regret "
+                         f"{V.fmt_interval(m, lo, hi, level=level)} after {self.t:,} steps "
+                         f"({level:.0%} interval over {self.runs} runs).", basis,
+                         to_settle=(f"about {V.about(more)} more runs would pin it to "
+                                    f"±{V.PRECISE:.0%}" if more else None),
+                         estimate={"mean": m, "lower": lo, "upper": hi, "se": se,
+                                   "runs": self.runs})
+
     def summary(self) -> dict:
         """JSON-able summary: final regret mean and sd over runs, time and speed.
 
@@ -183,6 +209,7 @@ class BanditRuns:
             "final_regret_std": float(final.std(ddof=1)) if self.runs > 1 else 0.0,
             "seconds": self.seconds,
             "steps_per_second": self.t / self.seconds if self.seconds > 0 else None,
+            "verdict": self.verdict().to_dict(),
         }
 
 
@@ -254,6 +281,34 @@ class BanditLab:
         for s in self.sims:
             s.advance(m)
         return m
+
+    def verdict(self, *, level: float = 0.95):
+        """Which algorithm has the least regret? (docs/verdicts.md, "Bandit runs").
+
+        The lowest mean cumulative regret against the runner-up: difference of
+        means over independent runs, normal (Welch) interval; a single run has
+        none (``inconclusive``). One algorithm: its own :meth:`BanditRuns.verdict`.
+        """
+        from ulr import verdict as V
+        if len(self.sims) == 1:
+            return self.sims[0].verdict(level=level)
+        finals = sorted(((s.final_regret(), s.algorithm) for s in self.sims),
+                        key=lambda x: float(x[0].mean()))
+        (a, name_a), (b, name_b) = finals[:2]
+        basis = f"mean cumulative regret after {self.t:,} steps, {name_a} - {name_b}"
+        d = float(a.mean() - b.mean())
+        if self.runs < 2:
+            return V.Verdict("inconclusive", f"{name_a} has the least cumulative regret after "
+                             f"{self.t:,} steps in a single run, with no interval.", basis,
+                             reasons=(V.Reason("single_run", "One run per algorithm: the "
+                                               "spread over seeds is unknown."),),
+                             to_settle="simulate several runs", estimate={"delta": d})
+        se = float(np.sqrt(a.var(ddof=1) / a.size + b.var(ddof=1) / b.size))
+        z = V.z_value(level)
+        return V.difference_verdict(d, d - z * se, d + z * se, a=name_b, b=name_a,
+                                    quantity=f"cumulative regret after {self.t:,} steps",
+                                    basis=basis, n=self.runs, unit="runs",
+                                    higher_is_better=False, level=level)
 
     def results(self) -> pd.DataFrame:
         """One row per algorithm: final regret mean and sd, wall time, speed."""

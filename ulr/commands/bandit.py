@@ -87,7 +87,8 @@ def run(args) -> dict:
         res = replay(log, args.algorithm, k=1 if args.k is None else args.k, seed=args.seed,
                      level=0.95 if args.level is None else args.level,
                      max_events=args.max_events, **opts)
-        return {"mode": "replay", "dataset": log.info.name, **res.to_dict()}
+        return {"mode": "replay", "dataset": log.info.name, **res.to_dict(),
+                "verdict": res.verdict(mapping=common.mapping_warnings(log)).to_dict()}
     if args.env == "data":
         log = common.log_from_args(args)
     elif common.has_log_args(args):
@@ -122,7 +123,8 @@ def render(result: dict) -> str:
         return (f"replay of {r['algorithm']} on {r['dataset']} (top {r['k']}):\n"
                 f"  estimated CTR {ctr}{ci}\n"
                 f"  accepted {r['accepted']:,} of {r['events']:,} randomized events "
-                f"({r['items']:,} documents); random-order CTR {r['random_ctr']:.4f}")
+                f"({r['items']:,} documents); random-order CTR {r['random_ctr']:.4f}\n"
+                + common.render_verdict(r))
     e = result["environment"]
     lines = [f"{result['algorithm']} on {e['env']} (L={e['items']}, K={e['k']}), "
              f"{result['steps']:,} steps x {result['runs']} runs",
@@ -133,4 +135,5 @@ def render(result: dict) -> str:
         lines.append(f"  asymptotic lower bound (Kveton et al. 2015): {result['lower_bound']:.2f}")
     if "ucb1_upper_bound" in result:
         lines.append(f"  UCB1 upper bound: {result['ucb1_upper_bound']:.2f}")
+    lines.append(common.render_verdict(result))
     return "\n".join(lines)

@@ -46,6 +46,38 @@ def mapping_from_args(args) -> schema.Mapping:
                                    getattr(args, "feature_spec", None), getattr(args, "fact", []))
 
 
+def mapping_warnings(log) -> tuple:
+    """:func:`ulr.lists.mapping_warnings` of an opened log (the verdicts' mapping reasons)."""
+    from ulr.lists import mapping_warnings as check
+    return check(log)
+
+
+def render_verdict(result: dict) -> str:
+    """The verdict lines of a result: level and takeaway, then what would settle it."""
+    v = result.get("verdict")
+    if not v:
+        return ""
+    lines = [f"verdict: {v['level'].upper()}: {v['takeaway']}"]
+    lines += [f"  because: {r['message']}" for r in v.get("reasons", [])
+              if r["code"] not in result.get("warning_codes", [])]
+    if v.get("to_settle"):
+        lines.append(f"  to settle: {v['to_settle']}")
+    return "\n".join(lines)
+
+
+def readable(value) -> str:
+    """A setting as printed: numbers to 3 significant digits, lists joined, None as "none"."""
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.3g}"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(readable(v) for v in value)
+    return str(value)
+
+
 def _has_mapping_args(args) -> bool:
     return bool(getattr(args, "map", None) or getattr(args, "const", None)
                 or getattr(args, "feature_spec", None) or getattr(args, "fact", None))

@@ -38,7 +38,8 @@ def run_load(args) -> dict:
                          skip_bad_rows=args.skip_bad_rows, replace=args.replace)
     out = {"dataset": res.dataset, "rows": res.rows, "rejected": res.rejected,
            "mapping": res.info.mapping, "content_hash": res.info.content_hash,
-           "facts": res.info.facts.describe()}
+           "facts": res.info.facts.describe(),
+           "warnings": [w.to_dict() for w in res.warnings]}
     if args.rejected_out and res.rejected:
         from ulr.export import safe_csv_bytes
         Path(args.rejected_out).write_bytes(safe_csv_bytes(res.rejected_rows))
@@ -66,4 +67,6 @@ def render(result: dict) -> str:
         s += f", {result['rejected']} bad rows skipped"
     if result.get("facts"):
         s += "\ndeclared: " + "; ".join(result["facts"])
+    for w in result.get("warnings", []):
+        s += f"\nwarning [{w['code']}]: {w['message']}"
     return s

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ulr.commands.common import add_log_args, log_from_args
+from ulr.commands.common import add_log_args, log_from_args, mapping_warnings, render_verdict
 from ulr.errors import UlrError
 from ulr.ope import estimators as est
 from ulr.ope.loggers import MULTI_ESTIMATORS
@@ -81,6 +81,7 @@ def run(args) -> dict:
                        n_bootstrap=args.bootstrap, level=args.level, folds=args.folds,
                        seed=args.seed)
     out = res.to_dict()
+    out["verdict"] = res.verdict(mapping=mapping_warnings(log)).to_dict()
     settings = out.pop("settings")
     out = {"dataset": log.info.name, "rows": settings["log_rows"],
            "evaluated_rows": settings["evaluated_rows"], **out,
@@ -125,4 +126,7 @@ def render(result: dict) -> str:
             lines.append(_fmt_row(name, e, level))
         lines.extend(f"warning (learned policy): {w}" for w in L["warnings"])
     lines.extend(f"warning: {w}" for w in result["warnings"])
+    lines.append(render_verdict(result))
+    if "learned" in result:
+        lines.append("learned policy " + render_verdict(result["learned"]))
     return "\n".join(lines)

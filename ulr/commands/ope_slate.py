@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ulr.commands.common import add_log_args, log_from_args
+from ulr.commands.common import add_log_args, log_from_args, mapping_warnings, render_verdict
 from ulr.errors import UlrError
 
 ORDER = 62
@@ -35,6 +35,7 @@ def register(sub):
 
 def run(args) -> dict:
     from ulr.ope.slate import slate_from_log
+    from ulr.ope.verdicts import slate_verdict
 
     if args.temperature <= 0:
         raise UlrError("--temperature must be positive.")
@@ -53,7 +54,9 @@ def run(args) -> dict:
     return {"dataset": log.info.name, "estimates": est, "sessions": out["sessions"],
             "dropped_sessions": out["dropped_sessions"], "slots": out["slots"],
             "clicks": out["clicks"], "target": out["target"], "level": args.level,
-            "notes": out["notes"]}
+            "notes": out["notes"],
+            "verdict": slate_verdict(out, level=args.level,
+                                     mapping=mapping_warnings(log)).to_dict()}
 
 
 def render(result: dict) -> str:
@@ -64,4 +67,5 @@ def render(result: dict) -> str:
         lines.append(f"  {name:<5} {e['value']:.5f}   [{e['lower']:.5f}, {e['upper']:.5f}]   "
                      f"{e['assumption']}")
     lines.extend(f"note: {n}" for n in result["notes"])
+    lines.append(render_verdict(result))
     return "\n".join(lines)

@@ -58,6 +58,7 @@ def _check(args):
 def run(args) -> dict:
     from ulr.ope import estimators as est
     from ulr.ope.study import crm_study, simulation_study
+    from ulr.ope.verdicts import study_verdict
 
     _check(args)
     if args.learn:
@@ -67,7 +68,8 @@ def run(args) -> dict:
                         steps=args.steps, learning_rate=args.learning_rate,
                         fit_fraction=args.fit_fraction, n_bootstrap=args.bootstrap,
                         level=args.level, seed=args.seed)
-        return {"learned": out["result"].to_dict(), "true_value": out["truth"],
+        return {"learned": out["result"].to_dict(),
+                "verdict": out["result"].verdict().to_dict(), "true_value": out["truth"],
                 "logging_value": out["logging"], "best_value": out["best"],
                 "curve": out["result"].curve.assign(true_value=out["truth_path"])
                 .to_dict(orient="list")}
@@ -86,5 +88,6 @@ def run(args) -> dict:
     return {"true_value": out["truth"], "logging_value": out["logging"],
             "ess_fraction": out["ess_fraction"], "max_weight": out["max_weight"],
             "table": out["table"].to_dict(orient="records"),
+            "verdict": study_verdict(out, level=args.level).to_dict(),
             "settings": {k: v for k, v in vars(args).items()
                          if k not in ("run", "json", "command") and not k.startswith("_")}}

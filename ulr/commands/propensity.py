@@ -147,5 +147,6 @@ def render(result: dict) -> str:
         lines.append(f"max |theta - true| = {result['max_abs_error']:.4f}")
     for note in result.get("notes", []):
         lines.append(f"note: {note}")
+    lines.append(common.render_verdict(result))
     lines.append(f"{result['seconds']:.2f} s")
     return "\n".join(lines)

@@ -15,8 +15,10 @@ import time
 
 from ulr import propensity, rankers, schema, store
 from ulr.commands.common import add_log_args, log_from_args
-from ulr.commands.common import mapping_from_args, parse_floats
+from ulr.commands.common import mapping_from_args, mapping_warnings, parse_floats
+from ulr.commands.common import readable, render_verdict
 from ulr.errors import UlrError
+from ulr.verdict import fmt_interval
 
 ORDER = 40
 
@@ -55,6 +57,9 @@ def _theta(args, log):
     if args.theta:
         return rankers.check_theta(parse_floats(args.theta, "--theta")), "given"
     return rankers.propensity_theta(log, args.propensity, seed=args.seed), args.propensity
+
+
+PAIRED_BOOTSTRAP = 1000
 
 
 def run(args) -> dict:
@@ -97,7 +102,11 @@ def run(args) -> dict:
             r: {m["metric"]: [m["lower"], m["upper"]] for m in
                 table[table["ranker"] == r].to_dict("records")}
             for r in ("naive", "ipw")}
-        out["paired"] = comp.paired(n_bootstrap=args.bootstrap, seed=args.seed).to_dict("records")
+    n_paired = args.bootstrap or PAIRED_BOOTSTRAP  # paired differences always carry intervals
+    out["paired"] = comp.paired(n_bootstrap=n_paired, seed=args.seed).to_dict("records")
+    out["rank_identically"] = bool(comp.identical_order)
+    out["verdict"] = comp.verdict(n_bootstrap=n_paired, seed=args.seed,
+                                  mapping=mapping_warnings(log)).to_dict()
     out["seconds"] = time.perf_counter() - t0
     return out
 
@@ -110,18 +119,22 @@ def render(result: dict) -> str:
     lines = []
     if result["estimated"]:
         lines.append("note: no relevance labels; the metrics are click-based IPW estimates.")
-    lines.append(f"learner {result['learner']}, theta from {result['propensity']}, "
+    lines.append(f"learner {result['learner']}, theta from {result['propensity']} "
+                 f"({readable(result['theta'])}), "
                  f"evaluated on {result['test']} ({result['test_queries']} queries)")
     paired = {p["metric"]: p for p in result.get("paired", [])}
     head = f"{'metric':<10s} {'naive':>9s} {'ipw':>9s}"
     if paired:
-        head += f" {'ipw-naive':>10s} {'p':>7s}"
+        head += f" {'ipw-naive [95% interval]':>30s} {'p':>7s}"
     lines.append(head)
     for m, v in result["naive"].items():
         row = f"{m:<10s} {_fmt(v):>9s} {_fmt(result['ipw'][m]):>9s}"
         if m in paired:
-            row += f" {paired[m]['delta']:>+10.4f} {paired[m]['p_value']:>7.3f}"
+            d = paired[m]
+            iv = fmt_interval(d["delta"], d["lower"], d["upper"], sign=True)
+            row += f" {iv:>30s} {d['p_value']:>7.3f}"
         lines.append(row)
     lines.append("arp: lower is better; pauc: McClish-standardized at max FPR "
                  f"{result['pauc_max_fpr']:g}; local_auc: top {result['local_auc_u']:g}.")
+    lines.append(render_verdict(result))
     return "\n".join(lines)

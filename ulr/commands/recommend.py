@@ -47,13 +47,16 @@ def register(sub):
     t.add_argument("--discrepancy-norm", choices=("l2", "l1"), default="l2",
                    help="CausE tie between the two embeddings")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seeds", type=int, default=1,
+                   help="simulated worlds (seeds seed, seed+1, ...); with 2 or more the "
+                        "verdict has an interval over them")
     p.set_defaults(run=run)
 
 
 def run(args) -> dict:
     from ulr.errors import UlrError
     from ulr.recommend.data import simulate_mnar
-    from ulr.recommend.experiment import results_table, run_experiment
+    from ulr.recommend.experiment import recommend_verdict, results_table, run_experiment
     from ulr.recommend.models import MODELS, MFConfig
 
     models = [m.strip() for m in args.models.split(",") if m.strip()]
@@ -61,16 +64,26 @@ def run(args) -> dict:
     if not models or unknown:
         raise UlrError(f"--models must be comma-separated names from {', '.join(MODELS)}"
                        + (f"; unknown: {', '.join(unknown)}" if unknown else "") + ".")
+    if args.seeds < 1:
+        raise UlrError("--seeds must be at least 1.")
     t0 = time.perf_counter()
-    data = simulate_mnar(users=args.users, items=args.items, rank=args.rank,
-                         observed_fraction=args.observed_fraction, alpha=args.alpha,
-                         gamma=args.gamma, random_share=args.random_share, seed=args.seed)
-    base = MFConfig(factors=args.factors, epochs=args.epochs, learning_rate=args.learning_rate,
-                    batch_size=args.batch_size, discrepancy_norm=args.discrepancy_norm,
-                    seed=args.seed)
-    exp = run_experiment(data, models=models, base=base, propensity=args.propensity)
+    exps = []
+    for seed in range(args.seed, args.seed + args.seeds):
+        data = simulate_mnar(users=args.users, items=args.items, rank=args.rank,
+                             observed_fraction=args.observed_fraction, alpha=args.alpha,
+                             gamma=args.gamma, random_share=args.random_share, seed=seed)
+        base = MFConfig(factors=args.factors, epochs=args.epochs,
+                        learning_rate=args.learning_rate, batch_size=args.batch_size,
+                        discrepancy_norm=args.discrepancy_norm, seed=seed)
+        exps.append(run_experiment(data, models=models, base=base,
+                                   propensity=args.propensity))
+    exp = exps[0]
+    out = {}
+    if "naive-mf" in models and len(models) > 1:
+        out["verdict"] = recommend_verdict(exps).to_dict()
     return {"summary": exp.summary, "results": results_table(exp).to_dict("records"),
             "models": models, "propensity": args.propensity, "seed": args.seed,
+            "seeds": args.seeds, **out,
             "seconds": time.perf_counter() - t0}
 
 
@@ -82,5 +95,8 @@ def render(result: dict) -> str:
     for row in result["results"]:
         lines.append("  " + ", ".join(
             f"{k}: {v:.4g}" if isinstance(v, float) else f"{k}: {v}" for k, v in row.items()))
+    if result.get("verdict"):
+        from ulr.commands.common import render_verdict
+        lines.append(render_verdict(result))
     lines.append(f"{result['seconds']:.1f} s")
     return "\n".join(lines)

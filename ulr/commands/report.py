@@ -173,8 +173,13 @@ def section_propensity(log, ctx) -> list[report.ReportItem]:
             + (" The dashed line is the true theta recorded in the log." if truth is not None
                else "")
             + ("\n" + "\n".join(res.notes) if res.notes else ""))
+    from ulr.lists import mapping_warnings
+    t = table.sort_values("position").head(res.positions)
+    verdict = res.verdict(lower=t["lower"].to_numpy(), upper=t["upper"].to_numpy(),
+                          mapping=mapping_warnings(log)) if len(t) == res.positions else None
     return [report.ReportItem.from_result(
         f"Position bias ({method})", fig=propensity_plots.theta_figure([res], truth, table=table),
+        verdict=verdict,
         table=table, dataset=log.info.name, note=note, caveats=_thin_caveat(table),
         evidence={"rows": s["rows"], "clicks": int(by_pos["clicks"].sum()),
                   "queries": s["queries"], "sessions": s["sessions"]},
@@ -197,8 +202,10 @@ def section_rankers(log, ctx) -> list[report.ReportItem]:
             + (" with click-based IPW relevance estimates (the log has no relevance labels)"
                if cmp.estimated else " on their relevance labels")
             + "; whiskers show 95% bootstrap intervals over queries.")
+    from ulr.lists import mapping_warnings
     return [report.ReportItem.from_result(
         "Naive vs IPW ranker", fig=rankers.comparison_figure(table, estimated=cmp.estimated),
+        verdict=cmp.verdict(seed=ctx["seed"], mapping=mapping_warnings(log)),
         table=table, dataset=log.info.name, note=note,
         evidence={"rows": cmp.n_train_rows, "clicks": cmp.n_train_clicks,
                   "queries": cmp.n_train_queries + cmp.n_test_queries,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 
 from ulr import rankers
-from ulr.commands.common import add_option, parse_floats
+from ulr.commands.common import add_option, parse_floats, render_verdict
 from ulr.errors import UlrError
 
 ORDER = 55
@@ -58,10 +58,13 @@ def run(args) -> dict:
         raise UlrError(f"--metric must be one of {', '.join(metrics)}, not {args.metric!r}.")
     summary = (df.groupby(["metric", "eta", "ranker"], sort=False)["value"].mean()
                .unstack("ranker").reset_index())
+    intervals = rankers.sweep_summary(df)
+    verdict = rankers.sweep_verdict(df, metric=args.metric)
     return {"etas": etas, "learner": args.learner, "method": args.method,
             "queries": args.queries, "sessions": args.sessions, "runs": args.runs,
             "seed": args.seed, "metric": args.metric,
             "summary": summary.to_dict("records"), "rows": df.to_dict("records"),
+            "intervals": intervals.to_dict("records"), "verdict": verdict.to_dict(),
             "seconds": time.perf_counter() - t0}
 
 
@@ -75,5 +78,6 @@ def render(result: dict) -> str:
     for r in rows:
         lines.append(f"{r['eta']:g}\t" + "\t".join(
             "nan" if r[k] is None else f"{r[k]:.4f}" for k in rankers_))
+    lines.append(render_verdict(result))
     lines.append(f"{result['seconds']:.1f} s")
     return "\n".join(lines)

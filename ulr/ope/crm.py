@@ -96,12 +96,17 @@ class CRMResult:
         Z = standardized_features(candidates)
         return softmax_policy(self.coef_path @ Z.T, candidates)
 
+    def verdict(self, *, mapping=()):
+        """Does the learned policy beat the logging policy on the held-out rows?"""
+        return self.evaluation.verdict(target="the learned policy", mapping=mapping)
+
     def to_dict(self) -> dict:
         ev = self.evaluation.to_dict()
         return {"objective": self.settings.get("objective"),
                 "coef": dict(zip(self.settings.get("feature_names", []), self.coef.tolist())),
                 "estimates": ev["estimates"], "logging": ev["logging"],
-                "holdout_rows": ev["n"], "warnings": ev["warnings"], "settings": self.settings}
+                "holdout_rows": ev["n"], "warnings": ev["warnings"], "settings": self.settings,
+                "verdict": self.verdict().to_dict()}
 
 
 def learn_policy(feedback: BanditFeedback, *, objective: str = "snips", l2: float = 0.01,

@@ -35,6 +35,7 @@ import pandas as pd
 from ulr.errors import UlrError
 from ulr.ope import estimators as est
 from ulr.ope.loggers import MULTI_ESTIMATORS, evaluate_loggers
+from ulr.ope.verdicts import bootstrap_difference, ope_verdict
 from ulr.ope.feedback import (BanditFeedback, fit_linear_scorer, policy_from_scorer,
                               policy_from_target_column, softmax_policy, standardize_scores)
 
@@ -70,6 +71,16 @@ class OPEResult:
     def estimate(self, name: str) -> float:
         return float(self.table.set_index("estimator").loc[name, "value"])
 
+    def verdict(self, *, target: str = "the target policy", mapping=()):
+        """What this evaluation supports (:func:`ulr.ope.verdicts.ope_verdict`).
+
+        ``mapping``: the log's :class:`ulr.lists.MappingWarning` s, shown as reasons.
+        """
+        return ope_verdict(self.table, self.warnings, self.diagnostics,
+                           several_loggers=self.per_logger is not None,
+                           level=float(self.settings.get("level", 0.95)), target=target,
+                           mapping=mapping)
+
     def to_dict(self) -> dict:
         est_rows = {r.estimator: {"value": r.value, "lower": r.lower, "upper": r.upper,
                                   "se": r.se} for r in self.table.itertuples()}
@@ -89,7 +100,8 @@ class OPEResult:
                 for r in self.per_logger.itertuples()}
         return {"estimates": est_rows, "logging": logging, **self.diagnostics, **extra,
                 "warnings": [w.message for w in self.warnings],
-                "warning_codes": [w.code for w in self.warnings], "settings": self.settings}
+                "warning_codes": [w.code for w in self.warnings], "settings": self.settings,
+                "verdict": self.verdict().to_dict()}
 
 
 # --------------------------------------------------------------------------- reward model
@@ -334,8 +346,11 @@ def _single_log_table(feedback, pi, estimators, r, w, M, reward_model, folds, bo
     with np.errstate(invalid="ignore", divide="ignore"):
         value = np.where(sden > 0, num.sum(axis=1) / np.where(sden > 0, sden, 1), np.nan)
     ci = est.bootstrap_ratio(num, den, **boot)
+    diff = bootstrap_difference(num, den, **boot)  # target - logging, paired (verdicts)
     return pd.DataFrame({"estimator": estimators + ["logging"], "value": value,
-                         "lower": ci.lower, "upper": ci.upper, "se": ci.se})
+                         "lower": ci.lower, "upper": ci.upper, "se": ci.se,
+                         "diff_lower": [*diff["lower"], np.nan],
+                         "diff_upper": [*diff["upper"], np.nan]})
 
 
 def _with_multi_logger(table, feedback, multi, r, t_row, boot: dict):

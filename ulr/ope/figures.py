@@ -26,8 +26,14 @@ def _label(name: str) -> str:
 
 def estimates_figure(table: pd.DataFrame, *, truth: float | None = None,
                      title: str = "Estimated value of the target policy") -> go.Figure:
-    """Point estimates with their intervals; the logging policy's value as a dashed line."""
+    """Point estimates with their intervals; the logging policy's value as a dashed line.
+
+    Values are click rates: an estimate or bound outside [0, 1] (DR's reward model can
+    push it below 0) is drawn clipped, and the axis never goes below 0 (docs/verdicts.md §2).
+    """
+    from ulr.ope.verdicts import clipped_table
     fig = go.Figure()
+    table = clipped_table(table)
     t = table[(table["estimator"] != "logging") & table["value"].notna()]
     for i, r in enumerate(t.itertuples()):
         c = theme.color_for(r.estimator, i)
@@ -49,6 +55,7 @@ def estimates_figure(table: pd.DataFrame, *, truth: float | None = None,
                       annotation_position="bottom right")
     theme.apply(fig, title=title, x="estimator", y="expected clicks per logged row")
     _readable_y(fig)
+    fig.update_yaxes(rangemode="nonnegative")
     fig.update_layout(showlegend=False)
     return fig
 

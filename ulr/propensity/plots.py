@@ -15,13 +15,15 @@ from ulr import theme
 THIN_RELATIVE_HALF_WIDTH = 0.5
 
 
-def click_count_interval(clicks, impressions, *, z: float = 1.96):
+def click_count_interval(clicks, impressions, *, z: float = 1.96, center=None):
     """Delta-method interval of ``theta_k / theta_1`` from click counts per position.
 
     ``theta_k / theta_1 = CTR_k / CTR_1`` for rows in random order; the
     variance of its log is ``(1 - p_k) / c_k + (1 - p_1) / c_1`` (binomial
     counts, Katz et al. 1978). For other methods it is a floor on the
-    uncertainty: no estimate is more precise than the clicks it rests on.
+    uncertainty: no estimate is more precise than the clicks it rests on, so
+    the same log-scale width is drawn around that method's estimate
+    (``center``; default the count ratio ``CTR_k / CTR_1`` itself).
     Returns (lower, upper) arrays; unbounded (inf) where a position has no click.
     """
     c = np.asarray(clicks, dtype=float)
@@ -29,7 +31,7 @@ def click_count_interval(clicks, impressions, *, z: float = 1.96):
     with np.errstate(divide="ignore", invalid="ignore"):
         p = np.where(n > 0, c / n, np.nan)
         var = (1 - p) / c + (1 - p[0]) / c[0]
-        ratio = p / p[0]
+        ratio = p / p[0] if center is None else np.asarray(center, dtype=float)
         half = z * np.sqrt(var)
         lower = np.where(c > 0, ratio * np.exp(-half), 0.0)
         upper = np.where((c > 0) & (c[0] > 0), ratio * np.exp(half), np.inf)
@@ -51,8 +53,8 @@ def with_precision(result, clicks, impressions):
     if result.method == "randomization" and "randomized_clicks" in result.extras:
         c = np.asarray(result.extras["randomized_clicks"], dtype=float)[:k]
         n = np.asarray(result.extras["randomized_impressions"], dtype=float)[:k]
-    lo, up = click_count_interval(c, n)
     theta = np.asarray(result.theta, dtype=float)
+    lo, up = click_count_interval(c, n, center=theta)
     with np.errstate(divide="ignore", invalid="ignore"):
         # the click-count floor, relative to the counts' own ratio estimate
         ratio = np.where(n > 0, c / np.maximum(n, 1), np.nan) / (c[0] / n[0] if c[0] else np.nan)

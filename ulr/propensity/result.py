@@ -91,6 +91,70 @@ class PropensityResult:
     def iterations(self) -> int:
         return len(self.loglik)
 
+    def verdict(self, *, lower=None, upper=None, mapping=()):
+        """How precisely the log pins theta down (docs/verdicts.md, "Position bias").
+
+        Uses the bootstrap interval, or ``lower``/``upper`` when given (e.g.
+        from click counts). The least precise position decides: within
+        ±``PRECISE`` of its theta ``reliable``, within ±``WIDE`` ``directional``,
+        else (or without any interval) ``inconclusive``.
+        """
+        from ulr import verdict as V
+        from ulr.lists import blocking
+        lo = self.lower if lower is None else _frozen(lower, self.positions, "lower")
+        hi = self.upper if upper is None else _frozen(upper, self.positions, "upper")
+        reasons = [w.reason() for w in mapping]
+        unit = "randomized rows" if self.method == "randomization" else "rows"
+        analysis = "randomization" if self.method == "randomization" else "propensity"
+        if blocking(mapping, analysis):
+            return V.Verdict("invalid", "The mapping does not group shown lists, so this "
+                             "estimate of position bias means nothing; fix the mapping first.",
+                             f"theta ({self.method})", reasons=reasons)
+        if self.positions < 2:
+            return V.Verdict("inconclusive", "With one position there is no position bias to "
+                             "estimate.", f"theta ({self.method})", reasons=reasons)
+        if lo is None:
+            return V.Verdict(
+                "inconclusive", "No interval was drawn, so the precision of theta is unknown.",
+                f"theta ({self.method})",
+                reasons=reasons + [V.Reason("no_interval", "No bootstrap interval.")],
+                to_settle="draw bootstrap replicates (resampling sessions) to see how "
+                          "precisely theta is known")
+        th = self.theta
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rel = (hi - lo) / 2 / th
+        known = np.isfinite(rel)
+        known[0] = False
+        if not known.any():
+            return V.Verdict("inconclusive", "The clicks say nothing about positions below 1.",
+                             f"theta ({self.method})", reasons=reasons)
+        missing = [k + 1 for k in range(1, self.positions) if not known[k]]
+        if missing:
+            reasons.append(V.Reason("thin_positions", f"No estimate at position(s) "
+                                    f"{', '.join(map(str, missing))}: too few clicks there."))
+        worst = int(np.nanargmax(np.where(known, rel, -np.inf)))
+        r = float(rel[worst])
+        level = V.precision_level(r)
+        if missing:
+            level = V.weakest(level, "directional")
+        last = max(k for k in range(self.positions) if known[k])
+        se_last = V.se_of(lo[last], hi[last], self.level)
+        take = (f"Position {last + 1} is examined {V.fmt(th[last], se_last)} times as often as "
+                f"position 1 ({V.fmt_interval(th[last], lo[last], hi[last], level=self.level)}, "
+                f"{self.level:.0%} interval); the least precise position, {worst + 1}, is known "
+                f"to ±{r:.0%}.")
+        more = V.more_for_precision(self.rows_used, r)
+        settle = (f"about {V.about(more)} more {unit} would pin theta at position {worst + 1} "
+                  f"to ±{V.PRECISE:.0%}" if more else None)
+        if level != "reliable" and r > V.PRECISE:
+            reasons.append(V.Reason("wide_interval", f"theta at position {worst + 1} is known "
+                                    f"only to ±{r:.0%} (reliable within ±{V.PRECISE:.0%})."))
+        return V.Verdict(level, take, f"theta ({self.method})", reasons=reasons,
+                         to_settle=settle,
+                         estimate={"theta": th.tolist(), "lower": lo.tolist(),
+                                   "upper": hi.tolist(), "worst_position": worst + 1,
+                                   "relative_half_width": r, "level": self.level})
+
     def to_dict(self) -> dict:
         """JSON-able dict with the docs/contract.md §2 keys first."""
         out = {"method": self.method, "positions": self.positions,
@@ -109,6 +173,7 @@ class PropensityResult:
         out["notes"] = list(self.notes)
         out.update({k: v for k, v in self.extras.items() if k not in out})
         out["seconds"] = self.seconds
+        out["verdict"] = self.verdict().to_dict()
         return out
 
     def to_frame(self) -> "pd.DataFrame":

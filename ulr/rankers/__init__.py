@@ -74,7 +74,7 @@ from ulr.rankers.evaluate import (ESTIMATE_UNDEFINED, LOWER_IS_BETTER, METRICS, 
 from ulr.rankers.learners import (LEARNERS, BoostedClickRanker, LinearPairwiseRanker,
                                   make_ranker)
 from ulr.rankers.plots import comparison_figure, sweep_figure
-from ulr.rankers.sweep import propensity_estimator, severity_sweep
+from ulr.rankers.sweep import propensity_estimator, severity_sweep, sweep_summary, sweep_verdict
 
 __all__ = [
     "LEARNERS",
@@ -98,6 +98,8 @@ __all__ = [
     "min_test_queries",
     "train_and_evaluate",
     "severity_sweep",
+    "sweep_summary",
+    "sweep_verdict",
     "log_frame",
     "propensity_theta",
     "propensity_estimator",

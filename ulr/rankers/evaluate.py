@@ -11,6 +11,7 @@ from ulr import metrics
 from ulr.errors import UlrError, check
 from ulr.rankers.clicks import _clicks, _positions, _require, check_theta, ipw_weights
 from ulr.rankers.learners import LEARNERS, make_ranker
+from ulr.verdict import rank_identically
 
 METRICS = ("arp", "dcg", "ndcg@10", "auc", "pauc", "local_auc")
 LOWER_IS_BETTER = frozenset({"arp"})
@@ -108,6 +109,55 @@ class RankerComparison:
     n_train_clicks: int = 0
     n_train_rows: int = 0
     n_train_sessions: int | None = None
+    identical_order: bool | None = None  # both rankers order every test list the same way
+
+    def verdict(self, *, n_bootstrap: int = 2000, level: float = 0.95, seed: int = 0,
+                mapping=()):
+        """Does IPW rank better than naive? (docs/verdicts.md, "Compare rankers").
+
+        Rests on the paired per-query difference of nDCG@k (IPW - naive). Rankers
+        that order every test list identically cannot differ: ``inconclusive``.
+        An interval containing 0: ``inconclusive`` ("cannot be told apart").
+        Labels estimated from clicks, fewer than ``MIN_EFFECTIVE_CLICKS`` training
+        clicks or fewer than :data:`MIN_TEST_QUERIES` test queries: at most
+        ``directional``. A mapping warning that blocks rankers: ``invalid``.
+        """
+        from ulr import verdict as V
+        from ulr.lists import blocking
+        reasons = [w.reason() for w in mapping]
+        k = self.settings.get("k", 10)
+        metric = f"ndcg@{k}"
+        basis = f"paired {metric} difference (IPW - naive)"
+        if blocking(mapping, "rankers"):
+            return V.Verdict("invalid", "The queries of this log hold single documents, so "
+                             "there is nothing to rank; fix the mapping first.", basis,
+                             reasons=reasons)
+        if self.identical_order:
+            return V.Verdict("inconclusive", "The naive and the IPW ranker rank identically: "
+                             "they order every test list the same way, so no metric can "
+                             "differ.", basis, reasons=reasons + [V.Reason(
+                                 "rank_identically", "Both rankers order every test list "
+                                 "identically.")])
+        thin = list(reasons)
+        if self.estimated:
+            thin.append(V.Reason("estimated_labels", "No relevance labels: the test labels are "
+                                 "IPW click estimates, which lean on the same theta."))
+        if self.n_train_clicks < V.MIN_EFFECTIVE_CLICKS:
+            thin.append(V.Reason("few_clicks", f"The rankers learned from {self.n_train_clicks} "
+                                 f"clicks (thin below {V.MIN_EFFECTIVE_CLICKS})."))
+        if self.n_test_queries < MIN_TEST_QUERIES:
+            thin.append(V.Reason("few_test_queries", f"{self.n_test_queries} test queries "
+                                 f"(a paired test needs {MIN_TEST_QUERIES})."))
+        p = self.paired(n_bootstrap=n_bootstrap, level=level, seed=seed)
+        row = p[p["metric"] == metric]
+        if row.empty:
+            return V.Verdict("inconclusive", f"{metric} is undefined on these test queries.",
+                             basis, reasons=thin)
+        r = row.iloc[0]
+        return V.difference_verdict(float(r["delta"]), float(r["lower"]), float(r["upper"]),
+                                    a="naive", b="IPW", quantity=metric, basis=basis,
+                                    n=int(r["queries"]), unit="test queries", level=level,
+                                    thin=tuple(thin))
 
     def metrics(self) -> dict[str, dict[str, float | None]]:
         """``{"naive": {metric: value}, "ipw": {...}}`` (None where undefined)."""
@@ -240,8 +290,9 @@ def train_and_evaluate(train_df: pd.DataFrame, test_df: pd.DataFrame | None = No
         train_df, theta)
     check(should_stop)
     docs, estimated = held_out_documents(test_df, theta, clip=clip)
-    res_naive = evaluate_scores(docs, naive.score(docs), k=k, max_fpr=max_fpr, u=u)
-    res_ipw = evaluate_scores(docs, ipw.score(docs), k=k, max_fpr=max_fpr, u=u)
+    s_naive, s_ipw = naive.score(docs), ipw.score(docs)
+    res_naive = evaluate_scores(docs, s_naive, k=k, max_fpr=max_fpr, u=u)
+    res_ipw = evaluate_scores(docs, s_ipw, k=k, max_fpr=max_fpr, u=u)
     if estimated:
         for res in (res_naive, res_ipw):
             for m in ESTIMATE_UNDEFINED:
@@ -255,6 +306,7 @@ def train_and_evaluate(train_df: pd.DataFrame, test_df: pd.DataFrame | None = No
         n_train_rows=int(len(train_df)),
         n_train_sessions=(int(train_df["session_id"].nunique())
                           if "session_id" in train_df else None),
+        identical_order=rank_identically(docs["query_id"].to_numpy(), s_naive, s_ipw),
         settings=dict(clip=clip, normalize=normalize, seed=seed, k=k, max_fpr=max_fpr, u=u,
                       pauc="mcclish-standardized", theta=[float(t) for t in theta],
                       learner_options=opts),

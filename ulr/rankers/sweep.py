@@ -162,3 +162,51 @@ def _sweep_point(sim, eta: float, run: int, split_seed: int, train: dict, estima
     out.append(("ipw (estimated theta)", comp_est.ipw, err))
     tick(f"{where}: trained IPW with the {estimator_name} theta")
     return out
+
+
+def sweep_summary(df: pd.DataFrame, *, level: float = 0.95) -> pd.DataFrame:
+    """Mean over runs per (metric, eta, ranker) with a Student-t interval.
+
+    Columns ``metric, eta, ranker, mean, lower, upper, se, runs``; the bounds
+    are NaN with a single run (no spread to measure).
+    """
+    from ulr.verdict import paired_t_interval
+    rows = []
+    for (metric, eta, ranker), g in df.groupby(["metric", "eta", "ranker"], sort=False):
+        m, lo, hi, se = paired_t_interval(g["value"].to_numpy(), level)
+        rows.append(dict(metric=metric, eta=eta, ranker=ranker, mean=m, lower=lo, upper=hi,
+                         se=se, runs=int(g["value"].notna().sum())))
+    return pd.DataFrame(rows)
+
+
+def sweep_verdict(df: pd.DataFrame, *, metric: str = "ndcg@10", level: float = 0.95):
+    """Does IPW (true theta) beat naive at the strongest bias? (docs/verdicts.md, "Sweep").
+
+    The paired difference IPW - naive over runs (each run one simulated log,
+    the same for both rankers) at the largest eta, with a Student-t interval.
+    A single run has no interval: ``inconclusive``.
+    """
+    from ulr import verdict as V
+    from ulr.rankers.evaluate import LOWER_IS_BETTER
+    d = df[df["metric"] == metric]
+    if d.empty:
+        raise UlrError(f"the sweep has no metric {metric!r}.")
+    eta = float(d["eta"].max())
+    at = d[d["eta"] == eta].pivot_table(index="run", columns="ranker", values="value")
+    diffs = (at["ipw (true theta)"] - at["naive"]).to_numpy()
+    m, lo, hi, se = V.paired_t_interval(diffs, level)
+    basis = f"paired {metric} difference, IPW (true theta) - naive, at eta={eta:g}"
+    runs = int(np.isfinite(diffs).sum())
+    if runs < 2:
+        return V.Verdict("inconclusive", f"At eta={eta:g}, one simulated run says IPW - naive "
+                         f"= {m:+.3f} on {metric}, but one run has no interval.", basis,
+                         reasons=(V.Reason("single_run", "A single run: its spread over seeds "
+                                           "is unknown."),),
+                         to_settle="average several runs (seeds) to get an interval",
+                         estimate={"delta": m, "runs": runs, "eta": eta})
+    v = V.difference_verdict(m, lo, hi, a="naive", b="IPW (true theta)",
+                             quantity=f"{metric} at eta={eta:g}", basis=basis, n=runs,
+                             unit="runs", higher_is_better=metric not in LOWER_IS_BETTER,
+                             level=level)
+    return V.Verdict(v.level, v.takeaway, v.basis, v.reasons, v.to_settle,
+                     {**v.estimate, "eta": eta, "runs": runs})

@@ -186,3 +186,42 @@ def results_figure(exp: Experiment, *, title: str = "Test MSE improvement over t
     fig.update_yaxes(tickformat=".0%")
     fig.update_layout(barmode="group")
     return fig
+
+
+def seeds_table(experiments: list) -> pd.DataFrame:
+    """One row per (seed, model): the improvement of the configuration chosen on
+    validation, from :class:`Experiment` s of several seeds (seed = list index)."""
+    rows = []
+    for s, exp in enumerate(experiments):
+        for r in exp.table.to_dict("records"):
+            rows.append({"seed": s, "model": r["model"],
+                         "improvement": float(r["improvement (best on validation)"])})
+    return pd.DataFrame(rows)
+
+
+def recommend_verdict(experiments: list, *, level: float = 0.95):
+    """Does a debiased model beat naive MF? (docs/verdicts.md, "Debiased recommendation").
+
+    Per seed (one simulated world each) the test improvement of the best
+    debiased model (by mean) minus naive MF's, both chosen on validation;
+    Student-t interval over seeds. One seed has no interval: ``inconclusive``.
+    """
+    from ulr import verdict as V
+    t = seeds_table(experiments)
+    piv = t.pivot_table(index="seed", columns="model", values="improvement")
+    others = [m for m in piv.columns if m != "naive-mf"]
+    if "naive-mf" not in piv.columns or not others:
+        raise UlrError("the verdict compares naive MF with a debiased model: run both.")
+    best = max(others, key=lambda m: piv[m].mean())
+    diffs = (piv[best] - piv["naive-mf"]).to_numpy()
+    basis = f"paired test-MSE improvement, {LABELS[best]} - naive MF, over seeds"
+    m, lo, hi, se = V.paired_t_interval(diffs, level)
+    if len(diffs) < 2:
+        return V.Verdict("inconclusive", f"In one simulated world {LABELS[best]} improves on "
+                         f"naive MF by {m:+.1%} of the test variance, but one world has no "
+                         "interval.", basis,
+                         reasons=(V.Reason("single_run", "A single seed."),),
+                         to_settle="average several seeds", estimate={"delta": m, "seeds": 1})
+    return V.difference_verdict(m, lo, hi, a="naive MF", b=LABELS[best],
+                                quantity="test-MSE improvement", basis=basis, n=len(diffs),
+                                unit="seeds (simulated worlds)", level=level, pct=True)

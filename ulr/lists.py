@@ -1,0 +1,104 @@
+"""Does the mapping group shown lists? Checks run when a log is stored.
+
+A click log is one row per (shown list, shown document). When the column
+mapped to ``session_id`` does not group one shown list (a per-row timestamp,
+a row id), or ``query_id`` is unique per row, every list-based method gets
+nonsense silently. These checks name the symptom and the fix; a result whose
+method needs lists turns ``invalid`` when one of them blocks it
+(:func:`blocking`).
+
+Rules (``MOST`` = more than half):
+
+- ``single_row_sessions``: most sessions hold one row while positions go
+  above 1 -- the slots of one shown list do not share the session column.
+- ``repeated_position``: a session holds one position twice -- the session
+  column joins several lists.
+- ``single_document_queries``: most queries hold a single document -- the
+  query column is (nearly) unique per row, so there is nothing to rank.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ulr.verdict import Reason
+
+MOST = 0.5
+FIX = "map a column that groups one shown list"
+
+#: which analyses each warning stops (the others still run, with the warning shown)
+BLOCKS = {
+    "single_row_sessions": ("replay", "slate"),
+    "repeated_position": ("replay", "slate", "randomization", "propensity"),
+    # every (query, document) seen once: nothing to rank, and click models
+    # (EM, regression EM, harvesting) cannot separate relevance from position
+    "single_document_queries": ("rankers", "propensity"),
+}
+
+
+@dataclass(frozen=True)
+class MappingWarning:
+    """A mapping that does not group shown lists: ``code``, ``message`` (naming the fix),
+    the affected ``share`` and the analyses it ``blocks``."""
+
+    code: str
+    message: str
+    share: float
+    blocks: tuple = ()
+
+    def __post_init__(self):
+        if self.code not in BLOCKS:
+            raise ValueError(f"unknown mapping warning {self.code!r}.")
+        if not 0.0 <= float(self.share) <= 1.0:
+            raise ValueError("share must lie in [0, 1].")
+        object.__setattr__(self, "blocks", tuple(self.blocks) or BLOCKS[self.code])
+
+    def reason(self) -> Reason:
+        return Reason(self.code, self.message)
+
+    def to_dict(self) -> dict:
+        return {"code": self.code, "message": self.message, "share": self.share,
+                "blocks": list(self.blocks)}
+
+
+def mapping_warnings(log) -> tuple[MappingWarning, ...]:
+    """The checks of the module doc on a stored log (``ulr.store.Log``)."""
+    out = []
+    cur, t = log.cur, log.table
+    if log.info.has("session_id"):
+        n_s, single, maxpos, repeated = cur.execute(
+            f"SELECT count(*), count(*) FILTER (WHERE n = 1), max(maxpos), "
+            f"count(*) FILTER (WHERE n > npos) FROM (SELECT session_id, count(*) AS n, "
+            f"count(DISTINCT position) AS npos, max(position) AS maxpos FROM {t} "
+            f"GROUP BY session_id)").fetchone()
+        n_s = int(n_s or 0)
+        if n_s and (maxpos or 0) > 1 and single / n_s > MOST:
+            out.append(MappingWarning(
+                "single_row_sessions",
+                f"{single:,} of {n_s:,} sessions hold a single row while positions go up to "
+                f"{maxpos}: the column mapped to session_id does not group the documents "
+                f"shown together; {FIX} (an impression or request id), or leave session_id "
+                "unmapped.", share=single / n_s))
+        if n_s and repeated:
+            out.append(MappingWarning(
+                "repeated_position",
+                f"{repeated:,} of {n_s:,} sessions show one position twice: the column mapped "
+                f"to session_id joins several shown lists; {FIX}.", share=repeated / n_s))
+    n_q, single_q = cur.execute(
+        f"SELECT count(*), count(*) FILTER (WHERE nd = 1) FROM (SELECT query_id, "
+        f"count(DISTINCT doc_id) AS nd FROM {t} GROUP BY query_id)").fetchone()
+    n_q = int(n_q or 0)
+    if n_q and single_q / n_q > MOST:
+        out.append(MappingWarning(
+            "single_document_queries",
+            f"{single_q:,} of {n_q:,} queries have a single document, so there is nothing to "
+            f"rank within them: the column mapped to query_id looks unique per row; {FIX} "
+            "(the query or context all its documents answered).", share=single_q / n_q))
+    return tuple(out)
+
+
+def blocking(warnings, analysis: str) -> list[MappingWarning]:
+    """The warnings among ``warnings`` that stop ``analysis`` ("replay", "slate", "rankers",
+    "randomization" (the randomization estimate of position bias), "propensity" (the
+    click-model estimates))."""
+    return [w for w in warnings if analysis in w.blocks]

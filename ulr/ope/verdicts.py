@@ -1,0 +1,268 @@
+"""The verdict of an off-policy estimate (docs/verdicts.md, "Off-policy evaluation").
+
+The takeaway rests on one estimator, its *basis*, chosen by the result's own
+caveats: WIPS when several loggers are declared (pooled IPS mixes their
+propensities; balanced IPS first when every logger's propensity is known), else SNIPS, DR, clipped IPS, IPS, DM in that order, skipping any
+estimator a caveat calls unreliable (heavy-tailed weights: IPS and clipped
+IPS). The question is always "does the target policy differ from the logging
+policy?", answered by the interval of the paired difference ``target -
+logging`` (same bootstrap resamples as the estimates).
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+
+from ulr import verdict as V
+from ulr.ope.estimators import resample_counts
+
+PREFERENCE = ("snips", "dr", "clipped-ips", "ips", "dm")
+#: several loggers (the Off-policy page: "trust balanced IPS when available, WIPS otherwise")
+MULTI_PREFERENCE = ("balanced-ips", "wips")
+LABELS = {"ips": "IPS", "clipped-ips": "clipped IPS", "snips": "SNIPS", "dr": "DR",
+          "dm": "DM", "wips": "WIPS", "balanced-ips": "balanced IPS"}
+#: which estimators each warning code calls unreliable
+UNRELIABLE = {"heavy_tailed": ("ips", "clipped-ips")}
+#: warnings that make an estimate meaningless
+INVALID = ("no_clicks", "propensity_sum")
+#: fewer effective clicks than this: relative standard error 1/sqrt(k) above ``WIDE``
+#: (1/0.5^2 = 4), so the answer is inconclusive whatever the interval says
+TOO_FEW_EFFECTIVE_CLICKS = 1 / V.WIDE ** 2
+#: warnings of thin evidence (the answer is at most directional)
+THIN = ("few_clicks", "heavy_tailed", "self_fit", "target_sum")
+
+
+def bootstrap_difference(num, den, *, cluster=None, n_bootstrap: int = 1000,
+                         level: float = 0.95, seed=0, chunk: int = 250) -> pd.DataFrame:
+    """Paired percentile-bootstrap interval of ``ratio_j - ratio_last`` for every row j.
+
+    ``num``, ``den`` are the ``(m, n)`` per-row terms of
+    :func:`ulr.ope.estimators.bootstrap_ratio`; the last row is the reference
+    (the logging policy). Returns ``delta``, ``lower``, ``upper``, ``se`` for the
+    first ``m - 1`` rows.
+    """
+    num = np.atleast_2d(np.asarray(num, dtype=float))
+    den = np.atleast_2d(np.asarray(den, dtype=float))
+    m, n = num.shape
+    if cluster is None:
+        s_num, s_den = num.T, den.T
+    else:
+        codes = np.unique(np.asarray(cluster), return_inverse=True)[1].ravel()
+        g = int(codes.max()) + 1
+        s_num, s_den = np.zeros((g, m)), np.zeros((g, m))
+        np.add.at(s_num, codes, num.T)
+        np.add.at(s_den, codes, den.T)
+
+    def ratio(a, b):
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(b > 0, a / np.where(b > 0, b, 1.0), np.nan)
+
+    point = ratio(s_num.sum(axis=0), s_den.sum(axis=0))
+    reps = np.empty((n_bootstrap, m))
+    rng = np.random.default_rng(seed)
+    for rows, counts in resample_counts(s_num.shape[0], n_bootstrap, rng, chunk=chunk):
+        reps[rows] = ratio(counts @ s_num, counts @ s_den)
+    diff = reps[:, :-1] - reps[:, -1:]
+    a = (1 - level) / 2
+    ok = np.isfinite(diff).any(axis=0)
+    lower, upper, se = (np.full(m - 1, np.nan) for _ in range(3))
+    if ok.any():
+        lower[ok] = np.nanquantile(diff[:, ok], a, axis=0)
+        upper[ok] = np.nanquantile(diff[:, ok], 1 - a, axis=0)
+        se[ok] = np.nanstd(diff[:, ok], axis=0, ddof=1)
+    return pd.DataFrame({"delta": point[:-1] - point[-1], "lower": lower, "upper": upper,
+                         "se": se})
+
+
+def unreliable(codes) -> set[str]:
+    """Estimators the given warning codes call unreliable."""
+    return {e for c in codes for e in UNRELIABLE.get(c, ())}
+
+
+def choose_basis(table: pd.DataFrame, codes, *, several_loggers: bool) -> str | None:
+    """The estimator the takeaway rests on (module doc), or None when none qualifies."""
+    have = set(table.loc[(table["estimator"] != "logging") & table["value"].notna(),
+                         "estimator"])
+    bad = unreliable(codes)
+    order = (MULTI_PREFERENCE if several_loggers else ()) + PREFERENCE
+    if several_loggers:  # pooled single-log estimators mix the loggers' propensities
+        order = MULTI_PREFERENCE + tuple(e for e in PREFERENCE if e not in ("ips",))
+    for e in order:
+        if e in have and e not in bad:
+            return e
+    return None
+
+
+def ope_verdict(table: pd.DataFrame, warnings, diagnostics: dict, *,
+                several_loggers: bool = False, level: float = 0.95,
+                target: str = "the target policy", mapping=()) -> V.Verdict:
+    """The verdict of an :class:`ulr.ope.evaluate.OPEResult`'s table and warnings."""
+    codes = [w.code for w in warnings]
+    reasons = [V.Reason(w.code, w.message) for w in warnings] + [w.reason() for w in mapping]
+    n = float(diagnostics.get("units") or diagnostics.get("n") or 0)
+    t = table.set_index("estimator")
+    log_v = float(t.loc["logging", "value"]) if "logging" in t.index else float("nan")
+    if any(c in INVALID for c in codes):
+        return V.Verdict("invalid", f"This log cannot say how {target} would do (see the "
+                         "reasons).", "none", reasons=reasons)
+    basis = choose_basis(table, codes, several_loggers=several_loggers)
+    if several_loggers:
+        reasons.append(V.Reason("several_loggers",
+                                "Several loggers wrote this log: pooled IPS mixes their "
+                                "propensities, so the verdict rests on the combined estimate."))
+    if basis is None:
+        return V.Verdict("inconclusive", f"No estimate of {target} can be trusted here: the "
+                         "importance weights are too heavy-tailed for the estimators computed; "
+                         "add SNIPS or DR.", "none", reasons=reasons)
+    row = t.loc[basis]
+    value, lower, upper, clipped = V.clip_rate(row["value"], row["lower"], row["upper"])
+    if clipped is not None:
+        reasons.append(clipped)
+    dl, du = _difference(row, t, log_v)
+    delta = float(row["value"]) - log_v
+    name = LABELS.get(basis, basis)
+    est_txt = V.fmt_interval(value, lower, upper, level=level, pct=True)
+    se_log = t.loc["logging", "se"] if "logging" in t.index else np.nan
+    log_txt = V.fmt(log_v, se_log if np.isfinite(se_log) else V.se_of(lower, upper, level),
+                    pct=True)
+    estimate = {"estimator": basis, "value": value, "lower": lower, "upper": upper,
+                "se": float(row["se"]), "logging": log_v, "delta": delta,
+                "delta_lower": dl, "delta_upper": du, "level": level, "n": n}
+    where = f"(by {name}: {est_txt} clicks per row vs {log_txt} for the logging policy)"
+    k = diagnostics.get("effective_clicks")
+    if k is not None and k < TOO_FEW_EFFECTIVE_CLICKS:
+        # the relative standard error 1/sqrt(k) exceeds WIDE: no bootstrap interval on so
+        # few clicks covers (it undercovers), so no difference is claimed
+        more = max(1, int(np.ceil(n * (V.MIN_EFFECTIVE_CLICKS / max(k, 0.1) - 1))))
+        return V.Verdict("inconclusive", f"{_cap(target)} cannot be told apart from the logging "
+                         f"policy {where}: the estimate rests on {k:.1f} effective clicks.",
+                         basis, reasons=reasons + [V.Reason(
+                             "too_few_clicks", f"{k:.1f} effective clicks: a relative error of "
+                             f"about {1 / np.sqrt(max(k, 1e-9)):.0%}, and its interval cannot "
+                             "be trusted.")],
+                         to_settle=f"about {V.about(more)} more logged rows would bring "
+                                   f"{V.MIN_EFFECTIVE_CLICKS} effective clicks",
+                         estimate=estimate)
+    if V.contains_zero(dl, du):
+        more = V.more_to_exclude_zero(n, delta, dl, du)
+        unit = ("shown lists" if diagnostics.get("units", diagnostics.get("n"))
+                != diagnostics.get("n") else "logged rows")  # the bootstrap's resampling unit
+        settle = (f"about {V.about(more)} more {unit} would give this difference a "
+                  f"{level:.0%} interval that excludes 0, if it stays this size"
+                  if more is not None else None)
+        return V.Verdict("inconclusive", f"{_cap(target)} cannot be told apart from the logging "
+                         f"policy {where}.", basis, reasons=reasons, to_settle=settle,
+                         estimate=estimate)
+    pat = re.compile(rf"(?<![\w-]){re.escape(basis)}(?![\w-])")
+    wide = any(w.code == "wide_interval" and pat.search(w.message) for w in warnings)
+    thin = [c for c in codes if c in THIN] + (["wide_interval"] if wide else [])
+    better = delta > 0
+    word = "beats" if better else "does worse than"
+    if thin:
+        return V.Verdict("directional", f"{_cap(target)} probably {word} the logging policy "
+                         f"{where}, but the evidence is thin.", basis, reasons=reasons,
+                         estimate=estimate)
+    return V.Verdict("reliable", f"{_cap(target)} {word} the logging policy {where}.", basis,
+                     reasons=reasons, estimate=estimate)
+
+
+def _cap(s: str) -> str:
+    return s[:1].upper() + s[1:]
+
+
+def _difference(row, t: pd.DataFrame, log_v: float) -> tuple[float, float]:
+    """The paired difference interval of ``row`` (normal, unpaired when not stored)."""
+    if "diff_lower" in t.columns and np.isfinite(row.get("diff_lower", np.nan)):
+        return float(row["diff_lower"]), float(row["diff_upper"])
+    se_log = float(t.loc["logging", "se"]) if "logging" in t.index else 0.0
+    se = float(np.hypot(row["se"], se_log if np.isfinite(se_log) else 0.0))
+    z = V.z_value()
+    delta = float(row["value"]) - log_v
+    if not np.isfinite(se):
+        return float("nan"), float("nan")
+    return delta - z * se, delta + z * se
+
+
+def clipped_table(table: pd.DataFrame) -> pd.DataFrame:
+    """The estimates with values and bounds clipped to [0, 1] (click rates), for charts."""
+    t = table.copy()
+    for c in ("value", "lower", "upper"):
+        t[c] = t[c].clip(0.0, 1.0)
+    return t
+
+
+SLATE_LABELS = {"sips": "standard slate IPS", "iips": "independent IPS (position-based)",
+                "rips": "reward-interaction IPS (cascade)"}
+
+
+def slate_verdict(out: dict, *, level: float = 0.95, mapping=()) -> V.Verdict:
+    """The verdict of :func:`ulr.ope.slate.slate_from_log`'s output.
+
+    Basis: the estimator with the narrowest interval (each is right only under
+    its own assumption, named in the reasons); compared with the logging
+    policy's clicks per ranking (``clicks / sessions``, Poisson standard error).
+    A mapping warning that blocks slates: ``invalid``.
+    """
+    from ulr.lists import blocking
+    reasons = [w.reason() for w in mapping]
+    if blocking(mapping, "slate"):
+        return V.Verdict("invalid", "The sessions of this log are not shown rankings; fix the "
+                         "session mapping before judging rankings.", "none", reasons=reasons)
+    t = out["table"]
+    t = t[np.isfinite(t["se"])]
+    if t.empty:
+        return V.Verdict("inconclusive", "No slate estimate has an interval.", "none",
+                         reasons=reasons)
+    row = t.sort_values("se").iloc[0]
+    reasons.append(V.Reason("slate_assumption", f"{SLATE_LABELS.get(row.estimator, row.estimator)} "
+                            f"is right only if {row.assumption}."))
+    s = max(int(out["sessions"]), 1)
+    log_v = out["clicks"] / s
+    log_se = np.sqrt(max(out["clicks"], 1)) / s
+    z = V.z_value(level)
+    d = float(row.value) - log_v
+    se = float(np.hypot(row.se, log_se))
+    thin = list(reasons[:-1]) if out["clicks"] >= V.MIN_EFFECTIVE_CLICKS else reasons[:-1] + [
+        V.Reason("few_clicks", f"{out['clicks']} clicks in {s:,} rankings (thin below "
+                 f"{V.MIN_EFFECTIVE_CLICKS}).")]
+    v = V.difference_verdict(d, d - z * se, d + z * se, a="the logging policy",
+                             b="The target ranking", quantity="clicks per ranking",
+                             basis=row.estimator, n=s, unit="rankings", level=level,
+                             thin=tuple(thin))
+    return V.Verdict(v.level, v.takeaway[:-1] + f", by {SLATE_LABELS.get(row.estimator)}.",
+                     v.basis, tuple(thin) + (reasons[-1],), v.to_settle,
+                     {**v.estimate, "estimator": row.estimator, "value": float(row.value),
+                      "logging": log_v})
+
+
+def study_verdict(out: dict, *, level: float = 0.95) -> V.Verdict:
+    """Which estimator has the smallest error over the simulated logs?
+
+    The paired difference of squared errors, best (smallest RMSE) minus
+    runner-up, over the draws (each draw one simulated log), Student-t
+    interval. Contains 0: the two "cannot be told apart".
+    """
+    est_df = out["estimates"]
+    truth = out["truth"]
+    tab = out["table"].sort_values("rmse")
+    best = tab.iloc[0].estimator
+    basis = f"squared error over {int(tab.iloc[0].draws)} simulated logs"
+    name = LABELS.get(best, best)
+    if len(tab) < 2:
+        return V.Verdict("inconclusive", f"Only {name} was simulated: nothing to compare.",
+                         basis)
+    second = tab.iloc[1].estimator
+    piv = est_df.assign(se2=(est_df["value"] - truth) ** 2).pivot_table(
+        index="draw" if "draw" in est_df else est_df.index // len(tab), columns="estimator",
+        values="se2")
+    diffs = (piv[best] - piv[second]).to_numpy()
+    m, lo, hi, se = V.paired_t_interval(diffs, level)
+    v = V.difference_verdict(m, lo, hi, a=LABELS.get(second, second), b=name,
+                             quantity="squared error", basis=basis, n=len(diffs),
+                             unit="simulated logs", higher_is_better=False, level=level)
+    return V.Verdict(v.level, f"Over {len(diffs)} simulated logs, {name} has the smallest RMSE "
+                     f"({tab.iloc[0].rmse:.3g}; true value {truth:.3g}). " + v.takeaway,
+                     basis, v.reasons, v.to_settle, v.estimate)
