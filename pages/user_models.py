@@ -21,8 +21,6 @@ st.caption(
     "a model whose gap to the best has a bootstrap interval containing 0 is within noise of it. "
     "Definitions: docs/clickmodels.md.")
 
-LEVEL_BOX = {"reliable": "success", "directional": "info", "inconclusive": "warning",
-             "invalid": "error"}
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -69,12 +67,8 @@ def _settings():
 
 
 def _verdict(res) -> None:
-    v = res.verdict
-    getattr(st, LEVEL_BOX[v["level"]])(f"**{v['takeaway']}** ({v['level']})")
-    st.caption(f"Basis: {v['basis']}.")
-    with st.expander("Why"):
-        for reason in v["reasons"]:
-            st.markdown(f"- {reason}")
+    ui.show_verdict(res.verdict, key="user_models")
+    st.caption(f"Basis: {res.verdict.basis}.")
 
 
 log = ui.current_log()
@@ -119,8 +113,8 @@ with c2:
     ui.add_to_report("User models", fig=fig, table=table, key="user_models",
                      settings={"dataset": info.name, "models": list(models),
                                "test_fraction": fraction, "bootstrap": bootstrap, "seed": seed},
-                     caveats=[] if res.verdict["level"] == "reliable" else res.verdict["reasons"],
+                     caveats=[r.message for r in res.verdict.reasons],
                      evidence={"sessions": res.train_sessions + res.test_sessions,
                                "held_out_sessions": res.test_sessions},
-                     takeaway=res.verdict["takeaway"])
+                     takeaway=res.verdict.takeaway, verdict=res.verdict)
 ui.set_url_params(models=list(models), test=fraction, boot=bootstrap, seed=seed)

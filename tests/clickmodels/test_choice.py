@@ -34,3 +34,22 @@ def test_the_true_model_wins_on_its_own_log(simulated, truth):
         if res.best != truth:
             lo, _ = res.score(truth).gap_interval
             assert lo <= 0, f"{truth} should be within noise of {res.best}"
+
+
+def test_the_verdict_reads_as_the_issue_asks(simulated):
+    """DCM's log: a cascade-type model clearly ahead of PBM and UBM says users stop after a
+    click; the PBM sample: PBM (or UBM, which nests it) best, the other within noise or not."""
+    res = evaluate.compare(sessions_of(simulated("dcm", N), test_every=4), list(MODELS),
+                           bootstrap=100, seed=3, refit_intervals=False)
+    assert res.verdict.takeaway == ("cascade-type models fit far better: users stop after a "
+                                    "click (DCM best).")
+    assert res.verdict.level == "reliable" and not res.verdict.reasons
+    res = evaluate.compare(sessions_of(simulated("pbm", N), test_every=4), ["pbm", "ubm"],
+                           bootstrap=100, seed=3, refit_intervals=False)
+    other = "UBM" if res.best == "pbm" else "PBM"
+    best = "PBM" if res.best == "pbm" else "UBM"
+    if res.verdict.level == "inconclusive":
+        assert res.verdict.takeaway == f"{best} fits best; {other} is within noise of it."
+        assert res.verdict.codes == ["within_noise"] and res.verdict.to_settle
+    else:
+        assert res.verdict.takeaway == f"{best} fits best."

@@ -24,8 +24,10 @@ def test_json_has_every_model_best_and_verdict(cli, dbn_csv):
     assert set(out["models"]) == {"pbm", "cascade", "dcm", "dbn", "sdbn", "ubm"}
     assert out["best"] in out["models"]
     assert out["verdict"]["level"] in ("reliable", "directional", "inconclusive", "invalid")
-    for key in ("takeaway", "basis", "reasons"):
+    for key in ("takeaway", "basis"):
         assert out["verdict"][key]
+    assert isinstance(out["verdict"]["reasons"], list)
+    assert set(out["verdict"]["estimate"]["gaps"]) == set(out["models"]) - {out["best"]}
     for name, m in out["models"].items():
         for key in ("log_likelihood", "perplexity", "perplexity_by_rank",
                     "conditional_perplexity", "parameters", "gap_interval"):

@@ -27,6 +27,7 @@ import numpy as np
 
 from ulr.clickmodels import CASCADE_TYPE, LABELS, MODELS, base
 from ulr.errors import UlrError, check
+from ulr.verdict import Reason, Verdict, about, more_to_exclude_zero
 
 LEVEL = 0.95
 MIN_TEST_SESSIONS = 30
@@ -75,7 +76,7 @@ class Comparison:
 
     scores: tuple
     best: str
-    verdict: dict
+    verdict: Verdict
     train_sessions: int
     test_sessions: int
     test_fraction: float
@@ -87,9 +88,8 @@ class Comparison:
     def __post_init__(self):
         if self.best not in [s.name for s in self.scores]:
             raise ValueError("best must be one of the scored models")
-        if self.verdict.get("level") not in ("reliable", "directional", "inconclusive",
-                                             "invalid"):
-            raise ValueError("verdict level out of range")
+        if not isinstance(self.verdict, Verdict):
+            raise ValueError("verdict must be a ulr.verdict.Verdict")
 
     def score(self, name: str) -> ModelScore:
         return next(s for s in self.scores if s.name == name)
@@ -109,7 +109,7 @@ class Comparison:
 
     def to_dict(self) -> dict:
         return {"models": {s.name: s.to_dict() for s in self.scores}, "best": self.best,
-                "verdict": self.verdict, "train_sessions": self.train_sessions,
+                "verdict": self.verdict.to_dict(), "train_sessions": self.train_sessions,
                 "test_sessions": self.test_sessions, "test_fraction": self.test_fraction,
                 "bootstrap": self.bootstrap, "seed": self.seed, "level": LEVEL,
                 "seconds": self.seconds, "notes": list(self.notes)}
@@ -212,11 +212,11 @@ def compare(S, models, *, bootstrap: int = 0, seed: int = 0, test_fraction: floa
 
 
 def make_verdict(scores, best, *, test: int, bootstrap: int, seed: int, fraction: float
-                 ) -> dict:
-    """The verdict: level (reliable/directional/inconclusive/invalid), takeaway, basis, reasons.
+                 ) -> Verdict:
+    """The comparison's :class:`ulr.verdict.Verdict` (docs/clickmodels.md).
 
     - invalid: fewer than ``MIN_TEST_SESSIONS`` held-out sessions, or one model;
-    - reliable: the best model beats every other (gap intervals exclude 0);
+    - reliable: the best model beats every other (no gap interval contains 0);
     - directional: no bootstrap, or it beats some but not all;
     - inconclusive: every other model is within noise of it.
     """
@@ -226,24 +226,31 @@ def make_verdict(scores, best, *, test: int, bootstrap: int, seed: int, fraction
              f"({fraction:.0%} of the log, split by a hash of the session id, seed {seed})"
              + (f"; {bootstrap} bootstrap replicates over held-out sessions" if bootstrap
                 else "; no bootstrap"))
-    reasons = []
+    estimate = {"best": best, "log_likelihood": next(s.log_likelihood for s in scores
+                                                     if s.name == best),
+                "gaps": {s.name: [s.gap, *(s.gap_interval or (None, None))] for s in others}}
     if test < MIN_TEST_SESSIONS or not others:
-        why = (f"only {test} held-out sessions (at least {MIN_TEST_SESSIONS} needed)"
-               if test < MIN_TEST_SESSIONS else "only one model was fitted, so there is "
-               "nothing to compare")
-        return {"level": "invalid", "takeaway": f"No comparison: {why}.", "basis": basis,
-                "reasons": [why]}
+        code, why = (("few_sessions", f"only {test} held-out sessions (at least "
+                      f"{MIN_TEST_SESSIONS} needed)") if test < MIN_TEST_SESSIONS
+                     else ("one_model", "only one model was fitted, so there is nothing to "
+                                        "compare"))
+        return Verdict(level="invalid", takeaway=f"No comparison: {why}.", basis=basis,
+                       reasons=(Reason(code, why[0].upper() + why[1:] + "."),),
+                       estimate=estimate)
     noise = [s for s in others if s.gap_interval is not None and s.gap_interval[0] <= 0]
     clear = [s for s in others if s.gap_interval is not None and s.gap_interval[0] > 0]
-    for s in others:
-        if s.gap_interval is None:
-            reasons.append(f"{LABELS[s.name]} is {s.gap:.4f} nats per session behind "
-                           "(no interval)")
-        else:
-            lo, hi = s.gap_interval
-            reasons.append(f"{LABELS[s.name]} is {s.gap:.4f} nats per session behind "
-                           f"(95% interval {lo:.4f} to {hi:.4f})"
-                           + ("; within noise" if lo <= 0 else ""))
+    reasons, to_settle = [], None
+    for s in noise:
+        lo, hi = s.gap_interval
+        reasons.append(Reason("within_noise", f"{LABELS[s.name]} is {s.gap:.3g} nats per session "
+                              f"behind, with a 95% interval from {lo:.3g} to {hi:.3g} that "
+                              "contains 0."))
+    if noise:
+        closest = min(noise, key=lambda s: s.gap)
+        more = more_to_exclude_zero(test, closest.gap, *closest.gap_interval)
+        if more is not None:
+            to_settle = (f"About {about(more)} more held-out sessions would tell {b} from "
+                         f"{LABELS[closest.name]}, if the gap stays at {closest.gap:.3g}")
     takeaway = f"{b} fits best"
     if noise:
         takeaway += f"; {', '.join(LABELS[s.name] for s in noise)} " \
@@ -254,14 +261,15 @@ def make_verdict(scores, best, *, test: int, bootstrap: int, seed: int, fraction
     takeaway += "."
     if not bootstrap:
         level = "directional"
-        reasons.append("no bootstrap, so the gaps have no interval")
+        reasons.append(Reason("no_interval", "No bootstrap, so the gaps have no interval."))
     elif not clear:
         level = "inconclusive"
     elif noise:
         level = "directional"
     else:
         level = "reliable"
-    return {"level": level, "takeaway": takeaway, "basis": basis, "reasons": reasons}
+    return Verdict(level=level, takeaway=takeaway, basis=basis, reasons=tuple(reasons),
+                   to_settle=to_settle, estimate=estimate)
 
 
 def _cascade_gap(scores, best, clear) -> str:
