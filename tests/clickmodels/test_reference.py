@@ -287,3 +287,17 @@ def test_block_by_block_e_step_equals_one_block(small, cls, monkeypatch):
     for name in ("lam", "sigma", "gamma"):
         if hasattr(whole, name):
             np.testing.assert_allclose(getattr(blocks, name), getattr(whole, name), atol=1e-12)
+
+
+@pytest.mark.parametrize("cls", [PBM, UBM])
+def test_sparse_and_blocked_cells_equal_dense_cells(small, cls, monkeypatch):
+    from ulr.clickmodels import base, cells
+    whole = cls.fit(small, max_iter=ITER, tol=0)
+    monkeypatch.setattr(base, "CHUNK", 7)
+    monkeypatch.setattr(cells, "DENSE_FACTOR", 0)
+    other = cls.fit(small, max_iter=ITER, tol=0)
+    np.testing.assert_allclose(other.alpha, whole.alpha, atol=1e-12)
+    if cls is PBM:
+        np.testing.assert_allclose(other.theta, whole.theta, atol=1e-12)
+    else:
+        np.testing.assert_allclose(other.gamma, whole.gamma, atol=1e-12)
