@@ -197,6 +197,8 @@ class Model:
     def examination_by_rank(self, S, weights=None) -> np.ndarray:
         """Average ``P(E_r = 1)`` per rank over the (weighted) sessions."""
         w = weights_of(S, weights)
-        e = self.examination(S)
-        den = (S.mask * w[:, None]).sum(axis=0)
-        return ratio((e * w[:, None]).sum(axis=0), den, np.nan)
+        num, den = np.zeros(S.ranks), np.zeros(S.ranks)
+        for C, wc in chunks(S, w):  # block by block: the temporaries stay small
+            num += (self.examination(C) * wc[:, None]).sum(axis=0)
+            den += (C.mask * wc[:, None]).sum(axis=0)
+        return ratio(num, den, np.nan)
