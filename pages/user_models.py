@@ -47,16 +47,20 @@ def _pbm_theta(content_hash: str, name: str, positions: int):
 
 
 def _settings():
-    models = st.multiselect("Models", list(MODELS), default=list(MODELS), key="um_models",
-                            format_func=lambda m: LABELS[m],
+    """The controls, pre-set from the shareable URL (models, test, boot, seed)."""
+    models = st.multiselect("Models", list(MODELS),
+                            default=ui.url_options("models", list(MODELS), list(MODELS)),
+                            key="um_models", format_func=lambda m: LABELS[m],
                             help="PBM and UBM: examination by rank (and distance to the last "
                                  "click); cascade, DCM, DBN, SDBN: users scan down and may stop "
                                  "after a click.")
     c1, c2, c3 = st.columns(3)
-    fraction = c1.slider("Held-out share of sessions", 0.1, 0.5, 0.2, 0.05, key="um_test")
-    bootstrap = c2.number_input("Bootstrap replicates", 0, 500, 50, 10, key="um_boot",
+    fraction = c1.slider("Held-out share of sessions", 0.1, 0.5,
+                         ui.url_number("test", 0.2, 0.1, 0.5, kind=float), 0.05, key="um_test")
+    bootstrap = c2.number_input("Bootstrap replicates", 0, 500,
+                                ui.url_number("boot", 50, 0, 500), 10, key="um_boot",
                                 help="Over held-out sessions, for the gaps' intervals.")
-    seed = c3.number_input("Seed", 0, 10**6, 0, key="um_seed")
+    seed = c3.number_input("Seed", 0, 10**6, ui.url_number("seed", 0, 0, 10**6), key="um_seed")
     if bootstrap == 1:
         st.warning("One bootstrap replicate cannot make an interval; using none.")
         bootstrap = 0

@@ -48,3 +48,17 @@ def test_a_log_without_sessions_is_a_dead_end_sentence(tmp_path):
     at = open_page("obd no sessions")
     assert [w.value for w in at.warning] and "no session column" in at.warning[0].value
     assert not at.dataframe and not at.get("plotly_chart")
+
+
+def test_the_shareable_link_sets_the_controls():
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.run()
+    at.query_params["models"] = "pbm,ubm"
+    at.query_params["boot"] = "10"
+    at.query_params["seed"] = "4"
+    at.switch_page("pages/user_models.py").run()
+    assert not at.exception, at.exception
+    assert at.multiselect(key="um_models").value == ["pbm", "ubm"]
+    assert at.number_input(key="um_boot").value == 10
+    assert at.number_input(key="um_seed").value == 4
+    assert set(at.dataframe[0].value["model"]) == {"PBM", "UBM"}
