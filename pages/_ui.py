@@ -35,6 +35,7 @@ PAGES = [
     ("pages/home.py", "Home", ":material/home:", True),
     ("pages/data.py", "Data", ":material/table:", False),
     ("pages/position_bias.py", "Position bias", ":material/trending_down:", False),
+    ("pages/user_models.py", "User models", ":material/psychology:", False),
     ("pages/compare_rankers.py", "Compare rankers", ":material/leaderboard:", False),
     ("pages/severity_sweep.py", "Severity sweep", ":material/ssid_chart:", False),
     ("pages/bandit_lab.py", "Bandit lab", ":material/casino:", False),

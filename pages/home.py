@@ -40,6 +40,7 @@ st.subheader("Questions you can answer")
 QUESTIONS = {
     "pages/data.py": "What is in my click log, and is it clean?",
     "pages/position_bias.py": "How strong is position bias in my logs?",
+    "pages/user_models.py": "Which user model fits my log: do users stop after a click?",
     "pages/compare_rankers.py": "Does bias correction make the ranker I train on my clicks "
                                 "better?",
     "pages/severity_sweep.py": "How does IPW's advantage grow as position bias gets stronger?",

@@ -1,0 +1,114 @@
+"""Click models at scale: UBM and DBN on a Parquet log vs DuckDB's bare scan of the same file.
+
+    python benchmarks/bench_clickmodels.py [--sessions 1000000] [--docs 10] [--queries 10000]
+                                           [--models ubm,dbn] [--max-iter 50] [--out DIR]
+
+Generates ``benchmarks/out/cm_{sessions}x{docs}.parquet`` once (a DBN log from
+:func:`ulr.simulate.simulate_click_model`; git-ignored), then runs, each in a
+fresh child process so peak memory is the child's own (``os.wait4``):
+
+- scan:  ``SELECT count(*), sum(click), max(position) FROM read_parquet(FILE)`` (every row read once);
+- aggregate: :func:`ulr.clickmodels.sessions.collect` (the one SQL statement and the
+  session matrices);
+- MODEL: aggregate + fit on the training sessions (80%), for each of ``--models``.
+
+Prints seconds and peak resident memory of each, and each one's ratio to the scan
+(issue 27's target: peak memory <= 3x the scan's).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+OUT = ROOT / "benchmarks" / "out"
+
+CHILD = r'''
+import json, sys, time
+t0 = time.perf_counter()
+path, what, max_iter = sys.argv[1], sys.argv[2], int(sys.argv[3])
+from ulr import engines
+scan = engines.get("duckdb").scan(path=path)
+if what == "scan":
+    r = scan.execute("SELECT count(*), sum(click), max(position) FROM {src}").fetchone()
+    info = {"rows": int(r[0])}
+else:
+    from ulr.clickmodels import MODELS, sessions
+    S = sessions.collect(scan, test_fraction=0.2, seed=0)
+    info = {"sessions": S.sessions, "aggregate_seconds": time.perf_counter() - t0}
+    if what != "aggregate":
+        t1 = time.perf_counter()
+        m = MODELS[what].fit(S, max_iter=max_iter)
+        info.update(fit_seconds=time.perf_counter() - t1, iterations=m.iterations)
+print(json.dumps({**info, "seconds": time.perf_counter() - t0}))
+'''
+
+
+def generate(sessions: int, docs: int, queries: int, out: Path) -> Path:
+    path = out / f"cm_{sessions}x{docs}.parquet"
+    if not path.exists():
+        from ulr.simulate import simulate_click_model
+        out.mkdir(parents=True, exist_ok=True)
+        chunks, done, i = [], 0, 0
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+        writer = None
+        while done < sessions:  # 200k sessions per chunk keeps the generator's memory flat
+            n = min(200_000, sessions - done)
+            df = simulate_click_model("dbn", sessions=n, queries=queries, docs_per_query=docs,
+                                      seed=i).df.drop(columns=["true_theta"])
+            df["session_id"] += done
+            t = pa.Table.from_pandas(df, preserve_index=False)
+            writer = writer or pq.ParquetWriter(path, t.schema)
+            writer.write_table(t)
+            done, i = done + n, i + 1
+        writer.close()
+    return path
+
+
+def child(path: Path, what: str, max_iter: int) -> dict:
+    t0 = time.perf_counter()
+    p = subprocess.Popen([sys.executable, "-c", CHILD, str(path), what, str(max_iter)],
+                         stdout=subprocess.PIPE, cwd=ROOT)
+    out = p.stdout.read()
+    _, status, usage = os.wait4(p.pid, 0)
+    if status != 0:
+        raise SystemExit(f"{what} failed (status {status})")
+    text = out.decode().strip()
+    res = json.loads(text[text.rindex("{"):])  # a progress bar may print before it
+    res.update(wall=time.perf_counter() - t0, peak_mb=usage.ru_maxrss / 1024)
+    return res
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sessions", type=int, default=1_000_000)
+    ap.add_argument("--docs", type=int, default=10)
+    ap.add_argument("--queries", type=int, default=10_000)
+    ap.add_argument("--models", default="ubm,dbn")
+    ap.add_argument("--max-iter", type=int, default=50)
+    ap.add_argument("--out", type=Path, default=OUT)
+    a = ap.parse_args(argv)
+    path = generate(a.sessions, a.docs, a.queries, a.out)
+    print(f"{path.name}: {a.sessions:,} sessions x {a.docs} = {a.sessions * a.docs:,} impressions")
+    scan = child(path, "scan", a.max_iter)
+    print(f"{'run':>10s} {'seconds':>8s} {'x scan':>7s} {'peak MB':>8s} {'x scan':>7s}  detail")
+    print(f"{'scan':>10s} {scan['wall']:8.2f} {1:7.2f} {scan['peak_mb']:8.0f} {1:7.2f}")
+    for what in ["aggregate"] + a.models.split(","):
+        r = child(path, what, a.max_iter)
+        detail = (f"aggregate {r['aggregate_seconds']:.1f} s" +
+                  (f", fit {r['fit_seconds']:.1f} s / {r['iterations']} iterations"
+                   if "fit_seconds" in r else ""))
+        print(f"{what:>10s} {r['wall']:8.2f} {r['wall'] / scan['wall']:7.2f} "
+              f"{r['peak_mb']:8.0f} {r['peak_mb'] / scan['peak_mb']:7.2f}  {detail}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,94 @@
+"""``python -m ulr clickmodels`` (docs/contract.md §2)."""
+
+import json
+
+import numpy as np
+import pytest
+
+from ulr.clickmodels import sessions
+from ulr.simulate import simulate_click_model, write_log, write_obd_like_log
+
+
+@pytest.fixture(scope="module")
+def dbn_csv(tmp_path_factory):
+    path = tmp_path_factory.mktemp("cm") / "dbn.csv"
+    write_log(simulate_click_model("dbn", sessions=2000, queries=10, seed=2).df, str(path))
+    return path
+
+
+def test_json_has_every_model_best_and_verdict(cli, dbn_csv):
+    r = cli("clickmodels", "--input", dbn_csv, "--models", "pbm,cascade,dcm,dbn,sdbn,ubm",
+            "--test-fraction", "0.2", "--bootstrap", "5", "--seed", "3", "--json")
+    assert r.rc == 0, r.err
+    out = json.loads(r.out)
+    assert set(out["models"]) == {"pbm", "cascade", "dcm", "dbn", "sdbn", "ubm"}
+    assert out["best"] in out["models"]
+    assert out["verdict"]["level"] in ("reliable", "directional", "inconclusive", "invalid")
+    for key in ("takeaway", "basis"):
+        assert out["verdict"][key]
+    assert isinstance(out["verdict"]["reasons"], list)
+    assert set(out["verdict"]["estimate"]["gaps"]) == set(out["models"]) - {out["best"]}
+    for name, m in out["models"].items():
+        for key in ("log_likelihood", "perplexity", "perplexity_by_rank",
+                    "conditional_perplexity", "parameters", "gap_interval"):
+            assert key in m
+        assert len(m["perplexity_by_rank"]) == out["ranks"] == 10
+        assert m["perplexity"] >= 1.0 and m["conditional_perplexity"] >= 1.0
+    lam = out["models"]["dcm"]["parameters"]["continuation_after_click"]
+    assert len(lam["estimate"]) == 10 and len(lam["interval"]) == 2
+    theta = out["models"]["pbm"]["parameters"]["examination"]
+    assert all(lo <= hi for lo, hi in zip(*theta["interval"]))
+    assert out["train_sessions"] + out["test_sessions"] == 2000
+
+
+def test_split_is_the_hash_of_the_session_id(cli, dbn_csv, tmp_path):
+    """The held-out sessions are those whose md5(seed:session_id) slot is below the cut."""
+    from ulr import store
+    from ulr.propensity import aggregate
+    log = store.open_file(str(dbn_csv))
+    S = sessions.collect(aggregate.scan_of(log), test_fraction=0.3, seed=5)
+    ids = sorted(str(i) for i in range(2000))  # dense_rank order of the text ids
+    expected = np.array([sessions.split_slot_of(i, 5) < round(0.3 * 65536) for i in ids])
+    np.testing.assert_array_equal(S.test, expected)
+    assert abs(S.test.mean() - 0.3) < 4 * np.sqrt(0.3 * 0.7 / 2000)
+
+
+def test_log_without_sessions_is_one_sentence(cli, tmp_path):
+    path = tmp_path / "obd.csv"
+    write_obd_like_log(str(path), impressions=300)
+    r = cli("clickmodels", "--input", path, "--map", "doc_id=item_id",
+            "--map", "query_id=timestamp")
+    assert r.rc == 2
+    assert r.err.startswith("error: ") and "no session column" in r.err
+    assert len(r.err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("args,words", [
+    (("--models", "pbm,foo"), "unknown click model"),
+    (("--bootstrap", "1"), "--bootstrap"),
+    (("--test-fraction", "1.5"), "--test-fraction"),
+])
+def test_bad_options_are_user_errors(cli, dbn_csv, args, words):
+    r = cli("clickmodels", "--input", dbn_csv, *args)
+    assert r.rc == 2 and words in r.err
+
+
+def test_engine_duckdb_reads_the_file_in_place_and_agrees(cli, dbn_csv):
+    base = ("clickmodels", "--models", "pbm,dbn", "--seed", "2", "--json")
+    a = json.loads(cli(*base, "--input", dbn_csv).out)
+    b = cli(*base, "--engine", "duckdb", "--input", dbn_csv)
+    assert b.rc == 0, b.err
+    b = json.loads(b.out)
+    assert a["best"] == b["best"] and a["test_sessions"] == b["test_sessions"]
+    for m in ("pbm", "dbn"):
+        assert abs(a["models"][m]["log_likelihood"] - b["models"][m]["log_likelihood"]) < 1e-9
+
+
+def test_no_sessions_is_a_typed_error(open_df):
+    from ulr.propensity import aggregate
+    from ulr.simulate import obd_like_log
+    df = obd_like_log(impressions=200).rename(columns={"item_id": "doc_id",
+                                                       "timestamp": "query_id"})
+    scan = aggregate.scan_of(open_df(df[["query_id", "doc_id", "position", "click"]]))
+    with pytest.raises(sessions.NeedsSessions, match="no session column"):
+        sessions.require_sessions(scan, ["ubm"])

@@ -1,0 +1,64 @@
+"""The User models page through Streamlit's AppTest."""
+
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[2]
+APP = str(ROOT / "app.py")
+
+
+def open_page(dataset=None):
+    at = AppTest.from_file(APP, default_timeout=180)
+    if dataset:
+        at.session_state["dataset"] = dataset
+    at.run()
+    assert not at.exception, at.exception
+    at.switch_page("pages/user_models.py").run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_comparison_on_the_sample_shows_the_verdict_first_then_table_and_chart():
+    at = open_page()
+    assert at.title[0].value == "User models"
+    at.multiselect(key="um_models").set_value(["pbm", "ubm", "cascade", "dcm"])
+    at.number_input(key="um_boot").set_value(20)
+    at.run()
+    assert not at.exception, at.exception
+    # the sample is simulated from the PBM: the verdict names PBM or UBM (which nests it) best
+    texts = [m.value for m in at.markdown]
+    first = next(i for i, v in enumerate(texts) if "fits best" in v)
+    assert "PBM fits best" in texts[first] or "UBM fits best" in texts[first], texts
+    table = at.dataframe[0].value
+    assert list(table["model"])[0] in ("PBM", "UBM")
+    assert set(table["model"]) == {"PBM", "UBM", "cascade", "DCM"}
+    chart = at.get("plotly_chart")
+    assert len(chart) == 1
+    assert any(b.label == "Add to report" for b in at.button)
+
+
+def test_a_log_without_sessions_is_a_dead_end_sentence(tmp_path):
+    from ulr import store
+    from ulr.simulate import write_obd_like_log
+    path = tmp_path / "obd.csv"
+    write_obd_like_log(str(path), impressions=400)
+    store.load_log(path, "obd no sessions", replace=True,
+                   mapping={"doc_id": "item_id", "query_id": "timestamp"})
+    at = open_page("obd no sessions")
+    assert [w.value for w in at.warning] and "no session column" in at.warning[0].value
+    assert not at.dataframe and not at.get("plotly_chart")
+
+
+def test_the_shareable_link_sets_the_controls():
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.run()
+    at.query_params["models"] = "pbm,ubm"
+    at.query_params["boot"] = "10"
+    at.query_params["seed"] = "4"
+    at.switch_page("pages/user_models.py").run()
+    assert not at.exception, at.exception
+    assert at.multiselect(key="um_models").value == ["pbm", "ubm"]
+    assert at.number_input(key="um_boot").value == 10
+    assert at.number_input(key="um_seed").value == 4
+    assert set(at.dataframe[0].value["model"]) == {"PBM", "UBM"}

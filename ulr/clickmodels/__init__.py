@@ -1,0 +1,36 @@
+"""Click models beyond the PBM, fitted on one aggregate and compared on held-out sessions (#27).
+
+One model per module: :mod:`pbm`, :mod:`cascade`, :mod:`dcm`, :mod:`dbn`,
+:mod:`sdbn`, :mod:`ubm`. Every fitted model gives ``conditional``,
+``marginal`` and ``examination`` probabilities on a
+:class:`~ulr.clickmodels.sessions.Sessions`; :mod:`ulr.clickmodels.evaluate`
+turns them into held-out log-likelihood, perplexity and the comparison.
+Definitions: docs/clickmodels.md.
+"""
+
+from __future__ import annotations
+
+from ulr.clickmodels.cascade import Cascade
+from ulr.clickmodels.dbn import DBN
+from ulr.clickmodels.dcm import DCM
+from ulr.clickmodels.pbm import PBM
+from ulr.clickmodels.sdbn import SDBN
+from ulr.clickmodels.ubm import UBM
+
+MODELS = {"pbm": PBM, "cascade": Cascade, "dcm": DCM, "dbn": DBN, "sdbn": SDBN, "ubm": UBM}
+LABELS = {"pbm": "PBM", "cascade": "cascade", "dcm": "DCM", "dbn": "DBN", "sdbn": "SDBN",
+          "ubm": "UBM"}
+CASCADE_TYPE = ("cascade", "dcm", "dbn", "sdbn")
+
+
+def parse_models(text) -> list[str]:
+    """``"pbm,ubm"`` (or a list) -> validated model names, in the given order."""
+    from ulr.errors import UlrError
+    names = [t.strip().lower() for t in (text.split(",") if isinstance(text, str) else text)]
+    names = [n for n in names if n]
+    bad = [n for n in names if n not in MODELS]
+    if bad:
+        raise UlrError(f"unknown click model {bad[0]!r}; choose from {', '.join(MODELS)}.")
+    if not names:
+        raise UlrError("name at least one click model.")
+    return list(dict.fromkeys(names))

@@ -1,0 +1,58 @@
+"""Cascade model.
+
+The user scans top-down, examines every result until the first click and
+stops there: ``P(C_r = 1 | no click above) = alpha_qd``, and nothing is
+clicked below a click (Craswell, Zoeter, Taylor & Ramsey, "An experimental
+comparison of click position-bias models", WSDM 2008). Examination is
+observed, so the maximum-likelihood estimate is closed form:
+
+    alpha_qd = clicks at the first click / results shown at or above the first click
+    (every result of a session without clicks)
+
+A second click in a session is impossible under the model; the likelihood
+charges it ``log(FLOOR)`` (see :mod:`ulr.clickmodels.base`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ulr.clickmodels import base
+
+
+@dataclass(frozen=True)
+class Cascade(base.Model):
+    alpha: np.ndarray
+    iterations: int = 0
+    name = "cascade"
+
+    @classmethod
+    def fit(cls, S, *, weights=None, **_) -> "Cascade":
+        S, w = base.weighted(S, weights)
+        r = np.arange(1, S.ranks + 1)[None, :]
+        first = np.where(S.click.any(axis=1), S.click.argmax(axis=1) + 1, S.ranks)
+        exam = (r <= first[:, None]) & S.mask
+        first_click = S.click & (r == first[:, None])
+        alpha = base.pair_ratio(first_click.astype(float), exam.astype(float), S.pair,
+                                S.n_pairs, w[:, None])
+        return cls(alpha=alpha, iterations=0)
+
+    def _chain(self, S):
+        a = base.gather(self.alpha, S.pair)
+        return a, np.zeros_like(a), np.ones_like(a)
+
+    def conditional(self, S):
+        a, cc, cs = self._chain(S)
+        return base.chain_conditional(a, cc, cs, S.click, S.mask)
+
+    def examination(self, S):
+        a, cc, cs = self._chain(S)
+        return base.chain_examination(a, cc, cs, S.mask)
+
+    def marginal(self, S):
+        return self.examination(S) * base.gather(self.alpha, S.pair)
+
+    def parameters(self) -> dict:
+        return {}

@@ -1,0 +1,67 @@
+"""Cell counts for the models whose rows are independent given earlier clicks (PBM, UBM).
+
+Weighted impressions and clicks per (pair, rank, previous-click rank), summed
+over the session matrices block by block (``base.CHUNK`` sessions at a time)
+with ``bincount`` on the cell's index, so the temporaries stay small whatever
+the log's size. The EM then iterates over these cells, never over rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ulr.clickmodels import base
+
+DENSE_FACTOR = 4  # dense sums when the cell index space is at most this many slots per row
+
+
+@dataclass(frozen=True)
+class Cells:
+    pair: np.ndarray
+    rank: np.ndarray  # 1..K
+    prev: np.ndarray  # 0..rank-1
+    n: np.ndarray  # weighted impressions
+    c: np.ndarray  # weighted clicks
+
+
+def _keys(C, K: int, with_prev: bool) -> np.ndarray:
+    r = np.arange(K, dtype=np.int64)[None, :]
+    key = C.pair.astype(np.int64) * K + r
+    key *= K + 1
+    if with_prev:
+        key += base.prev_click_rank(C.click)
+    return key
+
+
+def cells(S, w: np.ndarray, *, with_prev: bool) -> Cells:
+    K = S.ranks
+    span = S.n_pairs * K * (K + 1)
+    dense = span <= DENSE_FACTOR * S.pair.size  # index space small enough for dense sums
+    n_acc, c_acc, parts = np.zeros(span if dense else 0), np.zeros(span if dense else 0), []
+    for C, wc in base.chunks(S, w):
+        m = C.mask
+        key = _keys(C, K, with_prev)[m]
+        wr = np.broadcast_to(wc[:, None], m.shape)[m]
+        clk = C.click[m]
+        if dense:
+            n_acc += np.bincount(key, wr, minlength=span)
+            c_acc += np.bincount(key, wr * clk, minlength=span)
+        else:
+            u, inv = np.unique(key, return_inverse=True)
+            parts.append((u, np.bincount(inv, wr, minlength=len(u)),
+                          np.bincount(inv, wr * clk, minlength=len(u))))
+    if dense:
+        uniq = np.flatnonzero(n_acc > 0)
+        n, c = n_acc[uniq], c_acc[uniq]
+    else:
+        allk = np.concatenate([p[0] for p in parts])
+        uniq, inv = np.unique(allk, return_inverse=True)
+        n = np.bincount(inv, np.concatenate([p[1] for p in parts]), minlength=len(uniq))
+        c = np.bincount(inv, np.concatenate([p[2] for p in parts]), minlength=len(uniq))
+        keep = n > 0
+        uniq, n, c = uniq[keep], n[keep], c[keep]
+    prev_u = uniq % (K + 1)
+    rest = uniq // (K + 1)
+    return Cells(pair=rest // K, rank=rest % K + 1, prev=prev_u, n=n, c=c)

@@ -1,0 +1,88 @@
+"""Dependent click model (DCM).
+
+A cascade that may go on after a click: the user examines top-down, clicks an
+examined result with probability ``alpha_qd``, and after a click at rank
+``r`` goes on with probability ``lambda_r`` (after a skip, always)
+(Guo, Liu & Wang, "Efficient multiple-click models in web search", WSDM
+2009). Cascade is DCM with ``lambda = 0``.
+
+Fitted by EM on the exact likelihood: every rank down to the last click was
+examined; below it, the posterior over where the user stopped is closed form
+(:func:`ulr.clickmodels.base.chain_posterior`). Then
+
+    alpha_qd <- clicks / sum P(E = 1 | clicks)                 per pair
+    lambda_r <- sum P(E_{r+1} = 1 | clicks) / clicks at r       per rank r < n
+
+(a click at a session's bottom rank says nothing about lambda and is left out).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ulr.clickmodels import base
+
+
+@dataclass(frozen=True)
+class DCM(base.Model):
+    alpha: np.ndarray
+    lam: np.ndarray  # continuation after a click, per rank
+    iterations: int = 0
+    name = "dcm"
+
+    def _chain(self, S):
+        a = base.gather(self.alpha, S.pair)
+        cc = np.broadcast_to(self.lam[None, :S.ranks], a.shape)
+        return a, cc, np.ones_like(a)
+
+    @classmethod
+    def fit(cls, S, *, weights=None, max_iter: int = 200, tol: float = 1e-7) -> "DCM":
+        S, w = base.weighted(S, weights)
+        K = S.ranks
+        model = cls(alpha=np.full(S.n_pairs, base.INIT), lam=np.full(K, base.INIT))
+        it = 0
+        for it in range(1, max_iter + 1):
+            na, da = np.zeros(S.n_pairs), np.zeros(S.n_pairs)
+            nl, dl = np.zeros(K), np.zeros(K)
+            for C, wc in base.chunks(S, w):  # E-step block by block, sums accumulated
+                a, b, c, d = model._expected(C, wc)
+                na += a
+                da += b
+                nl += c
+                dl += d
+            alpha = base.pooled_ratio(na, da)
+            lam = base.ratio(nl, dl, nl.sum() / dl.sum() if dl.sum() > 0 else base.INIT)
+            delta = max(np.abs(alpha - model.alpha).max(), np.abs(lam - model.lam).max())
+            model = cls(alpha=alpha, lam=lam, iterations=it)
+            if delta < tol:
+                break
+        return model
+
+    def _expected(self, S, w):
+        """Expected sufficient statistics of one block: alpha's and lambda's sums."""
+        r = np.arange(1, S.ranks + 1)[None, :]
+        informative = S.click & (r < S.length[:, None])  # a click with a rank below it
+        a, cc, cs = self._chain(S)
+        post_e = base.chain_posterior(a, cc, cs, S.click, S.mask)[0]
+        na, da = base.pair_sums(S.click, post_e, S.pair, S.n_pairs, w[:, None])
+        nxt = np.concatenate([post_e[:, 1:], np.zeros((S.sessions, 1))], axis=1)
+        return (na, da, ((nxt * informative) * w[:, None]).sum(axis=0),
+                (informative * w[:, None]).sum(axis=0))
+
+    def conditional(self, S):
+        return base.chain_conditional(*self._chain(S), S.click, S.mask)
+
+    def examination(self, S):
+        a, cc, cs = self._chain(S)
+        return base.chain_examination(a, cc, cs, S.mask)
+
+    def marginal(self, S):
+        return self.examination(S) * base.gather(self.alpha, S.pair)
+
+    def parameters(self) -> dict:
+        """``lambda_r`` for r < K (a click at the bottom rank says nothing about going on)."""
+        lam = np.array(self.lam, dtype=float)
+        lam[-1] = np.nan
+        return {"continuation_after_click": lam}

@@ -1,0 +1,282 @@
+"""Held-out evaluation and comparison of click models.
+
+Definitions (Chuklin, Markov & de Rijke, *Click Models for Web Search*, 2015,
+ch. 4; docs/clickmodels.md), over the N held-out sessions:
+
+- log-likelihood per session ``LL = (1/N) sum_s log P(C_s)``, with
+  ``P(C_s) = prod_r P(C_r = c_r | C_<r)`` (natural log);
+- perplexity at rank r ``p_r = 2^(-(1/N) sum_s log2 P(C_r = c_r))`` with the
+  model's marginal click probability, and overall the mean of ``p_r``;
+- conditional perplexity: the same with ``P(C_r = c_r | C_<r)``;
+- CTR at rank r: mean predicted ``P(C_r = 1)`` beside the observed CTR.
+
+Intervals: a Poisson bootstrap over held-out sessions (each session gets a
+Poisson(1) weight per replicate, Chamandy et al. 2012); the fitted parameters'
+intervals refit the models on training sessions reweighted the same way.
+The best model has the highest LL; each other model's gap ``LL_best - LL_m``
+gets a 95% percentile interval, "within noise" when it contains 0.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ulr.clickmodels import CASCADE_TYPE, LABELS, MODELS, base
+from ulr.errors import UlrError, check
+from ulr.verdict import Reason, Verdict, about, more_to_exclude_zero
+
+LEVEL = 0.95
+MIN_TEST_SESSIONS = 30
+
+
+@dataclass(frozen=True)
+class ModelScore:
+    """One model on the held-out sessions."""
+
+    name: str
+    log_likelihood: float
+    perplexity: float
+    perplexity_by_rank: np.ndarray
+    conditional_perplexity: float
+    conditional_perplexity_by_rank: np.ndarray
+    ctr_predicted: np.ndarray
+    ctr_observed: np.ndarray
+    examination: np.ndarray
+    parameters: dict
+    parameter_intervals: dict
+    iterations: int
+    ll_interval: tuple | None = None
+    gap: float = 0.0  # LL_best - LL_this
+    gap_interval: tuple | None = None
+
+    def __post_init__(self):
+        if self.name not in MODELS:
+            raise ValueError(f"unknown model {self.name!r}")
+
+    def to_dict(self) -> dict:
+        d = {k: getattr(self, k) for k in (
+            "log_likelihood", "perplexity", "perplexity_by_rank", "conditional_perplexity",
+            "conditional_perplexity_by_rank", "ctr_predicted", "ctr_observed", "examination",
+            "iterations", "gap")}
+        d["log_likelihood_interval"] = self.ll_interval
+        d["gap_interval"] = self.gap_interval
+        d["within_noise"] = None if self.gap_interval is None else bool(self.gap_interval[0] <= 0)
+        d["parameters"] = {k: {"estimate": v, "interval": self.parameter_intervals.get(k)}
+                           for k, v in self.parameters.items()}
+        return {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in d.items()}
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Models ranked by held-out log-likelihood per session, with a verdict."""
+
+    scores: tuple
+    best: str
+    verdict: Verdict
+    train_sessions: int
+    test_sessions: int
+    test_fraction: float
+    bootstrap: int
+    seed: int
+    seconds: float = 0.0
+    notes: tuple = field(default_factory=tuple)
+
+    def __post_init__(self):
+        if self.best not in [s.name for s in self.scores]:
+            raise ValueError("best must be one of the scored models")
+        if not isinstance(self.verdict, Verdict):
+            raise ValueError("verdict must be a ulr.verdict.Verdict")
+
+    def score(self, name: str) -> ModelScore:
+        return next(s for s in self.scores if s.name == name)
+
+    def table(self):
+        import pandas as pd
+        rows = []
+        for s in self.scores:
+            lo, hi = s.gap_interval if s.gap_interval else (np.nan, np.nan)
+            rows.append({"model": LABELS[s.name], "log-likelihood / session": s.log_likelihood,
+                         "perplexity": s.perplexity,
+                         "conditional perplexity": s.conditional_perplexity,
+                         "gap to best": s.gap, "gap lower": lo, "gap upper": hi,
+                         "within noise": (None if s.name == self.best or s.gap_interval is None
+                                          else bool(lo <= 0))})
+        return pd.DataFrame(rows)
+
+    def to_dict(self) -> dict:
+        return {"models": {s.name: s.to_dict() for s in self.scores}, "best": self.best,
+                "verdict": self.verdict.to_dict(), "train_sessions": self.train_sessions,
+                "test_sessions": self.test_sessions, "test_fraction": self.test_fraction,
+                "bootstrap": self.bootstrap, "seed": self.seed, "level": LEVEL,
+                "seconds": self.seconds, "notes": list(self.notes)}
+
+
+def _perplexity(logp: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    n = mask.sum(axis=0)
+    mean_log2 = base.ratio(logp.sum(axis=0) / np.log(2), n, np.nan)
+    return 2.0 ** (-mean_log2)
+
+
+def _percentile(reps: np.ndarray) -> tuple:
+    a = (1 - LEVEL) / 2
+    return (float(np.quantile(reps, a)), float(np.quantile(reps, 1 - a)))
+
+
+def _param_intervals(cls, S, reps_w, should_stop) -> dict:
+    if reps_w is None:
+        return {}
+    draws: dict = {}
+    for w in reps_w:
+        check(should_stop)
+        for k, v in cls.fit(S, weights=w).parameters().items():
+            draws.setdefault(k, []).append(np.asarray(v, dtype=float))
+    a = (1 - LEVEL) / 2
+    with warnings.catch_warnings():  # a parameter with no information is NaN in every draw
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return {k: np.stack([np.nanquantile(np.stack(v), a, axis=0),
+                             np.nanquantile(np.stack(v), 1 - a, axis=0)])
+                for k, v in draws.items()}
+
+
+def compare(S, models, *, bootstrap: int = 0, seed: int = 0, test_fraction: float = 0.2,
+            refit_intervals: bool = True, should_stop=None) -> Comparison:
+    """Fit ``models`` on the training sessions of ``S`` and score them on the held-out ones.
+
+    Parameters
+    ----------
+    S : Sessions
+        With ``S.test`` marking held-out sessions (see :func:`sessions.collect`).
+    models : list of str
+        Names from :data:`ulr.clickmodels.MODELS`.
+    bootstrap : int
+        Poisson-bootstrap replicates over held-out sessions (0: no intervals);
+        with ``refit_intervals`` the parameters' intervals refit every model on
+        as many reweighted training logs.
+    """
+    t0 = time.perf_counter()
+    if bootstrap < 0 or bootstrap == 1:
+        raise UlrError(f"bootstrap must be 0 (none) or at least 2, got {bootstrap}.")
+    train, test = int((~S.test).sum()), int(S.test.sum())
+    if train == 0 or test == 0:
+        raise UlrError(f"the split left {train} training and {test} held-out sessions; "
+                       "both need sessions (change --test-fraction or use a larger log).")
+    rng = np.random.default_rng(seed)
+    T = S.subset(S.test)
+    test_w = rng.poisson(1.0, size=(bootstrap, test)).astype(float) if bootstrap else None
+    train_w = None
+    if bootstrap and refit_intervals:
+        train_w = rng.poisson(1.0, size=(bootstrap, S.sessions)).astype(float) * (~S.test)
+    per_session, partial = {}, []
+    for name in models:
+        check(should_stop)
+        cls = MODELS[name]
+        m = cls.fit(S)
+        cond = base.log_probs(m.conditional(T), T.click, T.mask)
+        marg_p = m.marginal(T)
+        marg = base.log_probs(marg_p, T.click, T.mask)
+        ll = cond.sum(axis=1)
+        per_session[name] = ll
+        n_rank = T.mask.sum(axis=0)
+        pp, cp = _perplexity(marg, T.mask), _perplexity(cond, T.mask)
+        ok = n_rank > 0
+        partial.append(dict(
+            name=name, log_likelihood=float(ll.mean()), perplexity=float(pp[ok].mean()),
+            perplexity_by_rank=pp, conditional_perplexity=float(cp[ok].mean()),
+            conditional_perplexity_by_rank=cp,
+            ctr_predicted=base.ratio(marg_p.sum(axis=0), n_rank, np.nan),
+            ctr_observed=base.ratio((T.click & T.mask).sum(axis=0), n_rank, np.nan),
+            examination=m.examination_by_rank(S), parameters=m.parameters(),
+            parameter_intervals=_param_intervals(cls, S, train_w, should_stop),
+            iterations=int(m.iterations),
+            ll_interval=(_percentile(test_w @ ll / test_w.sum(axis=1))
+                         if test_w is not None else None)))
+    best = max(partial, key=lambda p: p["log_likelihood"])["name"]
+    scores = []
+    for p in partial:
+        d = per_session[best] - per_session[p["name"]]
+        gi = None
+        if test_w is not None and p["name"] != best:
+            gi = _percentile(test_w @ d / test_w.sum(axis=1))
+        scores.append(ModelScore(**p, gap=float(d.mean()), gap_interval=gi))
+    scores.sort(key=lambda s: -s.log_likelihood)
+    verdict = make_verdict(scores, best, test=test, bootstrap=bootstrap, seed=seed,
+                           fraction=test_fraction)
+    return Comparison(scores=tuple(scores), best=best, verdict=verdict, train_sessions=train,
+                      test_sessions=test, test_fraction=float(test_fraction),
+                      bootstrap=int(bootstrap), seed=int(seed),
+                      seconds=time.perf_counter() - t0)
+
+
+def make_verdict(scores, best, *, test: int, bootstrap: int, seed: int, fraction: float
+                 ) -> Verdict:
+    """The comparison's :class:`ulr.verdict.Verdict` (docs/clickmodels.md).
+
+    - invalid: fewer than ``MIN_TEST_SESSIONS`` held-out sessions, or one model;
+    - reliable: the best model beats every other (no gap interval contains 0);
+    - directional: no bootstrap, or it beats some but not all;
+    - inconclusive: every other model is within noise of it.
+    """
+    b = LABELS[best]
+    others = [s for s in scores if s.name != best]
+    basis = (f"held-out log-likelihood per session on {test:,} sessions "
+             f"({fraction:.0%} of the log, split by a hash of the session id, seed {seed})"
+             + (f"; {bootstrap} bootstrap replicates over held-out sessions" if bootstrap
+                else "; no bootstrap"))
+    estimate = {"best": best, "log_likelihood": next(s.log_likelihood for s in scores
+                                                     if s.name == best),
+                "gaps": {s.name: [s.gap, *(s.gap_interval or (None, None))] for s in others}}
+    if test < MIN_TEST_SESSIONS or not others:
+        code, why = (("few_sessions", f"only {test} held-out sessions (at least "
+                      f"{MIN_TEST_SESSIONS} needed)") if test < MIN_TEST_SESSIONS
+                     else ("one_model", "only one model was fitted, so there is nothing to "
+                                        "compare"))
+        return Verdict(level="invalid", takeaway=f"No comparison: {why}.", basis=basis,
+                       reasons=(Reason(code, why[0].upper() + why[1:] + "."),),
+                       estimate=estimate)
+    noise = [s for s in others if s.gap_interval is not None and s.gap_interval[0] <= 0]
+    clear = [s for s in others if s.gap_interval is not None and s.gap_interval[0] > 0]
+    reasons, to_settle = [], None
+    for s in noise:
+        lo, hi = s.gap_interval
+        reasons.append(Reason("within_noise", f"{LABELS[s.name]} is {s.gap:.3g} nats per session "
+                              f"behind, with a 95% interval from {lo:.3g} to {hi:.3g} that "
+                              "contains 0."))
+    if noise:
+        closest = min(noise, key=lambda s: s.gap)
+        more = more_to_exclude_zero(test, closest.gap, *closest.gap_interval)
+        if more is not None:
+            to_settle = (f"About {about(more)} more held-out sessions would tell {b} from "
+                         f"{LABELS[closest.name]}, if the gap stays at {closest.gap:.3g}")
+    takeaway = f"{b} fits best"
+    if noise:
+        takeaway += f"; {', '.join(LABELS[s.name] for s in noise)} " \
+                    f"{'is' if len(noise) == 1 else 'are'} within noise of it"
+    cascade_gap = _cascade_gap(scores, best, clear)
+    if cascade_gap:
+        takeaway = cascade_gap + f" ({b} best)"
+    takeaway += "."
+    if not bootstrap:
+        level = "directional"
+        reasons.append(Reason("no_interval", "No bootstrap, so the gaps have no interval."))
+    elif not clear:
+        level = "inconclusive"
+    elif noise:
+        level = "directional"
+    else:
+        level = "reliable"
+    return Verdict(level=level, takeaway=takeaway, basis=basis, reasons=tuple(reasons),
+                   to_settle=to_settle, estimate=estimate)
+
+
+def _cascade_gap(scores, best, clear) -> str:
+    """'cascade-type models fit far better: users stop after a click' when it holds."""
+    if best not in CASCADE_TYPE:
+        return ""
+    pos = [s for s in clear if s.name in ("pbm", "ubm")]
+    if pos and len(pos) == len([s for s in scores if s.name in ("pbm", "ubm")]):
+        return "cascade-type models fit far better: users stop after a click"
+    return ""

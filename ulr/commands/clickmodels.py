@@ -1,0 +1,96 @@
+"""``clickmodels``: which user model fits the log, compared on held-out sessions (#27).
+
+    python -m ulr clickmodels --input log.csv --models pbm,cascade,dcm,dbn,sdbn,ubm \\
+        --test-fraction 0.2 --bootstrap 50 --seed 0 [--json]
+
+One aggregate query (DuckDB, or Spark with ``--engine spark``) returns the
+session matrices; every model is fitted on the training sessions and scored on
+the held-out ones (docs/clickmodels.md, docs/contract.md §2).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ulr.commands import common
+from ulr.errors import UlrError
+
+ORDER = 31
+DEFAULT_MODELS = "pbm,cascade,dcm,dbn,sdbn,ubm"
+
+
+def register(sub):
+    p = sub.add_parser("clickmodels", help="fit click models (PBM, cascade, DCM, DBN, SDBN, "
+                                           "UBM) and compare them on held-out sessions",
+                       description="Which user model fits the log: click models fitted on "
+                                   "training sessions, compared by held-out log-likelihood.")
+    p.add_argument("--models", default=DEFAULT_MODELS, metavar="M1,M2,...",
+                   help=f"comma-separated models (default {DEFAULT_MODELS})")
+    p.add_argument("--test-fraction", type=float, default=0.2, metavar="F",
+                   help="share of sessions held out, by a hash of the session id (default 0.2)")
+    p.add_argument("--bootstrap", type=int, default=0, metavar="B",
+                   help="bootstrap replicates over sessions for the intervals (0: none)")
+    p.add_argument("--positions", type=int, metavar="K", help="use ranks 1..K only")
+    p.add_argument("--seed", type=int, default=0)
+    common.add_log_args(p)
+    e = p.add_argument_group("engine (aggregate a path, folder, glob or table where it lives)")
+    e.add_argument("--engine", choices=("duckdb", "spark"))
+    e.add_argument("--table", metavar="NAME", help="with --engine spark: a table of Spark's "
+                                                  "catalog")
+    e.add_argument("--spark-master", default="local[2]", metavar="URL")
+    e.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE")
+    p.set_defaults(run=run)
+
+
+def _scan(args):
+    from ulr.propensity import aggregate
+    if args.engine or args.table:
+        from ulr.commands.propensity import _engine_scan
+        return _engine_scan(args)
+    return aggregate.scan_of(common.log_from_args(args))
+
+
+def run(args) -> dict:
+    from ulr.clickmodels import evaluate, parse_models, sessions
+    t0 = time.perf_counter()
+    models = parse_models(args.models)
+    if args.bootstrap < 0 or args.bootstrap == 1:
+        raise UlrError(f"--bootstrap must be 0 (none) or at least 2, got {args.bootstrap}.")
+    if not 0.0 < args.test_fraction < 1.0:
+        raise UlrError(f"--test-fraction must lie strictly between 0 and 1, "
+                       f"got {args.test_fraction}.")
+    scan = _scan(args)
+    sessions.require_sessions(scan, models)
+    S = sessions.collect(scan, test_fraction=args.test_fraction, seed=args.seed,
+                         positions=args.positions)
+    res = evaluate.compare(S, models, bootstrap=args.bootstrap, seed=args.seed,
+                           test_fraction=args.test_fraction)
+    out = res.to_dict()
+    out["dataset"] = scan.name
+    out["sessions"] = S.sessions
+    out["ranks"] = S.ranks
+    out["seconds"] = time.perf_counter() - t0
+    return out
+
+
+def render(result: dict) -> str:
+    v = result["verdict"]
+    lines = [f"{v['takeaway']} [{v['level']}]",
+             f"on {result.get('dataset', '?')}: {result['train_sessions']:,} training, "
+             f"{result['test_sessions']:,} held-out sessions",
+             f"{'model':>8s}  {'LL/session':>10s}  {'perplexity':>10s}  {'cond. ppl':>9s}  "
+             f"{'gap':>8s}  interval"]
+    for name, m in result["models"].items():
+        gi = m["gap_interval"]
+        iv = f"[{gi[0]:.4f}, {gi[1]:.4f}]" if gi else ("best" if name == result["best"] else "-")
+        lines.append(f"{name:>8s}  {m['log_likelihood']:10.4f}  {m['perplexity']:10.4f}  "
+                     f"{m['conditional_perplexity']:9.4f}  {m['gap']:8.4f}  {iv}")
+    best = result["models"][result["best"]]
+    exam = np.asarray(best["examination"], dtype=float)
+    lines.append(f"{result['best']} examination by rank: "
+                 + " ".join(f"{x:.3f}" for x in exam))
+    lines.append(f"basis: {v['basis']}")
+    lines.append(f"{result['seconds']:.2f} s")
+    return "\n".join(lines)
