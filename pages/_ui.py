@@ -10,6 +10,7 @@ and ``?source=``. Pages that need rows get one sentence from :func:`current_log`
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import inspect
 import datetime as _dt
@@ -46,6 +47,23 @@ PAGES = [
 ]
 APP = Path(__file__).resolve().parent.parent / "app.py"
 _APP_SEEN = "_ulr_app_seen"
+
+
+def cache_data(**options):
+    """``st.cache_data`` for the pages' computations, shared across sessions.
+
+    The cached body runs without the store's wait notice (:func:`wait_notice`, a toast):
+    a toast recorded inside a cached function cannot be replayed by the next session that
+    hits the cache (Streamlit raises ``CacheReplayClosureError``), which a cold server
+    with several visitors waiting on the store's lock did.
+    """
+    def decorate(func):
+        @functools.wraps(func)
+        def without_notice(*args, **kwargs):
+            with store.waiting(None):
+                return func(*args, **kwargs)
+        return st.cache_data(**options)(without_notice)
+    return decorate
 
 
 def navigation():
@@ -645,7 +663,7 @@ def show_verdict(v, *, key: str | None = None) -> None:
                     st.markdown(f"To settle it: {v.to_settle}.")
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@cache_data(show_spinner=False, max_entries=64)
 def _mapping_warnings(content_hash: str, name: str) -> tuple:
     from ulr.lists import mapping_warnings
     return mapping_warnings(store.open_dataset(name, cur=cursor()))

@@ -46,7 +46,7 @@ def _theta(text: str):
     return parse_numbers(text, what="θ")
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
+@ui.cache_data(show_spinner=False, max_entries=16)
 def _data_env(content_hash: str, name: str, items: int, k: int, theta):
     return make_env("data", items=items, k=k, theta=theta, log=ui.current_log())
 

@@ -25,18 +25,18 @@ TYPED = "typed theta"
 METHOD_PREFIX = "estimated: "
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@ui.cache_data(show_spinner=False, max_entries=64)
 def _true_theta(content_hash: str, name: str):
     return store.open_dataset(name, cur=store.cursor()).true_theta()
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@ui.cache_data(show_spinner=False, max_entries=64)
 def _estimated_theta(content_hash: str, name: str, method: str, seed: int, _should_stop=None):
     lg = store.open_dataset(name, cur=store.cursor())
     return rankers.propensity_theta(lg, method, seed=seed, should_stop=_should_stop)
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
+@ui.cache_data(show_spinner=False, max_entries=32)
 def _compare(content_hash: str, name: str, theta: tuple, learner: str, clip, snips: bool,
              seed: int, n_bootstrap: int, _should_stop=None):
     lg = store.open_dataset(name, cur=store.cursor())

@@ -256,7 +256,7 @@ def _source_summary(name: str) -> None:
             "themselves: upload a sample of this log above to use them.")
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
+@ui.cache_data(show_spinner=False, max_entries=32)
 def _source_figures(version: str, name: str):
     return _sources.summary(name), _sources.ctr_by_position(name)
 
@@ -303,7 +303,7 @@ def _manage(info) -> None:
                     st.rerun()
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@ui.cache_data(show_spinner=False, max_entries=64)
 def _summary(content_hash: str, name: str):
     lg = store.open_dataset(name, cur=store.cursor())
     return store.summary(lg), store.ctr_by_position(lg)

@@ -23,12 +23,12 @@ st.caption(
     "factorizations learn from the same data and are scored on uniformly sampled ratings.")
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
+@ui.cache_data(show_spinner=False, max_entries=16)
 def _data(world: tuple):
     return simulate_mnar(**dict(world))
 
 
-@st.cache_data(show_spinner=False, max_entries=512)
+@ui.cache_data(show_spinner=False, max_entries=512)
 def _run(world: tuple, model: str, config: tuple, propensity: str,
          _should_stop=None) -> pd.DataFrame:
     return train(_data(world), model, MFConfig(**dict(config)), propensity=propensity,

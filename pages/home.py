@@ -13,7 +13,7 @@ st.markdown(
     "bandit simulations to show how fast an online learner would catch up. "
     "Every number can be reproduced from the command line and exported as a report.")
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@ui.cache_data(show_spinner=False, max_entries=64)
 def _summary(content_hash: str, name: str):
     return store.summary(store.open_dataset(name, cur=store.cursor()))
 

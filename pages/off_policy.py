@@ -56,7 +56,7 @@ def _open(source: str, name: str):
     return store.open_dataset(name, cur=store.cursor())
 
 
-@st.cache_data(show_spinner=False, max_entries=4)
+@ui.cache_data(show_spinner=False, max_entries=4)
 def _sample_hash() -> str:
     return store.file_hash(SAMPLE)
 
@@ -80,7 +80,7 @@ def _pick_log():
     return log.info.name, log.info.name, log.info.content_hash, log.info
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
+@ui.cache_data(show_spinner=False, max_entries=32)
 def _evaluate(source: str, name: str, content_hash: str, settings: tuple):
     return evaluate_log(_open(source, name), **dict(settings))
 
@@ -288,7 +288,7 @@ def _headline(verdict, *, target: str = "Target policy") -> None:
                          "containing 0 means the two cannot be told apart")
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
+@ui.cache_data(show_spinner=False, max_entries=16)
 def _slates(source, name, content_hash, settings: tuple):
     return slate_from_log(_open(source, name), **dict(settings))
 
@@ -357,7 +357,7 @@ def _loggers_section(res):
 # ---------------------------------------------------------------- view 2: simulation
 
 
-@st.cache_data(show_spinner=False, max_entries=512)
+@ui.cache_data(show_spinner=False, max_entries=512)
 def _simulate_chunk(index: int, opts: tuple):
     return study_chunk(index, **dict(opts))
 
@@ -506,7 +506,7 @@ def _show_simulation(out: dict, s: dict):
 # ---------------------------------------------------------------- view 3: learning
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
+@ui.cache_data(show_spinner=False, max_entries=16)
 def _learn(source: str, name: str, content_hash: str, action: str, settings: tuple,
            _should_stop=None):
     s = dict(settings)

@@ -40,17 +40,17 @@ HELP = {
 }
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@ui.cache_data(show_spinner=False, max_entries=64)
 def _max_position(content_hash: str, name: str) -> int:
     return store.summary(store.open_dataset(name, cur=store.cursor()))["positions"]
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@ui.cache_data(show_spinner=False, max_entries=64)
 def _true_theta(content_hash: str, name: str):
     return store.open_dataset(name, cur=store.cursor()).true_theta()
 
 
-@st.cache_data(show_spinner=False, max_entries=128)
+@ui.cache_data(show_spinner=False, max_entries=128)
 def _estimate(content_hash: str, name: str, method: str, positions: int, bootstrap: int,
               seed: int, assume_randomized: bool, _should_stop=None):
     """("ok", PropensityResult) or ("error", sentence); keyed by content hash + settings.
@@ -67,13 +67,13 @@ def _estimate(content_hash: str, name: str, method: str, positions: int, bootstr
         return "error", str(exc)
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
+@ui.cache_data(show_spinner=False, max_entries=32)
 def _source_evidence(version: str, name: str):
     from ulr.engines import sources
     return sources.summary(name), sources.ctr_by_position(name)
 
 
-@st.cache_data(show_spinner=False, max_entries=128)
+@ui.cache_data(show_spinner=False, max_entries=128)
 def _source_estimate(version: str, name: str, method: str, positions: int, bootstrap: int,
                      seed: int, _should_stop=None):
     """As :func:`_estimate`, on a registered source's stored statistics."""
@@ -203,7 +203,7 @@ def _show_failures(failures: dict) -> None:
             st.warning(f"**{method}** cannot run on this log: {why}")
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@ui.cache_data(show_spinner=False, max_entries=64)
 def _evidence(content_hash: str, name: str):
     lg = store.open_dataset(name, cur=store.cursor())
     return store.summary(lg), store.ctr_by_position(lg)

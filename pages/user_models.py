@@ -23,7 +23,7 @@ st.caption(
 
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
+@ui.cache_data(show_spinner=False, max_entries=32)
 def _compare(content_hash: str, name: str, models: tuple, fraction: float, bootstrap: int,
              seed: int, _should_stop=None):
     """("ok", Comparison) or ("error", sentence); keyed by content hash + settings."""
@@ -37,7 +37,7 @@ def _compare(content_hash: str, name: str, models: tuple, fraction: float, boots
         return "error", str(exc)
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
+@ui.cache_data(show_spinner=False, max_entries=32)
 def _pbm_theta(content_hash: str, name: str, positions: int):
     lg = store.open_dataset(name, cur=store.cursor())
     try:
