@@ -202,3 +202,22 @@ class Model:
             num += (self.examination(C) * wc[:, None]).sum(axis=0)
             den += (C.mask * wc[:, None]).sum(axis=0)
         return ratio(num, den, np.nan)
+
+
+class ChainModel(Model):
+    """Models of the cascade family (cascade, DCM, DBN, SDBN): the user goes down the
+    list, and ``_chain(S)`` gives per rank the attractiveness ``a`` and the chances to go
+    on after a click (``cc``) and after a skip (``cs``); the rest follows from them."""
+
+    def _chain(self, S):
+        raise NotImplementedError
+
+    def conditional(self, S):
+        return chain_conditional(*self._chain(S), S.click, S.mask)
+
+    def examination(self, S):
+        return chain_examination(*self._chain(S), S.mask)
+
+    def marginal(self, S):
+        return self.examination(S) * gather(self.alpha, S.pair)
+

@@ -23,7 +23,7 @@ from ulr.clickmodels import base
 
 
 @dataclass(frozen=True)
-class Cascade(base.Model):
+class Cascade(base.ChainModel):
     alpha: np.ndarray
     iterations: int = 0
     name = "cascade"
@@ -42,17 +42,6 @@ class Cascade(base.Model):
     def _chain(self, S):
         a = base.gather(self.alpha, S.pair)
         return a, np.zeros_like(a), np.ones_like(a)
-
-    def conditional(self, S):
-        a, cc, cs = self._chain(S)
-        return base.chain_conditional(a, cc, cs, S.click, S.mask)
-
-    def examination(self, S):
-        a, cc, cs = self._chain(S)
-        return base.chain_examination(a, cc, cs, S.mask)
-
-    def marginal(self, S):
-        return self.examination(S) * base.gather(self.alpha, S.pair)
 
     def parameters(self) -> dict:
         return {}

@@ -28,7 +28,7 @@ from ulr.clickmodels import base
 
 
 @dataclass(frozen=True)
-class DBN(base.Model):
+class DBN(base.ChainModel):
     alpha: np.ndarray
     sigma: np.ndarray
     gamma: float
@@ -90,16 +90,6 @@ class DBN(base.Model):
         unsat = np.where(S.click, np.where(is_last, 1.0 - post_s, 1.0), post_e)
         return (na, da, ns, ds, ((nxt * before_end) * wm).sum(),
                 ((unsat * before_end) * wm).sum())
-
-    def conditional(self, S):
-        return base.chain_conditional(*self._chain(S), S.click, S.mask)
-
-    def examination(self, S):
-        a, cc, cs = self._chain(S)
-        return base.chain_examination(a, cc, cs, S.mask)
-
-    def marginal(self, S):
-        return self.examination(S) * base.gather(self.alpha, S.pair)
 
     def parameters(self) -> dict:
         return {"continuation": np.array([self.gamma])}

@@ -26,7 +26,7 @@ from ulr.clickmodels import base
 
 
 @dataclass(frozen=True)
-class DCM(base.Model):
+class DCM(base.ChainModel):
     alpha: np.ndarray
     lam: np.ndarray  # continuation after a click, per rank
     iterations: int = 0
@@ -70,16 +70,6 @@ class DCM(base.Model):
         nxt = np.concatenate([post_e[:, 1:], np.zeros((S.sessions, 1))], axis=1)
         return (na, da, ((nxt * informative) * w[:, None]).sum(axis=0),
                 (informative * w[:, None]).sum(axis=0))
-
-    def conditional(self, S):
-        return base.chain_conditional(*self._chain(S), S.click, S.mask)
-
-    def examination(self, S):
-        a, cc, cs = self._chain(S)
-        return base.chain_examination(a, cc, cs, S.mask)
-
-    def marginal(self, S):
-        return self.examination(S) * base.gather(self.alpha, S.pair)
 
     def parameters(self) -> dict:
         """``lambda_r`` for r < K (a click at the bottom rank says nothing about going on)."""
