@@ -13,11 +13,14 @@ from ulr.bandits.policies import ALGORITHMS
 from ulr.bandits.replay import replay
 from ulr.verdict import fmt_interval
 from ulr.bandits.simulate import BanditLab
-from ulr.errors import UlrError
+from ulr.errors import NeedsRandomizedRows, NeedsSessions, UlrError
 from ulr.text import parse_numbers
 
-TICK = 0.25      # seconds between redraws of the live chart
-BUDGET = 0.12    # simulation seconds per redraw (the rest is drawing)
+TICK = 0.25      # seconds between redraw requests of the live chart (a tick that runs
+                 # longer is followed at once by the next)
+BUDGET = 0.4     # least simulation seconds per redraw: the simulation gets most of the time
+DRAW_SHARE = 5   # ... and at least 5x the time the last redraw took on the server
+LIVE_POINTS = 150  # points per curve while running (400 in the finished chart)
 S = st.session_state
 
 st.title("Bandit lab")
@@ -144,7 +147,7 @@ if start:
         S["bl_status"] = "running"
         S["bl_elapsed"], S["bl_t0"] = 0.0, time.time()
     except UlrError as exc:
-        if "no randomized rows" in str(exc):
+        if isinstance(exc, NeedsRandomizedRows):
             ui.dead_end("Cannot start the data environment: turning its clicks into attraction "
                         "needs position bias θ, and this log has no rows shown in random order "
                         "to estimate it from. Type θ by position above, or, if every list was "
@@ -220,7 +223,7 @@ def live():
         return
     with lock:
         if S.get("bl_status") == "running":
-            lab.advance(BUDGET)
+            lab.advance(max(BUDGET, DRAW_SHARE * S.get("bl_draw", 0.0)))
             if lab.done:
                 S["bl_elapsed"] = _elapsed()
                 S["bl_status"] = "done"
@@ -228,9 +231,11 @@ def live():
         state = S.get("bl_status")
         share, text = lab.progress, (f"{state}: step {lab.t:,} of {lab.steps:,} · elapsed "
                                      f"{_elapsed():.1f} s (simulation {lab.seconds:.1f} s)")
-        fig = lab_figure(lab)
+        t0 = time.perf_counter()
+        fig = lab_figure(lab, points=LIVE_POINTS if state == "running" else 400)
     st.progress(share, text=text)
     st.plotly_chart(fig, key="bl_chart")
+    S["bl_draw"] = time.perf_counter() - t0
 
 
 # ---------------------------------------------------------------- results
@@ -309,19 +314,19 @@ with st.expander("Replay evaluation on the selected dataset (Li et al., WSDM 201
                 S["bl_replay"] = replay(log, r_algo, k=r_k, seed=r_seed,
                                         assume_randomized=bool(r_assume))
         except UlrError as exc:
-            why = str(exc)
-            if "randomized" in why and ("column" in why or "flagged" in why):
+            if isinstance(exc, NeedsRandomizedRows):
                 ui.dead_end("Cannot replay: no row of this log is marked as shown in random "
                             "order. If every list was, tick “Treat every row as randomized” "
                             "above, or declare it once in the Data page's mapping.",
                             label="Declare it in the Data page's mapping")
-            elif "session" in why:
-                ui.dead_end("Cannot replay: " + why.replace("session_id column", "session "
-                            "column") + " Map the column that groups the items shown together "
-                            "as the session in the Data page's mapping.",
+            elif isinstance(exc, NeedsSessions):
+                ui.dead_end("Cannot replay: this log has no session column, so it cannot tell "
+                            "which rows were shown together as one list. Map the column that "
+                            "groups the items shown together as the session in the Data page's "
+                            "mapping.",
                             label="Map the session in the Data page's mapping")
             else:
-                st.error("Cannot replay: " + why)
+                st.error(f"Cannot replay: {exc}")
     rr = S.get("bl_replay")
     if rr is not None:
         _replay_result(rr, ui.mapping_warnings(log))

@@ -39,13 +39,13 @@ def chart_traces(at):
 
 
 def test_start_advance_pause_resume_to_the_results_table():
-    at = start(bl_steps=3000, bl_runs=3)
+    at = start(bl_steps=10_000, bl_runs=3)  # more than one 0.4 s tick simulates
     assert at.session_state["bl_status"] == "running"
     assert len(at.get("plotly_chart")) == 1
     t1 = lab(at).t
     at.run()                                    # one more fragment tick
     t2 = lab(at).t
-    assert 0 < t1 < t2 < 3000
+    assert 0 < t1 < t2 < 10_000
     assert {"cascade-ucb1", "cascade-klucb", "cascade-ts",
             "lower bound (Kveton et al.)"} <= set(chart_traces(at))
     assert "running: step" in at.get("progress")[0].proto.text
@@ -68,7 +68,7 @@ def test_start_advance_pause_resume_to_the_results_table():
         at.run()
     assert at.session_state["bl_status"] == "done" and not at.exception
     table = at.dataframe[0].value
-    assert (table["steps"] == 3000).all() and (table["runs"] == 3).all()
+    assert (table["steps"] == 10_000).all() and (table["runs"] == 3).all()
     assert (table["steps per second"] > 0).all() and (table["wall time (s)"] > 0).all()
     row = table.set_index("algorithm").loc["cascade-klucb"]
     assert row["final regret"] == f"{row['regret mean']:,.1f} ± {row['regret sd']:,.1f}"
