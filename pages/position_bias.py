@@ -12,7 +12,7 @@ import streamlit as st
 
 from pages import _ui as ui
 from ulr import propensity, store
-from ulr.errors import UlrError
+from ulr.errors import NeedsRandomizedRows, UlrError
 from ulr.propensity import plots
 
 st.title("Position bias")
@@ -64,7 +64,7 @@ def _estimate(content_hash: str, name: str, method: str, positions: int, bootstr
                                          assume_randomized=assume_randomized,
                                          should_stop=_should_stop)
     except UlrError as exc:
-        return "error", str(exc)
+        return "error", exc
 
 
 @ui.cache_data(show_spinner=False, max_entries=32)
@@ -83,7 +83,7 @@ def _source_estimate(version: str, name: str, method: str, positions: int, boots
                                          n_bootstrap=bootstrap, seed=seed,
                                          should_stop=_should_stop)
     except UlrError as exc:
-        return "error", str(exc)
+        return "error", exc
 
 
 def _run(label: str, methods: list[str], estimate) -> tuple[list, dict]:
@@ -194,7 +194,7 @@ def _settings(max_pos: int, default: list[str], *, assume):
 
 def _show_failures(failures: dict) -> None:
     for method, why in failures.items():
-        if "assume_randomized" in why:
+        if isinstance(why, NeedsRandomizedRows):
             ui.dead_end(f"**{method}** cannot run on this log: it has no rows marked as shown "
                         "in random order. If every list was, tick “Treat every row as "
                         "randomized” above, or declare it once in the Data page's mapping.",

@@ -24,3 +24,35 @@ def check(should_stop) -> None:
     """Raise :class:`Cancelled` when ``should_stop`` (a callable, or None) says so."""
     if should_stop is not None and should_stop():
         raise Cancelled("stopped on request")
+
+
+# Typed refusals: what the log lacks, and the canonical field a user maps or declares to
+# fix it. Pages branch on the type (and link to the control), never on the message text.
+
+
+class NeedsRandomizedRows(UlrError):
+    """The method needs rows shown in random order, and the log has none flagged.
+
+    Fixed by mapping a ``randomized`` column, or by declaring that every list was
+    shown in random order (the Data page's mapping; ``--const randomized=1``).
+    """
+
+    field = "randomized"
+
+
+class NeedsSessions(UlrError):
+    """The method needs to know which rows were shown together (a ``session_id``)."""
+
+    field = "session_id"
+
+
+class NeedsFeatures(UlrError):
+    """The method learns on ``feature_*`` columns, and the log has none mapped."""
+
+    field = "feature_*"
+
+
+class TooFewQueries(UlrError):
+    """Too few queries remain (for a split, a paired test or a held-out set)."""
+
+    field = "query_id"

@@ -7,7 +7,7 @@ import pytest
 from ulr import store
 from ulr.bandits.envs import (CascadeEnv, data_env, doc_features, kveton_env, linear_env,
                               make_env, randomized_theta)
-from ulr.errors import UlrError
+from ulr.errors import NeedsRandomizedRows, UlrError
 from ulr.simulate import simulate_clicks, write_log
 
 
@@ -132,7 +132,7 @@ def test_data_env_without_randomized_rows_refuses_unless_raw_ctr_is_asked_for(tm
     df.to_csv(path, index=False)
     log = store.open_file(str(path))
     assert randomized_theta(log) is None
-    with pytest.raises(UlrError, match="no randomized rows"):
+    with pytest.raises(NeedsRandomizedRows, match="no randomized rows"):
         data_env(log, items=None, k=2)
     env = data_env(log, items=None, k=2, raw_ctr=True)
     assert env.params["theta_source"].startswith("none: raw CTR")

@@ -9,7 +9,7 @@ from ulr.bandits.envs import CascadeEnv
 from ulr.bandits.replay import replay
 from ulr.stats import wilson_interval
 from ulr.bandits.simulate import simulate
-from ulr.errors import UlrError
+from ulr.errors import NeedsRandomizedRows, NeedsSessions, UlrError
 
 W = np.array([0.05, 0.1, 0.15, 0.2, 0.5])   # attraction of documents d0..d4
 
@@ -36,15 +36,16 @@ def randomized_log(tmp_path, *, sessions=15000, seed=0, randomized=1, with_sessi
 
 def test_refuses_logs_that_are_not_randomized(tmp_path):
     log, *_ = randomized_log(tmp_path, sessions=50, randomized=0)
-    with pytest.raises(UlrError, match="randomized"):
+    with pytest.raises(NeedsRandomizedRows, match="randomized"):   # a type pages branch on
         replay(log, "cascade-ts")
     df = log.df().drop(columns=["randomized"])
     df.to_csv(tmp_path / "plain.csv", index=False)
-    with pytest.raises(UlrError, match="no 'randomized' column"):
+    with pytest.raises(NeedsRandomizedRows, match="no 'randomized' column"):
         replay(store.open_file(str(tmp_path / "plain.csv")), "cascade-ts")
     log, *_ = randomized_log(tmp_path, sessions=50, with_session=False)
-    with pytest.raises(UlrError, match="session_id"):
+    with pytest.raises(NeedsSessions, match="session_id") as err:
         replay(log, "cascade-ts")
+    assert err.value.field == "session_id" and isinstance(err.value, UlrError)
 
 
 def test_acceptance_rate_is_one_over_candidates(tmp_path):
@@ -116,7 +117,7 @@ def test_declared_randomized_log_replays_and_reports_acceptance_and_one_item_ses
     """A log declared randomized at load (no randomized column of its own) is replayed;
     one-item sessions are left out and counted; the acceptance rate is reported."""
     from ulr import store as st_
-    from ulr.errors import UlrError
+    from ulr.errors import NeedsRandomizedRows, NeedsSessions, UlrError
     from ulr.simulate import obd_like_log
     df = obd_like_log(impressions=600, items=8, base_ctr=0.05, seed=2)
     path = tmp_path / "obd.csv"

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ulr.errors import UlrError
+from ulr.errors import NeedsFeatures, NeedsSessions, UlrError
 from ulr.propensity import dla as D
 from ulr.propensity import estimate
 from ulr.propensity.aggregate import scan_of
@@ -64,10 +64,10 @@ def test_dla_is_within_the_issue_tolerance(open_df):
 
 def test_missing_sessions_or_features_are_errors(open_df):
     sim = simulate_clicks(queries=20, docs_per_query=4, sessions=400, seed=1)
-    with pytest.raises(UlrError, match="no session_id"):
+    with pytest.raises(NeedsSessions, match="no session_id"):
         estimate(open_df(sim.df.drop(columns=["session_id"])), method="dla")
     no_feat = sim.df.drop(columns=[c for c in sim.df if c.startswith("feature_")])
-    with pytest.raises(UlrError, match="no feature_\\* columns"):
+    with pytest.raises(NeedsFeatures, match="no feature_\\* columns"):
         estimate(open_df(no_feat, "b.parquet"), method="dla")
     no_click = sim.df.assign(click=0)
     with pytest.raises(UlrError, match="no result list with a click"):

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from scipy.optimize import minimize
 
-from ulr.errors import UlrError
+from ulr.errors import NeedsRandomizedRows, UlrError
 from ulr.propensity import estimate
 from ulr.propensity import randomization as R
 from ulr.propensity.aggregate import scan_of
@@ -162,9 +162,10 @@ def test_bootstrap_width_matches_the_delta_method(open_df):
 def test_errors_name_the_problem(open_df):
     sim = simulate_clicks(queries=20, docs_per_query=4, sessions=500, randomized_fraction=0.0,
                           seed=1)
-    with pytest.raises(UlrError, match="no randomized rows"):
+    with pytest.raises(NeedsRandomizedRows, match="no randomized rows") as err:
         estimate(open_df(sim.df), method="randomization")
-    with pytest.raises(UlrError, match="no 'randomized' column"):
+    assert err.value.field == "randomized"
+    with pytest.raises(NeedsRandomizedRows, match="no 'randomized' column"):
         estimate(open_df(sim.df.drop(columns=["randomized"]), "b.parquet"),
                  method="randomization")
     df = sim.df.copy()

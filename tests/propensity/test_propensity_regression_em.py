@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from ulr import store
-from ulr.errors import UlrError
+from ulr.errors import NeedsFeatures, UlrError
 from ulr.propensity import aggregate as A
 from ulr.propensity import estimate
 from ulr.propensity import regression_em as RE
@@ -61,7 +61,7 @@ def test_works_when_most_pairs_are_seen_once(open_df):
 def test_no_features_is_an_error(open_df):
     df = pd.DataFrame({"query_id": [1, 1, 2, 2], "doc_id": [1, 2, 3, 4],
                        "position": [1, 2, 1, 2], "click": [1, 0, 0, 1]})
-    with pytest.raises(UlrError, match="no feature_\\* columns"):
+    with pytest.raises(NeedsFeatures, match="no feature_\\* columns"):
         estimate(open_df(df), method="regression-em")
 
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ulr.errors import UlrError
+from ulr.errors import NeedsRandomizedRows, UlrError
 
 ENVIRONMENTS = ("kveton", "linear", "data")
 
@@ -253,7 +253,7 @@ def _env_theta(log, theta, raw_ctr: bool) -> tuple[np.ndarray, str]:
         theta = randomized_theta(log)
         source = "randomized CTR ratios"
         if theta is None and not raw_ctr:
-            raise UlrError("The data environment needs position bias theta to turn clicks into "
+            raise NeedsRandomizedRows("The data environment needs position bias theta to turn clicks into "
                            "attraction, and this log has no randomized rows to estimate it "
                            "from; give theta by position, or declare the log randomized.")
         if theta is None:

@@ -30,7 +30,7 @@ import numpy as np
 
 from ulr.bandits.envs import doc_features
 from ulr.bandits.policies import ALGORITHMS, cascade_feedback, make_policy
-from ulr.errors import UlrError
+from ulr.errors import NeedsRandomizedRows, NeedsSessions, UlrError
 from ulr.stats import wilson_interval
 
 
@@ -129,18 +129,18 @@ class ReplayResult:
 def _randomized_sessions(log, k: int, assume_randomized: bool = False):
     """Randomized rows ordered by session and position, as numpy arrays."""
     if not assume_randomized and not log.info.has("randomized"):
-        raise UlrError("Replay evaluation needs a uniformly randomized log, and this log has no "
+        raise NeedsRandomizedRows("Replay evaluation needs a uniformly randomized log, and this log has no "
                        "'randomized' column. Log some traffic with a randomized order (e.g. "
                        "RandTopN) and flag those rows randomized = 1.")
     if not log.info.has("session_id"):
-        raise UlrError("Replay evaluation needs a session_id column to tell which rows were "
+        raise NeedsSessions("Replay evaluation needs a session_id column to tell which rows were "
                        "shown together as one list.")
     res = log.cur.execute(
         f"SELECT session_id::VARCHAR AS s, doc_id::VARCHAR AS d, position AS p, "
         f"click::INT AS c FROM {log.table} WHERE {'true' if assume_randomized else 'randomized'} "
         "ORDER BY s, p").fetchnumpy()
     if len(res["s"]) == 0:
-        raise UlrError("Replay evaluation needs a uniformly randomized log, and no row of this "
+        raise NeedsRandomizedRows("Replay evaluation needs a uniformly randomized log, and no row of this "
                        "log is flagged randomized = 1.")
     sess = np.asarray(res["s"], dtype=object)
     docs = np.asarray(res["d"], dtype=object)

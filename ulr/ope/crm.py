@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ulr.errors import UlrError, check
+from ulr.errors import NeedsFeatures, UlrError, check
 from ulr.ope import estimators as est
 from ulr.ope.evaluate import OPEResult, evaluate
 from ulr.ope.feedback import BanditFeedback, Candidates, softmax_policy
@@ -37,7 +37,7 @@ OBJECTIVES = ("ips", "snips")
 def standardized_features(candidates: Candidates) -> np.ndarray:
     X = candidates.features
     if X.shape[1] == 0:
-        raise UlrError("learning a policy needs feature_* columns; this log has none.")
+        raise NeedsFeatures("learning a policy needs feature_* columns; this log has none.")
     sd = X.std(axis=0)
     return (X - X.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
 

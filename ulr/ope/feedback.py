@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ulr import schema
-from ulr.errors import UlrError
+from ulr.errors import NeedsFeatures, UlrError
 from ulr.ope.checks import per_slot_fact, propensity_checks
 
 
@@ -276,7 +276,7 @@ def fit_linear_scorer(feedback: BanditFeedback, rows=None, *, C: float = 1.0) ->
     X = fb.candidates.features[fb.pair]
     d = X.shape[1]
     if d == 0:
-        raise UlrError("the log has no feature columns, so no click model can be fit for the "
+        raise NeedsFeatures("the log has no feature columns, so no click model can be fit for the "
                        "target policy; evaluate a column of target probabilities or of scores "
                        "instead.")
     y = fb.reward

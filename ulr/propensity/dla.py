@@ -43,7 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ulr import schema
-from ulr.errors import UlrError, check
+from ulr.errors import NeedsFeatures, NeedsSessions, UlrError, check
 from ulr.propensity.aggregate import Scan, _bucket, max_position, require_table, \
     resolve_positions
 
@@ -68,10 +68,10 @@ def collect(scan: Scan, *, positions=None, max_lists: int = 100_000, seed: int =
     require_table(scan, "dla")
     feats = [schema.safe_ident(f) for f in scan.features]
     if not feats:
-        raise UlrError(f"the log {scan.name!r} has no feature_* columns; dla learns a ranking "
+        raise NeedsFeatures(f"the log {scan.name!r} has no feature_* columns; dla learns a ranking "
                        "model on features, so use em or another method.")
     if not scan.has("session_id"):
-        raise UlrError(f"the log {scan.name!r} has no session_id column; dla learns from whole "
+        raise NeedsSessions(f"the log {scan.name!r} has no session_id column; dla learns from whole "
                        "result lists and needs to know which rows were shown together.")
     k = resolve_positions(scan, positions, max_position(scan))
     flist = ", ".join(f"t.{f}" for f in feats)

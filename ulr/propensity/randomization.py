@@ -44,7 +44,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ulr.errors import UlrError, check
+from ulr.errors import NeedsRandomizedRows, UlrError, check
 from ulr.propensity.aggregate import N_GROUPS, Scan, _bucket, max_position, require_table, \
     resolve_positions
 
@@ -90,7 +90,7 @@ def collect(scan: Scan, *, positions: int | None = None, groups: bool = False,
                f"WHERE position <= $ulr_k GROUP BY grp, position")
     else:
         if not scan.has("randomized"):
-            raise UlrError(f"the log {scan.name!r} has no 'randomized' column, so it holds no "
+            raise NeedsRandomizedRows(f"the log {scan.name!r} has no 'randomized' column, so it holds no "
                            "randomized rows; set assume_randomized if every list was shown "
                            "in random order, or use another method.")
         if scan.has("session_id"):
@@ -122,7 +122,7 @@ def collect(scan: Scan, *, positions: int | None = None, groups: bool = False,
     cj = np.nan_to_num(np.asarray(res["cj"], dtype=float))
     ck = np.nan_to_num(np.asarray(res["ck"], dtype=float))
     if len(kind) == 0 or n.sum() == 0:
-        raise UlrError(f"the log {scan.name!r} has no randomized rows (randomized = 1) in "
+        raise NeedsRandomizedRows(f"the log {scan.name!r} has no randomized rows (randomized = 1) in "
                        f"positions 1..{k}; randomization needs some, or assume_randomized "
                        "if every list was shown in random order.")
     top = kind == 0

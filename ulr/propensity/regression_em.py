@@ -49,7 +49,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ulr import schema
-from ulr.errors import UlrError, check
+from ulr.errors import NeedsFeatures, UlrError, check
 from ulr.propensity.aggregate import CellStats, Scan, _bucket, _file_checks, make_cells, \
     max_position, refuse_bad_rows, resolve_positions
 from ulr.propensity.em import initial_theta
@@ -92,7 +92,7 @@ def collect(scan: Scan, *, positions=None, groups: bool = False) -> FeatureStats
     """
     feats = [schema.safe_ident(f) for f in scan.features]
     if not feats:
-        raise UlrError(f"the log {scan.name!r} has no feature_* columns; regression EM learns "
+        raise NeedsFeatures(f"the log {scan.name!r} has no feature_* columns; regression EM learns "
                        "relevance from features, so use em or another method.")
     filtered = positions is not None and scan.checked  # a file scan filters after its checks
     res = scan.execute(_feature_sql(scan, feats, filtered, groups),
