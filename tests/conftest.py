@@ -13,6 +13,9 @@ if str(ROOT) not in sys.path:
 
 _TMP = tempfile.mkdtemp(prefix="ulr_test_")
 os.environ.setdefault("ULR_DB", os.path.join(_TMP, "ulr_test.duckdb"))
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # pytest-xdist workers inherit the controller's environment: each gets its own store
+    os.environ["ULR_DB"] = os.path.join(_TMP, "ulr_test.duckdb")
 os.environ.setdefault("ULR_MEMORY_LIMIT", "2GB")
 
 CHROMIUM = "/usr/bin/chromium"

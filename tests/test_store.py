@@ -547,3 +547,36 @@ def test_messages_name_the_source_name_not_the_copy(tmp_path, cur, text, needle,
         with pytest.raises(UlrError) as e:
             call()
         assert needle in str(e.value) and "41447401" not in str(e.value)
+
+
+def test_catalog_reads_are_reused_until_any_process_changes_the_catalog(tmp_path, monkeypatch):
+    """store.catalog_read: a page view's repeated catalog reads open the database once;
+    a load, rename or delete, in this process or another, is seen on the next read."""
+    db = tmp_path / "c.duckdb"
+    store.load_log(write(tmp_path, GOOD), "one", db_path=db)
+    cur = store.cursor(db)
+    opened = []
+    real_open = store._open_catalog
+    monkeypatch.setattr(store, "_open_catalog", lambda p: opened.append(p) or real_open(p))
+
+    def names():
+        return [d.name for d in store.list_datasets(cur)]
+
+    assert names() == ["one"]
+    first = len(opened)
+    for _ in range(5):
+        assert names() == ["one"] and store.get_dataset(cur, "one").rows == 4
+    assert len(opened) <= first + 1                       # one read of the row, then cached
+
+    rc, _, err = cli("load", write(tmp_path, GOOD, "two.csv"), "--name", "two", "--db", db)
+    assert rc == 0, err
+    assert names() == ["one", "two"]                      # another process's load
+    store.rename_dataset(cur, "one", "uno")
+    assert names() == ["uno", "two"]                      # this process's rename
+    with pytest.raises(UlrError, match="no dataset named 'one'"):
+        store.get_dataset(cur, "one")
+    subprocess.run([sys.executable, "-c", "import sys; from ulr import store; "
+                    "store.delete_dataset(store.cursor(sys.argv[1]), 'two')", str(db)],
+                   cwd=ROOT, check=True, timeout=120)
+    assert names() == ["uno"]                             # another process's delete
+    assert store.get_dataset(cur, "uno").rows == 4

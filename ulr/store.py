@@ -218,7 +218,7 @@ def _acquire(fd: int, on_wait, timeout: float) -> None:
 
 @contextlib.contextmanager
 def catalog(db_path: str | os.PathLike | None = None, *, write: bool = False,
-            on_wait=None, timeout: float | None = None):
+            on_wait=None, timeout: float | None = None, _stamp_after: list | None = None):
     """A connection to the store's catalog database, held only for the ``with`` block.
 
     Everything that lives beside the datasets (their catalog rows, saved reports,
@@ -261,8 +261,59 @@ def catalog(db_path: str | os.PathLike | None = None, *, write: bool = False,
         finally:
             del held[path]
             con.close()
+            if _stamp_after is not None:  # still under the lock (catalog_read)
+                _stamp_after.append(_stamp(path))
     finally:
         os.close(fd)  # releases the flock
+
+
+def _stamp(path: str) -> tuple:
+    """What a change of the catalog changes: the database file and its write-ahead log.
+
+    A commit appends to ``PATH.wal``; a checkpoint rewrites ``PATH`` and removes the log.
+    Inode, size and both times of each (None for a missing file) tell any two states apart.
+    """
+    out = []
+    for p in (path, path + ".wal"):
+        try:
+            st = os.stat(p)
+            out.append((st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+        except FileNotFoundError:
+            out.append(None)
+    return tuple(out)
+
+
+_reads: dict = {}   # (store path, key) -> (stamp, value) of catalog_read
+_reads_lock = threading.Lock()
+MAX_CACHED_READS = 512
+
+
+def catalog_read(db_path, key: str, read):
+    """``read(con)`` on the catalog, or its last value while the catalog has not changed.
+
+    Every page view reads the catalog several times, and each :func:`catalog` block opens
+    the database file under the store's lock (tens of ms, serialized across sessions and
+    processes). The value is kept with the :func:`_stamp` of the files, taken under the
+    lock after the connection closed (so a change by any process, committed or
+    checkpointed, misses the cache), and reused while the stamp is the same. Inside a
+    block of this thread (a write in progress) it always reads. ``read`` must return a
+    value nobody mutates (tuples, or rows copied by the caller).
+    """
+    path = _resolve(db_path)
+    if path in (getattr(_local, "held", None) or {}):
+        with catalog(db_path) as con:
+            return read(con)
+    hit = _reads.get((path, key))
+    if hit is not None and hit[0] == _stamp(path):
+        return hit[1]
+    after: list = []
+    with catalog(db_path, _stamp_after=after) as con:
+        value = read(con)
+    with _reads_lock:
+        if len(_reads) >= MAX_CACHED_READS:
+            _reads.clear()
+        _reads[(path, key)] = (after[0], value)
+    return value
 
 
 def _open_catalog(path: str) -> duckdb.DuckDBPyConnection:
@@ -458,21 +509,21 @@ def _sync_views(cur, db: str, infos: list[DatasetInfo], *, drop_others: bool) ->
 def list_datasets(cur) -> list[DatasetInfo]:
     """Every stored dataset, read fresh from the catalog (another process may have loaded one)."""
     db = _db_of(cur)
-    with catalog(db) as con:
-        rows = con.execute(f"SELECT {_CAT_COLS} FROM ulr_catalog ORDER BY loaded_at, name"
-                           ).fetchall()
+    rows = catalog_read(db, "datasets", lambda con: tuple(con.execute(
+        f"SELECT {_CAT_COLS} FROM ulr_catalog ORDER BY loaded_at, name").fetchall()))
     infos = [_row_to_info(r) for r in rows]
     _sync_views(cur, db, infos, drop_others=True)
     return infos
 
 
 def _catalog_row(db: str, name: str):
-    with catalog(db) as con:
+    def read(con):
         row = con.execute(f"SELECT {_CAT_COLS} FROM ulr_catalog WHERE name = ?",
                           [name]).fetchone()
-        known = [] if row is not None else [r[0] for r in con.execute(
-            "SELECT name FROM ulr_catalog ORDER BY loaded_at, name LIMIT 10").fetchall()]
-    return row, known
+        known = () if row is not None else tuple(r[0] for r in con.execute(
+            "SELECT name FROM ulr_catalog ORDER BY loaded_at, name LIMIT 10").fetchall())
+        return row, known
+    return catalog_read(db, "dataset:" + name, read)
 
 
 def get_dataset(cur, name: str) -> DatasetInfo:

@@ -364,14 +364,15 @@ def remove(name: str, *, db_path=None) -> dict:
 
 def _rows(db_path=None) -> list[dict]:
     """Every catalog row, with its ``generation`` (None for the old layout)."""
-    with store.catalog(db_path) as con:
+    def read(con):
         try:
             cur = con.execute("SELECT * FROM ulr_sources ORDER BY name")
         except duckdb.CatalogException:  # no source registered yet: the table does not exist
-            return []
+            return ()
         cols = [d[0] for d in cur.description]
-        rows = [dict(zip(cols, r)) for r in cur.fetchall()]
-    return [{"generation": None, **_jsonable(r)} for r in rows]
+        return tuple(tuple(zip(cols, r)) for r in cur.fetchall())
+    rows = store.catalog_read(db_path, "sources", read)
+    return [{"generation": None, **_jsonable(dict(r))} for r in rows]
 
 
 def _row(name: str, db_path=None) -> dict | None:
