@@ -171,12 +171,22 @@ def _peek(up) -> dict:
     return peek
 
 
+def _hash_of(name: str) -> str | None:
+    """The content hash of the stored dataset ``name`` (None when there is none)."""
+    try:
+        return store.get_dataset(cur, name).content_hash
+    except UlrError:
+        return None
+
+
 def _load_upload(up, mapping, name: str, skip: bool, replace: bool):
     """Load the upload; its copy is deleted whether it was stored or refused."""
     try:
         with st.status(f"Loading {up.name}…", expanded=False) as status:
+            old = _hash_of(name) if replace else None
             res = store.load_log(_upload_copy(up), name, cur=cur, mapping=mapping(),
                                  skip_bad_rows=skip, replace=replace, source_name=up.name)
+            ui.forget(old)
             status.update(label=f"Stored “{res.dataset}”: {res.rows:,} rows",
                           state="complete")
     except UlrError as exc:
@@ -270,7 +280,7 @@ def _ctr_chart(ctr, label: str, settings: dict, evidence: dict,
     only when position 1 and the last position can be told apart."""
     verdict = ctr_by_position_verdict(ctr, randomized_share=randomized_share)
     ui.show_verdict(verdict, key="data_ctr")
-    fig = ctr_by_position_figure(ctr)
+    fig = ui.figure(ctr_by_position_figure, ctr)
     st.plotly_chart(fig, key="ctr_chart")
     st.caption("Bars are 95% Wilson score intervals for the binomial click rate.")
     ui.add_to_report("CTR by position", fig=fig, table=ctr, settings=settings, key="data_ctr",
@@ -298,6 +308,7 @@ def _manage(info) -> None:
             if st.button("Delete", key="delete_btn", disabled=not sure):
                 with ui.user_errors("Not deleted: "):
                     store.delete_dataset(cur, info.name)
+                    ui.forget(info.content_hash)
                     st.session_state.pop("_last_load", None)
                     ui.set_current(store.SAMPLE_NAME)
                     st.rerun()

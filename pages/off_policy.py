@@ -233,7 +233,7 @@ def _show_log_result(res, source, name, content_hash, settings: tuple):
     st.dataframe(table, hide_index=True, width="stretch", key="ope_table",
                  column_config={c: st.column_config.NumberColumn(format="%.5f")
                                 for c in ("value", "lower", "upper", "se")})
-    fig = F.estimates_figure(res.table)
+    fig = ui.figure(F.estimates_figure, res.table)
     st.plotly_chart(fig, key="ope_chart")
     st.caption(
         f"Values are expected clicks per logged row under the target policy; bars are "

@@ -246,11 +246,11 @@ def _show(results, truth, by_pos, evidence: dict, *, label: str, settings: dict,
                + ("" if evidence["sessions"] is None else f", {evidence['sessions']:,} sessions")
                + ". Intervals are bootstrap intervals where replicates were drawn, else "
                  "delta-method intervals from the click counts.")
-    fig = plots.theta_figure(results, truth, table=table)
+    fig = ui.figure(plots.theta_figure, results, truth, table=table)
     st.plotly_chart(fig, width="stretch", key="pb_theta_chart")
     left, right = st.columns([3, 2])
     with left:
-        conv = plots.convergence_figure(results)
+        conv = ui.figure(plots.convergence_figure, results)
         if conv is not None:
             st.plotly_chart(conv, width="stretch", key="pb_convergence_chart")
         else:

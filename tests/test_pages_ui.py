@@ -4,6 +4,8 @@ import os
 import threading
 import time
 
+import pandas as pd
+
 from pages import _ui as ui
 from ulr import store
 
@@ -43,3 +45,35 @@ def test_cached_page_work_never_records_the_wait_notice(tmp_path):
     assert _wait_on_the_store(db, lambda: read_catalog("plain"))  # the notice fires here
     assert _wait_on_the_store(db, lambda: cached(f"cached-{os.getpid()}")) == []
     assert cached(f"cached-{os.getpid()}") == len(f"cached-{os.getpid()}")
+
+
+def test_cached_results_are_bounded_and_forgotten_per_dataset():
+    """ui.cache_data: shared results expire (a TTL by default) and ui.forget(hash) drops
+    one dataset's entries (the Data page calls it on delete and replace), not others'."""
+    from pages import _ui as ui
+    calls = []
+
+    @ui.cache_data(show_spinner=False, max_entries=8)
+    def result(content_hash, x, *, _should_stop=None):
+        calls.append((content_hash, x))
+        return x
+
+    for _ in range(2):
+        assert result("h1", 1, _should_stop=object()) == 1 and result("h2", 1) == 1
+    assert calls == [("h1", 1), ("h2", 1)]
+    ui.forget("h1")
+    result("h1", 1)
+    result("h2", 1)
+    assert calls == [("h1", 1), ("h2", 1), ("h1", 1)]
+    assert len(ui._BY_DATASET["h1"]) == 1          # the stop callable is not part of the key
+
+
+def test_a_figure_is_built_once_for_every_session():
+    from pages import _ui as ui
+    from ulr.plots import ctr_by_position_figure
+    ctr = pd.DataFrame({"position": [1, 2], "impressions": [100, 100], "clicks": [10, 5],
+                        "ctr": [0.1, 0.05], "lower": [0.05, 0.02], "upper": [0.17, 0.11]})
+    a = ui.figure(ctr_by_position_figure, ctr)
+    assert ui.figure(ctr_by_position_figure, ctr.copy()) is a      # same content: shared
+    other = ctr.assign(clicks=[20, 5], ctr=[0.2, 0.05])
+    assert ui.figure(ctr_by_position_figure, other) is not a
