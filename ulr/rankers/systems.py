@@ -184,12 +184,13 @@ class SystemsComparison:
                              reasons=reasons)
         thin = reasons + [r for c in self.comparisons.values() for r in c.thin_reasons()]
         rows = pairs[(pairs["metric"] == metric)].set_index(["a", "b"])
-        parts, signs, est = [], [], {"level": level}
+        parts, signs, est, n_learners = [], [], {"level": level}, 0
         for learner, comp in self.comparisons.items():
             key = (f"naive {learner}", f"ipw {learner}")
             if key not in rows.index:
                 continue
             r = rows.loc[key]
+            n_learners += 1
             est.update({f"{learner}_{k}": float(r[k])
                         for k in ("delta", "lower", "upper", "p_value", "p_adjusted")})
             iv = V.fmt_interval(r["delta"], r["lower"], r["upper"], level=level, sign=True)
@@ -202,7 +203,7 @@ class SystemsComparison:
             else:
                 parts.append(f"{learner}: cannot be told apart, {iv}, corrected p = "
                              f"{r['p_adjusted']:.2g}")
-        if len(est) == 1:
+        if n_learners == 0:
             return V.Verdict("inconclusive", f"{metric} is undefined on these test queries.",
                              basis, reasons=thin)
         detail = f"IPW - naive on {metric} ({level:.0%} intervals before correction; " + "; ".join(parts) + ")."
@@ -211,7 +212,7 @@ class SystemsComparison:
             return V.Verdict("inconclusive", "IPW and naive cannot be told apart for any "
                              f"learner after {cname} correction: " + detail, basis,
                              reasons=thin, estimate=est)
-        if n_sep == len(est) and len(set(signs)) == 1:
+        if n_sep == n_learners and len(set(signs)) == 1:
             word = "better" if signs[0] else "worse"
             return V.Verdict("directional" if thin else "reliable",
                              f"IPW ranks {'probably ' if thin else ''}{word} than naive for "
