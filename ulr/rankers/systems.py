@@ -90,6 +90,16 @@ class SystemsComparison:
         return pd.DataFrame({m: [float(r[m].value) for r in self.systems.values()]
                              for m in self.metric_names()}, index=list(self.systems))
 
+    def table(self, *, n_bootstrap: int = 1000, level: float = 0.95, seed: int = 0
+              ) -> pd.DataFrame:
+        """:meth:`RankerComparison.table` of every learner, ``ranker`` naming the system
+        (``"naive linear"``, ...): the input of :func:`~ulr.rankers.comparison_figure`."""
+        parts = []
+        for learner, comp in self.comparisons.items():
+            t = comp.table(n_bootstrap=n_bootstrap, level=level, seed=seed)
+            parts.append(t.assign(ranker=t["ranker"] + f" {learner}"))
+        return pd.concat(parts, ignore_index=True)
+
     def pairs(self, *, test: str = "randomization", correction: str = "holm",
               n_resamples: int = 10_000, level: float = 0.95, seed: int = 0) -> pd.DataFrame:
         """Every pair ``a < b`` (system order) on every metric: ``delta = b - a``.
