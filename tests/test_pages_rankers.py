@@ -275,5 +275,5 @@ def test_compare_several_learners_shows_the_significance_table():
         np.testing.assert_allclose(block["p_adjusted"],
                                    multipletests(block["p_value"], method="fdr_bh")[1])
     assert any("paired t-test, Benjamini-Hochberg" in c.value for c in at.caption)
-    assert "after Benjamini-Hochberg correction" in at.markdown[1].value
+    assert "Benjamini-Hochberg-corrected p = " in at.markdown[1].value
     assert at.query_params["correction"] == "bh" and at.query_params["test"] == "t"

@@ -186,7 +186,8 @@ class SystemsComparison:
         from ulr.lists import blocking
         metric = f"ndcg@{self.first.settings.get('k', 10)}"
         cname = CORRECTION_NAMES[S._check_choice(correction, S.CORRECTIONS, "correction")]
-        basis = f"paired {metric} differences (IPW - naive per learner), {cname}-corrected"
+        basis = (f"paired {metric} differences (IPW - naive per learner), "
+                 + ("uncorrected" if correction == "none" else f"{cname}-corrected"))
         reasons = [w.reason() for w in mapping]
         if blocking(mapping, "rankers"):
             return V.Verdict("invalid", "The queries of this log hold single documents, so "
@@ -195,6 +196,8 @@ class SystemsComparison:
         thin = reasons + [r for c in self.comparisons.values() for r in c.thin_reasons()]
         rows = pairs[(pairs["metric"] == metric)].set_index(["a", "b"])
         parts, signs, est, n_learners = [], [], {"level": level}, 0
+        p_word = "uncorrected p" if correction == "none" else f"{cname}-corrected p"
+        after = "without correction" if correction == "none" else f"after {cname} correction"
         for learner, comp in self.comparisons.items():
             key = (f"naive {learner}", f"ipw {learner}")
             if key not in rows.index:
@@ -203,36 +206,45 @@ class SystemsComparison:
             n_learners += 1
             est.update({f"{learner}_{k}": float(r[k])
                         for k in ("delta", "lower", "upper", "p_value", "p_adjusted")})
-            iv = V.fmt_interval(r["delta"], r["lower"], r["upper"], level=level, sign=True)
-            if comp.identical_order:
-                parts.append(f"{learner}: rank identically")
-            elif r["separated"]:
-                signs.append(r["better"].startswith("ipw"))
-                parts.append(f"{learner}: IPW {'better' if signs[-1] else 'worse'}, {iv}, "
-                             f"corrected p = {r['p_adjusted']:.2g}")
-            else:
-                parts.append(f"{learner}: cannot be told apart, {iv}, corrected p = "
-                             f"{r['p_adjusted']:.2g}")
+            phrase, sign = _learner_phrase(learner, comp, r, level, p_word)
+            parts.append(phrase)
+            if sign is not None:
+                signs.append(sign)
         if n_learners == 0:
             return V.Verdict("inconclusive", f"{metric} is undefined on these test queries.",
                              basis, reasons=thin)
-        detail = f"IPW - naive on {metric} ({level:.0%} intervals before correction; " + "; ".join(parts) + ")."
+        detail = (f"IPW - naive on {metric} ({level:.0%} intervals before correction; "
+                  + "; ".join(parts) + ").")
         n_sep = len(signs)
         if n_sep == 0:
             return V.Verdict("inconclusive", "IPW and naive cannot be told apart for any "
-                             f"learner after {cname} correction: " + detail, basis,
+                             f"learner {after}: " + detail, basis,
                              reasons=thin, estimate=est)
         if n_sep == n_learners and len(set(signs)) == 1:
             word = "better" if signs[0] else "worse"
             return V.Verdict("directional" if thin else "reliable",
                              f"IPW ranks {'probably ' if thin else ''}{word} than naive for "
-                             f"every learner after {cname} correction: " + detail, basis,
+                             f"every learner {after}: " + detail, basis,
                              reasons=thin, estimate=est)
         mixed = V.Reason("mixed_learners", "The learners disagree: IPW is told apart from "
                          "naive for some learners and not for others (or in opposite "
                          "directions).")
         return V.Verdict("directional", "IPW's effect depends on the learner: " + detail,
                          basis, reasons=thin + [mixed], estimate=est)
+
+
+def _learner_phrase(learner: str, comp, r, level: float, p_word: str):
+    """``("linear: IPW better, +0.02 [...], Holm-corrected p = 0.01", True)``; the sign is
+    True (IPW better), False (worse) or None (not told apart)."""
+    from ulr.verdict import fmt_interval
+    if comp.identical_order:
+        return f"{learner}: rank identically", None
+    iv = fmt_interval(r["delta"], r["lower"], r["upper"], level=level, sign=True)
+    tail = f"{iv}, {p_word} = {r['p_adjusted']:.2g}"
+    if not r["separated"]:
+        return f"{learner}: cannot be told apart, {tail}", None
+    better = r["better"].startswith("ipw")
+    return f"{learner}: IPW {'better' if better else 'worse'}, {tail}", better
 
 
 def _better(metric: str, delta: float, a: str, b: str) -> str:
