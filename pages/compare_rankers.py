@@ -49,7 +49,8 @@ def _compare(content_hash: str, name: str, theta: tuple, learner: str, clip, sni
                                   learners=learner, clip=clip, normalize=snips, seed=seed,
                                   min_queries=rankers.MIN_TEST_QUERIES, should_stop=_should_stop)
     comp, multi = sc.first, len(sc.comparisons) > 1
-    pairs = sc.pairs(test=test, correction=correction, n_resamples=n_bootstrap, seed=seed)
+    pairs = (sc.pairs(test=test, correction=correction, n_resamples=n_bootstrap, seed=seed)
+             if multi else None)  # one learner: the paired table below says it all
     return dict(n_clicks=comp.n_train_clicks, n_rows=comp.n_train_rows,
                 n_sessions=comp.n_train_sessions, multi=multi,
                 metrics=comp.metrics(),
@@ -58,7 +59,8 @@ def _compare(content_hash: str, name: str, theta: tuple, learner: str, clip, sni
                 n_train=comp.n_train_queries, n_test=comp.n_test_queries,
                 n_docs=comp.n_test_documents, max_fpr=comp.settings["max_fpr"],
                 u=comp.settings["u"], identical=comp.identical_order, pairs=pairs,
-                significance=rankers.significance_wide(sc.significance(pairs)),
+                significance=(rankers.significance_wide(sc.significance(pairs))
+                              if multi else None),
                 tukey=sc.tukey() if len(sc.systems) > 2 else None,
                 verdict=(sc.verdict(pairs, correction=correction, mapping=mapping_warnings(lg))
                          if multi else
@@ -132,7 +134,9 @@ learner = c2.selectbox("Learner", learner_options,
                             "learner, every pair compared.")
 n_bootstrap = c3.number_input("Bootstrap replicates", 100, 10_000,
                          ui.url_number("boot", 1000, 100, 10_000), step=100, key="cr_boot",
-                         help="Queries are resampled to get the confidence intervals.")
+                         help="Queries are resampled to get the confidence intervals (and, "
+                              "with both learners, as many sign flips for the randomization "
+                              "test).")
 typed = None
 if source == TYPED:
     typed = st.text_input("θ per position, comma-separated (position 1 first)",
