@@ -23,6 +23,10 @@ info = log.info
 TRUE = "true theta (recorded in the log)"
 TYPED = "typed theta"
 METHOD_PREFIX = "estimated: "
+TEST_LABELS = {"randomization": "randomization (sign flips)", "bootstrap": "paired bootstrap",
+               "t": "paired t-test"}
+CORRECTION_LABELS = {"holm": "Holm (family-wise)", "bh": "Benjamini-Hochberg (false discovery)",
+                     "none": "none"}
 
 
 @ui.cache_data(show_spinner=False, max_entries=64)
@@ -38,25 +42,72 @@ def _estimated_theta(content_hash: str, name: str, method: str, seed: int, _shou
 
 @ui.cache_data(show_spinner=False, max_entries=32)
 def _compare(content_hash: str, name: str, theta: tuple, learner: str, clip, snips: bool,
-             seed: int, n_bootstrap: int, _should_stop=None):
+             seed: int, n_bootstrap: int, test: str = "randomization",
+             correction: str = "holm", _should_stop=None):
     lg = store.open_dataset(name, cur=store.cursor())
-    comp = rankers.train_and_evaluate(rankers.log_frame(lg), None, np.array(theta),
-                                      learner=learner, clip=clip, normalize=snips, seed=seed,
-                                      min_queries=rankers.MIN_TEST_QUERIES,
-                                      should_stop=_should_stop)
+    sc = rankers.compare_learners(rankers.log_frame(lg), None, np.array(theta),
+                                  learners=learner, clip=clip, normalize=snips, seed=seed,
+                                  min_queries=rankers.MIN_TEST_QUERIES, should_stop=_should_stop)
+    comp, multi = sc.first, len(sc.comparisons) > 1
+    pairs = (sc.pairs(test=test, correction=correction, n_resamples=n_bootstrap, seed=seed)
+             if multi else None)  # one learner: the paired table below says it all
     return dict(n_clicks=comp.n_train_clicks, n_rows=comp.n_train_rows,
-                n_sessions=comp.n_train_sessions,
-                metrics=comp.metrics(), table=comp.table(n_bootstrap=n_bootstrap, seed=seed),
+                n_sessions=comp.n_train_sessions, multi=multi,
+                metrics=comp.metrics(),
+                table=(sc if multi else comp).table(n_bootstrap=n_bootstrap, seed=seed),
                 paired=comp.paired(n_bootstrap=n_bootstrap, seed=seed), estimated=comp.estimated,
                 n_train=comp.n_train_queries, n_test=comp.n_test_queries,
                 n_docs=comp.n_test_documents, max_fpr=comp.settings["max_fpr"],
-                u=comp.settings["u"], identical=comp.identical_order,
-                verdict=comp.verdict(n_bootstrap=n_bootstrap, seed=seed,
-                                     mapping=mapping_warnings(lg)))
+                u=comp.settings["u"], identical=comp.identical_order, pairs=pairs,
+                significance=(rankers.significance_wide(sc.significance(pairs))
+                              if multi else None),
+                tukey=sc.tukey() if len(sc.systems) > 2 else None,
+                verdict=(sc.verdict(pairs, correction=correction, mapping=mapping_warnings(lg))
+                         if multi else
+                         comp.verdict(n_bootstrap=n_bootstrap, seed=seed,
+                                      mapping=mapping_warnings(lg))))
 
 
 def _parse_theta(text: str) -> tuple:
     return tuple(rankers.check_theta(parse_numbers(text, what="Theta")))
+
+
+def _chart(res):
+    fig = rankers.comparison_figure(res["table"], estimated=res["estimated"],
+                                    title=f"Naive vs IPW ({learner.replace(',', ' and ')}) on "
+                                          f"“{info.name}”")
+    st.plotly_chart(fig, key="cr_chart")
+    st.caption("Dots show the metric on the held-out queries; whiskers are 95% percentile "
+               "bootstrap intervals over queries. pAUC is McClish-standardized at max FPR "
+               f"{res['max_fpr']:g}; local AUC counts the top {res['u']:.0%} "
+               "of each list.")
+    return fig
+
+
+def _several(res, settings, evidence, caveats):
+    """Several learners: the significance table, every pair, Tukey's HSD, the chart."""
+    st.subheader("Significance table")
+    st.dataframe(res["significance"], hide_index=True, width="stretch")
+    st.caption(f"Each ranker is lettered (a, b, ...); a value's superscript letters name the "
+               f"rankers it is significantly better than ({TEST_LABELS[sig_test]}, "
+               f"{CORRECTION_LABELS[correction]} correction over the pairs of each metric, "
+               "5% level). Values are rounded to their standard error; ARP: lower is better.")
+    ui.download_csv(res["significance"], f"significance_{info.name}.csv",
+                    "Download significance table (CSV)", key="cr_sig_csv")
+    st.subheader("Every pair of rankers")
+    st.dataframe(res["pairs"], hide_index=True, width="stretch", column_config={
+        c: st.column_config.NumberColumn(c.replace("_", " "), format="%.4f")
+        for c in ("p_value", "p_adjusted")})
+    st.caption("delta = b − a over the same queries with its 95% interval (before "
+               "correction); a pair counts as different when its corrected p-value is below "
+               "0.05 and its interval excludes 0.")
+    if res["tukey"] is not None:
+        with st.expander("Tukey's HSD (all pairs at once, queries as blocks)"):
+            st.dataframe(res["tukey"], hide_index=True, width="stretch")
+    fig = _chart(res)
+    ui.add_to_report("Rankers compared", fig=fig, table=res["significance"],
+                     settings=settings, evidence=evidence, caveats=caveats,
+                     key="compare_rankers", verdict=res["verdict"])
 
 
 # ---------------------------------------------------------------- settings
@@ -69,17 +120,23 @@ source = c1.selectbox("Propensity source", sources,
                       help="Where θ (examination probability per position) comes from: the "
                            "simulator's truth, an estimator from the Position bias page, or "
                            "your own numbers (e.g. from an eye-tracking study).")
-learner = c2.selectbox("Learner", list(rankers.LEARNERS),
-                       index=ui.url_index("learner", rankers.LEARNERS, "linear"),
+BOTH = ",".join(rankers.LEARNERS)
+learner_options = [*rankers.LEARNERS, BOTH]
+learner = c2.selectbox("Learner", learner_options,
+                       index=ui.url_index("learner", learner_options, "linear"),
                        key="cr_learner",
                        format_func={"linear": "linear pairwise (SVM-Rank)",
-                                    "gbdt": "gradient boosting"}.get,
+                                    "gbdt": "gradient boosting",
+                                    BOTH: "both (4 rankers)"}.get,
                        help="Linear pairwise: a clicked document should outrank the unclicked "
                             "ones of its session. Gradient boosting: pointwise, clicks "
-                            "weighted by 1/θ.")
+                            "weighted by 1/θ. Both: the naive and the IPW ranker of each "
+                            "learner, every pair compared.")
 n_bootstrap = c3.number_input("Bootstrap replicates", 100, 10_000,
                          ui.url_number("boot", 1000, 100, 10_000), step=100, key="cr_boot",
-                         help="Queries are resampled to get the confidence intervals.")
+                         help="Queries are resampled to get the confidence intervals (and, "
+                              "with both learners, as many sign flips for the randomization "
+                              "test).")
 typed = None
 if source == TYPED:
     typed = st.text_input("θ per position, comma-separated (position 1 first)",
@@ -97,7 +154,24 @@ with st.expander("IPW options"):
                         key="cr_snips")
     seed = int(o3.number_input("Seed", 0, 10**6, ui.url_number("seed", 0, 0, 10**6),
                                key="cr_seed"))
+with st.expander("Significance options (several learners)"):
+    s1, s2 = st.columns(2)
+    sig_test = s1.selectbox(
+        "Paired test", list(rankers.TESTS), index=ui.url_index("test", rankers.TESTS),
+        key="cr_test", disabled=learner != BOTH, format_func=TEST_LABELS.get,
+        help="How each pair of rankers is compared over the same queries. Randomization "
+             "(default) assumes no distribution, only that a difference is as likely either "
+             "sign when the rankers are equal; it is seeded, so it gives the same answer every "
+             "run.")
+    correction = s2.selectbox(
+        "Multiple-comparison correction", list(rankers.CORRECTIONS),
+        index=ui.url_index("correction", rankers.CORRECTIONS), key="cr_correction",
+        disabled=learner != BOTH, format_func=CORRECTION_LABELS.get,
+        help="Many pairs are compared at once, so some look different by chance. Holm keeps "
+             "the chance of any false difference at 5%; Benjamini-Hochberg keeps the share of "
+             "false differences at 5% (more lenient).")
 ui.set_url_params(theta_source=source, learner=learner, seed=seed, boot=int(n_bootstrap),
+                  test=sig_test, correction=correction,
                   clip=float(clip) if clip_on else 0.0, snips=bool(snips),
                   theta=typed if source == TYPED else None)
 
@@ -118,7 +192,7 @@ try:
                 _should_stop=stop))
         res = _compare(info.content_hash, info.name, theta, learner,
                        float(clip) if clip_on else None, bool(snips), seed, int(n_bootstrap),
-                       _should_stop=stop)
+                       sig_test, correction, _should_stop=stop)
 except UlrError as exc:
     why = str(exc)
     if "assume_randomized" in why:
@@ -144,7 +218,7 @@ if res is not None:
     pt = res["paired"].set_index("metric") if len(res["paired"]) else None
     noise = [k for k in ("arp", "ndcg@10", "auc") if pt is not None and k in pt.index
              and pt.loc[k, "lower"] <= 0 <= pt.loc[k, "upper"]]
-    if noise and not res["identical"]:  # identical rankers: the verdict says it all
+    if noise and not res["identical"] and not res["multi"]:  # the verdict says it all
         caveats.append(f"Within noise: the 95% paired interval of IPW − naive includes 0 for "
                        f"{', '.join(noise)}, so these {res['n_test']:,} held-out queries cannot "
                        "tell the two rankers apart on them.")
@@ -161,6 +235,14 @@ if res is not None:
                + ("" if res["n_sessions"] is None else f" ({res['n_sessions']:,} sessions)")
                + f"; evaluated on {res['n_test']:,} held-out queries ({res['n_docs']:,} "
                "documents). θ used: " + ", ".join(f"{t:.3g}" for t in theta))
+
+    settings = {"dataset": info.name, "source": source, "learner": learner,
+                "theta": list(theta), "clip": float(clip) if clip_on else None,
+                "snips": bool(snips), "seed": seed, "bootstrap": int(n_bootstrap)}
+    if res["multi"]:
+        settings.update(test=sig_test, correction=correction)
+        _several(res, settings, evidence, caveats)
+        st.stop()
 
     cols = st.columns(3)
     tb = res["table"].set_index(["ranker", "metric"])
@@ -184,13 +266,7 @@ if res is not None:
                    help="value [95% bootstrap interval over queries], rounded to its "
                         "standard error")
 
-    fig = rankers.comparison_figure(res["table"], estimated=res["estimated"],
-                                    title=f"Naive vs IPW ({learner}) on “{info.name}”")
-    st.plotly_chart(fig, key="cr_chart")
-    st.caption("Dots show the metric on the held-out queries; whiskers are 95% percentile "
-               "bootstrap intervals over queries. pAUC is McClish-standardized at max FPR "
-               f"{res['max_fpr']:g}; local AUC counts the top {res['u']:.0%} "
-               "of each list.")
+    fig = _chart(res)
 
     tbl = res["table"]
     wide = (tbl.pivot(index="metric", columns="ranker", values=["value", "lower", "upper"])
@@ -208,9 +284,6 @@ if res is not None:
     st.caption("delta = IPW − naive over the same queries, with a paired bootstrap interval; "
                "the p-value is a two-sided paired randomization (sign-flip) test of no "
                "difference. For ARP a negative delta favours IPW.")
-    settings = {"dataset": info.name, "source": source, "learner": learner,
-                "theta": list(theta), "clip": float(clip) if clip_on else None,
-                "snips": bool(snips), "seed": seed, "bootstrap": int(n_bootstrap)}
     ui.download_csv(pd.DataFrame(table), f"compare_rankers_{info.name}.csv",
                     "Download comparison (CSV)", key="cr_csv")
     ui.add_to_report("Naive vs IPW ranker", fig=fig, table=table, settings=settings,

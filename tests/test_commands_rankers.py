@@ -104,6 +104,12 @@ def test_no_relevance_labels_gives_marked_estimates(run_cli, tmp_path):
     (["--theta", THETA, "--bootstrap", "1"], "--bootstrap"),
     (["--theta", THETA, "--test-fraction", "1.5"], "test fraction"),
     (["--theta", THETA, "--test-input", "/nonexistent/test.csv"], "test.csv"),
+    (["--theta", THETA, "--learners", "linear,svm"], "--learners must be among"),
+    (["--theta", THETA, "--learners", "gbdt,gbdt"], "--learners must name each learner once"),
+    (["--theta", THETA, "--learners", "linear", "--learner", "gbdt"], "not allowed with"),
+    (["--theta", THETA, "--correction", "bonferroni"], "invalid choice"),
+    (["--theta", THETA, "--test", "wilcoxon"], "invalid choice"),
+    (["--theta", THETA, "--resamples", "0"], "--resamples must be at least 1"),
 ])
 def test_user_errors_exit_2_with_one_line(run_cli, user_error, argv, msg):
     user_error(run_cli("rankers", "--input", str(SAMPLE), *argv), msg)
@@ -141,3 +147,64 @@ def test_sessions_of_one_item_pair_within_the_query():
     pairs = rankers.click_pairs(df)
     got = sorted(zip(df["doc_id"].to_numpy()[pairs.clicked], df["doc_id"].to_numpy()[pairs.other]))
     assert got == [("a", "b"), ("a", "c"), ("d", "b"), ("d", "c")]
+
+
+def test_several_learners_give_pairs_corrected_p_values_and_a_significance_table(
+        run_cli, tmp_path):
+    """Four systems on the sample: every pair on every metric, Holm per metric, Tukey, table."""
+    from statsmodels.stats.multitest import multipletests
+
+    from ulr.rankers.systems import compare_learners
+    csv = tmp_path / "sig.csv"
+    code, out, err = run_cli("rankers", "--input", str(SAMPLE), "--theta", THETA,
+                             "--learners", "linear,gbdt", "--correction", "holm",
+                             "--resamples", "2000", "--table-csv", str(csv), "--json")
+    assert code == 0, err
+    res = json.loads(out)
+    systems = ["naive linear", "ipw linear", "naive gbdt", "ipw gbdt"]
+    assert res["systems"] == systems and res["learners"] == ["linear", "gbdt"]
+    assert res["significance_test"] == "randomization" and res["correction"] == "holm"
+    assert "naive" not in res  # the one-pair keys belong to a single learner
+    pairs = res["pairs"]
+    assert len(pairs) == 6 * len(KEYS)
+    log = store.open_file(SAMPLE)
+    lib = compare_learners(rankers.log_frame(log), None, [1 / k for k in range(1, 11)],
+                           learners=("linear", "gbdt"))
+    for m in KEYS:
+        block = [p for p in pairs if p["metric"] == m]
+        assert [(p["a"], p["b"]) for p in block] == [
+            (a, b) for i, a in enumerate(systems) for b in systems[i + 1:]]
+        np.testing.assert_allclose([p["p_adjusted"] for p in block],
+                                   multipletests([p["p_value"] for p in block], method="holm")[1])
+        for p in block:
+            assert p["lower"] <= p["delta"] <= p["upper"]
+            assert p["delta"] == pytest.approx(lib.systems[p["b"]][m].value
+                                               - lib.systems[p["a"]][m].value)
+            assert res["metrics"][p["b"]][m] - res["metrics"][p["a"]][m] == pytest.approx(
+                p["delta"])
+    assert len(res["tukey"]) == 6 * len(KEYS)
+    table = res["significance_table"]
+    assert [r["letter"] for r in table] == list("abcd")
+    assert [r["system"] for r in table] == systems and set(table[0]) == {"letter", "system"} | KEYS
+    written = csv.read_text(encoding="utf-8").splitlines()
+    assert written[0] == "letter,system," + ",".join(k for k in table[0] if k in KEYS)
+    assert written[2].startswith("b,ipw linear,") and len(written) == 5
+    assert res["verdict"]["basis"].endswith("Holm-corrected")
+    assert set(res["rank_identically"]) == {"linear", "gbdt"}
+    # the human output draws the same table and the pairs with raw and corrected p
+    code, out, _ = run_cli("rankers", "--input", str(SAMPLE), "--theta", THETA,
+                           "--learners", "linear,gbdt", "--correction", "bh", "--test", "t")
+    assert code == 0
+    assert "significance (t test, bh correction" in out and "p corr" in out
+    assert "d ipw gbdt" in out and "verdict:" in out
+
+
+def test_randomization_p_values_are_the_same_every_run(run_cli):
+    argv = ("rankers", "--input", str(SAMPLE), "--theta", THETA, "--resamples", "500", "--json")
+    first = json.loads(run_cli(*argv)[1])
+    second = json.loads(run_cli(*argv)[1])
+    assert [p["p_value"] for p in first["pairs"]] == [p["p_value"] for p in second["pairs"]]
+    # one learner: the old keys stay, and the one pair per metric is not corrected
+    assert {"naive", "ipw", "paired", "verdict"} <= set(first)
+    assert first["systems"] == ["naive linear", "ipw linear"]
+    assert all(p["p_adjusted"] == p["p_value"] for p in first["pairs"])

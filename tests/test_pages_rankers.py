@@ -2,6 +2,7 @@
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -231,3 +232,48 @@ def test_compare_refuses_too_few_held_out_queries_and_links_to_the_mapping(tmp_p
     assert "at least 32" in warnings[0] and "--" not in warnings[0]
     assert any("mapping" in link.proto.label for link in at.get("page_link"))
     assert not at.metric
+
+
+def test_compare_several_learners_shows_the_significance_table():
+    """Both learners: four rankers, a lettered significance table whose superscripts follow
+    the corrected pairs, the pairs with raw and corrected p, Tukey's HSD, a CSV download."""
+    from statsmodels.stats.multitest import multipletests
+    at = run_page(COMPARE)
+    assert at.selectbox(key="cr_correction").disabled  # one learner: one pair per metric
+    at.selectbox(key="cr_learner").select("linear,gbdt").run()
+    assert not at.exception and not at.error
+    assert not at.selectbox(key="cr_correction").disabled
+    assert at.selectbox(key="cr_correction").value == "holm"
+    assert at.selectbox(key="cr_test").value == "randomization"
+    sig, pairs, tukey = (d.value for d in at.dataframe)
+    systems = ["naive linear", "ipw linear", "naive gbdt", "ipw gbdt"]
+    assert list(sig["letter"]) == list("abcd") and list(sig["system"]) == systems
+    assert list(sig.columns[2:]) == METRICS
+    letter = dict(zip(systems, "abcd"))
+    sup = dict(zip("abcd", "ᵃᵇᶜᵈ"))
+    for m, block in pairs.groupby("metric"):
+        np.testing.assert_allclose(block["p_adjusted"],
+                                   multipletests(block["p_value"], method="holm")[1])
+        for s in systems:  # the superscripts name exactly the pairs s wins after correction
+            won = block[block["separated"] & (block["better"] == s)]
+            beaten = sorted(letter[b if a == s else a] for a, b in zip(won["a"], won["b"]))
+            cell = sig.set_index("system").loc[s, m]
+            assert cell.endswith("".join(sup[c] for c in beaten))
+            assert not any(sup[c] in cell for c in "abcd" if c not in beaten)
+    assert len(pairs) == 6 * len(METRICS) and len(tukey) == 6 * len(METRICS)
+    assert "after Holm correction" in at.markdown[1].value  # the verdict names its correction
+    assert any(b.proto.label == "Download significance table (CSV)"
+               for b in at.get("download_button"))
+    assert len(at.get("plotly_chart")) == 1
+    assert at.query_params["learner"] == "linear,gbdt"
+    # Benjamini-Hochberg and the t-test, from the page's controls
+    at.selectbox(key="cr_correction").select("bh")
+    at.selectbox(key="cr_test").select("t").run()
+    assert not at.exception and not at.error
+    pairs = at.dataframe[1].value
+    for _, block in pairs.groupby("metric"):
+        np.testing.assert_allclose(block["p_adjusted"],
+                                   multipletests(block["p_value"], method="fdr_bh")[1])
+    assert any("paired t-test, Benjamini-Hochberg" in c.value for c in at.caption)
+    assert "Benjamini-Hochberg-corrected p = " in at.markdown[1].value
+    assert at.query_params["correction"] == "bh" and at.query_params["test"] == "t"

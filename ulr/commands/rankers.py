@@ -1,7 +1,15 @@
 """``rankers``: train the naive and the IPW ranker on clicks and evaluate both (docs/contract.md §2).
 
     python -m ulr rankers (--propensity METHOD | --theta t1,t2,...) [--test-input PATH]
+                          [--learners linear,gbdt] [--test {randomization,bootstrap,t}]
+                          [--correction {holm,bh,none}] [--table-csv PATH]
                           (--input PATH [--map c=t ...] | --db DB --name DATASET)
+
+With ``--learners`` every learner trains a naive and an IPW ranker (up to four
+systems); every pair of systems is compared on every metric with a paired test,
+p-values are corrected per metric (Holm by default), Tukey's HSD is added for
+more than two systems, and a significance table (one row per system, letters of
+the systems each beats) is printed and, with ``--table-csv``, written as CSV.
 
 Evaluation uses the relevance labels of ``--test-input`` (read with the same
 ``--map``), else of a seeded held-out 30% of the log's queries (those are not
@@ -18,9 +26,12 @@ from ulr.commands.common import add_log_args, log_from_args
 from ulr.commands.common import mapping_from_args, mapping_warnings, parse_floats
 from ulr.commands.common import readable, render_verdict
 from ulr.errors import UlrError
+from ulr.rankers import significance
+from ulr.rankers.systems import compare_learners, parse_learners, significance_wide
 from ulr.verdict import fmt_interval
 
 ORDER = 40
+PAIR_RESAMPLES = 10_000
 
 
 def register(sub):
@@ -36,8 +47,25 @@ def register(sub):
                      help="theta per position, comma-separated (e.g. from an eye-tracking study)")
     p.add_argument("--test-input", metavar="PATH",
                    help="evaluation log (CSV/Parquet; same --map); default: held-out queries")
-    p.add_argument("--learner", choices=rankers.LEARNERS, default="linear",
-                   help="linear pairwise (SVM-Rank style) or gradient boosting (default: linear)")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--learner", choices=rankers.LEARNERS, default="linear",
+                       help="linear pairwise (SVM-Rank style) or gradient boosting "
+                            "(default: linear)")
+    which.add_argument("--learners", metavar="L1,L2",
+                       help="several learners, comma-separated (e.g. linear,gbdt): the naive "
+                            "and IPW ranker of each are compared pairwise")
+    p.add_argument("--test", dest="sig_test", choices=significance.TESTS,
+                   default="randomization",
+                   help="paired test of each pair of systems (default: randomization, Fisher's "
+                        "sign-flip test: no normality assumption, seeded)")
+    p.add_argument("--correction", choices=significance.CORRECTIONS, default="holm",
+                   help="multiple-comparison correction over the pairs of each metric: Holm "
+                        "(family-wise, default), bh (Benjamini-Hochberg, false discovery "
+                        "rate) or none")
+    p.add_argument("--resamples", type=int, default=PAIR_RESAMPLES, metavar="N",
+                   help=f"resamples of the pairwise tests (default {PAIR_RESAMPLES})")
+    p.add_argument("--table-csv", metavar="PATH",
+                   help="also write the significance table (systems by metrics) as CSV")
     p.add_argument("--clip", type=float, metavar="C",
                    help="clip theta from below at C (IPW weights at most 1/C)")
     p.add_argument("--snips", action="store_true", help="self-normalize the IPW weights")
@@ -62,9 +90,19 @@ def _theta(args, log):
 PAIRED_BOOTSTRAP = 1000
 
 
-def run(args) -> dict:
+def _check_args(args) -> tuple[str, ...]:
     if args.bootstrap < 0 or args.bootstrap == 1:
         raise UlrError(f"--bootstrap must be 0 (none) or at least 2, got {args.bootstrap}.")
+    if args.resamples < 1:
+        raise UlrError(f"--resamples must be at least 1, got {args.resamples}.")
+    try:
+        return parse_learners(args.learners) if args.learners else (args.learner,)
+    except UlrError as exc:
+        raise UlrError(f"--{exc}") from None
+
+
+def run(args) -> dict:
+    learners = _check_args(args)
     t0 = time.perf_counter()
     log = log_from_args(args)
     theta, source = _theta(args, log)
@@ -74,16 +112,17 @@ def run(args) -> dict:
         test_log = store.open_file(args.test_input, mapping_from_args(args),
                                    skip_bad_rows=args.skip_bad_rows)
         test = rankers.log_frame(test_log)
-    comp = rankers.train_and_evaluate(
-        train, test, theta, learner=args.learner, clip=args.clip, normalize=args.snips,
+    systems = compare_learners(
+        train, test, theta, learners=learners, clip=args.clip, normalize=args.snips,
         seed=args.seed, test_fraction=args.test_fraction, min_queries=args.min_test_queries)
-    out = comp.metrics()
+    comp = systems.first
+    out = comp.metrics() if len(learners) == 1 else {"learners": list(learners)}
     out.update({
         "estimated": comp.estimated,
         "evaluation": ("click-based IPW estimates (no relevance labels)" if comp.estimated
                        else "relevance labels"),
         "test": args.test_input or f"held-out {args.test_fraction:g} of the queries",
-        "learner": args.learner,
+        "learner": ",".join(learners),
         "propensity": source,
         "theta": [float(t) for t in theta],
         "clip": args.clip,
@@ -96,18 +135,51 @@ def run(args) -> dict:
         "test_documents": comp.n_test_documents,
         "seed": args.seed,
     })
+    n_paired = args.bootstrap or PAIRED_BOOTSTRAP  # paired differences always carry intervals
+    if len(learners) == 1:
+        _single(out, comp, args, n_paired, log)
+    out.update(_systems(systems, args, log, multi=len(learners) > 1))
+    out["seconds"] = time.perf_counter() - t0
+    return out
+
+
+def _single(out: dict, comp, args, n_paired: int, log) -> None:
+    """The keys of the one-learner comparison (naive vs IPW), unchanged."""
     if args.bootstrap:
         table = comp.table(n_bootstrap=args.bootstrap, seed=args.seed)
         out["intervals"] = {
             r: {m["metric"]: [m["lower"], m["upper"]] for m in
                 table[table["ranker"] == r].to_dict("records")}
             for r in ("naive", "ipw")}
-    n_paired = args.bootstrap or PAIRED_BOOTSTRAP  # paired differences always carry intervals
     out["paired"] = comp.paired(n_bootstrap=n_paired, seed=args.seed).to_dict("records")
     out["rank_identically"] = bool(comp.identical_order)
     out["verdict"] = comp.verdict(n_bootstrap=n_paired, seed=args.seed,
                                   mapping=mapping_warnings(log)).to_dict()
-    out["seconds"] = time.perf_counter() - t0
+
+
+def _systems(systems, args, log, *, multi: bool) -> dict:
+    """Every pair of systems, corrected p-values, Tukey's HSD and the significance table."""
+    pairs = systems.pairs(test=args.sig_test, correction=args.correction,
+                          n_resamples=args.resamples, seed=args.seed)
+    long = systems.significance(pairs)
+    wide = significance_wide(long)
+    if args.table_csv:
+        from ulr.export import safe_csv_bytes
+        with open(args.table_csv, "wb") as f:
+            f.write(safe_csv_bytes(wide))
+    out = {"systems": list(systems.systems), "significance_test": args.sig_test,
+           "correction": args.correction, "resamples": args.resamples,
+           "pairs": pairs.to_dict("records"), "significance": long.to_dict("records"),
+           "significance_table": wide.to_dict("records")}
+    if len(systems.systems) > 2:
+        out["tukey"] = systems.tukey().to_dict("records")
+    if multi:
+        out["metrics"] = {s: {m: float(r[m].value) for m in systems.metric_names()}
+                          for s, r in systems.systems.items()}
+        out["rank_identically"] = {lr: bool(c.identical_order)
+                                   for lr, c in systems.comparisons.items()}
+        out["verdict"] = systems.verdict(pairs, correction=args.correction,
+                                         mapping=mapping_warnings(log)).to_dict()
     return out
 
 
@@ -122,6 +194,17 @@ def render(result: dict) -> str:
     lines.append(f"learner {result['learner']}, theta from {result['propensity']} "
                  f"({readable(result['theta'])}), "
                  f"evaluated on {result['test']} ({result['test_queries']} queries)")
+    if "naive" in result:
+        lines += _render_pair(result)
+    lines += _render_systems(result)
+    lines.append("arp: lower is better; pauc: McClish-standardized at max FPR "
+                 f"{result['pauc_max_fpr']:g}; local_auc: top {result['local_auc_u']:g}.")
+    lines.append(render_verdict(result))
+    return "\n".join(lines)
+
+
+def _render_pair(result: dict) -> list[str]:
+    lines = []
     paired = {p["metric"]: p for p in result.get("paired", [])}
     head = f"{'metric':<10s} {'naive':>9s} {'ipw':>9s}"
     if paired:
@@ -134,7 +217,31 @@ def render(result: dict) -> str:
             iv = fmt_interval(d["delta"], d["lower"], d["upper"], sign=True)
             row += f" {iv:>30s} {d['p_value']:>7.3f}"
         lines.append(row)
-    lines.append("arp: lower is better; pauc: McClish-standardized at max FPR "
-                 f"{result['pauc_max_fpr']:g}; local_auc: top {result['local_auc_u']:g}.")
-    lines.append(render_verdict(result))
-    return "\n".join(lines)
+    return lines
+
+
+def _p(p) -> str:
+    return "n/a" if p is None else "<0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def _render_systems(result: dict) -> list[str]:
+    """The significance table, then (several systems) each pair on each metric."""
+    table = result["significance_table"]
+    metrics = [k for k in table[0] if k not in ("letter", "system")]
+    lines = ["", f"significance ({result['significance_test']} test, "
+                 f"{result['correction']} correction per metric; superscripts name the "
+                 "systems a value is significantly better than):",
+             f"{'':<16s}" + "".join(f"{m:>12s}" for m in metrics)]
+    for r in table:
+        lines.append(f"{r['letter'] + ' ' + r['system']:<16s}"
+                     + "".join(f"{r[m]:>12s}" for m in metrics))
+    if len(result["systems"]) > 2:
+        lines.append("")
+        lines.append(f"{'metric':<10s} {'b - a':<26s} {'delta [95% interval]':>30s} "
+                     f"{'p':>7s} {'p corr':>7s}")
+        for d in result["pairs"]:
+            iv = fmt_interval(d["delta"], d["lower"], d["upper"], sign=True)
+            lines.append(f"{d['metric']:<10s} {d['b'] + ' - ' + d['a']:<26s} {iv:>30s} "
+                         f"{_p(d['p_value']):>7s} {_p(d['p_adjusted']):>7s}"
+                         + (" *" if d["separated"] else ""))
+    return lines

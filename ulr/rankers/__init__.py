@@ -61,6 +61,10 @@ Modules
     held-out split, labels, metrics, :func:`train_and_evaluate`.
 :mod:`~ulr.rankers.sweep`
     the severity sweep.
+:mod:`~ulr.rankers.significance`
+    paired tests (randomization, bootstrap, t), Holm/BH corrections, Tukey's HSD.
+:mod:`~ulr.rankers.systems`
+    several learners' rankers compared pairwise, the significance table.
 :mod:`~ulr.rankers.plots`
     the figures.
 """
@@ -74,6 +78,9 @@ from ulr.rankers.evaluate import (ESTIMATE_UNDEFINED, LOWER_IS_BETTER, METRICS, 
 from ulr.rankers.learners import (LEARNERS, BoostedClickRanker, LinearPairwiseRanker,
                                   make_ranker)
 from ulr.rankers.plots import comparison_figure, sweep_figure
+from ulr.rankers.significance import CORRECTIONS, TESTS
+from ulr.rankers.systems import (SystemsComparison, compare_learners, parse_learners,
+                                 significance_wide)
 from ulr.rankers.sweep import propensity_estimator, severity_sweep, sweep_summary, sweep_verdict
 
 __all__ = [
@@ -105,4 +112,10 @@ __all__ = [
     "propensity_estimator",
     "comparison_figure",
     "sweep_figure",
+    "TESTS",
+    "CORRECTIONS",
+    "SystemsComparison",
+    "compare_learners",
+    "parse_learners",
+    "significance_wide",
 ]

@@ -138,16 +138,7 @@ class RankerComparison:
                              "differ.", basis, reasons=reasons + [V.Reason(
                                  "rank_identically", "Both rankers order every test list "
                                  "identically.")])
-        thin = list(reasons)
-        if self.estimated:
-            thin.append(V.Reason("estimated_labels", "No relevance labels: the test labels are "
-                                 "IPW click estimates, which lean on the same theta."))
-        if self.n_train_clicks < V.MIN_EFFECTIVE_CLICKS:
-            thin.append(V.Reason("few_clicks", f"The rankers learned from {self.n_train_clicks} "
-                                 f"clicks (thin below {V.MIN_EFFECTIVE_CLICKS})."))
-        if self.n_test_queries < MIN_TEST_QUERIES:
-            thin.append(V.Reason("few_test_queries", f"{self.n_test_queries} test queries "
-                                 f"(a paired test needs {MIN_TEST_QUERIES})."))
+        thin = list(reasons) + self.thin_reasons()
         p = self.paired(n_bootstrap=n_bootstrap, level=level, seed=seed)
         row = p[p["metric"] == metric]
         if row.empty:
@@ -158,6 +149,22 @@ class RankerComparison:
                                     a="naive", b="IPW", quantity=metric, basis=basis,
                                     n=int(r["queries"]), unit="test queries", level=level,
                                     thin=tuple(thin))
+
+    def thin_reasons(self) -> list:
+        """The rules of thin evidence that cap the verdict at ``directional``: labels
+        estimated from clicks, few training clicks, few test queries."""
+        from ulr import verdict as V
+        thin = []
+        if self.estimated:
+            thin.append(V.Reason("estimated_labels", "No relevance labels: the test labels are "
+                                 "IPW click estimates, which lean on the same theta."))
+        if self.n_train_clicks < V.MIN_EFFECTIVE_CLICKS:
+            thin.append(V.Reason("few_clicks", f"The rankers learned from {self.n_train_clicks} "
+                                 f"clicks (thin below {V.MIN_EFFECTIVE_CLICKS})."))
+        if self.n_test_queries < MIN_TEST_QUERIES:
+            thin.append(V.Reason("few_test_queries", f"{self.n_test_queries} test queries "
+                                 f"(a paired test needs {MIN_TEST_QUERIES})."))
+        return thin
 
     def metrics(self) -> dict[str, dict[str, float | None]]:
         """``{"naive": {metric: value}, "ipw": {...}}`` (None where undefined)."""

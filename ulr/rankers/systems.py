@@ -1,0 +1,271 @@
+"""Several rankers at once: naive and IPW for each learner, every pair on every metric.
+
+:func:`compare_learners` trains the naive and the IPW ranker of each learner on
+the same clicks and scores all of them on the same held-out queries (the split
+depends only on the seed). :class:`SystemsComparison` then compares every pair
+of systems on every metric with a paired test (:mod:`ulr.rankers.significance`),
+corrects the p-values for the number of pairs per metric, adds Tukey's HSD when
+there are more than two systems, and lays the result out as a significance
+table in the style of ranx (Bassani, ECIR 2022): one row per system, one column
+per metric, each value with superscript letters naming the systems it beats
+after correction.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ulr.errors import UlrError
+from ulr.rankers import significance as S
+from ulr.rankers.evaluate import LOWER_IS_BETTER, RankerComparison, train_and_evaluate
+from ulr.rankers.learners import LEARNERS
+from ulr.verdict import fmt
+
+KINDS = ("naive", "ipw")
+CORRECTION_NAMES = {"holm": "Holm", "bh": "Benjamini-Hochberg", "none": "no"}
+
+
+def parse_learners(value) -> tuple[str, ...]:
+    """``"linear,gbdt"`` (or a list) as a tuple of distinct known learners."""
+    items = value.split(",") if isinstance(value, str) else list(value)
+    names = tuple(str(x).strip() for x in items if str(x).strip())
+    if not names:
+        raise UlrError(f"learners must name at least one of {', '.join(LEARNERS)}.")
+    bad = [n for n in names if n not in LEARNERS]
+    if bad:
+        raise UlrError(f"learners must be among {', '.join(LEARNERS)}, not {bad[0]!r}.")
+    if len(set(names)) != len(names):
+        raise UlrError(f"learners must name each learner once, got {', '.join(names)}.")
+    return names
+
+
+def compare_learners(train_df, test_df=None, theta=None, *, learners=("linear", "gbdt"),
+                     should_stop=None, **options) -> "SystemsComparison":
+    """:func:`~ulr.rankers.train_and_evaluate` for each learner, on the same split.
+
+    ``options`` are those of :func:`~ulr.rankers.train_and_evaluate` (seed,
+    clip, normalize, k, min_queries, ...). Returns a :class:`SystemsComparison`.
+    """
+    comps = {}
+    for learner in parse_learners(learners):
+        comps[learner] = train_and_evaluate(train_df, test_df, theta, learner=learner,
+                                            should_stop=should_stop, **options)
+    return SystemsComparison(comps)
+
+
+@dataclass(frozen=True)
+class SystemsComparison:
+    """The naive and IPW rankers of several learners on the same test queries.
+
+    Attributes
+    ----------
+    comparisons : dict[str, RankerComparison]
+        Keyed by learner, in the order given.
+    """
+
+    comparisons: dict
+
+    @property
+    def systems(self) -> dict[str, dict]:
+        """``{"naive linear": {metric: MetricResult}, "ipw linear": ..., ...}``."""
+        out = {}
+        for learner, comp in self.comparisons.items():
+            out[f"naive {learner}"] = comp.naive
+            out[f"ipw {learner}"] = comp.ipw
+        return out
+
+    @property
+    def first(self) -> RankerComparison:
+        return next(iter(self.comparisons.values()))
+
+    def metric_names(self) -> list[str]:
+        """The metrics defined for every system, in the standard order."""
+        return [m for m in self.first._keys() if all(m in r for r in self.systems.values())]
+
+    def values(self) -> pd.DataFrame:
+        """Systems by metrics: each aggregate (the rows are lettered a, b, c, ...)."""
+        return pd.DataFrame({m: [float(r[m].value) for r in self.systems.values()]
+                             for m in self.metric_names()}, index=list(self.systems))
+
+    def table(self, *, n_bootstrap: int = 1000, level: float = 0.95, seed: int = 0
+              ) -> pd.DataFrame:
+        """:meth:`RankerComparison.table` of every learner, ``ranker`` naming the system
+        (``"naive linear"``, ...): the input of :func:`~ulr.rankers.comparison_figure`."""
+        parts = []
+        for learner, comp in self.comparisons.items():
+            t = comp.table(n_bootstrap=n_bootstrap, level=level, seed=seed)
+            parts.append(t.assign(ranker=t["ranker"] + f" {learner}"))
+        return pd.concat(parts, ignore_index=True)
+
+    def pairs(self, *, test: str = "randomization", correction: str = "holm",
+              n_resamples: int = 10_000, level: float = 0.95, seed: int = 0) -> pd.DataFrame:
+        """Every pair ``a < b`` (system order) on every metric: ``delta = b - a``.
+
+        Columns: metric, a, b, delta, lower, upper (uncorrected ``level``
+        interval), p_value (raw), p_adjusted (``correction`` over the pairs of
+        that metric), queries, better (the system the difference favours, or
+        "tie"), separated (``p_adjusted < 1 - level`` and the interval excludes 0).
+        """
+        S._check_choice(correction, S.CORRECTIONS, "correction")
+        names, rows = list(self.systems), []
+        for m in self.metric_names():
+            block = []
+            for i, a in enumerate(names):
+                for b in names[i + 1:]:
+                    r = S.paired_difference(self.systems[a][m], self.systems[b][m], test=test,
+                                            n_resamples=n_resamples, level=level, seed=seed)
+                    block.append(dict(metric=m, a=a, b=b, delta=r.delta, lower=r.lower,
+                                      upper=r.upper, p_value=r.p_value, queries=r.n_queries,
+                                      better=_better(m, r.delta, a, b)))
+            adj = S.adjust([r["p_value"] for r in block], correction)
+            for r, p in zip(block, adj):
+                r["p_adjusted"] = float(p)
+                r["separated"] = bool(p < 1 - level and not r["lower"] <= 0 <= r["upper"])
+            rows += block
+        cols = ["metric", "a", "b", "delta", "lower", "upper", "p_value", "p_adjusted",
+                "queries", "better", "separated"]
+        return pd.DataFrame(rows, columns=cols)
+
+    def tukey(self, *, level: float = 0.95, blocked: bool = True) -> pd.DataFrame:
+        """Tukey's HSD per metric (:func:`~ulr.rankers.significance.tukey_hsd`) on the
+        queries where every system is defined; ``diff = mean_b - mean_a`` of the
+        unweighted per-query values (for ARP: the mean per-query ARP)."""
+        names, rows = list(self.systems), []
+        for m in self.metric_names():
+            x = pd.concat([self.systems[s][m].per_query for s in names], axis=1,
+                          join="inner").dropna()
+            t = S.tukey_hsd(x.to_numpy(), blocked=blocked, level=level)
+            for r in t.to_dict("records"):
+                a, b = names[r["i"]], names[r["j"]]
+                rows.append(dict(metric=m, a=a, b=b, diff=r["diff"], lower=r["lower"],
+                                 upper=r["upper"], p_value=r["p_value"], queries=len(x),
+                                 better=_better(m, r["diff"], a, b),
+                                 separated=bool(r["p_value"] < 1 - level)))
+        return pd.DataFrame(rows)
+
+    def significance(self, pairs: pd.DataFrame) -> pd.DataFrame:
+        """The significance table (long form) from :meth:`pairs` or :meth:`tukey`.
+
+        One row per system and metric: letter, system, metric, value, se (of
+        the per-query mean), beats (letters of the systems it is separated from
+        and better than), shown (the value rounded to its standard error with
+        the letters as superscripts). :func:`significance_wide` lays it out.
+        """
+        names = list(self.systems)
+        letter = dict(zip(names, S.letters(len(names))))
+        won = pairs[pairs["separated"]]
+        rows = []
+        for s in names:
+            for m in self.metric_names():
+                res = self.systems[s][m]
+                beaten = sorted(letter[r["a"] if r["b"] == s else r["b"]]
+                                for r in won[won["metric"] == m].to_dict("records")
+                                if r["better"] == s)
+                value, se = float(res.value), _se(res)
+                rows.append(dict(letter=letter[s], system=s, metric=m, value=value, se=se,
+                                 beats="".join(beaten),
+                                 shown=fmt(value, se) + "".join(S.SUPERSCRIPTS[c]
+                                                                for c in beaten)))
+        return pd.DataFrame(rows)
+
+    def verdict(self, pairs: pd.DataFrame, *, correction: str = "holm", level: float = 0.95,
+                mapping=()):
+        """Does IPW rank better than naive, learner by learner? (docs/verdicts.md).
+
+        Rests on the nDCG@k pairs ``naive L`` vs ``ipw L`` of :meth:`pairs`, whose
+        p-values are corrected over all the pairs of the metric: a learner's IPW
+        ranker is told apart from its naive one only when the corrected p-value
+        is below ``1 - level`` and the interval excludes 0. None told apart:
+        ``inconclusive``; all, in the same direction: ``reliable`` (``directional``
+        under a rule of thin evidence); a mix: ``directional``.
+        """
+        from ulr import verdict as V
+        from ulr.lists import blocking
+        metric = f"ndcg@{self.first.settings.get('k', 10)}"
+        cname = CORRECTION_NAMES[S._check_choice(correction, S.CORRECTIONS, "correction")]
+        basis = (f"paired {metric} differences (IPW - naive per learner), "
+                 + ("uncorrected" if correction == "none" else f"{cname}-corrected"))
+        reasons = [w.reason() for w in mapping]
+        if blocking(mapping, "rankers"):
+            return V.Verdict("invalid", "The queries of this log hold single documents, so "
+                             "there is nothing to rank; fix the mapping first.", basis,
+                             reasons=reasons)
+        thin = reasons + [r for c in self.comparisons.values() for r in c.thin_reasons()]
+        rows = pairs[(pairs["metric"] == metric)].set_index(["a", "b"])
+        parts, signs, est, n_learners = [], [], {"level": level}, 0
+        p_word = "uncorrected p" if correction == "none" else f"{cname}-corrected p"
+        after = "without correction" if correction == "none" else f"after {cname} correction"
+        for learner, comp in self.comparisons.items():
+            key = (f"naive {learner}", f"ipw {learner}")
+            if key not in rows.index:
+                continue
+            r = rows.loc[key]
+            n_learners += 1
+            est.update({f"{learner}_{k}": float(r[k])
+                        for k in ("delta", "lower", "upper", "p_value", "p_adjusted")})
+            phrase, sign = _learner_phrase(learner, comp, r, level, p_word)
+            parts.append(phrase)
+            if sign is not None:
+                signs.append(sign)
+        if n_learners == 0:
+            return V.Verdict("inconclusive", f"{metric} is undefined on these test queries.",
+                             basis, reasons=thin)
+        detail = (f"IPW - naive on {metric} ({level:.0%} intervals before correction; "
+                  + "; ".join(parts) + ").")
+        n_sep = len(signs)
+        if n_sep == 0:
+            return V.Verdict("inconclusive", "IPW and naive cannot be told apart for any "
+                             f"learner {after}: " + detail, basis,
+                             reasons=thin, estimate=est)
+        if n_sep == n_learners and len(set(signs)) == 1:
+            word = "better" if signs[0] else "worse"
+            return V.Verdict("directional" if thin else "reliable",
+                             f"IPW ranks {'probably ' if thin else ''}{word} than naive for "
+                             f"every learner {after}: " + detail, basis,
+                             reasons=thin, estimate=est)
+        mixed = V.Reason("mixed_learners", "The learners disagree: IPW is told apart from "
+                         "naive for some learners and not for others (or in opposite "
+                         "directions).")
+        return V.Verdict("directional", "IPW's effect depends on the learner: " + detail,
+                         basis, reasons=thin + [mixed], estimate=est)
+
+
+def _learner_phrase(learner: str, comp, r, level: float, p_word: str):
+    """``("linear: IPW better, +0.02 [...], Holm-corrected p = 0.01", True)``; the sign is
+    True (IPW better), False (worse) or None (not told apart)."""
+    from ulr.verdict import fmt_interval
+    if comp.identical_order:
+        return f"{learner}: rank identically", None
+    iv = fmt_interval(r["delta"], r["lower"], r["upper"], level=level, sign=True)
+    tail = f"{iv}, {p_word} = {r['p_adjusted']:.2g}"
+    if not r["separated"]:
+        return f"{learner}: cannot be told apart, {tail}", None
+    better = r["better"].startswith("ipw")
+    return f"{learner}: IPW {'better' if better else 'worse'}, {tail}", better
+
+
+def _better(metric: str, delta: float, a: str, b: str) -> str:
+    if delta == 0 or not np.isfinite(delta):
+        return "tie"
+    b_better = (delta < 0) if metric in LOWER_IS_BETTER else (delta > 0)
+    return b if b_better else a
+
+
+def _se(res) -> float:
+    """Standard error of a metric's aggregate over its defined queries."""
+    v = res.per_query.to_numpy(float)
+    w = res.weight.to_numpy(float)
+    ok = np.isfinite(v) & (w > 0)
+    return S.weighted_se(v[ok], w[ok])
+
+
+def significance_wide(long: pd.DataFrame) -> pd.DataFrame:
+    """The significance table as drawn: one row per system (``letter``, ``system``),
+    one column per metric holding the value with its superscript letters."""
+    wide = long.pivot(index=["letter", "system"], columns="metric", values="shown")
+    wide = wide[list(dict.fromkeys(long["metric"]))].reset_index()
+    wide.columns.name = None
+    return wide
