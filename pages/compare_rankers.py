@@ -6,7 +6,7 @@ import streamlit as st
 
 from pages import _ui as ui
 from ulr import propensity, rankers, store
-from ulr.errors import UlrError
+from ulr.errors import NeedsFeatures, NeedsRandomizedRows, TooFewQueries, UlrError
 from ulr.lists import mapping_warnings
 from ulr.text import parse_numbers
 from ulr.verdict import fmt_interval
@@ -73,9 +73,8 @@ def _parse_theta(text: str) -> tuple:
 
 
 def _chart(res):
-    fig = rankers.comparison_figure(res["table"], estimated=res["estimated"],
-                                    title=f"Naive vs IPW ({learner.replace(',', ' and ')}) on "
-                                          f"“{info.name}”")
+    fig = ui.figure(rankers.comparison_figure, res["table"], estimated=res["estimated"],
+                    title=f"Naive vs IPW ({learner.replace(',', ' and ')}) on “{info.name}”")
     st.plotly_chart(fig, key="cr_chart")
     st.caption("Dots show the metric on the held-out queries; whiskers are 95% percentile "
                "bootstrap intervals over queries. pAUC is McClish-standardized at max FPR "
@@ -193,23 +192,21 @@ try:
         res = _compare(info.content_hash, info.name, theta, learner,
                        float(clip) if clip_on else None, bool(snips), seed, int(n_bootstrap),
                        sig_test, correction, _should_stop=stop)
+except NeedsRandomizedRows:
+    ui.dead_end("θ cannot be estimated by randomization: this log has no rows marked as "
+                "shown in random order. If every list was, declare it once in the Data "
+                "page's mapping; otherwise choose another propensity source above.",
+                label="Declare it in the Data page's mapping")
+except NeedsFeatures:
+    ui.dead_end("Cannot compare: training a ranker needs numeric feature columns, and this "
+                "log has none mapped. Pick them as features in the Data page's mapping.",
+                label="Map features in the Data page's mapping")
+except TooFewQueries as exc:
+    ui.dead_end(f"Cannot compare: {exc} Map a query key with more distinct values (several "
+                "columns can be combined) in the Data page's mapping.",
+                label="Change the query key in the Data page's mapping")
 except UlrError as exc:
-    why = str(exc)
-    if "assume_randomized" in why:
-        ui.dead_end("θ cannot be estimated by randomization: this log has no rows marked as "
-                    "shown in random order. If every list was, declare it once in the Data "
-                    "page's mapping; otherwise choose another propensity source above.",
-                    label="Declare it in the Data page's mapping")
-    elif "feature_" in why:
-        ui.dead_end("Cannot compare: training a ranker needs numeric feature columns, and this "
-                    "log has none mapped. Pick them as features in the Data page's mapping.",
-                    label="Map features in the Data page's mapping")
-    elif "test quer" in why:
-        ui.dead_end("Cannot compare: " + why + " Map a query key with more distinct values "
-                    "(several columns can be combined) in the Data page's mapping.",
-                    label="Change the query key in the Data page's mapping")
-    else:
-        st.error("Cannot compare: " + why)
+    st.error(f"Cannot compare: {exc}")
 
 if res is not None:
     m = res["metrics"]

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from ulr import propensity
-from ulr.errors import UlrError
+from ulr.errors import NeedsFeatures, UlrError
 
 MAX_PAIRS = 2_000_000
 
@@ -26,7 +26,7 @@ def _require(df: pd.DataFrame, cols, what: str) -> None:
 def _features(df: pd.DataFrame) -> list[str]:
     feats = [c for c in df.columns if str(c).startswith("feature_")]
     if not feats:
-        raise UlrError("Training a ranker needs feature_* columns in the log.")
+        raise NeedsFeatures("Training a ranker needs feature_* columns in the log.")
     return feats
 
 

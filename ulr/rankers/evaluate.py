@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ulr import metrics
-from ulr.errors import UlrError, check
+from ulr.errors import TooFewQueries, UlrError, check
 from ulr.rankers.clicks import _clicks, _positions, _require, check_theta, ipw_weights
 from ulr.rankers.learners import LEARNERS, make_ranker
 from ulr.verdict import rank_identically
@@ -32,7 +32,7 @@ def split_queries(df: pd.DataFrame, *, test_fraction: float = TEST_FRACTION,
     key = df["query_id"].astype(str)
     queries = np.sort(key.unique().astype(object).astype(str))
     if queries.size < 2:
-        raise UlrError("Holding out test queries needs at least two queries.")
+        raise TooFewQueries("Holding out test queries needs at least two queries.")
     n_test = min(max(1, int(round(test_fraction * queries.size))), queries.size - 1)
     rng = np.random.default_rng(seed)
     test_q = queries[rng.permutation(queries.size)[:n_test]]
@@ -232,7 +232,7 @@ MIN_TEST_QUERIES = min_test_queries()
 
 def _check_test_queries(n_test: int, min_queries: int) -> None:
     if n_test < min_queries:
-        raise UlrError(
+        raise TooFewQueries(
             f"Only {n_test} test quer{'y' if n_test == 1 else 'ies'} would be held out, and a "
             f"paired comparison needs at least {min_queries} to detect even a medium "
             "per-query difference (80% power at the 5% level), so the rankers are not "
