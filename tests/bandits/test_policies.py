@@ -427,14 +427,22 @@ def reference_klucb_lists(w, k, runs, steps, seed):
     return lists
 
 
-def _recorded_lists(env, steps, runs, seed, prune=True):
+def _recorded_lists(env, steps, runs, seed, path="groups", bounds_from=0):
     sim = BanditRuns("cascade-klucb", env, steps, runs=runs, seed=seed)
-    sim.policy.prune = prune
+    sim.policy.path = path
+    sim.policy.bounds_from = bounds_from
     lists = []
     select = sim.policy.select
     sim.policy.select = lambda t, items=None: lists.append(select(t, items)) or lists[-1]
     sim.advance()
     return np.array(lists), sim
+
+
+def _paths(*paths):
+    """The paths as test parameters; "bounds" needs numba (requirements.txt)."""
+    need = pytest.mark.skipif(not CascadeKLUCB.choose_path(16, 20) == "bounds",
+                              reason="numba is not installed")
+    return [pytest.param(p, marks=need) if p == "bounds" else p for p in paths]
 
 
 def _tie_env(items, k, seed):
@@ -452,27 +460,32 @@ KLUCB_CASES = {  # name: (env factory, runs, steps)
     "k1-30": (lambda s: linear_env(items=30, k=1, features=4, seed=s), 1, 2000),
     "k-equals-l": (lambda s: CascadeEnv("custom", [0.3, 0.1, 0.3, 0.0, 1.0], 5), 1, 300),
     "small-long": (lambda s: kveton_env(items=8, k=3, p=0.3, delta=0.05, seed=s), 2, 2500),
+    "kveton-16-20runs": (lambda s: kveton_env(items=16, k=2, seed=s), 20, 700),
+    "ties-12-6runs": (lambda s: _tie_env(12, 2, s), 6, 800),
+    "linear-100-5runs": (lambda s: linear_env(items=100, k=3, features=4, seed=s), 5, 600),
 }
 
 
+@pytest.mark.parametrize("path", _paths("groups", "bounds"))
 @pytest.mark.parametrize("seed", [0, 1, 2])
 @pytest.mark.parametrize("case", sorted(KLUCB_CASES))
-def test_klucb_lists_equal_the_full_reference(case, seed):
+def test_klucb_lists_equal_the_full_reference(case, seed, path):
     make_env, runs, steps = KLUCB_CASES[case]
     env = make_env(seed)
     ref = reference_klucb_lists(env.w, env.k, runs, steps, seed)
-    got, _ = _recorded_lists(env, steps, runs, seed)
+    got, _ = _recorded_lists(env, steps, runs, seed, path=path)
     np.testing.assert_array_equal(got, ref)
 
 
-def test_klucb_lists_equal_the_reference_at_the_benchmark_shape():
+@pytest.mark.parametrize("path", _paths("groups", "bounds"))
+def test_klucb_lists_equal_the_reference_at_the_benchmark_shape(path):
     """L = 3000, K = 4 as in benchmarks/bench_bandits.py (fewer steps), and the
-    unpruned library path (``prune=False``) on the same run."""
+    full library path (``path="full"``) on the same run."""
     env = linear_env(items=3000, k=4, features=10, seed=0)
     ref = reference_klucb_lists(env.w, env.k, 1, 2500, 7)
-    got, _ = _recorded_lists(env, 2500, 1, 7)
+    got, _ = _recorded_lists(env, 2500, 1, 7, path=path)
     np.testing.assert_array_equal(got, ref)
-    full, _ = _recorded_lists(env, 400, 1, 7, prune=False)
+    full, _ = _recorded_lists(env, 400, 1, 7, path="full")
     np.testing.assert_array_equal(full, ref[:400])
 
 
@@ -508,39 +521,62 @@ def test_pruned_klucb_solves_few_indices(monkeypatch):
     monkeypatch.setattr(pol, "klucb_index", counting_index)
     monkeypatch.setattr(pol, "klucb_index_one", counting_one)
     env = linear_env(items=400, k=4, features=5, seed=0)
-    for prune, most in ((True, 0.05 * 400), (False, 400)):
+    for path, most in (("groups", 0.05 * 400), ("full", 400)):
         solved[0] = 0
-        _, sim = _recorded_lists(env, 1500, 1, 0, prune=prune)
+        _, sim = _recorded_lists(env, 1500, 1, 0, path=path)
         per_step = solved[0] / 1500
         assert per_step <= most
-        if not prune:
+        if path == "full":
             assert per_step >= 0.99 * 400   # every item from t = 3 on
 
 
+@pytest.mark.parametrize("path", _paths("bounds"))
+def test_compiled_klucb_solves_few_indices(path):
+    """The compiled path counts its own solves (numba code cannot be patched): from the
+    second step on it solves the observed items and a few contested ones per run, far
+    fewer than L, while its first step solves every item of every run."""
+    env = kveton_env(items=16, k=2, seed=0)
+    _, sim = _recorded_lists(env, 2000, 20, 0, path=path)
+    assert sim.policy.solves >= 20 * 16                       # the first step: all
+    assert (sim.policy.solves - 20 * 16) / 1997 <= 0.35 * 20 * 16
+
+
+@pytest.mark.parametrize("path", _paths("groups", "bounds"))
 @pytest.mark.parametrize("runs", [1, 2])
-def test_pruned_klucb_keeps_the_per_item_statistics(runs):
-    """The pruned path updates pulls, wins, mean and 1/sqrt(pulls) itself (one run)
-    or through the base class (several): both must equal the unpruned run's."""
+def test_pruned_klucb_keeps_the_per_item_statistics(runs, path):
+    """The groups path updates pulls, wins, mean and 1/sqrt(pulls) itself (one run)
+    or through the base class (several): both must equal the full path's run."""
     env = kveton_env(items=50, k=3, p=0.3, delta=0.1, seed=1)
-    _, pruned = _recorded_lists(env, 600, runs, 4, prune=True)
-    _, full = _recorded_lists(env, 600, runs, 4, prune=False)
+    _, pruned = _recorded_lists(env, 600, runs, 4, path=path)
+    _, full = _recorded_lists(env, 600, runs, 4, path="full")
     for name in ("pulls", "wins", "mean", "_isq"):
         np.testing.assert_array_equal(getattr(pruned.policy, name), getattr(full.policy, name))
     np.testing.assert_array_equal(pruned.policy._isq, 1.0 / np.sqrt(full.policy.pulls))
 
 
 def test_klucb_picks_its_path_by_shape_and_both_give_the_reference_lists():
-    """prune=None: the pruned path for few runs or many items, the vectorized full one for
-    many runs of few items (Kveton's 20 runs of 16 items); the lists are the reference's."""
-    from ulr.bandits.policies import CascadeKLUCB
+    """path=None: the groups path for few runs or many items, the compiled bounds path
+    (the full one without numba) for many runs of few items (Kveton's 20 runs of 16 items),
+    which runs the full computation until bounds_from; the lists are the reference's
+    before and after the switch."""
+    from ulr.bandits.policies import CascadeKLUCB, _has_numba
 
-    assert CascadeKLUCB.prunes(16, 1) and CascadeKLUCB.prunes(16, 2)
-    assert CascadeKLUCB.prunes(3000, 20) and not CascadeKLUCB.prunes(16, 20)
+    many = "bounds" if _has_numba() else "full"
+    assert CascadeKLUCB.choose_path(16, 1) == CascadeKLUCB.choose_path(16, 2) == "groups"
+    assert CascadeKLUCB.choose_path(3000, 20) == "groups"
+    assert CascadeKLUCB.choose_path(16, 20) == CascadeKLUCB.choose_path(100, 5) == many
+    start = [CascadeKLUCB.bounds_start(16, r) for r in (3, 20, 100, 10**6)]
+    assert start == sorted(start, reverse=True) and start[-1] == 3   # more work: sooner
     env = kveton_env(items=16, k=2, seed=3)
     sim = BanditRuns("cascade-klucb", env, 600, runs=20, seed=3)
-    assert sim.policy.prune is False
+    assert sim.policy.path == many
+    sim.policy.bounds_from = 300      # switch inside this short run
     lists = []
     select = sim.policy.select
     sim.policy.select = lambda t, items=None: lists.append(select(t, items)) or lists[-1]
     sim.advance()
     np.testing.assert_array_equal(np.array(lists), reference_klucb_lists(env.w, env.k, 20, 600, 3))
+    if many == "bounds":
+        assert sim.policy.solves > 0   # the compiled loop ran after the switch
+    with pytest.raises(UlrError, match="path"):
+        CascadeKLUCB(n_items=5, k=2, path="fast")

@@ -773,57 +773,85 @@ class CascadeKLUCB(_CountingPolicy):
 
     Parameters
     ----------
-    prune : bool or None, default None
-        Choose the lists without solving all ``L`` indices every step. None
-        chooses by shape (:meth:`prunes`): the pruned path keeps per-run state
-        in Python, so it wins with few runs or many items, and the vectorized
-        full computation wins with many runs of few items. Items
-        are grouped by their ``(wins, pulls)`` pair (one index per group), each
-        pair carries an upper bound of its index until the end of a time window
+    path : {"full", "groups", "bounds"} or None, default None
+        How :meth:`select` finds the lists; all three give the lists of the full
+        computation. ``"full"``: every index every step (vectorized
+        :func:`klucb_index`, then the top ``K``). ``"groups"``: per run in Python,
+        items grouped by their ``(wins, pulls)`` pair (one index per group), each
+        pair carrying an upper bound of its index until the end of a time window
         (``t * WINDOW + 1``) and a lower bound (its last exact solve), and only
-        pairs whose bounds leave their rank in the top ``K`` open are solved
-        again; the argument is in the Notes of :class:`_KLUCBGroups`. The lists
-        are those of the full computation (``prune=False``: every index, then
-        the top ``K``); ``benchmarks/bench_bandits.py`` times both.
+        pairs whose bounds leave their rank in the top ``K`` open solved again
+        (the argument is in the Notes of :class:`_KLUCBGroups`). ``"bounds"``:
+        the same idea per item, all runs in one numba-compiled loop
+        (:mod:`ulr.bandits.klucb_jit`; numba is imported on first use). None
+        chooses by shape (:meth:`choose_path`); ``benchmarks/bench_bandits.py
+        --kveton`` prints the per-step cost of each path on several shapes.
     **kw
         ``n_items``, ``k``, ``runs``, ``seed`` of :class:`Policy`.
 
     Notes
     -----
     :meth:`scores` and :meth:`select` with ``items`` (replay) always solve every
-    index asked for. The pruned path keeps the per-item statistics (``pulls``,
-    ``wins``, ``mean``) up to date as well.
+    index asked for, as do the first two steps (rate 0: the index is the mean).
+    The per-item statistics (``pulls``, ``wins``, ``mean``) are kept up to date
+    on every path.
     """
 
     name = "cascade-klucb"
+    PATHS = ("full", "groups", "bounds")
     WINDOW = 1.05  # a bound window ends at t * WINDOW (+ 1): ~1 refresh per 20 t steps
 
-    # Pruning pays where its per-run Python cost is below the full computation's numpy
-    # cost: with at most PRUNE_MAX_RUNS runs, or from PRUNE_MIN_ITEMS items on
-    # (benchmarks/bench_bandits.py --klucb prints both paths on several shapes).
-    PRUNE_MAX_RUNS = 2
-    PRUNE_MIN_ITEMS = 200
+    # "groups" costs Python time per run and per step, so it wins with few runs or with
+    # many items (where every other path touches all L items per step); "bounds" wins
+    # elsewhere, "full" only where numba is missing (benchmarks/bench_bandits.py --kveton).
+    GROUPS_MAX_RUNS = 2
+    GROUPS_MIN_ITEMS = 200
+    # CPU seconds: numba's start, and what "full" costs per step beyond "bounds" (same source)
+    NUMBA_START = 0.6
+    FULL_STEP, FULL_CELL = 40e-6, 0.05e-6
 
-    def __init__(self, *, prune: bool | None = None, **kw):
+    def __init__(self, *, path: str | None = None, **kw):
         super().__init__(**kw)
-        self.prune = self.prunes(self.n_items, self.runs) if prune is None else bool(prune)
+        if path is not None and path not in self.PATHS:
+            raise UlrError(f"Unknown CascadeKL-UCB path {path!r}; choose one of "
+                           f"{', '.join(self.PATHS)}.")
+        self.path = self.choose_path(self.n_items, self.runs) if path is None else path
         self._groups: list | None = None   # one _KLUCBGroups per run, built on first use
         self._window_end = 0
         self._stat_rows = tuple(self._stats)   # pulls, wins, mean, 1/sqrt(pulls) (one run)
+        self._bounds: tuple | None = None   # state and scratch of the "bounds" path
+        self._bound_solves = 0
+        self.bounds_from = self.bounds_start(self.n_items, self.runs)
 
     def initialize(self, attracted):
         super().initialize(attracted)
-        self._groups, self._window_end = None, 0
+        self._groups, self._window_end, self._bounds = None, 0, None
 
     @classmethod
-    def prunes(cls, n_items: int, runs: int) -> bool:
-        """Whether ``prune=None`` takes the pruned path for ``runs`` runs of ``n_items``."""
-        return runs <= cls.PRUNE_MAX_RUNS or n_items >= cls.PRUNE_MIN_ITEMS
+    def choose_path(cls, n_items: int, runs: int) -> str:
+        """The path ``path=None`` takes for ``runs`` runs of ``n_items`` items."""
+        if runs <= cls.GROUPS_MAX_RUNS or n_items >= cls.GROUPS_MIN_ITEMS:
+            return "groups"
+        return "bounds" if _has_numba() else "full"
+
+    @classmethod
+    def bounds_start(cls, n_items: int, runs: int) -> int:
+        """The step from which the ``"bounds"`` path runs compiled (``"full"`` before).
+
+        Importing numba and loading the compiled loop costs about
+        ``NUMBA_START`` seconds of CPU once per process; the full computation
+        costs about ``FULL_STEP + FULL_CELL * runs * n_items`` seconds per step
+        more than the compiled loop. Starting once the full computation has
+        spent what the start costs (ski rental) keeps a short run from paying
+        it and a long one within twice the best of the two.
+        """
+        saving = cls.FULL_STEP + cls.FULL_CELL * runs * n_items
+        return max(3, int(cls.NUMBA_START / saving))
 
     @property
     def solves(self) -> int:
         """Exact index solves so far outside the window refreshes, over all runs."""
-        return sum(g.solves for g in self._groups or ())
+        return sum(g.solves for g in self._groups or ()) + self._bound_solves
 
     @property
     def refresh_solves(self) -> int:
@@ -838,8 +866,12 @@ class CascadeKLUCB(_CountingPolicy):
 
     def select(self, t, items=None):
         rate = klucb_rate(t)
-        if items is not None or not self.prune or rate <= 0:
+        if items is not None or self.path == "full" or rate <= 0:
             return super().select(t, items)
+        if self.path == "bounds":
+            if t < self.bounds_from:
+                return super().select(t)
+            return self._select_bounds(rate)
         if self._groups is None:
             self._groups = [_KLUCBGroups([int(v) for v in self.wins[r].tolist()],
                                          [int(v) for v in self.pulls[r].tolist()])
@@ -852,6 +884,20 @@ class CascadeKLUCB(_CountingPolicy):
         if self.runs == 1:
             return np.array([self._groups[0].select(rate, self.k)], dtype=np.intp)
         return np.array([g.select(rate, self.k) for g in self._groups], dtype=np.intp)
+
+    def _select_bounds(self, rate: float) -> np.ndarray:
+        """The lists by :func:`ulr.bandits.klucb_jit.select_lists` (compiled, all runs)."""
+        from ulr.bandits.klucb_jit import select_lists
+
+        if self._bounds is None:
+            st = np.empty((4, self.runs, self.n_items))
+            st[3] = -1.0    # no item solved yet
+            self._bounds = (st, np.empty((self.runs, self.k), dtype=np.intp),
+                            np.empty(self.n_items, dtype=np.intp),
+                            np.empty(self.n_items), np.empty(self.n_items))
+        st, out, cand, lo, hi = self._bounds
+        self._bound_solves += select_lists(self.wins, self.pulls, rate, st, out, cand, lo, hi)
+        return out.copy()
 
     def update(self, lists, observed, clicks):
         groups = self._groups
@@ -872,6 +918,12 @@ class CascadeKLUCB(_CountingPolicy):
             if o:
                 w, n = move(e, c)
                 pulls[e], wins[e], mean[e], isq[e] = n, w, w / n, 1.0 / sqrt(n)
+
+
+def _has_numba() -> bool:
+    """Whether numba can be imported (checked without importing it)."""
+    import importlib.util
+    return importlib.util.find_spec("numba") is not None
 
 
 class CascadeTS(Policy):
