@@ -241,14 +241,16 @@ def kveton_section(steps=100_000, runs=20, shape_steps=3_000):
     print(f"  numba start of the compiled path: {start['cached']:.2f} s cpu with its cache, "
           f"{start['compiling']:.2f} s cpu compiling")
     print(f"per-step CPU of the KL-UCB paths ({shape_steps:,} steps, us/step; * = path=None's "
-          f"pick, which runs 'full' before the compiled 'bounds' starts):")
-    for items, r in ((16, 1), (16, 2), (16, 5), (16, 20), (16, 100), (100, 1), (100, 20),
-                     (300, 20), (1000, 20), (3000, 1), (3000, 5)):
+          f"pick; 'bounds' runs 'groups' (1-2 runs) or 'full' until its compiled loop starts, "
+          f"timed here from step 3):")
+    for items, r in ((16, 1), (16, 2), (16, 5), (16, 20), (16, 100), (100, 1), (100, 2),
+                     (100, 20), (200, 20), (300, 20), (1000, 20), (3000, 1), (3000, 5)):
         pick = CascadeKLUCB.choose_path(items, r)
         cells = "  ".join(f"{p} {path_us_per_step(items, r, p, shape_steps):>6.0f}"
                           f"{'*' if p == pick else ' '}" for p in CascadeKLUCB.PATHS)
-        start_at = CascadeKLUCB.bounds_start(items, r)
-        print(f"  L={items:>5} runs={r:>3}   {cells}   bounds from step {start_at:,}")
+        start_at = (f"compiled from step {CascadeKLUCB.bounds_start(items, r):,}"
+                    if pick == "bounds" else "")
+        print(f"  L={items:>5} runs={r:>3}   {cells}   {start_at}")
 
 
 if __name__ == "__main__":

@@ -554,29 +554,58 @@ def test_pruned_klucb_keeps_the_per_item_statistics(runs, path):
     np.testing.assert_array_equal(pruned.policy._isq, 1.0 / np.sqrt(full.policy.pulls))
 
 
-def test_klucb_picks_its_path_by_shape_and_both_give_the_reference_lists():
-    """path=None: the groups path for few runs or many items, the compiled bounds path
-    (the full one without numba) for many runs of few items (Kveton's 20 runs of 16 items),
-    which runs the full computation until bounds_from; the lists are the reference's
-    before and after the switch."""
-    from ulr.bandits.policies import CascadeKLUCB, _has_numba
+def test_klucb_picks_its_path_by_shape():
+    """path=None: the groups path for one run or from 200 items on; otherwise the compiled
+    bounds path, or without numba the groups path for 2 runs and the full one for more. The compiled loop
+    starts the sooner the more work a step of its predecessor costs."""
+    from ulr.bandits.policies import _has_numba
 
-    many = "bounds" if _has_numba() else "full"
-    assert CascadeKLUCB.choose_path(16, 1) == CascadeKLUCB.choose_path(16, 2) == "groups"
-    assert CascadeKLUCB.choose_path(3000, 20) == "groups"
-    assert CascadeKLUCB.choose_path(16, 20) == CascadeKLUCB.choose_path(100, 5) == many
+    choose = CascadeKLUCB.choose_path
+    assert choose(3000, 20) == choose(200, 2) == choose(16, 1) == "groups"
+    if _has_numba():
+        assert choose(16, 2) == choose(16, 20) == choose(199, 5) == "bounds"
+    else:
+        assert (choose(16, 2), choose(16, 20)) == ("groups", "full")
+    assert [CascadeKLUCB.path_before_bounds(r) for r in (1, 2, 3)] == ["groups", "groups", "full"]
     start = [CascadeKLUCB.bounds_start(16, r) for r in (3, 20, 100, 10**6)]
-    assert start == sorted(start, reverse=True) and start[-1] == 3   # more work: sooner
+    assert start == sorted(start, reverse=True) and start[-1] == 3
+    assert CascadeKLUCB.bounds_start(16, 2) < CascadeKLUCB.bounds_start(16, 1)
+    with pytest.raises(UlrError, match="path"):
+        CascadeKLUCB(n_items=5, k=2, path="fast")
+
+
+@pytest.mark.parametrize("runs", [2, 20])
+def test_klucb_default_path_gives_the_reference_lists_across_the_switch(runs):
+    """path=None on Kveton's 16 items: groups (2 runs) or full (20 runs) until bounds_from,
+    the compiled loop after it (without numba: no switch); the lists are the reference's."""
     env = kveton_env(items=16, k=2, seed=3)
-    sim = BanditRuns("cascade-klucb", env, 600, runs=20, seed=3)
-    assert sim.policy.path == many
+    sim = BanditRuns("cascade-klucb", env, 600, runs=runs, seed=3)
+    assert sim.policy.path == CascadeKLUCB.choose_path(16, runs)
     sim.policy.bounds_from = 300      # switch inside this short run
     lists = []
     select = sim.policy.select
     sim.policy.select = lambda t, items=None: lists.append(select(t, items)) or lists[-1]
     sim.advance()
-    np.testing.assert_array_equal(np.array(lists), reference_klucb_lists(env.w, env.k, 20, 600, 3))
-    if many == "bounds":
-        assert sim.policy.solves > 0   # the compiled loop ran after the switch
-    with pytest.raises(UlrError, match="path"):
-        CascadeKLUCB(n_items=5, k=2, path="fast")
+    ref = reference_klucb_lists(env.w, env.k, runs, 600, 3)
+    np.testing.assert_array_equal(np.array(lists), ref)
+    if sim.policy.path == "bounds":
+        assert sim.policy.solves > 0 and sim.policy._groups is None   # compiled after 300
+
+
+@pytest.mark.parametrize("path", _paths("bounds"))
+def test_compiled_klucb_starts_afresh_when_t_goes_back(path):
+    """Lower bounds from a larger rate do not hold at a smaller one: select at t = 5000,
+    then at t = 40 must give the lists of every index solved at t = 40 (slow reference)."""
+    rng = np.random.default_rng(5)
+    pulls = rng.integers(1, 60, size=(4, 12)).astype(float)
+    wins = np.floor(pulls * rng.random((4, 12)) * 0.5)
+    pol = CascadeKLUCB(n_items=12, k=3, runs=4, seed=0, path=path)
+    pol.bounds_from = 0
+    pol.initialize(np.zeros((4, 12), bool))
+    pol.pulls[:], pol.wins[:], pol.mean[:] = pulls, wins, wins / pulls
+    for t in (5000, 40):
+        got = pol.select(t)
+        for r in range(4):
+            index = [slow_klucb(wins[r, e] / pulls[r, e], pulls[r, e], klucb_rate(t))
+                     for e in range(12)]
+            assert list(got[r]) == sorted(range(12), key=lambda e: -index[e])[:3]

@@ -801,13 +801,16 @@ class CascadeKLUCB(_CountingPolicy):
     PATHS = ("full", "groups", "bounds")
     WINDOW = 1.05  # a bound window ends at t * WINDOW (+ 1): ~1 refresh per 20 t steps
 
-    # "groups" costs Python time per run and per step, so it wins with few runs or with
-    # many items (where every other path touches all L items per step); "bounds" wins
-    # elsewhere, "full" only where numba is missing (benchmarks/bench_bandits.py --kveton).
+    # "groups" costs Python time per run and per step, so it wins with many items (where
+    # the other paths touch all L items per step) and is within ~20 us/step of "bounds" for
+    # one run (too little to repay numba's start); "bounds" wins elsewhere, "full" only
+    # where numba is missing (benchmarks/bench_bandits.py --kveton prints the figures).
     GROUPS_MAX_RUNS = 2
     GROUPS_MIN_ITEMS = 200
-    # CPU seconds: numba's start, and what "full" costs per step beyond "bounds" (same source)
+    # CPU seconds: numba's start, and what "groups" and "full" cost per step beyond "bounds"
+    # (benchmarks/bench_bandits.py --kveton prints all of them)
     NUMBA_START = 0.6
+    GROUPS_RUN = 20e-6
     FULL_STEP, FULL_CELL = 40e-6, 0.05e-6
 
     def __init__(self, *, path: str | None = None, **kw):
@@ -830,22 +833,33 @@ class CascadeKLUCB(_CountingPolicy):
     @classmethod
     def choose_path(cls, n_items: int, runs: int) -> str:
         """The path ``path=None`` takes for ``runs`` runs of ``n_items`` items."""
-        if runs <= cls.GROUPS_MAX_RUNS or n_items >= cls.GROUPS_MIN_ITEMS:
+        if n_items >= cls.GROUPS_MIN_ITEMS or runs == 1:
             return "groups"
-        return "bounds" if _has_numba() else "full"
+        if _has_numba():
+            return "bounds"
+        return "groups" if runs <= cls.GROUPS_MAX_RUNS else "full"
+
+    @classmethod
+    def path_before_bounds(cls, runs: int) -> str:
+        """The path ``"bounds"`` takes until its compiled loop starts (:meth:`bounds_start`)."""
+        return "groups" if runs <= cls.GROUPS_MAX_RUNS else "full"
 
     @classmethod
     def bounds_start(cls, n_items: int, runs: int) -> int:
-        """The step from which the ``"bounds"`` path runs compiled (``"full"`` before).
+        """The step from which the ``"bounds"`` path runs compiled.
 
         Importing numba and loading the compiled loop costs about
-        ``NUMBA_START`` seconds of CPU once per process; the full computation
-        costs about ``FULL_STEP + FULL_CELL * runs * n_items`` seconds per step
-        more than the compiled loop. Starting once the full computation has
-        spent what the start costs (ski rental) keeps a short run from paying
-        it and a long one within twice the best of the two.
+        ``NUMBA_START`` seconds of CPU once per process. Before it, the path
+        runs :meth:`path_before_bounds`, which costs about ``GROUPS_RUN * runs``
+        (groups) or ``FULL_STEP + FULL_CELL * runs * n_items`` (full) seconds
+        per step more than the compiled loop. Starting once that excess adds
+        up to the start's cost (ski rental) keeps a short run from paying it
+        and a long one within about twice the cheaper of the two.
         """
-        saving = cls.FULL_STEP + cls.FULL_CELL * runs * n_items
+        if cls.path_before_bounds(runs) == "groups":
+            saving = cls.GROUPS_RUN * runs
+        else:
+            saving = cls.FULL_STEP + cls.FULL_CELL * runs * n_items
         return max(3, int(cls.NUMBA_START / saving))
 
     @property
@@ -866,12 +880,14 @@ class CascadeKLUCB(_CountingPolicy):
 
     def select(self, t, items=None):
         rate = klucb_rate(t)
-        if items is not None or self.path == "full" or rate <= 0:
+        path = self.path
+        if path == "bounds":
+            if t >= self.bounds_from and rate > 0 and items is None:
+                self._groups = None   # update() stops moving items between groups
+                return self._select_bounds(rate)
+            path = self.path_before_bounds(self.runs)
+        if items is not None or path == "full" or rate <= 0:
             return super().select(t, items)
-        if self.path == "bounds":
-            if t < self.bounds_from:
-                return super().select(t)
-            return self._select_bounds(rate)
         if self._groups is None:
             self._groups = [_KLUCBGroups([int(v) for v in self.wins[r].tolist()],
                                          [int(v) for v in self.pulls[r].tolist()])
@@ -890,12 +906,14 @@ class CascadeKLUCB(_CountingPolicy):
         from ulr.bandits.klucb_jit import select_lists
 
         if self._bounds is None:
-            st = np.empty((4, self.runs, self.n_items))
-            st[3] = -1.0    # no item solved yet
-            self._bounds = (st, np.empty((self.runs, self.k), dtype=np.intp),
+            self._bounds = (np.empty((4, self.runs, self.n_items)),
+                            np.empty((self.runs, self.k), dtype=np.intp),
                             np.empty(self.n_items, dtype=np.intp),
-                            np.empty(self.n_items), np.empty(self.n_items))
-        st, out, cand, lo, hi = self._bounds
+                            np.empty(self.n_items), np.empty(self.n_items), [math.inf])
+        st, out, cand, lo, hi, last = self._bounds
+        if rate < last[0]:   # first call, or t went back: the lower bounds do not hold
+            st[3] = -1.0     # pulls no item has: every item is solved afresh
+        last[0] = rate
         self._bound_solves += select_lists(self.wins, self.pulls, rate, st, out, cand, lo, hi)
         return out.copy()
 
