@@ -182,8 +182,8 @@ def numba_start_seconds():
     import subprocess
     import tempfile
 
-    code = ("import time, numpy as np; c = time.process_time(); "
-            "from ulr.bandits.klucb_jit import select_lists; "
+    code = ("import time, numpy as np, ulr.bandits.policies; c = time.process_time(); "
+            "from ulr.bandits.policies.klucb_jit import select_lists; "
             "st = np.full((4, 1, 3), -1.0); "
             "select_lists(np.zeros((1, 3)), np.ones((1, 3)), 2.0, st, "
             "np.empty((1, 1), dtype=np.intp), np.empty(3, dtype=np.intp), np.empty(3), "

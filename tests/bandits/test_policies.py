@@ -122,6 +122,20 @@ def test_scalar_klucb_index_and_start_match_the_references():
                     assert warm == pytest.approx(got, abs=1e-12)
 
 
+def test_compiled_klucb_index_is_the_scalar_one():
+    """The compiled solver repeats klucb_index_one's Newton iteration (numba's cache would
+    not see edits of another file): same floats to the last bit, and the slow reference."""
+    pytest.importorskip("numba")
+    from ulr.bandits.policies import klucb_index_one
+    from ulr.bandits.policies.klucb_jit import _index
+    for p in (0.0, 1e-4, 0.03, 0.2, 0.5, 0.77, 0.999, 1.0):
+        for n in (0, 1, 3, 40, 1000, 10**6):
+            for rate in (0.5, 3.0, 25.0):
+                got = _index(p, float(n), rate)
+                assert got == klucb_index_one(p, n, rate)
+                assert got == pytest.approx(slow_klucb(p, n, rate), abs=1e-9)
+
+
 def test_klucb_index_on_policy_shaped_arrays():
     rng = np.random.default_rng(5)
     n = rng.integers(1, 500, size=(4, 16)).astype(float)
@@ -506,7 +520,8 @@ def test_klucb_bounds_the_pruning_rests_on():
 def test_pruned_klucb_solves_few_indices(monkeypatch):
     """Every index solve is counted (vectorized and scalar): the pruned run must solve
     far fewer than L per step, the unpruned one all L."""
-    import ulr.bandits.policies as pol
+    import ulr.bandits.policies.counting as counting
+    import ulr.bandits.policies.klucb_solver as solver
     solved = [0]
 
     def counting_index(p_hat, n, rate, **kw):
@@ -517,9 +532,10 @@ def test_pruned_klucb_solves_few_indices(monkeypatch):
         solved[0] += 1
         return one(*a, **kw)
 
-    one = pol.klucb_index_one
-    monkeypatch.setattr(pol, "klucb_index", counting_index)
-    monkeypatch.setattr(pol, "klucb_index_one", counting_one)
+    one = solver.klucb_index_one
+    for module in (counting, solver):   # every module that calls a solver
+        monkeypatch.setattr(module, "klucb_index", counting_index)
+    monkeypatch.setattr(solver, "klucb_index_one", counting_one)
     env = linear_env(items=400, k=4, features=5, seed=0)
     for path, most in (("groups", 0.05 * 400), ("full", 400)):
         solved[0] = 0

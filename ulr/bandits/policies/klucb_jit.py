@@ -43,15 +43,19 @@ import math
 import numba
 import numpy as np
 
-TIE = 1e-12
+TIE = 1e-12   # klucb_solver._TIE (a constant of this file: see _index)
 _TOL = 1e-10
 _MAX_ITER = 50
 _MANY = 32   # more candidates than this: solve them all (no pairwise overlap test)
 
 
+# The Newton iteration of klucb_solver.klucb_index_one, written again here: numba's cache
+# is invalidated only by edits of the file a compiled function is in, so a compiled copy of
+# a function from another module could go stale unseen (test_policies compares the two).
 @numba.njit(cache=True, nogil=True)
 def _index(p: float, n: float, rate: float) -> float:
-    """KL-UCB index by Newton's method in ``y = -log(1 - q)`` from the closed-form start."""
+    """KL-UCB index (``rate > 0``) by Newton's method in ``y = -log(1 - q)`` from the
+    closed-form start, as :func:`ulr.bandits.policies.klucb_index_one`."""
     if n <= 0.0 or p >= 1.0:
         return 1.0
     r = rate / n
