@@ -571,15 +571,15 @@ def test_pruned_klucb_keeps_the_per_item_statistics(runs, path):
 
 
 def test_klucb_picks_its_path_by_shape():
-    """path=None: the groups path for one run or from 200 items on; otherwise the compiled
+    """path=None: the groups path for one run or from 250 items on; otherwise the compiled
     bounds path, or without numba the groups path for 2 runs and the full one for more. The compiled loop
     starts the sooner the more work a step of its predecessor costs."""
     from ulr.bandits.policies import _has_numba
 
     choose = CascadeKLUCB.choose_path
-    assert choose(3000, 20) == choose(200, 2) == choose(16, 1) == "groups"
+    assert choose(3000, 20) == choose(250, 2) == choose(16, 1) == "groups"
     if _has_numba():
-        assert choose(16, 2) == choose(16, 20) == choose(199, 5) == "bounds"
+        assert choose(16, 2) == choose(16, 20) == choose(249, 5) == "bounds"
     else:
         assert (choose(16, 2), choose(16, 20)) == ("groups", "full")
     assert [CascadeKLUCB.path_before_bounds(r) for r in (1, 2, 3)] == ["groups", "groups", "full"]

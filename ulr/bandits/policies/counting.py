@@ -102,10 +102,10 @@ class CascadeKLUCB(_CountingPolicy):
     # one run (too little to repay numba's start); "bounds" wins elsewhere, "full" only
     # where numba is missing (benchmarks/bench_bandits.py --kveton prints the figures).
     GROUPS_MAX_RUNS = 2
-    GROUPS_MIN_ITEMS = 200
+    GROUPS_MIN_ITEMS = 250
     # CPU seconds: numba's start, and what "groups" and "full" cost per step beyond "bounds"
     # (benchmarks/bench_bandits.py --kveton prints all of them)
-    NUMBA_START = 0.6
+    NUMBA_START = 0.3
     GROUPS_RUN = 20e-6
     FULL_STEP, FULL_CELL = 40e-6, 0.05e-6
 
