@@ -625,3 +625,15 @@ def test_compiled_klucb_starts_afresh_when_t_goes_back(path):
             index = [slow_klucb(wins[r, e] / pulls[r, e], pulls[r, e], klucb_rate(t))
                      for e in range(12)]
             assert list(got[r]) == sorted(range(12), key=lambda e: -index[e])[:3]
+
+
+def test_klucb_bounds_falls_back_without_the_compiled_loop(monkeypatch):
+    """If the compiled module cannot be imported mid-run, the path falls back to the one
+    it ran before (groups for 2 runs, rebuilt from the counts) with the same lists."""
+    import sys
+    env = kveton_env(items=16, k=2, seed=2)
+    ref = reference_klucb_lists(env.w, env.k, 2, 400, 2)
+    monkeypatch.setitem(sys.modules, "ulr.bandits.policies.klucb_jit", None)   # ImportError
+    got, sim = _recorded_lists(env, 400, 2, 2, path="bounds", bounds_from=200)
+    np.testing.assert_array_equal(got, ref)
+    assert sim.policy.path == "groups"

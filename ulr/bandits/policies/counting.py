@@ -179,8 +179,13 @@ class CascadeKLUCB(_CountingPolicy):
         path = self.path
         if path == "bounds":
             if t >= self.bounds_from and rate > 0 and items is None:
-                self._groups = None   # update() stops moving items between groups
-                return self._select_bounds(rate)
+                try:
+                    from ulr.bandits.policies.klucb_jit import select_lists
+                except (ImportError, RuntimeError):   # no numba, or nowhere to cache
+                    self.path = self.path_before_bounds(self.runs)
+                else:
+                    self._groups = None   # update() stops moving items between groups
+                    return self._select_bounds(select_lists, rate)
             path = self.path_before_bounds(self.runs)
         if items is not None or path == "full" or rate <= 0:
             return super().select(t, items)
@@ -197,10 +202,8 @@ class CascadeKLUCB(_CountingPolicy):
             return np.array([self._groups[0].select(rate, self.k)], dtype=np.intp)
         return np.array([g.select(rate, self.k) for g in self._groups], dtype=np.intp)
 
-    def _select_bounds(self, rate: float) -> np.ndarray:
+    def _select_bounds(self, select_lists, rate: float) -> np.ndarray:
         """The lists by :func:`ulr.bandits.policies.klucb_jit.select_lists` (compiled, all runs)."""
-        from ulr.bandits.policies.klucb_jit import select_lists
-
         if self._bounds is None:
             self._bounds = (np.empty((4, self.runs, self.n_items)),
                             np.empty((self.runs, self.k), dtype=np.intp),
