@@ -79,9 +79,11 @@ class CascadeKLUCB(_CountingPolicy):
         pairs whose bounds leave their rank in the top ``K`` open solved again
         (the argument is in the Notes of :class:`_KLUCBGroups`). ``"bounds"``:
         the same idea per item, all runs in one numba-compiled loop
-        (:mod:`ulr.bandits.policies.klucb_jit`; numba is imported on first use). None
-        chooses by shape (:meth:`choose_path`); ``benchmarks/bench_bandits.py
-        --kveton`` prints the per-step cost of each path on several shapes.
+        (:mod:`ulr.bandits.policies.klucb_jit`), from step ``bounds_from``
+        (:meth:`bounds_start`) on, when numba is first imported; before it, the
+        path of :meth:`path_before_bounds`. None chooses by shape
+        (:meth:`choose_path`); ``benchmarks/bench_bandits.py --kveton`` prints
+        the per-step cost of each path on several shapes.
     **kw
         ``n_items``, ``k``, ``runs``, ``seed`` of :class:`Policy`.
 
