@@ -2,13 +2,14 @@
 
 Targets (issue 5): CascadeLinTS <= 0.5 s and CascadeUCB1 <= 0.3 s for one run;
 20 runs of CascadeLinTS batched <= 3 s. Issue 15: CascadeKL-UCB <= 0.3 s for one run,
-choosing the same lists as the full computation (every index every step, ``prune=False``),
-checked over all 10,000 steps of one run. Also times a straightforward per-step,
+choosing the same lists as the full computation (every index every step, ``path="full"``),
+checked over all 10,000 steps of one run for the other two paths. Also times a straightforward per-step,
 per-item-loop CascadeLinTS for a few hundred steps and prints the speed-up.
 
 Issue 25: on Kveton et al.'s setting (L=16, K=2, 20 runs x 100,000 steps) CascadeKL-UCB
-within 2x CascadeUCB1's CPU time; ``--kveton`` prints both, and the per-step cost of the
-pruned and the full KL-UCB path on several shapes (what ``prune=None`` chooses by).
+within 2x CascadeUCB1's CPU time; ``--kveton`` prints both (in this process and as whole
+``python -m ulr bandit`` processes), numba's start cost, and the per-step cost of the three
+KL-UCB paths on several shapes (what ``path=None`` chooses by).
 
 Run: python benchmarks/bench_bandits.py [--all | --klucb | --kveton]
 (--all adds the other algorithms, one run each, for information; --klucb runs only the
@@ -78,34 +79,35 @@ def naive_lints(env, steps, seed=0, sigma=0.5):
     return np.array(lists)
 
 
-def klucb_same_lists(env, steps, seed=0):
-    """Whether CascadeKL-UCB pruned and unpruned choose the same lists in every
-    step of one run, and the CPU time of the unpruned run (lists recorded too)."""
-    out, cpu = [], 0.0
-    for prune in (True, False):
-        sim = BanditRuns("cascade-klucb", env, steps, runs=1, seed=seed)
-        sim.policy.prune = prune
-        lists = []
-        select = sim.policy.select
-        sim.policy.select = lambda t, items=None: lists.append(select(t, items)) or lists[-1]
-        c0 = time.process_time()
-        sim.advance()
-        cpu = time.process_time() - c0
-        out.append(np.array(lists))
-    return np.array_equal(*out), cpu
+def klucb_lists(env, steps, path, seed=0):
+    """The lists of every step of one CascadeKL-UCB run on ``path``, and its CPU time."""
+    sim = BanditRuns("cascade-klucb", env, steps, runs=1, seed=seed)
+    sim.policy.path = path
+    sim.policy.bounds_from = 0
+    lists = []
+    select = sim.policy.select
+    sim.policy.select = lambda t, items=None: lists.append(select(t, items)) or lists[-1]
+    c0 = time.process_time()
+    sim.advance()
+    return np.array(lists), time.process_time() - c0
 
 
 def klucb_section(env):
     """CascadeKL-UCB (issue 15): time, index solves, and the lists against the full computation."""
     b_kl, m_kl, c_kl, kl = timed(env, "cascade-klucb", 1)
-    line("cascade-klucb, 1 run (pruned)", b_kl, m_kl, c_kl, 0.3)
+    line(f"cascade-klucb, 1 run ({kl.policy.path})", b_kl, m_kl, c_kl, 0.3)
     solved = (kl.policy.solves + kl.policy.refresh_solves) / STEPS
     print(f"{'  index solves per step (mean)':<44}{solved:>8.1f} of {L} items "
           f"({kl.policy.solves:,} in select, {kl.policy.refresh_solves:,} in window refreshes)")
-    same_kl, c_full = klucb_same_lists(env, STEPS)
-    print(f"{'  unpruned (every index), 1 run':<44}{c_full:>8.3f} s cpu; same lists in all "
-          f"{STEPS:,} steps: {'yes' if same_kl else 'NO'}")
-    return same_kl
+    full, c_full = klucb_lists(env, STEPS, "full")
+    same_all = True
+    for path in ("groups", "bounds"):
+        got, c_path = klucb_lists(env, STEPS, path)
+        same = np.array_equal(got, full)
+        same_all &= same
+        print(f"{'  path ' + path + ', 1 run':<44}{c_path:>8.3f} s cpu; same lists as 'full' "
+              f"({c_full:.3f} s cpu) in all {STEPS:,} steps: {'yes' if same else 'NO'}")
+    return same_all
 
 
 def line(label, best, median, cpu, target=None):
@@ -154,8 +156,65 @@ def main(show_all=False):
     return math.isfinite(b_lints)
 
 
+KVETON_CLI = ("--env", "kveton", "--items", "16", "--k", "2", "--runs", "20",
+              "--steps", "100000", "--seed", "1")
+
+
+def cli_seconds(algorithm, env=None):
+    """Wall and CPU seconds of a whole ``python -m ulr bandit`` process on Kveton's setting
+    (imports, numba's start and any compilation included)."""
+    import resource
+    import subprocess
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    w0 = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "ulr", "bandit", "--algorithm", algorithm,
+                    *KVETON_CLI], check=True, stdout=subprocess.DEVNULL,
+                   cwd=Path(__file__).resolve().parent.parent, env=env)
+    wall = time.perf_counter() - w0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def numba_start_seconds():
+    """CPU seconds a fresh process spends importing the compiled KL-UCB path and making
+    its first call: with numba's cache on disk, and compiling into an empty cache."""
+    import subprocess
+    import tempfile
+
+    code = ("import time, numpy as np, ulr.bandits.policies; c = time.process_time(); "
+            "from ulr.bandits.policies.klucb_jit import select_lists; "
+            "st = np.full((4, 1, 3), -1.0); "
+            "select_lists(np.zeros((1, 3)), np.ones((1, 3)), 2.0, st, "
+            "np.empty((1, 1), dtype=np.intp), np.empty(3, dtype=np.intp), np.empty(3), "
+            "np.empty(3)); print(time.process_time() - c)")
+    root = Path(__file__).resolve().parent.parent
+    out = {}
+    with tempfile.TemporaryDirectory() as cold:
+        for label, env in (("cached", None), ("compiling", {**os.environ,
+                                                            "NUMBA_CACHE_DIR": cold})):
+            res = subprocess.run([sys.executable, "-c", code], cwd=root, env=env, check=True,
+                                 capture_output=True, text=True)
+            out[label] = float(res.stdout.split()[-1])
+    return out
+
+
+def path_us_per_step(items, runs, path, steps):
+    """CPU microseconds per step of one CascadeKL-UCB path (the compiled one warmed up)."""
+    from ulr.bandits.envs import kveton_env
+
+    sim = BanditRuns("cascade-klucb", kveton_env(items=items, k=2), steps, runs=runs, seed=1)
+    sim.policy.path = path
+    sim.policy.bounds_from = 0
+    if path == "bounds":
+        sim.advance(3)    # numba import and cache load / compilation, not per-step cost
+    c0 = time.process_time()
+    done = sim.advance()
+    return (time.process_time() - c0) * 1e6 / done
+
+
 def kveton_section(steps=100_000, runs=20, shape_steps=3_000):
-    """CascadeKL-UCB against CascadeUCB1 on Kveton's setting, and pruned vs full by shape."""
+    """CascadeKL-UCB against CascadeUCB1 on Kveton's setting, and the paths by shape."""
     from ulr.bandits.envs import kveton_env
     from ulr.bandits.policies import CascadeKLUCB
 
@@ -166,25 +225,32 @@ def kveton_section(steps=100_000, runs=20, shape_steps=3_000):
         c0 = time.process_time()
         sim.advance()
         cpu[algorithm] = time.process_time() - c0
+        path = f" (path {sim.policy.path})" if algorithm == "cascade-klucb" else ""
         print(f"kveton L=16 K=2, {runs} runs x {steps:,} steps  {algorithm:<14}"
-              f"{cpu[algorithm]:>8.2f} s cpu")
+              f"{cpu[algorithm]:>8.2f} s cpu, {sim.seconds:.2f} s wall{path}")
     ratio = cpu["cascade-klucb"] / cpu["cascade-ucb1"]
-    print(f"  cascade-klucb / cascade-ucb1: {ratio:.1f}x (target <= 2x: "
+    print(f"  cascade-klucb / cascade-ucb1: {ratio:.2f}x cpu (target <= 2x: "
           f"{'OK' if ratio <= 2 else 'OVER'})")
-    print(f"per-step CPU of the two KL-UCB paths ({shape_steps:,} steps; * = prune=None's pick):")
-    for items, r in ((16, 1), (16, 2), (16, 5), (16, 20), (100, 20), (300, 20), (1000, 20),
-                     (3000, 1), (3000, 5)):
-        us = {}
-        for prune in (True, False):
-            sim = BanditRuns("cascade-klucb", kveton_env(items=items, k=2), shape_steps,
-                             runs=r, seed=1)
-            sim.policy.prune = prune
-            c0 = time.process_time()
-            sim.advance()
-            us[prune] = (time.process_time() - c0) * 1e6 / shape_steps
-        pick = CascadeKLUCB.prunes(items, r)
-        print(f"  L={items:>5} runs={r:>3}   pruned {us[True]:>7.0f}{'*' if pick else ' '} "
-              f"us/step   full {us[False]:>7.0f}{' ' if pick else '*'} us/step")
+    whole = {a: cli_seconds(a) for a in ("cascade-ucb1", "cascade-klucb")}
+    for a, (wall, c) in whole.items():
+        print(f"  whole process: python -m ulr bandit --algorithm {a:<14}{c:>6.2f} s cpu, "
+              f"{wall:.2f} s wall")
+    print(f"  whole process cascade-klucb / cascade-ucb1: "
+          f"{whole['cascade-klucb'][1] / whole['cascade-ucb1'][1]:.2f}x cpu")
+    start = numba_start_seconds()
+    print(f"  numba start of the compiled path: {start['cached']:.2f} s cpu with its cache, "
+          f"{start['compiling']:.2f} s cpu compiling")
+    print(f"per-step CPU of the KL-UCB paths ({shape_steps:,} steps, us/step; * = path=None's "
+          f"pick; 'bounds' runs 'groups' (1-2 runs) or 'full' until its compiled loop starts, "
+          f"timed here from step 3):")
+    for items, r in ((16, 1), (16, 2), (16, 5), (16, 20), (16, 100), (100, 1), (100, 2),
+                     (100, 20), (200, 20), (300, 20), (1000, 20), (3000, 1), (3000, 5)):
+        pick = CascadeKLUCB.choose_path(items, r)
+        cells = "  ".join(f"{p} {path_us_per_step(items, r, p, shape_steps):>6.0f}"
+                          f"{'*' if p == pick else ' '}" for p in CascadeKLUCB.PATHS)
+        start_at = (f"compiled from step {CascadeKLUCB.bounds_start(items, r):,}"
+                    if pick == "bounds" else "")
+        print(f"  L={items:>5} runs={r:>3}   {cells}   {start_at}")
 
 
 if __name__ == "__main__":

@@ -122,6 +122,20 @@ def test_scalar_klucb_index_and_start_match_the_references():
                     assert warm == pytest.approx(got, abs=1e-12)
 
 
+def test_compiled_klucb_index_is_the_scalar_one():
+    """The compiled solver repeats klucb_index_one's Newton iteration (numba's cache would
+    not see edits of another file): same floats to the last bit, and the slow reference."""
+    pytest.importorskip("numba")
+    from ulr.bandits.policies import klucb_index_one
+    from ulr.bandits.policies.klucb_jit import _index
+    for p in (0.0, 1e-4, 0.03, 0.2, 0.5, 0.77, 0.999, 1.0):
+        for n in (0, 1, 3, 40, 1000, 10**6):
+            for rate in (0.5, 3.0, 25.0):
+                got = _index(p, float(n), rate)
+                assert got == klucb_index_one(p, n, rate)
+                assert got == pytest.approx(slow_klucb(p, n, rate), abs=1e-9)
+
+
 def test_klucb_index_on_policy_shaped_arrays():
     rng = np.random.default_rng(5)
     n = rng.integers(1, 500, size=(4, 16)).astype(float)
@@ -427,14 +441,22 @@ def reference_klucb_lists(w, k, runs, steps, seed):
     return lists
 
 
-def _recorded_lists(env, steps, runs, seed, prune=True):
+def _recorded_lists(env, steps, runs, seed, path="groups", bounds_from=0):
     sim = BanditRuns("cascade-klucb", env, steps, runs=runs, seed=seed)
-    sim.policy.prune = prune
+    sim.policy.path = path
+    sim.policy.bounds_from = bounds_from
     lists = []
     select = sim.policy.select
     sim.policy.select = lambda t, items=None: lists.append(select(t, items)) or lists[-1]
     sim.advance()
     return np.array(lists), sim
+
+
+def _paths(*paths):
+    """The paths as test parameters; "bounds" needs numba (requirements.txt)."""
+    need = pytest.mark.skipif(not CascadeKLUCB.choose_path(16, 20) == "bounds",
+                              reason="numba is not installed")
+    return [pytest.param(p, marks=need) if p == "bounds" else p for p in paths]
 
 
 def _tie_env(items, k, seed):
@@ -452,27 +474,32 @@ KLUCB_CASES = {  # name: (env factory, runs, steps)
     "k1-30": (lambda s: linear_env(items=30, k=1, features=4, seed=s), 1, 2000),
     "k-equals-l": (lambda s: CascadeEnv("custom", [0.3, 0.1, 0.3, 0.0, 1.0], 5), 1, 300),
     "small-long": (lambda s: kveton_env(items=8, k=3, p=0.3, delta=0.05, seed=s), 2, 2500),
+    "kveton-16-20runs": (lambda s: kveton_env(items=16, k=2, seed=s), 20, 700),
+    "ties-12-6runs": (lambda s: _tie_env(12, 2, s), 6, 800),
+    "linear-100-5runs": (lambda s: linear_env(items=100, k=3, features=4, seed=s), 5, 600),
 }
 
 
+@pytest.mark.parametrize("path", _paths("groups", "bounds"))
 @pytest.mark.parametrize("seed", [0, 1, 2])
 @pytest.mark.parametrize("case", sorted(KLUCB_CASES))
-def test_klucb_lists_equal_the_full_reference(case, seed):
+def test_klucb_lists_equal_the_full_reference(case, seed, path):
     make_env, runs, steps = KLUCB_CASES[case]
     env = make_env(seed)
     ref = reference_klucb_lists(env.w, env.k, runs, steps, seed)
-    got, _ = _recorded_lists(env, steps, runs, seed)
+    got, _ = _recorded_lists(env, steps, runs, seed, path=path)
     np.testing.assert_array_equal(got, ref)
 
 
-def test_klucb_lists_equal_the_reference_at_the_benchmark_shape():
+@pytest.mark.parametrize("path", _paths("groups", "bounds"))
+def test_klucb_lists_equal_the_reference_at_the_benchmark_shape(path):
     """L = 3000, K = 4 as in benchmarks/bench_bandits.py (fewer steps), and the
-    unpruned library path (``prune=False``) on the same run."""
+    full library path (``path="full"``) on the same run."""
     env = linear_env(items=3000, k=4, features=10, seed=0)
     ref = reference_klucb_lists(env.w, env.k, 1, 2500, 7)
-    got, _ = _recorded_lists(env, 2500, 1, 7)
+    got, _ = _recorded_lists(env, 2500, 1, 7, path=path)
     np.testing.assert_array_equal(got, ref)
-    full, _ = _recorded_lists(env, 400, 1, 7, prune=False)
+    full, _ = _recorded_lists(env, 400, 1, 7, path="full")
     np.testing.assert_array_equal(full, ref[:400])
 
 
@@ -493,7 +520,8 @@ def test_klucb_bounds_the_pruning_rests_on():
 def test_pruned_klucb_solves_few_indices(monkeypatch):
     """Every index solve is counted (vectorized and scalar): the pruned run must solve
     far fewer than L per step, the unpruned one all L."""
-    import ulr.bandits.policies as pol
+    import ulr.bandits.policies.counting as counting
+    import ulr.bandits.policies.klucb_solver as solver
     solved = [0]
 
     def counting_index(p_hat, n, rate, **kw):
@@ -504,43 +532,108 @@ def test_pruned_klucb_solves_few_indices(monkeypatch):
         solved[0] += 1
         return one(*a, **kw)
 
-    one = pol.klucb_index_one
-    monkeypatch.setattr(pol, "klucb_index", counting_index)
-    monkeypatch.setattr(pol, "klucb_index_one", counting_one)
+    one = solver.klucb_index_one
+    for module in (counting, solver):   # every module that calls a solver
+        monkeypatch.setattr(module, "klucb_index", counting_index)
+    monkeypatch.setattr(solver, "klucb_index_one", counting_one)
     env = linear_env(items=400, k=4, features=5, seed=0)
-    for prune, most in ((True, 0.05 * 400), (False, 400)):
+    for path, most in (("groups", 0.05 * 400), ("full", 400)):
         solved[0] = 0
-        _, sim = _recorded_lists(env, 1500, 1, 0, prune=prune)
+        _, sim = _recorded_lists(env, 1500, 1, 0, path=path)
         per_step = solved[0] / 1500
         assert per_step <= most
-        if not prune:
+        if path == "full":
             assert per_step >= 0.99 * 400   # every item from t = 3 on
 
 
+@pytest.mark.parametrize("path", _paths("bounds"))
+def test_compiled_klucb_solves_few_indices(path):
+    """The compiled path counts its own solves (numba code cannot be patched): from the
+    second step on it solves the observed items and a few contested ones per run, far
+    fewer than L, while its first step solves every item of every run."""
+    env = kveton_env(items=16, k=2, seed=0)
+    _, sim = _recorded_lists(env, 2000, 20, 0, path=path)
+    assert sim.policy.solves >= 20 * 16                       # the first step: all
+    assert (sim.policy.solves - 20 * 16) / 1997 <= 0.35 * 20 * 16
+
+
+@pytest.mark.parametrize("path", _paths("groups", "bounds"))
 @pytest.mark.parametrize("runs", [1, 2])
-def test_pruned_klucb_keeps_the_per_item_statistics(runs):
-    """The pruned path updates pulls, wins, mean and 1/sqrt(pulls) itself (one run)
-    or through the base class (several): both must equal the unpruned run's."""
+def test_pruned_klucb_keeps_the_per_item_statistics(runs, path):
+    """The groups path updates pulls, wins, mean and 1/sqrt(pulls) itself (one run)
+    or through the base class (several): both must equal the full path's run."""
     env = kveton_env(items=50, k=3, p=0.3, delta=0.1, seed=1)
-    _, pruned = _recorded_lists(env, 600, runs, 4, prune=True)
-    _, full = _recorded_lists(env, 600, runs, 4, prune=False)
+    _, pruned = _recorded_lists(env, 600, runs, 4, path=path)
+    _, full = _recorded_lists(env, 600, runs, 4, path="full")
     for name in ("pulls", "wins", "mean", "_isq"):
         np.testing.assert_array_equal(getattr(pruned.policy, name), getattr(full.policy, name))
     np.testing.assert_array_equal(pruned.policy._isq, 1.0 / np.sqrt(full.policy.pulls))
 
 
-def test_klucb_picks_its_path_by_shape_and_both_give_the_reference_lists():
-    """prune=None: the pruned path for few runs or many items, the vectorized full one for
-    many runs of few items (Kveton's 20 runs of 16 items); the lists are the reference's."""
-    from ulr.bandits.policies import CascadeKLUCB
+def test_klucb_picks_its_path_by_shape():
+    """path=None: the groups path for one run or from 250 items on; otherwise the compiled
+    bounds path, or without numba the groups path for 2 runs and the full one for more. The compiled loop
+    starts the sooner the more work a step of its predecessor costs."""
+    from ulr.bandits.policies import _has_numba
 
-    assert CascadeKLUCB.prunes(16, 1) and CascadeKLUCB.prunes(16, 2)
-    assert CascadeKLUCB.prunes(3000, 20) and not CascadeKLUCB.prunes(16, 20)
+    choose = CascadeKLUCB.choose_path
+    assert choose(3000, 20) == choose(250, 2) == choose(16, 1) == "groups"
+    if _has_numba():
+        assert choose(16, 2) == choose(16, 20) == choose(249, 5) == "bounds"
+    else:
+        assert (choose(16, 2), choose(16, 20)) == ("groups", "full")
+    assert [CascadeKLUCB.path_before_bounds(r) for r in (1, 2, 3)] == ["groups", "groups", "full"]
+    start = [CascadeKLUCB.bounds_start(16, r) for r in (3, 20, 100, 10**6)]
+    assert start == sorted(start, reverse=True) and start[-1] == 3
+    assert CascadeKLUCB.bounds_start(16, 2) < CascadeKLUCB.bounds_start(16, 1)
+    with pytest.raises(UlrError, match="path"):
+        CascadeKLUCB(n_items=5, k=2, path="fast")
+
+
+@pytest.mark.parametrize("runs", [2, 20])
+def test_klucb_default_path_gives_the_reference_lists_across_the_switch(runs):
+    """path=None on Kveton's 16 items: groups (2 runs) or full (20 runs) until bounds_from,
+    the compiled loop after it (without numba: no switch); the lists are the reference's."""
     env = kveton_env(items=16, k=2, seed=3)
-    sim = BanditRuns("cascade-klucb", env, 600, runs=20, seed=3)
-    assert sim.policy.prune is False
+    sim = BanditRuns("cascade-klucb", env, 600, runs=runs, seed=3)
+    assert sim.policy.path == CascadeKLUCB.choose_path(16, runs)
+    sim.policy.bounds_from = 300      # switch inside this short run
     lists = []
     select = sim.policy.select
     sim.policy.select = lambda t, items=None: lists.append(select(t, items)) or lists[-1]
     sim.advance()
-    np.testing.assert_array_equal(np.array(lists), reference_klucb_lists(env.w, env.k, 20, 600, 3))
+    ref = reference_klucb_lists(env.w, env.k, runs, 600, 3)
+    np.testing.assert_array_equal(np.array(lists), ref)
+    if sim.policy.path == "bounds":
+        assert sim.policy.solves > 0 and sim.policy._groups is None   # compiled after 300
+
+
+@pytest.mark.parametrize("path", _paths("bounds"))
+def test_compiled_klucb_starts_afresh_when_t_goes_back(path):
+    """Lower bounds from a larger rate do not hold at a smaller one: select at t = 5000,
+    then at t = 40 must give the lists of every index solved at t = 40 (slow reference)."""
+    rng = np.random.default_rng(5)
+    pulls = rng.integers(1, 60, size=(4, 12)).astype(float)
+    wins = np.floor(pulls * rng.random((4, 12)) * 0.5)
+    pol = CascadeKLUCB(n_items=12, k=3, runs=4, seed=0, path=path)
+    pol.bounds_from = 0
+    pol.initialize(np.zeros((4, 12), bool))
+    pol.pulls[:], pol.wins[:], pol.mean[:] = pulls, wins, wins / pulls
+    for t in (5000, 40):
+        got = pol.select(t)
+        for r in range(4):
+            index = [slow_klucb(wins[r, e] / pulls[r, e], pulls[r, e], klucb_rate(t))
+                     for e in range(12)]
+            assert list(got[r]) == sorted(range(12), key=lambda e: -index[e])[:3]
+
+
+def test_klucb_bounds_falls_back_without_the_compiled_loop(monkeypatch):
+    """If the compiled module cannot be imported mid-run, the path falls back to the one
+    it ran before (groups for 2 runs, rebuilt from the counts) with the same lists."""
+    import sys
+    env = kveton_env(items=16, k=2, seed=2)
+    ref = reference_klucb_lists(env.w, env.k, 2, 400, 2)
+    monkeypatch.setitem(sys.modules, "ulr.bandits.policies.klucb_jit", None)   # ImportError
+    got, sim = _recorded_lists(env, 400, 2, 2, path="bounds", bounds_from=200)
+    np.testing.assert_array_equal(got, ref)
+    assert sim.policy.path == "groups"
