@@ -22,22 +22,7 @@ st.caption(
     "bootstrap intervals over sessions; where the log records the true θ (simulated logs), it "
     "is drawn as a dashed line.")
 
-SOURCE_METHODS = ("em", "intervention-harvesting")  # cell statistics are all they need
-NEEDS = {"randomization": "which rows were shown in random order",
-         "regression-em": "the features of each row", "dla": "the features of each row"}
-
-HELP = {
-    "randomization": "CTR ratios of rows shown in random order (RandTopN), and click ratios of "
-                     "swapped pairs (RandPair). Needs randomized rows.",
-    "em": "EM on the position-based click model over (query, doc, position) counts. Needs "
-          "query-doc pairs shown at several positions.",
-    "regression-em": "EM whose relevance side is one gradient-boosted model of the features "
-                     "(Wang et al. 2018). Needs feature_* columns; works with pairs seen once.",
-    "dla": "Dual Learning Algorithm (Ai et al. 2018): a ranking network and position logits "
-           "trained together. Needs features and session_id; sensitive to initialization.",
-    "intervention-harvesting": "Pairs of positions at which different rankers showed the same "
-                               "query-doc pair (Agarwal et al. 2019). No randomization needed.",
-}
+SOURCE_METHODS = propensity.CELL_METHODS  # a registered source keeps cell statistics only
 
 
 @ui.cache_data(show_spinner=False, max_entries=64)
@@ -132,7 +117,8 @@ def _source_page(name: str) -> None:
     methods, positions, bootstrap, seed = _settings(
         summ["positions"], [m for m in wanted if m in SOURCE_METHODS] or ["em"], assume=None)
     for method in [m for m in methods if m not in SOURCE_METHODS]:
-        ui.dead_end(f"**{method}** needs {NEEDS.get(method, 'the rows')}, and “{name}” keeps "
+        needs = propensity.REGISTRY[method].rows
+        ui.dead_end(f"**{method}** needs {needs}, and “{name}” keeps "
                     "only click counts per query, document and position: pick a dataset in "
                     "the sidebar, or upload a sample of the log on the Data page.",
                     label="Upload a sample on the Data page")
@@ -157,7 +143,8 @@ def _settings(max_pos: int, default: list[str], *, assume):
     """
     methods = st.multiselect("Methods", list(propensity.METHODS), default=default,
                              key="pb_methods", max_selections=ui.limit("ULR_MAX_METHODS"),
-                             help="  \n".join(f"**{m}**: {h}" for m, h in HELP.items()))
+                             help="  \n".join(f"**{m}**: {spec.help}"
+                                               for m, spec in propensity.REGISTRY.items()))
     c1, c2, c3, c4 = st.columns([1, 1, 1, 1.4])
     positions = c1.number_input("Positions", min_value=2, max_value=max_pos,
                                 value=ui.url_number("positions", min(max_pos, 10), 2, max_pos),

@@ -23,10 +23,9 @@ from ulr.errors import UlrError
 from ulr.propensity import aggregate
 
 ORDER = 30
-# Methods whose statistics come from aggregate.cell_stats alone (stored cell statistics).
-CELL_METHODS = ("em", "intervention-harvesting")
-# Methods that can aggregate a CSV file in place (one checked scan, no copy).
-IN_PLACE_METHODS = CELL_METHODS + ("regression-em",)
+# What each method needs is declared once, in propensity.REGISTRY.
+CELL_METHODS = propensity.CELL_METHODS
+IN_PLACE_METHODS = propensity.IN_PLACE_METHODS
 
 
 def register(sub):

@@ -30,20 +30,76 @@ import time
 from ulr.errors import UlrError
 from ulr.propensity.result import PropensityResult
 
-# method id -> module implementing ``run(scan, *, positions, n_bootstrap, seed,
-# assume_randomized, progress, level, should_stop)``; imported on first use (sklearn is
-# slow to import).
-_MODULES = {
-    "randomization": "ulr.propensity.randomization",
-    "em": "ulr.propensity.em",
-    "regression-em": "ulr.propensity.regression_em",
-    "dla": "ulr.propensity.dla",
-    "intervention-harvesting": "ulr.propensity.harvesting",
+
+@dataclasses.dataclass(frozen=True)
+class Method:
+    """One position-bias estimator and what it needs: the page, the CLI and the source
+    path read these declarations (adding an estimator touches its module and
+    :data:`REGISTRY`).
+
+    Attributes
+    ----------
+    module : str
+        Implements ``run(scan, *, positions, n_bootstrap, seed, assume_randomized,
+        progress, level, should_stop)``; imported on first use (sklearn is slow to import).
+    help : str
+        One sentence for the page's method picker.
+    rows : str or None
+        What it needs beyond (query, doc, position) cell statistics, said as "needs ...";
+        None when cell statistics are all it reads (a registered source suffices).
+    randomized, features, sessions : bool
+        Refuses a log without randomized rows (:class:`~ulr.errors.NeedsRandomizedRows`),
+        without ``feature_*`` columns (:class:`~ulr.errors.NeedsFeatures`), without a
+        ``session_id`` (:class:`~ulr.errors.NeedsSessions`).
+    in_place : bool
+        Can aggregate a CSV file where it lies (one checked scan, no copy into the store).
+    """
+
+    module: str
+    help: str
+    rows: str | None = None
+    randomized: bool = False
+    features: bool = False
+    sessions: bool = False
+    in_place: bool = False
+
+    @property
+    def cells_only(self) -> bool:
+        return self.rows is None
+
+
+REGISTRY = {
+    "randomization": Method(
+        "ulr.propensity.randomization",
+        "CTR ratios of rows shown in random order (RandTopN), and click ratios of swapped pairs "
+        "(RandPair). Needs randomized rows.",
+        rows="which rows were shown in random order", randomized=True),
+    "em": Method(
+        "ulr.propensity.em",
+        "EM on the position-based click model over (query, doc, position) counts. Needs "
+        "query-doc pairs shown at several positions.", in_place=True),
+    "regression-em": Method(
+        "ulr.propensity.regression_em",
+        "EM whose relevance side is one gradient-boosted model of the features (Wang et al. "
+        "2018). Needs feature_* columns; works with pairs seen once.",
+        rows="the features of each row", features=True, in_place=True),
+    "dla": Method(
+        "ulr.propensity.dla",
+        "Dual Learning Algorithm (Ai et al. 2018): a ranking network and position logits "
+        "trained together. Needs features and session_id; sensitive to initialization.",
+        rows="the features of each row", features=True, sessions=True),
+    "intervention-harvesting": Method(
+        "ulr.propensity.harvesting",
+        "Pairs of positions at which different rankers showed the same query-doc pair "
+        "(Agarwal et al. 2019). No randomization needed.", in_place=True),
 }
-METHODS = tuple(_MODULES)
+METHODS = tuple(REGISTRY)
+CELL_METHODS = tuple(m for m, spec in REGISTRY.items() if spec.cells_only)
+IN_PLACE_METHODS = tuple(m for m, spec in REGISTRY.items() if spec.in_place)
 MAX_BOOTSTRAP = 10_000
 
-__all__ = ["METHODS", "PropensityResult", "estimate"]
+__all__ = ["CELL_METHODS", "IN_PLACE_METHODS", "METHODS", "REGISTRY", "Method",
+           "PropensityResult", "estimate"]
 
 
 def estimate(log, *, method: str, positions: int | None = None, n_bootstrap: int = 0,
@@ -80,7 +136,7 @@ def estimate(log, *, method: str, positions: int | None = None, n_bootstrap: int
     -------
     PropensityResult
     """
-    if method not in _MODULES:
+    if method not in REGISTRY:
         raise UlrError(f"unknown propensity method {method!r}; choose one of "
                        f"{', '.join(METHODS)}.")
     b = int(n_bootstrap)
@@ -95,7 +151,7 @@ def estimate(log, *, method: str, positions: int | None = None, n_bootstrap: int
     if should_stop is not None:  # long statements are interrupted too
         scan = dataclasses.replace(scan, should_stop=should_stop)
     t0 = time.perf_counter()
-    impl = importlib.import_module(_MODULES[method])
+    impl = importlib.import_module(REGISTRY[method].module)
     res = impl.run(scan, positions=positions, n_bootstrap=b, seed=int(seed),
                    assume_randomized=bool(assume_randomized), progress=progress,
                    level=float(level), should_stop=should_stop)
