@@ -301,3 +301,36 @@ def test_propensity_section_uses_the_real_estimator(sim):
     assert [t.name for t in items[0].fig().data] == ["em", "true theta"]
     _, status = cmd.build_items(log, ["propensity"], propensity_method="no-such-method")
     assert status["propensity"].startswith("skipped: unknown propensity method")
+
+
+def test_rankers_section_with_both_learners_is_the_pages_significance_item(sim, tmp_path,
+                                                                          capsys):
+    """--learner linear,gbdt: one "Rankers compared" item, as Compare rankers adds it:
+    the significance table of the four rankers, their chart and the several-learner
+    verdict (Holm-corrected randomization tests)."""
+    s, path = sim
+    theta = ",".join(f"{t:.6f}" for t in s.theta)
+    out = tmp_path / "both.html"
+    rc, stdout, err = run_main(["report", "--input", path, "--out", out, "--json", "--sections",
+                                "rankers", "--theta", theta, "--learner", "linear,gbdt",
+                                "--seed", 2], capsys)
+    assert rc == 0, err
+    assert json.loads(stdout)["sections"] == {"rankers": "ok"}
+    items, _ = cmd.build_items(store.open_file(path), ["rankers"], theta=s.theta,
+                               learner="linear,gbdt", seed=2)
+    (item,) = items
+    assert item.title == "Rankers compared"
+    table = item.frame()
+    assert len(table) == 4                                  # naive and IPW of each learner
+    from ulr import rankers
+    sc = rankers.compare_learners(rankers.log_frame(store.open_file(path)), None,
+                                  s.theta, learners="linear,gbdt", seed=2,
+                                  min_queries=rankers.MIN_TEST_QUERIES)
+    pairs = sc.pairs(seed=2)
+    pd.testing.assert_frame_equal(table.reset_index(drop=True), rankers.significance_wide(
+        sc.significance(pairs)).reset_index(drop=True), check_dtype=False)
+    assert item.verdict == sc.verdict(pairs).to_dict()
+    assert "Rankers compared</h2>" in out.read_text(encoding="utf-8")
+    rc, _, err = run_main(["report", "--input", path, "--out", tmp_path / "x.html",
+                           "--learner", "linear,svm"], capsys)
+    assert rc == 2 and err.startswith("error: --learner must be linear, gbdt or both")

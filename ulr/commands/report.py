@@ -62,7 +62,9 @@ def register(sub):
                    help="propensity section: bootstrap replicates for intervals (default 0)")
     p.add_argument("--theta", metavar="T1,T2,...",
                    help="rankers section: propensity per position (instead of the estimate)")
-    p.add_argument("--learner", default="linear", help="rankers section: linear or gbdt")
+    p.add_argument("--learner", default="linear",
+                   help="rankers section: linear, gbdt, or both (linear,gbdt: the significance "
+                        "table of the four rankers)")
     p.add_argument("--seed", type=int, default=0, help="seed for splits and bootstraps")
     p.set_defaults(run=run)
 
@@ -192,6 +194,8 @@ def section_rankers(log, ctx) -> list[report.ReportItem]:
     if theta is None:
         raise _Skip("the naive-vs-IPW comparison needs a position-bias estimate: include the "
                     "propensity section or pass --theta.")
+    if len(rankers.parse_learners(ctx["learner"])) > 1:
+        return [_several_learners(log, ctx, theta)]
     cmp = rankers.train_and_evaluate(rankers.log_frame(log), None, theta,
                                      learner=ctx["learner"], seed=ctx["seed"],
                                      min_queries=rankers.MIN_TEST_QUERIES)
@@ -213,6 +217,33 @@ def section_rankers(log, ctx) -> list[report.ReportItem]:
         settings=_settings(log, learner=ctx["learner"], seed=ctx["seed"],
                            theta=[round(float(t), 6) for t in theta],
                            theta_source=ctx["theta_source"]))]
+
+
+def _several_learners(log, ctx, theta) -> report.ReportItem:
+    """The Compare rankers page's item for several learners: the significance table
+    (Holm-corrected randomization tests), the chart of every ranker and its verdict."""
+    from ulr.lists import mapping_warnings
+    sc = rankers.compare_learners(rankers.log_frame(log), None, theta, learners=ctx["learner"],
+                                  seed=ctx["seed"], min_queries=rankers.MIN_TEST_QUERIES)
+    pairs = sc.pairs(seed=ctx["seed"])
+    comp = sc.first
+    note = (f"Naive and IPW rankers of each learner ({ctx['learner'].replace(',', ', ')}), "
+            f"trained on the same clicks with theta {ctx['theta_source']} and evaluated on the "
+            f"same {comp.n_test_queries} held-out queries. Superscript letters name the rankers "
+            "a value is significantly better than (paired randomization test, Holm correction "
+            "over the pairs of each metric, 5% level).")
+    return report.ReportItem.from_result(
+        "Rankers compared", fig=rankers.comparison_figure(sc.table(seed=ctx["seed"]),
+                                                          estimated=comp.estimated),
+        verdict=sc.verdict(pairs, mapping=mapping_warnings(log)),
+        table=rankers.significance_wide(sc.significance(pairs)), dataset=log.info.name,
+        note=note, evidence={"rows": comp.n_train_rows, "clicks": comp.n_train_clicks,
+                             "queries": comp.n_train_queries + comp.n_test_queries,
+                             "sessions": comp.n_train_sessions},
+        settings=_settings(log, learners=ctx["learner"], seed=ctx["seed"],
+                           theta=[round(float(t), 6) for t in theta],
+                           theta_source=ctx["theta_source"], test="randomization",
+                           correction="holm"))
 
 
 _BUILDERS = {"summary": section_summary, "propensity": section_propensity,
@@ -312,8 +343,11 @@ def run(args) -> dict:
         raise UlrError("--positions must be at least 1.")
     if args.bootstrap is None or args.bootstrap < 0:
         raise UlrError("--bootstrap must be 0 or more.")
-    if args.learner not in ("linear", "gbdt"):
-        raise UlrError(f"--learner must be linear or gbdt, not {args.learner!r}.")
+    try:
+        rankers.parse_learners(args.learner)
+    except UlrError:
+        raise UlrError(f"--learner must be linear, gbdt or both (linear,gbdt), not "
+                       f"{args.learner!r}.") from None
     if args.title is not None and not args.title.strip():
         raise UlrError("--title must not be empty.")
     log = log_from_args(args)
