@@ -23,9 +23,8 @@ from ulr.errors import UlrError
 from ulr.propensity import aggregate
 
 ORDER = 30
-# What each method needs is declared once, in propensity.REGISTRY.
-CELL_METHODS = propensity.CELL_METHODS
-IN_PLACE_METHODS = propensity.IN_PLACE_METHODS
+# What each method needs is declared once, in propensity.REGISTRY (read at each call:
+# propensity.register may add a method).
 
 
 def register(sub):
@@ -84,8 +83,9 @@ def run(args) -> dict:
     res = scan = None
     if args.source:
         from ulr.engines import sources
-        if args.method not in CELL_METHODS:
-            raise UlrError(f"--source holds cell statistics, enough for {' and '.join(CELL_METHODS)}"
+        if args.method not in propensity.CELL_METHODS:
+            raise UlrError("--source holds cell statistics, enough for "
+                           f"{' and '.join(propensity.CELL_METHODS)}"
                            f"; {args.method} needs rows (use --engine with --input or --table).")
         scan = sources.scan(args.source, db_path=args.db)
         res = propensity.estimate(scan, **kwargs)
@@ -93,7 +93,7 @@ def run(args) -> dict:
         scan = _engine_scan(args)
         res = propensity.estimate(scan, **kwargs)
     if res is None and (args.input and not (args.name or args.db) and not args.skip_bad_rows
-            and args.method in IN_PLACE_METHODS):
+            and args.method in propensity.IN_PLACE_METHODS):
         scan = aggregate.csv_scan(args.input, common.mapping_from_args(args))
         if scan is not None:
             try:

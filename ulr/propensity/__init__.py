@@ -93,13 +93,39 @@ REGISTRY = {
         "Pairs of positions at which different rankers showed the same query-doc pair "
         "(Agarwal et al. 2019). No randomization needed.", in_place=True),
 }
-METHODS = tuple(REGISTRY)
-CELL_METHODS = tuple(m for m, spec in REGISTRY.items() if spec.cells_only)
-IN_PLACE_METHODS = tuple(m for m, spec in REGISTRY.items() if spec.in_place)
+
+
+def _lists() -> tuple[tuple, tuple, tuple]:
+    return (tuple(REGISTRY), tuple(m for m, spec in REGISTRY.items() if spec.cells_only),
+            tuple(m for m, spec in REGISTRY.items() if spec.in_place))
+
+
+METHODS, CELL_METHODS, IN_PLACE_METHODS = _lists()
+
+
+def register(name: str, method: Method) -> None:
+    """Add an estimator (or replace one): its module and this declaration are all it takes.
+
+    The Position bias page, the ``propensity`` and ``rankers`` commands, the severity
+    sweep and the source path read :data:`METHODS`, :data:`CELL_METHODS` and
+    :data:`IN_PLACE_METHODS`, kept in step here.
+    """
+    global METHODS, CELL_METHODS, IN_PLACE_METHODS
+    if not isinstance(method, Method):
+        raise TypeError("register() takes a propensity.Method.")
+    REGISTRY[str(name)] = method
+    METHODS, CELL_METHODS, IN_PLACE_METHODS = _lists()
+
+
+def unregister(name: str) -> None:
+    """Remove an estimator added by :func:`register`."""
+    global METHODS, CELL_METHODS, IN_PLACE_METHODS
+    REGISTRY.pop(name, None)
+    METHODS, CELL_METHODS, IN_PLACE_METHODS = _lists()
 MAX_BOOTSTRAP = 10_000
 
 __all__ = ["CELL_METHODS", "IN_PLACE_METHODS", "METHODS", "REGISTRY", "Method",
-           "PropensityResult", "estimate"]
+           "PropensityResult", "estimate", "register", "unregister"]
 
 
 def estimate(log, *, method: str, positions: int | None = None, n_bootstrap: int = 0,
