@@ -66,7 +66,7 @@ def test_target_column_and_stored_dataset(cli, tmp_path):
 @pytest.mark.parametrize("argv,needle", [
     (["--estimators", "ips,foo"], "unknown estimator foo"),
     (["--fit-fraction", "1.5"], "--fit-fraction"),
-    (["--bootstrap", "3"], "bootstrap"),
+    (["--bootstrap", "1"], "bootstrap"),   # ulr.validate: 2 to 10,000 (an interval is drawn)
     (["--target-column", "nope"], "no column 'nope'"),
     (["--temperature", "-1"], "temperature"),
     (["--target", "column"], "--target-column"),
@@ -148,7 +148,7 @@ def test_ope_study_json_and_bad_input(cli, user_error):
     assert code == 0, err
     res = json.loads(out)
     assert {"learned", "true_value", "best_value", "curve"} <= set(res)
-    for argv in (["--rows", "0"], ["--estimators", "nope"], ["--bootstrap", "10"]):
+    for argv in (["--rows", "0"], ["--estimators", "nope"], ["--bootstrap", "1"]):
         user_error(cli("ope-study", *argv))
 
 

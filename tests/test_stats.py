@@ -30,5 +30,6 @@ def test_wilson_interval_vectorized_matches_the_scalar_formula():
 
 
 def test_wilson_interval_level_is_checked():
-    with pytest.raises(ValueError, match="level"):
+    from ulr.validate import BadOption
+    with pytest.raises(BadOption, match="level"):
         wilson_interval(1, 2, level=1.0)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ulr import validate
+
 
 def wilson_interval(successes, trials, *, level: float = 0.95, z: float | None = None):
     """Wilson score interval of a binomial proportion ``successes / trials``.
@@ -30,8 +32,7 @@ def wilson_interval(successes, trials, *, level: float = 0.95, z: float | None =
     (lower, upper) : floats for scalar input, else arrays.
     """
     if z is None:
-        if not 0.0 < float(level) < 1.0:
-            raise ValueError(f"level must lie in (0, 1), got {level!r}.")
+        validate.level(level)
         from scipy.stats import norm  # only here: scipy.stats is slow to import
         z = float(norm.ppf(0.5 + float(level) / 2))
     k = np.asarray(successes, dtype=float)

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from ulr.ope import estimators as est
+from ulr.validate import BadOption
 
 # ---------------------------------------------------------------- slow references (loops)
 
@@ -174,5 +175,5 @@ def test_bootstrap_is_paired_and_reproducible(log):
     assert np.array_equal(ci1.lower, ci2.lower)
     assert ci1.lower[0] == ci1.lower[1]  # same resamples for every estimator
     assert ci1.lower[0] < est.ips(r, w) < ci1.upper[0]
-    with pytest.raises(ValueError):
-        est.bootstrap_ratio(num, den, n_bootstrap=10)
+    with pytest.raises(BadOption, match="n_bootstrap must be between 2 and"):
+        est.bootstrap_ratio(num, den, n_bootstrap=1)

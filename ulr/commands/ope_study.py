@@ -3,6 +3,7 @@ policy learning (CRM) on a simulated log."""
 
 from __future__ import annotations
 
+from ulr import validate
 from ulr.errors import UlrError
 
 ORDER = 61
@@ -49,10 +50,8 @@ def _check(args):
             raise UlrError(f"--{name.replace('_', '-')} must be at least 1.")
     if not 0 < args.base_rate < 1:
         raise UlrError("--base-rate must lie strictly between 0 and 1.")
-    if args.bootstrap < 50:
-        raise UlrError("--bootstrap must be at least 50.")
-    if not 0 < args.level < 1:
-        raise UlrError("--level must lie strictly between 0 and 1.")
+    validate.n_bootstrap(args.bootstrap, option="--bootstrap", required=True)
+    validate.level(args.level, option="--level")
 
 
 def run(args) -> dict:

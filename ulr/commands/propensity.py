@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ulr import propensity, schema
+from ulr import propensity, schema, validate
 from ulr.commands import common
 from ulr.errors import UlrError
 from ulr.propensity import aggregate
@@ -76,8 +76,8 @@ def _engine_scan(args):
 def run(args) -> dict:
     kwargs = dict(method=args.method, positions=args.positions, n_bootstrap=args.bootstrap,
                   seed=args.seed, assume_randomized=args.assume_randomized)
-    if args.bootstrap is not None and (args.bootstrap < 0 or args.bootstrap == 1):
-        raise UlrError(f"--bootstrap must be 0 (none) or at least 2, got {args.bootstrap}.")
+    if args.bootstrap is not None:
+        validate.n_bootstrap(args.bootstrap, option="--bootstrap")
     if args.positions is not None and args.positions < 2:
         raise UlrError(f"--positions must be at least 2, got {args.positions}.")
     res = scan = None

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import time
 
-from ulr import propensity, rankers, schema, store
+from ulr import propensity, rankers, schema, store, validate
 from ulr.commands.common import add_log_args, log_from_args
 from ulr.commands.common import mapping_from_args, mapping_warnings, parse_floats
 from ulr.commands.common import readable, render_verdict
@@ -91,8 +91,7 @@ PAIRED_BOOTSTRAP = 1000
 
 
 def _check_args(args) -> tuple[str, ...]:
-    if args.bootstrap < 0 or args.bootstrap == 1:
-        raise UlrError(f"--bootstrap must be 0 (none) or at least 2, got {args.bootstrap}.")
+    validate.n_bootstrap(args.bootstrap, option="--bootstrap")
     if args.resamples < 1:
         raise UlrError(f"--resamples must be at least 1, got {args.resamples}.")
     try:

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ulr import propensity, rankers, report, store
+from ulr import propensity, rankers, report, store, validate
 from ulr.propensity import plots as propensity_plots
 from ulr.commands.common import add_log_args, add_option, log_from_args
 from ulr.errors import UlrError
@@ -341,8 +341,7 @@ def run(args) -> dict:
     theta = parse_theta(args.theta)
     if args.positions is not None and args.positions < 1:
         raise UlrError("--positions must be at least 1.")
-    if args.bootstrap is None or args.bootstrap < 0:
-        raise UlrError("--bootstrap must be 0 or more.")
+    validate.n_bootstrap(args.bootstrap, option="--bootstrap")
     try:
         rankers.parse_learners(args.learner)
     except UlrError:

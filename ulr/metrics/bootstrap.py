@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ulr import validate
 from ulr.errors import UlrError
 from ulr.metrics.result import MetricResult, PairedTest
 
@@ -29,11 +30,8 @@ def _weighted_means(v: np.ndarray, w: np.ndarray, n_bootstrap: int, rng) -> np.n
 
 
 def _check_bootstrap(n_bootstrap, level):
-    if (isinstance(n_bootstrap, bool) or not isinstance(n_bootstrap, (int, np.integer))
-            or n_bootstrap < 1):
-        raise UlrError(f"n_bootstrap must be a whole number >= 1, got {n_bootstrap!r}.")
-    if not 0.0 < float(level) < 1.0:
-        raise UlrError(f"level must be in (0, 1), got {level!r}.")
+    validate.n_bootstrap(n_bootstrap, required=True)
+    validate.level(level)
 
 
 def bootstrap_ci(result: MetricResult, *, n_bootstrap: int = 1000, level: float = 0.95,

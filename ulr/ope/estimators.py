@@ -26,6 +26,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ulr import validate
+
 ESTIMATORS = ("ips", "clipped-ips", "snips", "dr", "dm")
 DEFAULT_ESTIMATORS = ("ips", "clipped-ips", "snips", "dr")
 
@@ -222,10 +224,8 @@ def bootstrap_ratio(num, den, *, cluster=None, n_bootstrap: int = 1000, level: f
     den = np.atleast_2d(np.asarray(den, dtype=float))
     if num.shape != den.shape:
         raise ValueError("num and den differ in shape")
-    if not 0 < level < 1:
-        raise ValueError("level must lie in (0, 1)")
-    if n_bootstrap < 50:
-        raise ValueError("n_bootstrap must be at least 50")
+    validate.level(level)
+    validate.n_bootstrap(n_bootstrap, required=True)
     m, n = num.shape
     if cluster is None:
         s_num, s_den = num.T, den.T  # (units, m)

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ulr import validate
 from ulr.errors import UlrError
 from ulr.ope import estimators as est
 from ulr.ope.loggers import MULTI_ESTIMATORS, evaluate_loggers
@@ -275,10 +276,8 @@ def evaluate(feedback: BanditFeedback, pi: np.ndarray | None = None, *,
     :func:`ulr.ope.selection.select`; ``settings["selected"]`` says which and why).
     """
     single, multi = _split_estimators(estimators, feedback)
-    if not 0 < level < 1:
-        raise UlrError("the confidence level must lie strictly between 0 and 1.")
-    if n_bootstrap < 50:
-        raise UlrError("use at least 50 bootstrap draws.")
+    validate.level(level)
+    validate.n_bootstrap(n_bootstrap, required=True)
     pi, t_row, warn = _target_rows(feedback, pi)
     w = est.importance_weights(t_row, feedback.propensity)
     r = feedback.reward

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import t as student_t
 
+from ulr import validate
 from ulr.ope import estimators as est
 
 INTERVALS = ("bootstrap", "t", "hoeffding", "bernstein")
@@ -47,9 +48,7 @@ class Bounds:
 
 
 def _alpha(level: float) -> float:
-    if not 0 < level < 1:
-        raise ValueError("level must lie in (0, 1)")
-    return 1 - level
+    return 1 - validate.level(level)
 
 
 def t_halfwidth(num, den=None, *, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:

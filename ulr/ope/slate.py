@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
+from ulr import validate
 from ulr.errors import UlrError
 
 SLATE_ESTIMATORS = ("sips", "iips", "rips")
@@ -78,8 +79,7 @@ def slate_estimates(reward, *, estimators=SLATE_ESTIMATORS, level: float = 0.95,
     One row per estimator: ``estimator, value, lower, upper, se, max_weight,
     assumption``; the value is expected clicks per slate.
     """
-    if not 0 < level < 1:
-        raise UlrError("the confidence level must lie strictly between 0 and 1.")
+    validate.level(level)
     known = SLATE_ESTIMATORS + MODEL_ESTIMATORS
     unknown = [e for e in estimators if e not in known]
     if unknown or not estimators:

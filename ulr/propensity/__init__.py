@@ -27,6 +27,7 @@ import dataclasses
 import importlib
 import time
 
+from ulr import validate
 from ulr.errors import UlrError
 from ulr.propensity.result import PropensityResult
 
@@ -122,7 +123,7 @@ def unregister(name: str) -> None:
     global METHODS, CELL_METHODS, IN_PLACE_METHODS
     REGISTRY.pop(name, None)
     METHODS, CELL_METHODS, IN_PLACE_METHODS = _lists()
-MAX_BOOTSTRAP = 10_000
+MAX_BOOTSTRAP = validate.MAX_BOOTSTRAP
 
 __all__ = ["CELL_METHODS", "IN_PLACE_METHODS", "METHODS", "REGISTRY", "Method",
            "PropensityResult", "estimate", "register", "unregister"]
@@ -165,12 +166,9 @@ def estimate(log, *, method: str, positions: int | None = None, n_bootstrap: int
     if method not in REGISTRY:
         raise UlrError(f"unknown propensity method {method!r}; choose one of "
                        f"{', '.join(METHODS)}.")
-    b = int(n_bootstrap)
-    if b < 0 or b == 1 or b > MAX_BOOTSTRAP:
-        raise UlrError(f"n_bootstrap must be 0 (none) or between 2 and {MAX_BOOTSTRAP}, "
-                       f"got {n_bootstrap}.")
-    if not 0.0 < float(level) < 1.0:
-        raise UlrError(f"level must lie in (0, 1), got {level}.")
+    b = validate.n_bootstrap(n_bootstrap)
+    level = validate.level(level)
+    seed = validate.seed(seed)
     from ulr.propensity.aggregate import scan_of
 
     scan = scan_of(log)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 import numpy as np
 
+from ulr import validate
+
 
 def _frozen(a, n: int, what: str) -> np.ndarray | None:
     if a is None:
@@ -79,8 +81,7 @@ class PropensityResult:
             both = np.isfinite(self.lower) & np.isfinite(self.upper)
             if np.any(self.lower[both] > self.upper[both] + 1e-12):
                 raise ValueError("lower must not exceed upper.")
-        if not 0.0 < float(self.level) < 1.0:
-            raise ValueError("level must lie in (0, 1).")
+        validate.level(self.level)
         object.__setattr__(self, "loglik", tuple(float(v) for v in self.loglik))
         object.__setattr__(self, "notes", tuple(str(v) for v in self.notes))
         object.__setattr__(self, "extras", dict(self.extras))  # a copy (picklable for caches)

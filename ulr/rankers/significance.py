@@ -56,6 +56,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ulr import validate
 from ulr.errors import UlrError
 
 TESTS = ("randomization", "bootstrap", "t")
@@ -87,8 +88,7 @@ def _check_resamples(n_resamples, level) -> None:
             or n_resamples < 1):
         raise UlrError(f"the number of resamples must be a whole number >= 1, got "
                        f"{n_resamples!r}.")
-    if not 0.0 < float(level) < 1.0:
-        raise UlrError(f"level must be in (0, 1), got {level!r}.")
+    validate.level(level)
 
 
 def paired_values(a, b) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
