@@ -51,11 +51,14 @@ def _compare(content_hash: str, name: str, theta: tuple, learner: str, clip, sni
     comp, multi = sc.first, len(sc.comparisons) > 1
     pairs = (sc.pairs(test=test, correction=correction, n_resamples=n_bootstrap, seed=seed)
              if multi else None)  # one learner: the paired table below says it all
+    table = (sc if multi else comp).table(n_bootstrap=n_bootstrap, seed=seed)
+    paired = comp.paired(n_bootstrap=n_bootstrap, seed=seed)
     return dict(n_clicks=comp.n_train_clicks, n_rows=comp.n_train_rows,
                 n_sessions=comp.n_train_sessions, multi=multi,
                 metrics=comp.metrics(),
-                table=(sc if multi else comp).table(n_bootstrap=n_bootstrap, seed=seed),
-                paired=comp.paired(n_bootstrap=n_bootstrap, seed=seed), estimated=comp.estimated,
+                table=table, paired=paired, noise=comp.within_noise(paired),
+                side_by_side=None if multi else comp.side_by_side(table, paired),
+                estimated=comp.estimated,
                 n_train=comp.n_train_queries, n_test=comp.n_test_queries,
                 n_docs=comp.n_test_documents, max_fpr=comp.settings["max_fpr"],
                 u=comp.settings["u"], identical=comp.identical_order, pairs=pairs,
@@ -213,8 +216,7 @@ if res is not None:
     ui.show_verdict(res["verdict"], key="rankers")
     caveats = []
     pt = res["paired"].set_index("metric") if len(res["paired"]) else None
-    noise = [k for k in ("arp", "ndcg@10", "auc") if pt is not None and k in pt.index
-             and pt.loc[k, "lower"] <= 0 <= pt.loc[k, "upper"]]
+    noise = res["noise"]
     if noise and not res["identical"] and not res["multi"]:  # the verdict says it all
         caveats.append(f"Within noise: the 95% paired interval of IPW − naive includes 0 for "
                        f"{', '.join(noise)}, so these {res['n_test']:,} held-out queries cannot "
@@ -265,15 +267,7 @@ if res is not None:
 
     fig = _chart(res)
 
-    tbl = res["table"]
-    wide = (tbl.pivot(index="metric", columns="ranker", values=["value", "lower", "upper"])
-            .reindex([k for k in m["naive"] if k in set(tbl["metric"])]))
-    wide.columns = [f"{r} {v}" if v != "value" else r for v, r in wide.columns]
-    table = wide[["naive", "naive lower", "naive upper", "ipw", "ipw lower", "ipw upper"]]
-    table = table.join(res["paired"].set_index("metric")[
-        ["delta", "lower", "upper", "p_value", "better"]].rename(
-        columns={"lower": "delta lower", "upper": "delta upper"}))
-    table = table.reset_index()
+    table = res["side_by_side"]
     st.subheader("Paired comparison per metric")
     st.dataframe(table, hide_index=True, width="stretch",
                  column_config={"p_value": st.column_config.NumberColumn("p-value",

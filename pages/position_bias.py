@@ -196,15 +196,6 @@ def _evidence(content_hash: str, name: str):
     return store.summary(lg), store.ctr_by_position(lg)
 
 
-def _verdict(r, table, mapping=()):
-    """A method's verdict, on the intervals the chart draws (docs/verdicts.md)."""
-    t = table[table["method"] == r.method].sort_values("position").head(r.positions)
-    lower = upper = None
-    if len(t) == r.positions and {"lower", "upper"} <= set(t.columns):
-        lower, upper = t["lower"].to_numpy(), t["upper"].to_numpy()
-    return r.verdict(lower=lower, upper=upper, mapping=mapping)
-
-
 def _show(results, truth, by_pos, evidence: dict, *, label: str, settings: dict,
           mapping=()) -> None:
     """The verdict, chart, convergence, notes, table, download and report item."""
@@ -213,21 +204,15 @@ def _show(results, truth, by_pos, evidence: dict, *, label: str, settings: dict,
     clicks_k = by_pos["clicks"].to_numpy()
     impr_k = by_pos["impressions"].to_numpy()
     table = plots.results_table(results, truth, clicks=clicks_k, impressions=impr_k)
-    verdicts = [_verdict(r, table, mapping) for r in results]
+    verdicts = [r.verdict_on(table, mapping=mapping) for r in results]
     verdict = verdicts[0]  # the first method picked heads the page and the report item
     for r, v in zip(results, verdicts):
         if len(results) > 1:
             st.markdown(f"**{r.method}**")
         ui.show_verdict(v, key=f"position_bias_{r.method}")
-    caveats = []
-    thin = table[table["thin"] & (table["position"] > 1)]
-    if len(thin):
-        caveats.append(
-            f"Thin evidence: {len(thin)} of {int((table['position'] > 1).sum())} estimates rest "
-            f"on too few clicks ({evidence['clicks']:,} in all): their 95% interval is wider "
-            f"than ±{plots.THIN_RELATIVE_HALF_WIDTH:.0%} of the estimate, so they are drawn "
-            "hollow with their full interval. Treat them as unknown, not as flat.")
-        st.warning(caveats[-1])
+    caveats = [n for n in [plots.thin_note(table, clicks=evidence["clicks"])] if n]
+    for c in caveats:
+        st.warning(c)
     st.caption(f"Evidence: {evidence['rows']:,} impressions, {evidence['clicks']:,} clicks, "
                f"{evidence['queries']:,} queries"
                + ("" if evidence["sessions"] is None else f", {evidence['sessions']:,} sessions")

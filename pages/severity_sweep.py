@@ -130,17 +130,8 @@ else:
                + ("The band spans the runs. " if runs_k > 1 else "")
                + ("" if method_k == NONE else
                   f"“ipw (estimated theta)” uses θ estimated by {method_k} from each log."))
-    tidy = rankers.sweep_summary(df[df["metric"] == metric])
-    summary = tidy.pivot(index="eta", columns="ranker", values="mean")
-    order = list(dict.fromkeys(tidy["ranker"]))
-    summary = summary[order]
-    for bound in ("lower", "upper"):
-        b = tidy.pivot(index="eta", columns="ranker", values=bound)[order]
-        summary = summary.join(b.add_suffix(f" {bound}"))
-    summary = summary.reset_index()
-    change = "ipw (true theta) vs naive"
-    if "naive" in summary and "ipw (true theta)" in summary:
-        summary[change] = summary["ipw (true theta)"] / summary["naive"] - 1
+    summary = rankers.sweep_table(df, metric=metric)
+    change = rankers.SWEEP_CHANGE
     fmts = theme.styler_formats(summary.drop(columns=[change], errors="ignore"))
     st.dataframe(summary.style.format(fmts).format({change: "{:+.1%}"}, na_rep=""),
                  hide_index=True, width="stretch")

@@ -5,7 +5,6 @@ them inside a status box and shows the verdict first, then the table and each
 model's examination-by-rank curve beside the PBM estimate of the Position bias page.
 """
 
-import numpy as np
 import streamlit as st
 
 from pages import _ui as ui

@@ -77,3 +77,14 @@ def test_a_figure_is_built_once_for_every_session():
     assert ui.figure(ctr_by_position_figure, ctr.copy()) is a      # same content: shared
     other = ctr.assign(clicks=[20, 5], ctr=[0.2, 0.05])
     assert ui.figure(ctr_by_position_figure, other) is not a
+
+
+def test_the_helper_package_finds_the_app_and_every_page():
+    """pages/_ui is a package now: its paths are one level deeper, and the page list
+    app.py navigates by must still name the entry script and existing files."""
+    from pages import _ui as ui
+    from pages._ui import nav
+    assert ui.APP.name == "app.py" and ui.APP.is_file() and ui.ROOT == ui.APP.parent
+    assert all((ui.ROOT / f).is_file() for f, *_ in ui.PAGES)
+    assert ui.add_to_report.__module__ == "pages._ui.reporting"
+    assert nav._in_folder_mode_run() is False   # no Streamlit runner on this stack

@@ -143,3 +143,42 @@ def test_declared_randomized_log_replays_and_reports_acceptance_and_one_item_ses
         "constants": {"randomized": True}})
     with pytest.raises(UlrError, match="holds at most k = 1 item"):
         replay(st_.open_dataset("single", tmp_path / "d.duckdb"), "cascade-klucb", k=1)
+
+
+def _replayed(clicks: int, accepted: int, events: int = 1000, no_choice: int = 0):
+    from statsmodels.stats.proportion import proportion_confint
+
+    from ulr.bandits.replay import ReplayResult
+    lo, hi = proportion_confint(clicks, accepted, alpha=0.05, method="wilson") if accepted \
+        else (float("nan"), float("nan"))
+    return ReplayResult(algorithm="cascade-ts", k=1, ctr=clicks / accepted if accepted
+                        else float("nan"), ci_lower=lo, ci_upper=hi, accepted=accepted,
+                        clicks=clicks, events=events, skipped_sessions=0, random_ctr=0.1,
+                        items=50, level=0.95, seed=0, seconds=0.0,
+                        no_choice_sessions=no_choice)
+
+
+@pytest.mark.parametrize("clicks, accepted", [(0, 40), (3, 40), (12, 80), (40, 200),
+                                              (150, 600)])
+def test_thin_replay_is_a_wilson_interval_wider_than_the_estimate(clicks, accepted):
+    """The page's "read it as unknown" rule lives on the result, and the verdict carries it:
+    thin exactly when the 95% Wilson half-width exceeds WIDE (50%) of the replayed CTR."""
+    from ulr.verdict import WIDE
+    rr = _replayed(clicks, accepted)
+    half = (rr.ci_upper - rr.ci_lower) / 2
+    expected = clicks == 0 or half > WIDE * clicks / accepted
+    assert rr.thin() == expected
+    v = rr.verdict()
+    assert ("wide_interval" in v.codes) == expected
+    thin_lines = [c for c in rr.caveats() if c.startswith("Thin evidence")]
+    assert len(thin_lines) == int(expected)
+    if expected:
+        assert v.level != "reliable"
+        assert f"{clicks:,} clicks in {accepted:,} accepted events" in thin_lines[0]
+
+
+def test_replay_caveats_name_the_sessions_left_out_and_nothing_without_an_accepted_one():
+    rr = _replayed(150, 600, no_choice=37)
+    assert rr.caveats() == ["37 sessions hold no more than 1 item(s): every policy would show "
+                            "the logged list there, so they were left out."]
+    assert _replayed(0, 0).thin()

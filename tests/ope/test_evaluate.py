@@ -149,3 +149,22 @@ def test_user_errors():
     no_feat = pd.read_csv(SAMPLE).drop(columns=[f"feature_{k}" for k in range(1, 6)])
     with pytest.raises(UlrError, match="no feature columns"):
         evaluate_log(FrameLog(no_feat))
+
+
+def test_estimates_table_clips_to_click_rates_and_names_what_left_the_range():
+    """The table the page and the report show: a readable method first, values and bounds
+    clipped to [0, 1], and out_of_range() names exactly the rows the clipping changed."""
+    from ulr.ope.evaluate import OPEResult
+    raw = pd.DataFrame({"estimator": ["ips", "dr", "snips", "logging"],
+                        "value": [0.2, -0.01, 0.5, 0.3], "lower": [0.1, -0.05, 0.4, 0.2],
+                        "upper": [0.3, 0.02, 1.2, 0.4], "se": [0.05, 0.02, 0.2, 0.05],
+                        "diff_lower": [-0.1, -0.4, 0.0, 0.0], "diff_upper": [0.0, 0.0, 0.9, 0.0]})
+    res = OPEResult(table=raw, diagnostics={}, warnings=[])
+    shown = res.estimates_table()
+    assert list(shown["method"])[:3] == ["IPS", "DR", "SNIPS"] and "logging" in shown["method"].iloc[3]
+    assert {"minus logging, lower", "minus logging, upper"} <= set(shown.columns)
+    for c in ("value", "lower", "upper"):
+        assert [min(1.0, max(0.0, v)) for v in raw[c]] == list(shown[c])
+    assert res.out_of_range() == ["dr", "snips"]
+    unclipped = res.estimates_table(clipped=False)
+    assert list(unclipped["value"]) == list(raw["value"]) and res.table.equals(raw)

@@ -84,3 +84,17 @@ def test_the_click_count_interval_is_drawn_around_the_methods_own_estimate():
     np.testing.assert_allclose([t.loc[1, "lower"], t.loc[1, "upper"]],
                                [0.7 * np.exp(-1.96 * se), 0.7 * np.exp(1.96 * se)], rtol=1e-12)
     assert t.loc[1, "lower"] < 0.7 < t.loc[1, "upper"]
+
+
+def test_thin_note_counts_the_positions_whose_interval_is_wider_than_half_the_estimate():
+    """Position 3 rests on 3 clicks: its delta-method interval (log-scale half-width
+    1.96 sqrt((1 - p3)/c3 + (1 - p1)/c1)) is far wider than ±50% of theta; position 2 is not."""
+    r = _result([1.0, 0.5, 0.4])
+    table = plots.results_table([r], clicks=[400, 200, 3], impressions=[10_000] * 3)
+    half = 1.96 * np.sqrt((1 - 3e-4) / 3 + (1 - 0.04) / 400)
+    assert 0.4 * (np.exp(half) - np.exp(-half)) / 2 > 0.5 * 0.4  # the reference: thin
+    note = plots.thin_note(table, clicks=603)
+    assert note.startswith("Thin evidence: 1 of 2 estimates rest on too few clicks (603 in all)")
+    assert "±50% of the estimate" in note
+    full = plots.results_table([r], clicks=[4000, 2000, 1600], impressions=[10_000] * 3)
+    assert plots.thin_note(full, clicks=7600) is None

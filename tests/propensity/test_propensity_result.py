@@ -28,6 +28,23 @@ def test_result_validates_itself():
                          upper=[1, 0.5])
 
 
+def test_verdict_on_judges_the_intervals_the_chart_draws():
+    """The per-method verdict rests on the table's intervals (bootstrap, else click counts)
+    for every position, and on the bootstrap's own when the table lacks a position."""
+    from ulr.propensity.plots import results_table
+    r = PropensityResult(method="em", positions=3, theta=[1.0, 0.5, 0.25])
+    s = PropensityResult(method="dla", positions=3, theta=[1.0, 0.45, 0.3], lower=[1, 0.3, 0.2],
+                         upper=[1, 0.6, 0.4])
+    table = results_table([r, s], clicks=[400, 200, 100], impressions=[10_000] * 3)
+    for res in (r, s):
+        rows = table[table["method"] == res.method].sort_values("position")
+        expected = res.verdict(lower=rows["lower"].to_numpy(), upper=rows["upper"].to_numpy())
+        assert res.verdict_on(table) == expected
+    assert r.verdict().level == "inconclusive" and r.verdict_on(table).level != "inconclusive"
+    short = table[table["position"] < 3]
+    assert s.verdict_on(short) == s.verdict() and r.verdict_on(short) == r.verdict()
+
+
 def test_dispatcher_refuses_bad_options(tmp_path):
     sim = simulate_clicks(queries=10, docs_per_query=3, sessions=200, seed=0)
     path = tmp_path / "l.parquet"

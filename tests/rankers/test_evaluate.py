@@ -119,6 +119,32 @@ def test_comparison_table_and_paired():
     assert not hasattr(R, "PAUC_MAX_FPR") and not hasattr(R, "LOCAL_AUC_U")
 
 
+def test_side_by_side_and_within_noise_read_the_table_and_the_paired_tests():
+    """One row per metric with both rankers and their difference, checked cell by cell
+    against the tidy table and the paired tests; "within noise" is exactly the metrics
+    whose paired interval contains 0."""
+    sim = simulate_clicks(queries=60, sessions=2000, eta=1.0, seed=1)
+    comp = R.train_and_evaluate(sim.df, None, sim.theta)
+    table, paired = comp.table(n_bootstrap=100), comp.paired(n_bootstrap=100)
+    side = comp.side_by_side(table, paired)
+    assert list(side["metric"]) == [m for m in R.METRICS if m in set(table["metric"])]
+    for r in side.to_dict("records"):
+        for ranker in ("naive", "ipw"):
+            t = table[(table["ranker"] == ranker) & (table["metric"] == r["metric"])].iloc[0]
+            assert (r[ranker], r[f"{ranker} lower"], r[f"{ranker} upper"]) == \
+                (t["value"], t["lower"], t["upper"])
+        p = paired[paired["metric"] == r["metric"]].iloc[0]
+        assert (r["delta"], r["delta lower"], r["delta upper"], r["better"]) == \
+            (p["delta"], p["lower"], p["upper"], p["better"])
+    expected = [m for m in ("arp", "ndcg@10", "auc")
+                if (paired.loc[paired["metric"] == m, "lower"] <= 0).all()
+                and (paired.loc[paired["metric"] == m, "upper"] >= 0).all()]
+    assert R.RankerComparison.within_noise(paired) == expected
+    shifted = paired.assign(lower=paired["lower"].abs() + 1, upper=paired["upper"].abs() + 2)
+    assert R.RankerComparison.within_noise(shifted) == []
+    assert R.RankerComparison.within_noise(paired.iloc[:0]) == []
+
+
 @pytest.mark.parametrize("call, msg", [
     (lambda df, th: R.train_and_evaluate(df, None, th, learner="svm"), "learner"),
     (lambda df, th: R.train_and_evaluate(df, None, th[:3]), "position"),

@@ -63,3 +63,28 @@ def test_propensity_estimator_refuses_an_unknown_method_at_once():
     with pytest.raises(UlrError, match="unknown propensity method 'bogus'; choose one of "
                                        "randomization, em"):
         R.propensity_estimator("bogus")
+
+
+def test_sweep_table_is_one_row_per_eta_with_means_bounds_and_the_change():
+    """Checked against plain pandas means and a Student t interval from scipy."""
+    import pandas as pd
+    from scipy import stats
+    rng = np.random.default_rng(0)
+    rows = [dict(metric=m, eta=eta, ranker=r, run=run, value=rng.normal(2 + eta, 0.3))
+            for m in ("arp", "ndcg@10") for eta in (0.0, 1.0) for r in ("naive", "ipw (true theta)")
+            for run in range(4)]
+    df = pd.DataFrame(rows)
+    t = R.sweep_table(df, metric="arp")
+    assert list(t["eta"]) == [0.0, 1.0]
+    assert list(t.columns) == ["eta", "naive", "ipw (true theta)", "naive lower",
+                               "ipw (true theta) lower", "naive upper", "ipw (true theta) upper",
+                               R.SWEEP_CHANGE]
+    for eta in (0.0, 1.0):
+        row = t.set_index("eta").loc[eta]
+        for r in ("naive", "ipw (true theta)"):
+            v = df[(df.metric == "arp") & (df.eta == eta) & (df.ranker == r)]["value"]
+            lo, hi = stats.t.interval(0.95, len(v) - 1, loc=v.mean(), scale=stats.sem(v))
+            assert row[r] == pytest.approx(v.mean())
+            assert (row[f"{r} lower"], row[f"{r} upper"]) == pytest.approx((lo, hi))
+        assert row[R.SWEEP_CHANGE] == pytest.approx(row["ipw (true theta)"] / row["naive"] - 1)
+    assert R.SWEEP_CHANGE not in R.sweep_table(df[df.ranker == "naive"], metric="arp")

@@ -80,12 +80,36 @@ class ReplayResult:
         """Share of the visited events whose logged list the policy matched."""
         return self.accepted / self.events if self.events else float("nan")
 
+    def thin(self) -> bool:
+        """True when the replayed CTR is as good as unknown: no accepted session, no click,
+        or a Wilson interval wider than ±``ulr.verdict.WIDE`` of the estimate (wider than
+        the estimate itself)."""
+        from ulr import verdict as V
+        if not self.accepted or not self.clicks:
+            return True
+        return (self.ci_upper - self.ci_lower) / 2 > V.WIDE * max(self.ctr, 1e-12)
+
+    def caveats(self) -> list[str]:
+        """The sentences shown next to the replay: sessions left out, thin evidence."""
+        out = []
+        if self.no_choice_sessions:
+            out.append(f"{self.no_choice_sessions:,} sessions hold no more than {self.k} "
+                       "item(s): every policy would show the logged list there, so they were "
+                       "left out.")
+        if self.thin():
+            out.append(f"Thin evidence: {self.clicks:,} clicks in {self.accepted:,} accepted "
+                       f"events; the {self.level:.0%} interval ({self.ci_lower:.2%} – "
+                       f"{self.ci_upper:.2%}) is wider than the estimate, so read it as "
+                       "unknown.")
+        return out
+
     def verdict(self, *, mapping=()):
         """Does the replayed policy beat a random list? (docs/verdicts.md, "Replay").
 
         The difference of the replayed CTR (over accepted sessions) and the
         random list's CTR (over all visited sessions), normal interval. Fewer
-        than ``MIN_EFFECTIVE_CLICKS`` replayed clicks: at most ``directional``. A
+        than ``MIN_EFFECTIVE_CLICKS`` replayed clicks, or a replayed CTR whose interval is
+        wider than ±``WIDE`` of it (:meth:`thin`): at most ``directional``. A
         mapping warning that blocks replay (sessions that are not shown lists):
         ``invalid``.
         """
@@ -110,6 +134,8 @@ class ReplayResult:
             thin.append(V.Reason("few_clicks", f"The replay rests on {self.clicks} clicks in "
                                  f"{n:,} accepted sessions (thin below "
                                  f"{V.MIN_EFFECTIVE_CLICKS} clicks)."))
+        if self.thin():
+            thin.append(V.Reason("wide_interval", self.caveats()[-1]))
         v = V.difference_verdict(d, d - z * se, d + z * se, a="a random list",
                                  b=f"{self.algorithm} (top {self.k})",
                                  quantity="click-through rate", basis=basis, n=n,

@@ -36,7 +36,7 @@ from ulr import validate
 from ulr.errors import UlrError
 from ulr.ope import estimators as est
 from ulr.ope.loggers import MULTI_ESTIMATORS, evaluate_loggers
-from ulr.ope.verdicts import bootstrap_difference, ope_verdict
+from ulr.ope.verdicts import bootstrap_difference, clipped_table, ope_verdict
 from ulr.ope.feedback import (BanditFeedback, fit_linear_scorer, policy_from_scorer,
                               policy_from_target_column, softmax_policy, standardize_scores)
 
@@ -81,6 +81,27 @@ class OPEResult:
                            several_loggers=self.per_logger is not None,
                            level=float(self.settings.get("level", 0.95)), target=target,
                            mapping=mapping)
+
+    def estimates_table(self, *, clipped: bool = True) -> pd.DataFrame:
+        """The estimates as shown and exported: a readable ``method`` first, the
+        differences from logging named as such.
+
+        ``clipped``: values and bounds clipped to [0, 1], the range of a click rate
+        (:func:`ulr.ope.verdicts.clipped_table`; :meth:`out_of_range` names the
+        estimators this changed).
+        """
+        from ulr.ope.figures import LABELS
+        t = clipped_table(self.table) if clipped else self.table.copy()
+        t.insert(0, "method", t["estimator"].map(lambda e: LABELS.get(e, e)))
+        return t.rename(columns={"variance_ratio": "variance vs pooled IPS",
+                                 "diff_lower": "minus logging, lower",
+                                 "diff_upper": "minus logging, upper"})
+
+    def out_of_range(self) -> list[str]:
+        """The estimators whose value or bounds leave [0, 1] (its reward model, not the
+        clicks, drives a click-rate estimate there)."""
+        raw = self.table[["value", "lower", "upper"]]
+        return list(self.table.loc[((raw < 0) | (raw > 1)).any(axis=1), "estimator"])
 
     def to_dict(self) -> dict:
         est_rows = {r.estimator: {"value": r.value, "lower": r.lower, "upper": r.upper,

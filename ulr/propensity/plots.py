@@ -7,12 +7,13 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ulr import theme
+from ulr.verdict import WIDE
 
 
 #: A position's estimate is "thin" when its 95% interval's half-width exceeds
 #: this fraction of the estimate (the interval says the value could be half or
 #: one and a half times what is drawn).
-THIN_RELATIVE_HALF_WIDTH = 0.5
+THIN_RELATIVE_HALF_WIDTH = WIDE
 
 
 def click_count_interval(clicks, impressions, *, z: float = 1.96, center=None):
@@ -98,6 +99,19 @@ def results_table(results, truth: np.ndarray | None = None, *, clicks=None,
         df["true_theta"] = np.where(pos <= len(rel), rel[np.minimum(pos, len(rel)) - 1], np.nan)
         df["error"] = df["theta"] - df["true_theta"]
     return df
+
+
+def thin_note(table: pd.DataFrame, *, clicks: int) -> str | None:
+    """The sentence on the thin estimates of :func:`results_table` (positions below 1 whose
+    interval is wider than ±``THIN_RELATIVE_HALF_WIDTH`` of them), or None when none is."""
+    below = table[table["position"] > 1]
+    thin = below[below["thin"]]
+    if not len(thin):
+        return None
+    return (f"Thin evidence: {len(thin)} of {len(below)} estimates rest on too few clicks "
+            f"({clicks:,} in all): their 95% interval is wider than "
+            f"±{THIN_RELATIVE_HALF_WIDTH:.0%} of the estimate, so they are drawn hollow with "
+            "their full interval. Treat them as unknown, not as flat.")
 
 
 def theta_figure(results, truth: np.ndarray | None = None, *, table: pd.DataFrame | None = None,

@@ -156,6 +156,20 @@ class PropensityResult:
                                    "upper": hi.tolist(), "worst_position": worst + 1,
                                    "relative_half_width": r, "level": self.level})
 
+    def verdict_on(self, table, *, mapping=()):
+        """The verdict on the intervals a chart draws for this method.
+
+        ``table`` is :func:`ulr.propensity.plots.results_table` with click counts: its
+        rows of this method give an interval for every position (bootstrap, else from
+        the click counts), and :meth:`verdict` judges those; without a full set of
+        them, the bootstrap's own.
+        """
+        t = table[table["method"] == self.method].sort_values("position").head(self.positions)
+        lower = upper = None
+        if len(t) == self.positions and {"lower", "upper"} <= set(t.columns):
+            lower, upper = t["lower"].to_numpy(), t["upper"].to_numpy()
+        return self.verdict(lower=lower, upper=upper, mapping=mapping)
+
     def to_dict(self) -> dict:
         """JSON-able dict with the docs/contract.md §2 keys first."""
         out = {"method": self.method, "positions": self.positions,

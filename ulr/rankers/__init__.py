@@ -81,7 +81,8 @@ from ulr.rankers.plots import comparison_figure, sweep_figure
 from ulr.rankers.significance import CORRECTIONS, TESTS
 from ulr.rankers.systems import (SystemsComparison, compare_learners, parse_learners,
                                  significance_wide)
-from ulr.rankers.sweep import propensity_estimator, severity_sweep, sweep_summary, sweep_verdict
+from ulr.rankers.sweep import (SWEEP_CHANGE, propensity_estimator, severity_sweep,
+                               sweep_summary, sweep_table, sweep_verdict)
 
 __all__ = [
     "LEARNERS",
@@ -106,6 +107,8 @@ __all__ = [
     "train_and_evaluate",
     "severity_sweep",
     "sweep_summary",
+    "sweep_table",
+    "SWEEP_CHANGE",
     "sweep_verdict",
     "log_frame",
     "propensity_theta",

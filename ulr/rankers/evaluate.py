@@ -190,6 +190,28 @@ class RankerComparison:
                                  estimated=self.estimated))
         return pd.DataFrame(rows)
 
+    def side_by_side(self, table: pd.DataFrame, paired: pd.DataFrame) -> pd.DataFrame:
+        """One row per metric: naive and IPW with their intervals, then the paired
+        difference IPW - naive (``delta``, ``delta lower``, ``delta upper``, ``p_value``,
+        ``better``); from this comparison's :meth:`table` and :meth:`paired`, which the
+        caller computed once."""
+        wide = (table.pivot(index="metric", columns="ranker", values=["value", "lower", "upper"])
+                .reindex([k for k in self._keys() if k in set(table["metric"])]))
+        wide.columns = [f"{r} {v}" if v != "value" else r for v, r in wide.columns]
+        out = wide[["naive", "naive lower", "naive upper", "ipw", "ipw lower", "ipw upper"]]
+        out = out.join(paired.set_index("metric")[
+            ["delta", "lower", "upper", "p_value", "better"]].rename(
+            columns={"lower": "delta lower", "upper": "delta upper"}))
+        return out.reset_index()
+
+    @staticmethod
+    def within_noise(paired: pd.DataFrame, metrics=("arp", "ndcg@10", "auc")) -> list[str]:
+        """The ``metrics`` whose paired interval of IPW - naive contains 0: on them the
+        held-out queries cannot tell the two rankers apart."""
+        pt = paired.set_index("metric") if len(paired) else None
+        return [k for k in metrics if pt is not None and k in pt.index
+                and pt.loc[k, "lower"] <= 0 <= pt.loc[k, "upper"]]
+
     def paired(self, *, n_bootstrap: int = 2000, level: float = 0.95, seed: int = 0) -> pd.DataFrame:
         """Paired per-query tests IPW vs naive: delta = ipw - naive, CI, p-value, winner."""
         rows = []

@@ -179,6 +179,26 @@ def sweep_summary(df: pd.DataFrame, *, level: float = 0.95) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+#: the column of :func:`sweep_table` with IPW's relative change over naive
+SWEEP_CHANGE = "ipw (true theta) vs naive"
+
+
+def sweep_table(df: pd.DataFrame, *, metric: str, level: float = 0.95) -> pd.DataFrame:
+    """One row per eta of one ``metric``: each ranker's mean over runs, then each ranker's
+    lower and upper bound (:func:`sweep_summary`), and :data:`SWEEP_CHANGE`,
+    ``ipw (true theta) / naive - 1``, when both rankers ran."""
+    tidy = sweep_summary(df[df["metric"] == metric], level=level)
+    order = list(dict.fromkeys(tidy["ranker"]))
+    summary = tidy.pivot(index="eta", columns="ranker", values="mean")[order]
+    for bound in ("lower", "upper"):
+        b = tidy.pivot(index="eta", columns="ranker", values=bound)[order]
+        summary = summary.join(b.add_suffix(f" {bound}"))
+    summary = summary.reset_index()
+    if "naive" in summary and "ipw (true theta)" in summary:
+        summary[SWEEP_CHANGE] = summary["ipw (true theta)"] / summary["naive"] - 1
+    return summary
+
+
 def sweep_verdict(df: pd.DataFrame, *, metric: str = "ndcg@10", level: float = 0.95):
     """Does IPW (true theta) beat naive at the strongest bias? (docs/verdicts.md, "Sweep").
 

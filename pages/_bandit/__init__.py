@@ -1,0 +1,1 @@
+"""Sections of the Bandit lab page (pages/bandit_lab.py)."""

@@ -1,0 +1,73 @@
+"""What the off-policy views share: the log to evaluate and the headline tiles."""
+
+from pathlib import Path
+
+import streamlit as st
+
+from pages import _ui as ui
+from ulr import store
+from ulr import verdict as V
+from ulr.ope import figures as F
+
+SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample_ope.csv"
+SAMPLE_SOURCE = "sample"
+LABELS = F.LABELS
+VIEWS = ["Evaluate a log", "Simulation: bias and variance", "Learn a policy"]
+
+
+def _open(source: str, name: str):
+    if source == SAMPLE_SOURCE:
+        return store.open_file(SAMPLE)
+    return store.open_dataset(name, cur=store.cursor())
+
+
+@ui.cache_data(show_spinner=False, max_entries=4)
+def _sample_hash() -> str:
+    return store.file_hash(SAMPLE)
+
+
+def _pick_log():
+    """The current dataset if it has propensities, else the bundled OPE sample."""
+    log = ui.current_log()
+    has_p = log.info.has("propensity")
+    options = ([log.info.name] if has_p else []) + [SAMPLE_SOURCE]
+    label = {SAMPLE_SOURCE: "bundled OPE sample (uniform-random log, 3 positions)"}
+    if not has_p:
+        st.info(f"The current dataset “{log.info.name}” has no `propensity` column, so it "
+                "cannot be evaluated off-policy. Showing the bundled OPE sample: 10,000 rows "
+                "of a uniformly random 3-position log with a click-through rate under 1% "
+                "(upload your own log with propensities on the Data page).")
+    source = st.radio("Log", options, horizontal=True, key="ope_source",
+                      index=ui.url_index("log", options, options[0]),
+                      format_func=lambda o: label.get(o, f"current dataset “{o}”"))
+    if source == SAMPLE_SOURCE:
+        return SAMPLE_SOURCE, "sample_ope.csv", _sample_hash(), None
+    return log.info.name, log.info.name, log.info.content_hash, log.info
+
+
+
+def _headline(verdict, *, target: str = "Target policy") -> None:
+    """The verdict's numbers as tiles, each interval in plain sight (click rates in %)."""
+    e = verdict.estimate
+    if "value" not in e or e.get("value") is None:
+        return
+    name = LABELS.get(e["estimator"], e["estimator"])
+    level = e.get("level", 0.95)
+    bounded = e.get("lower") is not None and e.get("upper") is not None
+    se = V.se_of(e["lower"], e["upper"], level) if bounded else None
+    t = st.columns(3)
+    t[0].metric(f"{target}, {name}", V.fmt(e["value"], se, pct=True),
+                f"{level:.0%} interval {V.fmt(e['lower'], se, pct=True)} to "
+                f"{V.fmt(e['upper'], se, pct=True)}" if bounded else
+                "no finite-sample bound for a self-normalized estimate",
+                delta_color="off", delta_arrow="off", help="expected clicks per row")
+    t[1].metric("Logging policy", V.fmt(e["logging"], se, pct=True))
+    if e.get("delta_lower") is not None:
+        dse = V.se_of(e["delta_lower"], e["delta_upper"], level)
+        t[2].metric("Difference", V.fmt(e["delta"], dse, pct=True, sign=True),
+                    f"{level:.0%} interval {V.fmt(e['delta_lower'], dse, pct=True, sign=True)} "
+                    f"to {V.fmt(e['delta_upper'], dse, pct=True, sign=True)}",
+                    delta_color="off", delta_arrow="off",
+                    help="target minus logging, paired bootstrap interval; an interval "
+                         "containing 0 means the two cannot be told apart")
+
