@@ -7,12 +7,13 @@ from pages._ope.common import LABELS, SAMPLE_SOURCE, VIEWS, _headline, _open, _p
 from ulr import schema
 from ulr.ope import estimators as est
 from ulr.ope import figures as F
-from ulr.ope.evaluate import FEW_EFFECTIVE_CLICKS, HEAVY_TAIL_ESS_FRACTION, HEAVY_TAIL_MAX_SHARE
+from ulr.ope.evaluate import HEAVY_TAIL_ESS_FRACTION, HEAVY_TAIL_MAX_SHARE
 from ulr.ope.evaluate import evaluate_log
 from ulr.ope.loggers import MULTI_ESTIMATORS
 from ulr.ope.slate import LABELS as SLATE_LABELS
 from ulr.ope.slate import slate_from_log
 from ulr.ope.verdicts import slate_verdict
+from ulr.verdict import MIN_EFFECTIVE_CLICKS
 
 NEW_ESTIMATORS = ("sndr", "switch-dr", "dros")
 INTERVAL_LABELS = {"bootstrap": "Percentile bootstrap intervals", "t": "Student t intervals",
@@ -178,7 +179,7 @@ def _show_log_result(res, source, name, content_hash, settings: tuple):
         f"click rate. Warnings: heavy-tailed weights when the effective sample size is below "
         f"{HEAVY_TAIL_ESS_FRACTION:.0%} of the rows or one row carries over "
         f"{HEAVY_TAIL_MAX_SHARE:.0%} of the weight; small sample below "
-        f"{FEW_EFFECTIVE_CLICKS} effective clicks.")
+        f"{MIN_EFFECTIVE_CLICKS} effective clicks.")
     ui.download_csv(table, f"ope_estimates_{name}.csv", "Download estimates (CSV)",
                     key="ope_csv")
     _loggers_section(res)

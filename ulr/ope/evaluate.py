@@ -37,13 +37,12 @@ from ulr.errors import UlrError
 from ulr.ope import estimators as est
 from ulr.ope.loggers import MULTI_ESTIMATORS, evaluate_loggers
 from ulr.ope.verdicts import bootstrap_difference, clipped_table, ope_verdict
+from ulr.verdict import MIN_EFFECTIVE_CLICKS, WIDE
 from ulr.ope.feedback import (BanditFeedback, fit_linear_scorer, policy_from_scorer,
                               policy_from_target_column, softmax_policy, standardize_scores)
 
 HEAVY_TAIL_ESS_FRACTION = 0.10
 HEAVY_TAIL_MAX_SHARE = 0.05
-FEW_EFFECTIVE_CLICKS = 30
-WIDE_INTERVAL = 0.5
 
 
 @dataclass(frozen=True)
@@ -245,24 +244,24 @@ def _warnings(diag: dict, table: pd.DataFrame, level: float) -> list:
             f"{HEAVY_TAIL_ESS_FRACTION:.0%}) and the largest weight carries {share:.1%} of the "
             f"total (warning above {HEAVY_TAIL_MAX_SHARE:.0%}). IPS and its interval are "
             "unreliable; prefer SNIPS or DR, clip the weights, or raise the temperature."))
-    if 0 < diag["clicked_rows_reached"] and diag["effective_clicks"] < FEW_EFFECTIVE_CLICKS:
+    if 0 < diag["clicked_rows_reached"] and diag["effective_clicks"] < MIN_EFFECTIVE_CLICKS:
         out.append(OPEWarning(
             "few_clicks",
             f"Small sample: the estimates rest on {diag['clicked_rows_reached']} clicked rows, "
             f"{diag['effective_clicks']:.1f} effective clicks after weighting (warning below "
-            f"{FEW_EFFECTIVE_CLICKS}). Expect a relative error of about "
+            f"{MIN_EFFECTIVE_CLICKS}). Expect a relative error of about "
             f"{1 / np.sqrt(max(diag['effective_clicks'], 1)):.0%} and intervals that may "
             "undercover."))
     t = table[(table["estimator"] != "logging")
               & ~((table["estimator"] == "balanced-ips") & table["value"].isna())]
     half = (t["upper"] - t["lower"]) / 2
-    wide = t.loc[(half > WIDE_INTERVAL * t["value"].abs()) | ~np.isfinite(t["value"]),
+    wide = t.loc[(half > WIDE * t["value"].abs()) | ~np.isfinite(t["value"]),
                  "estimator"].tolist()
     if wide and diag["clicked_rows_reached"] > 0:
         out.append(OPEWarning(
             "wide_interval",
             f"The {level:.0%} intervals of {', '.join(wide)} are wider than ±"
-            f"{WIDE_INTERVAL:.0%} of the estimate: the log cannot pin this policy's value "
+            f"{WIDE:.0%} of the estimate: the log cannot pin this policy's value "
             "down."))
     return out
 
