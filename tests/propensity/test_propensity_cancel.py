@@ -50,11 +50,11 @@ def test_bootstrap_replicates(scan):
     def fit(w):
         fits.append(1)
         return np.ones(3)
-    _stops_on_first_check(lambda s: bs.replicate(fit, n_groups=8, replicates=10, seed=0,
+    _stops_on_first_check(lambda s: bs.replicate(fit, n_groups=8, n_bootstrap=10, seed=0,
                                                  should_stop=s))
     assert len(fits) == 2
     _stops_on_first_check(lambda s: bs.replicate(lambda w: np.ones((len(w), 3)), n_groups=8,
-                                                 replicates=10, seed=0, batch=3, should_stop=s))
+                                                 n_bootstrap=10, seed=0, batch=3, should_stop=s))
 
 
 def test_em_iterations(scan):

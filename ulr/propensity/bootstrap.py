@@ -33,30 +33,30 @@ class Progress:
         return Progress(self.callback, self.lo + span * lo, self.lo + span * hi)
 
 
-def replicate(fit: Callable[[np.ndarray], np.ndarray], *, n_groups: int, replicates: int,
+def replicate(fit: Callable[[np.ndarray], np.ndarray], *, n_groups: int, n_bootstrap: int,
               seed, progress: Progress | None = None, batch: int | None = None,
               should_stop=None) -> np.ndarray:
-    """Run ``fit`` on ``replicates`` bucket-weight vectors; returns (B, K).
+    """Run ``fit`` on ``n_bootstrap`` bucket-weight vectors; returns (B, K).
 
     ``fit`` gets weights of shape (G,), or (batch, G) when ``batch`` is given
     (vectorized estimators), and returns relative theta. ``should_stop`` is
     checked before each replicate (or batch): :class:`ulr.errors.Cancelled`.
     """
-    w = poisson_weights(replicates, n_groups, seed)
+    w = poisson_weights(n_bootstrap, n_groups, seed)
     out = []
     if batch:
-        for start in range(0, replicates, batch):
+        for start in range(0, n_bootstrap, batch):
             check(should_stop)
             out.append(np.atleast_2d(fit(w[start:start + batch])))
             if progress is not None:
-                progress(min(start + batch, replicates) / replicates,
-                         f"bootstrap replicate {min(start + batch, replicates)}/{replicates}")
+                progress(min(start + batch, n_bootstrap) / n_bootstrap,
+                         f"bootstrap replicate {min(start + batch, n_bootstrap)}/{n_bootstrap}")
         return np.vstack(out)
-    for b in range(replicates):
+    for b in range(n_bootstrap):
         check(should_stop)
         out.append(np.asarray(fit(w[b]), dtype=float))
         if progress is not None:
-            progress((b + 1) / replicates, f"bootstrap replicate {b + 1}/{replicates}")
+            progress((b + 1) / n_bootstrap, f"bootstrap replicate {b + 1}/{n_bootstrap}")
     return np.vstack(out)
 
 

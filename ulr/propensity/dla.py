@@ -251,7 +251,7 @@ def run(scan, *, positions=None, n_bootstrap: int = 0, seed=0, assume_randomized
             return dla(ls, steps=bootstrap_steps, seed=seed, list_weights=w[ls.group],
                        init=fit, should_stop=should_stop).theta
         from ulr.propensity.aggregate import N_GROUPS
-        samples = bs.replicate(one, n_groups=N_GROUPS, replicates=n_bootstrap, seed=seed,
+        samples = bs.replicate(one, n_groups=N_GROUPS, n_bootstrap=n_bootstrap, seed=seed,
                                progress=prog.sub(end, 1.0), should_stop=should_stop)
         lower, upper, more = bs.percentile_interval(samples, level)
         notes += more

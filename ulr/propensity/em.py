@@ -378,7 +378,7 @@ def run(scan, *, positions=None, n_bootstrap: int = 0, seed=0, assume_randomized
                                   should_stop=should_stop)
             t[:, ~linked] = np.nan
             return t
-        samples = bs.replicate(batch, n_groups=stats.groups.n_groups, replicates=n_bootstrap,
+        samples = bs.replicate(batch, n_groups=stats.groups.n_groups, n_bootstrap=n_bootstrap,
                                seed=seed, progress=prog.sub(0.5, 1.0), batch=25,
                                should_stop=should_stop)
         lower, upper, more = bs.percentile_interval(samples, level)

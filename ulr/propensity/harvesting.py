@@ -165,7 +165,7 @@ def run(scan, *, positions=None, n_bootstrap: int = 0, seed=0, assume_randomized
         def one(w):
             t, _ = fit(stats.reweighted(w), theta0=start)
             return t
-        samples = bs.replicate(one, n_groups=stats.groups.n_groups, replicates=n_bootstrap,
+        samples = bs.replicate(one, n_groups=stats.groups.n_groups, n_bootstrap=n_bootstrap,
                                seed=seed, progress=prog.sub(0.4, 1.0), should_stop=should_stop)
         lower, upper, more = bs.percentile_interval(samples, level)
         notes += more

@@ -239,7 +239,7 @@ def run(scan: Scan, *, positions=None, n_bootstrap: int = 0, seed=0,
     lower = upper = None
     if n_bootstrap > 0:
         samples = bs.replicate(lambda w: fit_many(stats, w), n_groups=stats.n_groups,
-                               replicates=n_bootstrap, seed=seed, progress=prog.sub(0.1, 1.0),
+                               n_bootstrap=n_bootstrap, seed=seed, progress=prog.sub(0.1, 1.0),
                                batch=256, should_stop=should_stop)
         lower, upper, more = bs.percentile_interval(samples, level)
         notes += more

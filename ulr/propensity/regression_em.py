@@ -369,7 +369,7 @@ def run(scan, *, positions=None, n_bootstrap: int = 0, seed=0, assume_randomized
             f = regression_em(rf, theta0=t0, gamma0=g0, max_iter=bootstrap_iter,
                               min_iter=bootstrap_iter, seed=seed, should_stop=should_stop)
             return f.theta / f.theta[0]
-        samples = bs.replicate(one, n_groups=fs.cells.groups.n_groups, replicates=n_bootstrap,
+        samples = bs.replicate(one, n_groups=fs.cells.groups.n_groups, n_bootstrap=n_bootstrap,
                                seed=seed, progress=prog.sub(0.6, 1.0), should_stop=should_stop)
         lower, upper, more = bs.percentile_interval(samples, level)
         notes += more
