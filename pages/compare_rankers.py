@@ -135,7 +135,7 @@ learner = c2.selectbox("Learner", learner_options,
                             "weighted by 1/θ. Both: the naive and the IPW ranker of each "
                             "learner, every pair compared.")
 n_bootstrap = c3.number_input("Bootstrap replicates", 100, 10_000,
-                         ui.url_number("boot", 1000, 100, 10_000), step=100, key="cr_boot",
+                         ui.url_number("bootstrap", 1000, 100, 10_000), step=100, key="cr_boot",
                          help="Queries are resampled to get the confidence intervals (and, "
                               "with both learners, as many sign flips for the randomization "
                               "test).")
@@ -172,7 +172,7 @@ with st.expander("Significance options (several learners)"):
         help="Many pairs are compared at once, so some look different by chance. Holm keeps "
              "the chance of any false difference at 5%; Benjamini-Hochberg keeps the share of "
              "false differences at 5% (more lenient).")
-ui.set_url_params(theta_source=source, learner=learner, seed=seed, boot=int(n_bootstrap),
+ui.set_url_params(theta_source=source, learner=learner, seed=seed, bootstrap=int(n_bootstrap),
                   test=sig_test, correction=correction,
                   clip=float(clip) if clip_on else 0.0, snips=bool(snips),
                   theta=typed if source == TYPED else None)

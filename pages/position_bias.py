@@ -151,7 +151,7 @@ def _settings(max_pos: int, default: list[str], *, assume):
                                 key="pb_positions", help="Estimate positions 1..K.")
     max_boot = min(1000, ui.limit("ULR_MAX_BOOTSTRAP"))
     bootstrap = c2.number_input("Bootstrap replicates", min_value=0, max_value=max_boot,
-                                value=ui.url_number("boot", 50, 0, 1000, cap="ULR_MAX_BOOTSTRAP",
+                                value=ui.url_number("bootstrap", 50, 0, 1000, cap="ULR_MAX_BOOTSTRAP",
                                                     what="bootstrap replicates"), step=10,
                                 key="pb_boot",
                                 help="Resampled sessions for the error bars (0: none). Cheap "
@@ -170,7 +170,7 @@ def _settings(max_pos: int, default: list[str], *, assume):
     if bootstrap == 1:
         st.warning("One bootstrap replicate cannot make an interval; using none.")
         bootstrap = 0
-    ui.set_url_params(methods=methods, positions=int(positions), boot=int(bootstrap),
+    ui.set_url_params(methods=methods, positions=int(positions), bootstrap=int(bootstrap),
                       seed=int(seed), assume=None if assume is None else bool(assume))
     if not methods:
         st.info("Pick one or more methods to estimate position bias.")

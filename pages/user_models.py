@@ -57,7 +57,7 @@ def _settings():
     fraction = c1.slider("Held-out share of sessions", 0.1, 0.5,
                          ui.url_number("test", 0.2, 0.1, 0.5, kind=float), 0.05, key="um_test")
     bootstrap = c2.number_input("Bootstrap replicates", 0, 500,
-                                ui.url_number("boot", 50, 0, 500), 10, key="um_boot",
+                                ui.url_number("bootstrap", 50, 0, 500), 10, key="um_boot",
                                 help="Over held-out sessions, for the gaps' intervals.")
     seed = c3.number_input("Seed", 0, 10**6, ui.url_number("seed", 0, 0, 10**6), key="um_seed")
     if bootstrap == 1:
@@ -120,4 +120,4 @@ with c2:
                      evidence={"sessions": res.train_sessions + res.test_sessions,
                                "held_out_sessions": res.test_sessions},
                      takeaway=res.verdict.takeaway, verdict=res.verdict)
-ui.set_url_params(models=list(models), test=fraction, boot=bootstrap, seed=seed)
+ui.set_url_params(models=list(models), test=fraction, bootstrap=bootstrap, seed=seed)

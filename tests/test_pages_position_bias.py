@@ -201,4 +201,5 @@ def test_a_link_above_the_operator_caps_is_lowered_with_one_sentence(monkeypatch
     assert ("The link asks for 5000 bootstrap replicates; this server allows at most 20 "
             "(operator setting ULR_MAX_BOOTSTRAP), so 20 are used.") in notes
     assert any("asks for 3 methods" in n and "ULR_MAX_METHODS" in n for n in notes)
-    assert at.query_params["boot"] == "20"  # the shared link now says what ran
+    assert at.query_params["bootstrap"] == "20"  # the shared link now says what ran
+    assert "boot" not in at.query_params      # the old key (links shared before the rename)

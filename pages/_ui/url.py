@@ -10,6 +10,17 @@ from pages._ui.nav import ensure_app_run
 from pages._ui.session import DATASET_KEY, SOURCE_KEY
 
 
+# Old URL keys still read (links shared before the rename) and dropped when the page writes
+# the new one: one word per concept in the URL, the CLI (--bootstrap) and the JSON.
+RENAMED = {"boot": "bootstrap"}
+
+
+def _given(name: str) -> bool:
+    """The URL has ``name`` (or the old key it was renamed from)."""
+    return name in st.query_params or any(
+        new == name and old in st.query_params for old, new in RENAMED.items())
+
+
 def url_param(name: str, default, *, kind=str):
     """A page setting from the shareable URL (``?name=value``), else ``default``.
 
@@ -19,6 +30,8 @@ def url_param(name: str, default, *, kind=str):
     """
     ensure_app_run()
     raw = st.query_params.get(name)
+    for old in (o for o, new in RENAMED.items() if new == name and raw is None):
+        raw = st.query_params.get(old)
     if raw is None:
         return default
     try:
@@ -70,7 +83,7 @@ def url_number(name: str, default, lo, hi, *, kind=int, cap: str | None = None,
     if cap is not None and limit(cap) < hi:
         hi = limit(cap)
         default = min(default, hi)
-        if v == v and v > hi and name in st.query_params:
+        if v == v and v > hi and _given(name):
             _lowered(name, v, hi, cap, what or name)
             return kind(hi)
     return v if lo <= v <= hi else default
@@ -115,6 +128,8 @@ def set_url_params(**values) -> None:
             v = f"{v:g}"
         if st.query_params.get(k) != str(v):
             st.query_params[k] = str(v)
+        for old in (o for o, new in RENAMED.items() if new == k and o in st.query_params):
+            del st.query_params[old]
     name = st.session_state.get(DATASET_KEY)
     if name and st.query_params.get("dataset") != name:
         st.query_params["dataset"] = name
