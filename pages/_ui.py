@@ -488,21 +488,30 @@ def add_to_report(title: str, *, fig=None, table: pd.DataFrame | None = None,
                   disabled=True, help="Sign in (in the sidebar) to add results to a report.")
         return
     if st.button("Add to report", key=f"report_{key}", icon=":material/post_add:"):
-        from ulr import reports
         from ulr.report import ReportItem
+        from ulr.report import saved as reports
 
-        name = st.session_state.get(DATASET_KEY, store.SAMPLE_NAME)
-        try:
-            content_hash = store.get_dataset(cursor(), name).content_hash or ""
-        except UlrError:
-            content_hash = ""
-        if st.session_state.get(SOURCE_KEY):  # a registered source: no dataset hash to track
-            name, content_hash = f"{st.session_state[SOURCE_KEY]} (registered source)", ""
+        # Results of simulated data (Severity sweep, simulated OPE study, Debiased
+        # recommendations' worlds, Bandit lab's kveton/linear environments) carry no
+        # dataset: a later change of the dataset in use says nothing about them.
+        env = (settings or {}).get("environment")
+        simulated = key in ("severity_sweep", "ope_sim", "recs") or (
+            key == "bandit_lab" and isinstance(env, dict) and env.get("env") != "data")
+        name, content_hash = "", ""
+        if not simulated and st.session_state.get(SOURCE_KEY):  # no hash to track
+            name = f"{st.session_state[SOURCE_KEY]} (registered source)"
+        elif not simulated:
+            name = st.session_state.get(DATASET_KEY, store.SAMPLE_NAME)
+            try:
+                content_hash = store.get_dataset(cursor(), name).content_hash or ""
+            except UlrError:
+                content_hash = ""
         with user_errors("Could not add to the report: "):
             item = ReportItem.from_result(
                 title, fig=fig, table=table, settings=settings, caveats=caveats,
                 evidence=evidence, takeaway=takeaway or "", dataset=name,
-                content_hash=content_hash, verdict=verdict)
+                content_hash=content_hash, verdict=verdict,
+                provenance="simulated" if simulated else "dataset")
             viewed = current_report_id()
             target = _report_to_add_to(actor)
             reports.add_item(target.id, item, actor=actor)

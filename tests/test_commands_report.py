@@ -108,7 +108,7 @@ def run_main(argv, capsys):
     (["--out", "{html}", "--theta", "1,abc"], "--theta"),
     (["--out", "{html}", "--theta", "1,0"], "> 0"),
     (["--out", "{html}", "--zip", "{tmp}/t.csv"], ".zip"),
-    (["--out", "{html}", "--learner", "svm"], "linear or gbdt"),
+    (["--out", "{html}", "--learner", "svm"], "linear, gbdt or both"),
     (["--out", "{html}", "--bootstrap", "-1"], "--bootstrap"),
     (["--out", "{html}", "--positions", "0"], "--positions"),
     (["--out", "{html}", "--title", " "], "--title"),

@@ -2,6 +2,7 @@
 
 import csv
 import io
+import importlib.util
 import json
 import re
 import struct
@@ -270,15 +271,15 @@ def test_find_browser_honours_browser_path(tmp_path, monkeypatch):
 
 
 def test_static_export_problems_are_sentences(monkeypatch):
-    real_find_spec = report.importlib.util.find_spec
-    monkeypatch.setattr(report.importlib.util, "find_spec",
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
                         lambda n, *a: None if n == "kaleido" else real_find_spec(n, *a))
     assert "kaleido" in report.static_export_problem()
     with pytest.raises(UlrError, match="kaleido"):
         report.to_image(go.Figure())
     monkeypatch.undo()
-    monkeypatch.setattr(report, "find_browser", lambda: None)
-    if report.importlib.util.find_spec("kaleido") is not None:
+    monkeypatch.setattr(report.browser, "find_browser", lambda: None)
+    if importlib.util.find_spec("kaleido") is not None:
         assert "Chromium" in report.static_export_problem()
         with pytest.raises(UlrError, match="Chromium"):
             report.to_image(go.Figure())
