@@ -1,4 +1,4 @@
-"""Saved reports (ulr.reports): persistence, concurrency, restart, atomic failures."""
+"""Saved reports (ulr.report.saved, alias ulr.reports): persistence, restart, atomicity."""
 
 import json
 import subprocess
@@ -298,3 +298,11 @@ def test_provenance_is_validated():
         report.ReportItem(title="x", provenance="guessed")
     with pytest.raises(ValueError, match="no dataset"):
         report.ReportItem(title="x", dataset="sample", provenance="simulated")
+
+
+def test_the_older_module_names_are_the_package_modules():
+    import ulr.report.powerpoint
+    import ulr.report.saved
+    from ulr import powerpoint
+
+    assert reports is ulr.report.saved and powerpoint is ulr.report.powerpoint

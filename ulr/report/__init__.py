@@ -16,8 +16,9 @@ One concept per module:
 The CSS and the deck's script are package files in ``ulr/report/assets``.
 """
 
-from ulr.report.browser import (EXPORT_PREFIX, SYSTEM_BROWSERS, _start_time, clean_orphans,
-                                export_folder, find_browser, static_export_problem)
+from ulr.report.browser import (EXPORT_PREFIX, SYSTEM_BROWSERS, clean_orphans, export_folder,
+                                find_browser, static_export_problem)
+from ulr.report.browser import _start_time  # noqa: F401 (tests/test_export_cleanup.py)
 from ulr.report.deck import (APPENDIX_CHARS, SLIDE_CAVEAT_CHARS, SLIDE_CAVEAT_MAX,
                              SLIDE_TABLE_ROWS, build_deck, slide_caveats)
 from ulr.report.document import MAX_TABLE_ROWS_HTML, build_html, write_html
@@ -34,7 +35,7 @@ __all__ = [
     "APPENDIX_CHARS", "EXPORT_PREFIX", "IMAGE_FORMATS", "MAX_NOTE", "MAX_TABLE_ROWS_HTML",
     "MAX_TITLE", "PROVENANCES", "ReportItem", "SETTING_CHARS", "SETTING_ITEMS",
     "SLIDE_CAVEAT_CHARS", "SLIDE_CAVEAT_MAX", "SLIDE_CHART", "SLIDE_TABLE_ROWS",
-    "SYSTEM_BROWSERS", "_start_time", "as_items", "build_deck", "build_html", "build_pdf",
+    "SYSTEM_BROWSERS", "as_items", "build_deck", "build_html", "build_pdf",
     "build_zip", "clean_orphans", "default_takeaway", "evidence_text", "export_figure",
     "export_folder", "find_browser", "html_to_pdf", "image_mime", "setting_text",
     "settings_lines", "slide_caveats", "slide_figure", "static_export_problem", "to_image",

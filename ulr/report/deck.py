@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from ulr import __version__
 from ulr.errors import UlrError
-from ulr.report.item import ReportItem, _now, as_items
-from ulr.report.parts import (asset, caveats_html, css, esc, evidence_text, figure_html, head,
+from ulr.report.item import ReportItem, as_items, now_text
+from ulr.report.parts import (asset, caveats_html, esc, evidence_text, figure_html, head,
                               table_html, verdict_badge)
 
 
@@ -110,7 +110,7 @@ def build_deck(items, *, title: str = "ulr report", generated: str | None = None
     items = as_items(items)
     if not isinstance(title, str) or not title.strip():
         raise UlrError("the report needs a non-empty title.")
-    generated = generated or _now()
+    generated = generated or now_text()
     slides = [f'<section class="slide cover"><h1>{esc(title)}</h1>'
               f'<p class="takeaway">{len(items)} result{"s" if len(items) != 1 else ""}</p>'
               f'<p class="evidence">Generated {esc(generated)} by ulr {esc(__version__)}</p>'

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from ulr import __version__
 from ulr.errors import UlrError
-from ulr.report.item import _now, as_items
-from ulr.report.parts import css, esc, figure_html, head, table_html, truth_html
+from ulr.report.item import as_items, now_text
+from ulr.report.parts import esc, figure_html, head, table_html, truth_html
 from ulr.report.render import write_bytes
 
 MAX_TABLE_ROWS_HTML = 1000
@@ -42,7 +42,7 @@ def build_html(items, *, title: str = "ulr report", generated: str | None = None
     if int(max_table_rows) < 1:
         raise UlrError("max_table_rows must be at least 1.")
 
-    generated = generated or _now()
+    generated = generated or now_text()
     toc = "".join(f'<li><a href="#item-{i}">{esc(it.title)}</a> '
                   f'<span class="muted">({esc(it.kind)})</span></li>'
                   for i, it in enumerate(items, start=1))

@@ -30,7 +30,8 @@ PROVENANCES = ("dataset", "simulated")
 
 
 
-def _now() -> str:
+def now_text() -> str:
+    """The date-time now, ISO 8601 to the second (an item's and an export's stamp)."""
     return _dt.datetime.now().isoformat(timespec="seconds")
 
 
@@ -68,7 +69,7 @@ class ReportItem:
     table: str | None = None
     settings: dict = field(default_factory=dict)
     dataset: str = ""
-    created: str = field(default_factory=_now)
+    created: str = field(default_factory=now_text)
     version: str = __version__
     id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
     caveats: list = field(default_factory=list)
@@ -256,7 +257,7 @@ def default_takeaway(title: str, table: pd.DataFrame | None = None,
     lowest row; otherwise it states what the result rests on.
     """
     ev = evidence or {}
-    rests = ", ".join(f"{_fmt_count(ev[k])} {k}" for k in ("rows", "clicks", "queries",
+    rests = ", ".join(f"{count_text(ev[k])} {k}" for k in ("rows", "clicks", "queries",
                                                            "sessions") if ev.get(k) is not None)
     if isinstance(table, pd.DataFrame) and len(table) >= 2:
         vcol = next((c for c in _VALUE_COLS if c in table.columns
@@ -280,7 +281,8 @@ def default_takeaway(title: str, table: pd.DataFrame | None = None,
     return f"{title}" + (f", based on {rests}." if rests else ".")
 
 
-def _fmt_count(v) -> str:
+def count_text(v) -> str:
+    """A count as people read it: 12,000; a non-integer to 3 significant digits."""
     try:
         return f"{int(v):,}" if float(v).is_integer() else f"{float(v):,.3g}"
     except (TypeError, ValueError):

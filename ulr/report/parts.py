@@ -18,7 +18,7 @@ import plotly.io as pio
 
 from ulr import __version__, theme
 from ulr.report.figures import export_figure
-from ulr.report.item import ReportItem, _fmt_count
+from ulr.report.item import ReportItem, count_text
 
 
 @functools.cache
@@ -106,7 +106,7 @@ def evidence_text(evidence: dict) -> str:
     """"12,000 rows · 48 clicks · 300 queries" (what the result rests on)."""
     if not evidence:
         return "not recorded"
-    return " · ".join(f"{_fmt_count(v)} {k}" for k, v in evidence.items())
+    return " · ".join(f"{count_text(v)} {k}" for k, v in evidence.items())
 
 
 def caveats_html(caveats, more: str = "") -> str:
