@@ -166,3 +166,22 @@ def test_a_simulated_result_is_added_without_a_dataset():
         "dataset", True, True)
     assert (sim.provenance, sim.dataset, sim.content_hash) == ("simulated", "", "")
     assert "simulated" in sim.title and reports.stale_status([logged, sim]) == {}
+
+
+def test_a_bandit_lab_result_in_a_simulated_environment_has_no_dataset():
+    at = AppTest.from_file(str(ROOT / "pages" / "bandit_lab.py"), default_timeout=60)
+    at.run()
+    at.number_input(key="bl_steps").set_value(200)
+    at.number_input(key="bl_runs").set_value(1)
+    at.button(key="FormSubmitter:bl_form-Start").click()
+    at.run()
+    for _ in range(50):
+        if at.session_state["bl_status"] == "done":
+            break
+        at.run()
+    assert at.session_state["bl_status"] == "done" and not at.exception
+    [b for b in at.button if b.label == "Add to report"][0].click().run()
+    assert not at.exception, at.exception
+    it = reports.items(at.session_state["report_id"])[-1]
+    assert it.title.startswith("Bandit lab: kveton environment")
+    assert (it.provenance, it.dataset, it.content_hash) == ("simulated", "", "")
