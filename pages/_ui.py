@@ -478,7 +478,8 @@ def add_to_report(title: str, *, fig=None, table: pd.DataFrame | None = None,
     ``takeaway`` a one-line plain-words summary (pre-filled from the result when
     empty); reports and exports carry all three. The item is written to the
     store at once with the dataset's content hash, so it survives a refresh and
-    a restart, and a later change of the dataset is flagged on it. It goes to a
+    a restart, and a later change of the dataset is flagged on it; a result of
+    simulated data is saved with provenance "simulated" and no dataset. It goes to a
     report of the acting identity (:func:`identity`); with authentication
     configured and nobody signed in, the button is off and says why.
     """
