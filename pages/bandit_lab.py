@@ -243,7 +243,7 @@ def results(lab):
                                "steps": lab.steps, "runs": lab.runs, "seed": lab.seed},
                      evidence={"runs": lab.runs, "steps per run": lab.steps},
                      caveats=[n + "." for n in notes], key="bandit_lab",
-                     verdict=verdict)
+                     verdict=verdict, simulated=env.name != "data")
 
 
 # ---------------------------------------------------------------- replay

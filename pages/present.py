@@ -7,7 +7,8 @@ The view is the same self-contained deck that "Download slides" writes
 import streamlit as st
 
 from pages import _ui as ui
-from ulr import report, reports
+from ulr import report
+from ulr.report import saved as reports
 
 ui.ensure_app_run()
 
@@ -29,8 +30,7 @@ if not items:
     st.page_link("pages/report.py", label="Go to the report", icon=":material/description:")
     st.stop()
 
-cur = ui.cursor()
-status = {it.id: s for it in items if (s := reports.dataset_status(it, cur=cur))}
+status = reports.stale_status(items, cur=ui.cursor())
 deck = report.build_deck(items, title=info.name, status=status, embedded=True)
 st.html("<style>[data-testid='stMainBlockContainer']{padding-top:2.5rem;}</style>")
 st.iframe(deck, height=640, alt="Slides")  # fits 1280x720 with the header
@@ -38,7 +38,8 @@ c = st.columns([2, 2, 3])
 c[0].page_link("pages/report.py", icon=":material/edit:", query_params={"report": rid},
                label="Edit the report" if reports.can_edit(info, actor=actor)
                else "Open the report page")
-c[1].download_button("Download slides (HTML)", data=deck.replace(" data-embedded", "", 1),
+c[1].download_button("Download slides (HTML)", data=lambda: report.build_deck(
+                         items, title=info.name, status=status).encode("utf-8"),
                      file_name="slides.html", mime="text/html", on_click="ignore",
                      icon=":material/download:", key="present_dl")
 c[2].caption("← / → or the buttons move between slides. Share this page's address to show "

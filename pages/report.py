@@ -1,6 +1,6 @@
 """Report page: saved reports (pick, rename, duplicate, delete), their items, and exports.
 
-Every change acts as :func:`pages._ui.identity` and :mod:`ulr.reports` refuses a
+Every change acts as :func:`pages._ui.identity` and :mod:`ulr.report.saved` refuses a
 non-owner; a report of someone else's (opened by its link) is shown read-only, with
 its exports and "Duplicate" to make an own copy.
 """
@@ -8,9 +8,10 @@ its exports and "Duplicate" to make an own copy.
 import streamlit as st
 
 from pages import _ui as ui
-from ulr import report, reports, theme
+from ulr import report, theme
 from ulr.errors import UlrError
-from ulr.powerpoint import build_pptx
+from ulr.report import saved as reports
+from ulr.report.powerpoint import build_pptx
 
 ui.ensure_app_run()
 
@@ -150,8 +151,7 @@ if not items:
             icon=":material/post_add:")
     st.stop()
 
-cur = ui.cursor()
-status = {it.id: s for it in items if (s := reports.dataset_status(it, cur=cur))}
+status = reports.stale_status(items, cur=ui.cursor())
 
 # ---------------------------------------------------------------- exports
 with st.container(border=True):
@@ -200,7 +200,7 @@ with st.container(border=True):
 # ---------------------------------------------------------------- items
 for i, p in enumerate(items):
     with st.container(border=True, key=f"rep_item_{p.id}"):
-        st.markdown(f"**{i + 1}.** {p.kind} · dataset **{_md(p.dataset or '—')}** · created "
+        st.markdown(f"**{i + 1}.** {p.kind} · dataset **{_md(p.source)}** · created "
                     f"{_md(p.created or '—')} · ulr {_md(p.version or '—')}")
         if p.id in status:
             st.error(status[p.id], icon=":material/sync_problem:")

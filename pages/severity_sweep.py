@@ -148,4 +148,4 @@ else:
                                "seed": seed_k},
                      evidence={"queries": queries_k,
                                "sessions": sessions_k * runs_k * len(etas)},
-                     key="severity_sweep", verdict=verdict)
+                     key="severity_sweep", verdict=verdict, simulated=True)

@@ -147,3 +147,41 @@ def test_private_report_is_hidden_from_others_and_from_the_presentation_link():
     assert any("does not exist here or is private" in w.value for w in other.warning)
     assert all("Secret" not in f.proto.srcdoc for f in other.get("iframe"))
     assert other.query_params["report"] != [r.id] and other.query_params["report"] != r.id
+
+
+def test_a_simulated_result_is_added_without_a_dataset():
+    """The off-policy page's simulated study is saved with provenance "simulated" and no
+    dataset (never flagged stale); its result on the log stays bound to the dataset."""
+    at = AppTest.from_file(str(ROOT / "pages" / "off_policy.py"), default_timeout=120)
+    at.run()
+    [b for b in at.button if b.label == "Add to report"][0].click().run()
+    at.segmented_control(key="ope_view").set_value("Simulation: bias and variance").run()
+    at.number_input(key="sim_draws").set_value(20)
+    at.number_input(key="sim_rows").set_value(200)
+    [b for b in at.button if b.label == "Run simulation"][0].click().run()
+    [b for b in at.button if b.label == "Add to report"][0].click().run()
+    assert not at.exception, at.exception
+    logged, sim = reports.items(at.session_state["report_id"])[-2:]
+    assert (logged.provenance, bool(logged.dataset), bool(logged.content_hash)) == (
+        "dataset", True, True)
+    assert (sim.provenance, sim.dataset, sim.content_hash) == ("simulated", "", "")
+    assert "simulated" in sim.title and reports.stale_status([logged, sim]) == {}
+
+
+def test_a_bandit_lab_result_in_a_simulated_environment_has_no_dataset():
+    at = AppTest.from_file(str(ROOT / "pages" / "bandit_lab.py"), default_timeout=60)
+    at.run()
+    at.number_input(key="bl_steps").set_value(200)
+    at.number_input(key="bl_runs").set_value(1)
+    at.button(key="FormSubmitter:bl_form-Start").click()
+    at.run()
+    for _ in range(50):
+        if at.session_state["bl_status"] == "done":
+            break
+        at.run()
+    assert at.session_state["bl_status"] == "done" and not at.exception
+    [b for b in at.button if b.label == "Add to report"][0].click().run()
+    assert not at.exception, at.exception
+    it = reports.items(at.session_state["report_id"])[-1]
+    assert it.title.startswith("Bandit lab: kveton environment")
+    assert (it.provenance, it.dataset, it.content_hash) == ("simulated", "", "")

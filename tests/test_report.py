@@ -2,6 +2,7 @@
 
 import csv
 import io
+import importlib.util
 import json
 import re
 import struct
@@ -270,15 +271,15 @@ def test_find_browser_honours_browser_path(tmp_path, monkeypatch):
 
 
 def test_static_export_problems_are_sentences(monkeypatch):
-    real_find_spec = report.importlib.util.find_spec
-    monkeypatch.setattr(report.importlib.util, "find_spec",
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
                         lambda n, *a: None if n == "kaleido" else real_find_spec(n, *a))
     assert "kaleido" in report.static_export_problem()
     with pytest.raises(UlrError, match="kaleido"):
         report.to_image(go.Figure())
     monkeypatch.undo()
-    monkeypatch.setattr(report, "find_browser", lambda: None)
-    if report.importlib.util.find_spec("kaleido") is not None:
+    monkeypatch.setattr(report.browser, "find_browser", lambda: None)
+    if importlib.util.find_spec("kaleido") is not None:
         assert "Chromium" in report.static_export_problem()
         with pytest.raises(UlrError, match="Chromium"):
             report.to_image(go.Figure())
@@ -314,3 +315,45 @@ def test_png_and_pdf_through_system_chromium():
     assert downloaded.exists() == existed  # kaleido used the system browser, fetched none
     with pytest.raises(UlrError, match="no executable browser"):
         report.to_image(a, browser="/nonexistent/chromium")
+
+
+# ----------------------------------------------------------------------------- package
+
+
+def test_css_and_script_are_package_files_found_from_the_repo():
+    from importlib import resources
+
+    assets = resources.files("ulr.report") / "assets"
+    doc, deck = report.build_html(list(make_items())), report.build_deck(list(make_items()))
+    for name, where in (("report.css", doc), ("deck.css", deck)):
+        text = (assets / name).read_text(encoding="utf-8")
+        assert "__FONT__" in text and len(text) > 500
+        assert f"<style>{text.replace('__FONT__', theme.FONT)}</style>" in where
+    js = (assets / "deck.js").read_text(encoding="utf-8")
+    assert f"<script>{js}</script>" in deck and "window.ulrShow" in js
+    assert "__FONT__" not in doc + deck
+
+
+def test_exports_parse_each_figure_once(monkeypatch):
+    calls = []
+    real = report.item._loads
+    dicts = [it.to_dict() for it in make_items()]
+    monkeypatch.setattr(report.item, "_loads",
+                        lambda text, what: calls.append(what) or real(text, what))
+    items = [report.ReportItem.from_dict(d) for d in dicts]
+    assert calls.count("figure") == 2  # validating the two items parsed their figures
+    report.build_html(items)
+    report.build_deck(items)
+    report.export_figure(items[0], slide=True)
+    assert calls.count("figure") == 2  # the exports used the parsed dicts
+    items[0].figure = go.Figure(go.Bar(y=[1])).to_json()  # a new figure text is parsed anew
+    assert items[0].figure_dict()["data"][0]["type"] == "bar"
+
+
+def test_a_simulated_item_shows_simulated_where_a_dataset_would_be():
+    sim = report.ReportItem.from_result("Severity sweep", fig=go.Figure(),
+                                        provenance="simulated")
+    assert (sim.dataset, sim.content_hash, sim.source) == ("", "", "simulated")
+    assert "Dataset <b>simulated</b>" in report.build_html([sim])
+    assert " · dataset simulated</div>" in report.build_deck([sim])
+    assert report.ReportItem.from_dict(sim.to_dict()).provenance == "simulated"

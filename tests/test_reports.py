@@ -1,4 +1,4 @@
-"""Saved reports (ulr.reports): persistence, concurrency, restart, atomic failures."""
+"""Saved reports (ulr.report.saved, alias ulr.reports): persistence, restart, atomicity."""
 
 import json
 import subprocess
@@ -261,3 +261,48 @@ def test_an_old_store_is_migrated_and_its_reports_have_no_owner(tmp_path):
     assert reports.latest(actor=A, db=db) is None  # never someone's "latest"
     mine = reports.create("New", actor=A, db=db)
     assert reports.get_info(mine.id, actor=A, db=db).owner == A
+
+
+def test_stale_status_is_every_flagged_item_and_never_a_simulated_one(tmp_path):
+    cur = store.cursor()
+    store.ensure_sample(cur=cur)
+    h = store.get_dataset(cur, store.SAMPLE_NAME).content_hash
+    sim = report.ReportItem.from_result("Severity sweep", provenance="simulated")
+    its = [item(content_hash=h), item(content_hash="0" * 64), sim,
+           report.ReportItem.from_result("x", dataset="deleted-one", content_hash=h)]
+    want = {}
+    for it in its:  # the reference: one item at a time
+        s = reports.dataset_status(it, cur=cur)
+        if s is not None:
+            want[it.id] = s
+    assert reports.stale_status(its, cur=cur) == want
+    assert set(want) == {its[1].id, its[3].id}
+    assert reports.dataset_status(sim, cur=cur) is None
+
+
+def test_a_simulated_item_keeps_its_provenance_through_the_store(db):
+    r = reports.create("Sim", actor=A, db=db)
+    sim = report.ReportItem.from_result("Sweep", fig=go.Figure(), provenance="simulated")
+    reports.add_item(r.id, sim, actor=A, db=db)
+    reports.add_item(r.id, item(), actor=A, db=db)
+    back = reports.items(r.id, actor=A, db=db)
+    assert [(b.provenance, b.dataset, b.source) for b in back] == [
+        ("simulated", "", "simulated"), ("dataset", "sample", "sample")]
+    # items saved before provenance existed read back as dataset-bound
+    old = {k: v for k, v in item().to_dict().items() if k != "provenance"}
+    assert report.ReportItem.from_dict(old).provenance == "dataset"
+
+
+def test_provenance_is_validated():
+    with pytest.raises(ValueError, match="provenance"):
+        report.ReportItem(title="x", provenance="guessed")
+    with pytest.raises(ValueError, match="no dataset"):
+        report.ReportItem(title="x", dataset="sample", provenance="simulated")
+
+
+def test_the_older_module_names_are_the_package_modules():
+    import ulr.report.powerpoint
+    import ulr.report.saved
+    from ulr import powerpoint
+
+    assert reports is ulr.report.saved and powerpoint is ulr.report.powerpoint

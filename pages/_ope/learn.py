@@ -57,7 +57,7 @@ def view_learn():
         out = _learn(last[0], last[1], last[2], "doc_id", last[3], _should_stop=stop)
     if out is None:
         return
-    _show_learned(out, dict(last[3]))
+    _show_learned(out, dict(last[3]), simulated=last[0] == "simulation")
 
 
 def _learn_form(data: str) -> tuple[tuple, bool]:
@@ -103,7 +103,7 @@ def _learn_form(data: str) -> tuple[tuple, bool]:
     return settings, submitted
 
 
-def _show_learned(out: dict, s: dict):
+def _show_learned(out: dict, s: dict, *, simulated: bool):
     """Held-out values, warnings, the learning curve, the evaluation table, the weights,
     the download and the report item of one learned policy."""
     res = out["result"]
@@ -139,4 +139,4 @@ def _show_learned(out: dict, s: dict):
         evidence={"rows": res.evaluation.diagnostics["n"],
                   "clicks": res.evaluation.diagnostics["clicks"], "queries": None,
                   "sessions": None},
-        key="ope_crm", verdict=verdict)
+        key="ope_crm", verdict=verdict, simulated=simulated)

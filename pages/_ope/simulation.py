@@ -155,4 +155,4 @@ def _show_simulation(out: dict, s: dict):
                   "seed": s["seed"], **s},
         caveats=[], evidence={"rows": s["rows"] * s["draws"], "clicks": None,
                               "queries": s["contexts"], "sessions": None},
-        key="ope_sim", verdict=verdict)
+        key="ope_sim", verdict=verdict, simulated=True)

@@ -146,7 +146,7 @@ def _report_to_add_to(actor: str):
 def add_to_report(title: str, *, fig=None, table: pd.DataFrame | None = None,
                   settings: dict | None = None, caveats: list[str] | None = None,
                   evidence: dict | None = None, takeaway: str | None = None,
-                  key: str, verdict=None) -> None:
+                  key: str, verdict=None, simulated: bool = False) -> None:
     """An "Add to report" button that saves this result in the session's report.
 
     ``verdict`` (a :class:`ulr.verdict.Verdict`) is stored with the item; its
@@ -157,7 +157,11 @@ def add_to_report(title: str, *, fig=None, table: pd.DataFrame | None = None,
     ``takeaway`` a one-line plain-words summary (pre-filled from the result when
     empty); reports and exports carry all three. The item is written to the
     store at once with the dataset's content hash, so it survives a refresh and
-    a restart, and a later change of the dataset is flagged on it. It goes to a
+    a restart, and a later change of the dataset is flagged on it. A result of
+    simulated data (``simulated``: Severity sweep, the simulated OPE study, Debiased
+    recommendations' worlds, Bandit lab's kveton/linear environments) is saved with
+    provenance "simulated" and no dataset: a later change of the dataset in use says
+    nothing about it. It goes to a
     report of the acting identity (:func:`identity`); with authentication
     configured and nobody signed in, the button is off and says why.
     """
@@ -167,21 +171,24 @@ def add_to_report(title: str, *, fig=None, table: pd.DataFrame | None = None,
                   disabled=True, help="Sign in (in the sidebar) to add results to a report.")
         return
     if st.button("Add to report", key=f"report_{key}", icon=":material/post_add:"):
-        from ulr import reports
         from ulr.report import ReportItem
+        from ulr.report import saved as reports
 
-        name = st.session_state.get(DATASET_KEY, store.SAMPLE_NAME)
-        try:
-            content_hash = store.get_dataset(cursor(), name).content_hash or ""
-        except UlrError:
-            content_hash = ""
-        if st.session_state.get(SOURCE_KEY):  # a registered source: no dataset hash to track
-            name, content_hash = f"{st.session_state[SOURCE_KEY]} (registered source)", ""
+        name, content_hash = "", ""
+        if not simulated and st.session_state.get(SOURCE_KEY):  # no dataset hash to track
+            name = f"{st.session_state[SOURCE_KEY]} (registered source)"
+        elif not simulated:
+            name = st.session_state.get(DATASET_KEY, store.SAMPLE_NAME)
+            try:
+                content_hash = store.get_dataset(cursor(), name).content_hash or ""
+            except UlrError:
+                content_hash = ""
         with user_errors("Could not add to the report: "):
             item = ReportItem.from_result(
                 title, fig=fig, table=table, settings=settings, caveats=caveats,
                 evidence=evidence, takeaway=takeaway or "", dataset=name,
-                content_hash=content_hash, verdict=verdict)
+                content_hash=content_hash, verdict=verdict,
+                provenance="simulated" if simulated else "dataset")
             viewed = current_report_id()
             target = _report_to_add_to(actor)
             reports.add_item(target.id, item, actor=actor)

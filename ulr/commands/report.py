@@ -280,7 +280,7 @@ def _write(out: Path, items, title: str, fmt: str, status=None) -> None:
         report.write_bytes(out, report.build_deck(items, title=title, status=status)
                            .encode("utf-8"))
     elif fmt == "pptx":
-        from ulr.powerpoint import build_pptx
+        from ulr.report.powerpoint import build_pptx
 
         report.write_bytes(out, build_pptx(items, title=title, status=status))
     else:
@@ -307,10 +307,10 @@ def _saved_db(args) -> str:
 def run_saved(args) -> dict:
     """``--list`` or ``--report``: the reports saved by the app in the store.
 
-    The CLI acts as the operator (:data:`ulr.reports.OPERATOR`): whoever runs it holds the
+    The CLI acts as the operator (:data:`ulr.report.saved.OPERATOR`): whoever runs it holds the
     database file, so it lists and exports every report, private ones included.
     """
-    from ulr import reports
+    from ulr.report import saved as reports
 
     db = _saved_db(args)
     me = reports.OPERATOR
@@ -321,7 +321,7 @@ def run_saved(args) -> dict:
     info = reports.find(args.report, actor=me, db=db)
     items = reports.items(info.id, actor=me, db=db)
     cur = store.cursor(db)
-    status = {it.id: s for it in items if (s := reports.dataset_status(it, cur=cur))}
+    status = reports.stale_status(items, cur=cur)
     _write(out, items, args.title or info.name, args.format, status)
     result = {"path": str(out), "report": info.name, "id": info.id, "items": len(items),
               "format": args.format, "stale": len(status), "bytes": out.stat().st_size}

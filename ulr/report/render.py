@@ -1,0 +1,201 @@
+"""Rendering: charts as PNG/PDF/SVG (kaleido), HTML as PDF (Chromium), atomic writes."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib.util
+import os
+import signal
+import threading
+import time
+import uuid
+from pathlib import Path
+
+from ulr.errors import UlrError, check
+from ulr.report.browser import export_folder, find_browser, static_export_problem
+from ulr.report.deck import build_deck
+from ulr.report.figures import figure_dict
+
+IMAGE_FORMATS = ("png", "pdf", "svg")
+_MIME = {"png": "image/png", "pdf": "application/pdf", "svg": "image/svg+xml"}
+
+
+
+def _run_async(coro_fn):
+    """Run ``coro_fn()`` to completion, also when called inside a running loop."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro_fn())
+    box = {}
+
+    def target():
+        try:
+            box["v"] = asyncio.run(coro_fn())
+        except BaseException as exc:  # re-raised in the caller's thread
+            box["e"] = exc
+
+    t = threading.Thread(target=target, daemon=True)
+    t.start()
+    t.join()
+    if "e" in box:
+        raise box["e"]
+    return box["v"]
+
+
+def to_images(figures, *, format: str = "png", width: int | None = None,
+              height: int | None = None, scale: float = 2.0, browser: str | None = None,
+              timeout: float = 60.0) -> list[bytes]:
+    """Render charts as static images through kaleido and the system Chromium.
+
+    One browser session renders all ``figures`` (plotly figures, their JSON or
+    dicts, or :class:`ReportItem`), so many images cost one browser start.
+    kaleido is pointed at ``browser`` (default :func:`find_browser`) with its
+    ``path`` option; MathJax is off so the page loads nothing from the web.
+
+    Raises
+    ------
+    UlrError
+        When kaleido or Chromium is missing, or the browser fails to render.
+    """
+    if format not in IMAGE_FORMATS:
+        raise UlrError(f"image format must be one of {', '.join(IMAGE_FORMATS)}, not "
+                       f"{format!r}.")
+    if not (0 < float(scale) <= 10):
+        raise UlrError("image scale must lie in (0, 10].")
+    for name, v in (("width", width), ("height", height)):
+        if v is not None and not (10 <= int(v) <= 10_000):
+            raise UlrError(f"image {name} must lie between 10 and 10000 pixels.")
+    if browser is None:
+        problem = static_export_problem()
+        if problem:
+            raise UlrError(problem)
+        browser = find_browser()
+    elif importlib.util.find_spec("kaleido") is None:
+        raise UlrError(static_export_problem())
+    if not (os.path.isfile(browser) and os.access(browser, os.X_OK)):
+        raise UlrError(f"there is no executable browser at {browser}.")
+    path = browser
+    dicts = [figure_dict(f) for f in figures]
+    if not dicts:
+        return []
+    opts = []
+    for d in dicts:
+        lay = d.get("layout", {}) or {}
+        opts.append({"format": format, "scale": float(scale),
+                     "width": int(width or lay.get("width") or 900),
+                     "height": int(height or lay.get("height") or 500)})
+
+    import kaleido
+
+    def render_in(folder: Path):
+        # kaleido's page and its browser profile both live in our export folder.
+        index = folder / "index.html"
+        index.write_text(kaleido.PageGenerator(mathjax=False).generate_index(),
+                         encoding="utf-8")
+
+        async def render():
+            out = []
+            async with kaleido.Kaleido(n=1, timeout=timeout, page_generator=str(index),
+                                       path=path, tmp_dir=str(folder)) as k:
+                for d, o in zip(dicts, opts):
+                    out.append(await k.calc_fig(d, opts=o))
+            return out
+        return render
+
+    try:
+        with export_folder() as folder:
+            return _run_async(render_in(folder))
+    except UlrError:
+        raise
+    except Exception as exc:  # browser missing/crashed/timed out
+        msg = " ".join(str(exc).split())[:300] or type(exc).__name__
+        raise UlrError(f"Chromium at {path} could not render the chart: {msg}") from None
+
+
+def to_image(figure, *, format: str = "png", **kw) -> bytes:
+    """One chart as PNG/PDF/SVG bytes (see :func:`to_images`)."""
+    return to_images([figure], format=format, **kw)[0]
+
+
+def image_mime(format: str) -> str:
+    return _MIME[format]
+
+
+def write_bytes(path, data: bytes) -> Path:
+    """Write ``data`` to ``path`` atomically (a temporary file, then a rename)."""
+    p = Path(path)
+    if p.is_dir():
+        raise UlrError(f"{p} is a directory, not a file name.")
+    if not p.parent.exists():
+        raise UlrError(f"the folder {p.parent} does not exist.")
+    tmp = p.with_name(f".{p.name}.{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, p)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise UlrError(f"cannot write {p}: {exc.strerror or exc}.") from None
+    return p
+
+
+def html_to_pdf(html_text: str, *, browser: str | None = None, timeout: float = 120.0,
+                landscape: bool = True, should_stop=None) -> bytes:
+    """Print an HTML document to PDF with the system Chromium (headless, offline).
+
+    The document is written to a temporary file and printed with
+    ``--print-to-pdf``; the window is A4 landscape sized so charts are laid out
+    at print width. Raises :class:`UlrError` when no browser is installed or it fails.
+    Chromium runs in its own session inside an :func:`export_folder`: a timeout,
+    a failure or ``should_stop()`` (asked every 0.2 s; True raises
+    :class:`ulr.errors.Cancelled`) kills all its processes and removes the
+    folder, and folders left by a killed server are removed by the next export.
+    """
+    import subprocess
+
+    browser = browser or find_browser()
+    if browser is None:
+        raise UlrError("PDF export needs Chromium (on Debian: apt-get install chromium), "
+                       "which is not installed; set BROWSER_PATH to use another Chrome.")
+    with export_folder() as tmp:
+        src, out = Path(tmp) / "doc.html", Path(tmp) / "doc.pdf"
+        src.write_text(html_text, encoding="utf-8")
+        size = "1123,794" if landscape else "794,1123"
+        cmd = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+               "--disable-extensions", "--disable-background-networking",
+               f"--user-data-dir={tmp}/profile", f"--window-size={size}",
+               "--no-pdf-header-footer", "--run-all-compositor-stages-before-draw",
+               "--virtual-time-budget=15000", f"--print-to-pdf={out}", src.as_uri()]
+        log = Path(tmp) / "chromium.log"  # a file, not a pipe: nothing can block on it
+        with open(log, "wb") as err_file:
+            proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err_file,
+                                    start_new_session=True)  # its own group: killed as a whole
+        deadline = time.monotonic() + timeout
+        try:
+            while True:
+                try:
+                    proc.wait(timeout=0.2)
+                    break
+                except subprocess.TimeoutExpired:
+                    check(should_stop)
+                    if time.monotonic() > deadline:
+                        raise UlrError(f"Chromium did not finish the PDF within {timeout:.0f} "
+                                       "s.") from None
+        finally:
+            # The whole group: renderers may outlive the browser. A group id is not
+            # reused while any member lives, so this reaches only our processes.
+            with contextlib.suppress(OSError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        if not out.exists() or out.stat().st_size == 0:
+            msg = " ".join(log.read_text(errors="replace").split())[-300:]
+            raise UlrError(f"Chromium at {browser} could not print the PDF: {msg or 'no output'}")
+        return out.read_bytes()
+
+
+def build_pdf(items, *, title: str = "ulr report", status: dict | None = None,
+              should_stop=None) -> bytes:
+    """The slide deck as PDF, one slide per A4 landscape page (:func:`html_to_pdf`)."""
+    return html_to_pdf(build_deck(items, title=title, status=status, paper=True),
+                       should_stop=should_stop)
