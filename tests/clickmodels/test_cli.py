@@ -3,8 +3,10 @@
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 
+from tests.clickmodels.helpers import compress, per_session
 from ulr.clickmodels import sessions
 from ulr.simulate import simulate_click_model, write_log, write_obd_like_log
 
@@ -47,10 +49,12 @@ def test_split_is_the_hash_of_the_session_id(cli, dbn_csv, tmp_path):
     from ulr.propensity import aggregate
     log = store.open_file(str(dbn_csv))
     S = sessions.collect(aggregate.scan_of(log), test_fraction=0.3, seed=5)
-    ids = sorted(str(i) for i in range(2000))  # dense_rank order of the text ids
-    expected = np.array([sessions.split_slot_of(i, 5) < round(0.3 * 65536) for i in ids])
-    np.testing.assert_array_equal(S.test, expected)
-    assert abs(S.test.mean() - 0.3) < 4 * np.sqrt(0.3 * 0.7 / 2000)
+    df = pd.read_csv(dbn_csv)
+    expected = compress(per_session(df, test_fraction=0.3, seed=5))
+    for k in ("pair", "click", "test", "count"):
+        np.testing.assert_array_equal(getattr(S, k), getattr(expected, k))
+    assert S.total == 2000
+    assert abs(S.test_total / 2000 - 0.3) < 4 * np.sqrt(0.3 * 0.7 / 2000)
 
 
 def test_log_without_sessions_is_one_sentence(cli, tmp_path):

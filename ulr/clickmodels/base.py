@@ -34,12 +34,14 @@ def gather(values: np.ndarray, pair: np.ndarray) -> np.ndarray:
 
 
 def weights_of(S, weights) -> np.ndarray:
-    """Per-session weights: the given ones, else 1 on training sessions."""
+    """Per-row weights: the given ones, else each training row's count of sessions
+    (a row of ``S`` is a pattern shared by ``S.count`` sessions; given weights replace
+    the counts, e.g. a bootstrap's Poisson(count) draws)."""
     if weights is None:
-        return (~S.test).astype(float)
+        return np.where(S.test, 0.0, S.count.astype(float))
     w = np.asarray(weights, dtype=float)
     if w.shape != (S.sessions,) or np.any(w < 0):
-        raise ValueError("weights need one non-negative value per session")
+        raise ValueError("weights need one non-negative value per row")
     return w
 
 
