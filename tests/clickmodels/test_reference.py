@@ -87,14 +87,14 @@ def row_model_em(S, exam_key, n_exam_keys):
 
 def test_pbm_em_matches_reference(small):
     alpha, theta = row_model_em(small, lambda r, prev: r, small.ranks)
-    m = PBM.fit(small, max_iter=ITER, tol=0)
+    m = PBM.fit(small, max_iter=ITER, tol=0, ll_tol=None)
     np.testing.assert_allclose(m.alpha, alpha, atol=1e-9)
     np.testing.assert_allclose(m.theta, [theta[r] for r in range(1, small.ranks + 1)], atol=1e-9)
 
 
 def test_ubm_em_matches_reference(small):
     alpha, gamma = row_model_em(small, lambda r, prev: (r, prev), small.ranks)
-    m = UBM.fit(small, max_iter=ITER, tol=0)
+    m = UBM.fit(small, max_iter=ITER, tol=0, ll_tol=None)
     np.testing.assert_allclose(m.alpha, alpha, atol=1e-9)
     for (r, prev), g in gamma.items():
         assert abs(m.gamma[r - 1, prev] - g) < 1e-9
@@ -197,8 +197,8 @@ def test_dcm_em_matches_reference(small):
 
 
 def test_dbn_em_matches_reference(small):
-    alpha, sigma, _, gamma = chain_em(small, kind="dbn")
-    m = DBN.fit(small, max_iter=ITER, tol=0)
+    alpha, sigma, _, gamma = chain_em(small, kind="dbn", start=SDBN.closed_form(small))
+    m = DBN.fit(small, max_iter=ITER, tol=0, ll_tol=None)
     np.testing.assert_allclose(m.alpha, alpha, atol=1e-9)
     np.testing.assert_allclose(m.sigma, sigma, atol=1e-9)
     assert abs(m.gamma - gamma) < 1e-9
@@ -241,7 +241,7 @@ def test_sdbn_closed_form_and_em_match_reference(small):
     np.testing.assert_allclose(start.alpha, a0, atol=1e-12)
     np.testing.assert_allclose(start.sigma, s0, atol=1e-12)
     alpha, sigma, _, gamma = chain_em(small, kind="sdbn", start=start)
-    m = SDBN.fit(small, max_iter=ITER, tol=0)
+    m = SDBN.fit(small, max_iter=ITER, tol=0, ll_tol=None)
     np.testing.assert_allclose(m.alpha, alpha, atol=1e-9)
     np.testing.assert_allclose(m.sigma, sigma, atol=1e-9)
     assert m.gamma == gamma == 1.0
@@ -301,3 +301,25 @@ def test_sparse_and_blocked_cells_equal_dense_cells(small, cls, monkeypatch):
         np.testing.assert_allclose(other.theta, whole.theta, atol=1e-12)
     else:
         np.testing.assert_allclose(other.gamma, whole.gamma, atol=1e-12)
+
+
+@pytest.mark.parametrize("cls", [DBN, SDBN])
+def test_e_step_loglik_is_the_session_likelihood(small, cls):
+    """The log-likelihood the chain E-step returns (for its stopping rule) is the filter's."""
+    from ulr.clickmodels import base
+    m = cls.fit(small, max_iter=ITER, tol=0, ll_tol=None)
+    w = np.arange(small.sessions, dtype=float) % 3
+    ll = m._expected(small, w)[-1]
+    assert abs(ll - w @ m.loglik(small)) < 1e-9
+
+
+@pytest.mark.parametrize("cls", [PBM, UBM])
+def test_cell_loglik_is_the_session_likelihood(small, cls):
+    from ulr.clickmodels import base
+    from ulr.clickmodels.cells import cells
+    m = cls.fit(small, max_iter=ITER, tol=0, ll_tol=None)
+    w = base.weights_of(small, None)
+    cl = cells(small, w, with_prev=cls is UBM)
+    g = m.theta[cl.rank - 1] if cls is PBM else m.gamma[cl.rank - 1, cl.prev]
+    p = g * m.alpha[cl.pair]
+    assert abs(base.cell_loglik(p, 1 - p, cl) - w @ m.loglik(small)) < 1e-9
