@@ -56,7 +56,7 @@ class DBN(base.ChainModel):
 
     @classmethod
     def fit(cls, S, *, weights=None, max_iter: int = 200, tol: float = 1e-7,
-            ll_tol: float = 1e-7) -> "DBN":
+            ll_tol: float | None = 1e-6) -> "DBN":
         """EM from :meth:`start` until no parameter moves by ``tol`` or the training
         log-likelihood per session gains less than ``ll_tol`` (:func:`base.converged`)."""
         S, w = base.weighted(S, weights)

@@ -36,7 +36,7 @@ class PBM(base.Model):
 
     @classmethod
     def fit(cls, S, *, weights=None, max_iter: int = 200, tol: float = 1e-7,
-            ll_tol: float | None = 1e-7) -> "PBM":
+            ll_tol: float | None = 1e-6) -> "PBM":
         S, w = base.weighted(S, weights)
         cl = cells(S, w, with_prev=False)
         alpha = np.full(S.n_pairs, base.INIT)

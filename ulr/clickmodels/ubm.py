@@ -34,7 +34,7 @@ class UBM(base.Model):
 
     @classmethod
     def fit(cls, S, *, weights=None, max_iter: int = 200, tol: float = 1e-7,
-            ll_tol: float | None = 1e-7) -> "UBM":
+            ll_tol: float | None = 1e-6) -> "UBM":
         S, w = base.weighted(S, weights)
         cl = cells(S, w, with_prev=True)
         K = S.ranks
