@@ -323,3 +323,23 @@ def test_cell_loglik_is_the_session_likelihood(small, cls):
     g = m.theta[cl.rank - 1] if cls is PBM else m.gamma[cl.rank - 1, cl.prev]
     p = g * m.alpha[cl.pair]
     assert abs(base.cell_loglik(p, 1 - p, cl) - w @ m.loglik(small)) < 1e-9
+
+
+@pytest.mark.parametrize("gamma", [0.7, 1.0])
+def test_compiled_dbn_e_step_equals_numpy(gamma):
+    """The fit's compiled E-step against the numpy formulation, on a log with short
+    sessions, sessions without clicks and clicks at the bottom rank."""
+    from ulr.clickmodels.dbn_jit import estep
+    from tests.clickmodels.helpers import sessions_of
+    from ulr.simulate import simulate_click_model
+    df = simulate_click_model("dcm", sessions=3000, queries=5, docs_per_query=6, seed=3).df
+    df = df[(df.position <= 6 - df.session_id % 3)]  # lengths 4, 5, 6
+    S = sessions_of(df)
+    rng = np.random.default_rng(1)
+    m = DBN(alpha=rng.uniform(0.05, 0.95, S.n_pairs), sigma=rng.uniform(0.05, 0.95, S.n_pairs),
+            gamma=gamma)
+    w = rng.poisson(2.0, S.sessions).astype(float)
+    want = m._expected(S, w)
+    got = estep(S.pair, S.click, w, m.alpha, m.sigma, gamma)
+    for x, y in zip(got, want):
+        np.testing.assert_allclose(x, y, rtol=1e-12, atol=1e-9)

@@ -154,8 +154,8 @@ def chain_examination(a, cc, cs, mask) -> np.ndarray:
 @dataclass(frozen=True)
 class Layout:
     """What the chain E-step reads of a block of sessions that no parameter changes: the
-    last click ``l`` and length ``n`` of each session and the masks built from them.
-    A fit computes it once per block (:func:`layouts`), not once per iteration."""
+    last click ``l`` and length ``n`` of each session and the masks built from them
+    (shared by :func:`chain_posterior` and :func:`chain_loglik`)."""
 
     last: np.ndarray  # (R,) rank of the last click, 0 if none
     n: np.ndarray  # (R,) results shown
@@ -175,11 +175,6 @@ class Layout:
         return cls(last=last, n=n, after=(r > lc) & mask, upto=(r <= lc) & mask,
                    above=r < lc, is_last=click & (r == lc), not_bottom=mask & (r < n[:, None]),
                    idx=np.maximum(last - 1, 0))
-
-
-def layouts(S, w):
-    """``(block, weights, layout)`` per block of ``CHUNK`` rows, the layouts built once."""
-    return [(C, wc, Layout.of(C.click, C.mask)) for C, wc in chunks(S, w)]
 
 
 def chain_posterior(a, cc, cs, click, mask, layout: Layout | None = None):

@@ -59,16 +59,14 @@ class DBN(base.ChainModel):
             ll_tol: float | None = 1e-6) -> "DBN":
         """EM from :meth:`start` until no parameter moves by ``tol`` or the training
         log-likelihood per session gains less than ``ll_tol`` (:func:`base.converged`)."""
+        from ulr.clickmodels.dbn_jit import estep  # compiled: one pass per row
         S, w = base.weighted(S, weights)
-        blocks = base.layouts(S, w)
+        pair, click = np.ascontiguousarray(S.pair), np.ascontiguousarray(S.click)
         total = w.sum()
         model, before, it = cls.start(S, w), None, 0
         for it in range(1, max_iter + 1):
-            acc = None
-            for C, wc, lay in blocks:  # E-step block by block, sums accumulated
-                part = model._expected(C, wc, lay)
-                acc = part if acc is None else [x + y for x, y in zip(acc, part)]
-            na, da, ns, ds, ng, dg, ll = acc
+            na, da, ns, ds, ng, dg, ll = estep(pair, click, w, model.alpha, model.sigma,
+                                               float(model.gamma))
             ll = ll / total if total > 0 else 0.0
             gain, before = (None if before is None else ll - before), ll
             alpha = base.pooled_ratio(na, da)
@@ -85,7 +83,8 @@ class DBN(base.ChainModel):
 
     def _expected(self, S, w, lay=None):
         """Expected sufficient statistics of one block (sums for alpha, sigma, gamma) and
-        its weighted log-likelihood under the current parameters."""
+        its weighted log-likelihood under the current parameters: the numpy formulation
+        of :func:`ulr.clickmodels.dbn_jit.estep` (which the fit runs), kept as its check."""
         lay = lay if lay is not None else base.Layout.of(S.click, S.mask)
         wm = w[:, None]
         a, cc, cs = self._chain(S)

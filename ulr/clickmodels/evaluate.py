@@ -11,7 +11,8 @@ ch. 4; docs/clickmodels.md), over the N held-out sessions:
 - CTR at rank r: mean predicted ``P(C_r = 1)`` beside the observed CTR.
 
 Intervals: a Poisson bootstrap over held-out sessions (each session gets a
-Poisson(1) weight per replicate, Chamandy et al. 2012); the fitted parameters'
+Poisson(1) weight per replicate, Chamandy et al. 2012; a row of ``S`` that stands for
+c identical sessions draws Poisson(c), the law of their sum); the fitted parameters'
 intervals refit the models on training sessions reweighted the same way.
 The best model has the highest LL; each other model's gap ``LL_best - LL_m``
 gets a 95% percentile interval, "within noise" when it contains 0.
