@@ -319,10 +319,13 @@ def test_cell_loglik_is_the_session_likelihood(small, cls):
     from ulr.clickmodels.cells import cells
     m = cls.fit(small, max_iter=ITER, tol=0, ll_tol=None)
     w = base.weights_of(small, None)
+    from ulr.clickmodels.cells_jit import cell_step
     cl = cells(small, w, with_prev=cls is UBM)
-    g = m.theta[cl.rank - 1] if cls is PBM else m.gamma[cl.rank - 1, cl.prev]
-    p = g * m.alpha[cl.pair]
-    assert abs(base.cell_loglik(p, 1 - p, cl) - w @ m.loglik(small)) < 1e-9
+    K = small.ranks
+    idx, exam = (cl.rank - 1, m.theta) if cls is PBM else \
+        ((cl.rank - 1) * K + cl.prev, m.gamma.ravel())
+    ll = cell_step(cl.pair, idx, cl.n, cl.c, m.alpha, exam)[2]
+    assert abs(ll - w @ m.loglik(small)) < 1e-9
 
 
 @pytest.mark.parametrize("gamma", [0.7, 1.0])

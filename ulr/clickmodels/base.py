@@ -219,11 +219,6 @@ def chain_loglik(a, cc, cs, click, layout: Layout, z) -> np.ndarray:
     return np.log(np.maximum(seen * steps, 1e-300)).sum(axis=1) + np.log(z)
 
 
-def cell_loglik(p, q, cl) -> float:
-    """Weighted log-likelihood of cell counts: ``sum c log p + (n - c) log q``."""
-    return float(cl.c @ np.log(np.maximum(p, 1e-300)) + (cl.n - cl.c) @ np.log(np.maximum(q, 1e-300)))
-
-
 def converged(delta: float, tol: float, gain: float | None, ll_tol: float | None) -> bool:
     """EM stops when no parameter moves by ``tol`` or more, or when the log-likelihood per
     training session rose by less than ``ll_tol`` in the last iteration (EM never lowers
