@@ -2,6 +2,7 @@
 what fitting on one row per session gives, to 1e-9: the same sums in another grouping."""
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from tests.clickmodels.helpers import compress, per_session
@@ -73,3 +74,30 @@ def test_pattern_bootstrap_has_the_per_session_spread(logs):
     b = evaluate.compare(P, ["pbm", "dbn"], seed=9, **kw).score("dbn").ll_interval
     wa, wb = a[1] - a[0], b[1] - b[0]
     assert abs(wa - wb) <= 4 * np.sqrt(2) * 0.03 * wb, (a, b)
+
+
+def _scan(tmp_path, df):
+    write_log(df, str(tmp_path / "log.parquet"))
+    return aggregate.scan_of(store.open_file(tmp_path / "log.parquet"))
+
+
+def test_positions_keep_ranks_1_to_k(tmp_path):
+    df = simulate_click_model("dbn", sessions=400, queries=3, docs_per_query=5, seed=8).df
+    df = df.drop(columns=["true_theta"])
+    S = sessions.collect(_scan(tmp_path, df), test_fraction=0.3, seed=1, positions=3)
+    expected = compress(per_session(df[df.position <= 3], test_fraction=0.3, seed=1))
+    assert S.ranks == 3
+    for k in ("pair", "click", "test", "count"):
+        np.testing.assert_array_equal(getattr(S, k), getattr(expected, k))
+
+
+@pytest.mark.parametrize("change,words", [
+    (lambda df: pd.concat([df, df.iloc[[0]]]), "two results at one position"),
+    (lambda df: df[~((df.session_id == 3) & (df.position == 2))], "skip a position"),
+])
+def test_broken_sessions_are_one_sentence(tmp_path, change, words):
+    from ulr.errors import UlrError
+    df = simulate_click_model("pbm", sessions=50, queries=2, docs_per_query=4, seed=2).df
+    df = change(df.drop(columns=["true_theta"]))
+    with pytest.raises(UlrError, match=words):
+        sessions.collect(_scan(tmp_path, df))
