@@ -101,3 +101,17 @@ def test_broken_sessions_are_one_sentence(tmp_path, change, words):
     df = change(df.drop(columns=["true_theta"]))
     with pytest.raises(UlrError, match=words):
         sessions.collect(_scan(tmp_path, df))
+
+
+def test_rows_without_a_session_id_are_left_out(tmp_path):
+    df = simulate_click_model("dbn", sessions=300, queries=3, docs_per_query=4, seed=6).df
+    df = df.drop(columns=["true_theta"])
+    df["session_id"] = df.session_id.astype(str)
+    gone = df.session_id.isin(["4", "17", "250"])
+    df.loc[gone, "session_id"] = None
+    S = sessions.collect(_scan(tmp_path, df), test_fraction=0.2, seed=3)
+    kept = df[~gone]  # still shows all 12 pairs, so the pairs are numbered alike
+    assert S.total == 297 and S.n_pairs == 12
+    expected = compress(per_session(kept, test_fraction=0.2, seed=3))
+    for k in ("pair", "click", "test", "count"):
+        np.testing.assert_array_equal(getattr(S, k), getattr(expected, k))
