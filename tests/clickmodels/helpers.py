@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from ulr.clickmodels.sessions import Sessions
+from ulr.clickmodels.sessions import SPLIT_SLOTS, Sessions, split_slot_of
 
 
 def sessions_of(log, *, test_every: int = 0) -> Sessions:
@@ -10,3 +10,29 @@ def sessions_of(log, *, test_every: int = 0) -> Sessions:
     d = log.df if hasattr(log, "df") else log
     test = (d.session_id % test_every == 0) if test_every else np.zeros(len(d), dtype=bool)
     return Sessions.from_rows(d.session_id, d.doc_id, d.position, d.click, test)
+
+
+def per_session(df, *, test_fraction: float, seed: int) -> Sessions:
+    """One row per session, numbered as ``sessions.collect`` numbers them: pairs in (query,
+    doc) text order, held out by the md5 slot of ``seed:session_id`` (plain Python)."""
+    q, d = df.query_id.astype(str).to_numpy(), df.doc_id.astype(str).to_numpy()
+    keys = sorted(set(zip(q, d)))
+    index = {k: i for i, k in enumerate(keys)}
+    pair = np.array([index[k] for k in zip(q, d)])
+    sids = sorted(set(df.session_id.astype(str)))
+    s_of = {s: i for i, s in enumerate(sids)}
+    s = np.array([s_of[x] for x in df.session_id.astype(str)])
+    cut = round(test_fraction * SPLIT_SLOTS)
+    held = np.array([split_slot_of(x, seed) < cut for x in sids])
+    return Sessions.from_rows(s, pair, df.position.to_numpy(), df.click.to_numpy(), held[s])
+
+
+def compress(S: Sessions) -> Sessions:
+    """The distinct (held-out flag, pairs, clicks) rows of ``S`` with their counts, in the
+    order ``sessions.collect`` returns them (numpy's ``unique``, rows sorted)."""
+    codes = np.where(S.pair >= 0, 2 * S.pair.astype(np.int64) + S.click, -2)
+    key = np.column_stack([S.test.astype(np.int64), codes])
+    uniq, counts = np.unique(key, axis=0, return_counts=True)
+    x = uniq[:, 1:]
+    return Sessions(pair=np.where(x >= 0, x >> 1, -1), click=(x >= 0) & (x & 1 == 1),
+                    test=uniq[:, 0] == 1, n_pairs=S.n_pairs, count=counts)

@@ -3,8 +3,10 @@
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 
+from tests.clickmodels.helpers import compress, per_session
 from ulr.clickmodels import sessions
 from ulr.simulate import simulate_click_model, write_log, write_obd_like_log
 
@@ -47,10 +49,12 @@ def test_split_is_the_hash_of_the_session_id(cli, dbn_csv, tmp_path):
     from ulr.propensity import aggregate
     log = store.open_file(str(dbn_csv))
     S = sessions.collect(aggregate.scan_of(log), test_fraction=0.3, seed=5)
-    ids = sorted(str(i) for i in range(2000))  # dense_rank order of the text ids
-    expected = np.array([sessions.split_slot_of(i, 5) < round(0.3 * 65536) for i in ids])
-    np.testing.assert_array_equal(S.test, expected)
-    assert abs(S.test.mean() - 0.3) < 4 * np.sqrt(0.3 * 0.7 / 2000)
+    df = pd.read_csv(dbn_csv)
+    expected = compress(per_session(df, test_fraction=0.3, seed=5))
+    for k in ("pair", "click", "test", "count"):
+        np.testing.assert_array_equal(getattr(S, k), getattr(expected, k))
+    assert S.total == 2000
+    assert abs(S.test_total / 2000 - 0.3) < 4 * np.sqrt(0.3 * 0.7 / 2000)
 
 
 def test_log_without_sessions_is_one_sentence(cli, tmp_path):
@@ -92,3 +96,42 @@ def test_no_sessions_is_a_typed_error(open_df):
     scan = aggregate.scan_of(open_df(df[["query_id", "doc_id", "position", "click"]]))
     with pytest.raises(sessions.NeedsSessions, match="no session column"):
         sessions.require_sessions(scan, ["ubm"])
+
+
+@pytest.mark.parametrize("model,keys", [
+    ("pbm", {"theta"}), ("ubm", {"gamma"}), ("cascade", set()), ("dcm", {"lam"}),
+    ("dbn", {"gamma"}), ("sdbn", {"gamma"})])
+def test_simulate_writes_each_click_models_log_with_its_truth(cli, tmp_path, model, keys):
+    out, truth = tmp_path / f"{model}.parquet", tmp_path / f"{model}.json"
+    r = cli("simulate", "--click-model", model, "--sessions", 300, "--queries", 7,
+            "--docs-per-query", 4, "--orders", 2, "--seed", 5, "--out", out, "--truth", truth,
+            "--json")
+    assert r.rc == 0, r.err
+    res = json.loads(r.out)
+    sim = simulate_click_model(model, sessions=300, queries=7, docs_per_query=4, seed=5,
+                               orders=2)
+    got = pd.read_parquet(out)
+    for col in ("session_id", "query_id", "doc_id", "position", "click"):
+        np.testing.assert_array_equal(got[col].to_numpy(), sim.df[col].to_numpy())
+    assert res["rows"] == 1200 and res["click_model"] == model
+    assert set(res["truth"]) == keys
+    for k in keys:
+        np.testing.assert_allclose(res["truth"][k], sim.extra["truth"][k])
+    np.testing.assert_allclose(res["examination"], sim.theta)
+    full = json.loads(truth.read_text())
+    np.testing.assert_allclose(full["alpha"], sim.extra["truth"]["alpha"])
+    np.testing.assert_allclose(full["sigma"], sim.extra["truth"]["sigma"])
+    # two orders per query: at most 14 distinct lists
+    assert got.groupby("session_id").doc_id.apply(tuple).nunique() <= 14
+
+
+@pytest.mark.parametrize("args,words", [
+    (("--orders", "2"), "--click-model"),
+    (("--click-model", "dbn", "--theta", "1,0.5"), "--theta"),
+    (("--click-model", "dbn", "--orders", "-1"), "orders"),
+    (("--click-model", "nope"), "invalid choice"),
+])
+def test_simulate_click_model_bad_options(cli, tmp_path, args, words):
+    r = cli("simulate", *args, "--out", tmp_path / "x.csv")
+    assert r.rc == 2 and words in r.err
+    assert len(r.err.strip().splitlines()) == 1

@@ -87,14 +87,14 @@ def row_model_em(S, exam_key, n_exam_keys):
 
 def test_pbm_em_matches_reference(small):
     alpha, theta = row_model_em(small, lambda r, prev: r, small.ranks)
-    m = PBM.fit(small, max_iter=ITER, tol=0)
+    m = PBM.fit(small, max_iter=ITER, tol=0, ll_tol=None)
     np.testing.assert_allclose(m.alpha, alpha, atol=1e-9)
     np.testing.assert_allclose(m.theta, [theta[r] for r in range(1, small.ranks + 1)], atol=1e-9)
 
 
 def test_ubm_em_matches_reference(small):
     alpha, gamma = row_model_em(small, lambda r, prev: (r, prev), small.ranks)
-    m = UBM.fit(small, max_iter=ITER, tol=0)
+    m = UBM.fit(small, max_iter=ITER, tol=0, ll_tol=None)
     np.testing.assert_allclose(m.alpha, alpha, atol=1e-9)
     for (r, prev), g in gamma.items():
         assert abs(m.gamma[r - 1, prev] - g) < 1e-9
@@ -197,8 +197,8 @@ def test_dcm_em_matches_reference(small):
 
 
 def test_dbn_em_matches_reference(small):
-    alpha, sigma, _, gamma = chain_em(small, kind="dbn")
-    m = DBN.fit(small, max_iter=ITER, tol=0)
+    alpha, sigma, _, gamma = chain_em(small, kind="dbn", start=SDBN.closed_form(small))
+    m = DBN.fit(small, max_iter=ITER, tol=0, ll_tol=None)
     np.testing.assert_allclose(m.alpha, alpha, atol=1e-9)
     np.testing.assert_allclose(m.sigma, sigma, atol=1e-9)
     assert abs(m.gamma - gamma) < 1e-9
@@ -241,7 +241,7 @@ def test_sdbn_closed_form_and_em_match_reference(small):
     np.testing.assert_allclose(start.alpha, a0, atol=1e-12)
     np.testing.assert_allclose(start.sigma, s0, atol=1e-12)
     alpha, sigma, _, gamma = chain_em(small, kind="sdbn", start=start)
-    m = SDBN.fit(small, max_iter=ITER, tol=0)
+    m = SDBN.fit(small, max_iter=ITER, tol=0, ll_tol=None)
     np.testing.assert_allclose(m.alpha, alpha, atol=1e-9)
     np.testing.assert_allclose(m.sigma, sigma, atol=1e-9)
     assert m.gamma == gamma == 1.0
@@ -301,3 +301,48 @@ def test_sparse_and_blocked_cells_equal_dense_cells(small, cls, monkeypatch):
         np.testing.assert_allclose(other.theta, whole.theta, atol=1e-12)
     else:
         np.testing.assert_allclose(other.gamma, whole.gamma, atol=1e-12)
+
+
+@pytest.mark.parametrize("cls", [DBN, SDBN])
+def test_e_step_loglik_is_the_session_likelihood(small, cls):
+    """The log-likelihood the chain E-step returns (for its stopping rule) is the filter's."""
+    from ulr.clickmodels import base
+    m = cls.fit(small, max_iter=ITER, tol=0, ll_tol=None)
+    w = np.arange(small.sessions, dtype=float) % 3
+    ll = m._expected(small, w)[-1]
+    assert abs(ll - w @ m.loglik(small)) < 1e-9
+
+
+@pytest.mark.parametrize("cls", [PBM, UBM])
+def test_cell_loglik_is_the_session_likelihood(small, cls):
+    from ulr.clickmodels import base
+    from ulr.clickmodels.cells import cells
+    m = cls.fit(small, max_iter=ITER, tol=0, ll_tol=None)
+    w = base.weights_of(small, None)
+    from ulr.clickmodels.cells_jit import cell_step
+    cl = cells(small, w, with_prev=cls is UBM)
+    K = small.ranks
+    idx, exam = (cl.rank - 1, m.theta) if cls is PBM else \
+        ((cl.rank - 1) * K + cl.prev, m.gamma.ravel())
+    ll = cell_step(cl.pair, idx, cl.n, cl.c, m.alpha, exam)[2]
+    assert abs(ll - w @ m.loglik(small)) < 1e-9
+
+
+@pytest.mark.parametrize("gamma", [0.7, 1.0])
+def test_compiled_dbn_e_step_equals_numpy(gamma):
+    """The fit's compiled E-step against the numpy formulation, on a log with short
+    sessions, sessions without clicks and clicks at the bottom rank."""
+    from ulr.clickmodels.dbn_jit import estep
+    from tests.clickmodels.helpers import sessions_of
+    from ulr.simulate import simulate_click_model
+    df = simulate_click_model("dcm", sessions=3000, queries=5, docs_per_query=6, seed=3).df
+    df = df[(df.position <= 6 - df.session_id % 3)]  # lengths 4, 5, 6
+    S = sessions_of(df)
+    rng = np.random.default_rng(1)
+    m = DBN(alpha=rng.uniform(0.05, 0.95, S.n_pairs), sigma=rng.uniform(0.05, 0.95, S.n_pairs),
+            gamma=gamma)
+    w = rng.poisson(2.0, S.sessions).astype(float)
+    want = m._expected(S, w)
+    got = estep(S.pair, S.click, w, m.alpha, m.sigma, gamma)
+    for x, y in zip(got, want):
+        np.testing.assert_allclose(x, y, rtol=1e-12, atol=1e-9)

@@ -20,6 +20,8 @@ click; after it, the posterior over where the user stopped is closed form
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 # Probabilities are kept in [FLOOR, 1 - FLOOR] in likelihoods, so a click a
@@ -34,12 +36,14 @@ def gather(values: np.ndarray, pair: np.ndarray) -> np.ndarray:
 
 
 def weights_of(S, weights) -> np.ndarray:
-    """Per-session weights: the given ones, else 1 on training sessions."""
+    """Per-row weights: the given ones, else each training row's count of sessions
+    (a row of ``S`` is a pattern shared by ``S.count`` sessions; given weights replace
+    the counts, e.g. a bootstrap's Poisson(count) draws)."""
     if weights is None:
-        return (~S.test).astype(float)
+        return np.where(S.test, 0.0, S.count.astype(float))
     w = np.asarray(weights, dtype=float)
     if w.shape != (S.sessions,) or np.any(w < 0):
-        raise ValueError("weights need one non-negative value per session")
+        raise ValueError("weights need one non-negative value per row")
     return w
 
 
@@ -147,7 +151,33 @@ def chain_examination(a, cc, cs, mask) -> np.ndarray:
     return np.where(mask, e, 0.0)
 
 
-def chain_posterior(a, cc, cs, click, mask):
+@dataclass(frozen=True)
+class Layout:
+    """What the chain E-step reads of a block of sessions that no parameter changes: the
+    last click ``l`` and length ``n`` of each session and the masks built from them
+    (shared by :func:`chain_posterior` and :func:`chain_loglik`)."""
+
+    last: np.ndarray  # (R,) rank of the last click, 0 if none
+    n: np.ndarray  # (R,) results shown
+    after: np.ndarray  # (R, K) shown and below the last click
+    upto: np.ndarray  # (R, K) at or above the last click (examined for sure)
+    above: np.ndarray  # (R, K) strictly above the last click
+    is_last: np.ndarray  # (R, K) the last click itself
+    not_bottom: np.ndarray  # (R, K) shown with a rank below it (r < n)
+    idx: np.ndarray  # (R,) column of the last click (0 when none)
+
+    @classmethod
+    def of(cls, click, mask) -> "Layout":
+        r = np.arange(1, click.shape[1] + 1)[None, :]
+        last = last_click_rank(click)
+        n = mask.sum(axis=1)
+        lc = last[:, None]
+        return cls(last=last, n=n, after=(r > lc) & mask, upto=(r <= lc) & mask,
+                   above=r < lc, is_last=click & (r == lc), not_bottom=mask & (r < n[:, None]),
+                   idx=np.maximum(last - 1, 0))
+
+
+def chain_posterior(a, cc, cs, click, mask, layout: Layout | None = None):
     """Posterior of the stopping point after each session's last click.
 
     With ``l`` the last click (0 if none) and ``n`` the session length, the
@@ -163,26 +193,37 @@ def chain_posterior(a, cc, cs, click, mask):
     stop_at_l : (S,) the unnormalized weight ``P(L = l)`` (0 when l = 0 or l = n).
     last : (S,) the last click rank l.
     """
+    L = layout if layout is not None else Layout.of(click, mask)
     S, K = a.shape
-    r = np.arange(1, K + 1)[None, :]
-    last = last_click_rank(click)
-    n = mask.sum(axis=1)
-    after = (r > last[:, None]) & mask
-    u = np.where(after, 1.0 - a, 1.0)
-    g = np.where(after, cs, 1.0)
-    U = np.cumprod(u, axis=1)
-    Gprev = np.concatenate([np.ones((S, 1)), np.cumprod(g, axis=1)[:, :-1]], axis=1)
-    idx = np.maximum(last - 1, 0)
-    cc_l = cc[np.arange(S), idx]
-    p0 = np.where(last > 0, cc_l, 1.0)
-    end = np.where(r < n[:, None], 1.0 - g, 1.0)
-    w = np.where(after, p0[:, None] * U * Gprev * end, 0.0)
-    stop_at_l = np.where((last > 0) & (last < n), 1.0 - cc_l, 0.0)
-    stop_at_l = np.where((last > 0) & (last == n), 1.0, stop_at_l)
+    U = np.cumprod(np.where(L.after, 1.0 - a, 1.0), axis=1)
+    g = np.where(L.after, cs, 1.0)
+    Gprev = np.ones((S, K))
+    np.cumprod(g[:, :-1], axis=1, out=Gprev[:, 1:])
+    cc_l = cc[np.arange(S), L.idx]
+    p0 = np.where(L.last > 0, cc_l, 1.0)
+    end = np.where(L.not_bottom, 1.0 - g, 1.0)
+    w = np.where(L.after, p0[:, None] * U * Gprev * end, 0.0)
+    stop_at_l = np.where((L.last > 0) & (L.last < L.n), 1.0 - cc_l, 0.0)
+    stop_at_l = np.where((L.last > 0) & (L.last == L.n), 1.0, stop_at_l)
     z = np.maximum(stop_at_l + w.sum(axis=1), 1e-300)
     tail = np.cumsum(w[:, ::-1], axis=1)[:, ::-1] / z[:, None]
-    post_e = np.where(r <= last[:, None], 1.0, tail)
-    return np.where(mask, post_e, 0.0), z, stop_at_l, last
+    post_e = np.where(L.upto, 1.0, np.where(L.after, tail, 0.0))
+    return post_e, z, stop_at_l, L.last
+
+
+def chain_loglik(a, cc, cs, click, layout: Layout, z) -> np.ndarray:
+    """Each session's log-likelihood from the E-step's pieces: the clicks and skips at or
+    above the last click, the steps between them, and the tail ``z`` below it."""
+    seen = np.where(layout.upto, np.where(click, a, 1.0 - a), 1.0)
+    steps = np.where(layout.above, np.where(click, cc, cs), 1.0)
+    return np.log(np.maximum(seen * steps, 1e-300)).sum(axis=1) + np.log(z)
+
+
+def converged(delta: float, tol: float, gain: float | None, ll_tol: float | None) -> bool:
+    """EM stops when no parameter moves by ``tol`` or more, or when the log-likelihood per
+    training session rose by less than ``ll_tol`` in the last iteration (EM never lowers
+    it; ``gain`` is None before the second E-step; ``ll_tol`` None: parameters only)."""
+    return delta < tol or (gain is not None and ll_tol is not None and gain < ll_tol)
 
 
 class Model:

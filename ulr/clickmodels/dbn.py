@@ -47,20 +47,28 @@ class DBN(base.ChainModel):
 
     @classmethod
     def start(cls, S, w):
-        return cls(alpha=np.full(S.n_pairs, base.INIT), sigma=np.full(S.n_pairs, base.INIT),
+        """The SDBN's counting estimate of alpha and sigma (a start near the optimum:
+        fewer iterations than from 0.5), gamma 0.5 (SDBN: held at 1)."""
+        from ulr.clickmodels.sdbn import SDBN
+        cf = SDBN.closed_form(S, weights=w)
+        return cls(alpha=cf.alpha, sigma=cf.sigma,
                    gamma=cls.fixed_gamma if cls.fixed_gamma is not None else base.INIT)
 
     @classmethod
-    def fit(cls, S, *, weights=None, max_iter: int = 200, tol: float = 1e-7) -> "DBN":
+    def fit(cls, S, *, weights=None, max_iter: int = 200, tol: float = 1e-7,
+            ll_tol: float | None = 1e-6) -> "DBN":
+        """EM from :meth:`start` until no parameter moves by ``tol`` or the training
+        log-likelihood per session gains less than ``ll_tol`` (:func:`base.converged`)."""
+        from ulr.clickmodels.dbn_jit import estep  # compiled: one pass per row
         S, w = base.weighted(S, weights)
-        model = cls.start(S, w)
-        it = 0
+        pair, click = np.ascontiguousarray(S.pair), np.ascontiguousarray(S.click)
+        total = w.sum()
+        model, before, it = cls.start(S, w), None, 0
         for it in range(1, max_iter + 1):
-            acc = None
-            for C, wc in base.chunks(S, w):  # E-step block by block, sums accumulated
-                part = model._expected(C, wc)
-                acc = part if acc is None else [x + y for x, y in zip(acc, part)]
-            na, da, ns, ds, ng, dg = acc
+            na, da, ns, ds, ng, dg, ll = estep(pair, click, w, model.alpha, model.sigma,
+                                               float(model.gamma))
+            ll = ll / total if total > 0 else 0.0
+            gain, before = (None if before is None else ll - before), ll
             alpha = base.pooled_ratio(na, da)
             sigma = base.pooled_ratio(ns, ds)
             gamma = model.gamma
@@ -69,27 +77,27 @@ class DBN(base.ChainModel):
             delta = max(np.abs(alpha - model.alpha).max(), np.abs(sigma - model.sigma).max(),
                         abs(gamma - model.gamma))
             model = cls(alpha=alpha, sigma=sigma, gamma=gamma, iterations=it)
-            if delta < tol:
+            if base.converged(delta, tol, gain, ll_tol):
                 break
         return model
 
-    def _expected(self, S, w):
-        """Expected sufficient statistics of one block (sums for alpha, sigma, gamma)."""
+    def _expected(self, S, w, lay=None):
+        """Expected sufficient statistics of one block (sums for alpha, sigma, gamma) and
+        its weighted log-likelihood under the current parameters: the numpy formulation
+        of :func:`ulr.clickmodels.dbn_jit.estep` (which the fit runs), kept as its check."""
+        lay = lay if lay is not None else base.Layout.of(S.click, S.mask)
         wm = w[:, None]
-        r = np.arange(1, S.ranks + 1)[None, :]
-        n = S.length[:, None]
-        informative = S.click & (r < n)
         a, cc, cs = self._chain(S)
-        post_e, z, _, last = base.chain_posterior(a, cc, cs, S.click, S.mask)
+        post_e, z, _, _ = base.chain_posterior(a, cc, cs, S.click, S.mask, lay)
         na, da = base.pair_sums(S.click, post_e, S.pair, S.n_pairs, wm)
-        is_last = S.click & (r == last[:, None])
-        post_s = np.where(is_last, base.gather(self.sigma, S.pair) / z[:, None], 0.0)
+        informative = S.click & lay.not_bottom
+        post_s = np.where(lay.is_last, base.gather(self.sigma, S.pair) / z[:, None], 0.0)
         ns, ds = base.pair_sums(post_s * informative, informative, S.pair, S.n_pairs, wm)
-        before_end = S.mask & (r < n)
         nxt = np.concatenate([post_e[:, 1:], np.zeros((S.sessions, 1))], axis=1)
-        unsat = np.where(S.click, np.where(is_last, 1.0 - post_s, 1.0), post_e)
-        return (na, da, ns, ds, ((nxt * before_end) * wm).sum(),
-                ((unsat * before_end) * wm).sum())
+        unsat = np.where(S.click, np.where(lay.is_last, 1.0 - post_s, 1.0), post_e)
+        ll = base.chain_loglik(a, cc, cs, S.click, lay, z)
+        return (na, da, ns, ds, ((nxt * lay.not_bottom) * wm).sum(),
+                ((unsat * lay.not_bottom) * wm).sum(), float(w @ ll))
 
     def parameters(self) -> dict:
         return {"continuation": np.array([self.gamma])}

@@ -11,7 +11,8 @@ ch. 4; docs/clickmodels.md), over the N held-out sessions:
 - CTR at rank r: mean predicted ``P(C_r = 1)`` beside the observed CTR.
 
 Intervals: a Poisson bootstrap over held-out sessions (each session gets a
-Poisson(1) weight per replicate, Chamandy et al. 2012); the fitted parameters'
+Poisson(1) weight per replicate, Chamandy et al. 2012; a row of ``S`` that stands for
+c identical sessions draws Poisson(c), the law of their sum); the fitted parameters'
 intervals refit the models on training sessions reweighted the same way.
 The best model has the highest LL; each other model's gap ``LL_best - LL_m``
 gets a 95% percentile interval, "within noise" when it contains 0.
@@ -115,9 +116,10 @@ class Comparison:
                 "seconds": self.seconds, "notes": list(self.notes)}
 
 
-def _perplexity(logp: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    n = mask.sum(axis=0)
-    mean_log2 = base.ratio(logp.sum(axis=0) / np.log(2), n, np.nan)
+def _perplexity(logp: np.ndarray, mask: np.ndarray, count: np.ndarray) -> np.ndarray:
+    """Per rank, over the sessions (rows weighted by their count) that show it."""
+    n = count @ mask
+    mean_log2 = base.ratio(count @ logp / np.log(2), n, np.nan)
     return 2.0 ** (-mean_log2)
 
 
@@ -160,16 +162,18 @@ def compare(S, models, *, bootstrap: int = 0, seed: int = 0, test_fraction: floa
     t0 = time.perf_counter()
     if bootstrap < 0 or bootstrap == 1:
         raise UlrError(f"bootstrap must be 0 (none) or at least 2, got {bootstrap}.")
-    train, test = int((~S.test).sum()), int(S.test.sum())
+    train, test = S.train_total, S.test_total
     if train == 0 or test == 0:
         raise UlrError(f"the split left {train} training and {test} held-out sessions; "
                        "both need sessions (change --test-fraction or use a larger log).")
     rng = np.random.default_rng(seed)
     T = S.subset(S.test)
-    test_w = rng.poisson(1.0, size=(bootstrap, test)).astype(float) if bootstrap else None
+    # a row stands for `count` sessions, each weighted Poisson(1): their sum is Poisson(count)
+    test_w = rng.poisson(T.count, size=(bootstrap, T.sessions)).astype(float) \
+        if bootstrap else None
     train_w = None
     if bootstrap and refit_intervals:
-        train_w = rng.poisson(1.0, size=(bootstrap, S.sessions)).astype(float) * (~S.test)
+        train_w = rng.poisson(S.count, size=(bootstrap, S.sessions)).astype(float) * (~S.test)
     per_session, partial = {}, []
     for name in models:
         check(should_stop)
@@ -180,15 +184,15 @@ def compare(S, models, *, bootstrap: int = 0, seed: int = 0, test_fraction: floa
         marg = base.log_probs(marg_p, T.click, T.mask)
         ll = cond.sum(axis=1)
         per_session[name] = ll
-        n_rank = T.mask.sum(axis=0)
-        pp, cp = _perplexity(marg, T.mask), _perplexity(cond, T.mask)
+        n_rank = T.count @ T.mask
+        pp, cp = _perplexity(marg, T.mask, T.count), _perplexity(cond, T.mask, T.count)
         ok = n_rank > 0
         partial.append(dict(
-            name=name, log_likelihood=float(ll.mean()), perplexity=float(pp[ok].mean()),
+            name=name, log_likelihood=float(T.count @ ll / test), perplexity=float(pp[ok].mean()),
             perplexity_by_rank=pp, conditional_perplexity=float(cp[ok].mean()),
             conditional_perplexity_by_rank=cp,
-            ctr_predicted=base.ratio(marg_p.sum(axis=0), n_rank, np.nan),
-            ctr_observed=base.ratio((T.click & T.mask).sum(axis=0), n_rank, np.nan),
+            ctr_predicted=base.ratio(T.count @ marg_p, n_rank, np.nan),
+            ctr_observed=base.ratio(T.count @ (T.click & T.mask), n_rank, np.nan),
             examination=m.examination_by_rank(S), parameters=m.parameters(),
             parameter_intervals=_param_intervals(cls, S, train_w, should_stop),
             iterations=int(m.iterations),
@@ -201,7 +205,7 @@ def compare(S, models, *, bootstrap: int = 0, seed: int = 0, test_fraction: floa
         gi = None
         if test_w is not None and p["name"] != best:
             gi = _percentile(test_w @ d / test_w.sum(axis=1))
-        scores.append(ModelScore(**p, gap=float(d.mean()), gap_interval=gi))
+        scores.append(ModelScore(**p, gap=float(T.count @ d / test), gap_interval=gi))
     scores.sort(key=lambda s: -s.log_likelihood)
     verdict = make_verdict(scores, best, test=test, bootstrap=bootstrap, seed=seed,
                            fraction=test_fraction)

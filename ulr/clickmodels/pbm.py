@@ -35,25 +35,25 @@ class PBM(base.Model):
             raise ValueError("PBM probabilities must lie in [0, 1]")
 
     @classmethod
-    def fit(cls, S, *, weights=None, max_iter: int = 200, tol: float = 1e-7) -> "PBM":
+    def fit(cls, S, *, weights=None, max_iter: int = 200, tol: float = 1e-7,
+            ll_tol: float | None = 1e-6) -> "PBM":
+        from ulr.clickmodels.cells_jit import cell_step  # compiled: one pass over the cells
         S, w = base.weighted(S, weights)
         cl = cells(S, w, with_prev=False)
         alpha = np.full(S.n_pairs, base.INIT)
         theta = np.full(S.ranks, base.INIT)
-        it = 0
+        idx = cl.rank - 1
+        den_a = np.bincount(cl.pair, cl.n, minlength=S.n_pairs)  # the same every iteration
+        den_t = np.bincount(idx, cl.n, minlength=S.ranks)
+        it, before, total = 0, None, max(w.sum(), 1e-300)  # per training session
         for it in range(1, max_iter + 1):
-            a, t = alpha[cl.pair], theta[cl.rank - 1]
-            q = 1.0 - t * a
-            pa = cl.c + (cl.n - cl.c) * a * (1 - t) / q
-            pe = cl.c + (cl.n - cl.c) * t * (1 - a) / q
-            den_a = np.bincount(cl.pair, cl.n, minlength=S.n_pairs)
-            num_a = np.bincount(cl.pair, pa, minlength=S.n_pairs)
+            num_a, num_t, ll = cell_step(cl.pair, idx, cl.n, cl.c, alpha, theta)
+            gain, before = (None if before is None else ll / total - before), ll / total
             new_a = base.ratio(num_a, den_a, num_a.sum() / den_a.sum())
-            den_t = np.bincount(cl.rank - 1, cl.n, minlength=S.ranks)
-            new_t = base.ratio(np.bincount(cl.rank - 1, pe, minlength=S.ranks), den_t, base.INIT)
+            new_t = base.ratio(num_t, den_t, base.INIT)
             delta = max(np.abs(new_a - alpha).max(), np.abs(new_t - theta).max())
             alpha, theta = new_a, new_t
-            if delta < tol:
+            if base.converged(delta, tol, gain, ll_tol):
                 break
         return cls(alpha=alpha, theta=theta, iterations=it)
 

@@ -29,10 +29,6 @@ class SDBN(DBN):
     fixed_gamma = 1.0
 
     @classmethod
-    def start(cls, S, w):
-        return cls.closed_form(S, weights=w)
-
-    @classmethod
     def closed_form(cls, S, *, weights=None) -> "SDBN":
         """The book's counting estimate (see the module docstring)."""
         S, w = base.weighted(S, weights)

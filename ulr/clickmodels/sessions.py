@@ -40,21 +40,29 @@ def split_slot_of(session_id, seed: int) -> int:
 
 @dataclass(frozen=True)
 class Sessions:
-    """A click log as session matrices.
+    """A click log as session matrices, one row per distinct session *pattern*.
+
+    Sessions with the same pairs at the same ranks, the same clicks and the
+    same held-out flag have the same likelihood under every model, so a row
+    stands for ``count`` identical sessions and every sum over sessions is a
+    ``count``-weighted sum over rows (:func:`collect` returns one row per
+    pattern; :meth:`from_rows` one row per session, count 1).
 
     Attributes
     ----------
-    pair : (S, K) int64, the (query, doc) pair at each rank; -1 where the
+    pair : (R, K) int, the (query, doc) pair at each rank; -1 where the
         session shows fewer than K results.
-    click : (S, K) bool.
-    test : (S,) bool, held out.
+    click : (R, K) bool.
+    test : (R,) bool, held out.
     n_pairs : number of distinct pairs.
+    count : (R,) int64, sessions per row (default 1 each).
     """
 
     pair: np.ndarray
     click: np.ndarray
     test: np.ndarray
     n_pairs: int
+    count: np.ndarray | None = None
 
     def __post_init__(self):
         if self.pair.shape != self.click.shape or self.pair.ndim != 2:
@@ -63,10 +71,23 @@ class Sessions:
             raise ValueError("test needs one flag per session")
         if np.any(self.click & (self.pair < 0)):
             raise ValueError("a click on an empty slot")
+        if self.count is None:
+            object.__setattr__(self, "count", np.ones(self.pair.shape[0], dtype=np.int64))
+        elif self.count.shape != self.test.shape or np.any(self.count < 1):
+            raise ValueError("count needs one positive number per row")
 
     @property
-    def sessions(self) -> int:
-        return self.pair.shape[0]
+    def total(self) -> int:
+        """Sessions in the log (the rows' counts summed)."""
+        return int(self.count.sum())
+
+    @property
+    def train_total(self) -> int:
+        return int(self.count[~self.test].sum())
+
+    @property
+    def test_total(self) -> int:
+        return int(self.count[self.test].sum())
 
     @property
     def ranks(self) -> int:
@@ -81,9 +102,14 @@ class Sessions:
         """Results shown per session (ranks 1..length)."""
         return self.mask.sum(axis=1)
 
+    @property
+    def sessions(self) -> int:
+        """Rows (distinct patterns; sessions when built by :meth:`from_rows`)."""
+        return self.pair.shape[0]
+
     def subset(self, keep: np.ndarray) -> "Sessions":
         return Sessions(pair=self.pair[keep], click=self.click[keep], test=self.test[keep],
-                        n_pairs=self.n_pairs)
+                        n_pairs=self.n_pairs, count=self.count[keep])
 
     @classmethod
     def from_rows(cls, s, pair, position, click, test=None, *, ranks: int | None = None
@@ -136,21 +162,90 @@ def require_sessions(scan, models) -> None:
                        "session id (e.g. --map session_id=COLUMN) to fit them.")
 
 
+def _ranks(scan, where: str, params: dict, positions) -> int:
+    """K: ``positions`` or the log's largest position (a cheap first statement that also
+    refuses positions below 1 and an empty log)."""
+    n, lo, hi = scan.execute(f"SELECT count(*), min(position), max(position) FROM {{src}} "
+                             f"AS t {where}", params).fetchone()
+    if not n:
+        raise UlrError(f"the log {scan.name!r} has no rows to fit click models on.")
+    k = int(positions) if positions is not None else int(hi)
+    if int(lo) < 1:
+        raise UlrError(f"positions must lie in 1..{k}.")
+    return k
+
+
+def _pattern_sql(k: int, where: str) -> str:
+    """The statement of :func:`collect`: pairs numbered, each session pivoted to one row
+    of K codes (``2 * pair + click``; -1 for a row without a click value; -2 for an empty
+    slot), then the sessions grouped into patterns with their counts."""
+    code = ("CASE WHEN t.click IS NULL THEN -1 ELSE 2 * CAST(pp.pair AS BIGINT) + "
+            "CASE WHEN t.click <> 0 THEN 1 ELSE 0 END END")
+    xs = [f"x{r}" for r in range(1, k + 1)]
+    pivot = ", ".join(f"coalesce(max(CASE WHEN t.position = {r} THEN {code} END), -2) AS x{r}"
+                      for r in range(1, k + 1))
+    slot = _split_slot().replace("session_id", "sid")
+    cols = ", ".join(xs)
+    return ("WITH pp AS (SELECT q, d, CAST(row_number() OVER (ORDER BY q, d) - 1 AS INTEGER) "
+            "AS pair FROM (SELECT DISTINCT CAST(query_id AS STRING) AS q, "
+            f"CAST(doc_id AS STRING) AS d FROM {{src}} AS t1 {where}) AS e), "
+            "per AS (SELECT CAST(t.session_id AS STRING) AS sid, count(*) AS n, "
+            f"{pivot} FROM {{src}} AS t JOIN pp ON CAST(t.query_id AS STRING) = pp.q "
+            f"AND CAST(t.doc_id AS STRING) = pp.d {where.replace('position', 't.position')} "
+            "GROUP BY CAST(t.session_id AS STRING)), "
+            # rows without a session id form one group, flagged and dropped in numpy: a
+            # WHERE on the session id (anywhere) made DuckDB hold the joined rows (+0.9 GB)
+            f"tagged AS (SELECT {cols}, n, CAST(CASE WHEN {slot} < $ulr_cut THEN 1 ELSE 0 END "
+            "AS TINYINT) AS test, CAST(CASE WHEN sid IS NULL THEN 1 ELSE 0 END AS TINYINT) "
+            "AS nosid FROM per) "
+            f"SELECT {cols}, n, test, nosid, count(*) AS m FROM tagged "
+            f"GROUP BY {cols}, n, test, nosid ORDER BY test, {cols}, n, nosid")
+
+
+def _decode(res: dict, k: int, name: str) -> Sessions:
+    """Pattern rows -> :class:`Sessions`, with the checks :meth:`Sessions.from_rows` makes."""
+    keep = np.asarray(res["nosid"]) == 0  # rows without a session id are not a session
+    res = {c: np.asarray(v)[keep] for c, v in res.items()}
+    if not keep.any():
+        raise UlrError(f"the log {name!r} has no rows with a session id.")
+    x = np.column_stack([np.asarray(res[f"x{r}"], dtype=np.int64) for r in range(1, k + 1)])
+    if np.any(x == -1):
+        raise UlrError(f"the log {name!r} has rows without a click value.")
+    shown = x >= 0
+    if np.any(shown.sum(axis=1) != np.asarray(res["n"], dtype=np.int64)):
+        raise UlrError("a session shows two results at one position; click models need "
+                       "one result per rank in each session.")
+    if np.any(shown[:, 1:] & ~shown[:, :-1]):
+        raise UlrError("some sessions skip a position; click models need ranks 1..n "
+                       "without gaps in every session.")
+    pair = np.where(shown, x >> 1, -1)
+    n_pairs = int(pair.max()) + 1
+    kind = np.int32 if n_pairs < 2 ** 31 else np.int64
+    return Sessions(pair=pair.astype(kind), click=shown & (x & 1).astype(bool),
+                    test=np.asarray(res["test"]) != 0, n_pairs=n_pairs,
+                    count=np.asarray(res["m"], dtype=np.int64))
+
+
 def collect(scan, *, test_fraction: float = 0.2, seed: int = 0,
             positions: int | None = None) -> Sessions:
-    """The session matrices of a scan: ONE aggregate statement on its engine.
+    """The log's distinct session patterns with their counts, aggregated on its engine.
 
-    The statement (portable SQL: window functions, md5, substr, instr, joins)::
+    A first statement reads K (the largest position, unless ``positions`` is
+    given); the second (portable SQL: window functions, md5, substr, instr, a
+    join, GROUP BY) returns one row per pattern::
 
-        WITH ss AS (SELECT sid, row_number() OVER (ORDER BY sid) - 1 AS s,
-                           md5-slot(seed:sid) < fraction * 65536 AS test
-                    FROM (SELECT DISTINCT CAST(session_id AS STRING) AS sid FROM log)),
-             pp AS (SELECT q, d, row_number() OVER (ORDER BY q, d) - 1 AS pair
-                    FROM (SELECT DISTINCT query_id AS q, doc_id AS d FROM log))
-        SELECT s, pair, position, click, test FROM log JOIN ss JOIN pp [WHERE position <= K]
+        WITH pp  AS (distinct (query_id, doc_id), numbered by row_number() in (q, d) order),
+             per AS (SELECT session_id, count(*) AS n,
+                            max(CASE WHEN position = r THEN 2 * pair + click END) AS x_r, ...
+                     FROM log JOIN pp GROUP BY session_id)
+        SELECT x_1..x_K, n, test = md5-slot(seed:session_id) < fraction * 65536, count(*)
+        FROM per GROUP BY x_1..x_K, n, test ORDER BY test, x_1..x_K, n
 
-    The windows and the hash run on the distinct sessions and pairs, not on every
-    row; the rows stream through two hash joins with the small sides built.
+    Sessions with the same codes are the same for every model's likelihood and
+    EM, so numpy iterates over patterns weighted by their count; on a log whose
+    ranker shows each query's list in a few orders the patterns are far fewer
+    than the sessions. The ORDER BY makes the rows (and so the bootstrap's
+    draws) the same on every engine.
     """
     if not 0.0 <= float(test_fraction) < 1.0:
         raise UlrError(f"test fraction must lie in [0, 1), got {test_fraction}.")
@@ -160,24 +255,8 @@ def collect(scan, *, test_fraction: float = 0.2, seed: int = 0,
         if int(positions) < 1:
             raise UlrError("positions must be at least 1.")
         where, params["ulr_k"] = "WHERE position <= $ulr_k", int(positions)
-    sql = ("WITH ss AS (SELECT sid, CAST(row_number() OVER (ORDER BY sid) - 1 AS INTEGER) AS s, "
-           f"CAST(CASE WHEN {_split_slot().replace('session_id', 'sid')} < $ulr_cut THEN 1 "
-           "ELSE 0 END AS TINYINT) AS test FROM (SELECT DISTINCT CAST(session_id AS STRING) AS sid "
-           f"FROM {{src}} AS t0 {where}) AS d), "
-           "pp AS (SELECT q, d, CAST(row_number() OVER (ORDER BY q, d) - 1 AS INTEGER) AS pair "
-           "FROM (SELECT DISTINCT CAST(query_id AS STRING) AS q, CAST(doc_id AS STRING) AS d "
-           f"FROM {{src}} AS t1 {where}) AS e) "
-           "SELECT ss.s, pp.pair, CAST(t.position AS SMALLINT) AS position, "
-           "CAST(t.click AS TINYINT) AS click, ss.test "
-           f"FROM {{src}} AS t JOIN ss ON CAST(t.session_id AS STRING) = ss.sid "
-           "JOIN pp ON CAST(t.query_id AS STRING) = pp.q AND CAST(t.doc_id AS STRING) = pp.d "
-           f"{where.replace('position', 't.position')}")
-    res = scan.execute(sql, params).fetchnumpy()
-    if len(res["s"]) == 0:
+    k = _ranks(scan, where, {k: v for k, v in params.items() if k == "ulr_k"}, positions)
+    res = scan.execute(_pattern_sql(k, where), params).fetchnumpy()
+    if len(res["m"]) == 0:
         raise UlrError(f"the log {scan.name!r} has no rows to fit click models on.")
-    click = res.pop("click")
-    if np.ma.isMaskedArray(click) and np.ma.getmaskarray(click).any() \
-            or (click.dtype.kind == "f" and np.isnan(click).any()):
-        raise UlrError(f"the log {scan.name!r} has rows without a click value.")
-    return Sessions.from_rows(res.pop("s"), res.pop("pair"), res.pop("position"), click,
-                              res.pop("test"), ranks=positions)
+    return _decode(res, k, scan.name)

@@ -33,30 +33,28 @@ class UBM(base.Model):
             raise ValueError("gamma must be a K x K matrix")
 
     @classmethod
-    def fit(cls, S, *, weights=None, max_iter: int = 200, tol: float = 1e-7) -> "UBM":
+    def fit(cls, S, *, weights=None, max_iter: int = 200, tol: float = 1e-7,
+            ll_tol: float | None = 1e-6) -> "UBM":
+        from ulr.clickmodels.cells_jit import cell_step  # compiled: one pass over the cells
         S, w = base.weighted(S, weights)
         cl = cells(S, w, with_prev=True)
         K = S.ranks
         alpha = np.full(S.n_pairs, base.INIT)
         gamma = np.full((K, K), base.INIT)
         g_idx = (cl.rank - 1) * K + cl.prev
-        it = 0
+        den_a = np.bincount(cl.pair, cl.n, minlength=S.n_pairs)  # the same every iteration
+        den_g = np.bincount(g_idx, cl.n, minlength=K * K)
+        it, before, total = 0, None, max(w.sum(), 1e-300)  # per training session
         for it in range(1, max_iter + 1):
-            a, g = alpha[cl.pair], gamma.ravel()[g_idx]
-            q = 1.0 - g * a
-            pa = cl.c + (cl.n - cl.c) * a * (1 - g) / q
-            pe = cl.c + (cl.n - cl.c) * g * (1 - a) / q
-            den_a = np.bincount(cl.pair, cl.n, minlength=S.n_pairs)
-            num_a = np.bincount(cl.pair, pa, minlength=S.n_pairs)
+            num_a, num_g, ll = cell_step(cl.pair, g_idx, cl.n, cl.c, alpha, gamma.ravel())
+            gain, before = (None if before is None else ll / total - before), ll / total
             new_a = base.ratio(num_a, den_a, num_a.sum() / den_a.sum())
-            den_g = np.bincount(g_idx, cl.n, minlength=K * K)
-            num_g = np.bincount(g_idx, pe, minlength=K * K)
             # an unseen (rank, previous click) falls back to its rank's pooled value
             by_rank = base.ratio(num_g.reshape(K, K).sum(1), den_g.reshape(K, K).sum(1), base.INIT)
             new_g = base.ratio(num_g, den_g, np.repeat(by_rank, K)).reshape(K, K)
             delta = max(np.abs(new_a - alpha).max(), np.abs(new_g - gamma).max())
             alpha, gamma = new_a, new_g
-            if delta < tol:
+            if base.converged(delta, tol, gain, ll_tol):
                 break
         return cls(alpha=alpha, gamma=gamma, iterations=it)
 

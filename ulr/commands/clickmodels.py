@@ -69,7 +69,8 @@ def run(args) -> dict:
                            test_fraction=args.test_fraction)
     out = res.to_dict()
     out["dataset"] = scan.name
-    out["sessions"] = S.sessions
+    out["sessions"] = S.total
+    out["patterns"] = S.sessions
     out["ranks"] = S.ranks
     out["seconds"] = time.perf_counter() - t0
     return out
