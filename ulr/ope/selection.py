@@ -242,10 +242,10 @@ def _reason(candidates, best, picks, walk, bound, se, against, kappa) -> str:
             f"stays within {k} standard errors of its difference from every earlier one) "
             f"picked {', '.join(name[i] for i in picks)}. ")
     bias = bound[best] - kappa * se[best]
-    versus = (f"its disagreement beyond noise with {name[against[best]]}, {bias:.3g}"
-              if against[best] != best else "no disagreement beyond noise, 0")
-    text += (f"Of these {name[best]} has the smallest error bound, {bound[best]:.3g} = "
-             f"{versus}, + {k} x its standard error {se[best]:.3g}")
+    versus = (f"{bias:.3g} for its disagreement beyond noise with {name[against[best]]}"
+              if against[best] != best else "nothing, as it agrees with every wider estimate")
+    text += (f"Of these {name[best]} has the smallest error bound, {bound[best]:.3g}: "
+             f"{k} x its standard error {se[best]:.3g}, plus {versus}")
     rejected, blocker = walk
     if rejected is not None:
         text += (f"; its family's walk stopped before {name[rejected]}, which differs from "
