@@ -1,4 +1,5 @@
-"""SLOPE: the walk against OBP's loop (transcribed), its choices on clear cases, and RMSE."""
+"""SLOPE per family, then the smallest Goldenshluger-Lepski bound: against slow loops, by hand,
+on clear cases and on simulated RMSE."""
 
 import numpy as np
 import pytest
@@ -8,39 +9,112 @@ from ulr.ope import selection as sel
 from ulr.ope.simulate import simulate_bandit
 
 
-def obp_slope(theta, cnf):
-    """OBP 0.5 ``_tune_hyperparam_with_slope`` (Tucker & Lee 2021), transcribed: index chosen."""
-    C = np.sqrt(6) - 1
-    theta_list, cnf_list = [], []
-    sorted_idx_list = np.argsort(cnf, kind="stable")[::-1]
-    # OBP sorts with argsort(...)[::-1]; with distinct widths the order equals ours
-    for i, idx in enumerate(sorted_idx_list):
-        cnf_i, theta_i = cnf[idx], theta[idx]
-        if len(theta_list) < 1:
-            theta_list.append(theta_i), cnf_list.append(cnf_i)
-        else:
-            theta_j, cnf_j = np.array(theta_list), np.array(cnf_list)
-            if (np.abs(theta_j - theta_i) <= cnf_i + C * cnf_j).all():
-                theta_list.append(theta_i), cnf_list.append(cnf_i)
-            else:
-                return sorted_idx_list[i - 1]
-    return sorted_idx_list[-1]
+def slow_paired_se(x):
+    m, n = x.shape
+    se = [np.std(x[i], ddof=1) / np.sqrt(n) for i in range(m)]
+    d = [[np.std(x[i] - x[j], ddof=1) / np.sqrt(n) for j in range(m)] for i in range(m)]
+    return np.array(se), np.array(d)
 
 
-def test_slope_walk_matches_obp():
+def slow_walk(v, d, order, kappa):
+    """Keep going while the new estimate's difference from every kept one is within kappa SEs."""
+    kept = [order[0]]
+    for i in order[1:]:
+        for j in kept:
+            if abs(v[i] - v[j]) > kappa * d[i][j]:
+                return kept[-1]
+        kept.append(i)
+    return kept[-1]
+
+
+def slow_bound(v, se, d, c, kappa):
+    worst = 0.0
+    for j in range(len(v)):
+        if j != c and se[j] >= se[c]:
+            worst = max(worst, abs(v[c] - v[j]) - kappa * d[c][j])
+    return worst + kappa * se[c]
+
+
+def test_paired_se_by_loops():
+    x = np.random.default_rng(1).standard_normal((5, 40)) * [[1], [2], [0.5], [3], [1]]
+    se, d = sel.paired_se(x)
+    se0, d0 = slow_paired_se(x)
+    np.testing.assert_allclose(se, se0, rtol=1e-10)
+    np.testing.assert_allclose(d, d0, rtol=1e-8, atol=1e-12)
+
+
+def test_walk_and_bounds_match_slow_loops_on_random_inputs():
     rng = np.random.default_rng(0)
     for _ in range(300):
-        m = rng.integers(1, 12)
-        cnf = rng.permutation(rng.uniform(0.01, 1.0, m))  # distinct widths
-        theta = rng.normal(0, 0.5, m)
-        assert sel.slope_index(theta, cnf)[0] == obp_slope(theta, cnf)
+        m = int(rng.integers(1, 9))
+        x = rng.standard_normal((m, 30)) * rng.uniform(0.1, 2, (m, 1)) + rng.normal(0, 0.4, (m, 1))
+        v = x.mean(axis=1)
+        se, d = sel.paired_se(x)
+        order = list(rng.permutation(m))
+        kappa = float(rng.choice([1.0, 2.0]))
+        assert sel.lepski_walk(v, d, order, kappa=kappa)[0] == slow_walk(v, d, order, kappa)
+        bound, _ = sel.error_bounds(v, se, d, kappa=kappa)
+        np.testing.assert_allclose(bound, [slow_bound(v, se, d, c, kappa) for c in range(m)],
+                                   rtol=1e-12, atol=1e-12)
 
 
-def test_student_cnf_by_hand():
-    from scipy.stats import t
-    x = np.array([0.0, 2.0, 1.0, 5.0])
-    s = np.sqrt(sum((xi - 2.0) ** 2 for xi in x) / 3)
-    assert sel.student_cnf(x, delta=0.1) == pytest.approx(t.ppf(0.9, 3) * s / 2, abs=1e-12)
+def test_chains_run_from_the_unbiased_end():
+    cands = [("ips", None), ("clipped-ips", 2.0), ("clipped-ips", 8.0), ("snips", None),
+             ("dr", None), ("switch-dr", 1.0), ("switch-dr", 4.0), ("dros", 9.0), ("dm", None)]
+    assert sel.chains(cands) == [[0, 2, 1], [4, 6, 5, 8], [4, 7, 8], [3]]
+    assert sel.chains([("dros", 1.0), ("dros", 3.0)]) == [[1, 0]]  # one family: no root
+
+
+def _select_slowly(reward, weight, q_logged, q_target, kappa=2.0):
+    """select() spelled out: every candidate's influence terms, each chain walked, least bound."""
+    cands = sel.candidate_list(weight)
+    terms = [sel.influence_terms(e, reward, weight, hyperparameter=h, q_logged=q_logged,
+                                 q_target=q_target) for e, h in cands]
+    v = [t[0] for t in terms]
+    se, d = slow_paired_se(np.vstack([t[1] for t in terms]))
+    picks = []
+    for chain in sel.chains(cands):
+        p = slow_walk(v, d, chain, kappa)
+        if p not in picks:
+            picks.append(p)
+    bounds = [slow_bound(v, se, d, p, kappa) for p in picks]
+    return cands[picks[int(np.argmin(bounds))]]
+
+
+def test_select_matches_the_slow_procedure_on_simulated_logs():
+    sim = simulate_bandit(contexts=8, actions=6, logging="softmax", logging_temperature=0.5,
+                          seed=3)
+    pi = sim.policy(temperature=0.7)
+    d = sim.sample(300, draws=6, seed=4)
+    rng = np.random.default_rng(5)
+    for i in range(6):
+        qhat = np.clip(sim.q[0] + rng.normal(0, 0.1, len(sim.q[0])), 0, 1)
+        ql = qhat[d.pair[i]]
+        qt = sim.candidates.per_context_sum(pi * qhat)[sim.candidates.context[d.pair[i]]]
+        w, r = pi[d.pair[i]] / d.propensity[i], d.reward[i]
+        s = sel.select(r, w, q_logged=ql, q_target=qt)
+        assert (s.estimator, s.hyperparameter) == _select_slowly(r, w, ql, qt)
+        assert s.candidates["chosen"].sum() == 1 and "SLOPE" in s.reason
+
+
+def test_self_normalized_standard_errors_match_their_spread_over_logs():
+    """SNIPS and SNDR: the influence terms' SE against the sd of the estimate over 2000 logs."""
+    sim = simulate_bandit(contexts=10, actions=6, logging="softmax", logging_temperature=0.7,
+                          seed=6)
+    pi = sim.policy(temperature=0.5)
+    d = sim.sample(400, draws=2000, seed=7)
+    w, r = pi[d.pair] / d.propensity, d.reward
+    qhat = np.clip(1.5 * sim.q[0], 0, 1)  # a model too high: SNDR's correction matters
+    ql = qhat[d.pair]
+    qt = sim.candidates.per_context_sum(pi * qhat)[sim.candidates.context[d.pair]]
+    for e, spread in (("snips", est.snips(r, w)), ("sndr", est.sndr(r, w, q_logged=ql,
+                                                                      q_target=qt))):
+        se = [sel.paired_se(sel.influence_terms(e, r[i], w[i], q_logged=ql[i],
+                                                q_target=qt[i])[1][None])[0][0]
+              for i in range(0, 2000, 10)]
+        # the sd over 2000 logs is within ~3% (1/sqrt(2 * 2000)); the mean SE over 200 logs
+        # is biased low by a few % at n = 400 with these weights
+        assert np.mean(se) == pytest.approx(np.std(spread, ddof=1), rel=0.1), e
 
 
 def test_a_biased_model_is_not_chosen_and_a_correct_one_is():
@@ -64,6 +138,19 @@ def test_a_biased_model_is_not_chosen_and_a_correct_one_is():
     assert set(bad.to_dict()) == {"estimator", "hyperparameter", "reason"}
 
 
+def test_one_family_picks_within_it():
+    sim = simulate_bandit(contexts=10, actions=5, logging="softmax", seed=2)
+    pi = sim.policy(temperature=0.5)
+    d = sim.sample(1000, seed=3)
+    w, r = pi[d.pair[0]] / d.propensity[0], d.reward[0]
+    qhat = sim.q[0]
+    qt = sim.candidates.per_context_sum(pi * qhat)[sim.candidates.context[d.pair[0]]]
+    s = sel.select(r, w, q_logged=qhat[d.pair[0]], q_target=qt, families=("switch-dr",))
+    assert s.estimator == "switch-dr" and s.hyperparameter in sel.hyperparameter_grid(w)
+    with pytest.raises(ValueError):
+        sel.select(r, w, q_logged=qhat[d.pair[0]], q_target=qt, kappa=0)
+
+
 def test_grid_spans_the_weights():
     w = np.r_[np.ones(99), 1000.0]
     g = sel.hyperparameter_grid(w)
@@ -71,18 +158,20 @@ def test_grid_spans_the_weights():
     assert est.default_clip(w)[()] in g
 
 
-def test_selection_rmse_on_heavy_tails_and_a_misspecified_model():
-    """Small version of benchmarks/bench_ope_selection.py (one world, 60 logs of 500 rows).
+@pytest.mark.parametrize("world", [dict(logging_temperature=1.0, model_scale=1.5),
+                                   dict(logging_temperature=0.5, model_scale=1.5),
+                                   dict(logging_temperature=0.5, model_scale=0.5)])
+def test_selection_rmse_against_the_best_single_estimator(world):
+    """Small version of benchmarks/bench_ope_selection.py's first three worlds (60 logs of 500).
 
-    Issue 28 asks for SLOPE within 1.2x of the best single estimator; the
-    benchmark meets that on 6 of its 9 worlds and reaches 1.54x on the worst,
-    so this test holds SLOPE to what it does (1.6x) and to beating plain IPS
-    and DR, whose unbiasedness it trades for variance.
+    Issue 28 asks for SLOPE within 1.2x of the best single estimator; on these
+    small versions it is at 0.88-0.98x. With 60 logs an RMSE is known to about
+    +-10%, so 1.2 is the issue's bar, not a margin. It must also beat plain IPS,
+    whose unbiasedness it trades for variance.
     """
-    t, picks = sel.selection_benchmark(rows=500, draws=60, seed=4, logging_temperature=0.5,
-                                       model_scale=1.5)
+    t, picks = sel.selection_benchmark(rows=500, draws=60, seed=4, **world)
     rmse = dict(zip(t.estimator, t.rmse))
     ratio = float(t.loc[t.estimator == "slope", "ratio_to_best_single"].iloc[0])
-    assert ratio <= 1.6, t
-    assert rmse["slope"] < rmse["ips"] and rmse["slope"] < rmse["dr"], t
+    assert ratio <= 1.2, t
+    assert rmse["slope"] < rmse["ips"], t
     assert sum(picks.values()) == 60

@@ -1,21 +1,41 @@
 """Choosing an off-policy estimator and its hyperparameter from the log alone: SLOPE.
 
 SLOPE (Su, Srinath & Krishnamurthy, "Adaptive estimator selection for
-off-policy evaluation", ICML 2020) is Lepski's method: order the candidates
-from the widest confidence interval (least bias, e.g. IPS) to the narrowest
-(most bias, e.g. the direct method), and walk down the list while each new
-estimate stays within the intervals of all the wider ones; stop before the
-first that does not. The test used here is the improved one of Tucker & Lee
-("Improved estimator selection for off-policy evaluation", 2021), as in Open
-Bandit Pipeline: candidate ``i`` is kept when, for every kept ``j``,
-``|V_i - V_j| <= cnf_i + (sqrt(6) - 1) cnf_j``, with ``cnf`` the one-sided
-Student-t half-width at ``delta`` of the mean of the estimator's per-row terms.
+off-policy evaluation", ICML 2020; Tucker & Lee, "Improved estimator
+selection for off-policy evaluation", 2021) is Lepski's method. It needs the
+candidates in a chain along which the bias can only grow and the variance
+only shrink, and walks down the chain while each new estimate agrees with
+every earlier one; it keeps the last that does. Each family's hyperparameter
+is such a chain, from its unbiased end (the root) to its most biased one:
 
-The candidates are every family's hyperparameter grid (clipping ``M``,
-switch threshold ``tau``, shrinkage ``lam``) and the plain estimators; the
-grids come from the log's weights (:func:`hyperparameter_grid`). Across
-families the bias need not grow as the width shrinks, which SLOPE assumes;
-the benchmark measures what that costs.
+- clipping: IPS, then clipped IPS with ``M`` decreasing;
+- switch: DR, then Switch-DR with ``tau`` decreasing, then DM;
+- shrinkage: DR, then DRos with ``lam`` decreasing, then DM;
+- SNIPS and SNDR have no hyperparameter: each is a chain of one.
+
+Two families are not one chain (clipping biases IPS down, a reward model
+that is too high biases the DR family up), so the walk runs per family and
+the families' picks meet in a final comparison, Goldenshluger & Lepski's
+("Bandwidth selection in kernel density estimation: oracle inequalities and
+adaptive minimax optimality", Ann. Statist. 2011) extension of Lepski's
+method to candidates that are not nested: each pick ``c`` gets the bound
+
+    B(c) = max_j (|V_c - V_j| - kappa se(V_c - V_j))_+  +  kappa se(V_c),
+
+the max over every candidate ``j`` at least as variable as ``c`` (its
+disagreement beyond noise, a lower estimate of its bias, plus its own
+noise), and the smallest bound wins.
+
+"Agrees" is ``|V_i - V_j| <= kappa se(V_i - V_j)`` for every earlier ``j``,
+with ``se(V_i - V_j)`` the standard error of the paired difference (both are
+means over the same rows). SLOPE's own test, ``|V_i - V_j| <= cnf_i + cnf_j``
+from the intervals' half-widths, bounds the same difference by the triangle
+inequality; for neighbours in a chain (the same weights, clipped a little
+more) the paired error is far smaller than the sum, so a bias shows sooner.
+``kappa = 2`` (a 95% two-sided normal bound) throughout: the deviation bound
+of Su et al.'s analysis. Standard errors come from each estimator's per-row
+influence terms (:func:`influence_terms`), which for SNIPS and SNDR are the
+delta method's.
 """
 
 from __future__ import annotations
@@ -24,13 +44,13 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.stats import t as student_t
 
 from ulr.ope import estimators as est
 
-SLOPE_C = np.sqrt(6) - 1
+KAPPA = 2.0
 AUTO_FAMILIES = ("ips", "clipped-ips", "snips", "dr", "sndr", "switch-dr", "dros", "dm")
-DELTA = 0.2  # see select()
+MODEL_FAMILIES = ("dr", "sndr", "switch-dr", "dros", "dm", "sg-dr")
+CHAINS = {"clipped-ips": ("ips", None), "switch-dr": ("dr", "dm"), "dros": ("dr", "dm")}
 
 
 @dataclass(frozen=True)
@@ -41,7 +61,7 @@ class Selection:
     hyperparameter: float | None
     value: float
     reason: str
-    candidates: pd.DataFrame  # estimator, hyperparameter, value, cnf, kept (in SLOPE order)
+    candidates: pd.DataFrame  # estimator, hyperparameter, value, se, family_pick, bound, chosen
 
     def to_dict(self) -> dict:
         h = self.hyperparameter
@@ -69,52 +89,110 @@ def candidate_list(weight, *, families=AUTO_FAMILIES, q_available: bool = True) 
     per = {"clipped-ips": list(grid), "switch-dr": list(grid), "dros": list(grid ** 2)}
     out = []
     for f in families:
-        if f in ("dr", "sndr", "switch-dr", "dros", "dm", "sg-dr") and not q_available:
+        if f in MODEL_FAMILIES and not q_available:
             continue
         for h in per.get(f, [None]):
             out.append((f, None if h is None else float(h)))
     return out
 
 
-def student_cnf(num, den=None, *, delta: float = 0.05) -> float:
-    """One-sided Student-t half-width ``t_{n-1, 1-delta} s / sqrt(n)`` (ratio: delta method)."""
-    num = np.asarray(num, dtype=float)
-    n = len(num)
-    if den is not None:
-        v = num.sum() / den.sum()
-        num = (num - v * den) / den.mean()
-    return float(student_t.ppf(1 - delta, n - 1) * num.std(ddof=1) / np.sqrt(n))
+def influence_terms(estimator: str, reward, weight, *, hyperparameter=None, q_logged=None,
+                    q_target=None) -> tuple[float, np.ndarray]:
+    """Estimate ``V`` and per-row terms ``x_i`` whose mean has ``V``'s standard error.
 
-
-def slope_index(values, cnfs) -> tuple[int, int | None, list]:
-    """SLOPE over candidates (Tucker & Lee's test): ``(chosen, first rejected, order)``.
-
-    Candidates are visited by decreasing ``cnf``; ``order`` is that visiting
-    order. Ties keep the given order.
+    Linear estimators: their row terms (:func:`ulr.ope.estimators.row_terms`).
+    SNIPS: the delta method's ``(w_i r_i - V w_i) / mean(w)``. SNDR,
+    ``mean(q_t) + C``, ``C = sum w (r - q_l) / sum w``: ``q_t,i + w_i (r_i -
+    q_l,i - C) / mean(w)`` (its ``(num, den)`` form carries ``mean(w)`` fixed,
+    which would count the weights' noise twice).
     """
-    values = np.asarray(values, dtype=float)
-    cnfs = np.asarray(cnfs, dtype=float)
-    order = list(np.argsort(-cnfs, kind="stable"))
-    kept = []
-    for pos, i in enumerate(order):
-        if kept:
-            j = np.array(kept)
-            if not np.all(np.abs(values[j] - values[i]) <= cnfs[i] + SLOPE_C * cnfs[j]):
-                return order[pos - 1], i, order
+    num, den = est.row_terms(estimator, reward, weight, hyperparameter=hyperparameter,
+                             q_logged=q_logged, q_target=q_target)
+    value = float(num.sum() / den.sum())
+    if estimator == "sndr":
+        w, qt = np.asarray(weight, dtype=float), np.asarray(q_target, dtype=float)
+        corr = value - qt.mean()
+        return value, qt + w * (np.asarray(reward) - np.asarray(q_logged) - corr) / w.mean()
+    if np.all(den == 1):
+        return value, num
+    return value, (num - value * den) / den.mean()
+
+
+def paired_se(terms) -> tuple[np.ndarray, np.ndarray]:
+    """Standard errors of each mean and of each paired difference: ``(se (m,), D (m, m))``.
+
+    ``terms`` (m, n): per-row terms of ``m`` estimators on the same ``n`` rows;
+    ``D[i, j] = sd(x_i - x_j) / sqrt(n)`` (ddof 1).
+    """
+    x = np.asarray(terms, dtype=float)
+    n = x.shape[1]
+    xc = x - x.mean(axis=1, keepdims=True)
+    cov = xc @ xc.T / (n - 1)
+    var = np.diag(cov)
+    d = np.maximum(var[:, None] + var[None, :] - 2 * cov, 0.0)
+    return np.sqrt(np.maximum(var, 0.0) / n), np.sqrt(d / n)
+
+
+def chains(candidates) -> list[list[int]]:
+    """Indices of ``candidates`` in each family's chain, from its root to its most biased.
+
+    A hyperparameter family is ordered by decreasing hyperparameter behind its
+    root (IPS or DR, when a candidate) and before DM (switch and shrinkage).
+    Every candidate in no such chain is a chain of its own.
+    """
+    names = [e for e, _ in candidates]
+    out, used = [], set()
+    for fam, (root, end) in CHAINS.items():
+        members = sorted((i for i, e in enumerate(names) if e == fam),
+                         key=lambda i: -candidates[i][1])
+        if not members:
+            continue
+        head = [i for i, e in enumerate(names) if e == root]
+        tail = [i for i, e in enumerate(names) if e == end]
+        out.append(head + members + tail)
+        used.update(out[-1])
+    return out + [[i] for i in range(len(names)) if i not in used]
+
+
+def lepski_walk(values, diff_se, order, *, kappa: float = KAPPA) -> tuple[int, int | None, int]:
+    """SLOPE's walk down one chain: ``(chosen, first rejected or None, whom it disagreed with)``.
+
+    Candidate ``order[k]`` is kept while ``|V_i - V_j| <= kappa diff_se[i, j]``
+    for every kept ``j``; the walk stops at the first that fails.
+    """
+    v = np.asarray(values, dtype=float)
+    kept = [order[0]]
+    for i in order[1:]:
+        gap = np.abs(v[i] - v[kept]) - kappa * diff_se[i, kept]
+        if np.any(gap > 0):
+            return kept[-1], i, kept[int(np.argmax(gap))]
         kept.append(i)
-    return order[-1], None, order
+    return kept[-1], None, kept[-1]
+
+
+def error_bounds(values, se, diff_se, *, kappa: float = KAPPA) -> tuple[np.ndarray, np.ndarray]:
+    """Goldenshluger-Lepski bound of every candidate and whom its disagreement is with.
+
+    ``B(c) = max_{j: se_j >= se_c} (|V_c - V_j| - kappa D[c, j])_+ + kappa se_c``;
+    ``against[c]`` is the maximizing ``j`` (``c`` itself when none disagrees).
+    """
+    v, s = np.asarray(values, dtype=float), np.asarray(se, dtype=float)
+    gap = np.abs(v[:, None] - v[None, :]) - kappa * diff_se
+    gap = np.where(s[None, :] >= s[:, None], np.maximum(gap, 0.0), 0.0)
+    np.fill_diagonal(gap, 0.0)
+    against = np.where(gap.max(axis=1) > 0, gap.argmax(axis=1), np.arange(len(v)))
+    return gap.max(axis=1) + kappa * s, against
 
 
 def _fmt(e, h):
     if h is None:
         return e
-    name = est.HYPERPARAMETER[e]
-    return f"{e} ({name} = {h:.4g})"
+    return f"{e} ({est.HYPERPARAMETER[e]} = {h:.4g})"
 
 
 def select(reward, weight, *, q_logged=None, q_target=None, families=AUTO_FAMILIES,
-           candidates=None, delta: float = DELTA) -> Selection:
-    """Choose an estimator and hyperparameter by SLOPE (see the module docstring).
+           candidates=None, kappa: float = KAPPA) -> Selection:
+    """Choose an estimator and hyperparameter: SLOPE per family, then the smallest bound.
 
     Parameters
     ----------
@@ -123,39 +201,56 @@ def select(reward, weight, *, q_logged=None, q_target=None, families=AUTO_FAMILI
         without it only the model-free families compete.
     families : estimator families to choose among (default: all but sub-Gaussian).
     candidates : explicit ``(estimator, hyperparameter)`` pairs instead of the grids.
-    delta : one-sided error of each candidate's confidence width. OBP uses 0.05;
-        0.2 (narrower widths, so the walk stops sooner, before the biased
-        candidates) gave the lower RMSE on ``benchmarks/bench_ope_selection.py``.
+    kappa : standard errors a difference may reach and still count as noise (see the
+        module docstring).
     """
     if candidates is None:
         candidates = candidate_list(weight, families=families,
                                     q_available=q_logged is not None and q_target is not None)
     if not candidates:
         raise ValueError("no candidate estimators")
-    rows = []
-    for e, h in candidates:
-        num, den = est.row_terms(e, reward, weight, hyperparameter=h, q_logged=q_logged,
-                                 q_target=q_target)
-        ratio = not np.all(den == 1)
-        rows.append({"estimator": e, "hyperparameter": h, "value": num.sum() / den.sum(),
-                     "cnf": student_cnf(num, den if ratio else None, delta=delta)})
-    table = pd.DataFrame(rows)
-    best, rejected, order = slope_index(table["value"], table["cnf"])
-    table["kept"] = False
-    table.loc[order[:order.index(best) + 1], "kept"] = True
-    table = table.iloc[order].reset_index(drop=True)
-    b = rows[best]
-    reason = ("SLOPE: going from the widest interval to the narrowest, "
-              f"{_fmt(b['estimator'], b['hyperparameter'])} is the narrowest "
-              f"(half-width {b['cnf']:.3g}) whose estimate agrees with every wider one")
+    if not kappa > 0:
+        raise ValueError("kappa must be positive")
+    candidates = [(e, None if h is None else float(h)) for e, h in candidates]
+    pairs = [influence_terms(e, reward, weight, hyperparameter=h, q_logged=q_logged,
+                             q_target=q_target) for e, h in candidates]
+    values = np.array([p[0] for p in pairs])
+    se, diff_se = paired_se(np.vstack([p[1] for p in pairs]))
+    walks = {}
+    for chain in chains(candidates):
+        pick, rejected, blocker = lepski_walk(values, diff_se, chain, kappa=kappa)
+        walks.setdefault(pick, (rejected, blocker))
+    picks = list(walks)
+    bound, against = error_bounds(values, se, diff_se, kappa=kappa)
+    best = picks[int(np.argmin(bound[picks]))]
+    table = pd.DataFrame({"estimator": [e for e, _ in candidates],
+                          "hyperparameter": [h for _, h in candidates], "value": values,
+                          "se": se, "bound": bound})
+    table["family_pick"] = table.index.isin(picks)
+    table["chosen"] = table.index == best
+    e, h = candidates[best]
+    return Selection(estimator=e, hyperparameter=h, value=float(values[best]),
+                     reason=_reason(candidates, best, picks, walks[best], bound, se, against,
+                                    kappa),
+                     candidates=table)
+
+
+def _reason(candidates, best, picks, walk, bound, se, against, kappa) -> str:
+    name = [_fmt(*c) for c in candidates]
+    k = f"{kappa:g}"
+    text = (f"SLOPE within each family (from its unbiased end, each estimate kept while it "
+            f"stays within {k} standard errors of its difference from every earlier one) "
+            f"picked {', '.join(name[i] for i in picks)}. ")
+    bias = bound[best] - kappa * se[best]
+    versus = (f"{bias:.3g} for its disagreement beyond noise with {name[against[best]]}"
+              if against[best] != best else "nothing, as it agrees with every wider estimate")
+    text += (f"Of these {name[best]} has the smallest error bound, {bound[best]:.3g}: "
+             f"{k} x its standard error {se[best]:.3g}, plus {versus}")
+    rejected, blocker = walk
     if rejected is not None:
-        r = rows[rejected]
-        reason += (f"; the next, {_fmt(r['estimator'], r['hyperparameter'])}, disagrees, a sign of "
-                   "its bias")
-    else:
-        reason += "; all candidates agree, so the narrowest is taken"
-    return Selection(estimator=b["estimator"], hyperparameter=b["hyperparameter"],
-                     value=float(b["value"]), reason=reason + ".", candidates=table)
+        text += (f"; its family's walk stopped before {name[rejected]}, which differs from "
+                 f"{name[blocker]} by more than {k} standard errors, a sign of its bias")
+    return text + "."
 
 
 # --------------------------------------------------------------------------- benchmark
@@ -185,7 +280,7 @@ def selection_world(*, logging_temperature: float = 0.5, temperature: float = 0.
     return sim, pi, qhat
 
 
-def selection_benchmark(*, rows: int = 800, draws: int = 100, delta: float = DELTA, seed: int = 4,
+def selection_benchmark(*, rows: int = 800, draws: int = 100, kappa: float = KAPPA, seed: int = 4,
                         **world) -> tuple[pd.DataFrame, dict]:
     """RMSE against the truth of SLOPE's choice and of each single estimator, over ``draws`` logs.
 
@@ -204,7 +299,7 @@ def selection_benchmark(*, rows: int = 800, draws: int = 100, delta: float = DEL
             "clipped-ips": np.mean(np.minimum(w, est.default_clip(w)[:, None]) * r, axis=-1),
             "dr": est.doubly_robust(r, w, q_logged=ql, q_target=qt),
             "sndr": est.sndr(r, w, q_logged=ql, q_target=qt), "dm": est.direct_method(qt)}
-    picks = [select(r[i], w[i], q_logged=ql[i], q_target=qt[i], delta=delta) for i in range(draws)]
+    picks = [select(r[i], w[i], q_logged=ql[i], q_target=qt[i], kappa=kappa) for i in range(draws)]
     vals["slope"] = np.array([p.value for p in picks])
     t = pd.DataFrame({"estimator": list(vals),
                       "rmse": [float(np.sqrt(np.mean((v - truth) ** 2))) for v in vals.values()],
