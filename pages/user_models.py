@@ -29,7 +29,7 @@ def _compare(content_hash: str, name: str, models: tuple, fraction: float, boots
     lg = store.open_dataset(name, cur=store.cursor())
     try:
         S = sessions.collect(aggregate.scan_of(lg), test_fraction=fraction, seed=seed)
-        return "ok", evaluate.compare(S, list(models), bootstrap=bootstrap, seed=seed,
+        return "ok", evaluate.compare(S, list(models), n_bootstrap=bootstrap, seed=seed,
                                       test_fraction=fraction, refit_intervals=False,
                                       should_stop=_should_stop)
     except UlrError as exc:

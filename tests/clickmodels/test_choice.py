@@ -25,7 +25,7 @@ N = 10000
 @pytest.mark.parametrize("truth", list(MODELS))
 def test_the_true_model_wins_on_its_own_log(simulated, truth):
     S = sessions_of(simulated(truth, N), test_every=4)
-    res = evaluate.compare(S, list(MODELS), bootstrap=100, seed=3, refit_intervals=False)
+    res = evaluate.compare(S, list(MODELS), n_bootstrap=100, seed=3, refit_intervals=False)
     if not NESTED_IN[truth]:
         assert res.best == truth, res.to_dict()["verdict"]
         assert all(s.gap_interval[0] > 0 for s in res.scores if s.name != truth)
@@ -40,12 +40,12 @@ def test_the_verdict_reads_as_the_issue_asks(simulated):
     """DCM's log: a cascade-type model clearly ahead of PBM and UBM says users stop after a
     click; the PBM sample: PBM (or UBM, which nests it) best, the other within noise or not."""
     res = evaluate.compare(sessions_of(simulated("dcm", N), test_every=4), list(MODELS),
-                           bootstrap=100, seed=3, refit_intervals=False)
+                           n_bootstrap=100, seed=3, refit_intervals=False)
     assert res.verdict.takeaway == ("cascade-type models fit far better: users stop after a "
                                     "click (DCM best).")
     assert res.verdict.level == "reliable" and not res.verdict.reasons
     res = evaluate.compare(sessions_of(simulated("pbm", N), test_every=4), ["pbm", "ubm"],
-                           bootstrap=100, seed=3, refit_intervals=False)
+                           n_bootstrap=100, seed=3, refit_intervals=False)
     other = "UBM" if res.best == "pbm" else "PBM"
     best = "PBM" if res.best == "pbm" else "UBM"
     if res.verdict.level == "inconclusive":

@@ -8,6 +8,7 @@ import pytest
 
 from tests.clickmodels.helpers import compress, per_session
 from ulr.clickmodels import sessions
+from ulr.errors import NeedsSessions
 from ulr.simulate import simulate_click_model, write_log, write_obd_like_log
 
 
@@ -94,7 +95,7 @@ def test_no_sessions_is_a_typed_error(open_df):
     df = obd_like_log(impressions=200).rename(columns={"item_id": "doc_id",
                                                        "timestamp": "query_id"})
     scan = aggregate.scan_of(open_df(df[["query_id", "doc_id", "position", "click"]]))
-    with pytest.raises(sessions.NeedsSessions, match="no session column"):
+    with pytest.raises(NeedsSessions, match="no session column"):
         sessions.require_sessions(scan, ["ubm"])
 
 

@@ -29,8 +29,8 @@ def test_spark_gives_duckdb_sessions_and_parameters(spark, lake):  # noqa: F811
     np.testing.assert_array_equal(a.click, b.click)
     np.testing.assert_array_equal(a.test, b.test)
     models = ["pbm", "cascade", "dcm", "dbn", "sdbn", "ubm"]
-    ra = evaluate.compare(a, models, bootstrap=4, seed=1)
-    rb = evaluate.compare(b, models, bootstrap=4, seed=1)
+    ra = evaluate.compare(a, models, n_bootstrap=4, seed=1)
+    rb = evaluate.compare(b, models, n_bootstrap=4, seed=1)
     assert ra.best == rb.best
     for m in models:
         x, y = ra.score(m), rb.score(m)

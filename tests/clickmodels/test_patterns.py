@@ -69,7 +69,7 @@ def test_pattern_bootstrap_has_the_per_session_spread(logs):
     replicates each, the 95% intervals' widths agree within four Monte Carlo standard errors
     (a percentile width's relative error is about 3% at B = 1000, so 4 x sqrt(2) x 3%)."""
     S, P = logs["dbn"]
-    kw = dict(bootstrap=1000, refit_intervals=False)
+    kw = dict(n_bootstrap=1000, refit_intervals=False)
     a = evaluate.compare(S, ["pbm", "dbn"], seed=4, **kw).score("dbn").ll_interval
     b = evaluate.compare(P, ["pbm", "dbn"], seed=9, **kw).score("dbn").ll_interval
     wa, wb = a[1] - a[0], b[1] - b[0]

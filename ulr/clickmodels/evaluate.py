@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ulr import validate
 from ulr.clickmodels import CASCADE_TYPE, LABELS, MODELS, base
 from ulr.errors import UlrError, check
 from ulr.verdict import Reason, Verdict, about, more_to_exclude_zero
@@ -144,7 +145,7 @@ def _param_intervals(cls, S, reps_w, should_stop) -> dict:
                 for k, v in draws.items()}
 
 
-def compare(S, models, *, bootstrap: int = 0, seed: int = 0, test_fraction: float = 0.2,
+def compare(S, models, *, n_bootstrap: int = 0, seed: int = 0, test_fraction: float = 0.2,
             refit_intervals: bool = True, should_stop=None) -> Comparison:
     """Fit ``models`` on the training sessions of ``S`` and score them on the held-out ones.
 
@@ -154,14 +155,14 @@ def compare(S, models, *, bootstrap: int = 0, seed: int = 0, test_fraction: floa
         With ``S.test`` marking held-out sessions (see :func:`sessions.collect`).
     models : list of str
         Names from :data:`ulr.clickmodels.MODELS`.
-    bootstrap : int
+    n_bootstrap : int
         Poisson-bootstrap replicates over held-out sessions (0: no intervals);
         with ``refit_intervals`` the parameters' intervals refit every model on
         as many reweighted training logs.
     """
     t0 = time.perf_counter()
-    if bootstrap < 0 or bootstrap == 1:
-        raise UlrError(f"bootstrap must be 0 (none) or at least 2, got {bootstrap}.")
+    bootstrap = validate.n_bootstrap(n_bootstrap)
+    seed = validate.seed(seed)
     train, test = S.train_total, S.test_total
     if train == 0 or test == 0:
         raise UlrError(f"the split left {train} training and {test} held-out sessions; "

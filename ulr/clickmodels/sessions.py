@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ulr.errors import UlrError
+from ulr.errors import NeedsSessions, UlrError
 
 _HEX = "0123456789abcdef"
 SPLIT_SLOTS = 16 ** 4
@@ -145,10 +145,6 @@ class Sessions:
         return cls(pair=P, click=C, test=T, n_pairs=int(pair.max()) + 1)
 
 
-class NeedsSessions(UlrError):
-    """The log has no session key, which click models need (rank order within one list)."""
-
-
 def has_sessions(scan) -> bool:
     return scan.has("session_id")
 
@@ -158,8 +154,8 @@ def require_sessions(scan, models) -> None:
     if not has_sessions(scan):
         names = ", ".join(models)
         raise NeedsSessions(f"the log {scan.name!r} has no session column, and click models "
-                       f"({names}) read the clicks of one result list in rank order; map a "
-                       "session id (e.g. --map session_id=COLUMN) to fit them.")
+                            f"({names}) read the clicks of one result list in rank order; map a "
+                            "session id (e.g. --map session_id=COLUMN) to fit them.")
 
 
 def _ranks(scan, where: str, params: dict, positions) -> int:

@@ -14,6 +14,7 @@ import time
 
 import numpy as np
 
+from ulr import validate
 from ulr.commands import common
 from ulr.errors import UlrError
 
@@ -56,8 +57,7 @@ def run(args) -> dict:
     from ulr.clickmodels import evaluate, parse_models, sessions
     t0 = time.perf_counter()
     models = parse_models(args.models)
-    if args.bootstrap < 0 or args.bootstrap == 1:
-        raise UlrError(f"--bootstrap must be 0 (none) or at least 2, got {args.bootstrap}.")
+    validate.n_bootstrap(args.bootstrap, option="--bootstrap")
     if not 0.0 < args.test_fraction < 1.0:
         raise UlrError(f"--test-fraction must lie strictly between 0 and 1, "
                        f"got {args.test_fraction}.")
@@ -65,7 +65,7 @@ def run(args) -> dict:
     sessions.require_sessions(scan, models)
     S = sessions.collect(scan, test_fraction=args.test_fraction, seed=args.seed,
                          positions=args.positions)
-    res = evaluate.compare(S, models, bootstrap=args.bootstrap, seed=args.seed,
+    res = evaluate.compare(S, models, n_bootstrap=args.bootstrap, seed=args.seed,
                            test_fraction=args.test_fraction)
     out = res.to_dict()
     out["dataset"] = scan.name
