@@ -34,6 +34,26 @@ def test_ratio_t_is_the_delta_method():
     assert h == pytest.approx(student_t.ppf(0.975, 79) * s / math.sqrt(80), abs=1e-12)
 
 
+def test_sndr_t_interval_is_the_delta_method_of_its_two_means():
+    """SNDR = mean(q_t) + sum w (r - q_l) / sum w: its t interval's spread is that of
+    q_t,i + w_i (r_i - q_l,i - C) / mean(w), written here loop by loop."""
+    rng = np.random.default_rng(5)
+    n = 60
+    w = rng.exponential(size=n)
+    r = (rng.random(n) < 0.3).astype(float)
+    ql, qt = rng.uniform(0.1, 0.5, n), rng.uniform(0.1, 0.5, n)
+    b = iv.interval("sndr", r, w, method="t", q_logged=ql, q_target=qt, level=0.9)
+    C = sum(wi * (ri - qi) for wi, ri, qi in zip(w, r, ql)) / sum(w)
+    V = sum(qt) / n + C
+    x = [qti + wi * (ri - qli - C) / (sum(w) / n) for qti, wi, ri, qli in zip(qt, w, r, ql)]
+    mx = sum(x) / n
+    s = math.sqrt(sum((xi - mx) ** 2 for xi in x) / (n - 1))
+    h = student_t.ppf(0.95, n - 1) * s / math.sqrt(n)
+    assert float(b.value) == pytest.approx(V, abs=1e-12)
+    assert float(b.upper) - float(b.value) == pytest.approx(h, abs=1e-12)
+    assert float(b.value) - float(b.lower) == pytest.approx(h, abs=1e-12)
+
+
 def test_concentration_halfwidths_by_hand():
     x = np.array([0.0, 1.0, 0.5, 0.25, 1.0])
     n, a = 5, 0.1

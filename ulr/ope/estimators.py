@@ -296,6 +296,22 @@ def sndr(reward, weight, *, q_logged, q_target) -> np.ndarray:
     return np.mean(qt, axis=-1) + corr
 
 
+def sndr_terms(reward, weight, *, q_logged, q_target) -> np.ndarray:
+    """Per-row terms whose mean has SNDR's standard error (the delta method).
+
+    ``x_i = q_target_i + w_i (r_i - q_logged_i - C) / mean(w)``, ``C`` the SNDR
+    correction of :func:`sndr`. Their mean is ``mean(q_target)``, not ``V_SNDR``: use
+    them for the spread only. (The ratio form of :func:`row_terms` holds ``mean(w)``
+    fixed and counts the weights' noise twice.)
+    """
+    r, w = _check(reward, weight)
+    ql, qt = _model(q_logged, q_target, r)
+    corr = sndr(r, w, q_logged=ql, q_target=qt) - np.mean(qt, axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return qt + w * (r - ql - np.expand_dims(corr, -1)) / np.mean(w, axis=-1,
+                                                                        keepdims=True)
+
+
 def switch_weight(weight, *, tau: float) -> np.ndarray:
     """``w_i 1{w_i <= tau}``: the weight Switch-DR keeps (``tau = inf`` keeps all)."""
     if np.isnan(tau) or tau < 0:

@@ -164,6 +164,9 @@ def interval(estimator: str, reward, weight, *, method: str = "bootstrap", level
         return Bounds(value, b.lower.reshape(shape), b.upper.reshape(shape), method, level)
     if method == "t":
         v, h = t_halfwidth(num, den if ratio else None, level=level)
+        if estimator == "sndr":  # the delta method's terms (the ratio form double-counts)
+            h = t_halfwidth(est.sndr_terms(reward, weight, q_logged=q_logged,
+                                           q_target=q_target), level=level)[1]
         return Bounds(v, v - h, v + h, method, level)
     value = num.mean(axis=-1)
     if ratio:

@@ -110,9 +110,7 @@ def influence_terms(estimator: str, reward, weight, *, hyperparameter=None, q_lo
                              q_logged=q_logged, q_target=q_target)
     value = float(num.sum() / den.sum())
     if estimator == "sndr":
-        w, qt = np.asarray(weight, dtype=float), np.asarray(q_target, dtype=float)
-        corr = value - qt.mean()
-        return value, qt + w * (np.asarray(reward) - np.asarray(q_logged) - corr) / w.mean()
+        return value, est.sndr_terms(reward, weight, q_logged=q_logged, q_target=q_target)
     if np.all(den == 1):
         return value, num
     return value, (num - value * den) / den.mean()
