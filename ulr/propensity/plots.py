@@ -156,18 +156,7 @@ def theta_figure(results, truth: np.ndarray | None = None, *, table: pd.DataFram
                                     arrayminus=np.nan_to_num(minus, nan=0.0),
                                     color=color, thickness=1.5, width=4)
         fig.add_trace(go.Scatter(**trace))
-    if truth is not None and len(truth) and truth[0] > 0:
-        k = max((r.positions for r in results), default=len(truth))
-        rel = np.asarray(truth, dtype=float)[:k] / truth[0]
-        fig.add_trace(go.Scatter(
-            x=np.arange(1, len(rel) + 1), y=rel, mode="lines+markers", name="true theta",
-            line=dict(color=theme.color_for("true theta"), dash="dash", width=2),
-            marker=dict(symbol="x", size=9),
-            hovertemplate="true theta<br>position %{x}<br>%{y:.3f}<extra></extra>"))
-    theme.apply(fig, title=title, x="position (1 = top)", y="theta_k / theta_1")
-    fig.update_xaxes(dtick=1)
-    fig.update_yaxes(range=[0, min(top * 1.08, 3.0)])
-    return fig
+    return _finish(fig, results, truth, top=top, title=title)
 
 
 def convergence_figure(results, *, title: str = "Convergence: log-likelihood per iteration"
@@ -223,6 +212,11 @@ def _theta_figure_with_precision(results, table, truth, title) -> go.Figure:
             hovertemplate=(f"{r.method}<br>position %{{customdata[0]}}<br>theta %{{y:.3f}}"
                            "<br>interval %{customdata[1]:.3f} – %{customdata[2]:.3f}"
                            "<br>%{customdata[3]} clicks %{customdata[4]}<extra></extra>")))
+    return _finish(fig, results, truth, top=top, title=title)
+
+
+def _finish(fig, results, truth, *, top: float, title: str):
+    """The true theta (simulated logs) as a dashed line, the axes and the theme."""
     if truth is not None and len(truth) and truth[0] > 0:
         k = max((r.positions for r in results), default=len(truth))
         rel = np.asarray(truth, dtype=float)[:k] / truth[0]
