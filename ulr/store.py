@@ -1096,18 +1096,10 @@ class Log:
         return self.cur.execute(f"SELECT {cols} FROM {self.table}").df()
 
     def true_theta(self) -> np.ndarray | None:
-        """True absolute theta per position, when the log records it."""
-        if "true_theta" not in self.info.columns:
-            return None
-        rows = self.cur.execute(
-            f"SELECT position, avg(TRY_CAST(true_theta AS DOUBLE)) FROM {self.table} "
-            "GROUP BY position ORDER BY position").fetchall()
-        if not rows or any(v is None for _, v in rows):
-            return None
-        pos = np.array([r[0] for r in rows])
-        if not np.array_equal(pos, np.arange(1, len(pos) + 1)):
-            return None
-        return np.array([r[1] for r in rows], dtype=float)
+        """True absolute theta per position, when the log records it
+        (:func:`ulr.data.summary.true_theta`)."""
+        from ulr.data.summary import true_theta
+        return true_theta(self)
 
 
 def open_dataset(name: str, db_path=None, *, cur=None) -> Log:
@@ -1169,15 +1161,9 @@ def summary(log: Log) -> dict:
 
 
 def ctr_by_position(log: Log, *, z: float = 1.96) -> pd.DataFrame:
-    """CTR per position with Wilson score intervals (binomial)."""
-    import pandas as pd
-    df = log.cur.execute(
-        f"SELECT position, count(*) AS impressions, sum(click::INT) AS clicks "
-        f"FROM {log.table} GROUP BY position ORDER BY position").df()
-    from ulr.stats import wilson_interval
-    df["ctr"] = df["clicks"].to_numpy(dtype=float) / df["impressions"].to_numpy(dtype=float)
-    df["lower"], df["upper"] = wilson_interval(df["clicks"], df["impressions"], z=z)
-    return df
+    """CTR per position with Wilson score intervals (:func:`ulr.data.summary.ctr_by_position`)."""
+    from ulr.data.summary import ctr_by_position as by_position
+    return by_position(log, z=z)
 
 
 def peek_columns(path, source_name: str | None = None) -> tuple[list[str], dict[str, str]]:
