@@ -41,7 +41,11 @@ from pathlib import Path
 import duckdb
 import numpy as np
 
-from ulr import schema, store
+from ulr.data import schema
+from ulr.data.catalog import new_memory_cursor
+from ulr.data.ingest import csv_header, sniff_kind
+from ulr.data.log import Log
+from ulr.data.mapping import Mapping, plan_columns
 from ulr.errors import Cancelled, UlrError
 
 N_GROUPS = 4096  # = 16**3: three hex digits of md5 (see _bucket)
@@ -131,10 +135,10 @@ class Scan:
 
 
 def scan_of(log) -> Scan:
-    """The scan of a stored :class:`ulr.store.Log` (or a Scan, returned as is)."""
+    """The scan of a stored :class:`ulr.data.log.Log` (or a Scan, returned as is)."""
     if isinstance(log, Scan):
         return log
-    if not isinstance(log, store.Log):
+    if not isinstance(log, Log):
         raise TypeError(f"expected a ulr.store.Log, got {type(log).__name__}")
     return Scan(cur=log.cur, from_sql=log.table, params={}, columns=tuple(log.info.columns),
                 name=log.info.name, checked=True, rows=log.info.rows,
@@ -152,14 +156,15 @@ def csv_scan(path, mapping: dict | None = None) -> Scan | None:
     that does not parse makes the query fail (:class:`NeedsFullLoad`).
     """
     p = Path(path)
-    if store.sniff_kind(p) != "csv":  # raises UlrError for missing/empty/binary files
+    if sniff_kind(p) != "csv":  # raises UlrError for missing/empty/binary files
         return None
-    names, delim = store.csv_header(p)
-    if not schema.Mapping.coerce(mapping, names).is_plain():  # byol (#11): derived fields
+    names, delim = csv_header(p)
+    m = Mapping.coerce(mapping, names)  # once: plan_columns takes the Mapping as it is
+    if not m.is_plain():  # byol (#11): derived fields
         return None  # composite keys, constants and feature patterns need the full loader
-    plans = schema.plan_columns(names, mapping)
+    plans = plan_columns(names, m)
     columns = {pl.stored: pl.read_type for pl in plans}
-    return Scan(cur=store.new_memory_cursor(), from_sql=_READ_CSV,
+    return Scan(cur=new_memory_cursor(), from_sql=_READ_CSV,
                 params={"ulr_path": str(p), "ulr_columns": columns, "ulr_delim": delim},
                 columns=tuple(columns), name=p.name, checked=False, plans=tuple(plans))
 
@@ -183,14 +188,14 @@ def _file_checks(scan: Scan, used) -> tuple[str, str]:
     because a value that does not parse must fail the query.
     """
     plans = [pl for pl in scan.plans if pl.stored in used]
-    rules = store.schema_rules(plans)
+    rules = schema.rule_conditions(plans)
     key_conds = [cond for pl, cond, _ in rules if pl.role in _KEY_ROLES]
     row_conds = [cond for pl, cond, _ in rules if pl.role not in _KEY_ROLES + ("click",)]
     touch = []
     for pl in plans:
         if pl.role in _KEY_ROLES + ("click",) or pl.read_type == "VARCHAR":
             continue
-        col = store.quote_ident(pl.stored)
+        col = schema.quote_ident(pl.stored)
         touch.append(f"CAST({col} AS DOUBLE)" if pl.read_type == "BOOLEAN" else col)
     if touch:
         row_conds.append(f"isnan({' + '.join(touch)})")

@@ -1,15 +1,22 @@
-"""Per-position summaries of a click log: CTR with Wilson intervals and the simulator's theta.
+"""Summaries of a click log: key figures, CTR by position with Wilson intervals, true theta.
 
-One function per summary, for every kind of log: a stored :class:`ulr.store.Log`, a
+One function per summary, for every kind of log: a stored :class:`ulr.data.log.Log`, a
 :class:`ulr.data.scan.Scan` on any engine (an in-place file, a lake path, a Spark
 table) and the statistics a registered source stores (:class:`CellStats`).
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ulr.data.scan import CellStats, Scan, scan_of
+
+if TYPE_CHECKING:  # pandas is imported where it is used: start-up time of the CLI
+    import pandas as pd
+
+    from ulr.data.log import Log
 
 TRUE_THETA_HEAD = 200_000
 
@@ -95,3 +102,23 @@ def true_theta(log, positions: int | None = None) -> np.ndarray | None:
             return None
         t = t[:positions]
     return t
+
+
+def summary(log: Log) -> dict:
+    """Key figures of a log: rows, queries, documents, sessions, CTR, randomized share."""
+    has_s = log.info.has("session_id")
+    has_r = log.info.has("randomized")
+    q = (f"SELECT count(*), count(DISTINCT query_id), count(DISTINCT doc_id), "
+         f"{'count(DISTINCT session_id)' if has_s else 'NULL'}, avg(click::INT), "
+         f"{'avg(coalesce(randomized, false)::INT)' if has_r else '0.0'}, max(position) "
+         f"FROM {log.table}")
+    rows, queries, docs, sessions, ctr, rnd, maxpos = log.cur.execute(q).fetchone()
+    return {"rows": int(rows), "queries": int(queries), "documents": int(docs),
+            "sessions": None if sessions is None else int(sessions),
+            "ctr": float(ctr or 0.0), "randomized_share": float(rnd or 0.0),
+            "positions": int(maxpos or 0)}
+
+
+def preview(log: Log, n: int = 100) -> pd.DataFrame:
+    """The first ``n`` stored rows of a log, every column."""
+    return log.cur.execute(f"SELECT * FROM {log.table} LIMIT ?", [int(n)]).df()
