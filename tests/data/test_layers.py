@@ -80,3 +80,8 @@ def test_data_is_the_bottom_layer():
     banned = ("ulr.propensity", "ulr.engines", "ulr.commands", "ulr.clickmodels",
               "ulr.rankers", "ulr.report", "ulr.reports", "ulr.cli", "pages", "streamlit")
     assert offending(module_imports("data"), banned) == {}
+
+
+def test_no_data_module_passes_800_lines():
+    sizes = {f.name: len(f.read_text().splitlines()) for f in (ULR / "data").glob("*.py")}
+    assert sizes and max(sizes.values()) <= 800, sizes
