@@ -1,6 +1,7 @@
 """Loader, catalog and concurrency tests for ulr.store."""
 
 import hashlib
+import tempfile
 import threading
 
 import numpy as np
@@ -8,6 +9,7 @@ import pandas as pd
 import pytest
 
 from ulr import store
+from ulr.data import catalog as catalog_mod
 from ulr.errors import UlrError
 from ulr.simulate import simulate_clicks, write_log
 
@@ -359,7 +361,7 @@ def test_trash_and_orphans_are_swept_on_a_later_write(tmp_path, monkeypatch):
     dead.write_bytes(b"x")
     live = folder / f".tmp-{os.getpid()}-0123456789abcdef.parquet"  # a live concurrent load
     live.write_bytes(b"x")
-    monkeypatch.setattr(store, "TRASH_GRACE_S", 0.0)
+    monkeypatch.setattr(catalog_mod, "TRASH_GRACE_S", 0.0)  # read by _sweep there
     store.load_log(write(tmp_path, GOOD, "e.csv"), "e", db_path=db)
     info = store.get_dataset(store.cursor(db), "e")
     assert sorted(f.name for f in folder.iterdir()) == sorted([f"{info.table}.parquet",
@@ -431,7 +433,7 @@ def test_no_spill_folders_are_left_behind(tmp_path):
     leftovers = [d for d in (store.SPILL_ROOT.iterdir() if store.SPILL_ROOT.is_dir() else [])
                  if d.name.split("-")[0] == str(p.pid)]
     assert leftovers == []
-    assert not (Path(store.tempfile.gettempdir()) / f"ulr_duckdb_{p.pid}").exists()
+    assert not (Path(tempfile.gettempdir()) / f"ulr_duckdb_{p.pid}").exists()
 
 
 def test_catalog_blocks_nest_within_a_thread(tmp_path):
@@ -556,8 +558,8 @@ def test_catalog_reads_are_reused_until_any_process_changes_the_catalog(tmp_path
     store.load_log(write(tmp_path, GOOD), "one", db_path=db)
     cur = store.cursor(db)
     opened = []
-    real_open = store._open_catalog
-    monkeypatch.setattr(store, "_open_catalog", lambda p: opened.append(p) or real_open(p))
+    real_open = catalog_mod._open_catalog
+    monkeypatch.setattr(catalog_mod, "_open_catalog", lambda p: opened.append(p) or real_open(p))
 
     def names():
         return [d.name for d in store.list_datasets(cur)]

@@ -42,8 +42,38 @@ def add_mapping_args(p) -> None:
 
 def mapping_from_args(args) -> schema.Mapping:
     """The mapping that ``--map``, ``--const``, ``--features`` and ``--fact`` describe."""
-    return schema.Mapping.from_cli(getattr(args, "map", []), getattr(args, "const", []),
-                                   getattr(args, "feature_spec", None), getattr(args, "fact", []))
+    return mapping_from_cli(getattr(args, "map", []), getattr(args, "const", []),
+                            getattr(args, "feature_spec", None), getattr(args, "fact", []))
+
+
+def mapping_from_cli(maps=(), consts=(), features: str | None = None,
+                     facts=()) -> schema.Mapping:
+    """From ``--map c=a[+b]``, ``--const c=v``, ``--features 'p1,p2'``, ``--fact f``."""
+    m = parse_map_args(maps)
+    c = {}
+    for item in consts or []:
+        if "=" not in item:
+            raise UlrError(f"a constant is written field=value; got {item!r}.")
+        k, v = item.split("=", 1)
+        c[k.strip()] = v.strip()
+    feats = tuple(f for f in (features or "").split(",") if f.strip())
+    base = schema.Mapping.coerce(m)
+    return schema.Mapping(columns=base.columns, constants=c, features=feats,
+                          facts=tuple(facts or ()))
+
+
+def parse_map_args(items) -> dict[str, str]:
+    """Parse CLI ``--map canonical=theirs`` items into a dict."""
+    mapping: dict[str, str] = {}
+    for item in items or []:
+        if "=" not in item:
+            raise UlrError(f"a column mapping is written canonical=theirs; got {item!r}.")
+        canon, theirs = item.split("=", 1)
+        canon, theirs = canon.strip(), theirs.strip()
+        if not canon or not theirs:
+            raise UlrError(f"a column mapping is written canonical=theirs; got {item!r}.")
+        mapping[canon] = theirs
+    return mapping
 
 
 def mapping_warnings(log) -> tuple:

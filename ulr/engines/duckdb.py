@@ -11,7 +11,7 @@ from pathlib import Path
 from ulr import store
 from ulr.engines import declared_columns, typed_projection
 from ulr.errors import UlrError
-from ulr.propensity.aggregate import Scan
+from ulr.data.scan import Scan
 
 
 _KINDS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv"}

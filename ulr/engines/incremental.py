@@ -37,7 +37,7 @@ import pandas as pd
 
 from ulr import store
 from ulr.errors import UlrError
-from ulr.propensity import aggregate as A
+from ulr.data import scan as A
 
 STATS_COLUMNS = ("grp", "query_id", "doc_id", "position", "n", "c")
 

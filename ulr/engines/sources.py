@@ -64,7 +64,8 @@ import duckdb
 from ulr import engines, store
 from ulr.engines import incremental as inc
 from ulr.errors import UlrError
-from ulr.propensity import aggregate as A
+from ulr.data import scan as A
+from ulr.data import summary as data_summary
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _DDL = ("CREATE TABLE IF NOT EXISTS ulr_sources (name VARCHAR PRIMARY KEY, engine VARCHAR, "
@@ -471,10 +472,6 @@ def summary(name: str, *, db_path=None) -> dict:
 
 def ctr_by_position(name: str, *, db_path=None, z: float = 1.96):
     """The Data page's CTR table from the stored statistics (no rows read)."""
-    import numpy as np
     st = _reading(name, db_path, lambda parts, total, v: inc.merged_cell_stats(
         parts, total=total, name=name))
-    imp = np.bincount(st.position, st.impressions, minlength=st.positions + 1)[1:]
-    clk = np.bincount(st.position, st.clicks, minlength=st.positions + 1)[1:]
-    ok = imp > 0
-    return A.wilson_table(np.arange(1, st.positions + 1)[ok], imp[ok], clk[ok], z=z)
+    return data_summary.ctr_by_position(st, z=z)

@@ -23,7 +23,7 @@ import numpy as np
 
 from ulr.engines import declared_columns, typed_projection
 from ulr.errors import UlrError
-from ulr.propensity.aggregate import Scan
+from ulr.data.scan import Scan
 
 CONNECT_TIMEOUT = 5.0
 _LOG4J = Path(__file__).with_name("log4j2.properties")

@@ -1,0 +1,538 @@
+"""The store: immutable Parquet files behind a small DuckDB catalog, and its lock.
+
+Layout, for a store ``data/ulr.duckdb`` (``ULR_DB`` overrides it):
+
+- ``data/ulr.duckdb`` holds only the catalog (one row per dataset) and the small
+  tables other modules keep beside the datasets. It is opened in short-lived
+  connections inside :func:`catalog`, which every process and thread enters
+  in turn through an exclusive ``flock`` on ``data/ulr.duckdb.lock``: the
+  dashboard, the CLI and several dashboard processes share the store, and
+  nobody holds it for longer than one catalog read or insert.
+- ``data/ulr_files/ds_<hex>.parquet`` is a dataset, ``rj_<hex>.parquet`` the rows
+  skipped when it was loaded. A file is written once, under a temporary name,
+  fsync'ed, and renamed into place inside the catalog lock just before its
+  catalog row is inserted; it never changes afterwards.
+- Readers get their own in-memory DuckDB connection (:func:`cursor`) in which an
+  opened dataset is a view named like its file (``ds_<hex>``) over the Parquet
+  file. Readers never take the lock while they compute, and never block each other.
+
+A load (:mod:`ulr.data.ingest`) stages and validates the file in a private
+in-memory database, without the lock; a refused, failed or killed load therefore leaves the catalog and
+every stored file exactly as they were. Deleted and replaced files stay in
+place for :data:`TRASH_GRACE_S` seconds so that reads in flight finish; files
+of dead loads are swept on a later write.
+
+Dataset names are user text: they are stored verbatim and only ever bound as
+values. Table names are generated (``ds_<hex>``) and checked against an
+allow-list before they reach SQL.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import fcntl
+import itertools
+import json
+import os
+import re
+import shutil
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import duckdb
+
+if TYPE_CHECKING:  # pandas is imported where it is used: start-up time of the CLI
+    import pandas as pd
+
+from ulr.data.log import DatasetInfo, Log
+from ulr.data.schema import TABLE_RE as _TABLE_RE
+from ulr.data.schema import table_ident as _table
+from ulr.errors import UlrError
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA_DIR = ROOT / "data"
+DEFAULT_DB = DATA_DIR / "ulr.duckdb"
+MEMORY_LIMIT = os.environ.get("ULR_MEMORY_LIMIT", "4GB")
+LOCK_TIMEOUT_S = float(os.environ.get("ULR_LOCK_TIMEOUT", "30"))
+TRASH_GRACE_S = 600.0
+SPILL_ROOT = Path(tempfile.gettempdir()) / "ulr_spill"
+BUSY = "the store is busy with another load; try again in a moment."
+
+_TMP_RE = re.compile(r"^\.tmp-(\d+)-[0-9a-f]{16}\.parquet$")
+_MAX_NAME = 200
+
+_local = threading.local()
+_ready: set[str] = set()
+_ready_lock = threading.Lock()
+_spill_ids = itertools.count()
+
+_CATALOG_DDL = """
+CREATE TABLE IF NOT EXISTS ulr_catalog (
+    name VARCHAR PRIMARY KEY,
+    table_name VARCHAR NOT NULL,
+    rows BIGINT NOT NULL,
+    source VARCHAR,
+    content_hash VARCHAR,
+    loaded_at TIMESTAMP,
+    mapping VARCHAR,
+    columns VARCHAR,
+    rejected BIGINT,
+    rejects_table VARCHAR
+);
+CREATE TABLE IF NOT EXISTS ulr_trash (
+    table_name VARCHAR PRIMARY KEY,
+    deleted_at DOUBLE NOT NULL
+);
+"""
+
+
+def default_db_path() -> str:
+    return os.environ.get("ULR_DB") or str(DEFAULT_DB)
+
+
+def _resolve(db_path) -> str:
+    return str(Path(db_path or default_db_path()).resolve())
+
+
+def files_dir(db_path=None) -> Path:
+    """The folder of a store's Parquet files: ``data/ulr_files`` for ``data/ulr.duckdb``."""
+    p = Path(_resolve(db_path))
+    return p.with_name(p.stem + "_files")
+
+
+def _file_of(db: str, table: str) -> Path:
+    return files_dir(db) / f"{_table(table)}.parquet"
+
+
+def _sql_str(text: str) -> str:
+    """A SQL string literal (for file paths the store built itself; DDL cannot bind)."""
+    return "'" + str(text).replace("'", "''") + "'"
+
+
+def _first_line(exc: Exception) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+# --------------------------------------------------------------------------- spill
+
+
+def _memory_connection() -> duckdb.DuckDBPyConnection:
+    """A private in-memory DuckDB with the memory limit and its own spill folder.
+
+    Spill folders live under one shared root, are created by DuckDB only when it
+    spills, and are removed at exit (and, for killed processes, by the next one).
+    """
+    spill = SPILL_ROOT / f"{os.getpid()}-{next(_spill_ids)}"
+    return duckdb.connect(":memory:", config={"memory_limit": MEMORY_LIMIT,
+                                              "temp_directory": str(spill)})
+
+
+def _clean_spill(*, mine: bool) -> None:
+    if not SPILL_ROOT.is_dir():
+        return
+    for d in SPILL_ROOT.iterdir():
+        pid = d.name.split("-", 1)[0]
+        if not pid.isdigit():
+            continue
+        if (mine and int(pid) == os.getpid()) or (not mine and not _pid_alive(int(pid))):
+            shutil.rmtree(d, ignore_errors=True)
+
+
+_clean_spill(mine=False)
+atexit.register(_clean_spill, mine=True)
+
+
+def new_memory_cursor() -> duckdb.DuckDBPyConnection:
+    """A private in-memory database (for ``--input`` files)."""
+    return _memory_connection()
+
+
+# --------------------------------------------------------------------------- catalog lock
+
+
+@contextlib.contextmanager
+def waiting(on_wait):
+    """Call ``on_wait(seconds)`` while a :func:`catalog` call of this thread waits.
+
+    The dashboard wraps a script run in it to show that another load is finishing.
+    """
+    before = getattr(_local, "on_wait", None)
+    _local.on_wait = on_wait
+    try:
+        yield
+    finally:
+        _local.on_wait = before
+
+
+def _acquire(fd: int, on_wait, timeout: float) -> None:
+    start = time.monotonic()
+    pause = 0.002
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            pass
+        waited = time.monotonic() - start
+        if waited >= timeout:
+            raise UlrError(BUSY)
+        if on_wait is not None:
+            on_wait(waited)
+        time.sleep(pause)
+        pause = min(pause * 2, 0.05)
+
+
+@contextlib.contextmanager
+def catalog(db_path: str | os.PathLike | None = None, *, write: bool = False,
+            on_wait=None, timeout: float | None = None, _stamp_after: list | None = None):
+    """A connection to the store's catalog database, held only for the ``with`` block.
+
+    Everything that lives beside the datasets (their catalog rows, saved reports,
+    registered sources) is read and written through this one door. Every block,
+    in any process or thread, holds an exclusive ``flock`` on the lock file beside
+    the database; keep blocks short (one read or one insert), never a computation.
+    ``write=True`` also makes the block one transaction: it commits at the end and
+    rolls back on an exception. A block nested in another block of the same thread
+    (for the same store) reuses the outer connection and its transaction. ``on_wait(seconds)`` is called while another block
+    holds the store; after ``timeout`` seconds (default ``ULR_LOCK_TIMEOUT``, 30)
+    an :class:`UlrError` says that the store is busy.
+    """
+    path = _resolve(db_path)
+    held = getattr(_local, "held", None)
+    if held is None:
+        held = _local.held = {}
+    if path in held:  # nested in a block of this thread: the same connection
+        yield held[path]
+        return
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path + ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        _acquire(fd, on_wait if on_wait is not None else getattr(_local, "on_wait", None),
+                 LOCK_TIMEOUT_S if timeout is None else timeout)
+        con = held[path] = _open_catalog(path)
+        try:
+            if path not in _ready:
+                _init_catalog(con, path)
+            if not write:
+                yield con
+                return
+            con.execute("BEGIN TRANSACTION")
+            try:
+                yield con
+                con.execute("COMMIT")
+            except BaseException:
+                with contextlib.suppress(duckdb.Error):
+                    con.execute("ROLLBACK")
+                raise
+        finally:
+            del held[path]
+            con.close()
+            if _stamp_after is not None:  # still under the lock (catalog_read)
+                _stamp_after.append(_stamp(path))
+    finally:
+        os.close(fd)  # releases the flock
+
+
+def _stamp(path: str) -> tuple:
+    """What a change of the catalog changes: the database file and its write-ahead log.
+
+    A commit appends to ``PATH.wal``; a checkpoint rewrites ``PATH`` and removes the log.
+    Inode, size and both times of each (None for a missing file) tell any two states apart.
+    """
+    out = []
+    for p in (path, path + ".wal"):
+        try:
+            st = os.stat(p)
+            out.append((st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+        except FileNotFoundError:
+            out.append(None)
+    return tuple(out)
+
+
+_reads: dict = {}   # (store path, key) -> (stamp, value) of catalog_read
+_reads_lock = threading.Lock()
+MAX_CACHED_READS = 512
+
+
+def catalog_read(db_path, key: str, read):
+    """``read(con)`` on the catalog, or its last value while the catalog has not changed.
+
+    Every page view reads the catalog several times, and each :func:`catalog` block opens
+    the database file under the store's lock (tens of ms, serialized across sessions and
+    processes). The value is kept with the :func:`_stamp` of the files, taken under the
+    lock after the connection closed (so a change by any process, committed or
+    checkpointed, misses the cache), and reused while the stamp is the same. Inside a
+    block of this thread (a write in progress) it always reads. ``read`` must return a
+    value nobody mutates (tuples, or rows copied by the caller).
+    """
+    path = _resolve(db_path)
+    if path in (getattr(_local, "held", None) or {}):
+        with catalog(db_path) as con:
+            return read(con)
+    hit = _reads.get((path, key))
+    if hit is not None and hit[0] == _stamp(path):
+        return hit[1]
+    after: list = []
+    with catalog(db_path, _stamp_after=after) as con:
+        value = read(con)
+    with _reads_lock:
+        if len(_reads) >= MAX_CACHED_READS:
+            _reads.clear()
+        _reads[(path, key)] = (after[0], value)
+    return value
+
+
+def _open_catalog(path: str) -> duckdb.DuckDBPyConnection:
+    try:
+        return duckdb.connect(path)
+    except duckdb.IOException as exc:
+        raise UlrError(f"cannot open the database {path}: {_first_line(exc)}") from None
+    except duckdb.Error as exc:
+        raise UlrError(f"{path} is not a usable DuckDB database: {_first_line(exc)}") from None
+
+
+def _init_catalog(con, path: str) -> None:
+    """Create the catalog tables, and move datasets of the old layout to Parquet files."""
+    con.execute(_CATALOG_DDL)
+    old = [r[0] for r in con.execute(
+        "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' "
+        "AND regexp_matches(table_name, '^(ds|rj)_[0-9a-f]{16}$')").fetchall()]
+    if old:
+        folder = files_dir(path)
+        folder.mkdir(parents=True, exist_ok=True)
+        for table in old:
+            tmp = _tmp_file(path)
+            con.execute(f"COPY (SELECT * FROM {_table(table)}) TO {_sql_str(tmp)} "
+                        "(FORMAT parquet, COMPRESSION zstd)")
+            _fsync(tmp)
+            os.replace(tmp, _file_of(path, table))
+        _fsync_dir(folder)
+        con.execute("BEGIN TRANSACTION")
+        for table in old:
+            con.execute(f"DROP TABLE {_table(table)}")
+        con.execute("COMMIT")
+        con.execute("CHECKPOINT")
+    with _ready_lock:
+        _ready.add(path)
+
+
+def _tmp_file(db: str) -> Path:
+    return files_dir(db) / f".tmp-{os.getpid()}-{uuid.uuid4().hex[:16]}.parquet"
+
+
+def _fsync(path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _fsync_dir(folder: Path) -> None:
+    with contextlib.suppress(OSError):
+        _fsync(folder)
+
+
+def _sweep(con, db: str) -> None:
+    """Inside a write block: purge expired trash and files no live load will publish.
+
+    A file under a final name that the catalog and the trash do not know can
+    only come from a load killed between its rename and its catalog insert
+    (both happen inside the lock); a temporary file belongs to a load of a
+    process that no longer exists.
+    """
+    folder = files_dir(db)
+    if not folder.is_dir():
+        return
+    expired = [r[0] for r in con.execute(
+        "SELECT table_name FROM ulr_trash WHERE deleted_at < ?",
+        [time.time() - TRASH_GRACE_S]).fetchall()]
+    if expired:
+        con.execute("DELETE FROM ulr_trash WHERE deleted_at < ?", [time.time() - TRASH_GRACE_S])
+    known = {t for row in con.execute(
+        "SELECT table_name, rejects_table FROM ulr_catalog UNION ALL "
+        "SELECT table_name, NULL FROM ulr_trash").fetchall() for t in row if t}
+    for f in folder.iterdir():
+        m = _TMP_RE.match(f.name)
+        if m and not _pid_alive(int(m.group(1))):
+            f.unlink(missing_ok=True)
+        elif f.suffix == ".parquet" and _TABLE_RE.match(f.stem) and f.stem not in known:
+            f.unlink(missing_ok=True)
+
+
+def _trash(con, tables) -> None:
+    for t in tables:
+        if t:
+            con.execute("INSERT OR REPLACE INTO ulr_trash VALUES (?, ?)", [_table(t), time.time()])
+
+
+def _row_to_info(row) -> DatasetInfo:
+    (name, table, rows, source, h, loaded, mapping, columns, rejected, rtable) = row
+    return DatasetInfo(name=name, table=_table(table), rows=int(rows), source=source,
+                       content_hash=h, loaded_at=loaded, mapping=json.loads(mapping or "{}"),
+                       columns=json.loads(columns or "{}"), rejected=int(rejected or 0),
+                       rejects_table=rtable)
+
+
+_CAT_COLS = ("name, table_name, rows, source, content_hash, loaded_at, mapping, columns, "
+             "rejected, rejects_table")
+
+
+def _check_name(name) -> str:
+    if not isinstance(name, str) or not name.strip():
+        raise UlrError("a dataset name must not be empty.")
+    if len(name) > _MAX_NAME:
+        raise UlrError(f"a dataset name may have at most {_MAX_NAME} characters.")
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in name):
+        raise UlrError("a dataset name must not contain control characters.")
+    return name
+
+
+# --------------------------------------------------------------------------- readers
+
+
+def cursor(db_path: str | os.PathLike | None = None) -> duckdb.DuckDBPyConnection:
+    """A new reader connection on the store ``db_path``: one per session, thread or call.
+
+    It is a private in-memory DuckDB; the datasets it opens appear in it as
+    views (``ds_<hex>``) over their Parquet files.
+    """
+    con = _memory_connection()
+    con.execute("CREATE TABLE ulr_store (db VARCHAR)")
+    con.execute("INSERT INTO ulr_store VALUES (?)", [_resolve(db_path)])
+    return con
+
+
+def _db_of(cur) -> str:
+    """The store a reader connection belongs to."""
+    try:
+        return cur.execute("SELECT db FROM ulr_store").fetchone()[0]
+    except duckdb.CatalogException:
+        raise UlrError("this DuckDB connection is not a ulr store cursor; "
+                       "use store.cursor().") from None
+
+
+def _views(cur) -> set[str]:
+    return {r[0] for r in cur.execute(
+        "SELECT view_name FROM duckdb_views() WHERE NOT internal AND schema_name = 'main'"
+    ).fetchall()}
+
+
+def _sync_views(cur, db: str, infos: list[DatasetInfo], *, drop_others: bool) -> None:
+    """Make ``cur`` show each dataset (and its skipped rows) as a view over its file."""
+    have = _views(cur)
+    wanted = {t for d in infos for t in (d.table, d.rejects_table) if t}
+    if drop_others:
+        for v in have - wanted:
+            if _TABLE_RE.match(v):
+                cur.execute(f"DROP VIEW IF EXISTS {_table(v)}")
+    for d in infos:
+        for t in (d.table, d.rejects_table):
+            if t and t not in have:
+                try:
+                    cur.execute(f"CREATE OR REPLACE VIEW {_table(t)} AS SELECT * FROM "
+                                f"read_parquet({_sql_str(_file_of(db, t))})")
+                except duckdb.IOException:
+                    raise UlrError(f"the files of dataset {d.name!r} are missing from "
+                                   f"{files_dir(db)}; load it again.") from None
+
+
+def list_datasets(cur) -> list[DatasetInfo]:
+    """Every stored dataset, read fresh from the catalog (another process may have loaded one)."""
+    db = _db_of(cur)
+    rows = catalog_read(db, "datasets", lambda con: tuple(con.execute(
+        f"SELECT {_CAT_COLS} FROM ulr_catalog ORDER BY loaded_at, name").fetchall()))
+    infos = [_row_to_info(r) for r in rows]
+    _sync_views(cur, db, infos, drop_others=True)
+    return infos
+
+
+def _catalog_row(db: str, name: str):
+    def read(con):
+        row = con.execute(f"SELECT {_CAT_COLS} FROM ulr_catalog WHERE name = ?",
+                          [name]).fetchone()
+        known = () if row is not None else tuple(r[0] for r in con.execute(
+            "SELECT name FROM ulr_catalog ORDER BY loaded_at, name LIMIT 10").fetchall())
+        return row, known
+    return catalog_read(db, "dataset:" + name, read)
+
+
+def get_dataset(cur, name: str) -> DatasetInfo:
+    db = _db_of(cur)
+    row, known = _catalog_row(db, name)
+    if row is None:
+        hint = f" Stored datasets: {', '.join(repr(k) for k in known)}." if known else \
+            " No datasets are stored yet; load one first."
+        raise UlrError(f"there is no dataset named {name!r}.{hint}")
+    info = _row_to_info(row)
+    _sync_views(cur, db, [info], drop_others=False)
+    return info
+
+
+def rename_dataset(cur, old: str, new: str) -> None:
+    _check_name(new)
+    with catalog(_db_of(cur), write=True) as con:
+        if con.execute("SELECT 1 FROM ulr_catalog WHERE name = ?", [old]).fetchone() is None:
+            raise UlrError(f"there is no dataset named {old!r}.")
+        if old == new:
+            return
+        if con.execute("SELECT 1 FROM ulr_catalog WHERE name = ?", [new]).fetchone():
+            raise UlrError(f"a dataset named {new!r} exists already.")
+        con.execute("UPDATE ulr_catalog SET name = ? WHERE name = ?", [new, old])
+
+
+def delete_dataset(cur, name: str) -> None:
+    """Remove ``name`` from the catalog; its files go to the trash.
+
+    Sessions reading it finish their reads (the files stay for
+    :data:`TRASH_GRACE_S` seconds); new opens no longer find it.
+    """
+    db = _db_of(cur)
+    with catalog(db, write=True) as con:
+        row = con.execute("SELECT table_name, rejects_table FROM ulr_catalog WHERE name = ?",
+                          [name]).fetchone()
+        if row is None:
+            raise UlrError(f"there is no dataset named {name!r}.")
+        con.execute("DELETE FROM ulr_catalog WHERE name = ?", [name])
+        _trash(con, row)
+        _sweep(con, db)
+    for t in row:
+        if t:
+            cur.execute(f"DROP VIEW IF EXISTS {_table(t)}")
+
+
+def _no_rejects() -> pd.DataFrame:
+    import pandas as pd
+    return pd.DataFrame(columns=["line", "column", "problem", "raw"])
+
+
+def rejected_rows(cur, name: str) -> pd.DataFrame:
+    """The rows skipped when ``name`` was loaded with skip-bad-rows."""
+    info = get_dataset(cur, name)
+    if not info.rejects_table:
+        return _no_rejects()
+    return cur.execute(
+        f"SELECT line, \"column\", problem, raw FROM {_table(info.rejects_table)} ORDER BY line"
+    ).df()
+
+
+def open_dataset(name: str, db_path=None, *, cur=None) -> Log:
+    """Open a stored dataset on ``cur`` (default: a new reader of ``db_path``)."""
+    cur = cur if cur is not None else cursor(db_path)
+    info = get_dataset(cur, name)
+    return Log(cur=cur, table=info.table, info=info)

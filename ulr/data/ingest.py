@@ -1,0 +1,614 @@
+"""Loading a click log: sniff, stage, check the schema rules, refuse or keep, publish.
+
+A load stages and validates the file in a private in-memory DuckDB, without
+the store's lock (:mod:`ulr.data.catalog`): a refused, failed or killed load
+leaves the catalog and every stored file as they were. Only the final rename of
+the fsync'ed Parquet files and the catalog insert take the lock
+(:func:`_publish`). :func:`open_file` runs the same steps and opens the result
+in memory without storing it.
+"""
+
+from __future__ import annotations
+
+import codecs
+import csv
+import hashlib
+import io
+import json
+import os
+import threading
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import duckdb
+import numpy as np
+
+if TYPE_CHECKING:  # pandas is imported where it is used: start-up time of the CLI
+    import pandas as pd
+
+from ulr.data import schema
+from ulr.data.catalog import (_CAT_COLS, DATA_DIR, _catalog_row, _check_name, _db_of, _file_of,
+                              _first_line, _fsync, _fsync_dir, _memory_connection, _no_rejects,
+                              _resolve, _row_to_info, _sql_str, _sweep, _sync_views, _table,
+                              _tmp_file, _trash, catalog, files_dir, new_memory_cursor)
+from ulr.data.log import DatasetInfo, Log
+from ulr.data.mapping import Mapping, derived_columns, plan_columns
+from ulr.data.schema import ColumnPlan, quote_ident, safe_ident
+from ulr.errors import UlrError
+
+SAMPLE_CSV = DATA_DIR / "sample_clicks.csv"
+SAMPLE_NAME = "sample"
+_FIRST_LINES = 5
+_sample_lock = threading.Lock()
+
+
+@dataclass(frozen=True)
+class LoadResult:
+    dataset: str
+    rows: int
+    rejected: int
+    info: DatasetInfo
+    rejected_rows: pd.DataFrame
+    warnings: tuple = ()  # ulr.lists.MappingWarning: the mapping does not group shown lists
+
+
+def file_hash(path: str | os.PathLike, extra: str = "") -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    h.update(extra.encode())
+    return h.hexdigest()
+
+
+def sniff_kind(path: Path, shown: str | None = None) -> str:
+    """``"csv"`` or ``"parquet"``; UlrError for a missing, empty, binary or non-UTF-8 file.
+
+    ``shown`` is the file name messages use (default: the path's name); the
+    dashboard passes the user's own name, not its upload copy's.
+    """
+    if not path.exists():
+        raise UlrError(f"file not found: {shown or path}.")
+    shown = shown or path.name
+    if not path.is_file():
+        raise UlrError(f"{shown} is not a file.")
+    if path.stat().st_size == 0:
+        raise UlrError(f"{shown} is empty: a click log needs a header and at least one row.")
+    with open(path, "rb") as fh:
+        head = fh.read(65536)
+    if head[:4] == b"PAR1":
+        return "parquet"
+    if b"\x00" in head:
+        raise UlrError(f"{shown} looks like a binary file, not a CSV or Parquet click log.")
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.start < len(head) - 4:  # not just a cut multi-byte character
+            raise UlrError(f"{shown} is not UTF-8 text (bad byte at offset {exc.start}); "
+                           "save it as UTF-8 CSV.") from None
+    if not head.removeprefix(codecs.BOM_UTF8).strip():
+        raise UlrError(f"{shown} is empty: a click log needs a header and at least one row.")
+    return "csv"
+
+
+def csv_header(path: Path, shown: str | None = None) -> tuple[list[str], str]:
+    """Column names from the first record, and the delimiter.
+
+    Read here rather than by DuckDB's sniffer, which can mistake a ragged
+    row for the header. A UTF-8 byte order mark (Excel's "CSV UTF-8") is not
+    part of the first name; an empty name becomes ``unnamed_<i>``; two
+    columns of the same name are refused (:func:`schema.refuse_duplicates`).
+    """
+    with open(path, "r", encoding="utf-8-sig", errors="replace", newline="") as fh:
+        sample = fh.read(65536)
+    first = sample.splitlines()[0] if sample.splitlines() else ""
+    delim = ","
+    if first.count(",") == 0:
+        counts = {d: first.count(d) for d in (";", "\t", "|")}
+        best = max(counts, key=counts.get)
+        if counts[best] > 0:
+            delim = best
+    header = next(csv.reader(io.StringIO(sample), delimiter=delim), [])
+    shown = shown or path.name
+    if not header or all(not h.strip() for h in header):
+        raise UlrError(f"{shown} has no header row.")
+    names = [h.strip() or f"unnamed_{i}" for i, h in enumerate(header)]
+    schema.refuse_duplicates(names, shown)
+    return names, delim
+
+
+def _check_parquet_names(path: Path, shown: str) -> None:
+    """Refuse a Parquet file with two top-level columns of the same name.
+
+    Read from the file's own schema: DuckDB renames a repeated name (``f``, ``f_1``).
+    """
+    import pyarrow.parquet as pq
+    try:
+        names = pq.read_schema(path).names
+    except Exception as exc:  # noqa: BLE001 - any reader failure is the file's problem
+        raise UlrError(f"cannot read {shown} as Parquet: {_first_line(exc)}") from None
+    schema.refuse_duplicates(names, shown)
+
+
+def _source_columns(cur, path: Path, kind: str,
+                    shown: str | None = None) -> tuple[list[str], str | None]:
+    shown = shown or path.name
+    if kind == "csv":
+        return csv_header(path, shown)
+    _check_parquet_names(path, shown)
+    try:
+        desc = cur.execute("SELECT * FROM read_parquet(?) LIMIT 0", [str(path)]).description
+    except duckdb.Error as exc:
+        raise UlrError(f"cannot read {shown} as Parquet: {_first_line(exc)}") from None
+    return [d[0] for d in desc], None
+
+
+def _lines_of_rows(rowids: np.ndarray, reject_lines: np.ndarray) -> np.ndarray:
+    """CSV line numbers of staged rows (header = line 1), skipping rejected lines."""
+    r = np.sort(np.asarray(reject_lines, dtype=np.int64))
+    if len(r) == 0:
+        return rowids + 2
+    k = np.searchsorted(r - np.arange(len(r)) - 2, rowids, side="right")
+    return rowids + 2 + k
+
+
+@dataclass
+class _LoadJob:
+    """One load, passed through its steps: stage, check, refuse, publish (or view).
+
+    ``con`` is the job's private in-memory DuckDB, holding the staged table ``stg``.
+    """
+
+    path: Path
+    kind: str
+    delim: str | None
+    plans: list
+    name: str
+    shown: str
+    content_hash: str
+    mapping: dict
+    skip_bad_rows: bool
+    con: object = None
+    stg: str = field(default_factory=lambda: _table("ds_" + uuid.uuid4().hex[:16]))
+    staged: int = 0
+    reject_lines: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+    cast_rejects: pd.DataFrame = field(default_factory=_no_rejects)
+    rules: list = field(default_factory=list)
+    # (source, role, count, first lines, problem, first values)
+    problems: list = field(default_factory=list)
+    bad_total: int = 0
+    good: int = 0
+    rejected: pd.DataFrame | None = None
+
+    @property
+    def unit(self) -> str:
+        return "line" if self.kind == "csv" else "row"
+
+    def lines(self, rowids) -> np.ndarray:
+        """File lines (CSV) or row numbers (Parquet) of staged row ids."""
+        ids = np.asarray(rowids, dtype=np.int64)
+        return _lines_of_rows(ids, self.reject_lines) if self.kind == "csv" else ids + 1
+
+    @property
+    def where_ok(self) -> str:
+        return " AND ".join(f"NOT {cond}" for _, cond, _ in self.rules) or "true"
+
+
+def _new_job(path, name, mapping, skip_bad_rows, source_name, *, quick_hash: bool) -> _LoadJob:
+    _check_name(name)
+    p = Path(path)
+    shown = source_name or p.name
+    kind = sniff_kind(p, shown)
+    con = _memory_connection()
+    columns, delim = _source_columns(con, p, kind, shown)
+    m = Mapping.coerce(mapping, columns)  # once: plan_columns takes the Mapping as it is
+    plans = plan_columns(columns, m)
+    used = m.stored(plans)
+    check_feature_values(p, kind, delim, plans)
+    extra = json.dumps([used, bool(skip_bad_rows)], sort_keys=True)
+    if quick_hash:  # a one-off read: identify the file by path, size and mtime (no full hash)
+        st_ = p.stat()
+        content_hash = hashlib.sha256(
+            f"{p.resolve()}|{st_.st_size}|{st_.st_mtime_ns}|{extra}".encode()).hexdigest()
+    else:
+        content_hash = file_hash(p, extra)
+    return _LoadJob(path=p, kind=kind, delim=delim, plans=plans, name=name,
+                    shown=shown, content_hash=content_hash, mapping=used,
+                    skip_bad_rows=skip_bad_rows, con=con)
+
+
+def _stage(job: _LoadJob) -> None:
+    """Read the file into the staged table with declared types."""
+    if job.kind == "csv":
+        _stage_csv(job)
+    else:
+        select = []
+        for pl in job.plans:
+            src = quote_ident(pl.source)  # source is one of the file's own column names
+            if pl.role in ("click", "randomized"):
+                expr = (f"CASE WHEN lower(CAST({src} AS VARCHAR)) IN ('1', 'true', '1.0') "
+                        f"THEN true WHEN lower(CAST({src} AS VARCHAR)) IN ('0', 'false', '0.0') "
+                        "THEN false END")
+            elif pl.read_type == "VARCHAR":
+                expr = f"CAST({src} AS VARCHAR)"
+            else:
+                expr = f"TRY_CAST({src} AS {pl.read_type})"
+            select.append(f"{expr} AS {quote_ident(pl.stored)}")
+        try:
+            job.con.execute(f"CREATE TABLE {job.stg} AS SELECT {', '.join(select)} "
+                            "FROM read_parquet(?)", [str(job.path)])
+        except duckdb.Error as exc:
+            raise UlrError(f"cannot read {job.shown} as Parquet: {_first_line(exc)}") from None
+    job.staged = job.con.execute(f"SELECT count(*) FROM {job.stg}").fetchone()[0]
+
+
+def _stage_csv(job: _LoadJob) -> None:
+    import pandas as pd
+    types = {pl.stored: pl.read_type for pl in job.plans}
+    try:
+        job.con.execute(
+            f"CREATE TABLE {job.stg} AS SELECT * FROM read_csv(?, header = true, columns = ?, "
+            "delim = ?, quote = '\"', escape = '\"', auto_detect = false, "
+            "ignore_errors = true, store_rejects = true, rejects_table = 'ulr_rejects', "
+            "rejects_scan = 'ulr_reject_scans', null_padding = false)",
+            [str(job.path), types, job.delim])
+    except duckdb.Error as exc:
+        raise UlrError(f"cannot read {job.shown} as CSV: {_first_line(exc)}") from None
+    rej = job.con.execute(
+        "SELECT line, column_name, error_type, csv_line FROM ulr_rejects "
+        "WHERE scan_id = (SELECT max(scan_id) FROM ulr_rejects) ORDER BY line").df()
+    if not len(rej):
+        return
+    by_stored = {pl.stored: pl.source for pl in job.plans}
+    role_of = {pl.stored: pl.role for pl in job.plans}
+    etype = rej["error_type"].astype(str)
+    is_cast = (etype == "CAST").to_numpy()
+    other = np.where(etype.isin(["MISSING COLUMNS", "TOO MANY COLUMNS"]), schema.RAGGED_ROW,
+                     etype.str.lower().str.replace("_", " "))
+    job.cast_rejects = pd.DataFrame({
+        "line": rej["line"].astype("int64"),
+        "column": np.where(is_cast, rej["column_name"].map(lambda c: by_stored.get(c, c)),
+                           schema.WHOLE_ROW),
+        "problem": np.where(is_cast, rej["column_name"].map(
+            lambda c: schema.problem_of(role_of.get(c, ""))), other),
+        "raw": rej["csv_line"].astype(str),
+    }).drop_duplicates("line")
+    job.reject_lines = job.cast_rejects["line"].to_numpy(dtype=np.int64)
+
+
+def _check(job: _LoadJob) -> None:
+    """Count the rows that break a schema rule, with their first lines."""
+    job.rules = schema.rule_conditions(job.plans)
+    if not job.rules:
+        counts = ()
+    else:
+        counts = job.con.execute(
+            "SELECT " + ", ".join(f"count(*) FILTER (WHERE {cond})" for _, cond, _ in job.rules)
+            + f" FROM {job.stg}").fetchone()
+    for (pl, cond, what), n in zip(job.rules, counts):
+        if n:
+            ids, values = _first_breaks(job, pl, cond)
+            job.problems.append((pl.source, pl.role, int(n), job.lines(ids).tolist(), what,
+                                 values))
+    rule_bad = 0
+    if job.problems:
+        rule_bad = job.con.execute(f"SELECT count(*) FROM {job.stg} WHERE NOT ({job.where_ok})"
+                                   ).fetchone()[0]
+    if len(job.cast_rejects):
+        role_by_source = {pl.source: pl.role for pl in job.plans}
+        for (col, what), grp in job.cast_rejects.groupby(["column", "problem"], sort=False):
+            job.problems.append((col, role_by_source.get(col, col), len(grp),
+                                 grp["line"].head(_FIRST_LINES).tolist(), what, []))
+    job.bad_total = len(job.cast_rejects) + rule_bad
+    job.good = job.staged - rule_bad
+
+
+def _first_breaks(job: _LoadJob, pl, cond: str) -> tuple[np.ndarray, list[str]]:
+    """Row ids of the first rows breaking a rule, and their distinct non-blank values.
+
+    Numbers are shown as ``%g`` (``0``, ``1.5``, ``nan``, ``-inf``), other values as text.
+    """
+    c = quote_ident(pl.stored)
+    text = f"printf('%g', {c})" if pl.read_type == "DOUBLE" else f"CAST({c} AS VARCHAR)"
+    rows = job.con.execute(f"SELECT rowid, {text} FROM {job.stg} WHERE {cond} ORDER BY rowid "
+                           "LIMIT ?", [_FIRST_LINES]).fetchall()
+    values = [v for v in dict.fromkeys(v for _, v in rows) if v is not None and v.strip()]
+    return np.array([r for r, _ in rows], dtype=np.int64), values
+
+
+def _refuse(job: _LoadJob) -> None:
+    """Raise the one-sentence refusal when the file may not be stored."""
+    if job.problems and not job.skip_bad_rows:
+        raise UlrError(f"refused {job.shown}: {_problem_text(job)}. {job.bad_total} of "
+                       f"{job.staged + len(job.cast_rejects)} rows are bad and nothing was "
+                       "stored; fix the file, or load with skip_bad_rows=True to keep the valid rows.")
+    if job.good <= 0:
+        if job.staged == 0 and not len(job.cast_rejects):
+            raise UlrError(f"{job.shown} has a header but no data rows; nothing was stored.")
+        raise UlrError(f"{job.shown} has no valid data rows; nothing was stored.")
+
+
+def _problem_text(job: _LoadJob) -> str:
+    merged: dict = {}
+    for src, role, n, lines, what, values in job.problems:
+        m = merged.setdefault((src, what), [role, 0, [], []])
+        m[1] += n
+        m[2] = sorted(m[2] + lines)[:_FIRST_LINES]
+        m[3] = list(dict.fromkeys(m[3] + values))
+    parts = []
+    for (src, what), (role, n, lines, values) in sorted(merged.items(),
+                                                        key=lambda kv: kv[1][2][0]):
+        where = f"first at {job.unit}{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines))}"
+        if src == schema.WHOLE_ROW:
+            parts.append(f"{n} row{'s' if n != 1 else ''} with the {what}, {where}")
+            continue
+        label = f"column {src!r}" + (f" ({role})" if role != src and role in
+                                     schema.CANONICAL else "")
+        found = (f" (value{'s' if len(values) > 1 else ''} {', '.join(map(repr, values))})"
+                 if values else "")
+        parts.append(f"{label}: {n} bad value{'s' if n != 1 else ''} ({what}), {where}{found}")
+    return "; ".join(parts)
+
+
+def _collect_rejects(job: _LoadJob) -> None:
+    """The skipped rows, for download: cast failures and rule breaks, by line."""
+    import pandas as pd
+    rejected = job.cast_rejects
+    if job.problems and job.rules:
+        # the staged values joined by commas; an empty cell (NULL) stays empty
+        raw_sql = "concat_ws(',', " + ", ".join(
+            f"coalesce(CAST({quote_ident(pl.stored)} AS VARCHAR), '')" for pl in job.plans) + ")"
+        bad = job.con.execute(f"SELECT rowid AS _rid, {raw_sql} AS raw FROM {job.stg} "
+                              f"WHERE NOT ({job.where_ok}) ORDER BY rowid").df()
+        rid = bad["_rid"].to_numpy(dtype=np.int64)
+        raw = bad["raw"].astype(str)
+        names = np.full(len(bad), "", dtype=object)
+        whats = np.full(len(bad), "", dtype=object)
+        for pl, cond, what in reversed(job.rules):  # name the first broken rule per row
+            ids = job.con.execute(f"SELECT rowid FROM {job.stg} WHERE {cond}").fetchnumpy()["rowid"]
+            hit = np.isin(rid, np.asarray(ids, dtype=np.int64))
+            names[hit] = pl.source
+            whats[hit] = what
+        rule_df = pd.DataFrame({"line": job.lines(rid), "column": names, "problem": whats,
+                                "raw": raw.to_numpy()})
+        rejected = pd.concat([job.cast_rejects, rule_df], ignore_index=True).sort_values("line")
+    rejected = rejected.reset_index(drop=True)[["line", "column", "problem", "raw"]]
+    job.rejected = rejected.astype({"line": "int64", "column": str, "problem": str, "raw": str})
+
+
+def _final_select(job: _LoadJob) -> str:
+    """The stored columns, in storage types, of the rows that pass every rule (file order)."""
+    select = []
+    for pl in job.plans:
+        c = quote_ident(pl.stored)
+        store_type = schema.STORE_TYPES.get(pl.role)
+        select.append(f"CAST({c} AS {store_type}) AS {c}" if store_type else c)
+    for stored, expr, _ in derived_columns(job.mapping, job.plans):
+        select.append(f"{expr} AS {quote_ident(stored)}")
+    return f"SELECT {', '.join(select)} FROM {job.stg} WHERE {job.where_ok}"
+
+
+def _stored_columns(job: _LoadJob) -> dict:
+    """``{stored column: source label}``, derived columns (composite keys, constants) included."""
+    cols = {pl.stored: pl.source for pl in job.plans}
+    cols.update({stored: label for stored, _, label in derived_columns(job.mapping,
+                                                                             job.plans)})
+    return cols
+
+
+def _prepare(job: _LoadJob) -> None:
+    _stage(job)
+    _check(job)
+    _refuse(job)
+    _collect_rejects(job)
+
+
+def _write_files(job: _LoadJob, db: str) -> tuple[Path, Path | None]:
+    """Write the dataset (and its skipped rows) to fsync'ed temporary Parquet files."""
+    files_dir(db).mkdir(parents=True, exist_ok=True)
+    data = _tmp_file(db)
+    job.con.execute(f"COPY ({_final_select(job)}) TO {_sql_str(data)} "
+                    "(FORMAT parquet, COMPRESSION zstd)")
+    _fsync(data)
+    rejects = None
+    if len(job.rejected):
+        rejects = _tmp_file(db)
+        job.con.register("ulr_rejected_df", job.rejected)
+        job.con.execute(f"COPY (SELECT line::BIGINT AS line, \"column\"::VARCHAR AS \"column\", "
+                        "problem::VARCHAR AS problem, raw::VARCHAR AS raw FROM ulr_rejected_df) "
+                        f"TO {_sql_str(rejects)} (FORMAT parquet)")
+        job.con.unregister("ulr_rejected_df")
+        _fsync(rejects)
+    return data, rejects
+
+
+def _publish(job: _LoadJob, db: str, data: Path, rejects: Path | None, *,
+             replace: bool) -> DatasetInfo:
+    """Rename the files into place and insert the catalog row, inside the catalog lock."""
+    table = _table("ds_" + uuid.uuid4().hex[:16])
+    rtable = _table("rj_" + uuid.uuid4().hex[:16]) if rejects is not None else None
+    placed = []
+    try:
+        with catalog(db, write=True) as con:
+            old = con.execute("SELECT table_name, rejects_table FROM ulr_catalog "
+                              "WHERE name = ?", [job.name]).fetchone()
+            if old is not None and not replace:
+                raise UlrError(f"a dataset named {job.name!r} exists already; choose another "
+                               "name or replace it.")
+            for src, t in ((data, table), (rejects, rtable)):
+                if t:
+                    os.replace(src, _file_of(db, t))
+                    placed.append(_file_of(db, t))
+            _fsync_dir(files_dir(db))
+            if old is not None:
+                con.execute("DELETE FROM ulr_catalog WHERE name = ?", [job.name])
+                _trash(con, old)
+            con.execute("INSERT INTO ulr_catalog VALUES (?, ?, ?, ?, ?, now(), ?, ?, ?, ?)",
+                        [job.name, table, int(job.good), job.shown, job.content_hash,
+                         json.dumps(job.mapping),
+                         json.dumps(_stored_columns(job)),
+                         int(len(job.rejected)), rtable])
+            row = con.execute(f"SELECT {_CAT_COLS} FROM ulr_catalog WHERE name = ?",
+                              [job.name]).fetchone()
+            _sweep(con, db)
+    except BaseException:
+        for f in placed:  # not in the catalog: the rollback made them unreferenced
+            f.unlink(missing_ok=True)
+        raise
+    return _row_to_info(row)
+
+
+def load_log(path: str | os.PathLike, name: str, *, cur=None, db_path=None,
+             mapping: dict | None = None, skip_bad_rows: bool = False,
+             replace: bool = False, source_name: str | None = None) -> LoadResult:
+    """Validate a CSV/Parquet click log and store it as dataset ``name``.
+
+    Parameters
+    ----------
+    path : file to read (CSV with a header row, or Parquet).
+    name : dataset name (any text; stored verbatim).
+    cur : reader connection (:func:`cursor`) of the store to load into, which
+        then shows the new dataset; default: the store ``db_path``.
+    mapping : ``{canonical: source column}``; unmapped columns are auto-detected.
+    skip_bad_rows : load the valid rows and keep the bad ones for download,
+        instead of refusing the file.
+    replace : replace an existing dataset of the same name (atomically).
+    source_name : file name to record (default: the path's name).
+
+    Raises
+    ------
+    UlrError
+        For any problem with the file, the mapping or the name. Nothing is
+        stored then. The file is staged and validated without holding the
+        store; only the final rename and catalog insert take its lock.
+    """
+    db = _db_of(cur) if cur is not None else _resolve(db_path)
+    job = _new_job(path, name, mapping, skip_bad_rows, source_name, quick_hash=False)
+    data = rejects = None
+    try:
+        if not replace:
+            row, _ = _catalog_row(db, name)
+            if row is not None:
+                raise UlrError(f"a dataset named {name!r} exists already; choose another "
+                               "name or replace it.")
+        _prepare(job)
+        data, rejects = _write_files(job, db)
+        warnings = _list_warnings(job, data)
+        info = _publish(job, db, data, rejects, replace=replace)
+    finally:
+        job.con.close()
+        for f in (data, rejects):
+            if f is not None:
+                Path(f).unlink(missing_ok=True)
+    if cur is not None:
+        _sync_views(cur, db, [info], drop_others=False)
+    return LoadResult(dataset=name, rows=info.rows, rejected=info.rejected, info=info,
+                      rejected_rows=job.rejected, warnings=warnings)
+
+
+def _list_warnings(job: _LoadJob, data: Path) -> tuple:
+    """:func:`ulr.lists.mapping_warnings` of the file about to be published."""
+    from ulr.lists import mapping_warnings
+
+    view = _table("ds_" + uuid.uuid4().hex[:16])
+    job.con.execute(f"CREATE TEMP VIEW {view} AS SELECT * FROM read_parquet({_sql_str(data)})")
+    info = DatasetInfo(name=job.name, table=view, rows=int(job.good), source=job.shown,
+                       content_hash=job.content_hash, mapping=job.mapping,
+                       columns=_stored_columns(job), rejected=int(len(job.rejected)))
+    try:
+        return mapping_warnings(Log(cur=job.con, table=view, info=info))
+    finally:
+        job.con.execute(f"DROP VIEW IF EXISTS {view}")
+
+
+def open_file(path, mapping: dict | None = None, *, skip_bad_rows: bool = False) -> Log:
+    """Validate a file into a private in-memory database and open it (nothing is stored)."""
+    name = Path(path).name or "input"
+    job = _new_job(path, name, mapping, skip_bad_rows, None, quick_hash=True)
+    try:
+        _prepare(job)
+        if len(job.rejected) and job.rules:
+            job.con.execute(f"DELETE FROM {job.stg} WHERE NOT ({job.where_ok})")
+        view = _table("ds_" + uuid.uuid4().hex[:16])
+        job.con.execute(f"CREATE VIEW {view} AS {_final_select(job)}")
+    except BaseException:
+        job.con.close()
+        raise
+    info = DatasetInfo(name=name, table=view, rows=int(job.good), source=job.shown,
+                       content_hash=job.content_hash, mapping=job.mapping,
+                       columns=_stored_columns(job),
+                       rejected=int(len(job.rejected)))
+    return Log(cur=job.con, table=view, info=info)
+
+
+def ensure_sample(db_path=None, *, cur=None) -> DatasetInfo:
+    """Store the bundled sample log as dataset 'sample' if it is missing."""
+    db = _db_of(cur) if cur is not None else _resolve(db_path)
+    with _sample_lock:  # the threads of one process load it once
+        row, _ = _catalog_row(db, SAMPLE_NAME)
+        if row is not None:
+            return _row_to_info(row)
+        try:
+            return load_log(SAMPLE_CSV, SAMPLE_NAME, db_path=db).info
+        except UlrError:
+            row, _ = _catalog_row(db, SAMPLE_NAME)
+            if row is None:  # not a lost race with another process
+                raise
+            return _row_to_info(row)
+
+
+def peek_columns(path, source_name: str | None = None) -> tuple[list[str], dict[str, str]]:
+    """A file's column names and the auto-detected ``{canonical: source}`` map.
+
+    ``source_name`` is the file name messages use (default: the path's name).
+    """
+    p = Path(path)
+    kind = sniff_kind(p, source_name)
+    con = new_memory_cursor() if kind == "parquet" else None
+    try:
+        cols, _ = _source_columns(con, p, kind, source_name)
+    finally:
+        if con is not None:
+            con.close()
+    return cols, schema.auto_mapping(cols)
+
+
+def check_feature_values(path, kind: str, delim: str | None, plans: list[ColumnPlan],
+                         sample: int = 2000) -> None:
+    """Refuse a feature column none of whose values is a number (first ``sample`` rows).
+
+    A numeric column with a few bad values is left to the loader's row checks
+    (which can skip bad rows). One read of the sample, one aggregate query.
+    """
+    feats = [pl for pl in plans if pl.role == "feature"]
+    if not feats:
+        return
+    import duckdb  # local: schema stays importable without a database
+
+    con = duckdb.connect(":memory:")
+    try:
+        if kind == "parquet":
+            con.execute(f"CREATE TABLE s AS SELECT * FROM read_parquet(?) LIMIT {int(sample)}",
+                        [str(path)])
+            name = {pl.stored: pl.source.replace('"', '""') for pl in feats}
+        else:
+            con.execute("CREATE TABLE s AS SELECT * FROM read_csv(?, header = true, "
+                        "all_varchar = true, delim = ?, quote = '\"', escape = '\"', "
+                        "auto_detect = false, ignore_errors = true, columns = ?) "
+                        f"LIMIT {int(sample)}",
+                        [str(path), delim or ",", {pl.stored: "VARCHAR" for pl in plans}])
+            name = {pl.stored: safe_ident(pl.stored) for pl in feats}
+        parts = []
+        for pl in feats:
+            v = f'NULLIF(trim(CAST("{name[pl.stored]}" AS VARCHAR)), \'\')'
+            parts.append(f"any_value({v}), count(TRY_CAST({v} AS DOUBLE))")
+        row = con.execute("SELECT " + ", ".join(parts) + " FROM s").fetchone()
+        for i, pl in enumerate(feats):
+            example, numeric = row[2 * i], row[2 * i + 1]
+            if example is not None and numeric == 0:  # no value parses: not a numeric column
+                raise UlrError(f"column {pl.source!r} is not numeric (it holds {example!r}), "
+                               "so it cannot be a feature.")
+    finally:
+        con.close()
