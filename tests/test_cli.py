@@ -133,13 +133,21 @@ def test_report_propensity_method_alias_still_writes_the_report(tmp_path, cli):
     assert json.loads(out)["items"] == json.loads(out2)["items"]
 
 
-def test_library_error_names_the_parameter_and_the_cli_the_flag(tmp_path, cli, user_error):
+def test_a_refusal_carries_its_option_and_the_cli_names_the_flag(tmp_path, cli, user_error):
+    """The library's message names no parameter; the error carries the option that lifts
+    it (ulr.errors.Refused), the CLI adds the flag and the Data page its control."""
     from ulr import store
-    from ulr.errors import UlrError
+    from ulr.errors import Refused
     bad = tmp_path / "bad.csv"
     bad.write_text("query_id,doc_id,position,click\nq,d,0,1\nq,e,1,0\n")
-    with pytest.raises(UlrError, match="skip_bad_rows=True") as exc:
+    with pytest.raises(Refused, match="skip the bad rows to keep the valid ones") as exc:
         store.open_file(bad)
-    assert "--" not in str(exc.value)
+    assert exc.value.option == "skip_bad_rows"
+    assert "--" not in str(exc.value) and "skip_bad_rows" not in str(exc.value)
     user_error(cli("load", bad, "--db", tmp_path / "u.duckdb", "--name", "b"),
-               "or load with --skip-bad-rows to keep the valid rows")
+               "skip the bad rows to keep the valid ones (--skip-bad-rows).")
+    good = tmp_path / "good.csv"
+    good.write_text("query_id,doc_id,position,click\nq,d,1,1\nq,e,2,0\n")
+    assert cli("load", good, "--db", tmp_path / "u.duckdb", "--name", "g").rc == 0
+    user_error(cli("load", good, "--db", tmp_path / "u.duckdb", "--name", "g"),
+               "exists already; choose another name or replace it (--replace).")

@@ -19,7 +19,7 @@ import sys
 import numpy as np
 
 from ulr import __version__, commands
-from ulr.errors import UlrError
+from ulr.errors import Refused, UlrError
 
 
 class _Parser(argparse.ArgumentParser):
@@ -88,14 +88,17 @@ def _default_render(result: dict) -> str:
     return "\n".join(lines)
 
 
-# Library errors name parameters; on the command line they read as the flags that set them.
-_FLAG_OF = {"skip_bad_rows=True": "--skip-bad-rows"}
+# A refusal that an option would lift names the flag that sets it (the library's message
+# names no parameter; a page names its control instead).
+FLAG_OF = {"skip_bad_rows": "--skip-bad-rows", "replace": "--replace"}
 
 
-def cli_words(message: str) -> str:
-    """``message`` with the library's parameter names replaced by their flags."""
-    for param, flag in _FLAG_OF.items():
-        message = message.replace(param, flag)
+def cli_words(exc: UlrError) -> str:
+    """The error on one line, with the flag that lifts a :class:`~ulr.errors.Refused`."""
+    message = " ".join(str(exc).split())
+    flag = FLAG_OF.get(getattr(exc, "option", None) or "")
+    if isinstance(exc, Refused) and flag:
+        message = f"{message.rstrip('.')} ({flag})."
     return message
 
 
@@ -115,7 +118,7 @@ def main(argv=None) -> int:
             sys.stdout.write(render(result) + "\n")
         return 0
     except UlrError as exc:
-        msg = cli_words(" ".join(str(exc).split()))
+        msg = cli_words(exc)
         sys.stderr.write(f"error: {msg}\n")
         return 2
     except KeyboardInterrupt:

@@ -52,6 +52,16 @@ class NeedsFeatures(UlrError):
     field = "feature_*"
 
 
+class Refused(UlrError):
+    """Refused as asked; the call's keyword ``option`` (e.g. ``skip_bad_rows``,
+    ``replace``) would let it proceed. The message says so in plain words and names no
+    parameter: the CLI adds its flag, a page its control."""
+
+    def __init__(self, message: str, *, option: str | None = None):
+        super().__init__(message)
+        self.option = option
+
+
 class TooFewQueries(UlrError):
     """Too few queries remain (for a split, a paired test or a held-out set)."""
 

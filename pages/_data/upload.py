@@ -10,14 +10,12 @@ import streamlit as st
 
 from pages import _ui as ui
 from ulr import schema, store
-from ulr.errors import UlrError
+from ulr.errors import Refused, UlrError
 
 
-def _app_words(message: str) -> str:
-    """The loader's refusal in the form's words (it names its parameters)."""
-    return (message.replace("load with skip_bad_rows=True", "tick “Skip bad rows”")
-            .replace("skip_bad_rows=True", "“Skip bad rows”")
-            .replace("--replace", "“Replace a dataset with the same name”"))
+# The form's control that lifts a refusal (ulr.errors.Refused names the loader's option).
+CONTROL_OF = {"skip_bad_rows": "tick “Skip bad rows”",
+              "replace": "tick “Replace a dataset with the same name”"}
 
 
 def _mapping_form(columns: list[str], auto: dict, file_name: str):
@@ -160,8 +158,12 @@ def _load_upload(up, mapping, name: str, skip: bool, replace: bool):
             ui.forget(old)
             status.update(label=f"Stored “{res.dataset}”: {res.rows:,} rows",
                           state="complete")
+    except Refused as exc:
+        st.error(f"Not loaded: {exc}"
+                 + (f" To do so, {CONTROL_OF[exc.option]}." if exc.option in CONTROL_OF else ""))
+        return None
     except UlrError as exc:
-        st.error("Not loaded: " + _app_words(str(exc)))
+        st.error(f"Not loaded: {exc}")
         return None
     finally:
         _drop_copy()
@@ -178,7 +180,7 @@ def upload_section() -> None:
         else:
             peek = _peek(up)
             if peek["error"]:
-                st.error("This file cannot be read: " + _app_words(peek["error"]))
+                st.error("This file cannot be read: " + peek["error"])
             else:
                 with st.form("mapping"):
                     mapping, name, skip, replace = _mapping_form(peek["columns"], peek["auto"],

@@ -36,7 +36,7 @@ from ulr.data.catalog import (_CAT_COLS, DATA_DIR, _catalog_row, _check_name, _d
 from ulr.data.log import DatasetInfo, Log
 from ulr.data.mapping import Mapping, derived_columns, plan_columns
 from ulr.data.schema import ColumnPlan, quote_ident, safe_ident
-from ulr.errors import UlrError
+from ulr.errors import Refused, UlrError
 
 SAMPLE_CSV = DATA_DIR / "sample_clicks.csv"
 SAMPLE_NAME = "sample"
@@ -321,9 +321,10 @@ def _first_breaks(job: _LoadJob, pl, cond: str) -> tuple[np.ndarray, list[str]]:
 def _refuse(job: _LoadJob) -> None:
     """Raise the one-sentence refusal when the file may not be stored."""
     if job.problems and not job.skip_bad_rows:
-        raise UlrError(f"refused {job.shown}: {_problem_text(job)}. {job.bad_total} of "
-                       f"{job.staged + len(job.cast_rejects)} rows are bad and nothing was "
-                       "stored; fix the file, or load with skip_bad_rows=True to keep the valid rows.")
+        raise Refused(f"refused {job.shown}: {_problem_text(job)}. {job.bad_total} of "
+                      f"{job.staged + len(job.cast_rejects)} rows are bad and nothing was "
+                      "stored; fix the file, or skip the bad rows to keep the valid ones.",
+                      option="skip_bad_rows")
     if job.good <= 0:
         if job.staged == 0 and not len(job.cast_rejects):
             raise UlrError(f"{job.shown} has a header but no data rows; nothing was stored.")
@@ -435,8 +436,8 @@ def _publish(job: _LoadJob, db: str, data: Path, rejects: Path | None, *,
             old = con.execute("SELECT table_name, rejects_table FROM ulr_catalog "
                               "WHERE name = ?", [job.name]).fetchone()
             if old is not None and not replace:
-                raise UlrError(f"a dataset named {job.name!r} exists already; choose another "
-                               "name or replace it.")
+                raise Refused(f"a dataset named {job.name!r} exists already; choose another "
+                              "name or replace it.", option="replace")
             for src, t in ((data, table), (rejects, rtable)):
                 if t:
                     os.replace(src, _file_of(db, t))
@@ -491,8 +492,8 @@ def load_log(path: str | os.PathLike, name: str, *, cur=None, db_path=None,
         if not replace:
             row, _ = _catalog_row(db, name)
             if row is not None:
-                raise UlrError(f"a dataset named {name!r} exists already; choose another "
-                               "name or replace it.")
+                raise Refused(f"a dataset named {name!r} exists already; choose another "
+                              "name or replace it.", option="replace")
         _prepare(job)
         data, rejects = _write_files(job, db)
         warnings = _list_warnings(job, data)
