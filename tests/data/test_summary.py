@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from scipy.stats import norm
 
 from ulr import store
 from ulr.data import scan as S
@@ -40,16 +41,16 @@ def wilson_reference(df: pd.DataFrame, z: float) -> pd.DataFrame:
                                        "upper"])
 
 
-@pytest.mark.parametrize("z", [1.96, 2.576])
-def test_ctr_by_position_is_one_table_for_every_kind_of_log(logged, z):
+@pytest.mark.parametrize("level", [0.95, 0.99])
+def test_ctr_by_position_is_one_table_for_every_kind_of_log(logged, level):
     sim, path, log = logged
-    ref = wilson_reference(sim.df, z)
+    ref = wilson_reference(sim.df, float(norm.ppf(0.5 + level / 2)))
     tables = {
-        "stored log": summary.ctr_by_position(log, z=z),
-        "its scan": summary.ctr_by_position(S.scan_of(log), z=z),
-        "file in place": summary.ctr_by_position(S.csv_scan(path), z=z),
-        "cell statistics": summary.ctr_by_position(S.cell_stats(S.scan_of(log)), z=z),
-        "store.ctr_by_position": store.ctr_by_position(log, z=z),
+        "stored log": summary.ctr_by_position(log, level=level),
+        "its scan": summary.ctr_by_position(S.scan_of(log), level=level),
+        "file in place": summary.ctr_by_position(S.csv_scan(path), level=level),
+        "cell statistics": summary.ctr_by_position(S.cell_stats(S.scan_of(log)), level=level),
+        "store.ctr_by_position": store.ctr_by_position(log, level=level),
     }
     for name, t in tables.items():
         assert list(t.columns) == list(ref.columns), name

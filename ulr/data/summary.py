@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # pandas is imported where it is used: start-up time of the C
 TRUE_THETA_HEAD = 200_000
 
 
-def ctr_by_position(log, *, z: float = 1.96):
+def ctr_by_position(log, *, level: float = 0.95):
     """Impressions, clicks and CTR per position with Wilson score intervals.
 
     Parameters
@@ -29,8 +29,8 @@ def ctr_by_position(log, *, z: float = 1.96):
     log : Log, Scan or CellStats
         A stored log, rows on any engine (one aggregate query), or cell
         statistics (a source's stored partitions; no rows read).
-    z : float
-        Normal quantile of the interval (1.96: 95%).
+    level : float
+        Two-sided level of the interval (:func:`ulr.validate.level`).
 
     Returns
     -------
@@ -44,15 +44,16 @@ def ctr_by_position(log, *, z: float = 1.96):
             res = scan.execute("SELECT position, count(*) AS impressions, "
                                "sum(CAST(click AS INTEGER)) AS clicks FROM {src} "
                                "GROUP BY position ORDER BY position").fetchnumpy()
-            return wilson_table(res["position"], res["impressions"], res["clicks"], z=z)
+            return wilson_table(res["position"], res["impressions"], res["clicks"],
+                                level=level)
         log = scan.cells(None, False)
     imp = np.bincount(log.position, log.impressions, minlength=log.positions + 1)[1:]
     clk = np.bincount(log.position, log.clicks, minlength=log.positions + 1)[1:]
     ok = imp > 0
-    return wilson_table(np.arange(1, log.positions + 1)[ok], imp[ok], clk[ok], z=z)
+    return wilson_table(np.arange(1, log.positions + 1)[ok], imp[ok], clk[ok], level=level)
 
 
-def wilson_table(position, impressions, clicks, *, z: float = 1.96):
+def wilson_table(position, impressions, clicks, *, level: float = 0.95):
     """position, impressions, clicks, ctr and its Wilson score interval, by position.
 
     ``ctr = clicks / impressions``; the interval is :func:`ulr.stats.wilson_interval`
@@ -65,7 +66,7 @@ def wilson_table(position, impressions, clicks, *, z: float = 1.96):
                        .astype(np.int64)}).sort_values("position", ignore_index=True)
     from ulr.stats import wilson_interval
     df["ctr"] = df["clicks"] / df["impressions"]
-    df["lower"], df["upper"] = wilson_interval(df["clicks"], df["impressions"], z=z)
+    df["lower"], df["upper"] = wilson_interval(df["clicks"], df["impressions"], level=level)
     return df
 
 

@@ -470,8 +470,8 @@ def summary(name: str, *, db_path=None) -> dict:
         **inc.summary(parts, total=total, name=name), "version": v})
 
 
-def ctr_by_position(name: str, *, db_path=None, z: float = 1.96):
+def ctr_by_position(name: str, *, db_path=None, level: float = 0.95):
     """The Data page's CTR table from the stored statistics (no rows read)."""
     st = _reading(name, db_path, lambda parts, total, v: inc.merged_cell_stats(
         parts, total=total, name=name))
-    return data_summary.ctr_by_position(st, z=z)
+    return data_summary.ctr_by_position(st, level=level)

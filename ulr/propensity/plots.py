@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ulr import theme
+from ulr import theme, validate
 from ulr.verdict import WIDE
 
 
@@ -16,7 +16,7 @@ from ulr.verdict import WIDE
 THIN_RELATIVE_HALF_WIDTH = WIDE
 
 
-def click_count_interval(clicks, impressions, *, z: float = 1.96, center=None):
+def click_count_interval(clicks, impressions, *, level: float = 0.95, center=None):
     """Delta-method interval of ``theta_k / theta_1`` from click counts per position.
 
     ``theta_k / theta_1 = CTR_k / CTR_1`` for rows in random order; the
@@ -27,6 +27,8 @@ def click_count_interval(clicks, impressions, *, z: float = 1.96, center=None):
     (``center``; default the count ratio ``CTR_k / CTR_1`` itself).
     Returns (lower, upper) arrays; unbounded (inf) where a position has no click.
     """
+    from scipy.stats import norm  # only here: scipy.stats is slow to import
+    z = float(norm.ppf(0.5 + validate.level(level) / 2))
     c = np.asarray(clicks, dtype=float)
     n = np.asarray(impressions, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
