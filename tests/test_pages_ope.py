@@ -202,7 +202,7 @@ def test_log_from_several_loggers_explains_which_estimate_to_trust(tmp_path):
     assert "Trust balanced IPS" in text
     shown = [w.value for w in at.warning]
     press(at, "Add to report")
-    from ulr import reports
+    from ulr.report import saved as reports
 
     item = reports.items(at.session_state["report_id"])[-1]  # saved in the store at once
     assert "uniform over each query's documents" in item.title

@@ -6,7 +6,8 @@ import pandas as pd
 import plotly.graph_objects as go
 from streamlit.testing.v1 import AppTest
 
-from ulr import report, reports
+from ulr import report
+from ulr.report import saved as reports
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
@@ -120,7 +121,7 @@ def test_someone_elses_report_is_read_only_and_refused_if_forced():
     assert not [c for c in at.checkbox if c.key == f"rep_private_{r.id}"]  # owner's only
     assert len(at.get("plotly_chart")) == 2  # but everything is readable
     # a change that reaches the page anyway (widgets drawn for the owner, sent by another
-    # identity: a forged message) is refused by ulr.reports, in one sentence
+    # identity: a forged message) is refused by ulr.report.saved, in one sentence
     forged = open_page("pages/report.py", r.id)
     forged.session_state["_ulr_identity"] = OTHER
     forged.text_input(key="rep_name").input("Bob was here").run()

@@ -13,7 +13,8 @@ import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
-from ulr import report, reports, theme
+from ulr import report, theme
+from ulr.report import saved as reports
 from ulr.plots import ctr_by_position_figure
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -207,7 +208,8 @@ def test_cli_lists_and_exports_saved_reports(tmp_path):
     db = str(tmp_path / "cli.duckdb")
     # seeded by another process, as the app would (a DuckDB file has one writer process)
     seed = ("import sys; sys.path.insert(0, 'tests'); from test_present import ope_item; "
-            "from ulr import reports; r = reports.create('Board deck', actor='browser:x', "
+            "from ulr.report import saved as reports; "
+            "r = reports.create('Board deck', actor='browser:x', "
             "db=sys.argv[1]); reports.add_item(r.id, ope_item(), actor='browser:x', "
             "db=sys.argv[1]); reports.set_private(r.id, True, actor='browser:x', "
             "db=sys.argv[1]); print(r.id)")

@@ -1,4 +1,4 @@
-"""Saved reports (ulr.report.saved, alias ulr.reports): persistence, restart, atomicity."""
+"""Saved reports (ulr.report.saved): persistence, restart, atomicity."""
 
 import json
 import subprocess
@@ -10,7 +10,8 @@ import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
-from ulr import report, reports, store
+from ulr import report, store
+from ulr.report import saved as reports
 from ulr.errors import UlrError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -134,7 +135,8 @@ def test_concurrent_sessions_lose_no_item(db):
 
 
 def test_reports_survive_a_restart_in_a_new_process(db):
-    code = ("import sys; from ulr import reports, report; import plotly.graph_objects as go;"
+    code = ("import sys; from ulr import report; from ulr.report import saved as reports; "
+            "import plotly.graph_objects as go;"
             "r = reports.create('Restart me', actor='a', db=sys.argv[1]);"
             "reports.add_item(r.id, report.ReportItem.from_result('Chart', "
             "fig=go.Figure(go.Bar(y=[1])), caveats=['wide interval']), actor='a', "
@@ -144,7 +146,7 @@ def test_reports_survive_a_restart_in_a_new_process(db):
                          text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     rid = out.stdout.strip()
-    read = subprocess.run([sys.executable, "-c", "import sys; from ulr import reports; "
+    read = subprocess.run([sys.executable, "-c", "import sys; from ulr.report import saved as reports; "
                            "print([(i.title, i.caveats) for i in reports.items(sys.argv[2], "
                            "db=sys.argv[1])])", db, rid], cwd=ROOT, capture_output=True,
                           text=True, timeout=120)
@@ -299,10 +301,3 @@ def test_provenance_is_validated():
     with pytest.raises(ValueError, match="no dataset"):
         report.ReportItem(title="x", dataset="sample", provenance="simulated")
 
-
-def test_the_older_module_names_are_the_package_modules():
-    import ulr.report.powerpoint
-    import ulr.report.saved
-    from ulr import powerpoint
-
-    assert reports is ulr.report.saved and powerpoint is ulr.report.powerpoint

@@ -621,5 +621,5 @@ def test_slides_and_powerpoint_show_the_verdict_level():
     deck = build_deck([it])
     assert 'class="verdict verdict-directional"' in deck and "{" not in deck.split(
         'class="verdict verdict-directional"')[1][:60]
-    from ulr import powerpoint
+    from ulr.report import powerpoint
     assert powerpoint._takeaway(it).startswith("DIRECTIONAL: IPW is probably")

@@ -59,7 +59,7 @@ def _browser_identity() -> str:
 
 
 def identity() -> str | None:
-    """The acting identity for :mod:`ulr.reports`: the signed-in user when authentication is
+    """The acting identity for :mod:`ulr.report.saved`: the signed-in user when authentication is
     configured (None when not signed in), else this browser's own id."""
     if auth_configured():
         user = st.user.to_dict()
@@ -110,7 +110,7 @@ def current_report_id() -> str | None:
     """This session's report: the one picked or opened by link (``?report=``) when this
     identity may read it, else the one this identity changed last, else a new "Untitled
     report" of theirs (saved at once); None with nobody signed in and no readable link."""
-    from ulr import reports
+    from ulr.report import saved as reports
 
     actor = identity()
     rid = st.session_state.get(REPORT_KEY)
@@ -133,7 +133,7 @@ def set_current_report(report_id: str) -> None:
 def _report_to_add_to(actor: str):
     """The session's report when this identity may change it, else the one it changed last
     (a report opened by someone else's link is never added to)."""
-    from ulr import reports
+    from ulr.report import saved as reports
 
     rid = current_report_id()
     info = reports.get_info(rid, actor=actor) if rid else None

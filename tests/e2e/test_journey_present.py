@@ -29,7 +29,8 @@ OPE_CAVEATS = ["Effective sample size is 3.4% of the log: the estimate rests on 
 SEED = r"""
 import sys
 import numpy as np, pandas as pd, plotly.graph_objects as go
-from ulr import report, reports, store, theme
+from ulr import report, store, theme
+from ulr.report import saved as reports
 db, csv = sys.argv[1], sys.argv[2]
 rng = np.random.default_rng(4)
 n_q, k = 3000, 8

@@ -18,7 +18,7 @@ from playwright.sync_api import expect
 
 from tests.e2e.conftest import _free_port, _serve, stop, wait_for
 from tests.e2e.helpers import no_errors, shot, wait_idle
-from ulr import reports
+from ulr.report import saved as reports
 
 pytest.importorskip("authlib", reason="Streamlit's st.login needs Authlib")
 pytest.importorskip("oidc_provider_mock", reason="the local OIDC provider")

@@ -11,7 +11,7 @@ import re
 from playwright.sync_api import expect
 
 from tests.e2e.helpers import no_errors, shot, wait_idle
-from ulr import reports
+from ulr.report import saved as reports
 
 OP = reports.OPERATOR
 

@@ -102,7 +102,7 @@ def test_pptx_has_a_slide_per_item_with_its_chart_and_every_caveat_in_the_notes(
     from pptx import Presentation
     from pptx.enum.shapes import MSO_SHAPE_TYPE
 
-    from ulr.powerpoint import build_pptx
+    from ulr.report.powerpoint import build_pptx
 
     path = tmp_path / "deck.pptx"
     path.write_bytes(build_pptx(items, title="Every kind of result"))

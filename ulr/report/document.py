@@ -25,7 +25,7 @@ def build_html(items, *, title: str = "ulr report", generated: str | None = None
     generated : date-time shown as the report's creation time (default: now).
     max_table_rows : rows of each table shown inline (the ZIP has them all).
     status : ``{item id: sentence}`` for items whose dataset changed or was
-        deleted (:func:`ulr.reports.dataset_status`); shown on the item.
+        deleted (:func:`ulr.report.saved.dataset_status`); shown on the item.
 
     Returns
     -------
