@@ -42,8 +42,12 @@ def wilson_interval(successes, trials, *, level: float = 0.95, z: float | None =
         denom = 1 + z * z / n
         centre = (p + z * z / (2 * n)) / denom
         half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-        lower = np.where(n > 0, np.clip(centre - half, 0.0, 1.0), np.nan)
-        upper = np.where(n > 0, np.clip(centre + half, 0.0, 1.0), np.nan)
+        # no success: the lower bound is 0 exactly (all successes: the upper is 1); the
+        # formula leaves a rounding residue of about 1e-18 there
+        lower = np.where(n > 0, np.where(k <= 0, 0.0, np.clip(centre - half, 0.0, 1.0)),
+                         np.nan)
+        upper = np.where(n > 0, np.where(k >= n, 1.0, np.clip(centre + half, 0.0, 1.0)),
+                         np.nan)
     if lower.ndim == 0:
         return float(lower), float(upper)
     return lower, upper
