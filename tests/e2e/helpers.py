@@ -64,3 +64,13 @@ def alerts(page) -> list[str]:
     """The text of every alert box on the page."""
     a = page.locator('[data-testid="stAlert"]')
     return [a.nth(i).inner_text() for i in range(a.count())]
+
+
+def open_upload(page, app_url, path) -> None:
+    """The Data page with ``path`` chosen in its upload form, the mapping form showing."""
+    page.goto(app_url + "/data")
+    wait_idle(page)
+    page.get_by_text("Upload a click log", exact=True).click()
+    page.locator('input[type="file"]').set_input_files(str(path))
+    page.get_by_role("button", name="Load", exact=True).wait_for(timeout=60_000)
+    wait_idle(page)

@@ -8,18 +8,13 @@ from pathlib import Path
 
 from playwright.sync_api import expect
 
-from tests.e2e.helpers import FLAG, alerts, no_errors, pick, shot, wait_idle
+from tests.e2e.helpers import FLAG, alerts, no_errors, open_upload, pick, shot, wait_idle
 
 FIXTURE = Path(__file__).resolve().parents[1] / "data" / "obd_like.csv"
 
 
 def test_bring_your_own_log_reaches_every_page(page, app_url):
-    page.goto(app_url + "/data")
-    wait_idle(page)
-    page.get_by_text("Upload a click log", exact=True).click()
-    page.locator('input[type="file"]').set_input_files(str(FIXTURE))
-    page.get_by_role("button", name="Load", exact=True).wait_for(timeout=60_000)
-    wait_idle(page)
+    open_upload(page, app_url, FIXTURE)
     pick(page, "query_id", [f"user_feature_{j}" for j in range(4)])
     pick(page, "session_id", ["timestamp"])
     page.get_by_text("The whole log is randomized (every list", exact=False).click()

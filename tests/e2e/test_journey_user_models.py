@@ -28,16 +28,11 @@ def test_a_real_shaped_log_without_sessions_gets_the_one_sentence_dead_end(page,
     sentence why no click model can be fitted and links to the mapping; no CLI flag."""
     import re
 
-    from tests.e2e.helpers import FLAG, alerts, pick
+    from tests.e2e.helpers import FLAG, alerts, open_upload, pick
     from ulr.simulate import obd_like_log
     path = tmp_path / "no_sessions.csv"
     obd_like_log(row_timestamps=True).to_csv(path, index=False)
-    page.goto(app_url + "/data")
-    wait_idle(page)
-    page.get_by_text("Upload a click log", exact=True).click()
-    page.locator('input[type="file"]').set_input_files(str(path))
-    page.get_by_role("button", name="Load", exact=True).wait_for(timeout=60_000)
-    wait_idle(page)
+    open_upload(page, app_url, path)
     pick(page, "query_id", [f"user_feature_{j}" for j in range(4)])
     page.get_by_label("Dataset name").fill("no sessions")
     page.get_by_role("button", name="Load", exact=True).click()

@@ -8,7 +8,7 @@ shows a value below 0."""
 
 from playwright.sync_api import expect
 
-from tests.e2e.helpers import FLAG, alerts, no_errors, pick, shot, wait_idle
+from tests.e2e.helpers import FLAG, alerts, no_errors, open_upload, pick, shot, wait_idle
 
 NAME = "row stamps"
 
@@ -44,12 +44,7 @@ def test_verdicts_on_a_log_whose_slots_do_not_share_a_timestamp(page, app_url, t
     obd_like_log(row_timestamps=True).to_csv(path, index=False)
 
     # Data: load with session_id = timestamp; the warning names the fix, no CLI flag
-    page.goto(app_url + "/data")
-    wait_idle(page)
-    page.get_by_text("Upload a click log", exact=True).click()
-    page.locator('input[type="file"]').set_input_files(str(path))
-    page.get_by_role("button", name="Load", exact=True).wait_for(timeout=60_000)
-    wait_idle(page)
+    open_upload(page, app_url, path)
     pick(page, "query_id", [f"user_feature_{j}" for j in range(4)])
     pick(page, "session_id", ["timestamp"])
     page.get_by_text("The whole log is randomized (every list", exact=False).click()
