@@ -77,7 +77,7 @@ def test_changing_a_control_stops_the_old_run_at_once(browser, big_app):
         boot.press("Enter")
         # Streamlit starts the new run at once (fast reruns) and asks the old one to
         # stop; the old one's 200 replicates must not go on in the background.
-        pg.get_by_text("Estimated 1 of 1 methods").wait_for(timeout=45_000)
+        pg.get_by_text("Estimated 1 of 1 methods").wait_for(timeout=90_000)
         assert "bootstrap=0" in pg.url
         done = time.time()
         while cpu_over(pid, 2.0) > 0.2:
