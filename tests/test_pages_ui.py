@@ -67,6 +67,20 @@ def test_cached_results_are_bounded_and_forgotten_per_dataset():
     assert calls == [("h1", 1), ("h2", 1), ("h1", 1)]
     assert len(ui._BY_DATASET["h1"]) == 1          # the stop callable is not part of the key
 
+    runs = []
+
+    @ui.cache_data(show_spinner=False, max_entries=8)
+    def later(source, content_hash, x):             # the hash need not come first (OPE)
+        runs.append(content_hash)
+        return x
+
+    later("log", "h3", 1)
+    later("log", "h3", 1)
+    assert runs == ["h3"]
+    ui.forget("h3")
+    later("log", "h3", 1)
+    assert runs == ["h3", "h3"]
+
 
 def test_a_figure_is_built_once_for_every_session():
     from pages import _ui as ui

@@ -18,7 +18,7 @@ def cache_data(**options):
     """``st.cache_data`` for the pages' computations, shared across sessions.
 
     Bounded: pass ``max_entries``; entries expire after :data:`CACHE_TTL` unless ``ttl``
-    is given. A function whose first parameter is ``content_hash`` has its entries
+    is given. A function with a ``content_hash`` parameter (anywhere) has its entries
     recorded per dataset, so :func:`forget` clears them when the dataset is deleted or
     replaced.
 
@@ -35,18 +35,19 @@ def cache_data(**options):
             with store.waiting(None):
                 return func(*args, **kwargs)
         cached = st.cache_data(**options)(without_notice)
-        if next(iter(inspect.signature(func).parameters), None) != "content_hash":
+        signature = inspect.signature(func)
+        if "content_hash" not in signature.parameters:
             return cached
 
         @functools.wraps(func)
-        def recorded(content_hash, *args, **kwargs):
+        def recorded(*args, **kwargs):
+            content_hash = signature.bind(*args, **kwargs).arguments["content_hash"]
             if len(_BY_DATASET) > _BY_DATASET_CAP:   # expired entries are gone anyway
                 _BY_DATASET.clear()
             calls = _BY_DATASET.setdefault(content_hash, {})
             hashed = sorted((k, v) for k, v in kwargs.items() if not k.startswith("_"))
-            calls[(id(cached), repr((args, hashed)))] = (
-                cached, (content_hash, *args), kwargs)
-            return cached(content_hash, *args, **kwargs)
+            calls[(id(cached), repr((args, hashed)))] = (cached, args, kwargs)
+            return cached(*args, **kwargs)
         recorded.clear = cached.clear
         return recorded
     return decorate
