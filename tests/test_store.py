@@ -582,3 +582,40 @@ def test_catalog_reads_are_reused_until_any_process_changes_the_catalog(tmp_path
                    cwd=ROOT, check=True, timeout=120)
     assert names() == ["uno"]                             # another process's delete
     assert store.get_dataset(cur, "uno").rows == 4
+
+
+def test_listing_again_asks_duckdb_nothing_until_the_catalog_changes(tmp_path):
+    """A page view lists the datasets several times; a repeat on the same cursor reuses
+    its views, and a load or delete by another process (or cursor) shows at once."""
+    db = tmp_path / "t.duckdb"
+    cur, other = store.cursor(db), store.cursor(db)
+    store.load_log(write(tmp_path, "query_id,doc_id,position,click\nq,a,1,1\nq,b,2,0\n"),
+                   name="one", cur=other)
+    first = store.list_datasets(cur)
+    queries = []
+
+    class Spy:  # the cursor, counting what it is asked
+        def __init__(self, c):
+            self.c = c
+
+        def execute(self, *a):
+            queries.append(a[0])
+            return self.c.execute(*a)
+
+    store.list_datasets(cur)
+    assert [d.name for d in store.list_datasets(cur)] == [d.name for d in first] == ["one"]
+    spy = Spy(cur)
+    catalog_mod._cursor_db[spy] = catalog_mod._cursor_db[cur]
+    catalog_mod._cursor_rows[spy] = catalog_mod._cursor_rows[cur]
+    store.list_datasets(spy)
+    assert queries == []
+    rc, _, err = cli("load", write(tmp_path, "query_id,doc_id,position,click\nq,c,1,0\n",
+                                   "g.csv"), "--db", db, "--name", "two")
+    assert rc == 0, err
+    assert [d.name for d in store.list_datasets(spy)] == ["one", "two"] and queries
+    two = store.get_dataset(cur, "two")
+    assert cur.execute(f"SELECT count(*) FROM {two.table}").fetchone()[0] == 1
+    store.delete_dataset(other, "one")
+    assert [d.name for d in store.list_datasets(cur)] == ["two"]
+    assert first[0].table not in {r[0] for r in cur.execute(
+        "SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()}

@@ -41,6 +41,7 @@ import tempfile
 import threading
 import time
 import uuid
+import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -265,6 +266,10 @@ def _stamp(path: str) -> tuple:
 
 
 _reads: dict = {}   # (store path, key) -> (stamp, value) of catalog_read
+# Per reader connection: its store, and the catalog rows it last showed as views. A page
+# view lists the datasets several times; with these, a repeat asks DuckDB nothing.
+_cursor_db: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_cursor_rows: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _reads_lock = threading.Lock()
 MAX_CACHED_READS = 512
 
@@ -413,13 +418,18 @@ def cursor(db_path: str | os.PathLike | None = None) -> duckdb.DuckDBPyConnectio
     views (``ds_<hex>``) over their Parquet files.
     """
     con = _memory_connection()
+    db = _resolve(db_path)
     con.execute("CREATE TABLE ulr_store (db VARCHAR)")
-    con.execute("INSERT INTO ulr_store VALUES (?)", [_resolve(db_path)])
+    con.execute("INSERT INTO ulr_store VALUES (?)", [db])
+    _cursor_db[con] = db
     return con
 
 
 def _db_of(cur) -> str:
     """The store a reader connection belongs to."""
+    db = _cursor_db.get(cur)
+    if db is not None:
+        return db
     try:
         return cur.execute("SELECT db FROM ulr_store").fetchone()[0]
     except duckdb.CatalogException:
@@ -457,8 +467,12 @@ def list_datasets(cur) -> list[DatasetInfo]:
     db = _db_of(cur)
     rows = catalog_read(db, "datasets", lambda con: tuple(con.execute(
         f"SELECT {_CAT_COLS} FROM ulr_catalog ORDER BY loaded_at, name").fetchall()))
+    shown = _cursor_rows.get(cur)
+    if shown is not None and shown[0] is rows:  # the catalog_read value this cursor shows
+        return list(shown[1])
     infos = [_row_to_info(r) for r in rows]
     _sync_views(cur, db, infos, drop_others=True)
+    _cursor_rows[cur] = (rows, tuple(infos))
     return infos
 
 
@@ -511,6 +525,7 @@ def delete_dataset(cur, name: str) -> None:
         con.execute("DELETE FROM ulr_catalog WHERE name = ?", [name])
         _trash(con, row)
         _sweep(con, db)
+    _cursor_rows.pop(cur, None)
     for t in row:
         if t:
             cur.execute(f"DROP VIEW IF EXISTS {_table(t)}")
