@@ -25,9 +25,10 @@ def user_errors(prefix: str = ""):
 
 def download_csv(df: pd.DataFrame, file_name: str, label: str = "Download CSV",
                  *, key: str | None = None) -> None:
-    """CSV download with spreadsheet-formula cells neutralized."""
-    st.download_button(label, data=safe_csv_bytes(df), file_name=file_name, mime="text/csv",
-                       key=key or f"dl_{file_name}")
+    """CSV download with spreadsheet-formula cells neutralized, written when it is clicked
+    (a page draws many tables; encoding each on every run cost more than drawing it)."""
+    st.download_button(label, data=lambda: safe_csv_bytes(df), file_name=file_name,
+                       mime="text/csv", key=key or f"dl_{file_name}", on_click="ignore")
 
 
 @contextlib.contextmanager
