@@ -301,3 +301,31 @@ def test_provenance_is_validated():
     with pytest.raises(ValueError, match="no dataset"):
         report.ReportItem(title="x", dataset="sample", provenance="simulated")
 
+
+
+def test_reads_reuse_the_catalog_until_any_process_changes_it(db, monkeypatch):
+    """Reads of the report tables are kept with the store's file stamp: a page view's
+    repeated reads open the catalog once, and a change made by another process is read
+    at once."""
+    r = reports.create("Before", actor=A, db=db)
+    reports.add_item(r.id, item(), actor=A, db=db)
+    from ulr.data import catalog as cat
+    opened = []
+    real = cat._open_catalog
+    monkeypatch.setattr(cat, "_open_catalog", lambda path: opened.append(path) or real(path))
+    for _ in range(3):
+        assert reports.get_info(r.id, actor=A, db=db).name == "Before"
+        assert [i.title for i in reports.items(r.id, actor=A, db=db)] == ["CTR by position"]
+        assert reports.latest(actor=A, db=db).id == r.id
+        assert [x.id for x in reports.list_reports(actor=A, db=db)] == [r.id]
+    assert len(opened) == 4  # one read each of info, items, latest, list
+    subprocess.run([sys.executable, "-c", "import sys; from ulr.report import saved as s; "
+                    f"s.rename({r.id!r}, 'After', actor=s.OPERATOR, db=sys.argv[1])", db],
+                   cwd=ROOT, check=True)
+    assert reports.get_info(r.id, actor=A, db=db).name == "After"
+    assert reports.list_reports(actor=A, db=db)[0].name == "After"
+    # a reader that may not read it gets nothing from the cached value either
+    reports.set_private(r.id, True, actor=A, db=db)
+    assert reports.get_info(r.id, actor=B, db=db) is None
+    with pytest.raises(reports.NoSuchReport):
+        reports.items(r.id, actor=B, db=db)

@@ -40,6 +40,8 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+import duckdb
+
 from ulr import store
 from ulr.errors import UlrError
 from ulr.report.item import MAX_TITLE, ReportItem
@@ -92,11 +94,10 @@ def _ensure(con) -> None:
         con.execute(ddl)
 
 
-@contextlib.contextmanager
-def _catalog(db):
-    """One write block on the store's catalog with the report tables there; the first
-    block of this process on a store migrates it in a transaction of its own first (so a
-    failed operation cannot roll the migration back)."""
+def _migrate(db) -> str:
+    """The store's path, after this process's first block on it has created and migrated
+    the report tables (in a transaction of its own, so a failed operation cannot roll the
+    migration back)."""
     key = str(Path(db or store.default_db_path()).resolve())
     if key not in _migrated:
         with store.catalog(db, write=True) as con:
@@ -104,9 +105,32 @@ def _catalog(db):
             for ddl in _MIGRATE:
                 con.execute(ddl)
         _migrated.add(key)
+    return key
+
+
+@contextlib.contextmanager
+def _catalog(db):
+    """One write block on the store's catalog with the report tables there."""
+    _migrate(db)
     with store.catalog(db, write=True) as con:
         _ensure(con)
         yield con
+
+
+def _read(db, key: str, read):
+    """``read(con)`` on the report tables, kept while the catalog is unchanged.
+
+    A page view reads the reports several times; a write block each time opened the
+    database under the store's exclusive lock (tens of ms, serialized across every
+    session). :func:`ulr.store.catalog_read` keeps the value with the files' stamp, so
+    any change by any process reads afresh. ``read`` returns tuples only.
+    """
+    path = _migrate(db)
+    try:
+        return store.catalog_read(path, "reports:" + key, read)
+    except duckdb.CatalogException:  # the store was replaced since this process migrated it
+        _migrated.discard(path)
+        return store.catalog_read(_migrate(db), "reports:" + key, read)
 
 
 def _check_name(name) -> str:
@@ -154,23 +178,28 @@ def list_reports(*, actor: str | None = None, editable: bool = False,
     """The reports ``actor`` may read (``editable``: may change), most recently changed
     first."""
     _check_actor(actor)
-    with _catalog(db) as con:
-        rows = con.execute(_LIST_SQL + "GROUP BY ALL ORDER BY r.updated DESC, r.id").fetchall()
+    rows = _read(db, "list", lambda con: tuple(con.execute(
+        _LIST_SQL + "GROUP BY ALL ORDER BY r.updated DESC, r.id").fetchall()))
     infos = [_row_info(r) for r in rows]
     keep = can_edit if editable else can_read
     return [r for r in infos if keep(r, actor=actor)]
 
 
+def _info_row(con, report_id: str):
+    return con.execute(_LIST_SQL + "WHERE r.id = ? GROUP BY ALL", [report_id]).fetchone()
+
+
 def _info(con, report_id: str) -> ReportInfo | None:
-    row = con.execute(_LIST_SQL + "WHERE r.id = ? GROUP BY ALL", [report_id]).fetchone()
+    row = _info_row(con, report_id)
     return None if row is None else _row_info(row)
 
 
 def get_info(report_id: str, *, actor: str | None = None, db=None) -> ReportInfo | None:
     """The report, or None when there is none that ``actor`` may read."""
     _check_actor(actor)
-    with _catalog(db) as con:
-        info = _info(con, str(report_id))
+    report_id = str(report_id)
+    row = _read(db, "info:" + report_id, lambda con: _info_row(con, report_id))
+    info = None if row is None else _row_info(row)
     return info if can_read(info, actor=actor) else None
 
 
@@ -219,7 +248,11 @@ def _missing(report_id: str) -> NoSuchReport:
 def _require(con, report_id: str, actor: str | None = None, *, edit: bool = False
              ) -> ReportInfo:
     """The report, when ``actor`` may read it (``edit``: change it); else a typed error."""
-    info = _info(con, report_id)
+    return _allowed(_info(con, report_id), report_id, actor, edit=edit)
+
+
+def _allowed(info: ReportInfo | None, report_id: str, actor: str | None, *,
+             edit: bool = False) -> ReportInfo:
     if not can_read(info, actor=actor):
         raise _missing(report_id)
     if edit and not can_edit(info, actor=actor):
@@ -286,10 +319,13 @@ def duplicate(report_id: str, name: str | None = None, *, actor: str,
 def items(report_id: str, *, actor: str | None = None, db=None) -> list[ReportItem]:
     """The report's items in order (when ``actor`` may read it)."""
     _check_actor(actor)
-    with _catalog(db) as con:
-        _require(con, report_id, actor)
-        rows = con.execute("SELECT item FROM ulr_report_items WHERE report_id = ? "
-                           "ORDER BY pos, item_id", [report_id]).fetchall()
+
+    def read(con):
+        return _info_row(con, report_id), tuple(con.execute(
+            "SELECT item FROM ulr_report_items WHERE report_id = ? ORDER BY pos, item_id",
+            [report_id]).fetchall())
+    info, rows = _read(db, "items:" + str(report_id), read)
+    _allowed(None if info is None else _row_info(info), report_id, actor)
     return [ReportItem.from_dict(json.loads(r[0])) for r in rows]
 
 
@@ -376,9 +412,9 @@ def latest(*, actor: str | None, db=None) -> ReportInfo | None:
     _check_actor(actor)
     if actor is None:
         return None
-    with _catalog(db) as con:
-        row = con.execute(_LIST_SQL + "WHERE r.owner = ? GROUP BY ALL "
-                          "ORDER BY r.updated DESC, r.id LIMIT 1", [actor]).fetchone()
+    row = _read(db, "latest:" + actor, lambda con: con.execute(
+        _LIST_SQL + "WHERE r.owner = ? GROUP BY ALL ORDER BY r.updated DESC, r.id LIMIT 1",
+        [actor]).fetchone())
     return None if row is None else _row_info(row)
 
 
