@@ -21,12 +21,16 @@ if wanted and reports.get_info(wanted, actor=actor) is None:  # missing, or some
 elif wanted:
     ui.set_current_report(wanted)
 rid = ui.current_report_id()
-info = reports.get_info(rid, actor=actor)
-st.query_params["report"] = rid
-items = reports.items(rid, actor=actor)
+if rid is None:
+    st.query_params.pop("report", None)
+info = reports.get_info(rid, actor=actor) if rid else None
+items = reports.items(rid, actor=actor) if rid else []
+if rid:
+    st.query_params["report"] = rid
 if not items:
-    st.info("This report has no results yet. Use **Add to report** under any chart, then come "
-            "back here.", icon=":material/post_add:")
+    st.info(("This report has no results yet." if rid else "You have no reports yet.")
+            + " Use **Add to report** under any chart, then come back here.",
+            icon=":material/post_add:")
     st.page_link("pages/report.py", label="Go to the report", icon=":material/description:")
     st.stop()
 

@@ -92,6 +92,13 @@ st.caption("Collect results with “Add to report” under any chart; they are s
 ui.require_sign_in("Sign in to make, open and present reports.")
 actor = ui.identity()
 rid = ui.current_report_id()
+if rid is None:  # nothing of theirs yet; a visit makes no report, "Add to report" does
+    st.query_params.pop("report", None)
+    st.info("You have no reports yet. Every result on the analysis pages (Data, Position "
+            "bias, Compare rankers, …) has an **Add to report** button under its chart; the "
+            "first one you press starts your report.", icon=":material/post_add:")
+    st.button("New report", key="rep_new", on_click=_new, icon=":material/add:")
+    st.stop()
 info = reports.get_info(rid, actor=actor)
 editable = reports.can_edit(info, actor=actor)
 own = info.owner is not None and info.owner == actor

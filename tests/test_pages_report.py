@@ -147,7 +147,7 @@ def test_private_report_is_hidden_from_others_and_from_the_presentation_link():
     other = open_page("pages/present.py", r.id, identity=OTHER)
     assert any("does not exist here or is private" in w.value for w in other.warning)
     assert all("Secret" not in f.proto.srcdoc for f in other.get("iframe"))
-    assert other.query_params["report"] != [r.id] and other.query_params["report"] != r.id
+    assert other.query_params.get("report") not in ([r.id], r.id)
 
 
 def test_a_simulated_result_is_added_without_a_dataset():
@@ -186,3 +186,20 @@ def test_a_bandit_lab_result_in_a_simulated_environment_has_no_dataset():
     it = reports.items(at.session_state["report_id"])[-1]
     assert it.title.startswith("Bandit lab: kveton environment")
     assert (it.provenance, it.dataset, it.content_hash) == ("simulated", "", "")
+
+
+def test_a_first_visit_makes_no_report_until_the_visitor_starts_one():
+    """A new browser on the Report and Present pages writes nothing to the store (each
+    visit used to save an empty "Untitled report"); "New report" starts one."""
+    newcomer = "browser:" + "c" * 32
+    before = len(reports.list_reports())
+    at = open_page("pages/report.py", identity=newcomer)
+    assert any("You have no reports yet" in i.value for i in at.info)
+    shown = open_page("pages/present.py", identity=newcomer)
+    assert any("You have no reports yet" in i.value for i in shown.info)
+    assert len(reports.list_reports()) == before and reports.latest(actor=newcomer) is None
+    at.button(key="rep_new").click().run()
+    assert not at.exception
+    mine = reports.latest(actor=newcomer)
+    assert mine is not None and mine.name == reports.UNTITLED
+    assert at.text_input(key="rep_name").value == reports.UNTITLED

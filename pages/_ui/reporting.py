@@ -108,8 +108,9 @@ def account_box() -> None:
 
 def current_report_id() -> str | None:
     """This session's report: the one picked or opened by link (``?report=``) when this
-    identity may read it, else the one this identity changed last, else a new "Untitled
-    report" of theirs (saved at once); None with nobody signed in and no readable link."""
+    identity may read it, else the one this identity changed last; None when they have
+    none (a visit makes none: the first "Add to report" or "New report" does) or nobody
+    is signed in and no link is readable."""
     from ulr.report import saved as reports
 
     actor = identity()
@@ -119,7 +120,7 @@ def current_report_id() -> str | None:
     wanted = st.query_params.get("report")
     info = reports.get_info(wanted, actor=actor) if wanted else None
     if info is None and actor is not None:
-        info = reports.latest_or_new(actor=actor)
+        info = reports.latest(actor=actor)
     if info is None:
         return None
     st.session_state[REPORT_KEY] = info.id
@@ -193,7 +194,8 @@ def add_to_report(title: str, *, fig=None, table: pd.DataFrame | None = None,
             target = _report_to_add_to(actor)
             reports.add_item(target.id, item, actor=actor)
             n = reports.get_info(target.id, actor=actor).items
-            where = "the report" if target.id == viewed else f"your report “{target.name}”"
+            where = ("the report" if viewed in (None, target.id)  # None: it has just begun
+                     else f"your report “{target.name}”")
             st.toast(f"Added “{title}” to {where} ({n} item{'s' if n != 1 else ''}).")
 
 

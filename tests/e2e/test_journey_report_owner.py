@@ -1,6 +1,7 @@
 """Journey: two browsers without sign-in each keep their own "current report".
 
-Browser A makes "Alice report" and adds a chart; browser B makes and renames its own
+Browser A finds no report of its own on its first visit (a visit makes none), starts
+"Alice report" and adds a chart; browser B makes and renames its own
 report (the newest change in the store), opens A's report by its link (read-only)
 and adds charts; a fresh browser A2 with A's cookies (the same identity, as after a
 restart of the browser) adds a chart: it lands in A's report, and none of B's do.
@@ -29,6 +30,13 @@ def _rename(page, name):
         re.compile(re.escape(name)))
 
 
+def _new_report(page):
+    """A first visit makes no report: the visitor starts one."""
+    expect(page.get_by_text("You have no reports yet")).to_be_visible()
+    page.get_by_role("button", name="New report").click()
+    wait_idle(page)
+
+
 def _add_on_data_page(page, want):
     page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name="Data").click()
     wait_idle(page)
@@ -44,6 +52,7 @@ def test_each_browser_continues_its_own_report(browser, app_url):
         a = ctx_a.new_page()
         a.goto(app_url + "/report")
         wait_idle(a)
+        _new_report(a)
         _rename(a, "Alice report")
         rid_a = _report_id(a)
         _add_on_data_page(a, "to the report (1 item)")
@@ -54,6 +63,7 @@ def test_each_browser_continues_its_own_report(browser, app_url):
         b = ctx_b.new_page()
         b.goto(app_url + "/report")
         wait_idle(b)
+        _new_report(b)
         rid_b = _report_id(b)
         assert rid_b != rid_a
         _rename(b, "Bob report")  # now the most recently changed report in the store
