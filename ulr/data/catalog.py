@@ -270,6 +270,13 @@ _reads: dict = {}   # (store path, key) -> (stamp, value) of catalog_read
 # view lists the datasets several times; with these, a repeat asks DuckDB nothing.
 _cursor_db: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _cursor_rows: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_cursor_views: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # views it has
+# This process's in-memory database per store, whose cursors are the readers; the views
+# it has; a lock that serializes their DDL (two cursors replacing one view conflict).
+_shared: dict[str, duckdb.DuckDBPyConnection] = {}
+_shared_views: dict[str, set[str]] = {}
+_view_locks: dict[str, threading.Lock] = {}
+_shared_lock = threading.Lock()
 _reads_lock = threading.Lock()
 MAX_CACHED_READS = 512
 
@@ -414,15 +421,29 @@ def _check_name(name) -> str:
 def cursor(db_path: str | os.PathLike | None = None) -> duckdb.DuckDBPyConnection:
     """A new reader connection on the store ``db_path``: one per session, thread or call.
 
-    It is a private in-memory DuckDB; the datasets it opens appear in it as
-    views (``ds_<hex>``) over their Parquet files.
+    It is a cursor of this process's in-memory DuckDB for the store (one database
+    per store, with the memory limit and a spill folder of its own, shared by all
+    its cursors): the datasets opened appear in it as views (``ds_<hex>``) over
+    their Parquet files, made once for every session. Opening a private database
+    per session cost each new visitor ~15 ms, and each its own memory limit.
     """
-    con = _memory_connection()
     db = _resolve(db_path)
-    con.execute("CREATE TABLE ulr_store (db VARCHAR)")
-    con.execute("INSERT INTO ulr_store VALUES (?)", [db])
-    _cursor_db[con] = db
-    return con
+    cur = _shared_database(db).cursor()
+    _cursor_db[cur] = db
+    return cur
+
+
+def _shared_database(db: str) -> duckdb.DuckDBPyConnection:
+    with _shared_lock:
+        con = _shared.get(db)
+        if con is None:
+            con = _memory_connection()
+            con.execute("CREATE TABLE ulr_store (db VARCHAR)")
+            con.execute("INSERT INTO ulr_store VALUES (?)", [db])
+            _shared[db] = con
+            _shared_views[db] = set()
+            _view_locks[db] = threading.Lock()
+        return con
 
 
 def _db_of(cur) -> str:
@@ -444,13 +465,42 @@ def _views(cur) -> set[str]:
 
 
 def _sync_views(cur, db: str, infos: list[DatasetInfo], *, drop_others: bool) -> None:
-    """Make ``cur`` show each dataset (and its skipped rows) as a view over its file."""
-    have = _views(cur)
-    wanted = {t for d in infos for t in (d.table, d.rejects_table) if t}
+    """Make ``cur`` show each dataset (and its skipped rows) as a view over its file.
+
+    The views a reader database has are remembered (only this function and
+    :func:`delete_dataset` change them), so repeated opens ask DuckDB nothing. The
+    shared database (:func:`cursor`) never drops a view: a session may still be
+    reading a dataset that another one deleted (its file stays in the trash for
+    :data:`TRASH_GRACE_S`); the catalog, not the views, says what exists.
+    """
+    shared = _cursor_db.get(cur)
+    if shared in _shared_views:
+        with _view_locks[shared]:
+            have = _shared_views[shared]
+            if drop_others:  # views of datasets gone from the catalog and from the trash
+                wanted = {t for d in infos for t in (d.table, d.rejects_table) if t}
+                _drop_views(cur, {v for v in have - wanted if not _file_of(db, v).exists()},
+                            have)
+            _make_views(cur, db, infos, have, drop_others=False)
+        return
+    have = _cursor_views.get(cur)
+    if have is None:
+        have = _cursor_views[cur] = _views(cur)
+    _make_views(cur, db, infos, have, drop_others=drop_others)
+
+
+def _drop_views(cur, views: set[str], have: set[str]) -> None:
+    for v in views:
+        if _TABLE_RE.match(v):
+            cur.execute(f"DROP VIEW IF EXISTS {_table(v)}")
+            have.discard(v)
+
+
+def _make_views(cur, db: str, infos: list[DatasetInfo], have: set[str], *,
+                drop_others: bool) -> None:
     if drop_others:
-        for v in have - wanted:
-            if _TABLE_RE.match(v):
-                cur.execute(f"DROP VIEW IF EXISTS {_table(v)}")
+        wanted = {t for d in infos for t in (d.table, d.rejects_table) if t}
+        _drop_views(cur, have - wanted, have)
     for d in infos:
         for t in (d.table, d.rejects_table):
             if t and t not in have:
@@ -460,6 +510,7 @@ def _sync_views(cur, db: str, infos: list[DatasetInfo], *, drop_others: bool) ->
                 except duckdb.IOException:
                     raise UlrError(f"the files of dataset {d.name!r} are missing from "
                                    f"{files_dir(db)}; load it again.") from None
+                have.add(t)
 
 
 def list_datasets(cur) -> list[DatasetInfo]:
@@ -526,9 +577,12 @@ def delete_dataset(cur, name: str) -> None:
         _trash(con, row)
         _sweep(con, db)
     _cursor_rows.pop(cur, None)
+    if _cursor_db.get(cur) in _shared_views:  # other sessions may be reading it (_sync_views)
+        return
     for t in row:
         if t:
             cur.execute(f"DROP VIEW IF EXISTS {_table(t)}")
+            _cursor_views.get(cur, set()).discard(t)
 
 
 def _no_rejects() -> pd.DataFrame:
