@@ -27,10 +27,11 @@ def slow_walk(v, d, order, kappa):
     return kept[-1]
 
 
-def slow_bound(v, se, d, c, kappa):
+def slow_bound(v, se, d, c, kappa, unbiased=()):
+    """Worst disagreement beyond noise with a more variable or an unbiased estimate, + noise."""
     worst = 0.0
     for j in range(len(v)):
-        if j != c and se[j] >= se[c]:
+        if j != c and (se[j] >= se[c] or j in unbiased):
             worst = max(worst, abs(v[c] - v[j]) - kappa * d[c][j])
     return worst + kappa * se[c]
 
@@ -56,6 +57,14 @@ def test_walk_and_bounds_match_slow_loops_on_random_inputs():
         bound, _ = sel.error_bounds(v, se, d, kappa=kappa)
         np.testing.assert_allclose(bound, [slow_bound(v, se, d, c, kappa) for c in range(m)],
                                    rtol=1e-12, atol=1e-12)
+        mask = rng.random(m) < 0.4
+        bound, against = sel.error_bounds(v, se, d, kappa=kappa, unbiased=mask)
+        slow = [slow_bound(v, se, d, c, kappa, set(np.flatnonzero(mask))) for c in range(m)]
+        np.testing.assert_allclose(bound, slow, rtol=1e-12, atol=1e-12)
+        for c in range(m):  # whom it disagrees with accounts for the whole bias term
+            j = against[c]
+            gap = 0.0 if j == c else abs(v[c] - v[j]) - kappa * d[c][j]
+            assert gap + kappa * se[c] == pytest.approx(bound[c], abs=1e-12)
 
 
 def test_chains_run_from_the_unbiased_end():
@@ -77,7 +86,8 @@ def _select_slowly(reward, weight, q_logged, q_target, kappa=2.0):
         p = slow_walk(v, d, chain, kappa)
         if p not in picks:
             picks.append(p)
-    bounds = [slow_bound(v, se, d, p, kappa) for p in picks]
+    unbiased = {i for i, (e, _) in enumerate(cands) if e in ("ips", "dr", "snips", "sndr")}
+    bounds = [slow_bound(v, se, d, p, kappa, unbiased) for p in picks]
     return cands[picks[int(np.argmin(bounds))]]
 
 
@@ -115,6 +125,21 @@ def test_self_normalized_standard_errors_match_their_spread_over_logs():
         # the sd over 2000 logs is within ~3% (1/sqrt(2 * 2000)); the mean SE over 200 logs
         # is biased low by a few % at n = 400 with these weights
         assert np.mean(se) == pytest.approx(np.std(spread, ddof=1), rel=0.1), e
+
+
+def test_an_unbiased_estimate_checks_a_pick_whatever_its_variance():
+    """Three candidates by hand: a biased pick (0.30, se 0.010), an unbiased estimate that is
+    less variable (0.20, se 0.008) and a noisy one (0.25, se 0.05) that agrees with both.
+    Compared only with more variable estimates the pick looks clean (bound 2 * 0.010); with
+    the unbiased one among its references its bias shows: 0.02 + (0.10 - 2 * 0.012)."""
+    v = np.array([0.30, 0.20, 0.25])
+    se = np.array([0.010, 0.008, 0.05])
+    d = np.array([[0.0, 0.012, 0.05], [0.012, 0.0, 0.05], [0.05, 0.05, 0.0]])
+    plain, _ = sel.error_bounds(v, se, d)
+    checked, against = sel.error_bounds(v, se, d, unbiased=[False, True, False])
+    assert plain[0] == pytest.approx(0.02)
+    assert checked[0] == pytest.approx(0.02 + 0.10 - 0.024) and against[0] == 1
+    np.testing.assert_allclose(checked[1:], plain[1:])  # the others' references are unchanged
 
 
 def test_a_biased_model_is_not_chosen_and_a_correct_one_is():
