@@ -199,4 +199,23 @@ def test_selection_rmse_against_the_best_single_estimator(world):
     ratio = float(t.loc[t.estimator == "slope", "ratio_to_best_single"].iloc[0])
     assert ratio <= 1.2, t
     assert rmse["slope"] < rmse["ips"], t
-    assert sum(picks.values()) == 60
+    assert picks["n"].sum() == 60
+    other = t["ratio_to_best_single"] != 1.0
+    assert (t.loc[other, "ratio_se"] > 0).all() and t["ratio_se"].max() < 0.5, t
+
+
+def test_ratio_se_by_loops_and_against_its_spread_over_replications():
+    rng = np.random.default_rng(3)
+    err = rng.standard_normal((3, 50)) * [[1.0], [2.0], [0.5]]
+    got = sel.ratio_se(err, 0, n_bootstrap=300, seed=9)
+    idx = np.random.default_rng(9).integers(0, 50, (300, 50))
+    ratios = [[np.sqrt(np.mean(err[i, b] ** 2) / np.mean(err[0, b] ** 2)) for b in idx]
+              for i in range(3)]
+    np.testing.assert_allclose(got, np.std(ratios, axis=1, ddof=1), rtol=1e-10)
+    assert got[0] == 0.0
+    # over 1000 replications of 200 paired logs the ratio's sd is known to ~2%; the mean
+    # bootstrap SE over 100 of them to a few %
+    reps = rng.standard_normal((1000, 2, 200)) * [[1.0], [1.5]]
+    spread = np.std(np.sqrt(np.mean(reps[:, 1] ** 2, 1) / np.mean(reps[:, 0] ** 2, 1)), ddof=1)
+    boot = np.mean([sel.ratio_se(reps[k], 0, seed=k)[1] for k in range(100)])
+    assert boot == pytest.approx(spread, rel=0.1)
