@@ -27,10 +27,11 @@ def slow_walk(v, d, order, kappa):
     return kept[-1]
 
 
-def slow_bound(v, se, d, c, kappa):
+def slow_bound(v, se, d, c, kappa, unbiased=()):
+    """Worst disagreement beyond noise with a more variable or an unbiased estimate, + noise."""
     worst = 0.0
     for j in range(len(v)):
-        if j != c and se[j] >= se[c]:
+        if j != c and (se[j] >= se[c] or j in unbiased):
             worst = max(worst, abs(v[c] - v[j]) - kappa * d[c][j])
     return worst + kappa * se[c]
 
@@ -56,6 +57,14 @@ def test_walk_and_bounds_match_slow_loops_on_random_inputs():
         bound, _ = sel.error_bounds(v, se, d, kappa=kappa)
         np.testing.assert_allclose(bound, [slow_bound(v, se, d, c, kappa) for c in range(m)],
                                    rtol=1e-12, atol=1e-12)
+        mask = rng.random(m) < 0.4
+        bound, against = sel.error_bounds(v, se, d, kappa=kappa, unbiased=mask)
+        slow = [slow_bound(v, se, d, c, kappa, set(np.flatnonzero(mask))) for c in range(m)]
+        np.testing.assert_allclose(bound, slow, rtol=1e-12, atol=1e-12)
+        for c in range(m):  # whom it disagrees with accounts for the whole bias term
+            j = against[c]
+            gap = 0.0 if j == c else abs(v[c] - v[j]) - kappa * d[c][j]
+            assert gap + kappa * se[c] == pytest.approx(bound[c], abs=1e-12)
 
 
 def test_chains_run_from_the_unbiased_end():
@@ -77,7 +86,8 @@ def _select_slowly(reward, weight, q_logged, q_target, kappa=2.0):
         p = slow_walk(v, d, chain, kappa)
         if p not in picks:
             picks.append(p)
-    bounds = [slow_bound(v, se, d, p, kappa) for p in picks]
+    unbiased = {i for i, (e, _) in enumerate(cands) if e in ("ips", "dr", "snips", "sndr")}
+    bounds = [slow_bound(v, se, d, p, kappa, unbiased) for p in picks]
     return cands[picks[int(np.argmin(bounds))]]
 
 
@@ -115,6 +125,21 @@ def test_self_normalized_standard_errors_match_their_spread_over_logs():
         # the sd over 2000 logs is within ~3% (1/sqrt(2 * 2000)); the mean SE over 200 logs
         # is biased low by a few % at n = 400 with these weights
         assert np.mean(se) == pytest.approx(np.std(spread, ddof=1), rel=0.1), e
+
+
+def test_an_unbiased_estimate_checks_a_pick_whatever_its_variance():
+    """Three candidates by hand: a biased pick (0.30, se 0.010), an unbiased estimate that is
+    less variable (0.20, se 0.008) and a noisy one (0.25, se 0.05) that agrees with both.
+    Compared only with more variable estimates the pick looks clean (bound 2 * 0.010); with
+    the unbiased one among its references its bias shows: 0.02 + (0.10 - 2 * 0.012)."""
+    v = np.array([0.30, 0.20, 0.25])
+    se = np.array([0.010, 0.008, 0.05])
+    d = np.array([[0.0, 0.012, 0.05], [0.012, 0.0, 0.05], [0.05, 0.05, 0.0]])
+    plain, _ = sel.error_bounds(v, se, d)
+    checked, against = sel.error_bounds(v, se, d, unbiased=[False, True, False])
+    assert plain[0] == pytest.approx(0.02)
+    assert checked[0] == pytest.approx(0.02 + 0.10 - 0.024) and against[0] == 1
+    np.testing.assert_allclose(checked[1:], plain[1:])  # the others' references are unchanged
 
 
 def test_a_biased_model_is_not_chosen_and_a_correct_one_is():
@@ -165,8 +190,8 @@ def test_selection_rmse_against_the_best_single_estimator(world):
     """Small version of benchmarks/bench_ope_selection.py's first three worlds (60 logs of 500).
 
     Issue 28 asks for SLOPE within 1.2x of the best single estimator; on these
-    small versions it is at 0.88-0.98x. With 60 logs an RMSE is known to about
-    +-10%, so 1.2 is the issue's bar, not a margin. It must also beat plain IPS,
+    small versions it is at 0.92-1.00x (ratio_se 0.06-0.09). With 60 logs an RMSE
+    is known to about +-10%, so 1.2 is the issue's bar, not a margin. It must also beat plain IPS,
     whose unbiasedness it trades for variance.
     """
     t, picks = sel.selection_benchmark(rows=500, draws=60, seed=4, **world)
@@ -174,4 +199,23 @@ def test_selection_rmse_against_the_best_single_estimator(world):
     ratio = float(t.loc[t.estimator == "slope", "ratio_to_best_single"].iloc[0])
     assert ratio <= 1.2, t
     assert rmse["slope"] < rmse["ips"], t
-    assert sum(picks.values()) == 60
+    assert picks["n"].sum() == 60
+    other = t["ratio_to_best_single"] != 1.0
+    assert (t.loc[other, "ratio_se"] > 0).all() and t["ratio_se"].max() < 0.5, t
+
+
+def test_ratio_se_by_loops_and_against_its_spread_over_replications():
+    rng = np.random.default_rng(3)
+    err = rng.standard_normal((3, 50)) * [[1.0], [2.0], [0.5]]
+    got = sel.ratio_se(err, 0, n_bootstrap=300, seed=9)
+    idx = np.random.default_rng(9).integers(0, 50, (300, 50))
+    ratios = [[np.sqrt(np.mean(err[i, b] ** 2) / np.mean(err[0, b] ** 2)) for b in idx]
+              for i in range(3)]
+    np.testing.assert_allclose(got, np.std(ratios, axis=1, ddof=1), rtol=1e-10)
+    assert got[0] == 0.0
+    # over 1000 replications of 200 paired logs the ratio's sd is known to ~2%; the mean
+    # bootstrap SE over 100 of them to a few %
+    reps = rng.standard_normal((1000, 2, 200)) * [[1.0], [1.5]]
+    spread = np.std(np.sqrt(np.mean(reps[:, 1] ** 2, 1) / np.mean(reps[:, 0] ** 2, 1)), ddof=1)
+    boot = np.mean([sel.ratio_se(reps[k], 0, seed=k)[1] for k in range(100)])
+    assert boot == pytest.approx(spread, rel=0.1)
