@@ -24,17 +24,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.soak import IDLE_JS, serve  # noqa: E402
+from benchmarks.soak import IDLE_JS, bare_app, serve  # noqa: E402
 
 PAGES = ["", "data", "position_bias", "compare_rankers", "severity_sweep", "bandit_lab",
          "off_policy", "debiased_recs", "report", "present"]
 SETTLE_MS = 300
-
-
-def bare_app(folder: Path) -> Path:
-    app = folder / "bare.py"
-    app.write_text("import streamlit as st\nst.write('hello')\n")
-    return app
 
 
 def first_views(browser, url: str, path: str, visits: int) -> list[float]:

@@ -1,12 +1,24 @@
 """Soak and store figures: page latency under concurrent sessions, and why the store is built
 as it is (Parquet files behind a flock-guarded catalog).
 
-Run: python benchmarks/soak.py [--sessions 1,4,8] [--rounds 4] [--load-rows 5000000]
+Run: python benchmarks/soak.py [--sessions 1,4,8] [--rounds 4] [--clients browser,protocol]
+                               [--think 0,5] [--load-rows 5000000]
                                [--groupby-rows 10000000] [--skip-pages] [--skip-store]
 
 It prints:
-1. p50/p95 page latency (navigation to a finished script run, in headless Chromium at
-   /usr/bin/chromium) with 1, 4 and 8 sessions browsing the app at once;
+1. p50/p95 page latency (a new session until its script run has finished) with 1, 4 and
+   8 sessions at once, for ulr and, measured the same way, a one-line Streamlit app:
+   - ``browser``: headless Chromium (/usr/bin/chromium) opens each page; its drawing
+     shares this machine's cores with the server (each view costs Chromium ~0.3 s of
+     CPU for the bare app and 0.5-1.5 s for ulr's pages), so with 8 sessions it
+     measures the clients as much as the server;
+   - ``protocol``: the server alone; a client speaks Streamlit's websocket protocol
+     (asks for the page's run, waits for its end, draws nothing), as if each visitor's
+     browser ran on a machine of its own;
+   - ``--think``: seconds each visitor reads a page before the next (uniform 0.5-1.5x);
+     0 is a closed loop where every session asks again the instant it is served, so the
+     8-session p95 is at least 8 views' CPU on the server's one Python thread;
+   - the server's CPU milliseconds per page view (the capacity a page costs);
 2. catalog and reader latency while another process loads a big CSV, and how long the
    load holds the store (the rename + catalog insert) against how long a load into a
    native DuckDB table would hold the database file (the whole table write);
@@ -75,44 +87,134 @@ def serve(db: str, script: Path = ROOT / "app.py"):
     raise RuntimeError("streamlit did not start")
 
 
-async def session(browser, url, rounds, out):
-    ctx = await browser.new_context(viewport={"width": 1300, "height": 900})
-    pg = await ctx.new_page()
+BARE_PAGES = ["/", "/?v=1", "/?v=2", "/?v=3"]  # the one-line app's four "pages"
+FINISHED_EARLY_FOR_RERUN = 2  # ForwardMsg.ScriptFinishedStatus: another run follows
+
+
+def bare_app(folder: Path) -> Path:
+    app = folder / "bare.py"
+    app.write_text("import streamlit as st\nst.write('hello')\n")
+    return app
+
+
+async def think(rng, seconds: float) -> None:
+    """A person reading the page: uniform in [0.5, 1.5] x ``seconds``."""
+    if seconds:
+        await asyncio.sleep(rng.uniform(0.5, 1.5) * seconds)
+
+
+async def browser_view(pg, url, path) -> float:
+    """Navigation (a new Streamlit session) until the script run has finished."""
+    t = time.perf_counter()
+    await pg.goto(url + path, wait_until="commit")
+    await pg.wait_for_timeout(150)  # let the run start before asking if it finished
+    await pg.wait_for_function(IDLE_JS, timeout=180_000)
+    return time.perf_counter() - t - 0.15
+
+
+async def protocol_view(url, path) -> float:
+    """What the server alone takes for the same view: a new session over Streamlit's
+    websocket asks for the page's run and waits for its end, drawing nothing (as if the
+    visitor's browser ran on a machine of its own)."""
+    import websockets
+    from streamlit.proto.BackMsg_pb2 import BackMsg
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    page, _, query = path.lstrip("/").partition("?")
+    t = time.perf_counter()
+    async with websockets.connect(url.replace("http", "ws", 1) + "/_stcore/stream",
+                                  subprotocols=["streamlit"], max_size=None) as ws:
+        msg = BackMsg()
+        msg.rerun_script.query_string = query
+        msg.rerun_script.page_name = page
+        await ws.send(msg.SerializeToString())
+        while True:
+            fwd = ForwardMsg()
+            fwd.ParseFromString(await ws.recv())
+            if (fwd.WhichOneof("type") == "script_finished"
+                    and fwd.script_finished != FINISHED_EARLY_FOR_RERUN):
+                return time.perf_counter() - t
+
+
+async def session(client, url, pages, rounds, pause, seed, out):
+    """One visitor: ``rounds`` passes over ``pages``; round 0 warms the caches."""
+    import random
+    rng = random.Random(seed)
+    await think(rng, pause)  # people do not all arrive at the same instant
     for r in range(rounds):
-        for path in PAGES:
-            t = time.perf_counter()
-            await pg.goto(url + path, wait_until="commit")
-            await pg.wait_for_timeout(150)  # let the run start before asking if it finished
-            await pg.wait_for_function(IDLE_JS, timeout=180_000)
-            if r:  # round 0 warms the caches of this session's pages
-                out.append(time.perf_counter() - t - 0.15)
-    await ctx.close()
+        for path in pages:
+            took = await (protocol_view(url, path) if client == "protocol"
+                          else browser_view(client, url, path))
+            if r:
+                out.append(took)
+            await think(rng, pause)
 
 
-async def page_latency(url, sessions, rounds):
+async def page_latency(url, pages, sessions, rounds, client, pause):
+    out: list[float] = []
+    if client == "protocol":
+        await asyncio.gather(*(session("protocol", url, pages, rounds, pause, i, out)
+                               for i in range(sessions)))
+        return out
     from playwright.async_api import async_playwright
     async with async_playwright() as p:
         browser = await p.chromium.launch(executable_path="/usr/bin/chromium", headless=True,
                                           args=["--no-sandbox", "--disable-gpu",
                                                 "--disable-dev-shm-usage"])
-        out: list[float] = []
-        await asyncio.gather(*(session(browser, url, rounds, out) for _ in range(sessions)))
+        pgs = []
+        for _ in range(sessions):
+            ctx = await browser.new_context(viewport={"width": 1300, "height": 900})
+            pgs.append(await ctx.new_page())
+        await asyncio.gather(*(session(pg, url, pages, rounds, pause, i, out)
+                               for i, pg in enumerate(pgs)))
         await browser.close()
     return out
 
 
-def bench_pages(levels, rounds, tmp):
-    proc, url = serve(str(tmp / "pages.duckdb"))
-    try:
-        print("page latency (navigation -> script run finished), pages: "
-              + ", ".join(p.split("?")[0] for p in PAGES))
-        for n in levels:
-            xs = asyncio.run(page_latency(url, n, rounds))
-            print(f"  {n} session{'s' if n > 1 else ' '}: p50 {pct(xs, .5) * 1000:7.0f} ms   "
-                  f"p95 {pct(xs, .95) * 1000:7.0f} ms   ({len(xs)} page views)")
-    finally:
-        proc.terminate()
-        proc.wait(10)
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def bench_pages(levels, rounds, tmp, clients, pauses):
+    """p50/p95 per app, client, think time and number of sessions, beside the bare app."""
+    rows = []
+    for label, script, pages in (("bare app", bare_app(tmp), BARE_PAGES),
+                                 ("ulr", ROOT / "app.py", PAGES)):
+        proc, url = serve(str(tmp / f"{label[:4]}.duckdb"), script)
+        try:
+            asyncio.run(page_latency(url, pages, 1, 1, "protocol", 0))  # the first run
+            for client in clients:
+                for pause in pauses:
+                    for n in levels:
+                        c0 = cpu_seconds(proc.pid)
+                        xs = asyncio.run(page_latency(url, pages, n, rounds, client, pause))
+                        cpu = (cpu_seconds(proc.pid) - c0) / (n * rounds * len(pages))
+                        rows.append((label, client, pause, n, pct(xs, .5), pct(xs, .95), cpu,
+                                     len(xs)))
+        finally:
+            proc.terminate()
+            proc.wait(10)
+    print("page latency (new session -> script run finished); ulr pages: "
+          + ", ".join(p.split("?")[0] for p in PAGES) + f"; load average "
+          f"{os.getloadavg()[0]:.1f}")
+    print("  browser: headless Chromium on this machine draws each page (8 of them share "
+          "its cores with the server); protocol: the server alone (Streamlit's websocket, "
+          "nothing drawn). think: seconds a visitor reads each page (uniform 0.5-1.5x).")
+    print(f"  {'app':<9}{'client':<10}{'think':>6}{'sessions':>9}{'p50 ms':>9}{'p95 ms':>9}"
+          f"{'p95 / 1-session p50':>21}{'server CPU ms/view':>20}")
+    for label, client, pause, n, p50, p95, cpu, _ in rows:
+        base = next(r[4] for r in rows if r[:3] == (label, client, pause) and r[3] == levels[0])
+        print(f"  {label:<9}{client:<10}{pause:>6g}{n:>9}{p50 * 1000:>9.0f}{p95 * 1000:>9.0f}"
+              f"{p95 / base:>20.1f}x{cpu * 1000:>20.0f}")
+    if 1 in levels and 8 in levels:
+        print("issue 25's target: 8-session p95 <= 3x the 1-session p50")
+        for label, client, pause, n, p50, p95, cpu, _ in rows:
+            if n == 8:
+                base = next(r[4] for r in rows if r[:4] == (label, client, pause, 1))
+                print(f"  {label:<9}{client:<10} think {pause:g} s: {p95 / base:5.1f}x "
+                      f"{'OK' if p95 <= 3 * base else 'OVER'}")
 
 
 # --------------------------------------------------------------------------- store
@@ -214,6 +316,10 @@ def main() -> None:
     ap.add_argument("--groupby-rows", type=int, default=10_000_000)
     ap.add_argument("--skip-pages", action="store_true")
     ap.add_argument("--skip-store", action="store_true")
+    ap.add_argument("--clients", default="browser,protocol",
+                    help="browser (headless Chromium), protocol (the server alone), or both")
+    ap.add_argument("--think", default="0,5",
+                    help="seconds each visitor reads a page between views (comma list)")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="ulr_soak_", dir=os.environ.get("ULR_BENCH_DIR")))
     try:
@@ -221,7 +327,8 @@ def main() -> None:
             bench_reader_during_load(args.load_rows, tmp)
             bench_groupby(args.groupby_rows, tmp)
         if not args.skip_pages:
-            bench_pages([int(n) for n in args.sessions.split(",")], args.rounds, tmp)
+            bench_pages([int(n) for n in args.sessions.split(",")], args.rounds, tmp,
+                        args.clients.split(","), [float(t) for t in args.think.split(",")])
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
