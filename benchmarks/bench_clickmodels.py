@@ -12,6 +12,8 @@ production ranker does), then runs, each in a
 fresh child process so peak memory is the child's own (``os.wait4``):
 
 - scan:  ``SELECT count(*), sum(click), max(position) FROM read_parquet(FILE)`` (every row read once);
+- read and group, the floor under any session aggregate: every column the aggregate
+  reads, through the scan's typed projection (ids as text); and one GROUP BY session_id;
 - aggregate: :func:`ulr.clickmodels.sessions.collect` (the SQL statements and the
   pattern matrices);
 - MODEL: aggregate + fit on the training sessions (80%), for each of ``--models``, EM
@@ -36,14 +38,24 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 OUT = ROOT / "benchmarks" / "out"
 
-CHILD = r'''
+# what any session aggregate of the log must at least do, beside the bare scan: read every
+# column it uses through the scan's typed projection (ids as text), and one GROUP BY session
+REFERENCE = {
+    "scan": "SELECT count(*), sum(click), max(position) FROM {src}",
+    "read": "SELECT count(*), max(session_id), max(query_id), max(doc_id), sum(click), "
+            "max(position) FROM {src}",
+    "group": "SELECT count(*), sum(n) FROM (SELECT session_id, count(*) AS n FROM {src} "
+             "GROUP BY session_id) AS s",
+}
+
+CHILD = "REFERENCE = " + repr(REFERENCE) + r'''
 import json, sys, time
 t0 = time.perf_counter()
 path, what, max_iter = sys.argv[1], sys.argv[2], int(sys.argv[3])
 from ulr import engines
 scan = engines.get("duckdb").scan(path=path)
-if what == "scan":
-    r = scan.execute("SELECT count(*), sum(click), max(position) FROM {src}").fetchone()
+if what in REFERENCE:
+    r = scan.execute(REFERENCE[what]).fetchone()
     info = {"rows": int(r[0])}
 else:
     from ulr.clickmodels import MODELS, sessions
@@ -112,11 +124,12 @@ def main(argv=None) -> None:
           f"{'peak MB':>8s} {'x scan':>7s}  detail")
     print(f"{'scan':>10s} {scan['wall']:8.2f} {1:7.2f} {scan['cpu']:7.2f} {1:7.2f} "
           f"{scan['peak_mb']:8.0f} {1:7.2f}")
-    for what in ["aggregate"] + a.models.split(","):
+    for what in ["read", "group", "aggregate"] + a.models.split(","):
         r = child(path, what, a.max_iter)
-        detail = (f"aggregate {r['aggregate_seconds']:.1f} s, {r['patterns']:,} patterns" +
-                  (f", fit {r['fit_seconds']:.1f} s / {r['iterations']} iterations"
-                   if "fit_seconds" in r else ""))
+        detail = "reference" if what in REFERENCE else (
+            f"aggregate {r['aggregate_seconds']:.1f} s, {r['patterns']:,} patterns" +
+            (f", fit {r['fit_seconds']:.1f} s / {r['iterations']} iterations"
+             if "fit_seconds" in r else ""))
         print(f"{what:>10s} {r['wall']:8.2f} {r['wall'] / scan['wall']:7.2f} "
               f"{r['cpu']:7.2f} {r['cpu'] / scan['cpu']:7.2f} "
               f"{r['peak_mb']:8.0f} {r['peak_mb'] / scan['peak_mb']:7.2f}  {detail}")
