@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.clickmodels.helpers import compress, per_session
+from tests.clickmodels.helpers import compress, per_session, record_joins
 from ulr import store
 from ulr.clickmodels import MODELS, evaluate, sessions
 from ulr.propensity import aggregate
@@ -123,12 +123,7 @@ def test_a_hash_shared_by_pairs_falls_back_to_the_join_on_text(tmp_path, monkeyp
     df = simulate_click_model("dbn", sessions=300, queries=3, docs_per_query=4, seed=6).df
     df = df.drop(columns=["true_theta"])
     scan = _scan(tmp_path, df)
-    real, keys = sessions._pattern_sql, []
-
-    def colliding(k, where, *, key="hash", code_type="INTEGER"):
-        keys.append(key)
-        return real(k, where, key=key, code_type=code_type).replace(" hash(", " 0 * hash(")
-    monkeypatch.setattr(sessions, "_pattern_sql", colliding)
+    keys = record_joins(monkeypatch, rewrite=lambda sql: sql.replace(" hash(", " 0 * hash("))
     S = sessions.collect(scan, test_fraction=0.2, seed=3)
     assert keys == ["hash", "text"]
     expected = compress(per_session(df, test_fraction=0.2, seed=3))
@@ -139,9 +134,7 @@ def test_a_hash_shared_by_pairs_falls_back_to_the_join_on_text(tmp_path, monkeyp
 def test_a_true_repeat_is_refused_after_the_join_on_text(tmp_path, monkeypatch):
     df = simulate_click_model("pbm", sessions=50, queries=2, docs_per_query=4, seed=2).df
     df = pd.concat([df.drop(columns=["true_theta"])] * 2)  # every row twice
-    real, keys = sessions._pattern_sql, []
-    monkeypatch.setattr(sessions, "_pattern_sql",
-                        lambda k, where, **kw: keys.append(kw["key"]) or real(k, where, **kw))
+    keys = record_joins(monkeypatch)
     from ulr.errors import UlrError
     with pytest.raises(UlrError, match="two results at one position"):
         sessions.collect(_scan(tmp_path, df))
