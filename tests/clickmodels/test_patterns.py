@@ -139,3 +139,17 @@ def test_a_true_repeat_is_refused_after_the_join_on_text(tmp_path, monkeypatch):
     with pytest.raises(UlrError, match="two results at one position"):
         sessions.collect(_scan(tmp_path, df))
     assert keys == ["hash", "text"]
+
+
+def test_bigint_codes_give_the_integer_codes_patterns(tmp_path, monkeypatch):
+    """Logs of 2**30 rows or more pivot BIGINT codes: the same patterns as INTEGER ones."""
+    df = simulate_click_model("ubm", sessions=300, queries=3, docs_per_query=4, seed=9).df
+    scan = _scan(tmp_path, df.drop(columns=["true_theta"]))
+    a = sessions.collect(scan, test_fraction=0.2, seed=3)
+    real = sessions._pattern_sql
+    monkeypatch.setattr(sessions, "_pattern_sql", lambda k, where, **kw: real(
+        k, where, **{**kw, "code_type": "BIGINT"}))
+    b = sessions.collect(scan, test_fraction=0.2, seed=3)
+    for k in ("pair", "click", "test", "count"):
+        np.testing.assert_array_equal(getattr(a, k), getattr(b, k))
+    assert a.pair.dtype == b.pair.dtype == np.int32
