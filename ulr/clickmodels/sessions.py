@@ -3,10 +3,11 @@
 PBM, UBM and cascade only need per-row counts, but DCM, DBN and SDBN need what
 happens after the last click in each session (the product of
 ``1 - alpha`` over the documents below it), which no per-cell count carries.
-So the single statement returns one row per (session, rank): the session's
-index, the (query, doc) pair's index, the rank, the click and the held-out flag;
-numpy then holds the log as two ``S x K`` matrices (pair, click) and every
-model's sufficient statistics are ``bincount`` sums over them.
+So the aggregate statement pivots each session to one row of K codes (the
+(query, doc) pair and the click at each rank) and groups the sessions into
+distinct *patterns* with their counts; numpy then holds the log as two ``R x K``
+matrices (pair, click) and a count per row, and every model's sufficient
+statistics are count-weighted sums over them (compiled passes or ``bincount``).
 
 The held-out split is a hash of the session id in SQL (md5 of
 ``seed:session_id``, first four hex digits, the same on DuckDB and Spark), so a
