@@ -159,17 +159,22 @@ def require_sessions(scan, models) -> None:
                             "session id (e.g. --map session_id=COLUMN) to fit them.")
 
 
-def _ranks(scan, where: str, params: dict, positions) -> tuple[int, int]:
-    """K (``positions`` or the log's largest position) and the rows: a cheap first
-    statement that also refuses positions below 1 and an empty log."""
-    n, lo, hi = scan.execute(f"SELECT count(*), min(position), max(position) FROM {{src}} "
-                             f"AS t {where}", params).fetchone()
+def _ranks(scan, where: str, params: dict, positions) -> tuple[int, int, bool]:
+    """K (``positions`` or the log's largest position), the rows, and whether the engine's
+    ``hash`` has 64 bits (DuckDB's; Spark's has 32): a cheap first statement that also
+    refuses positions below 1 and an empty log."""
+    n, lo, hi, kind = scan.execute(
+        f"SELECT count(*), min(position), max(position), typeof(hash('q', 'd')) FROM {{src}} "
+        f"AS t {where}", params).fetchone()
     if not n:
         raise UlrError(f"the log {scan.name!r} has no rows to fit click models on.")
     k = int(positions) if positions is not None else int(hi)
     if int(lo) < 1:
         raise UlrError(f"positions must lie in 1..{k}.")
-    return k, int(n)
+    return k, int(n), str(kind).upper() in _WIDE_HASH
+
+
+_WIDE_HASH = ("UBIGINT", "BIGINT", "LONG")  # typeof() names of a 64-bit hash
 
 
 def _pattern_sql(k: int, where: str, *, key: str = "hash", code_type: str = "INTEGER") -> str:
@@ -271,7 +276,8 @@ def collect(scan, *, test_fraction: float = 0.2, seed: int = 0,
     than the sessions. The ORDER BY makes the rows (and so the bootstrap's
     draws) the same on every engine. Should two pairs share a hash (the join then
     gives a row two pairs, which the decoding sees as two results at one position),
-    the statement runs again joined on the ids as text.
+    the statement runs again joined on the ids as text; an engine whose ``hash`` has
+    fewer than 64 bits (Spark) joins on text from the start.
     """
     if not 0.0 <= float(test_fraction) < 1.0:
         raise UlrError(f"test fraction must lie in [0, 1), got {test_fraction}.")
@@ -281,9 +287,11 @@ def collect(scan, *, test_fraction: float = 0.2, seed: int = 0,
         if int(positions) < 1:
             raise UlrError("positions must be at least 1.")
         where, params["ulr_k"] = "WHERE position <= $ulr_k", int(positions)
-    k, rows = _ranks(scan, where, {k: v for k, v in params.items() if k == "ulr_k"}, positions)
+    k, rows, wide = _ranks(scan, where, {k: v for k, v in params.items() if k == "ulr_k"},
+                           positions)
     code_type = "INTEGER" if rows < 2 ** 30 else "BIGINT"  # pairs <= rows: 2 * pair + 1 fits
-    for key in ("hash", "text"):
+    # a 32-bit hash (Spark's) is shared by two of 100k pairs more often than not: text join
+    for key in ("hash", "text") if wide else ("text",):
         res = scan.execute(_pattern_sql(k, where, key=key, code_type=code_type),
                            params).fetchnumpy()
         if len(res["m"]) == 0:
