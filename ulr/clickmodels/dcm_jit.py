@@ -20,6 +20,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ulr.clickmodels.dbn_jit import at_last_click, shape_of
+
 TINY = 1e-300
 
 
@@ -34,18 +36,8 @@ def estep(pair, click, w, alpha, lam):
         wi = w[i]
         if wi == 0.0:
             continue
-        n, last = 0, -1
-        for j in range(K):
-            if pair[i, j] < 0:
-                break
-            n += 1
-            if click[i, j]:
-                last = j
-        if last >= 0:
-            p0 = lam[last]
-            stop = 1.0 if last == n - 1 else 1.0 - p0
-        else:
-            p0, stop = 1.0, 0.0
+        n, last = shape_of(pair, click, i)
+        p0, stop = at_last_click(lam[max(last, 0)], last, n)
         u = 1.0
         for m in range(last + 1, n):
             u *= 1.0 - alpha[pair[i, m]]
