@@ -46,6 +46,7 @@ def cells(S, w: np.ndarray, *, with_prev: bool) -> Cells:
                                    np.ascontiguousarray(w, dtype=float), K, span, with_prev)
         uniq = np.flatnonzero(n_acc > 0)
         n, c = n_acc[uniq], c_acc[uniq]
+        del n_acc, c_acc  # 16 bytes a cell slot (176 MB for 100k pairs of 10 ranks): free now
     else:  # sparse: the keys of each block made unique, then merged
         parts = []
         for C, wc in base.chunks(S, w):
