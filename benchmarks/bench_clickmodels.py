@@ -2,7 +2,7 @@
 
     python benchmarks/bench_clickmodels.py [--sessions 1000000] [--docs 10] [--queries 10000]
                                            [--orders 0] [--models ubm,dbn] [--max-iter 200]
-                                           [--out DIR]
+                                           [--out DIR] [--against CHECKOUT] [--repeat N]
 
 Generates ``benchmarks/out/cm_{sessions}x{docs}[_o{orders}].parquet`` once (a DBN log
 from :func:`ulr.simulate.simulate_click_model`; git-ignored; ``--orders 0`` shuffles
@@ -12,6 +12,8 @@ production ranker does), then runs, each in a
 fresh child process so peak memory is the child's own (``os.wait4``):
 
 - scan:  ``SELECT count(*), sum(click), max(position) FROM read_parquet(FILE)`` (every row read once);
+- read and group, the floor under any session aggregate: every column the aggregate
+  reads, through the scan's typed projection (ids as text); and one GROUP BY session_id;
 - aggregate: :func:`ulr.clickmodels.sessions.collect` (the SQL statements and the
   pattern matrices);
 - MODEL: aggregate + fit on the training sessions (80%), for each of ``--models``, EM
@@ -19,7 +21,10 @@ fresh child process so peak memory is the child's own (``os.wait4``):
 
 Prints wall and CPU seconds and peak resident memory of each, each one's ratio to the
 scan (issue 27's target: time <= 3x the scan's), the distinct session patterns the
-aggregate returned, and the EM's iterations.
+aggregate returned, and the EM's iterations. ``--against CHECKOUT`` runs every child with
+that checkout's ``ulr`` too (e.g. ``git worktree add /tmp/base main``), alternating with
+this one's, so a before/after comparison shares the machine's load; ``--repeat N`` takes
+medians of N runs each.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -36,14 +42,24 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 OUT = ROOT / "benchmarks" / "out"
 
-CHILD = r'''
+# what any session aggregate of the log must at least do, beside the bare scan: read every
+# column it uses through the scan's typed projection (ids as text), and one GROUP BY session
+REFERENCE = {
+    "scan": "SELECT count(*), sum(click), max(position) FROM {src}",
+    "read": "SELECT count(*), max(session_id), max(query_id), max(doc_id), sum(click), "
+            "max(position) FROM {src}",
+    "group": "SELECT count(*), sum(n) FROM (SELECT session_id, count(*) AS n FROM {src} "
+             "GROUP BY session_id) AS s",
+}
+
+CHILD = "REFERENCE = " + repr(REFERENCE) + r'''
 import json, sys, time
 t0 = time.perf_counter()
 path, what, max_iter = sys.argv[1], sys.argv[2], int(sys.argv[3])
 from ulr import engines
 scan = engines.get("duckdb").scan(path=path)
-if what == "scan":
-    r = scan.execute("SELECT count(*), sum(click), max(position) FROM {src}").fetchone()
+if what in REFERENCE:
+    r = scan.execute(REFERENCE[what]).fetchone()
     info = {"rows": int(r[0])}
 else:
     from ulr.clickmodels import MODELS, sessions
@@ -80,10 +96,11 @@ def generate(sessions: int, docs: int, queries: int, out: Path, orders: int = 0)
     return path
 
 
-def child(path: Path, what: str, max_iter: int) -> dict:
+def child(path: Path, what: str, max_iter: int, root: Path = ROOT) -> dict:
+    """One fresh process running ``what`` with the ``ulr`` package of ``root``."""
     t0 = time.perf_counter()
     p = subprocess.Popen([sys.executable, "-c", CHILD, str(path), what, str(max_iter)],
-                         stdout=subprocess.PIPE, cwd=ROOT)
+                         stdout=subprocess.PIPE, cwd=root)
     out = p.stdout.read()
     _, status, usage = os.wait4(p.pid, 0)
     if status != 0:
@@ -92,6 +109,29 @@ def child(path: Path, what: str, max_iter: int) -> dict:
     res = json.loads(text[text.rindex("{"):])  # a progress bar may print before it
     res.update(wall=time.perf_counter() - t0, peak_mb=usage.ru_maxrss / 1024)
     return res
+
+
+def runs(path: Path, what: str, max_iter: int, roots: dict, repeat: int) -> dict:
+    """Per tree: the median wall and CPU seconds and mean peak of ``repeat`` runs, the trees'
+    runs alternating (so a change in the machine's load falls on both alike)."""
+    got = {name: [] for name in roots}
+    for _ in range(repeat):
+        for name, root in roots.items():
+            got[name].append(child(path, what, max_iter, root))
+    out = {}
+    for name, rs in got.items():
+        out[name] = {**rs[-1], "wall": statistics.median(r["wall"] for r in rs),
+                     "cpu": statistics.median(r["cpu"] for r in rs),
+                     "peak_mb": statistics.fmean(r["peak_mb"] for r in rs)}
+    return out
+
+
+def detail(r: dict, what: str) -> str:
+    if what in REFERENCE:
+        return "reference" if what != "scan" else ""
+    return (f"aggregate {r['aggregate_seconds']:.1f} s, {r['patterns']:,} patterns" +
+            (f", fit {r['fit_seconds']:.1f} s / {r['iterations']} iterations"
+             if "fit_seconds" in r else ""))
 
 
 def main(argv=None) -> None:
@@ -104,22 +144,32 @@ def main(argv=None) -> None:
     ap.add_argument("--models", default="ubm,dbn")
     ap.add_argument("--max-iter", type=int, default=200)
     ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument("--against", type=Path, default=None,
+                    help="another checkout (e.g. a git worktree of main): its ulr runs each "
+                         "child too, alternating with this one's")
+    ap.add_argument("--repeat", type=int, default=1, help="runs of each child (medians)")
     a = ap.parse_args(argv)
+    if a.repeat < 1:
+        ap.error("--repeat must be at least 1")
+    if a.against is not None and not (a.against / "ulr" / "__init__.py").is_file():
+        ap.error(f"--against {a.against} has no ulr package")
+    roots = {"": ROOT} if a.against is None else {"": ROOT, "against": a.against.resolve()}
     path = generate(a.sessions, a.docs, a.queries, a.out, a.orders)
-    print(f"{path.name}: {a.sessions:,} sessions x {a.docs} = {a.sessions * a.docs:,} impressions")
-    scan = child(path, "scan", a.max_iter)
-    print(f"{'run':>10s} {'seconds':>8s} {'x scan':>7s} {'cpu s':>7s} {'x scan':>7s} "
+    print(f"{path.name}: {a.sessions:,} sessions x {a.docs} = {a.sessions * a.docs:,} impressions"
+          + (f"; 'against' rows: the ulr of {a.against}" if a.against else "")
+          + (f"; medians of {a.repeat} runs" if a.repeat > 1 else ""))
+    print(f"{'run':>18s} {'seconds':>8s} {'x scan':>7s} {'cpu s':>7s} {'x scan':>7s} "
           f"{'peak MB':>8s} {'x scan':>7s}  detail")
-    print(f"{'scan':>10s} {scan['wall']:8.2f} {1:7.2f} {scan['cpu']:7.2f} {1:7.2f} "
-          f"{scan['peak_mb']:8.0f} {1:7.2f}")
-    for what in ["aggregate"] + a.models.split(","):
-        r = child(path, what, a.max_iter)
-        detail = (f"aggregate {r['aggregate_seconds']:.1f} s, {r['patterns']:,} patterns" +
-                  (f", fit {r['fit_seconds']:.1f} s / {r['iterations']} iterations"
-                   if "fit_seconds" in r else ""))
-        print(f"{what:>10s} {r['wall']:8.2f} {r['wall'] / scan['wall']:7.2f} "
-              f"{r['cpu']:7.2f} {r['cpu'] / scan['cpu']:7.2f} "
-              f"{r['peak_mb']:8.0f} {r['peak_mb'] / scan['peak_mb']:7.2f}  {detail}")
+    scan = None
+    for what in ["scan", "read", "group", "aggregate"] + a.models.split(","):
+        got = runs(path, what, a.max_iter, roots, a.repeat)
+        scan = scan or got  # each tree's ratios are to its own scan
+        for name, r in got.items():
+            s = scan[name]
+            label = f"{what} {name}".strip()
+            print(f"{label:>18s} {r['wall']:8.2f} {r['wall'] / s['wall']:7.2f} "
+                  f"{r['cpu']:7.2f} {r['cpu'] / s['cpu']:7.2f} "
+                  f"{r['peak_mb']:8.0f} {r['peak_mb'] / s['peak_mb']:7.2f}  {detail(r, what)}")
 
 
 if __name__ == "__main__":

@@ -36,3 +36,16 @@ def compress(S: Sessions) -> Sessions:
     x = uniq[:, 1:]
     return Sessions(pair=np.where(x >= 0, x >> 1, -1), click=(x >= 0) & (x & 1 == 1),
                     test=uniq[:, 0] == 1, n_pairs=S.n_pairs, count=counts)
+
+
+def record_joins(monkeypatch, *, rewrite=lambda sql: sql) -> list:
+    """The join key (``hash`` or ``text``) of each pattern statement ``sessions.collect``
+    runs from now on, in order; ``rewrite`` edits the statement's text first."""
+    from ulr.clickmodels import sessions
+    real, keys = sessions._pattern_sql, []
+
+    def recorded(k, where, **kw):
+        keys.append(kw["key"])
+        return rewrite(real(k, where, **kw))
+    monkeypatch.setattr(sessions, "_pattern_sql", recorded)
+    return keys

@@ -6,6 +6,7 @@ import pytest
 from ulr import engines
 from ulr.clickmodels import evaluate, sessions
 from ulr.simulate import simulate_click_model
+from tests.clickmodels.helpers import record_joins
 from tests.engines.conftest import spark  # noqa: F401 - the one local[2] SparkSession
 
 
@@ -20,11 +21,13 @@ def lake(tmp_path_factory):
     return root
 
 
-def test_spark_gives_duckdb_sessions_and_parameters(spark, lake):  # noqa: F811
+def test_spark_gives_duckdb_sessions_and_parameters(spark, lake, monkeypatch):  # noqa: F811
     duck = engines.get("duckdb").scan(path=str(lake / "pq" / "*.parquet"))
     spk = engines.get("spark", master=None, session=spark).scan(path=str(lake / "pq"))
+    keys = record_joins(monkeypatch)
     a = sessions.collect(duck, test_fraction=0.25, seed=7)
     b = sessions.collect(spk, test_fraction=0.25, seed=7)
+    assert keys == ["hash", "text"]  # DuckDB joins on its 64-bit hash, Spark (32) on text
     np.testing.assert_array_equal(a.pair, b.pair)
     np.testing.assert_array_equal(a.click, b.click)
     np.testing.assert_array_equal(a.test, b.test)

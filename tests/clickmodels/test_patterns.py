@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.clickmodels.helpers import compress, per_session
+from tests.clickmodels.helpers import compress, per_session, record_joins
 from ulr import store
 from ulr.clickmodels import MODELS, evaluate, sessions
 from ulr.propensity import aggregate
@@ -115,3 +115,41 @@ def test_rows_without_a_session_id_are_left_out(tmp_path):
     expected = compress(per_session(kept, test_fraction=0.2, seed=3))
     for k in ("pair", "click", "test", "count"):
         np.testing.assert_array_equal(getattr(S, k), getattr(expected, k))
+
+
+def test_a_hash_shared_by_pairs_falls_back_to_the_join_on_text(tmp_path, monkeypatch):
+    """Every pair hashed alike (the worst collision): the hash join gives rows two pairs,
+    and collect answers with the join on the ids as text, the same patterns."""
+    df = simulate_click_model("dbn", sessions=300, queries=3, docs_per_query=4, seed=6).df
+    df = df.drop(columns=["true_theta"])
+    scan = _scan(tmp_path, df)
+    keys = record_joins(monkeypatch, rewrite=lambda sql: sql.replace(" hash(", " 0 * hash("))
+    S = sessions.collect(scan, test_fraction=0.2, seed=3)
+    assert keys == ["hash", "text"]
+    expected = compress(per_session(df, test_fraction=0.2, seed=3))
+    for k in ("pair", "click", "test", "count"):
+        np.testing.assert_array_equal(getattr(S, k), getattr(expected, k))
+
+
+def test_a_true_repeat_is_refused_after_the_join_on_text(tmp_path, monkeypatch):
+    df = simulate_click_model("pbm", sessions=50, queries=2, docs_per_query=4, seed=2).df
+    df = pd.concat([df.drop(columns=["true_theta"])] * 2)  # every row twice
+    keys = record_joins(monkeypatch)
+    from ulr.errors import UlrError
+    with pytest.raises(UlrError, match="two results at one position"):
+        sessions.collect(_scan(tmp_path, df))
+    assert keys == ["hash", "text"]
+
+
+def test_bigint_codes_give_the_integer_codes_patterns(tmp_path, monkeypatch):
+    """Logs of 2**30 rows or more pivot BIGINT codes: the same patterns as INTEGER ones."""
+    df = simulate_click_model("ubm", sessions=300, queries=3, docs_per_query=4, seed=9).df
+    scan = _scan(tmp_path, df.drop(columns=["true_theta"]))
+    a = sessions.collect(scan, test_fraction=0.2, seed=3)
+    real = sessions._pattern_sql
+    monkeypatch.setattr(sessions, "_pattern_sql", lambda k, where, **kw: real(
+        k, where, **{**kw, "code_type": "BIGINT"}))
+    b = sessions.collect(scan, test_fraction=0.2, seed=3)
+    for k in ("pair", "click", "test", "count"):
+        np.testing.assert_array_equal(getattr(a, k), getattr(b, k))
+    assert a.pair.dtype == b.pair.dtype == np.int32

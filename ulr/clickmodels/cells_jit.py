@@ -1,4 +1,5 @@
-"""PBM's and UBM's E-step over cell counts, compiled with numba (imported by their fits).
+"""PBM's and UBM's cell counts and E-step over them, compiled with numba (imported by their
+fits).
 
 A cell is a (pair, examination index) with weighted impressions ``n`` and clicks
 ``c`` (:mod:`ulr.clickmodels.cells`; the index is the rank for the PBM, the
@@ -31,8 +32,37 @@ def cell_step(pair, idx, n, c, alpha, exam):
         a, e = alpha[pair[i]], exam[idx[i]]
         p = e * a
         q = 1.0 - p
-        skip = n[i] - c[i]
-        num_a[pair[i]] += c[i] + skip * a * (1.0 - e) / q
-        num_e[idx[i]] += c[i] + skip * e * (1.0 - a) / q
-        ll += c[i] * np.log(max(p, TINY)) + skip * np.log(max(q, TINY))
+        ci = c[i]
+        skip = n[i] - ci
+        num_a[pair[i]] += ci + skip * a * (1.0 - e) / q
+        num_e[idx[i]] += ci + skip * e * (1.0 - a) / q
+        # a log only where its weight is not 0 (most cells have no click): the same sum,
+        # to the bit (0 * log(p) added nothing)
+        term = ci * np.log(max(p, TINY)) if ci != 0.0 else 0.0
+        if skip != 0.0:
+            term += skip * np.log(max(q, TINY))
+        ll += term
     return num_a, num_e, ll
+
+
+@njit(cache=True)
+def dense_cells(pair, click, w, K, span, with_prev):
+    """Weighted impressions and clicks per cell index ``(pair * K + r) * (K + 1) + prev``
+    (``r`` the 0-based rank; ``prev`` the rank of the last click above, 0 without one or
+    when not ``with_prev``), ``span`` slots, in one pass over the rows: the sums
+    :func:`ulr.clickmodels.cells.cells` makes by ``bincount`` block by block, without its
+    per-block key and weight temporaries."""
+    n_acc, c_acc = np.zeros(span), np.zeros(span)
+    for i in range(pair.shape[0]):
+        wi = w[i]
+        prev = 0
+        for j in range(pair.shape[1]):
+            q = np.int64(pair[i, j])
+            if q < 0:
+                continue
+            key = (q * K + j) * (K + 1) + (prev if with_prev else 0)
+            n_acc[key] += wi
+            if click[i, j]:
+                c_acc[key] += wi
+                prev = j + 1
+    return n_acc, c_acc

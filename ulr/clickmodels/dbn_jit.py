@@ -27,6 +27,30 @@ TINY = 1e-300
 
 
 @njit(cache=True)
+def shape_of(pair, click, i):
+    """Row ``i``'s length ``n`` (its slots up to the first empty one) and the 0-based rank
+    of its last click (-1 when none)."""
+    n, last = 0, -1
+    for j in range(pair.shape[1]):
+        if pair[i, j] < 0:
+            break
+        n += 1
+        if click[i, j]:
+            last = j
+    return n, last
+
+
+@njit(cache=True)
+def at_last_click(cont, last, n):
+    """``(p0, stop)``: the chance to go on below the last click (``cont``, the chain's
+    continuation after it; 1 without a click) and the weight of stopping at it
+    (``1 - cont``; 1 at the bottom rank; 0 without a click)."""
+    if last < 0:
+        return 1.0, 0.0
+    return cont, (1.0 if last == n - 1 else 1.0 - cont)
+
+
+@njit(cache=True)
 def estep(pair, click, w, alpha, sigma, gamma):
     """Sums ``(na, da, ns, ds, ng, dg, ll)`` of the DBN E-step over weighted rows."""
     R, K = pair.shape
@@ -39,19 +63,9 @@ def estep(pair, click, w, alpha, sigma, gamma):
         wi = w[i]
         if wi == 0.0:
             continue
-        n, last = 0, -1
-        for j in range(K):
-            if pair[i, j] < 0:
-                break
-            n += 1
-            if click[i, j]:
-                last = j
+        n, last = shape_of(pair, click, i)
         # the tail below the last click: stopping weights, then P(E_j) by a reverse sum
-        if last >= 0:
-            p0 = gamma * (1.0 - sigma[pair[i, last]])
-            stop = 1.0 if last == n - 1 else 1.0 - p0
-        else:
-            p0, stop = 1.0, 0.0
+        p0, stop = at_last_click(gamma * (1.0 - sigma[pair[i, max(last, 0)]]), last, n)
         u, g, z = p0, 1.0, stop
         for m in range(last + 1, n):
             u *= 1.0 - alpha[pair[i, m]]

@@ -39,19 +39,14 @@ class DCM(base.ChainModel):
 
     @classmethod
     def fit(cls, S, *, weights=None, max_iter: int = 200, tol: float = 1e-7) -> "DCM":
+        from ulr.clickmodels.dcm_jit import estep  # compiled: one pass per row
         S, w = base.weighted(S, weights)
         K = S.ranks
+        pair, click = np.ascontiguousarray(S.pair), np.ascontiguousarray(S.click)
         model = cls(alpha=np.full(S.n_pairs, base.INIT), lam=np.full(K, base.INIT))
         it = 0
         for it in range(1, max_iter + 1):
-            na, da = np.zeros(S.n_pairs), np.zeros(S.n_pairs)
-            nl, dl = np.zeros(K), np.zeros(K)
-            for C, wc in base.chunks(S, w):  # E-step block by block, sums accumulated
-                a, b, c, d = model._expected(C, wc)
-                na += a
-                da += b
-                nl += c
-                dl += d
+            na, da, nl, dl = estep(pair, click, w, model.alpha, model.lam)
             alpha = base.pooled_ratio(na, da)
             lam = base.ratio(nl, dl, nl.sum() / dl.sum() if dl.sum() > 0 else base.INIT)
             delta = max(np.abs(alpha - model.alpha).max(), np.abs(lam - model.lam).max())
@@ -61,7 +56,9 @@ class DCM(base.ChainModel):
         return model
 
     def _expected(self, S, w):
-        """Expected sufficient statistics of one block: alpha's and lambda's sums."""
+        """Expected sufficient statistics of one block: alpha's and lambda's sums (the numpy
+        formulation of :func:`ulr.clickmodels.dcm_jit.estep`, which the fit runs, kept as
+        its check)."""
         r = np.arange(1, S.ranks + 1)[None, :]
         informative = S.click & (r < S.length[:, None])  # a click with a rank below it
         a, cc, cs = self._chain(S)

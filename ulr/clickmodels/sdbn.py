@@ -32,16 +32,18 @@ class SDBN(DBN):
     def closed_form(cls, S, *, weights=None) -> "SDBN":
         """The book's counting estimate (see the module docstring)."""
         S, w = base.weighted(S, weights)
-        w = w[:, None]
         r = np.arange(1, S.ranks + 1)[None, :]
         last = base.last_click_rank(S.click)
-        upto = np.where(last > 0, last, S.ranks)[:, None]
-        exam = (r <= upto) & S.mask
-        alpha = base.pair_ratio(S.click.astype(float), exam.astype(float), S.pair, S.n_pairs, w)
-        is_last = S.click & (r == last[:, None])
-        sigma = base.pair_ratio(is_last.astype(float), S.click.astype(float), S.pair,
-                                S.n_pairs, w)
-        return cls(alpha=alpha, sigma=sigma, gamma=1.0)
+        m = S.mask
+        pair, wr = S.pair[m], np.broadcast_to(w[:, None], m.shape)[m]  # once, not per sum
+
+        def per_pair(rows):  # weighted count per pair of the slots where ``rows`` holds
+            return np.bincount(pair, wr * rows[m], minlength=S.n_pairs)
+        clicks = per_pair(S.click)
+        exam = per_pair(r <= np.where(last > 0, last, S.ranks)[:, None])
+        lasts = per_pair(S.click & (r == last[:, None]))
+        return cls(alpha=base.pooled_ratio(clicks, exam), sigma=base.pooled_ratio(lasts, clicks),
+                   gamma=1.0)
 
     def parameters(self) -> dict:
         return {}

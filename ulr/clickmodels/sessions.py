@@ -3,10 +3,11 @@
 PBM, UBM and cascade only need per-row counts, but DCM, DBN and SDBN need what
 happens after the last click in each session (the product of
 ``1 - alpha`` over the documents below it), which no per-cell count carries.
-So the single statement returns one row per (session, rank): the session's
-index, the (query, doc) pair's index, the rank, the click and the held-out flag;
-numpy then holds the log as two ``S x K`` matrices (pair, click) and every
-model's sufficient statistics are ``bincount`` sums over them.
+So the aggregate statement pivots each session to one row of K codes (the
+(query, doc) pair and the click at each rank) and groups the sessions into
+distinct *patterns* with their counts; numpy then holds the log as two ``R x K``
+matrices (pair, click) and a count per row, and every model's sufficient
+statistics are count-weighted sums over them (compiled passes or ``bincount``).
 
 The held-out split is a hash of the session id in SQL (md5 of
 ``seed:session_id``, first four hex digits, the same on DuckDB and Spark), so a
@@ -158,66 +159,97 @@ def require_sessions(scan, models) -> None:
                             "session id (e.g. --map session_id=COLUMN) to fit them.")
 
 
-def _ranks(scan, where: str, params: dict, positions) -> int:
-    """K: ``positions`` or the log's largest position (a cheap first statement that also
-    refuses positions below 1 and an empty log)."""
-    n, lo, hi = scan.execute(f"SELECT count(*), min(position), max(position) FROM {{src}} "
-                             f"AS t {where}", params).fetchone()
+def _ranks(scan, where: str, params: dict, positions) -> tuple[int, int, bool]:
+    """K (``positions`` or the log's largest position), the rows, and whether the engine's
+    ``hash`` has 64 bits (DuckDB's; Spark's has 32): a cheap first statement that also
+    refuses positions below 1 and an empty log."""
+    n, lo, hi, kind = scan.execute(
+        f"SELECT count(*), min(position), max(position), typeof(hash('q', 'd')) FROM {{src}} "
+        f"AS t {where}", params).fetchone()
     if not n:
         raise UlrError(f"the log {scan.name!r} has no rows to fit click models on.")
     k = int(positions) if positions is not None else int(hi)
     if int(lo) < 1:
         raise UlrError(f"positions must lie in 1..{k}.")
-    return k
+    return k, int(n), str(kind).upper() in _WIDE_HASH
 
 
-def _pattern_sql(k: int, where: str) -> str:
+_WIDE_HASH = ("UBIGINT", "BIGINT", "LONG")  # typeof() names of a 64-bit hash
+
+
+def _pattern_sql(k: int, where: str, *, key: str = "hash", code_type: str = "INTEGER") -> str:
     """The statement of :func:`collect`: pairs numbered, each session pivoted to one row
-    of K codes (``2 * pair + click``; -1 for a row without a click value; -2 for an empty
-    slot), then the sessions grouped into patterns with their counts."""
-    code = ("CASE WHEN t.click IS NULL THEN -1 ELSE 2 * CAST(pp.pair AS BIGINT) + "
-            "CASE WHEN t.click <> 0 THEN 1 ELSE 0 END END")
+    of K codes (``2 * pair + click``; -2 for an empty slot), then the sessions grouped
+    into patterns with their counts.
+
+    ``key="hash"`` joins the rows to the numbered pairs on ``hash(query_id, doc_id)`` (an
+    integer: about half the join's CPU on 10M rows); a collision would join a row to two
+    pairs, which :func:`_decode` sees as two results at one position (:class:`_Clash`),
+    and :func:`collect` then runs ``key="text"``, the join on the two strings.
+    ``code_type`` INTEGER halves the pivot's aggregate state against BIGINT (about a third
+    of its CPU); it holds ``2 * pair + 1`` whenever the log has fewer than 2**30 rows.
+    A NULL click is counted (``nc < n``) rather than coded per slot."""
+    code = (f"CAST(2 * pp.pair + CASE WHEN t.click <> 0 THEN 1 ELSE 0 END AS {code_type})")
     xs = [f"x{r}" for r in range(1, k + 1)]
     pivot = ", ".join(f"coalesce(max(CASE WHEN t.position = {r} THEN {code} END), -2) AS x{r}"
                       for r in range(1, k + 1))
     slot = _split_slot().replace("session_id", "sid")
     cols = ", ".join(xs)
-    return ("WITH pp AS (SELECT q, d, CAST(row_number() OVER (ORDER BY q, d) - 1 AS INTEGER) "
-            "AS pair FROM (SELECT DISTINCT CAST(query_id AS STRING) AS q, "
-            f"CAST(doc_id AS STRING) AS d FROM {{src}} AS t1 {where}) AS e), "
+    pairs = ("SELECT DISTINCT CAST(query_id AS STRING) AS q, CAST(doc_id AS STRING) AS d "
+             f"FROM {{src}} AS t1 {where}")
+    if key == "hash":  # NULL ids never match, as in the join on text
+        h = ("CASE WHEN {q} IS NULL OR {d} IS NULL THEN NULL ELSE hash({q}, {d}) END")
+        pp = (f"SELECT {h.format(q='q', d='d')} AS h, CAST(row_number() OVER (ORDER BY q, d) "
+              f"- 1 AS {code_type}) AS pair FROM ({pairs}) AS e")
+        row_h = h.format(q="CAST(query_id AS STRING)", d="CAST(doc_id AS STRING)")
+        rows = (f"(SELECT session_id, position, click, {row_h} AS h FROM {{src}} AS t0 "
+                f"{where}) AS t JOIN pp ON t.h = pp.h")
+    else:
+        pp = (f"SELECT q, d, CAST(row_number() OVER (ORDER BY q, d) - 1 AS {code_type}) "
+              f"AS pair FROM ({pairs}) AS e")
+        rows = ("{src} AS t JOIN pp ON CAST(t.query_id AS STRING) = pp.q AND "
+                f"CAST(t.doc_id AS STRING) = pp.d {where.replace('position', 't.position')}")
+    return (f"WITH pp AS ({pp}), "
             "per AS (SELECT CAST(t.session_id AS STRING) AS sid, count(*) AS n, "
-            f"{pivot} FROM {{src}} AS t JOIN pp ON CAST(t.query_id AS STRING) = pp.q "
-            f"AND CAST(t.doc_id AS STRING) = pp.d {where.replace('position', 't.position')} "
-            "GROUP BY CAST(t.session_id AS STRING)), "
+            f"count(t.click) AS nc, {pivot} FROM {rows} GROUP BY CAST(t.session_id AS STRING)), "
             # rows without a session id form one group, flagged and dropped in numpy: a
             # WHERE on the session id (anywhere) made DuckDB hold the joined rows (+0.9 GB)
-            f"tagged AS (SELECT {cols}, n, CAST(CASE WHEN {slot} < $ulr_cut THEN 1 ELSE 0 END "
-            "AS TINYINT) AS test, CAST(CASE WHEN sid IS NULL THEN 1 ELSE 0 END AS TINYINT) "
+            f"tagged AS (SELECT {cols}, n, nc, CAST(CASE WHEN {slot} < $ulr_cut THEN 1 ELSE 0 "
+            "END AS TINYINT) AS test, CAST(CASE WHEN sid IS NULL THEN 1 ELSE 0 END AS TINYINT) "
             "AS nosid FROM per) "
-            f"SELECT {cols}, n, test, nosid, count(*) AS m FROM tagged "
-            f"GROUP BY {cols}, n, test, nosid ORDER BY test, {cols}, n, nosid")
+            f"SELECT {cols}, n, nc, test, nosid, count(*) AS m FROM tagged "
+            f"GROUP BY {cols}, n, nc, test, nosid ORDER BY test, {cols}, n, nc, nosid")
+
+
+class _Clash(UlrError):
+    """Two results at one position: in the log, or a hash shared by two pairs."""
 
 
 def _decode(res: dict, k: int, name: str) -> Sessions:
     """Pattern rows -> :class:`Sessions`, with the checks :meth:`Sessions.from_rows` makes."""
     keep = np.asarray(res["nosid"]) == 0  # rows without a session id are not a session
-    res = {c: np.asarray(v)[keep] for c, v in res.items()}
+    if not keep.all():
+        res = {c: np.asarray(v)[keep] for c, v in res.items()}
     if not keep.any():
         raise UlrError(f"the log {name!r} has no rows with a session id.")
-    x = np.column_stack([np.asarray(res[f"x{r}"], dtype=np.int64) for r in range(1, k + 1)])
-    if np.any(x == -1):
+    n = np.asarray(res["n"], dtype=np.int64)
+    if np.any(np.asarray(res["nc"], dtype=np.int64) != n):
         raise UlrError(f"the log {name!r} has rows without a click value.")
+    x = np.empty((len(n), k), dtype=np.asarray(res["x1"]).dtype)
+    for r in range(k):
+        x[:, r] = res[f"x{r + 1}"]
     shown = x >= 0
-    if np.any(shown.sum(axis=1) != np.asarray(res["n"], dtype=np.int64)):
-        raise UlrError("a session shows two results at one position; click models need "
-                       "one result per rank in each session.")
+    if np.any(np.count_nonzero(shown, axis=1) != n):
+        raise _Clash("a session shows two results at one position; click models need "
+                     "one result per rank in each session.")
     if np.any(shown[:, 1:] & ~shown[:, :-1]):
         raise UlrError("some sessions skip a position; click models need ranks 1..n "
                        "without gaps in every session.")
-    pair = np.where(shown, x >> 1, -1)
-    n_pairs = int(pair.max()) + 1
+    click = (x & 1).astype(bool)  # empty slots (-2) are even
+    x >>= 1  # the pair; -2 >> 1 = -1 on empty slots
+    n_pairs = int(x.max()) + 1
     kind = np.int32 if n_pairs < 2 ** 31 else np.int64
-    return Sessions(pair=pair.astype(kind), click=shown & (x & 1).astype(bool),
+    return Sessions(pair=x.astype(kind, copy=False), click=click,
                     test=np.asarray(res["test"]) != 0, n_pairs=n_pairs,
                     count=np.asarray(res["m"], dtype=np.int64))
 
@@ -230,10 +262,11 @@ def collect(scan, *, test_fraction: float = 0.2, seed: int = 0,
     given); the second (portable SQL: window functions, md5, substr, instr, a
     join, GROUP BY) returns one row per pattern::
 
-        WITH pp  AS (distinct (query_id, doc_id), numbered by row_number() in (q, d) order),
-             per AS (SELECT session_id, count(*) AS n,
+        WITH pp  AS (distinct (query_id, doc_id), numbered by row_number() in (q, d) order,
+                     with h = hash(query_id, doc_id)),
+             per AS (SELECT session_id, count(*) AS n, count(click) AS nc,
                             max(CASE WHEN position = r THEN 2 * pair + click END) AS x_r, ...
-                     FROM log JOIN pp GROUP BY session_id)
+                     FROM log JOIN pp ON hash(query_id, doc_id) = h GROUP BY session_id)
         SELECT x_1..x_K, n, test = md5-slot(seed:session_id) < fraction * 65536, count(*)
         FROM per GROUP BY x_1..x_K, n, test ORDER BY test, x_1..x_K, n
 
@@ -241,7 +274,10 @@ def collect(scan, *, test_fraction: float = 0.2, seed: int = 0,
     EM, so numpy iterates over patterns weighted by their count; on a log whose
     ranker shows each query's list in a few orders the patterns are far fewer
     than the sessions. The ORDER BY makes the rows (and so the bootstrap's
-    draws) the same on every engine.
+    draws) the same on every engine. Should two pairs share a hash (the join then
+    gives a row two pairs, which the decoding sees as two results at one position),
+    the statement runs again joined on the ids as text; an engine whose ``hash`` has
+    fewer than 64 bits (Spark) joins on text from the start.
     """
     if not 0.0 <= float(test_fraction) < 1.0:
         raise UlrError(f"test fraction must lie in [0, 1), got {test_fraction}.")
@@ -251,8 +287,17 @@ def collect(scan, *, test_fraction: float = 0.2, seed: int = 0,
         if int(positions) < 1:
             raise UlrError("positions must be at least 1.")
         where, params["ulr_k"] = "WHERE position <= $ulr_k", int(positions)
-    k = _ranks(scan, where, {k: v for k, v in params.items() if k == "ulr_k"}, positions)
-    res = scan.execute(_pattern_sql(k, where), params).fetchnumpy()
-    if len(res["m"]) == 0:
-        raise UlrError(f"the log {scan.name!r} has no rows to fit click models on.")
-    return _decode(res, k, scan.name)
+    k, rows, wide = _ranks(scan, where, {k: v for k, v in params.items() if k == "ulr_k"},
+                           positions)
+    code_type = "INTEGER" if rows < 2 ** 30 else "BIGINT"  # pairs <= rows: 2 * pair + 1 fits
+    # a 32-bit hash (Spark's) is shared by two of 100k pairs more often than not: text join
+    for key in ("hash", "text") if wide else ("text",):
+        res = scan.execute(_pattern_sql(k, where, key=key, code_type=code_type),
+                           params).fetchnumpy()
+        if len(res["m"]) == 0:
+            raise UlrError(f"the log {scan.name!r} has no rows to fit click models on.")
+        try:
+            return _decode(res, k, scan.name)
+        except _Clash:
+            if key == "text":  # the log itself shows two results at one position
+                raise
