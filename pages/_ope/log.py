@@ -205,8 +205,13 @@ def _slates(source, name, content_hash, settings: tuple):
 
 def _slate_section(source, name, content_hash, target, column, temperature, fit_fraction,
                    level, seed):
-    """Rankings: the target as a ranking policy, judged per whole slate."""
-    with st.expander("Rankings: clicks per ranking (slate estimators)"):
+    """Rankings: the target as a ranking policy, judged per whole slate; computed and drawn
+    only while its section is open (most visits never open it)."""
+    section = st.expander("Rankings: clicks per ranking (slate estimators)", key="ope_slates_open",
+                          on_change="rerun")
+    with section:
+        if not section.open:
+            return
         if target not in ("fitted", "scores"):
             st.info("Slate estimators need a ranking target: choose the fitted click model or "
                     "a score column as **Target policy** above.", icon=":material/info:")

@@ -21,6 +21,9 @@ def test_choose_for_me_intervals_and_new_estimators():
     assert len(chosen) == 1 and "SLOPE" in chosen[0]
     assert any("empirical bernstein bounds" in c.value for c in at.caption)
     assert not any("--" in m.value for m in [*at.info, *at.warning, *at.error])
+    assert not [d for d in at.dataframe if "assumption" in d.value.columns]  # section closed
+    at.session_state["ope_slates_open"] = True  # the visitor opens the rankings section
+    at.run()
     at.checkbox(key="ope_cascade_dr").check().run()
     assert not at.exception, at.exception
     slate = [d.value for d in at.dataframe if "assumption" in d.value.columns]
