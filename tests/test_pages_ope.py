@@ -116,6 +116,9 @@ def test_learning_on_the_sample_and_in_a_simulation():
     assert not at.error
     ev = at.dataframe[0].value
     assert list(ev["estimator"]) == ["ips", "snips", "logging"]
+    # rates shown within [0, 1], like the log view's table (it was drawn unclipped)
+    assert ((ev[["value", "lower", "upper"]] >= 0) & (ev[["value", "lower", "upper"]] <= 1)
+            ).all().all()
     assert len(at.dataframe[1].value) == 5  # one weight per feature
     assert len(at.get("plotly_chart")) == 1
     at.radio(key="crm_data").set_value("simulation").run()
@@ -240,3 +243,20 @@ def test_rankings_section_shows_the_three_slate_estimators():
     assert (slate[0]["lower"] <= slate[0]["value"]).all()
     at.selectbox(key="ope_target").select("uniform").run()
     assert any("ranking target" in i.value for i in at.info)
+
+
+def test_learned_policy_table_keeps_rates_within_0_1():
+    """A small simulated log with a high click rate: IPS's interval of the learned policy
+    passes 1; the table shows it clipped, and a caption names IPS."""
+    at = run_page()
+    at.segmented_control(key="ope_view").set_value("Learn a policy").run()
+    at.radio(key="crm_data").set_value("simulation").run()
+    at.number_input(key="crm_rows").set_value(300)
+    at.number_input(key="crm_base").set_value(0.85)
+    at.number_input(key="crm_steps").set_value(40)
+    press(at, "Learn a policy")
+    assert not at.exception and not at.error
+    ev = at.dataframe[0].value[["value", "lower", "upper"]]
+    assert ((ev >= 0) & (ev <= 1)).all().all()
+    clipped = [c.value for c in at.caption if "left the range of a click rate" in c.value]
+    assert len(clipped) == 1 and clipped[0].startswith("IPS")

@@ -5,7 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from pages import _ui as ui
-from pages._ope.common import LABELS, VIEWS, _headline, _open, _pick_log
+from pages._ope.common import LABELS, VIEWS, _headline, _open, _pick_log, estimates_table
 from ulr.ope import figures as F
 from ulr.ope.feedback import feedback_from_log
 from ulr.ope.study import crm_study
@@ -121,7 +121,7 @@ def _show_learned(out: dict, s: dict, *, simulated: bool):
     fig = F.crm_curve_figure(res.curve, truth=out.get("truth_path"),
                              logging_value=out.get("logging"))
     st.plotly_chart(fig, key="crm_chart")
-    ev = res.evaluation.estimates_table(clipped=False)
+    ev = estimates_table(res.evaluation)
     st.dataframe(ev, hide_index=True, width="stretch", key="crm_table")
     st.dataframe(pd.DataFrame({"feature": out["features"], "weight": res.coef}),
                  hide_index=True, key="crm_coef")

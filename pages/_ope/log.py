@@ -3,7 +3,8 @@
 import streamlit as st
 
 from pages import _ui as ui
-from pages._ope.common import LABELS, SAMPLE_SOURCE, VIEWS, _headline, _open, _pick_log
+from pages._ope.common import (LABELS, SAMPLE_SOURCE, VIEWS, _headline, _open, _pick_log,
+                               estimates_table)
 from ulr import schema
 from ulr.ope import estimators as est
 from ulr.ope import figures as F
@@ -160,12 +161,7 @@ def _show_log_result(res, source, name, content_hash, settings: tuple):
                 f". {selected['reason']}", icon=":material/auto_awesome:")
     for w in res.warnings:
         st.warning(w.message, icon=":material/warning:")
-    table = res.estimates_table()
-    out_of_range = res.out_of_range()
-    if out_of_range:
-        st.caption(f"{', '.join(LABELS.get(e, e) for e in out_of_range)} left the range of a "
-                   "click rate (its reward model, not the clicks, drives it there); its value "
-                   "and bounds are shown clipped to [0, 1].")
+    table = estimates_table(res)
     st.dataframe(table, hide_index=True, width="stretch", key="ope_table",
                  column_config={c: st.column_config.NumberColumn(format="%.5f")
                                 for c in ("value", "lower", "upper", "se")})
