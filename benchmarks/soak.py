@@ -6,14 +6,17 @@ Run: python benchmarks/soak.py [--sessions 1,4,8] [--rounds 4] [--clients browse
                                [--groupby-rows 10000000] [--skip-pages] [--skip-store]
 
 It prints:
-1. p50/p95 page latency (a new session until its script run has finished) with 1, 4 and
-   8 sessions at once, for ulr and, measured the same way, a one-line Streamlit app:
-   - ``browser``: headless Chromium (/usr/bin/chromium) opens each page; its drawing
-     shares this machine's cores with the server (each view costs Chromium ~0.3 s of
-     CPU for the bare app and 0.5-1.5 s for ulr's pages), so with 8 sessions it
-     measures the clients as much as the server;
+1. p50/p95 page latency with 1, 4 and 8 visitors at once, for ulr and, measured the same
+   way, a bare Streamlit app (the same menu of one-line pages). Each visitor opens the
+   app once, then goes through Home, Data, Position bias and Compare rankers with the
+   menu (one session, as people browse); a view is timed from the menu click until the
+   page's run has finished and its heading is drawn. The first pass is not counted.
+   - ``browser``: headless Chromium (/usr/bin/chromium); its drawing shares this
+     machine's two cores with the server (a full page load costs Chromium ~0.3 s of
+     CPU for the bare app and 0.5-1.5 s for ulr's pages, whose Plotly charts dominate),
+     so with 8 visitors it measures the clients as much as the server;
    - ``protocol``: the server alone; a client speaks Streamlit's websocket protocol
-     (asks for the page's run, waits for its end, draws nothing), as if each visitor's
+     (asks for each page's run, waits for its end, draws nothing), as if each visitor's
      browser ran on a machine of its own;
    - ``--think``: seconds each visitor reads a page before the next (uniform 0.5-1.5x);
      0 is a closed loop where every session asks again the instant it is served, so the
@@ -48,8 +51,11 @@ import duckdb  # noqa: E402
 
 from ulr import store  # noqa: E402
 
-PAGES = ["/?dataset=sample", "/data?dataset=sample", "/position_bias?dataset=sample",
-         "/compare_rankers?dataset=sample"]
+# (url path, menu title, the page's heading): the pages each visitor goes through
+PAGES = [("", "Home", "ulr — unbiased learning to rank"), ("data", "Data", "Data"),
+         ("position_bias", "Position bias", "Position bias"),
+         ("compare_rankers", "Compare rankers", "Compare rankers")]
+QUERY = "dataset=sample"
 IDLE_JS = """() => { const a = document.querySelector('[data-testid="stApp"]');
   return a && a.getAttribute('data-test-script-state') === 'notRunning'
          && a.getAttribute('data-test-connection-state') === 'CONNECTED'; }"""
@@ -87,13 +93,22 @@ def serve(db: str, script: Path = ROOT / "app.py"):
     raise RuntimeError("streamlit did not start")
 
 
-BARE_PAGES = ["/", "/?v=1", "/?v=2", "/?v=3"]  # the one-line app's four "pages"
 FINISHED_EARLY_FOR_RERUN = 2  # ForwardMsg.ScriptFinishedStatus: another run follows
+ARRIVED_JS = """(heading) => { const a = document.querySelector('[data-testid="stApp"]');
+  return a && a.getAttribute('data-test-script-state') === 'notRunning'
+    && [...document.querySelectorAll('h1')].some(h => h.textContent.trim() === heading); }"""
 
 
-def bare_app(folder: Path) -> Path:
+def bare_app(folder: Path, pages=None) -> Path:
+    """A one-line Streamlit app; with ``pages``, a menu of one-line pages with those url
+    paths, titles and headings."""
     app = folder / "bare.py"
-    app.write_text("import streamlit as st\nst.write('hello')\n")
+    if pages is None:
+        app.write_text("import streamlit as st\nst.write('hello')\n")
+        return app
+    app.write_text("import streamlit as st\n\nst.navigation([\n" + "".join(
+        f"    st.Page(lambda: st.title({head!r}), title={title!r}, url_path={path!r}, "
+        f"default={not path}),\n" for path, title, head in pages) + "]).run()\n")
     return app
 
 
@@ -103,57 +118,81 @@ async def think(rng, seconds: float) -> None:
         await asyncio.sleep(rng.uniform(0.5, 1.5) * seconds)
 
 
-async def browser_view(pg, url, path) -> float:
-    """Navigation (a new Streamlit session) until the script run has finished."""
-    t = time.perf_counter()
-    await pg.goto(url + path, wait_until="commit")
-    await pg.wait_for_timeout(150)  # let the run start before asking if it finished
-    await pg.wait_for_function(IDLE_JS, timeout=180_000)
-    return time.perf_counter() - t - 0.15
+class BrowserVisitor:
+    """A visitor in headless Chromium: opens the app once, then moves between pages with
+    the menu, as people do (one Streamlit session, the page's scripts loaded once)."""
+
+    def __init__(self, pg, url):
+        self.pg, self.url, self.opened = pg, url, False
+
+    async def view(self, path, title, heading) -> float:
+        t = time.perf_counter()
+        if not self.opened:
+            await self.pg.goto(f"{self.url}/{path}?{QUERY}", wait_until="commit")
+            self.opened = True
+        else:
+            await self.pg.locator('[data-testid="stSidebarNav"]').get_by_role(
+                "link", name=title, exact=True).click()
+        await self.pg.wait_for_function(ARRIVED_JS, arg=heading, timeout=180_000,
+                                        polling=20)
+        return time.perf_counter() - t
+
+    async def close(self):
+        await self.pg.context.close()
 
 
-async def protocol_view(url, path) -> float:
-    """What the server alone takes for the same view: a new session over Streamlit's
-    websocket asks for the page's run and waits for its end, drawing nothing (as if the
-    visitor's browser ran on a machine of its own)."""
-    import websockets
-    from streamlit.proto.BackMsg_pb2 import BackMsg
-    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+class ProtocolVisitor:
+    """The same visitor as the server sees it, without a browser: one session over
+    Streamlit's websocket that asks for each page's run and waits for its end (nothing
+    drawn, as if the visitor's browser ran on a machine of its own)."""
 
-    page, _, query = path.lstrip("/").partition("?")
-    t = time.perf_counter()
-    async with websockets.connect(url.replace("http", "ws", 1) + "/_stcore/stream",
-                                  subprotocols=["streamlit"], max_size=None) as ws:
+    def __init__(self, url):
+        self.url, self.ws = url, None
+
+    async def view(self, path, title, heading) -> float:
+        import websockets
+        from streamlit.proto.BackMsg_pb2 import BackMsg
+        from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+        t = time.perf_counter()
+        if self.ws is None:
+            self.ws = await websockets.connect(
+                self.url.replace("http", "ws", 1) + "/_stcore/stream",
+                subprotocols=["streamlit"], max_size=None)
         msg = BackMsg()
-        msg.rerun_script.query_string = query
-        msg.rerun_script.page_name = page
-        await ws.send(msg.SerializeToString())
+        msg.rerun_script.query_string = QUERY
+        msg.rerun_script.page_name = path
+        await self.ws.send(msg.SerializeToString())
         while True:
             fwd = ForwardMsg()
-            fwd.ParseFromString(await ws.recv())
+            fwd.ParseFromString(await self.ws.recv())
             if (fwd.WhichOneof("type") == "script_finished"
                     and fwd.script_finished != FINISHED_EARLY_FOR_RERUN):
                 return time.perf_counter() - t
 
+    async def close(self):
+        await self.ws.close()
 
-async def session(client, url, pages, rounds, pause, seed, out):
-    """One visitor: ``rounds`` passes over ``pages``; round 0 warms the caches."""
+
+async def session(visitor, pages, rounds, pause, seed, out):
+    """One visitor: ``rounds`` passes over ``pages``; round 0 (the first load, and each
+    page's first view in this session) is not counted."""
     import random
     rng = random.Random(seed)
     await think(rng, pause)  # people do not all arrive at the same instant
     for r in range(rounds):
-        for path in pages:
-            took = await (protocol_view(url, path) if client == "protocol"
-                          else browser_view(client, url, path))
+        for page in pages:
+            took = await visitor.view(*page)
             if r:
                 out.append(took)
             await think(rng, pause)
+    await visitor.close()
 
 
 async def page_latency(url, pages, sessions, rounds, client, pause):
     out: list[float] = []
     if client == "protocol":
-        await asyncio.gather(*(session("protocol", url, pages, rounds, pause, i, out)
+        await asyncio.gather(*(session(ProtocolVisitor(url), pages, rounds, pause, i, out)
                                for i in range(sessions)))
         return out
     from playwright.async_api import async_playwright
@@ -161,12 +200,12 @@ async def page_latency(url, pages, sessions, rounds, client, pause):
         browser = await p.chromium.launch(executable_path="/usr/bin/chromium", headless=True,
                                           args=["--no-sandbox", "--disable-gpu",
                                                 "--disable-dev-shm-usage"])
-        pgs = []
+        visitors = []
         for _ in range(sessions):
             ctx = await browser.new_context(viewport={"width": 1300, "height": 900})
-            pgs.append(await ctx.new_page())
-        await asyncio.gather(*(session(pg, url, pages, rounds, pause, i, out)
-                               for i, pg in enumerate(pgs)))
+            visitors.append(BrowserVisitor(await ctx.new_page(), url))
+        await asyncio.gather(*(session(v, pages, rounds, pause, i, out)
+                               for i, v in enumerate(visitors)))
         await browser.close()
     return out
 
@@ -180,7 +219,7 @@ def cpu_seconds(pid: int) -> float:
 def bench_pages(levels, rounds, tmp, clients, pauses):
     """p50/p95 per app, client, think time and number of sessions, beside the bare app."""
     rows = []
-    for label, script, pages in (("bare app", bare_app(tmp), BARE_PAGES),
+    for label, script, pages in (("bare app", bare_app(tmp, PAGES), PAGES),
                                  ("ulr", ROOT / "app.py", PAGES)):
         proc, url = serve(str(tmp / f"{label[:4]}.duckdb"), script)
         try:
@@ -196,12 +235,13 @@ def bench_pages(levels, rounds, tmp, clients, pauses):
         finally:
             proc.terminate()
             proc.wait(10)
-    print("page latency (new session -> script run finished); ulr pages: "
-          + ", ".join(p.split("?")[0] for p in PAGES) + f"; load average "
+    print("page latency (a menu click until the page's run has finished; each visitor "
+          "goes through " + ", ".join(p[1] for p in PAGES) + f"); load average "
           f"{os.getloadavg()[0]:.1f}")
     print("  browser: headless Chromium on this machine draws each page (8 of them share "
           "its cores with the server); protocol: the server alone (Streamlit's websocket, "
-          "nothing drawn). think: seconds a visitor reads each page (uniform 0.5-1.5x).")
+          "nothing drawn). think: seconds a visitor reads each page (uniform 0.5-1.5x). "
+          "bare app: the same menu of one-line pages.")
     print(f"  {'app':<9}{'client':<10}{'think':>6}{'sessions':>9}{'p50 ms':>9}{'p95 ms':>9}"
           f"{'p95 / 1-session p50':>21}{'server CPU ms/view':>20}")
     for label, client, pause, n, p50, p95, cpu, _ in rows:
