@@ -428,22 +428,23 @@ def cursor(db_path: str | os.PathLike | None = None) -> duckdb.DuckDBPyConnectio
     per session cost each new visitor ~15 ms, and each its own memory limit.
     """
     db = _resolve(db_path)
-    cur = _shared_database(db).cursor()
+    with _shared_lock:  # the shared connection itself is used by one thread at a time
+        cur = _shared_database(db).cursor()
     _cursor_db[cur] = db
     return cur
 
 
 def _shared_database(db: str) -> duckdb.DuckDBPyConnection:
-    with _shared_lock:
-        con = _shared.get(db)
-        if con is None:
-            con = _memory_connection()
-            con.execute("CREATE TABLE ulr_store (db VARCHAR)")
-            con.execute("INSERT INTO ulr_store VALUES (?)", [db])
-            _shared[db] = con
-            _shared_views[db] = set()
-            _view_locks[db] = threading.Lock()
-        return con
+    """This process's reader database of store ``db`` (under ``_shared_lock``)."""
+    con = _shared.get(db)
+    if con is None:
+        con = _memory_connection()
+        con.execute("CREATE TABLE ulr_store (db VARCHAR)")
+        con.execute("INSERT INTO ulr_store VALUES (?)", [db])
+        _shared[db] = con
+        _shared_views[db] = set()
+        _view_locks[db] = threading.Lock()
+    return con
 
 
 def _db_of(cur) -> str:
