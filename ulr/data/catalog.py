@@ -270,7 +270,6 @@ _reads: dict = {}   # (store path, key) -> (stamp, value) of catalog_read
 # view lists the datasets several times; with these, a repeat asks DuckDB nothing.
 _cursor_db: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _cursor_rows: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-_cursor_views: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # views it has
 # This process's in-memory database per store, whose cursors are the readers; the views
 # it has; a lock that serializes their DDL (two cursors replacing one view conflict).
 _shared: dict[str, duckdb.DuckDBPyConnection] = {}
@@ -450,58 +449,32 @@ def _shared_database(db: str) -> duckdb.DuckDBPyConnection:
 def _db_of(cur) -> str:
     """The store a reader connection belongs to."""
     db = _cursor_db.get(cur)
-    if db is not None:
-        return db
-    try:
-        return cur.execute("SELECT db FROM ulr_store").fetchone()[0]
-    except duckdb.CatalogException:
+    if db is None:
         raise UlrError("this DuckDB connection is not a ulr store cursor; "
-                       "use store.cursor().") from None
-
-
-def _views(cur) -> set[str]:
-    return {r[0] for r in cur.execute(
-        "SELECT view_name FROM duckdb_views() WHERE NOT internal AND schema_name = 'main'"
-    ).fetchall()}
+                       "use store.cursor().")
+    return db
 
 
 def _sync_views(cur, db: str, infos: list[DatasetInfo], *, drop_others: bool) -> None:
     """Make ``cur`` show each dataset (and its skipped rows) as a view over its file.
 
-    The views a reader database has are remembered (only this function and
-    :func:`delete_dataset` change them), so repeated opens ask DuckDB nothing. The
-    shared database (:func:`cursor`) never drops a view: a session may still be
-    reading a dataset that another one deleted (its file stays in the trash for
-    :data:`TRASH_GRACE_S`); the catalog, not the views, says what exists.
+    The views of the store's shared reader database (:func:`cursor`) are remembered,
+    so repeated opens ask DuckDB nothing. A view is dropped only once its file is gone
+    (``drop_others``: one not in ``infos``): a session may still be reading a dataset
+    that another one deleted, whose file stays in the trash for :data:`TRASH_GRACE_S`;
+    the catalog, not the views, says what exists.
     """
-    shared = _cursor_db.get(cur)
-    if shared in _shared_views:
-        with _view_locks[shared]:
-            have = _shared_views[shared]
-            if drop_others:  # views of datasets gone from the catalog and from the trash
-                wanted = {t for d in infos for t in (d.table, d.rejects_table) if t}
-                _drop_views(cur, {v for v in have - wanted if not _file_of(db, v).exists()},
-                            have)
-            _make_views(cur, db, infos, have, drop_others=False)
-        return
-    have = _cursor_views.get(cur)
-    if have is None:
-        have = _cursor_views[cur] = _views(cur)
-    _make_views(cur, db, infos, have, drop_others=drop_others)
+    with _view_locks[db]:
+        have = _shared_views[db]
+        if drop_others:
+            wanted = {t for d in infos for t in (d.table, d.rejects_table) if t}
+            for v in [v for v in have - wanted if not _file_of(db, v).exists()]:
+                cur.execute(f"DROP VIEW IF EXISTS {_table(v)}")
+                have.discard(v)
+        _make_views(cur, db, infos, have)
 
 
-def _drop_views(cur, views: set[str], have: set[str]) -> None:
-    for v in views:
-        if _TABLE_RE.match(v):
-            cur.execute(f"DROP VIEW IF EXISTS {_table(v)}")
-            have.discard(v)
-
-
-def _make_views(cur, db: str, infos: list[DatasetInfo], have: set[str], *,
-                drop_others: bool) -> None:
-    if drop_others:
-        wanted = {t for d in infos for t in (d.table, d.rejects_table) if t}
-        _drop_views(cur, have - wanted, have)
+def _make_views(cur, db: str, infos: list[DatasetInfo], have: set[str]) -> None:
     for d in infos:
         for t in (d.table, d.rejects_table):
             if t and t not in have:
@@ -577,13 +550,7 @@ def delete_dataset(cur, name: str) -> None:
         con.execute("DELETE FROM ulr_catalog WHERE name = ?", [name])
         _trash(con, row)
         _sweep(con, db)
-    _cursor_rows.pop(cur, None)
-    if _cursor_db.get(cur) in _shared_views:  # other sessions may be reading it (_sync_views)
-        return
-    for t in row:
-        if t:
-            cur.execute(f"DROP VIEW IF EXISTS {_table(t)}")
-            _cursor_views.get(cur, set()).discard(t)
+    _cursor_rows.pop(cur, None)  # its view stays while its file may be read (_sync_views)
 
 
 def _no_rejects() -> pd.DataFrame:
