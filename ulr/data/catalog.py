@@ -438,8 +438,6 @@ def _shared_database(db: str) -> duckdb.DuckDBPyConnection:
     con = _shared.get(db)
     if con is None:
         con = _memory_connection()
-        con.execute("CREATE TABLE ulr_store (db VARCHAR)")
-        con.execute("INSERT INTO ulr_store VALUES (?)", [db])
         _shared[db] = con
         _shared_views[db] = set()
         _view_locks[db] = threading.Lock()
