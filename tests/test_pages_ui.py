@@ -102,3 +102,31 @@ def test_the_helper_package_finds_the_app_and_every_page():
     assert all((ui.ROOT / f).is_file() for f, *_ in ui.PAGES)
     assert ui.add_to_report.__module__ == "pages._ui.reporting"
     assert nav._in_folder_mode_run() is False   # no Streamlit runner on this stack
+
+
+def _bare_expressions(path):
+    """Statements that are a value alone (not a call, not a docstring): what Streamlit's
+    "magic" would have drawn."""
+    import ast
+    tree = ast.parse(path.read_text(), filename=str(path))
+    return [f"{path.name}:{node.lineno}" for node in ast.walk(tree)
+            if isinstance(node, ast.Expr)
+            and not isinstance(node.value, (ast.Call, ast.Await, ast.Yield, ast.YieldFrom))
+            and not (isinstance(node.value, ast.Constant) and isinstance(node.value.value, str))]
+
+
+def test_the_server_config_keeps_a_view_cheap_and_no_page_relies_on_magic():
+    """Two runner options cut what every script run costs the server: no "magic" (which
+    rewrites each page's syntax tree when Streamlit compiles it) and no forced full garbage
+    collection after each run (50-130 ms holding the GIL). Without magic a bare value on a
+    page would silently show nothing, so no page may have one (magic only ever applied to
+    the scripts Streamlit runs, not to the modules they import)."""
+    import tomllib
+    from pathlib import Path
+    root = Path(__file__).resolve().parent.parent
+    runner = tomllib.loads((root / ".streamlit" / "config.toml").read_text())["runner"]
+    assert runner["magicEnabled"] is False
+    assert runner["postScriptGC"] is False
+    files = [root / "app.py", *sorted((root / "pages").glob("[!_]*.py"))]
+    assert len(files) > 10
+    assert [hit for f in files for hit in _bare_expressions(f)] == []
