@@ -13,4 +13,5 @@ with store.waiting(ui.wait_notice()):
     with st.sidebar:
         ui.dataset_picker()
     ui.presentation_toggle()
-    nav.run()
+    with ui.frozen_imports():
+        nav.run()

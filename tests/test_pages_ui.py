@@ -130,3 +130,40 @@ def test_the_server_config_keeps_a_view_cheap_and_no_page_relies_on_magic():
     files = [root / "app.py", *sorted((root / "pages").glob("[!_]*.py"))]
     assert len(files) > 10
     assert [hit for f in files for hit in _bare_expressions(f)] == []
+
+
+def test_cached_only_reads_a_held_value_and_never_computes_one():
+    calls = []
+
+    @ui.cache_data(show_spinner=False, max_entries=8)
+    def work(content_hash, x):
+        calls.append(x)
+        return x * 10
+
+    key = f"peek-{time.time_ns()}"
+    assert ui.cached_only(lambda: work(key, 1)) == (False, None)
+    assert calls == []                                  # nothing computed, nothing stored
+    assert work(key, 1) == 10 and calls == [1]
+    assert ui.cached_only(lambda: work(key, 1)) == (True, 10)
+    assert ui.cached_only(lambda: work(key, 2)) == (False, None)
+    assert calls == [1]
+    assert work(key, 2) == 20 and calls == [1, 2]      # asking left normal calls as they were
+
+
+def test_a_run_that_imports_freezes_what_is_alive_and_others_do_not():
+    import gc
+    import sys
+    import types
+    before = gc.get_freeze_count()
+    with ui.frozen_imports():
+        pass
+    assert gc.get_freeze_count() == before
+    name = f"_ulr_probe_{time.time_ns()}"
+    try:
+        with ui.frozen_imports():
+            sys.modules[name] = types.ModuleType(name)
+            kept = [[] for _ in range(100)]
+        assert gc.get_freeze_count() >= before + len(kept)
+    finally:
+        sys.modules.pop(name, None)
+        gc.unfreeze()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import threading
 
 import streamlit as st
 
@@ -12,6 +13,12 @@ from ulr import store
 CACHE_TTL = "6h"      # a cached result unused this long is dropped (and max_entries bounds each)
 _BY_DATASET: dict = {}  # content hash -> {call: (cached function, args, kwargs)}, for forget()
 _BY_DATASET_CAP = 2048
+_PEEK = threading.local()  # set while cached_only asks: a miss raises instead of computing
+
+
+class _NotCached(Exception):
+    """A cached page function was asked, through :func:`cached_only`, for a value it
+    does not hold."""
 
 
 def cache_data(**options):
@@ -32,6 +39,8 @@ def cache_data(**options):
     def decorate(func):
         @functools.wraps(func)
         def without_notice(*args, **kwargs):
+            if getattr(_PEEK, "asking", False):
+                raise _NotCached   # Streamlit stores nothing for a call that raises
             with store.waiting(None):
                 return func(*args, **kwargs)
         cached = st.cache_data(**options)(without_notice)
@@ -51,6 +60,23 @@ def cache_data(**options):
         recorded.clear = cached.clear
         return recorded
     return decorate
+
+
+def cached_only(call):
+    """``(True, call())`` when every cached page function ``call`` uses already holds its
+    value, else ``(False, None)``, and nothing is computed.
+
+    So a page can show its progress box (``st.status``, which pauses the run 50 ms when
+    it opens) only when there is work to follow, and draw the results at once when
+    another visitor computed them before.
+    """
+    _PEEK.asking = True
+    try:
+        return True, call()
+    except _NotCached:
+        return False, None
+    finally:
+        _PEEK.asking = False
 
 
 def forget(content_hash: str | None) -> None:
