@@ -74,29 +74,56 @@ def _source_estimate(version: str, name: str, method: str, positions: int, boots
 def _run(label: str, methods: list[str], estimate) -> tuple[list, dict]:
     """Run ``estimate(method, should_stop)`` for each method inside one status box.
 
-    The work stops within one loop step when this script run ends (tab closed,
-    a control changed, server shutting down): :func:`pages._ui.cancellable`.
+    When every method's result is cached already (another visit computed it), the
+    results are drawn at once under a box of the same look, without a status box's
+    pauses. The work stops within one loop step when this script run ends (tab
+    closed, a control changed, server shutting down): :func:`pages._ui.cancellable`.
     """
-    results, failures = [], {}
+    held = [ui.cached_only(lambda m=m: estimate(m, None)) for m in methods]
+    if all(hit for hit, _ in held):
+        outcomes = [(m, value, None) for m, (_, value) in zip(methods, held)]
+        results, failures = _outcomes(outcomes)
+        with st.expander(_done_label(label, results, methods),
+                         icon=":material/error:" if not results else ":material/check:"):
+            _outcome_lines(outcomes)
+        return results, failures
+    outcomes = []
     with ui.cancellable() as stop, \
             st.status(f"Estimating position bias on {label!r}…", expanded=False) as status:
         bar = st.progress(0.0)
         for i, method in enumerate(methods):
             bar.progress(i / len(methods), text=f"{method} ({i + 1} of {len(methods)})")
             t0 = time.perf_counter()
-            kind, value = estimate(method, stop)
-            took = time.perf_counter() - t0
-            if kind == "ok":
-                results.append(value)
-                st.write(f"**{method}**: done in {value.seconds:.2f} s"
-                         + (" (cached)" if took < 0.5 * value.seconds else ""))
-            else:
-                failures[method] = value
-                st.write(f"**{method}**: cannot run on this log")
+            outcomes.append((method, estimate(method, stop), time.perf_counter() - t0))
+            _outcome_lines(outcomes[-1:])
         bar.progress(1.0, text="done")
-        status.update(label=f"Estimated {len(results)} of {len(methods)} methods on "
-                            f"{label!r}", state="error" if not results else "complete")
+        results, failures = _outcomes(outcomes)
+        status.update(label=_done_label(label, results, methods),
+                      state="error" if not results else "complete")
     return results, failures
+
+
+def _outcomes(outcomes) -> tuple[list, dict]:
+    """The results, and the failures by method, of ``(method, (kind, value), took)``."""
+    results = [value for _, (kind, value), _ in outcomes if kind == "ok"]
+    failures = {m: value for m, (kind, value), _ in outcomes if kind != "ok"}
+    return results, failures
+
+
+def _outcome_lines(outcomes) -> None:
+    """One line per method: its time, and whether it was computed before (``took`` is
+    None, or well under the time the result records)."""
+    for method, (kind, value), took in outcomes:
+        if kind == "ok":
+            before = took is None or took < 0.5 * value.seconds
+            st.write(f"**{method}**: done in {value.seconds:.2f} s"
+                     + (" (cached)" if before else ""))
+        else:
+            st.write(f"**{method}**: cannot run on this log")
+
+
+def _done_label(label: str, results: list, methods: list) -> str:
+    return f"Estimated {len(results)} of {len(methods)} methods on {label!r}"
 
 
 def _source_page(name: str) -> None:

@@ -84,16 +84,21 @@ if not info.has("session_id"):
     st.stop()
 models, fraction, bootstrap, seed = _settings()
 kind, res = "error", "The click models did not run."
-with ui.user_errors(), ui.cancellable() as stop, \
-        st.status(f"Fitting {len(models)} click models on {info.name!r}…",
-                  expanded=False) as status:
-    kind, res = _compare(info.content_hash, info.name, models, fraction, bootstrap, seed,
-                         _should_stop=stop)
-    if kind == "ok":
-        status.update(label=f"Fitted {len(models)} click models on {info.name!r} in "
-                            f"{res.seconds:.1f} s", state="complete")
-    else:
-        status.update(label="Could not fit the click models", state="error")
+held, value = ui.cached_only(lambda: _compare(info.content_hash, info.name, models, fraction,
+                                               bootstrap, seed))
+if held:   # fitted before: no progress box (opening one pauses the run 50 ms)
+    kind, res = value
+else:
+    with ui.user_errors(), ui.cancellable() as stop, \
+            st.status(f"Fitting {len(models)} click models on {info.name!r}…",
+                      expanded=False) as status:
+        kind, res = _compare(info.content_hash, info.name, models, fraction, bootstrap, seed,
+                             _should_stop=stop)
+        if kind == "ok":
+            status.update(label=f"Fitted {len(models)} click models on {info.name!r} in "
+                                f"{res.seconds:.1f} s", state="complete")
+        else:
+            status.update(label="Could not fit the click models", state="error")
 if kind != "ok":
     st.error(res)
     st.stop()

@@ -203,3 +203,23 @@ def test_a_link_above_the_operator_caps_is_lowered_with_one_sentence(monkeypatch
     assert any("asks for 3 methods" in n and "ULR_MAX_METHODS" in n for n in notes)
     assert at.query_params["bootstrap"] == "20"  # the shared link now says what ran
     assert "boot" not in at.query_params      # the old key (links shared before the rename)
+
+
+def test_results_computed_before_are_drawn_without_a_progress_box():
+    """A status box pauses every run 50 ms when it opens; it is shown only when there is
+    work to follow. A second visitor with the same settings gets the same results, under
+    a plain box that says they were computed before."""
+    first = open_page()
+    first.number_input(key="pb_seed").set_value(7).run()
+    assert not first.exception, first.exception
+    assert [s.label for s in first.status] and not [
+        e for e in first.expander if e.label.startswith("Estimated")]
+    table = first.dataframe[0].value
+    second = open_page()
+    second.number_input(key="pb_seed").set_value(7).run()
+    assert not second.exception, second.exception
+    assert len(second.status) == 0
+    done = [e for e in second.expander if e.label.startswith("Estimated")]
+    assert [e.label for e in done] == [first.status[0].label]
+    assert all("(cached)" in m.value for m in done[0].markdown)
+    assert second.dataframe[0].value.equals(table)

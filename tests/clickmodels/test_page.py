@@ -62,3 +62,19 @@ def test_the_shareable_link_sets_the_controls():
     assert at.number_input(key="um_boot").value == 10
     assert at.number_input(key="um_seed").value == 4
     assert set(at.dataframe[0].value["model"]) == {"PBM", "UBM"}
+
+
+def test_a_comparison_fitted_before_opens_no_progress_box():
+    """st.status pauses each run 50 ms; a second visitor with the same settings gets the
+    fitted comparison at once, with the same table."""
+    tables = []
+    for visit in range(2):
+        at = open_page()
+        at.multiselect(key="um_models").set_value(["pbm", "cascade"])
+        at.number_input(key="um_boot").set_value(0)
+        at.number_input(key="um_seed").set_value(11)
+        at.run()
+        assert not at.exception, at.exception
+        assert len(at.status) == (1 if visit == 0 else 0)
+        tables.append(at.dataframe[0].value)
+    assert tables[0].equals(tables[1])
