@@ -3,12 +3,14 @@
     python benchmarks/bench_clickmodels.py [--sessions 1000000] [--docs 10] [--queries 10000]
                                            [--orders 0] [--models ubm,dbn] [--max-iter 200]
                                            [--out DIR] [--against CHECKOUT] [--repeat N]
+                                           [--format parquet|csv]
 
 Generates ``benchmarks/out/cm_{sessions}x{docs}[_o{orders}].parquet`` once (a DBN log
 from :func:`ulr.simulate.simulate_click_model`; git-ignored; ``--orders 0`` shuffles
 every session's list, so nearly every session is a pattern of its own, the aggregate's
 worst case; ``--orders m`` shows each query's list in one of m fixed orders, as a
-production ranker does), then runs, each in a
+production ranker does; ``--format csv`` writes the same rows once more as CSV, the form
+analysts most often upload, and reads that), then runs, each in a
 fresh child process so peak memory is the child's own (``os.wait4``):
 
 - scan:  ``SELECT count(*), sum(click), max(position) FROM read_parquet(FILE)`` (every row read once);
@@ -96,6 +98,21 @@ def generate(sessions: int, docs: int, queries: int, out: Path, orders: int = 0)
     return path
 
 
+def as_csv(path: Path) -> Path:
+    """The Parquet log's rows as a CSV file beside it (written once, batch by batch)."""
+    out = path.with_suffix(".csv")
+    if not out.exists():
+        import pyarrow.csv as pc
+        import pyarrow.parquet as pq
+        source = pq.ParquetFile(path)
+        part = out.with_suffix(".csv.part")
+        with pc.CSVWriter(part, source.schema_arrow) as writer:
+            for batch in source.iter_batches(batch_size=500_000):
+                writer.write_batch(batch)
+        part.rename(out)
+    return out
+
+
 def child(path: Path, what: str, max_iter: int, root: Path = ROOT) -> dict:
     """One fresh process running ``what`` with the ``ulr`` package of ``root``."""
     t0 = time.perf_counter()
@@ -148,6 +165,8 @@ def main(argv=None) -> None:
                     help="another checkout (e.g. a git worktree of main): its ulr runs each "
                          "child too, alternating with this one's")
     ap.add_argument("--repeat", type=int, default=1, help="runs of each child (medians)")
+    ap.add_argument("--format", choices=("parquet", "csv"), default="parquet",
+                    help="the file every run reads (csv: the same rows, written once)")
     a = ap.parse_args(argv)
     if a.repeat < 1:
         ap.error("--repeat must be at least 1")
@@ -155,6 +174,8 @@ def main(argv=None) -> None:
         ap.error(f"--against {a.against} has no ulr package")
     roots = {"": ROOT} if a.against is None else {"": ROOT, "against": a.against.resolve()}
     path = generate(a.sessions, a.docs, a.queries, a.out, a.orders)
+    if a.format == "csv":
+        path = as_csv(path)
     print(f"{path.name}: {a.sessions:,} sessions x {a.docs} = {a.sessions * a.docs:,} impressions"
           + (f"; 'against' rows: the ulr of {a.against}" if a.against else "")
           + (f"; medians of {a.repeat} runs" if a.repeat > 1 else ""))
