@@ -2,7 +2,9 @@
 
 Issue 25's target: the worst page within 1.5x the bare app. Each view is a new Streamlit
 session on a server that has already served one session, timed from navigation until the
-script run has finished and no new run follows, in two browsers:
+script run has finished and no new run follows, in two browsers. All the apps' servers run
+at once and every page is visited in turn, ``--visits`` times, so a change in the
+machine's load falls on the bare app and the pages alike:
 
 - cold: a fresh browser context, as a browser that has never opened the app: it fetches
   every script Streamlit's page needs (the bare app needs the fewest: ulr's pages also
@@ -14,7 +16,8 @@ script run has finished and no new run follows, in two browsers:
 records only after the drawing before it: in a warm browser Plotly's script (4.7 MB) is at
 hand and charts are drawn first, so warm can read slower than cold, where the chart script
 arrives, and the chart is drawn, after the signal. The row "bare + 1 chart" is the
-bare app with one small Plotly chart: what Plotly alone costs a view.
+bare app with one small Plotly chart: what Plotly alone costs a view; "bare, deep link"
+is a bare app with a menu of two one-line pages, opened at its second page's address.
 
 Every page but Home is opened by its own address (``/data``), as a shared link is; the
 bare app by ``/``. For such an address Streamlit's browser code first looks for the
@@ -46,6 +49,7 @@ from benchmarks.soak import IDLE_JS, bare_app, serve  # noqa: E402
 PAGES = ["", "data", "position_bias", "user_models", "compare_rankers", "severity_sweep", "bandit_lab",
          "off_policy", "debiased_recs", "report", "present"]
 SETTLE_MS = 300
+DEEP = [("", "Home", "Home"), ("page", "Page", "Page")]  # a bare menu app opened at /page
 
 
 def first_views(browser, url: str, path: str, visits: int, warm=None) -> list[float]:
@@ -87,22 +91,34 @@ def main(visits: int, pages: list[str]) -> None:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True,
                                     args=["--no-sandbox", "--disable-gpu",
                                           "--disable-dev-shm-usage"])
-        for label, script, paths in (("bare app", bare_app(tmp), [""]),
-                                     ("bare + 1 chart", bare_chart_app(tmp), [""]),
-                                     ("ulr", ROOT / "app.py", pages)):
-            proc, url = serve(str(tmp / "fv.duckdb"), script)
-            warm = browser.new_context(viewport={"width": 1300, "height": 900})
-            try:
+        deep = tmp / "deep"
+        deep.mkdir()
+        apps = [("bare app", bare_app(tmp), [""]),
+                ("bare, deep link", bare_app(deep, DEEP), ["page"]),
+                ("bare + 1 chart", bare_chart_app(tmp), [""]),
+                ("ulr", ROOT / "app.py", pages)]
+        servers, warm, views = [], {}, []   # views: (row name, url, path)
+        try:
+            for label, script, paths in apps:
+                proc, url = serve(str(tmp / f"fv{len(servers)}.duckdb"), script)
+                servers.append(proc)
+                warm[url] = browser.new_context(viewport={"width": 1300, "height": 900})
                 first_views(browser, url, paths[0], 1)  # the server's own first run
                 for path in paths:  # the returning browser has opened every page once
-                    first_views(browser, url, path, 1, warm=warm)
-                for path in paths:
-                    cold = first_views(browser, url, path, visits)
-                    hot = first_views(browser, url, path, visits, warm=warm)
-                    rows.append((label if label != "ulr" else f"/{path}", min(cold),
-                                 statistics.median(cold), min(hot), statistics.median(hot)))
-            finally:
-                warm.close()
+                    first_views(browser, url, path, 1, warm=warm[url])
+                    views.append((label if label != "ulr" else f"/{path}", url, path))
+            cold = {name: [] for name, _, _ in views}
+            hot = {name: [] for name, _, _ in views}
+            for _ in range(visits):  # in turns, so a change in the machine's load falls on all
+                for name, url, path in views:
+                    cold[name] += first_views(browser, url, path, 1)
+                    hot[name] += first_views(browser, url, path, 1, warm=warm[url])
+            rows = [(name, min(cold[name]), statistics.median(cold[name]), min(hot[name]),
+                     statistics.median(hot[name])) for name, _, _ in views]
+        finally:
+            for ctx in warm.values():
+                ctx.close()
+            for proc in servers:
                 proc.terminate()
                 proc.wait(10)
         browser.close()
