@@ -5,8 +5,6 @@ methods that need only (query, doc, position) counts run on its stored statistic
 the others say in one sentence that they need rows.
 """
 
-import time
-
 import numpy as np
 import streamlit as st
 
@@ -71,61 +69,6 @@ def _source_estimate(version: str, name: str, method: str, positions: int, boots
         return "error", exc
 
 
-def _run(label: str, methods: list[str], estimate) -> tuple[list, dict]:
-    """Run ``estimate(method, should_stop)`` for each method inside one status box.
-
-    When every method's result is cached already (another visit computed it), the
-    results are drawn at once under a box of the same look, without a status box's
-    pauses. The work stops within one loop step when this script run ends (tab
-    closed, a control changed, server shutting down): :func:`pages._ui.cancellable`.
-    """
-    held = [ui.cached_only(lambda m=m: estimate(m, None)) for m in methods]
-    if all(hit for hit, _ in held):
-        outcomes = [(m, value, None) for m, (_, value) in zip(methods, held)]
-        results, failures = _outcomes(outcomes)
-        with st.expander(_done_label(label, results, methods),
-                         icon=":material/error:" if not results else ":material/check:"):
-            _outcome_lines(outcomes)
-        return results, failures
-    outcomes = []
-    with ui.cancellable() as stop, \
-            st.status(f"Estimating position bias on {label!r}…", expanded=False) as status:
-        bar = st.progress(0.0)
-        for i, method in enumerate(methods):
-            bar.progress(i / len(methods), text=f"{method} ({i + 1} of {len(methods)})")
-            t0 = time.perf_counter()
-            outcomes.append((method, estimate(method, stop), time.perf_counter() - t0))
-            _outcome_lines(outcomes[-1:])
-        bar.progress(1.0, text="done")
-        results, failures = _outcomes(outcomes)
-        status.update(label=_done_label(label, results, methods),
-                      state="error" if not results else "complete")
-    return results, failures
-
-
-def _outcomes(outcomes) -> tuple[list, dict]:
-    """The results, and the failures by method, of ``(method, (kind, value), took)``."""
-    results = [value for _, (kind, value), _ in outcomes if kind == "ok"]
-    failures = {m: value for m, (kind, value), _ in outcomes if kind != "ok"}
-    return results, failures
-
-
-def _outcome_lines(outcomes) -> None:
-    """One line per method: its time, and whether it was computed before (``took`` is
-    None, or well under the time the result records)."""
-    for method, (kind, value), took in outcomes:
-        if kind == "ok":
-            before = took is None or took < 0.5 * value.seconds
-            st.write(f"**{method}**: done in {value.seconds:.2f} s"
-                     + (" (cached)" if before else ""))
-        else:
-            st.write(f"**{method}**: cannot run on this log")
-
-
-def _done_label(label: str, results: list, methods: list) -> str:
-    return f"Estimated {len(results)} of {len(methods)} methods on {label!r}"
-
-
 def _source_page(name: str) -> None:
     """The page for a registered source: em and intervention harvesting from its statistics."""
     from ulr.engines import sources
@@ -152,8 +95,9 @@ def _source_page(name: str) -> None:
     methods = [m for m in methods if m in SOURCE_METHODS]
     if not methods:
         st.stop()
-    results, failures = _run(name, methods, lambda m, stop: _source_estimate(
-        version, name, m, positions, bootstrap, seed, _should_stop=stop))
+    results, failures = ui.run_methods(name, methods, lambda m, stop: _source_estimate(
+        version, name, m, positions, bootstrap, seed, _should_stop=stop),
+        running="Estimating position bias")
     _show_failures(failures)
     evidence = {"rows": summ["rows"], "clicks": summ["clicks"], "queries": summ["queries"],
                 "sessions": None}
@@ -306,9 +250,9 @@ methods_default = ui.url_options("methods", propensity.METHODS, ["randomization"
                                  cap="ULR_MAX_METHODS", what="methods")
 methods, positions, bootstrap, seed, assume = _settings(
     max_pos, methods_default, assume=True if info.facts.randomized else False)
-results, failures = _run(info.name, methods, lambda m, stop: _estimate(
+results, failures = ui.run_methods(info.name, methods, lambda m, stop: _estimate(
     info.content_hash, info.name, m, positions, bootstrap, seed, assume and m == "randomization",
-    _should_stop=stop))
+    _should_stop=stop), running="Estimating position bias")
 _show_failures(failures)
 summ, by_pos = _evidence(info.content_hash, info.name)
 _show(results, _true_theta(info.content_hash, info.name), by_pos,

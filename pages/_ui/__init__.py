@@ -9,7 +9,7 @@ re-exported here from the module that holds it:
   cursor, the dataset picker and the mapping checks;
 - :mod:`pages._ui.url`: page settings in the shareable URL, operator caps;
 - :mod:`pages._ui.widgets`: error boxes, downloads, dead ends, verdict badges,
-  cancellation;
+  cancellation, the progress box of several methods;
 - :mod:`pages._ui.reporting`: who is acting, the session's report and
   :func:`add_to_report`;
 - :mod:`pages._ui.cache`: the shared result and figure caches;
@@ -33,4 +33,5 @@ from pages._ui.session import (DATASET_KEY, NEEDS_ROWS, SOURCE_KEY, current_log,
 from pages._ui.url import (LIMITS, limit, set_url_params, url_index, url_number,  # noqa: F401
                            url_options, url_param)
 from pages._ui.widgets import (VERDICT_COLORS, VERDICT_ICONS, cancellable,  # noqa: F401
-                               dead_end, download_csv, show_verdict, user_errors)
+                               dead_end, download_csv, run_methods, show_verdict,
+                               user_errors)

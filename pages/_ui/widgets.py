@@ -1,13 +1,16 @@
-"""Widgets the pages share: error boxes, downloads, dead ends, verdict badges, and the
-``should_stop`` that ends ulr's long loops with the script run."""
+"""Widgets the pages share: error boxes, downloads, dead ends, verdict badges, the
+``should_stop`` that ends ulr's long loops with the script run, and the progress box of
+several methods."""
 
 from __future__ import annotations
 
 import contextlib
+import time
 
 import pandas as pd
 import streamlit as st
 
+from pages._ui.cache import cached_only
 from pages._ui.nav import ensure_app_run
 from ulr.errors import Cancelled, UlrError
 from ulr.export import safe_csv_bytes
@@ -99,3 +102,61 @@ def show_verdict(v, *, key: str | None = None) -> None:
                     st.markdown(f"- {r.message}")
                 if v.to_settle:
                     st.markdown(f"To settle it: {v.to_settle}.")
+
+
+def run_methods(label: str, methods: list[str], estimate, *,
+                running: str) -> tuple[list, dict]:
+    """Run ``estimate(method, should_stop)`` for each method inside one status box
+    ("{running} on {label}…"); ``estimate`` returns ``("ok", result)`` or
+    ``("error", reason)``. Returns the results and the failures by method.
+
+    When every method's result is cached already (another visit computed it), the
+    results are drawn at once under a box of the same look, without a status box's
+    pauses. The work stops within one loop step when this script run ends (tab
+    closed, a control changed, server shutting down): :func:`cancellable`.
+    """
+    held = [cached_only(lambda m=m: estimate(m, None)) for m in methods]
+    if all(hit for hit, _ in held):
+        outcomes = [(m, value, None) for m, (_, value) in zip(methods, held)]
+        results, failures = _outcomes(outcomes)
+        with st.expander(_done_label(label, results, methods),
+                         icon=":material/error:" if not results else ":material/check:"):
+            _outcome_lines(outcomes)
+        return results, failures
+    outcomes = []
+    with cancellable() as stop, \
+            st.status(f"{running} on {label!r}…", expanded=False) as status:
+        bar = st.progress(0.0)
+        for i, method in enumerate(methods):
+            bar.progress(i / len(methods), text=f"{method} ({i + 1} of {len(methods)})")
+            t0 = time.perf_counter()
+            outcomes.append((method, estimate(method, stop), time.perf_counter() - t0))
+            _outcome_lines(outcomes[-1:])
+        bar.progress(1.0, text="done")
+        results, failures = _outcomes(outcomes)
+        status.update(label=_done_label(label, results, methods),
+                      state="error" if not results else "complete")
+    return results, failures
+
+
+def _outcomes(outcomes) -> tuple[list, dict]:
+    """The results, and the failures by method, of ``(method, (kind, value), took)``."""
+    results = [value for _, (kind, value), _ in outcomes if kind == "ok"]
+    failures = {m: value for m, (kind, value), _ in outcomes if kind != "ok"}
+    return results, failures
+
+
+def _outcome_lines(outcomes) -> None:
+    """One line per method: its time, and whether it was computed before (``took`` is
+    None, or well under the time the result records)."""
+    for method, (kind, value), took in outcomes:
+        if kind == "ok":
+            before = took is None or took < 0.5 * value.seconds
+            st.write(f"**{method}**: done in {value.seconds:.2f} s"
+                     + (" (cached)" if before else ""))
+        else:
+            st.write(f"**{method}**: cannot run on this log")
+
+
+def _done_label(label: str, results: list, methods: list) -> str:
+    return f"Estimated {len(results)} of {len(methods)} methods on {label!r}"
