@@ -167,3 +167,27 @@ def test_a_run_that_imports_freezes_what_is_alive_and_others_do_not():
     finally:
         sys.modules.pop(name, None)
         gc.unfreeze()
+
+
+def test_a_run_writes_its_settings_to_the_url_in_one_message(monkeypatch):
+    """Each write of st.query_params sends the browser a message; the Off-policy page
+    has eight settings in its link and sends them in one."""
+    from pathlib import Path
+
+    from streamlit.runtime.state.query_params import QueryParams
+    from streamlit.testing.v1 import AppTest
+    sent = []
+    real = QueryParams._send_query_param_msg
+    monkeypatch.setattr(QueryParams, "_send_query_param_msg",
+                        lambda self: (sent.append(dict(self._query_params)), real(self))[1])
+    at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app.py"),
+                           default_timeout=120)
+    at.run()
+    sent.clear()
+    at.switch_page("pages/off_policy.py").run()
+    assert not at.exception, at.exception
+    assert len(sent) == 1
+    assert {"view", "log", "target", "temperature", "action", "estimators", "seed"} <= set(sent[0])
+    sent.clear()
+    at.run()                                   # nothing changed: nothing sent
+    assert sent == []

@@ -116,7 +116,11 @@ def url_options(name: str, options, default, *, cap: str | None = None,
 
 
 def set_url_params(**values) -> None:
-    """Write the page's key settings to the URL so the link reproduces the view."""
+    """Write the page's key settings to the URL so the link reproduces the view.
+
+    Only changed values are written, in one update: each write of ``st.query_params``
+    sends the browser a message of its own."""
+    changed = {}
     for k, v in values.items():
         if v is None:
             continue
@@ -127,12 +131,13 @@ def set_url_params(**values) -> None:
         elif isinstance(v, float):
             v = f"{v:g}"
         if st.query_params.get(k) != str(v):
-            st.query_params[k] = str(v)
-        for old in (o for o, new in RENAMED.items() if new == k and o in st.query_params):
-            del st.query_params[old]
-    name = st.session_state.get(DATASET_KEY)
-    if name and st.query_params.get("dataset") != name:
-        st.query_params["dataset"] = name
-    src = st.session_state.get(SOURCE_KEY)
-    if src and st.query_params.get("source") != src:
-        st.query_params["source"] = src
+            changed[k] = str(v)
+    for key, name in (("dataset", st.session_state.get(DATASET_KEY)),
+                      ("source", st.session_state.get(SOURCE_KEY))):
+        if name and st.query_params.get(key) != name:
+            changed[key] = name
+    if changed:
+        st.query_params.update(changed)
+    for old in [o for o, new in RENAMED.items()
+                if values.get(new) is not None and o in st.query_params]:
+        del st.query_params[old]
