@@ -5,6 +5,7 @@ import streamlit as st
 from pages import _ui as ui
 from ulr import store
 
+ui.send_at_once(st.get_option("server.port"))  # once per process: see its docstring
 st.set_page_config(page_title="ulr — unbiased learning to rank", page_icon=":material/sort:",
                    layout="wide")
 
