@@ -11,6 +11,10 @@ It prints:
    app once, then goes through Home, Data, Position bias and Compare rankers with the
    menu (one session, as people browse); a view is timed from the menu click until the
    page's run has finished and its heading is drawn. The first pass is not counted.
+   "no Nagle" is the bare app with the one call ulr's app.py makes before its pages
+   (TCP_NODELAY on the server's sockets, which Streamlit's server leaves off: each run's
+   messages after its first then waited for the client's delayed acknowledgement,
+   ~40 ms on Linux); it is the like-for-like floor for ulr.
    - ``browser``: headless Chromium (/usr/bin/chromium); its drawing shares this
      machine's two cores with the server (a full page load costs Chromium ~0.3 s of
      CPU for the bare app and 0.5-1.5 s for ulr's pages, whose Plotly charts dominate),
@@ -99,16 +103,29 @@ ARRIVED_JS = """(heading) => { const a = document.querySelector('[data-testid="s
     && [...document.querySelectorAll('h1')].some(h => h.textContent.trim() === heading); }"""
 
 
-def bare_app(folder: Path, pages=None) -> Path:
+def bare_app(folder: Path, pages=None, *, no_nagle: bool = False) -> Path:
     """A one-line Streamlit app; with ``pages``, a menu of one-line pages with those url
-    paths, titles and headings."""
-    app = folder / "bare.py"
+    paths, titles and headings. With ``no_nagle``, it first makes the one call ulr's
+    app.py makes before its pages (``pages/_ui/runtime.send_at_once``), loaded by path
+    once per server without the ``pages`` package's imports: the like-for-like floor."""
+    app = folder / ("bare_no_nagle.py" if no_nagle else "bare.py")
+    head = "import streamlit as st\n"
+    if no_nagle:
+        runtime = ROOT / "pages" / "_ui" / "runtime.py"
+        head = ("import importlib.util\nimport sys\n\nimport streamlit as st\n\n"
+                "if 'ulr_bench_runtime' not in sys.modules:\n"
+                f"    spec = importlib.util.spec_from_file_location('ulr_bench_runtime', "
+                f"{str(runtime)!r})\n"
+                "    module = importlib.util.module_from_spec(spec)\n"
+                "    spec.loader.exec_module(module)\n"
+                "    sys.modules['ulr_bench_runtime'] = module\n"
+                "sys.modules['ulr_bench_runtime'].send_at_once(st.get_option('server.port'))\n")
     if pages is None:
-        app.write_text("import streamlit as st\nst.write('hello')\n")
+        app.write_text(head + "st.write('hello')\n")
         return app
-    app.write_text("import streamlit as st\n\nst.navigation([\n" + "".join(
-        f"    st.Page(lambda: st.title({head!r}), title={title!r}, url_path={path!r}, "
-        f"default={not path}),\n" for path, title, head in pages) + "]).run()\n")
+    app.write_text(head + "\nst.navigation([\n" + "".join(
+        f"    st.Page(lambda: st.title({head_!r}), title={title!r}, url_path={path!r}, "
+        f"default={not path}),\n" for path, title, head_ in pages) + "]).run()\n")
     return app
 
 
@@ -220,6 +237,7 @@ def bench_pages(levels, rounds, tmp, clients, pauses):
     """p50/p95 per app, client, think time and number of sessions, beside the bare app."""
     rows = []
     for label, script, pages in (("bare app", bare_app(tmp, PAGES), PAGES),
+                                 ("no Nagle", bare_app(tmp, PAGES, no_nagle=True), PAGES),
                                  ("ulr", ROOT / "app.py", PAGES)):
         proc, url = serve(str(tmp / f"{label[:4]}.duckdb"), script)
         try:
@@ -241,7 +259,8 @@ def bench_pages(levels, rounds, tmp, clients, pauses):
     print("  browser: headless Chromium on this machine draws each page (8 of them share "
           "its cores with the server); protocol: the server alone (Streamlit's websocket, "
           "nothing drawn). think: seconds a visitor reads each page (uniform 0.5-1.5x). "
-          "bare app: the same menu of one-line pages.")
+          "bare app: the same menu of one-line pages; no Nagle: the bare app with the one "
+          "call ulr's app.py makes first (TCP_NODELAY on the server's sockets).")
     print(f"  {'app':<9}{'client':<10}{'think':>6}{'sessions':>9}{'p50 ms':>9}{'p95 ms':>9}"
           f"{'p95 / 1-session p50':>21}{'server CPU ms/view':>20}")
     for label, client, pause, n, p50, p95, cpu, _ in rows:
