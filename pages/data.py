@@ -130,7 +130,7 @@ def _manage(info) -> None:
 @ui.cache_data(show_spinner=False, max_entries=64)
 def _summary(content_hash: str, name: str):
     lg = store.open_dataset(name, cur=store.cursor())
-    return store.summary(lg), store.ctr_by_position(lg)
+    return store.summary(lg), store.ctr_by_position(lg), store.preview(lg, 100)
 
 
 def _dataset_summary(log) -> None:
@@ -141,7 +141,7 @@ def _dataset_summary(log) -> None:
     _show_mapping(info)
     for w in ui.mapping_warnings(log):
         st.warning(w.message, icon=":material/warning:")
-    s, ctr = _summary(info.content_hash, info.name)
+    s, ctr, preview = _summary(info.content_hash, info.name)
     m = st.columns(6)
     m[0].metric("Rows", f"{s['rows']:,}")
     m[1].metric("Queries", f"{s['queries']:,}")
@@ -153,7 +153,7 @@ def _dataset_summary(log) -> None:
                {"rows": s["rows"], "clicks": int(ctr["clicks"].sum()), "queries": s["queries"],
                 "sessions": s["sessions"]}, randomized_share=s["randomized_share"])
     st.subheader("Preview")
-    st.dataframe(store.preview(log, 100), hide_index=True, width="stretch")
+    st.dataframe(preview, hide_index=True, width="stretch")
     if info.rejected:
         st.warning(f"{info.rejected:,} rows of this file broke the schema and were skipped.")
         ui.download_csv(store.rejected_rows(cur, info.name), f"skipped_rows_{info.name}.csv",

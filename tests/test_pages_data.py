@@ -52,6 +52,9 @@ def test_upload_maps_and_stores_then_bad_upload_is_refused():
     # (AppTest drops the entrypoint's sidebar on reruns, so read the app state.)
     assert at.session_state["dataset"] == "my upload"
     assert at.subheader[0].value == "“my upload”"
+    preview = at.dataframe[-1].value                # the new dataset's rows, not the sample's
+    assert len(preview) == 100 and "noise" in preview.columns
+    assert sorted(preview["position"].unique()) == [1, 2, 3, 4, 5]
 
     bad = "query_id,doc_id,position,click\nq,d,0,1\nq,d,1,7\n"
     at.get("file_uploader")[0].set_value(("bad.csv", bad.encode(), "text/csv")).run()
