@@ -1,0 +1,333 @@
+"""Each answerable question answered with its page's defaults (:func:`answer`).
+
+One function per question calls the ulr functions its page calls, with the
+settings the page opens with, and returns an :class:`Answer`: the verdict, the
+chart, table, caveats and evidence the page's "Add to report" would save, and
+the page's link settings (its URL keys, so the link reopens the same view).
+Settings the page leaves to the visitor and the audit must choose are said in
+the function (the position-bias method of :func:`~ulr.audit.questions.
+position_bias_method`, where Compare rankers would default to randomization).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from ulr.audit.questions import Assessment
+from ulr.audit.shape import LogShape
+from ulr.errors import Cancelled, UlrError
+
+# The pages' opening settings (pages/*.py); one place here so the CLI and the page agree.
+POSITIONS_SHOWN = 10          # Position bias: positions 1..min(K, 10)
+PB_BOOTSTRAP = 50             # Position bias and User models: bootstrap replicates
+UM_TEST_FRACTION = 0.2        # User models: held-out share of sessions
+CR_BOOTSTRAP = 1000           # Compare rankers: bootstrap replicates
+OPE_BOOTSTRAP = 1000          # Off-policy: bootstrap draws
+REPLAY_ALGORITHM = "cascade-klucb"  # Bandit lab's replay: the algorithm it opens with
+SLATE_ESTIMATORS = ("sips", "iips", "rips")
+SEED = 0
+OPE_VIEWS = ("Evaluate a log", "Simulation: bias and variance", "Learn a policy")
+
+
+@dataclass
+class Answer:
+    """One question's outcome: ``answerable`` and ``reason`` (why not, or why it could not
+    run), the ``verdict`` (:class:`ulr.verdict.Verdict`), the ``seconds`` it took, and
+    what a report item needs (``title``, ``fig``, ``table``, ``settings``, ``caveats``,
+    ``evidence``). ``params`` are the page's URL settings for the link."""
+
+    id: str
+    question: str
+    page: str
+    label: str
+    answerable: bool
+    reason: str = ""
+    method: str = ""
+    verdict: object = None
+    seconds: float = 0.0
+    title: str = ""
+    fig: object = None
+    table: object = None
+    settings: dict = field(default_factory=dict)
+    caveats: list = field(default_factory=list)
+    evidence: dict = field(default_factory=dict)
+    params: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        """The CLI's JSON entry: ``{id, question, answerable, reason, verdict, seconds}``
+        plus the page and its link settings."""
+        return {"id": self.id, "question": self.question, "answerable": self.answerable,
+                "reason": self.reason or None,
+                "verdict": None if self.verdict is None else self.verdict.to_dict(),
+                "seconds": self.seconds, "method": self.method or None, "page": self.label,
+                "link": link(self)}
+
+
+def link(a: Answer) -> str:
+    """The page's address with its settings, relative to the app (``/position_bias?...``)."""
+    from urllib.parse import urlencode
+    path = "/" + a.page.rsplit("/", 1)[-1].removesuffix(".py")
+    return path + ("?" + urlencode(a.params) if a.params else "")
+
+
+class _Context:
+    """What the answers of one audit share: the log, its shape and results computed once
+    (the off-policy evaluation serves three questions, the mapping warnings every one)."""
+
+    def __init__(self, log, shape: LogShape, should_stop=None):
+        self.log, self.shape, self.should_stop = log, shape, should_stop
+        self.memo: dict = {}
+
+    def once(self, key, compute):
+        if key not in self.memo:
+            self.memo[key] = compute()
+        return self.memo[key]
+
+    @property
+    def mapping(self):
+        return self.shape.mapping_warnings
+
+    @property
+    def name(self) -> str:
+        return self.shape.name
+
+    def evidence(self) -> dict:
+        s = self.shape
+        return {"rows": s.rows, "clicks": s.clicks, "queries": s.queries,
+                "sessions": s.sessions}
+
+
+def _ctr_by_position(c: _Context, a: Answer) -> None:
+    from ulr import store
+    from ulr.plots import ctr_by_position_figure
+    from ulr.verdict import ctr_by_position_verdict
+    ctr = store.ctr_by_position(c.log)
+    s = c.shape
+    share = 1.0 if s.declared_randomized else s.randomized_rows / max(s.rows, 1)
+    a.verdict = ctr_by_position_verdict(ctr, randomized_share=share)
+    a.title, a.fig, a.table = "CTR by position", ctr_by_position_figure(ctr), ctr
+    a.settings = {"dataset": c.name}
+    a.caveats = [r.message for r in a.verdict.reasons]
+    a.evidence = c.evidence()
+
+
+def _position_bias(c: _Context, a: Answer) -> None:
+    from ulr import propensity, store
+    from ulr.propensity import plots
+    positions = min(c.shape.positions, POSITIONS_SHOWN)
+    assume = c.shape.declared_randomized and a.method == "randomization"
+    r = propensity.estimate(c.log, method=a.method, positions=positions,
+                            n_bootstrap=PB_BOOTSTRAP, seed=SEED, assume_randomized=assume,
+                            should_stop=c.should_stop)
+    by_pos = c.once("ctr", lambda: store.ctr_by_position(c.log))
+    truth = c.log.true_theta()
+    table = plots.results_table([r], truth, clicks=by_pos["clicks"].to_numpy(),
+                                impressions=by_pos["impressions"].to_numpy())
+    a.verdict = r.verdict_on(table, mapping=c.mapping)
+    a.title, a.table = "Position bias", table
+    a.fig = plots.theta_figure([r], truth, table=table)
+    a.caveats = [n for n in [plots.thin_note(table, clicks=c.shape.clicks)] if n]
+    a.evidence = c.evidence()
+    a.settings = {"dataset": c.name, "methods": [a.method], "positions": positions,
+                  "bootstrap": PB_BOOTSTRAP, "seed": SEED, "assume_randomized": assume}
+    a.params = {"methods": a.method, "positions": positions, "bootstrap": PB_BOOTSTRAP,
+                "seed": SEED}
+
+
+def _user_models(c: _Context, a: Answer) -> None:
+    from ulr import propensity
+    from ulr.clickmodels import MODELS, evaluate, plots, sessions
+    from ulr.data.scan import scan_of
+    S = sessions.collect(scan_of(c.log), test_fraction=UM_TEST_FRACTION, seed=SEED)
+    res = evaluate.compare(S, list(MODELS), n_bootstrap=PB_BOOTSTRAP, seed=SEED,
+                           test_fraction=UM_TEST_FRACTION, refit_intervals=False,
+                           should_stop=c.should_stop)
+    try:
+        pbm = propensity.estimate(c.log, method="em",
+                                  positions=res.scores[0].examination.shape[0]).theta
+    except UlrError:
+        pbm = None
+    a.verdict, a.title, a.table = res.verdict, "User models", res.table()
+    a.fig = plots.examination_figure(res, pbm, truth=c.log.true_theta())
+    a.caveats = [r.message for r in res.verdict.reasons]
+    a.evidence = {"sessions": res.train_sessions + res.test_sessions,
+                  "held_out_sessions": res.test_sessions}
+    a.settings = {"dataset": c.name, "models": list(MODELS), "test_fraction": UM_TEST_FRACTION,
+                  "bootstrap": PB_BOOTSTRAP, "seed": SEED}
+    a.params = {"models": ",".join(MODELS), "test": UM_TEST_FRACTION,
+                "bootstrap": PB_BOOTSTRAP, "seed": SEED}
+
+
+def _rankers(c: _Context, a: Answer) -> None:
+    import numpy as np
+
+    from ulr import rankers
+    truth = c.log.true_theta()
+    if truth is not None:
+        theta, source = tuple(float(t) for t in truth), "true theta (recorded in the log)"
+    else:
+        theta = tuple(float(t) for t in rankers.propensity_theta(
+            c.log, a.method, seed=SEED, should_stop=c.should_stop))
+        source = f"estimated: {a.method}"
+    sc = rankers.compare_learners(rankers.log_frame(c.log), None, np.array(theta),
+                                  learners="linear", clip=None, normalize=False, seed=SEED,
+                                  min_queries=rankers.MIN_TEST_QUERIES,
+                                  should_stop=c.should_stop)
+    comp = sc.first
+    table = comp.table(n_bootstrap=CR_BOOTSTRAP, seed=SEED)
+    paired = comp.paired(n_bootstrap=CR_BOOTSTRAP, seed=SEED)
+    a.verdict = comp.verdict(n_bootstrap=CR_BOOTSTRAP, seed=SEED, mapping=c.mapping)
+    a.title = "Naive vs IPW ranker"
+    a.table = comp.side_by_side(table, paired)
+    a.fig = rankers.comparison_figure(table, estimated=comp.estimated,
+                                      title=f"Naive vs IPW (linear) on “{c.name}”")
+    noise = comp.within_noise(paired)
+    if noise and not comp.identical_order:
+        a.caveats.append(f"Within noise: the 95% paired interval of IPW − naive includes 0 for "
+                         f"{', '.join(noise)}, so these {comp.n_test_queries:,} held-out "
+                         "queries cannot tell the two rankers apart on them.")
+    if comp.estimated:
+        a.caveats.append("This log has no relevance labels: the numbers below are click-based "
+                         "IPW estimates (relevance = P(click | examined)). The AUC family "
+                         "needs labels.")
+    a.evidence = {"rows": comp.n_train_rows, "clicks": comp.n_train_clicks,
+                  "queries": comp.n_train_queries + comp.n_test_queries,
+                  "sessions": comp.n_train_sessions}
+    a.settings = {"dataset": c.name, "source": source, "learner": "linear",
+                  "theta": list(theta), "clip": None, "snips": False, "seed": SEED,
+                  "bootstrap": CR_BOOTSTRAP}
+    a.params = {"theta_source": source, "learner": "linear", "seed": SEED,
+                "bootstrap": CR_BOOTSTRAP}
+
+
+def _ope_settings(shape: LogShape) -> dict:
+    """The Off-policy page's opening settings for this log (pages/_ope/log.py)."""
+    from ulr.ope import estimators as est
+    from ulr.ope.loggers import MULTI_ESTIMATORS
+    return dict(action="doc_id", target="fitted" if shape.features else "uniform",
+                target_column=None, score_column=None, temperature=1.0, fit_fraction=0.5,
+                estimators=tuple(est.DEFAULT_ESTIMATORS)
+                + (tuple(MULTI_ESTIMATORS) if shape.has("logger") else ()),
+                clip=None, n_bootstrap=OPE_BOOTSTRAP, level=0.95, folds=2, seed=SEED,
+                interval="bootstrap", reward_model="linear", reward_column=None)
+
+
+def _evaluation(c: _Context):
+    from ulr.ope.evaluate import evaluate_log
+    s = _ope_settings(c.shape)
+    return c.once("ope", lambda: evaluate_log(c.log, **s)), s
+
+
+def _ope_common(c: _Context, a: Answer, res, s) -> None:
+    d = res.diagnostics
+    a.verdict = res.verdict(mapping=c.mapping)
+    a.caveats = [w.message for w in res.warnings]
+    a.evidence = {"rows": d["n"], "clicks": d["clicks"], "queries": res.settings.get("contexts"),
+                  "sessions": d["units"] if res.settings["resampling"] == "impressions"
+                  else None}
+    a.settings = {"log": c.name, "target policy": s["target"],
+                  "estimator": ", ".join(s["estimators"]), "seed": SEED}
+    a.params = {"view": OPE_VIEWS[0], "log": c.name, "target": s["target"],
+                "temperature": s["temperature"], "action": s["action"],
+                "estimators": ",".join(s["estimators"]), "seed": SEED}
+
+
+def _off_policy(c: _Context, a: Answer) -> None:
+    from ulr.ope import figures as F
+    res, s = _evaluation(c)
+    _ope_common(c, a, res, s)
+    policy = {"fitted": "softmax of a linear click model fit on part of the log",
+              "uniform": "uniform over each query's documents"}[s["target"]]
+    a.title = f"Off-policy estimates of the target policy: {policy}"
+    a.table = res.estimates_table()
+    a.fig = F.estimates_figure(res.table)
+
+
+def _several_loggers(c: _Context, a: Answer) -> None:
+    res, s = _evaluation(c)
+    if res.per_logger is None:
+        raise UlrError("the evaluation found a single logging policy in the evaluated rows.")
+    _ope_common(c, a, res, s)
+    a.title = "Several loggers: each logging policy's estimate and the combined ones"
+    a.table = res.per_logger.rename(columns={"ips": "IPS", "cv_value": "control-variate IPS",
+                                             "wips_weight": "WIPS weight"})
+
+
+def _policy_learning(c: _Context, a: Answer) -> None:
+    from ulr.ope import figures as F
+    from ulr.ope.feedback import feedback_from_log
+    from ulr.ope.study import crm_study
+    fb, _ = feedback_from_log(c.log, action="doc_id")
+    out = crm_study(fb, seed=SEED, should_stop=c.should_stop)  # the page's defaults
+    res = out["result"]
+    a.verdict = res.verdict(mapping=c.mapping)
+    a.title = "Policy learned by counterfactual risk minimization (SNIPS objective)"
+    a.fig = F.crm_curve_figure(res.curve)
+    a.table = res.evaluation.estimates_table()
+    a.caveats = [w.message for w in res.evaluation.warnings]
+    d = res.evaluation.diagnostics
+    a.evidence = {"rows": d["n"], "clicks": d["clicks"]}
+    a.settings = {"target policy": "learned linear softmax", "estimator": "snips",
+                  "seed": SEED}
+    a.params = {"view": OPE_VIEWS[2], "crm_data": "log", "crm_objective": "snips",
+                "crm_steps": 200, "crm_seed": SEED, "log": c.name}
+
+
+def _replay(c: _Context, a: Answer) -> None:
+    import pandas as pd
+
+    from ulr.bandits.replay import replay
+    rr = replay(c.log, REPLAY_ALGORITHM, k=1, seed=SEED,
+                assume_randomized=c.shape.declared_randomized)
+    a.verdict = rr.verdict(mapping=c.mapping)
+    a.title = f"Replay of {REPLAY_ALGORITHM} (top 1)"
+    a.table = pd.DataFrame([{"algorithm": rr.algorithm, "ctr": rr.ctr, "lower": rr.ci_lower,
+                             "upper": rr.ci_upper, "random order ctr": rr.random_ctr,
+                             "accepted sessions": rr.accepted, "sessions": rr.events}])
+    a.caveats = list(rr.caveats())
+    a.evidence = {"sessions": rr.events, "clicks": rr.clicks}
+    a.settings = {"dataset": c.name, "algorithm": REPLAY_ALGORITHM, "k": 1, "seed": SEED}
+
+
+def _slates(c: _Context, a: Answer) -> None:
+    from ulr.ope.slate import LABELS, slate_from_log
+    from ulr.ope.verdicts import slate_verdict
+    s = _ope_settings(c.shape)
+    out = slate_from_log(c.log, score_column=None, estimators=SLATE_ESTIMATORS,
+                         temperature=s["temperature"], fit_fraction=s["fit_fraction"],
+                         level=s["level"], seed=SEED)
+    a.verdict = slate_verdict(out, level=s["level"], mapping=c.mapping)
+    tab = out["table"].copy()
+    tab.insert(0, "method", tab["estimator"].map(LABELS))
+    a.title, a.table = "Clicks per ranking (slate estimators)", tab
+    a.caveats = list(out["notes"])
+    a.evidence = {"sessions": out["sessions"], "clicks": out["clicks"]}
+    a.settings = {"log": c.name, "estimators": list(SLATE_ESTIMATORS), "seed": SEED}
+    a.params = {"view": OPE_VIEWS[0], "log": c.name, "target": s["target"], "seed": SEED}
+
+
+RUNNERS = {"ctr_by_position": _ctr_by_position, "position_bias": _position_bias,
+           "user_models": _user_models, "rankers": _rankers, "off_policy": _off_policy,
+           "policy_learning": _policy_learning, "several_loggers": _several_loggers,
+           "replay": _replay, "slates": _slates}
+
+
+def answer(ctx: _Context, assessment: Assessment) -> Answer:
+    """Run one assessed question (a refused run becomes "not answerable" with its reason)."""
+    q = assessment.question
+    a = Answer(q.id, q.question, q.page, q.label, assessment.answerable, assessment.reason,
+               assessment.method)
+    if not a.answerable:
+        return a
+    t0 = time.perf_counter()
+    try:
+        RUNNERS[q.id](ctx, a)
+    except Cancelled:
+        raise
+    except UlrError as exc:
+        text = str(exc).strip()
+        a.answerable, a.reason = False, f"It could not run on this log: {text[:1].lower()}{text[1:]}"
+        a.verdict, a.fig, a.table = None, None, None
+    a.seconds = time.perf_counter() - t0
+    return a
