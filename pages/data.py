@@ -169,6 +169,11 @@ if _src is not None:
         _source_summary(_src)
 else:
     _log = ui.current_log()
+    try:  # the first thing a new dataset offers (issue 39)
+        st.page_link("pages/audit.py", label="What can this log tell me?",
+                     icon=":material/fact_check:", query_params={"dataset": _log.info.name})
+    except Exception:  # noqa: BLE001 - the page run on its own (no navigation)
+        pass
     _manage(_log.info)
     _dataset_summary(_log)
 register_form()

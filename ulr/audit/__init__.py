@@ -17,7 +17,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from ulr.audit.answers import Answer, answer, link
+from ulr.audit.answers import Answer, Context, answer, link
 from ulr.audit.questions import (BY_ID, EXPLORE, IDS, QUESTIONS, Assessment, Question, assess,
                                  ope_needs, position_bias_method)
 from ulr.audit.report import build_report, title_item
@@ -65,10 +65,9 @@ def run(log, *, shape: LogShape | None = None, only=None, progress=None,
         Passed to the long computations; the run ends with
         :class:`ulr.errors.Cancelled` within one step when it says yes.
     """
-    from ulr.audit.answers import _Context
     t0 = time.perf_counter()
     shape = shape or read_shape(log)
-    ctx = _Context(log, shape, should_stop)
+    ctx = Context(log, shape, should_stop)
     todo = assess(shape)
     wanted = set(IDS if only is None else only)
     answers = []
@@ -83,6 +82,6 @@ def run(log, *, shape: LogShape | None = None, only=None, progress=None,
     return Audit(shape, answers, time.perf_counter() - t0)
 
 
-__all__ = ["Answer", "Assessment", "Audit", "BY_ID", "EXPLORE", "IDS", "LogShape", "QUESTIONS",
+__all__ = ["Answer", "Assessment", "Audit", "Context", "BY_ID", "EXPLORE", "IDS", "LogShape", "QUESTIONS",
            "Question", "answer", "assess", "build_report", "link", "ope_needs",
            "position_bias_method", "read_shape", "run", "steps", "title_item"]

@@ -11,6 +11,7 @@ position_bias_method`, where Compare rankers would default to randomization).
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass, field
 
@@ -71,7 +72,7 @@ def link(a: Answer) -> str:
     return path + ("?" + urlencode(a.params) if a.params else "")
 
 
-class _Context:
+class Context:
     """What the answers of one audit share: the log, its shape and results computed once
     (the off-policy evaluation serves three questions, the mapping warnings every one)."""
 
@@ -98,7 +99,7 @@ class _Context:
                 "sessions": s.sessions}
 
 
-def _ctr_by_position(c: _Context, a: Answer) -> None:
+def _ctr_by_position(c: Context, a: Answer) -> None:
     from ulr import store
     from ulr.plots import ctr_by_position_figure
     from ulr.verdict import ctr_by_position_verdict
@@ -112,7 +113,7 @@ def _ctr_by_position(c: _Context, a: Answer) -> None:
     a.evidence = c.evidence()
 
 
-def _position_bias(c: _Context, a: Answer) -> None:
+def _position_bias(c: Context, a: Answer) -> None:
     from ulr import propensity, store
     from ulr.propensity import plots
     positions = min(c.shape.positions, POSITIONS_SHOWN)
@@ -135,7 +136,7 @@ def _position_bias(c: _Context, a: Answer) -> None:
                 "seed": SEED}
 
 
-def _user_models(c: _Context, a: Answer) -> None:
+def _user_models(c: Context, a: Answer) -> None:
     from ulr import propensity
     from ulr.clickmodels import MODELS, evaluate, plots, sessions
     from ulr.data.scan import scan_of
@@ -159,7 +160,7 @@ def _user_models(c: _Context, a: Answer) -> None:
                 "bootstrap": PB_BOOTSTRAP, "seed": SEED}
 
 
-def _rankers(c: _Context, a: Answer) -> None:
+def _rankers(c: Context, a: Answer) -> None:
     import numpy as np
 
     from ulr import rankers
@@ -213,13 +214,13 @@ def _ope_settings(shape: LogShape) -> dict:
                 interval="bootstrap", reward_model="linear", reward_column=None)
 
 
-def _evaluation(c: _Context):
+def _evaluation(c: Context):
     from ulr.ope.evaluate import evaluate_log
     s = _ope_settings(c.shape)
     return c.once("ope", lambda: evaluate_log(c.log, **s)), s
 
 
-def _ope_common(c: _Context, a: Answer, res, s) -> None:
+def _ope_common(c: Context, a: Answer, res, s) -> None:
     d = res.diagnostics
     a.verdict = res.verdict(mapping=c.mapping)
     a.caveats = [w.message for w in res.warnings]
@@ -233,7 +234,7 @@ def _ope_common(c: _Context, a: Answer, res, s) -> None:
                 "estimators": ",".join(s["estimators"]), "seed": SEED}
 
 
-def _off_policy(c: _Context, a: Answer) -> None:
+def _off_policy(c: Context, a: Answer) -> None:
     from ulr.ope import figures as F
     res, s = _evaluation(c)
     _ope_common(c, a, res, s)
@@ -244,7 +245,7 @@ def _off_policy(c: _Context, a: Answer) -> None:
     a.fig = F.estimates_figure(res.table)
 
 
-def _several_loggers(c: _Context, a: Answer) -> None:
+def _several_loggers(c: Context, a: Answer) -> None:
     res, s = _evaluation(c)
     if res.per_logger is None:
         raise UlrError("the evaluation found a single logging policy in the evaluated rows.")
@@ -254,7 +255,7 @@ def _several_loggers(c: _Context, a: Answer) -> None:
                                              "wips_weight": "WIPS weight"})
 
 
-def _policy_learning(c: _Context, a: Answer) -> None:
+def _policy_learning(c: Context, a: Answer) -> None:
     from ulr.ope import figures as F
     from ulr.ope.feedback import feedback_from_log
     from ulr.ope.study import crm_study
@@ -274,7 +275,7 @@ def _policy_learning(c: _Context, a: Answer) -> None:
                 "crm_steps": 200, "crm_seed": SEED, "log": c.name}
 
 
-def _replay(c: _Context, a: Answer) -> None:
+def _replay(c: Context, a: Answer) -> None:
     import pandas as pd
 
     from ulr.bandits.replay import replay
@@ -290,7 +291,7 @@ def _replay(c: _Context, a: Answer) -> None:
     a.settings = {"dataset": c.name, "algorithm": REPLAY_ALGORITHM, "k": 1, "seed": SEED}
 
 
-def _slates(c: _Context, a: Answer) -> None:
+def _slates(c: Context, a: Answer) -> None:
     from ulr.ope.slate import LABELS, slate_from_log
     from ulr.ope.verdicts import slate_verdict
     s = _ope_settings(c.shape)
@@ -313,13 +314,20 @@ RUNNERS = {"ctr_by_position": _ctr_by_position, "position_bias": _position_bias,
            "replay": _replay, "slates": _slates}
 
 
-def answer(ctx: _Context, assessment: Assessment) -> Answer:
-    """Run one assessed question (a refused run becomes "not answerable" with its reason)."""
+def _refused(a: Answer, reason: str) -> None:
+    a.answerable, a.reason, a.verdict, a.fig, a.table = False, reason, None, None, None
+
+
+def answer(ctx: Context | None, assessment: Assessment) -> Answer:
+    """Run one assessed question (a refused run becomes "not answerable" with its reason);
+    a question the log does not support needs no ``ctx``."""
     q = assessment.question
     a = Answer(q.id, q.question, q.page, q.label, assessment.answerable, assessment.reason,
                assessment.method)
     if not a.answerable:
         return a
+    if ctx.should_stop is not None and ctx.should_stop():
+        raise Cancelled("stopped on request")
     t0 = time.perf_counter()
     try:
         RUNNERS[q.id](ctx, a)
@@ -327,7 +335,10 @@ def answer(ctx: _Context, assessment: Assessment) -> Answer:
         raise
     except UlrError as exc:
         text = str(exc).strip()
-        a.answerable, a.reason = False, f"It could not run on this log: {text[:1].lower()}{text[1:]}"
-        a.verdict, a.fig, a.table = None, None, None
+        _refused(a, f"It could not run on this log: {text[:1].lower()}{text[1:]}")
+    except Exception as exc:  # noqa: BLE001 - a bug in one method must not hide the others
+        logging.getLogger(__name__).exception("audit question %s failed", q.id)
+        _refused(a, f"It could not run on this log: an internal error ({type(exc).__name__}); "
+                    "please report it.")
     a.seconds = time.perf_counter() - t0
     return a
