@@ -3,13 +3,15 @@
 from ulr.report import saved
 
 
-def test_audit_of_a_mapped_file_prints_every_question_and_saves_the_report(rec_log, cli):
+def test_audit_of_a_mapped_file_prints_every_question_and_saves_the_report(rec_log, cli,
+                                                                           tmp_path):
     import json
     path, _ = rec_log
     r = cli("audit", "--input", path, "--map", "query_id=user_segment", "--map", "doc_id=item_id",
             "--map", "position=slot", "--map", "click=clicked", "--map", "logger=policy",
             "--map", "propensity=propensity_score", "--features", "item_emb_*",
-            "--fact", "per_slot_propensity", "--report", "Recs audit", "--json")
+            "--fact", "per_slot_propensity", "--db", tmp_path / "reports.duckdb",
+            "--report", "Recs audit", "--json")
     assert r.rc == 0, r.err
     out = json.loads(r.out)
     qs = out["questions"]
@@ -26,7 +28,7 @@ def test_audit_of_a_mapped_file_prints_every_question_and_saves_the_report(rec_l
     assert "session_id" in no["user_models"] and "session_id" in no["replay"]
     pb = next(q for q in qs if q["id"] == "position_bias")
     assert pb["link"].startswith("/position_bias?methods=em&positions=3&bootstrap=50")
-    items = saved.items(out["report"], actor=saved.OPERATOR)
+    items = saved.items(out["report"], actor=saved.OPERATOR, db=str(tmp_path / "reports.duckdb"))
     assert len(items) == 1 + len(yes)
     assert [it.verdict["level"] for it in items[1:]] == [
         q["verdict"]["level"] for q in qs if q["answerable"]]

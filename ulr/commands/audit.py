@@ -24,8 +24,8 @@ def register(sub):
                                    "answer (and why not), and answer them.")
     common.add_log_args(p)
     p.add_argument("--report", metavar="TITLE",
-                   help="save the answers as a new report with this title (in --db, else the "
-                        "default store)")
+                   help="save the answers as a new report with this title, in --db (with "
+                        "--input too), else the default store")
     p.set_defaults(run=run)
 
 
@@ -33,6 +33,9 @@ def run(args) -> dict:
     from ulr import audit
     if args.report is not None and not args.report.strip():
         raise UlrError("--report needs a title.")
+    report_db = args.db
+    if args.input and args.db and not args.name and args.report is not None:
+        args.db = None  # with --input, --db only says where --report saves
     log = common.log_from_args(args)
     result = audit.run(log)
     out = result.to_dict()
@@ -42,7 +45,7 @@ def run(args) -> dict:
         out["report"] = audit.build_report(
             result, name=args.report.strip(), actor=saved.OPERATOR,
             dataset=log.info.name, content_hash=(log.info.content_hash or "") if stored else "",
-            db=args.db)
+            db=report_db)
     return out
 
 
