@@ -21,11 +21,6 @@ st.caption(
     "further. One click turns them all into a report.")
 
 
-@ui.cache_data(show_spinner=False, max_entries=64)
-def _shape(content_hash: str, name: str):
-    return audit.read_shape(store.open_dataset(name, cur=store.cursor()))
-
-
 @ui.cache_data(show_spinner=False, max_entries=256)
 def _answer(content_hash: str, name: str, qid: str, _ctx=None):
     """One question's :class:`ulr.audit.Answer`, keyed by content hash and question.
@@ -35,6 +30,13 @@ def _answer(content_hash: str, name: str, qid: str, _ctx=None):
     ctx = _ctx or audit.Context(store.open_dataset(name, cur=store.cursor()),
                                 _shape(content_hash, name))
     return audit.answer(ctx, next(a for a in audit.assess(ctx.shape) if a.id == qid))
+
+
+@ui.cache_data(show_spinner=False, max_entries=64)
+def _shape(content_hash: str, name: str):
+    """The log's :class:`ulr.audit.LogShape` (one aggregate statement), keyed by content."""
+    log = store.open_dataset(name, cur=store.cursor())
+    return audit.read_shape(log)
 
 
 def _show_shape(shape) -> None:

@@ -5,14 +5,7 @@ import re
 from playwright.sync_api import expect
 
 from tests.e2e.helpers import FLAG, alerts, no_errors, open_upload, shot, wait_idle
-
-
-def _download(pg, label, tmp_path):
-    with pg.expect_download(timeout=120_000) as info:
-        pg.get_by_role("button", name=label).click()
-    path = tmp_path / info.value.suggested_filename
-    info.value.save_as(path)
-    return path
+from tests.e2e.test_journey_present import _download  # a download saved under tmp_path
 
 
 def test_upload_audit_report_and_export(page, app_url, tmp_path):
