@@ -39,7 +39,7 @@ st.subheader("Questions you can answer")
 # One question per page of the navigation (pages/_ui.PAGES gives the path and the title).
 QUESTIONS = {
     "pages/data.py": "What is in my click log, and is it clean?",
-    "pages/audit.py": "What can my log tell me? Every question it supports, answered at once.",
+    "pages/audit.py": "Which questions can my log answer, and what are the answers?",
     "pages/position_bias.py": "How strong is position bias in my logs?",
     "pages/user_models.py": "Which user model fits my log: do users stop after a click?",
     "pages/compare_rankers.py": "Does bias correction make the ranker I train on my clicks "
