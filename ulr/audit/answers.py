@@ -11,6 +11,7 @@ position_bias_method`, where Compare rankers would default to randomization).
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from dataclasses import dataclass, field
@@ -48,12 +49,21 @@ class Answer:
     verdict: object = None
     seconds: float = 0.0
     title: str = ""
-    fig: object = None
+    figure: object = None  # builds the chart when first asked for (:attr:`fig`)
     table: object = None
     settings: dict = field(default_factory=dict)
     caveats: list = field(default_factory=list)
     evidence: dict = field(default_factory=dict)
     params: dict = field(default_factory=dict)
+    _fig: object = field(default=None, repr=False, compare=False)
+
+    @property
+    def fig(self):
+        """The chart (a plotly figure) or None; built on first use, so an audit that only
+        prints (the CLI without ``--report``) never imports plotly."""
+        if self._fig is None and self.figure is not None:
+            self._fig = self.figure()
+        return self._fig
 
     def to_dict(self) -> dict:
         """The CLI's JSON entry: ``{id, question, answerable, reason, verdict, seconds}``
@@ -63,6 +73,17 @@ class Answer:
                 "verdict": None if self.verdict is None else self.verdict.to_dict(),
                 "seconds": self.seconds, "method": self.method or None, "page": self.label,
                 "link": link(self)}
+
+
+def _chart(module: str, name: str, *args, **kwargs):
+    """A chart builder ``module.name(*args, **kwargs)`` for :attr:`Answer.figure` (a
+    picklable partial: the page caches answers)."""
+    return functools.partial(_build, module, name, *args, **kwargs)
+
+
+def _build(module: str, name: str, *args, **kwargs):
+    import importlib
+    return getattr(importlib.import_module(module), name)(*args, **kwargs)
 
 
 def link(a: Answer) -> str:
@@ -101,13 +122,13 @@ class Context:
 
 def _ctr_by_position(c: Context, a: Answer) -> None:
     from ulr import store
-    from ulr.plots import ctr_by_position_figure
     from ulr.verdict import ctr_by_position_verdict
     ctr = store.ctr_by_position(c.log)
     s = c.shape
     share = 1.0 if s.declared_randomized else s.randomized_rows / max(s.rows, 1)
     a.verdict = ctr_by_position_verdict(ctr, randomized_share=share)
-    a.title, a.fig, a.table = "CTR by position", ctr_by_position_figure(ctr), ctr
+    a.title, a.table = "CTR by position", ctr
+    a.figure = _chart("ulr.plots", "ctr_by_position_figure", ctr)
     a.settings = {"dataset": c.name}
     a.caveats = [r.message for r in a.verdict.reasons]
     a.evidence = c.evidence()
@@ -127,7 +148,7 @@ def _position_bias(c: Context, a: Answer) -> None:
                                 impressions=by_pos["impressions"].to_numpy())
     a.verdict = r.verdict_on(table, mapping=c.mapping)
     a.title, a.table = "Position bias", table
-    a.fig = plots.theta_figure([r], truth, table=table)
+    a.figure = _chart("ulr.propensity.plots", "theta_figure", [r], truth, table=table)
     a.caveats = [n for n in [plots.thin_note(table, clicks=c.shape.clicks)] if n]
     a.evidence = c.evidence()
     a.settings = {"dataset": c.name, "methods": [a.method], "positions": positions,
@@ -138,7 +159,7 @@ def _position_bias(c: Context, a: Answer) -> None:
 
 def _user_models(c: Context, a: Answer) -> None:
     from ulr import propensity
-    from ulr.clickmodels import MODELS, evaluate, plots, sessions
+    from ulr.clickmodels import MODELS, evaluate, sessions
     from ulr.data.scan import scan_of
     S = sessions.collect(scan_of(c.log), test_fraction=UM_TEST_FRACTION, seed=SEED)
     res = evaluate.compare(S, list(MODELS), n_bootstrap=PB_BOOTSTRAP, seed=SEED,
@@ -150,7 +171,8 @@ def _user_models(c: Context, a: Answer) -> None:
     except UlrError:
         pbm = None
     a.verdict, a.title, a.table = res.verdict, "User models", res.table()
-    a.fig = plots.examination_figure(res, pbm, truth=c.log.true_theta())
+    a.figure = _chart("ulr.clickmodels.plots", "examination_figure", res, pbm,
+                      truth=c.log.true_theta())
     a.caveats = [r.message for r in res.verdict.reasons]
     a.evidence = {"sessions": res.train_sessions + res.test_sessions,
                   "held_out_sessions": res.test_sessions}
@@ -181,8 +203,8 @@ def _rankers(c: Context, a: Answer) -> None:
     a.verdict = comp.verdict(n_bootstrap=CR_BOOTSTRAP, seed=SEED, mapping=c.mapping)
     a.title = "Naive vs IPW ranker"
     a.table = comp.side_by_side(table, paired)
-    a.fig = rankers.comparison_figure(table, estimated=comp.estimated,
-                                      title=f"Naive vs IPW (linear) on “{c.name}”")
+    a.figure = _chart("ulr.rankers.plots", "comparison_figure", table,
+                      estimated=comp.estimated, title=f"Naive vs IPW (linear) on “{c.name}”")
     noise = comp.within_noise(paired)
     if noise and not comp.identical_order:
         a.caveats.append(f"Within noise: the 95% paired interval of IPW − naive includes 0 for "
@@ -235,14 +257,13 @@ def _ope_common(c: Context, a: Answer, res, s) -> None:
 
 
 def _off_policy(c: Context, a: Answer) -> None:
-    from ulr.ope import figures as F
     res, s = _evaluation(c)
     _ope_common(c, a, res, s)
     policy = {"fitted": "softmax of a linear click model fit on part of the log",
               "uniform": "uniform over each query's documents"}[s["target"]]
     a.title = f"Off-policy estimates of the target policy: {policy}"
     a.table = res.estimates_table()
-    a.fig = F.estimates_figure(res.table)
+    a.figure = _chart("ulr.ope.figures", "estimates_figure", res.table)
 
 
 def _several_loggers(c: Context, a: Answer) -> None:
@@ -256,7 +277,6 @@ def _several_loggers(c: Context, a: Answer) -> None:
 
 
 def _policy_learning(c: Context, a: Answer) -> None:
-    from ulr.ope import figures as F
     from ulr.ope.feedback import feedback_from_log
     from ulr.ope.study import crm_study
     fb, _ = feedback_from_log(c.log, action="doc_id")
@@ -264,7 +284,7 @@ def _policy_learning(c: Context, a: Answer) -> None:
     res = out["result"]
     a.verdict = res.verdict(mapping=c.mapping)
     a.title = "Policy learned by counterfactual risk minimization (SNIPS objective)"
-    a.fig = F.crm_curve_figure(res.curve)
+    a.figure = _chart("ulr.ope.figures", "crm_curve_figure", res.curve)
     a.table = res.evaluation.estimates_table()
     a.caveats = [w.message for w in res.evaluation.warnings]
     d = res.evaluation.diagnostics
@@ -315,7 +335,8 @@ RUNNERS = {"ctr_by_position": _ctr_by_position, "position_bias": _position_bias,
 
 
 def _refused(a: Answer, reason: str) -> None:
-    a.answerable, a.reason, a.verdict, a.fig, a.table = False, reason, None, None, None
+    a.answerable, a.reason, a.verdict = False, reason, None
+    a.figure, a._fig, a.table = None, None, None
 
 
 def answer(ctx: Context | None, assessment: Assessment) -> Answer:
