@@ -128,9 +128,11 @@ def _report_form(result, info) -> None:
             rid = audit.build_report(result, name=title.strip(), actor=actor,
                                      dataset=info.name, content_hash=info.content_hash or "")
             ui.set_current_report(rid)
-            st.session_state["_audit_built"] = (rid, title.strip(), len(result.answered) + 1)
+            st.session_state["_audit_built"] = (info.content_hash, rid, title.strip(),
+                                                len(result.answered) + 1)
     built = st.session_state.get("_audit_built")
-    if built:
+    if built and built[0] == info.content_hash:
+        built = built[1:]
         st.success(f"Saved the report “{built[1]}” with {built[2]} items.")
         try:
             st.page_link("pages/report.py", label="Open the report",
@@ -152,8 +154,8 @@ with ui.user_errors():
     todo = [a for a in assessed if a.answerable]
     ran = st.session_state.get("_audit_ran") == info.content_hash
     if not ran:
-        st.markdown(f"This log supports {len(todo)} of {len(assessed)} questions: "
-                    + "; ".join(a.question.question for a in todo))
+        st.markdown(f"This log supports {len(todo)} of {len(assessed)} questions:\n"
+                    + "\n".join(f"- {a.question.question}" for a in todo))
         ran = st.button("Answer every question", key="audit_run", type="primary",
                         icon=":material/play_arrow:")
     if ran:
