@@ -48,3 +48,18 @@ def test_the_audit_answers_links_and_builds_the_report(rec_log):
     # a second view draws the answers at once from the cache (no progress box)
     at.run()
     assert not at.exception and not at.get("status")
+    said = {m.value for m in at.markdown if m.value.startswith("**")}  # the takeaways
+
+    # each link's settings reopen its page on the same verdict, word for word
+    from urllib.parse import parse_qsl
+    links = {ln.proto.page: ln.proto.query_string for ln in at.get("page_link")
+             if ln.proto.label.endswith("with these settings")}
+    for page in ("position_bias", "off_policy"):
+        at.query_params.clear()
+        for k, v in parse_qsl(links[page]):
+            at.query_params[k] = v
+        at.switch_page(f"pages/{page}.py").run()
+        assert not at.exception, at.exception
+        marks = [m.value for m in at.markdown]
+        first = next(i for i, m in enumerate(marks) if "badge[" in m)
+        assert marks[first + 1] in said, (page, marks[first + 1])  # the takeaway
