@@ -82,6 +82,6 @@ def run(log, *, shape: LogShape | None = None, only=None, progress=None,
     return Audit(shape, answers, time.perf_counter() - t0)
 
 
-__all__ = ["Answer", "Assessment", "Audit", "Context", "BY_ID", "EXPLORE", "IDS", "LogShape", "QUESTIONS",
-           "Question", "answer", "assess", "build_report", "link", "ope_needs",
+__all__ = ["Answer", "Assessment", "Audit", "BY_ID", "Context", "EXPLORE", "IDS", "LogShape",
+           "QUESTIONS", "Question", "answer", "assess", "build_report", "link", "ope_needs",
            "position_bias_method", "read_shape", "run", "steps", "title_item"]

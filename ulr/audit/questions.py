@@ -178,35 +178,60 @@ def position_bias_method(shape: LogShape) -> tuple[str | None, str]:
                   f"neither {_FIELD['randomized']} nor {_FIELD['features']}.")
 
 
+def _rows(shape: LogShape, method) -> str | None:
+    return None if shape.rows else "The log has no rows."
+
+
+def _position_bias(shape: LogShape, method) -> str | None:
+    return None if method[0] else method[1]
+
+
+def _user_models(shape: LogShape, method) -> str | None:
+    from ulr.clickmodels.sessions import has_sessions
+    if has_sessions(shape):
+        return None
+    return ("Click models read the clicks of one shown list in rank order, and the log has no "
+            f"{_FIELD['session_id']}.")
+
+
+def _rankers(shape: LogShape, method) -> str | None:
+    if not shape.features:
+        return ("Training a ranker needs " + _FIELD["features"] + "; "
+                + ("the relevance labels alone leave nothing to learn from."
+                   if shape.has_labels else "the log has none."))
+    reason = _blocked(shape, "rankers") or _too_few_queries(shape)
+    if reason is None and method[0] is None:
+        why = method[1]
+        reason = f"Weighting clicks needs a position-bias estimate, and {why[:1].lower()}{why[1:]}"
+    return reason
+
+
+def _off_policy(question: str):
+    def need(shape: LogShape, method) -> str | None:
+        reason = _missing(shape, ope_needs(question))
+        return reason or (_blocked(shape, "slate") if question == "slates" else None)
+    return need
+
+
+def _replay(shape: LogShape, method) -> str | None:
+    return _missing(shape, ("session_id", "randomized")) or _blocked(shape, "replay")
+
+
+#: question id -> (shape, (method, why)) -> the reason it is not answerable, or None
+NEEDS = {"ctr_by_position": _rows, "position_bias": _position_bias,
+         "user_models": _user_models, "rankers": _rankers,
+         **{q: _off_policy(q) for q in ("off_policy", "policy_learning", "several_loggers",
+                                        "slates")},
+         "replay": _replay}
+_USES_METHOD = ("position_bias", "rankers")
+
+
 def assess(shape: LogShape) -> list[Assessment]:
     """Every question of :data:`QUESTIONS`, in order, assessed for this log."""
-    method, why = position_bias_method(shape)
+    method = position_bias_method(shape)
     out = []
     for q in QUESTIONS:
-        reason, chosen = None, ""
-        if q.id == "ctr_by_position":
-            reason = None if shape.rows else "The log has no rows."
-        elif q.id == "position_bias":
-            reason, chosen = (None, method) if method else (why, "")
-        elif q.id == "user_models":
-            from ulr.clickmodels.sessions import has_sessions
-            reason = (None if has_sessions(shape) else
-                      f"Click models read the clicks of one shown list in rank order, and the "
-                      f"log has no {_FIELD['session_id']}.")
-        elif q.id == "rankers":
-            reason = (_missing(shape, ("features",)) and
-                      "Training a ranker needs " + _FIELD["features"] + "; "
-                      + ("the relevance labels alone leave nothing to learn from."
-                         if shape.has_labels else "the log has none."))
-            reason = reason or _blocked(shape, "rankers") or _too_few_queries(shape)
-            if reason is None and method is None:
-                reason = f"Weighting clicks needs a position-bias estimate, and {why[:1].lower()}{why[1:]}"
-            chosen = method or ""
-        elif q.id in ("off_policy", "policy_learning", "several_loggers", "slates"):
-            reason = _missing(shape, ope_needs(q.id))
-            if reason is None and q.id == "slates":
-                reason = _blocked(shape, "slate")
-        elif q.id == "replay":
-            reason = _missing(shape, ("session_id", "randomized")) or _blocked(shape, "replay")
+        reason = NEEDS[q.id](shape, method)
+        chosen = (method[0] or "") if q.id in _USES_METHOD else ""
         out.append(Assessment(q, reason is None, reason or "", chosen))
     return out

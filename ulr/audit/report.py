@@ -18,8 +18,10 @@ def title_item(audit, *, dataset: str = "", content_hash: str = ""):
         lines += [f"• {a.question} {a.reason}" for a in missing]
     return ReportItem.from_result(
         f"What can “{s.name}” tell us?", note="\n".join(lines),
-        takeaway=f"This log answers {len(done)} of {len(audit.answers)} questions; the "
-                 "following slides give each answer with its verdict.",
+        takeaway=(f"This log answers {len(done)} of {len(audit.answers)} questions; the "
+                  "following slides give each answer with its verdict." if done else
+                  f"This log answers none of the {len(audit.answers)} questions; the reasons "
+                  "are below."),
         evidence={"rows": s.rows, "clicks": s.clicks, "queries": s.queries,
                   "sessions": s.sessions},
         settings={"dataset": s.name}, dataset=dataset, content_hash=content_hash)
