@@ -175,7 +175,7 @@ def _user_models(c: Context, a: Answer) -> None:
                       truth=c.log.true_theta())
     a.caveats = [r.message for r in res.verdict.reasons]
     a.evidence = {"sessions": res.train_sessions + res.test_sessions,
-                  "held_out_sessions": res.test_sessions}
+                  "held-out sessions": res.test_sessions}
     a.settings = {"dataset": c.name, "models": list(MODELS), "test_fraction": UM_TEST_FRACTION,
                   "bootstrap": PB_BOOTSTRAP, "seed": SEED}
     a.params = {"models": ",".join(MODELS), "test": UM_TEST_FRACTION,
