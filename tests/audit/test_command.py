@@ -32,6 +32,8 @@ def test_audit_of_a_mapped_file_prints_every_question_and_saves_the_report(rec_l
     assert len(items) == 1 + len(yes)
     assert [it.verdict["level"] for it in items[1:]] == [
         q["verdict"]["level"] for q in qs if q["answerable"]]
+    # stakeholder text: no count the log lacks ("None sessions"), no identifier as a unit
+    assert all(v is not None and "_" not in k for it in items for k, v in it.evidence.items())
     note = items[0].note
     assert "6,000 rows" not in note and "4,500 rows" in note  # 1,500 impressions x 3 slots
     for q in qs:

@@ -5,6 +5,11 @@ from __future__ import annotations
 from ulr.audit.answers import Answer
 
 
+def _known(evidence: dict) -> dict:
+    """The evidence without the counts the log does not have (no "None sessions" on a slide)."""
+    return {k: v for k, v in evidence.items() if v is not None}
+
+
 def title_item(audit, *, dataset: str = "", content_hash: str = ""):
     """The opening item: what the log holds, how many questions it answers, and for each
     question it cannot answer, why (a note item: no chart, no table)."""
@@ -22,8 +27,8 @@ def title_item(audit, *, dataset: str = "", content_hash: str = ""):
                   "following slides give each answer with its verdict." if done else
                   f"This log answers none of the {len(audit.answers)} questions; the reasons "
                   "are below."),
-        evidence={"rows": s.rows, "clicks": s.clicks, "queries": s.queries,
-                  "sessions": s.sessions},
+        evidence=_known({"rows": s.rows, "clicks": s.clicks, "queries": s.queries,
+                         "sessions": s.sessions}),
         settings={"dataset": s.name}, dataset=dataset, content_hash=content_hash)
 
 
@@ -31,7 +36,8 @@ def answer_item(a: Answer, *, dataset: str = "", content_hash: str = ""):
     """One answered question as the report item its page's "Add to report" saves."""
     from ulr.report import ReportItem
     return ReportItem.from_result(a.title or a.question, fig=a.fig, table=a.table,
-                                  settings=a.settings, caveats=a.caveats, evidence=a.evidence,
+                                  settings=a.settings, caveats=a.caveats,
+                                  evidence=_known(a.evidence),
                                   dataset=dataset, content_hash=content_hash, verdict=a.verdict)
 
 
