@@ -156,10 +156,10 @@ with ui.user_errors():
     if not ran:
         st.markdown(f"This log supports {len(todo)} of {len(assessed)} questions:\n"
                     + "\n".join(f"- {a.question.question}" for a in todo))
-        ran = st.button("Answer every question", key="audit_run", type="primary",
-                        icon=":material/play_arrow:")
+        st.button("Answer every question", key="audit_run", type="primary",
+                  icon=":material/play_arrow:", on_click=st.session_state.update,
+                  kwargs={"_audit_ran": info.content_hash})
     if ran:
-        st.session_state["_audit_ran"] = info.content_hash
         answers = _run(info, todo)
         result = audit.Audit(shape, [answers.get(a.id) or audit.answer(None, a)
                                      for a in assessed])
