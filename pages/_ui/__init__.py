@@ -12,9 +12,9 @@ re-exported here from the module that holds it:
   cancellation, the progress box of several methods;
 - :mod:`pages._ui.reporting`: who is acting, the session's report and
   :func:`add_to_report`;
-- :mod:`pages._ui.cache`: the shared result and figure caches;
-- :mod:`pages._ui.runtime`: what each script run costs the server (garbage collection,
-  the sockets' send delay).
+- :mod:`pages._ui.cache`: the shared result and figure caches.
+
+The server's own setup (sockets, garbage collection) is :mod:`ulr.server`, called by app.py.
 """
 
 from pages._ui.cache import (_BY_DATASET, _BY_DATASET_CAP, CACHE_TTL, cache_data,  # noqa: F401
@@ -26,7 +26,6 @@ from pages._ui.reporting import (BROWSER_COOKIE, REPORT_KEY, _browser_identity, 
                                  auth_configured, current_report_id, identity,
                                  presentation_toggle, require_sign_in, set_current_report,
                                  sign_in_button, signed_in)
-from pages._ui.runtime import frozen_imports, send_at_once  # noqa: F401
 from pages._ui.session import (DATASET_KEY, NEEDS_ROWS, SOURCE_KEY, current_log,  # noqa: F401
                                current_name, current_source, cursor, dataset_names,
                                dataset_picker, mapping_stops, mapping_warnings, needs_rows,
