@@ -18,7 +18,7 @@ from ulr.text import parse_numbers
 TICK = 0.25      # seconds between redraw requests of the live chart (a tick that runs
                  # longer is followed at once by the next)
 LIVE_POINTS = 150  # points per curve while running (400 in the finished chart)
-run = LabRun(st.session_state)
+run = LabRun(st.session_state, prefix=ui.keys.BANDIT_RUN)
 
 st.title("Bandit lab")
 st.caption(

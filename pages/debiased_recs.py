@@ -115,9 +115,9 @@ if submitted:
                         bar.progress(done / total, text=f"world {i + 1} of {n_seeds}: "
                                                         f"{LABELS[m]}, run {r + 1} of {len(grid)}")
             status.update(label=f"Trained {total} runs", state="complete", expanded=False)
-        st.session_state["rec_settings"] = settings
+        ui.submitted("recs_form", settings)
 
-last = st.session_state.get("rec_settings")
+last = ui.submitted("recs_form")
 if last is None:
     st.info("Set up the world and press **Train and compare** (the defaults take a few "
             "seconds).")

@@ -1,8 +1,10 @@
 """Page helpers of pages/_ui.py that hold no page of their own."""
 
+import ast
 import os
 import threading
 import time
+from pathlib import Path
 
 import pandas as pd
 
@@ -172,3 +174,71 @@ def test_a_run_writes_its_settings_to_the_url_in_one_message(monkeypatch):
     sent.clear()
     at.run()                                   # nothing changed: nothing sent
     assert sent == []
+
+
+# ---------------------------------------------------------------- session keys, named once
+
+PAGES_DIR = Path(__file__).resolve().parent.parent / "pages"
+KEYS_FILE = PAGES_DIR / "_ui" / "keys.py"
+
+
+def _is_state(node, aliases) -> bool:
+    """``st.session_state`` or a name bound to it."""
+    return ((isinstance(node, ast.Attribute) and node.attr == "session_state")
+            or (isinstance(node, ast.Name) and node.id in aliases))
+
+
+def session_keys(source: str) -> tuple[set, set]:
+    """(keys a file spells as string literals in a session-state position, the subset of
+    those that are reads or writes of ``st.session_state`` itself rather than a ``key=``)."""
+    tree = ast.parse(source)
+    aliases = {t.id for n in ast.walk(tree) if isinstance(n, ast.Assign)
+               and _is_state(n.value, ()) for t in n.targets if isinstance(t, ast.Name)}
+    direct, widget = set(), set()
+
+    def literal(node):
+        return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) \
+            else None
+
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Subscript) and _is_state(n.value, aliases):
+            direct.add(literal(n.slice))
+        elif (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+              and n.func.attr in ("get", "pop", "setdefault") and _is_state(n.func.value, aliases)
+              and n.args):
+            direct.add(literal(n.args[0]))
+        elif (isinstance(n, ast.Compare) and isinstance(n.ops[0], (ast.In, ast.NotIn))
+              and _is_state(n.comparators[0], aliases)):
+            direct.add(literal(n.left))
+        elif isinstance(n, ast.keyword) and n.arg == "key":
+            widget.add(literal(n.value))
+    direct.discard(None)
+    widget.discard(None)
+    return direct | widget, direct
+
+
+def test_the_key_finder_sees_every_way_to_name_a_key():
+    spelled, direct = session_keys(
+        "S = st.session_state\nS['a']\nst.session_state.get('b')\n'c' in st.session_state\n"
+        "S.pop('d', None)\nst.button('x', key='e')\nst.session_state[keys.F]\nq.get('g')\n")
+    assert (spelled, direct) == ({"a", "b", "c", "d", "e"}, {"a", "b", "c", "d"})
+
+
+def test_every_session_key_is_spelled_in_one_file_of_pages():
+    tree = ast.parse(KEYS_FILE.read_text())
+    where = {n.value.value: {"pages/_ui/keys.py"} for n in tree.body
+             if isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant)}
+    literal_access = {}
+    for f in sorted(PAGES_DIR.rglob("*.py")) + [PAGES_DIR.parent / "app.py"]:
+        if f == KEYS_FILE:
+            continue
+        spelled, direct = session_keys(f.read_text())
+        name = f.relative_to(PAGES_DIR.parent).as_posix()
+        for k in spelled:
+            where.setdefault(k, set()).add(name)
+        if direct:
+            literal_access[name] = sorted(direct)
+    assert len(where) > 40
+    assert {k: sorted(v) for k, v in where.items() if len(v) > 1} == {}
+    # the state itself is read and written through the names of pages/_ui/keys.py
+    assert literal_access == {}

@@ -12,11 +12,14 @@ re-exported here from the module that holds it:
   cancellation, the progress box of several methods;
 - :mod:`pages._ui.reporting`: who is acting, the session's report and
   :func:`add_to_report`;
-- :mod:`pages._ui.cache`: the shared result and figure caches.
+- :mod:`pages._ui.cache`: the shared result and figure caches;
+- :mod:`pages._ui.state`: flash messages and the last submitted settings, under the
+  session keys of :mod:`pages._ui.keys` (``ui.keys.X``).
 
 The server's own setup (sockets, garbage collection) is :mod:`ulr.server`, called by app.py.
 """
 
+from pages._ui import keys  # noqa: F401
 from pages._ui.cache import (_BY_DATASET, _BY_DATASET_CAP, CACHE_TTL, cache_data,  # noqa: F401
                              cached_only, figure, forget)
 from pages._ui.nav import (_APP_SEEN, _in_folder_mode_run, APP, PAGES, ROOT,  # noqa: F401
@@ -30,6 +33,7 @@ from pages._ui.session import (DATASET_KEY, NEEDS_ROWS, SOURCE_KEY, current_log,
                                current_name, current_source, cursor, dataset_names,
                                dataset_picker, mapping_stops, mapping_warnings, needs_rows,
                                set_current, set_current_source, source_names, wait_notice)
+from pages._ui.state import flash, show_flash, submitted  # noqa: F401
 from pages._ui.url import (LIMITS, limit, set_url_params, url_index, url_number,  # noqa: F401
                            url_options, url_param)
 from pages._ui.widgets import (VERDICT_COLORS, VERDICT_ICONS, cancellable,  # noqa: F401

@@ -40,7 +40,7 @@ def test_idle_until_started_and_the_controls_do_nothing_there():
     run.pause()
     run.resume()
     assert run.tick() is False and run.status == "idle"
-    assert set(state) == {"bl_lock"}
+    assert set(state) == {"lock"}
 
 
 def test_start_pause_resume_done_with_running_time_only():
@@ -71,7 +71,7 @@ def test_start_pause_resume_done_with_running_time_only():
     assert run.status == "done" and run.tick() is False
     run.reset()
     assert (run.status, run.lab) == ("idle", None)
-    assert set(state) == {"bl_lock"}
+    assert set(state) == {"lock"}
 
 
 def test_the_budget_follows_the_last_redraw():

@@ -32,12 +32,12 @@ class LabRun:
     state : mutable mapping
         Where the run lives between calls (a session's state; a dict in tests).
     prefix : str, keyword-only
-        Start of every key the run writes.
+        Start of every key the run writes (a page names its own).
     clock : callable, keyword-only
         Wall clock in seconds (``time.time``); the elapsed time counts running time only.
     """
 
-    def __init__(self, state: MutableMapping, *, prefix: str = "bl_",
+    def __init__(self, state: MutableMapping, *, prefix: str = "",
                  clock: Callable[[], float] = time.time):
         self._state, self._prefix, self._clock = state, prefix, clock
         self.lock = state.setdefault(prefix + "lock", threading.RLock())
