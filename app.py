@@ -3,9 +3,9 @@
 import streamlit as st
 
 from pages import _ui as ui
-from ulr import store
+from ulr import server, store
 
-ui.send_at_once(st.get_option("server.port"))  # once per process: see its docstring
+server.send_at_once(st.get_option("server.port"))  # once per process: see its docstring
 st.set_page_config(page_title="ulr — unbiased learning to rank", page_icon=":material/sort:",
                    layout="wide")
 
@@ -18,5 +18,5 @@ with store.waiting(ui.wait_notice()):
     with st.sidebar:
         ui.dataset_picker()
     ui.presentation_toggle()
-    with ui.frozen_imports():
+    with server.frozen_imports():
         nav.run()

@@ -25,7 +25,7 @@ Two end points, each held for 300 ms:
 References, printed beside the bare app and never used for the verdict: "bare, deep
 link" is a bare app with a menu of two one-line pages, opened at its second page's
 address; "bare, no Nagle" is the bare app with the one call ulr's app.py makes
-(``pages/_ui/runtime.send_at_once``), so it is not held by the wait for the browser's
+(``ulr/server.send_at_once``), so it is not held by the wait for the browser's
 acknowledgements that Streamlit's server leaves on: the like-for-like floor.
 
 Every page but Home is opened by its own address (``/data``), as a shared link is; the

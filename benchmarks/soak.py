@@ -106,12 +106,12 @@ ARRIVED_JS = """(heading) => { const a = document.querySelector('[data-testid="s
 def bare_app(folder: Path, pages=None, *, no_nagle: bool = False) -> Path:
     """A one-line Streamlit app; with ``pages``, a menu of one-line pages with those url
     paths, titles and headings. With ``no_nagle``, it first makes the one call ulr's
-    app.py makes before its pages (``pages/_ui/runtime.send_at_once``), loaded by path
-    once per server without the ``pages`` package's imports: the like-for-like floor."""
+    app.py makes before its pages (``ulr/server.send_at_once``), loaded by path
+    once per server without the ``ulr`` package's imports: the like-for-like floor."""
     app = folder / ("bare_no_nagle.py" if no_nagle else "bare.py")
     head = "import streamlit as st\n"
     if no_nagle:
-        runtime = ROOT / "pages" / "_ui" / "runtime.py"
+        runtime = ROOT / "ulr" / "server.py"
         head = ("import importlib.util\nimport sys\n\nimport streamlit as st\n\n"
                 "if 'ulr_bench_runtime' not in sys.modules:\n"
                 f"    spec = importlib.util.spec_from_file_location('ulr_bench_runtime', "

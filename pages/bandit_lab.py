@@ -1,6 +1,5 @@
 """Bandit lab: cascading bandits learning to rank, with live regret curves and theory."""
 
-import threading
 import time
 
 import pandas as pd
@@ -11,16 +10,15 @@ from pages._bandit.replay import replay_section
 from ulr.bandits.envs import ENVIRONMENTS, make_env
 from ulr.bandits.plots import lab_figure
 from ulr.bandits.policies import ALGORITHMS
+from ulr.bandits.run import LabRun
 from ulr.bandits.simulate import BanditLab
 from ulr.errors import NeedsRandomizedRows, UlrError
 from ulr.text import parse_numbers
 
 TICK = 0.25      # seconds between redraw requests of the live chart (a tick that runs
                  # longer is followed at once by the next)
-BUDGET = 0.4     # least simulation seconds per redraw: the simulation gets most of the time
-DRAW_SHARE = 5   # ... and at least 5x the time the last redraw took on the server
 LIVE_POINTS = 150  # points per curve while running (400 in the finished chart)
-S = st.session_state
+run = LabRun(st.session_state, prefix=ui.keys.BANDIT_RUN)
 
 st.title("Bandit lab")
 st.caption(
@@ -105,9 +103,7 @@ if start:
             if theta_text.strip():
                 raise UlrError("θ applies to the data environment only.")
             env = make_env(env_name, items=items, k=k, p=p, delta=delta, features=d, seed=seed)
-        S["bl_lab"] = BanditLab(env, tuple(algorithms), steps, runs=runs, seed=seed)
-        S["bl_status"] = "running"
-        S["bl_elapsed"], S["bl_t0"] = 0.0, time.time()
+        run.start(BanditLab(env, tuple(algorithms), steps, runs=runs, seed=seed))
     except UlrError as exc:
         if isinstance(exc, NeedsRandomizedRows):
             ui.dead_end("Cannot start the data environment: turning its clicks into attraction "
@@ -117,49 +113,24 @@ if start:
                         label="Declare it in the Data page's mapping")
         else:
             st.error(f"Cannot start: {exc}")
-lab_env = S.get("bl_lab").env if S.get("bl_lab") is not None else None
+lab_env = run.lab.env if run.lab is not None else None
 if lab_env is not None and lab_env.name == "data":
     st.caption(f"Data environment: attraction of the {lab_env.n_items} most shown documents of "
                f"“{lab_env.params.get('dataset')}” = clicks / expected examinations, with θ from "
                f"{lab_env.params.get('theta_source')}.")
 
-# A click reruns the app on a new thread while a fragment tick may still be inside
-# lab.advance; the lock lets that chunk finish before Pause, and keeps each redraw's
-# progress, chart and table on one step.
-lock = S.setdefault("bl_lock", threading.Lock())
-
-
 # The controls act in callbacks, before the script runs, so the buttons are drawn for
 # the new state (a Pause drawn before its own click was handled stayed off after Resume).
-def _pause():
-    with S.setdefault("bl_lock", threading.Lock()):
-        if S.get("bl_status") == "running":
-            S["bl_elapsed"] += time.time() - S["bl_t0"]
-            S["bl_status"] = "paused"
-
-
-def _resume():
-    if S.get("bl_status") == "paused":
-        S["bl_t0"] = time.time()
-        S["bl_status"] = "running"
-
-
-def _reset():
-    for key in ("bl_lab", "bl_status", "bl_elapsed", "bl_t0"):
-        S.pop(key, None)
-
-
-lab = S.get("bl_lab")
-status = S.get("bl_status", "idle")
+lab, status = run.lab, run.status
 
 # ---------------------------------------------------------------- controls
 controls = st.container(horizontal=True)
 controls.button("Pause", key="bl_pause", icon=":material/pause:", disabled=status != "running",
-                on_click=_pause)
+                on_click=run.pause)
 controls.button("Resume", key="bl_resume", icon=":material/play_arrow:",
-                disabled=status != "paused", on_click=_resume)
+                disabled=status != "paused", on_click=run.resume)
 controls.button("Reset", key="bl_reset", icon=":material/restart_alt:", disabled=lab is None,
-                on_click=_reset)
+                on_click=run.reset)
 
 
 # Layout: chart, results, replay. The live fragment runs last so that every click of
@@ -169,35 +140,26 @@ chart_box = st.container()
 results_box = st.container()
 
 
-def _elapsed() -> float:
-    return S["bl_elapsed"] + (time.time() - S["bl_t0"] if S.get("bl_status") == "running"
-                              else 0.0)
-
-
 # ---------------------------------------------------------------- live chart
 @st.fragment(run_every=TICK if status == "running" else None)
 def live():
-    lab = S.get("bl_lab")
+    lab = run.lab
     if lab is None:
         st.info("Choose an environment and algorithms, then press **Start**. With the defaults "
                 "(the Kveton et al. setting L = 16, K = 2, p = 0.2, δ = 0.15) CascadeKL-UCB "
                 "should end with well under half the regret of CascadeUCB1.")
         return
-    with lock:
-        if S.get("bl_status") == "running":
-            lab.advance(max(BUDGET, DRAW_SHARE * S.get("bl_draw", 0.0)))
-            if lab.done:
-                S["bl_elapsed"] = _elapsed()
-                S["bl_status"] = "done"
-                st.rerun(scope="app")   # stop the timer, show the results table
-        state = S.get("bl_status")
+    with run.lock:  # progress, chart and table of one step
+        if run.tick():
+            st.rerun(scope="app")   # stop the timer, show the results table
+        state = run.status
         share, text = lab.progress, (f"{state}: step {lab.t:,} of {lab.steps:,} · elapsed "
-                                     f"{_elapsed():.1f} s (simulation {lab.seconds:.1f} s)")
+                                     f"{run.elapsed():.1f} s (simulation {lab.seconds:.1f} s)")
         t0 = time.perf_counter()
         fig = lab_figure(lab, points=LIVE_POINTS if state == "running" else 400)
     st.progress(share, text=text)
     st.plotly_chart(fig, key="bl_chart")
-    S["bl_draw"] = time.perf_counter() - t0
+    run.drew(time.perf_counter() - t0)
 
 
 # ---------------------------------------------------------------- results

@@ -62,15 +62,15 @@ def _source_summary(name: str) -> None:
         with ui.user_errors("Not refreshed: "), st.spinner("Aggregating new files…"):
             access.browser_source(meta["path"] or meta["tbl"], meta["engine"], meta["spark_master"])
             r = _sources.refresh(name)
-            st.session_state["_src_msg"] = (f"Refreshed “{name}”: {r['scanned']} new or changed "
-                                            f"partitions read; {r['rows']:,} rows in all.")
+            ui.flash(f"Refreshed “{name}”: {r['scanned']} new or changed partitions read; "
+                     f"{r['rows']:,} rows in all.", at=ui.keys.SOURCE_FLASH)
             st.rerun()
     sure = c2.checkbox(f"Yes, remove the source “{name}” (its files stay)", key="src_remove_sure")
     if c2.button("Remove source", key="src_remove", disabled=not sure):
         with ui.user_errors("Not removed: "):
             _sources.remove(name)
-            st.session_state["_src_msg"] = (f"Removed the source “{name}” and its stored "
-                                            "statistics; its files are untouched.")
+            ui.flash(f"Removed the source “{name}” and its stored statistics; its files are "
+                     "untouched.", at=ui.keys.SOURCE_FLASH)
             ui.set_current(store.SAMPLE_NAME)
             st.rerun()
     st.page_link("pages/position_bias.py", label="Estimate position bias from these statistics",
@@ -122,7 +122,7 @@ def _manage(info) -> None:
                 with ui.user_errors("Not deleted: "):
                     store.delete_dataset(cur, info.name)
                     ui.forget(info.content_hash)
-                    st.session_state.pop("_last_load", None)
+                    st.session_state.pop(ui.keys.LAST_LOAD, None)
                     ui.set_current(store.SAMPLE_NAME)
                     st.rerun()
 
@@ -161,9 +161,7 @@ def _dataset_summary(log) -> None:
 
 
 _src = ui.current_source()
-_msg = st.session_state.pop("_src_msg", None)
-if _msg:
-    st.success(_msg)
+ui.show_flash(ui.keys.SOURCE_FLASH, kind="success")
 if _src is not None:
     with ui.user_errors():
         _source_summary(_src)

@@ -74,13 +74,13 @@ with st.form("recs_form"):
     norm = c[2].selectbox("CausE tie", ["l2", "l1"], key="rec_norm",
                           format_func={"l2": "squared L2", "l1": "L1"}.get)
     n_seeds = int(c[3].number_input("Simulated worlds (seeds)", 1, 10,
-                                    ui.url_number("seeds", SEEDS, 1, 10), key="rec_seeds",
+                                    ui.url_number("runs", SEEDS, 1, 10), key="rec_seeds",
                                     help="Worlds seed, seed + 1, ...: the verdict compares the "
                                          "models over them, with an interval (one world has "
                                          "none). Tables and charts show the first."))
     submitted = st.form_submit_button("Train and compare", type="primary")
 ui.set_url_params(users=users, items=items, alpha=float(alpha), seed=seed, epochs=epochs,
-                  models=list(models), propensity=propensity, seeds=n_seeds)
+                  models=list(models), propensity=propensity, runs=n_seeds)
 
 world = (("users", users), ("items", items), ("rank", rank),
          ("observed_fraction", float(observed)), ("alpha", float(alpha)),
@@ -115,9 +115,9 @@ if submitted:
                         bar.progress(done / total, text=f"world {i + 1} of {n_seeds}: "
                                                         f"{LABELS[m]}, run {r + 1} of {len(grid)}")
             status.update(label=f"Trained {total} runs", state="complete", expanded=False)
-        st.session_state["rec_settings"] = settings
+        ui.submitted("recs_form", settings)
 
-last = st.session_state.get("rec_settings")
+last = ui.submitted("recs_form")
 if last is None:
     st.info("Set up the world and press **Train and compare** (the defaults take a few "
             "seconds).")

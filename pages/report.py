@@ -24,7 +24,7 @@ def _md(text) -> str:
 
 
 def _flash(msg: str) -> None:
-    st.session_state["_rep_flash"] = msg
+    ui.flash(msg, at=ui.keys.REPORT_FLASH)
 
 
 def _safe(fn, *args, **kw) -> None:
@@ -39,7 +39,7 @@ def _safe(fn, *args, **kw) -> None:
 
 
 def _pick() -> None:
-    ui.set_current_report(st.session_state["rep_pick"])
+    ui.set_current_report(st.session_state[ui.keys.REPORT_PICK])
 
 
 def _new() -> None:
@@ -50,11 +50,11 @@ def _new() -> None:
 
 
 def _rename(rid: str) -> None:
-    _safe(reports.rename, rid, st.session_state.get("rep_name", ""), actor=ui.identity())
+    _safe(reports.rename, rid, st.session_state.get(ui.keys.REPORT_NAME, ""), actor=ui.identity())
 
 
 def _private(rid: str) -> None:
-    _safe(reports.set_private, rid, bool(st.session_state.get(f"rep_private_{rid}")),
+    _safe(reports.set_private, rid, bool(st.session_state.get(f"{ui.keys.REPORT_PRIVATE}{rid}")),
           actor=ui.identity())
 
 
@@ -70,13 +70,13 @@ def _delete(rid: str) -> None:
     st.session_state.pop(ui.REPORT_KEY, None)
     if "report" in st.query_params:  # else the deleted report's link would be reopened
         del st.query_params["report"]
-    st.session_state["rep_del_sure"] = False
+    st.session_state[ui.keys.REPORT_DELETE_SURE] = False
 
 
 def _edit(rid: str, item_id: str, field: str) -> None:
     _safe(reports.update_item, rid, item_id, actor=ui.identity(), **{
-        field: st.session_state.get(f"rep_{field}_{item_id}", "").strip() if field == "title"
-        else st.session_state.get(f"rep_{field}_{item_id}", "")})
+        field: st.session_state.get(f"{ui.keys.REPORT_ITEM}{field}_{item_id}", "").strip() if field == "title"
+        else st.session_state.get(f"{ui.keys.REPORT_ITEM}{field}_{item_id}", "")})
 
 
 def _item_op(fn, rid: str, item_id: str, *args) -> None:
@@ -107,9 +107,7 @@ if rid not in [r.id for r in all_reports]:
     all_reports = [info] + all_reports
 st.query_params["report"] = rid
 
-flash = st.session_state.pop("_rep_flash", None)
-if flash:
-    st.warning(flash)
+ui.show_flash(ui.keys.REPORT_FLASH)
 if not editable:
     st.info(f"“{info.name}” belongs to someone else: you can read, present and export it, or "
             "duplicate it to work on your own copy; only its owner can change it.",
@@ -126,13 +124,13 @@ with st.container(border=True):
     dupes = {v for v in names.values() if list(names.values()).count(v) > 1}
     names = {k: f"{v} · {k[:6]}" if v in dupes else v for k, v in names.items()}
     c = st.columns([3, 3, 1, 1])
-    st.session_state["rep_pick"] = rid
-    c[0].selectbox("Saved reports", ids, key="rep_pick", format_func=names.get, on_change=_pick,
+    st.session_state[ui.keys.REPORT_PICK] = rid
+    c[0].selectbox("Saved reports", ids, key=ui.keys.REPORT_PICK, format_func=names.get, on_change=_pick,
                    help="Your reports; a report opened by its link is listed too.")
-    if st.session_state.get("_rep_name_for") != (rid, info.name):
-        st.session_state["rep_name"] = info.name
-        st.session_state["_rep_name_for"] = (rid, info.name)
-    c[1].text_input("Report name", key="rep_name", max_chars=report.MAX_TITLE,
+    if st.session_state.get(ui.keys.REPORT_NAME_FOR) != (rid, info.name):
+        st.session_state[ui.keys.REPORT_NAME] = info.name
+        st.session_state[ui.keys.REPORT_NAME_FOR] = (rid, info.name)
+    c[1].text_input("Report name", key=ui.keys.REPORT_NAME, max_chars=report.MAX_TITLE,
                     on_change=_rename, args=(rid,), disabled=not editable)
     c[2].button("New report", key="rep_new", on_click=_new, icon=":material/add:")
     c[3].button("Duplicate", key="rep_dup", on_click=_duplicate, args=(rid,),
@@ -141,12 +139,12 @@ with st.container(border=True):
     d[0].page_link("pages/present.py", label="Open the presentation view",
                    icon=":material/slideshow:", query_params={"report": rid})
     if own:
-        st.session_state[f"rep_private_{rid}"] = info.private
-        d[0].checkbox("Private: only I can open it", key=f"rep_private_{rid}",
+        st.session_state[f"{ui.keys.REPORT_PRIVATE}{rid}"] = info.private
+        d[0].checkbox("Private: only I can open it", key=f"{ui.keys.REPORT_PRIVATE}{rid}",
                       on_change=_private, args=(rid,),
                       help="A private report is visible to you only, even with its link. "
                            "Otherwise anyone with the link can read and present it.")
-    sure = d[1].checkbox("Yes, delete this report", key="rep_del_sure", disabled=not editable)
+    sure = d[1].checkbox("Yes, delete this report", key=ui.keys.REPORT_DELETE_SURE, disabled=not editable)
     d[2].button("Delete report", key="rep_del", disabled=not (sure and editable),
                 on_click=_delete, args=(rid,), icon=":material/delete:")
 
@@ -211,16 +209,16 @@ for i, p in enumerate(items):
                     f"{_md(p.created or '—')} · ulr {_md(p.version or '—')}")
         if p.id in status:
             st.error(status[p.id], icon=":material/sync_problem:")
-        st.text_input("Title", value=p.title, key=f"rep_title_{p.id}", disabled=not editable,
+        st.text_input("Title", value=p.title, key=f"{ui.keys.REPORT_ITEM}title_{p.id}", disabled=not editable,
                       max_chars=report.MAX_TITLE, on_change=_edit, args=(rid, p.id, "title"))
         if p.verdict:  # what the result can support, as computed when it was saved
             lv = p.verdict["level"]
             st.badge(lv.capitalize(), icon=ui.VERDICT_ICONS[lv], color=ui.VERDICT_COLORS[lv])
-        st.text_input("Takeaway", value=p.takeaway, key=f"rep_takeaway_{p.id}",
+        st.text_input("Takeaway", value=p.takeaway, key=f"{ui.keys.REPORT_ITEM}takeaway_{p.id}",
                       max_chars=report.MAX_TITLE * 2, on_change=_edit,
                       args=(rid, p.id, "takeaway"), disabled=not editable,
                       help="One line in plain words; shown large on the slide.")
-        st.text_area("Note", value=p.note, key=f"rep_note_{p.id}", height=68,
+        st.text_area("Note", value=p.note, key=f"{ui.keys.REPORT_ITEM}note_{p.id}", height=68,
                      max_chars=report.MAX_NOTE, on_change=_edit, args=(rid, p.id, "note"),
                      disabled=not editable)
         if p.figure is not None:

@@ -75,11 +75,11 @@ except UlrError:
     etas_now = None   # reported when the sweep is run
 ui.set_url_params(etas=etas_now, learner=learner, method=method, queries=queries,
                   sessions=sessions, runs=runs, seed=seed)
-if "sw_key" not in st.session_state and etas_now is not None:
+if ui.submitted("sweep_form") is None and etas_now is not None:
     # a shared link: show its sweep at once if this server has already run it
     url_key = (etas_now, learner, method, queries, sessions, runs, seed)
     if url_key in _results():
-        st.session_state["sw_key"] = url_key
+        ui.submitted("sweep_form", url_key)
 
 if submitted:
     with ui.user_errors("Cannot run the sweep: "):
@@ -105,9 +105,9 @@ if submitted:
                 cache.popitem(last=False)
         else:
             cache.move_to_end(key)
-        st.session_state["sw_key"] = key
+        ui.submitted("sweep_form", key)
 
-key = st.session_state.get("sw_key")
+key = ui.submitted("sweep_form")
 df = _results().get(key) if key is not None else None
 if df is None:
     st.info("Choose the settings and press **Run sweep**. With the defaults (5 values of η, "

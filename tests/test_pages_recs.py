@@ -123,3 +123,12 @@ def test_the_verdict_compares_models_over_several_worlds():
     assert any("badge[" in m.value for m in at.markdown)
     assert any("2 seeds (simulated worlds)" in m.value for m in at.markdown)
     assert len(at.dataframe) == 2  # the results of the first world, and one row per world
+
+
+def test_an_old_seeds_link_opens_and_is_rewritten_as_runs():
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    at.query_params.update(seeds="2")
+    at.run()
+    assert not at.exception
+    assert at.number_input(key="rec_seeds").value == 2
+    assert at.query_params["runs"] == "2" and "seeds" not in at.query_params

@@ -1,8 +1,10 @@
 """Page helpers of pages/_ui.py that hold no page of their own."""
 
+import ast
 import os
 import threading
 import time
+from pathlib import Path
 
 import pandas as pd
 
@@ -150,25 +152,6 @@ def test_cached_only_reads_a_held_value_and_never_computes_one():
     assert work(key, 2) == 20 and calls == [1, 2]      # asking left normal calls as they were
 
 
-def test_a_run_that_imports_freezes_what_is_alive_and_others_do_not():
-    import gc
-    import sys
-    import types
-    before = gc.get_freeze_count()
-    with ui.frozen_imports():
-        pass
-    assert gc.get_freeze_count() == before
-    name = f"_ulr_probe_{time.time_ns()}"
-    try:
-        with ui.frozen_imports():
-            sys.modules[name] = types.ModuleType(name)
-            kept = [[] for _ in range(100)]
-        assert gc.get_freeze_count() >= before + len(kept)
-    finally:
-        sys.modules.pop(name, None)
-        gc.unfreeze()
-
-
 def test_a_run_writes_its_settings_to_the_url_in_one_message(monkeypatch):
     """Each write of st.query_params sends the browser a message; the Off-policy page
     has eight settings in its link and sends them in one."""
@@ -193,63 +176,69 @@ def test_a_run_writes_its_settings_to_the_url_in_one_message(monkeypatch):
     assert sent == []
 
 
-def _nodelay(sock) -> int:
-    import socket
-    return sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+# ---------------------------------------------------------------- session keys, named once
+
+PAGES_DIR = Path(__file__).resolve().parent.parent / "pages"
+KEYS_FILE = PAGES_DIR / "_ui" / "keys.py"
 
 
-def _open_fds() -> set:
-    """This process's open descriptors (not the one listing them, closed by then)."""
-    def is_open(fd):
-        try:
-            os.fstat(fd)
-            return True
-        except OSError:
-            return False
-    return {fd for fd in map(int, os.listdir("/proc/self/fd")) if is_open(fd)}
+def _is_state(node, aliases) -> bool:
+    """``st.session_state`` or a name bound to it."""
+    return ((isinstance(node, ast.Attribute) and node.attr == "session_state")
+            or (isinstance(node, ast.Name) and node.id in aliases))
 
 
-def test_send_at_once_turns_nagle_off_on_the_servers_port_only(monkeypatch):
-    """The server's listening socket and the connections it accepted get TCP_NODELAY,
-    and connections it accepts later inherit it; another port's sockets, the client's end
-    and every other descriptor are left as they were, and no descriptor leaks."""
-    import socket
-    from pages._ui import runtime
-    monkeypatch.setitem(runtime._NAGLE, "done", False)
-    fds = _open_fds()
-    with open(__file__, "rb") as own, socket.create_server(("127.0.0.1", 0)) as server, \
-            socket.create_server(("127.0.0.1", 0)) as other:
-        port = server.getsockname()[1]
-        client = socket.create_connection(("127.0.0.1", port))
-        accepted, _ = server.accept()
-        before = _open_fds()
-        assert [_nodelay(s) for s in (server, accepted, client, other)] == [0, 0, 0, 0]
+def session_keys(source: str) -> tuple[set, set]:
+    """(keys a file spells as string literals in a session-state position, the subset of
+    those that are reads or writes of ``st.session_state`` itself rather than a ``key=``)."""
+    tree = ast.parse(source)
+    aliases = {t.id for n in ast.walk(tree) if isinstance(n, ast.Assign)
+               and _is_state(n.value, ()) for t in n.targets if isinstance(t, ast.Name)}
+    direct, widget = set(), set()
 
-        assert ui.send_at_once(port) == 2
-        assert [_nodelay(s) for s in (server, accepted, client, other)] == [1, 1, 0, 0]
-        later_client = socket.create_connection(("127.0.0.1", port))
-        later, _ = server.accept()
-        assert _nodelay(later) == 1                     # inherited from the listener
-        assert ui.send_at_once(port) == 0               # once per process
-        assert _open_fds() == before | {later_client.fileno(), later.fileno()}
-        own.seek(0)
-        assert own.read(3) == b'"""'                    # other descriptors still work
-        accepted.sendall(b"ok")
-        assert client.recv(2) == b"ok"
-        for s in (client, accepted, later_client, later):
-            s.close()
-    assert _open_fds() == fds
+    def literal(node):
+        return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) \
+            else None
+
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Subscript) and _is_state(n.value, aliases):
+            direct.add(literal(n.slice))
+        elif (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+              and n.func.attr in ("get", "pop", "setdefault") and _is_state(n.func.value, aliases)
+              and n.args):
+            direct.add(literal(n.args[0]))
+        elif (isinstance(n, ast.Compare) and isinstance(n.ops[0], (ast.In, ast.NotIn))
+              and _is_state(n.comparators[0], aliases)):
+            direct.add(literal(n.left))
+        elif isinstance(n, ast.keyword) and n.arg == "key":
+            widget.add(literal(n.value))
+    direct.discard(None)
+    widget.discard(None)
+    return direct | widget, direct
 
 
-def test_the_app_sends_at_once_on_its_servers_port(monkeypatch):
-    from pathlib import Path
+def test_the_key_finder_sees_every_way_to_name_a_key():
+    spelled, direct = session_keys(
+        "S = st.session_state\nS['a']\nst.session_state.get('b')\n'c' in st.session_state\n"
+        "S.pop('d', None)\nst.button('x', key='e')\nst.session_state[keys.F]\nq.get('g')\n")
+    assert (spelled, direct) == ({"a", "b", "c", "d", "e"}, {"a", "b", "c", "d"})
 
-    import streamlit as st
-    from streamlit.testing.v1 import AppTest
-    calls = []
-    monkeypatch.setattr(ui, "send_at_once", lambda port: calls.append(port) or 0)
-    at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app.py"),
-                           default_timeout=60)
-    at.run()
-    assert not at.exception, at.exception
-    assert calls == [st.get_option("server.port")]
+
+def test_every_session_key_is_spelled_in_one_file_of_pages():
+    tree = ast.parse(KEYS_FILE.read_text())
+    where = {n.value.value: {"pages/_ui/keys.py"} for n in tree.body
+             if isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant)}
+    literal_access = {}
+    for f in sorted(PAGES_DIR.rglob("*.py")) + [PAGES_DIR.parent / "app.py"]:
+        if f == KEYS_FILE:
+            continue
+        spelled, direct = session_keys(f.read_text())
+        name = f.relative_to(PAGES_DIR.parent).as_posix()
+        for k in spelled:
+            where.setdefault(k, set()).add(name)
+        if direct:
+            literal_access[name] = sorted(direct)
+    assert len(where) > 40
+    assert {k: sorted(v) for k, v in where.items() if len(v) > 1} == {}
+    # the state itself is read and written through the names of pages/_ui/keys.py
+    assert literal_access == {}

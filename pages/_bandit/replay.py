@@ -9,6 +9,7 @@ from ulr.errors import NeedsRandomizedRows, NeedsSessions, UlrError
 from ulr.verdict import fmt_interval
 
 S = st.session_state
+REPLAY = ui.keys.BANDIT_REPLAY
 
 
 def _replay_result(rr, mapping=()) -> None:
@@ -52,7 +53,7 @@ def replay_section() -> None:
                        "session is replayed.")
         stopped = ui.mapping_stops(log, "replay", "Replay")
         if stopped:
-            S.pop("bl_replay", None)
+            S.pop(REPLAY, None)
         with st.form("bl_replay_form"):
             c1, c2, c3 = st.columns(3)
             r_algo = c1.selectbox("Algorithm", ALGORITHMS, index=ALGORITHMS.index("cascade-klucb"),
@@ -64,10 +65,10 @@ def replay_section() -> None:
                 help="To declare it once for every page, set it in the Data page's mapping.")
             go = st.form_submit_button("Run replay", disabled=stopped)
         if go:
-            S.pop("bl_replay", None)
+            S.pop(REPLAY, None)
             try:
                 with st.spinner("Replaying the randomized sessions…"):
-                    S["bl_replay"] = replay(log, r_algo, k=r_k, seed=r_seed,
+                    S[REPLAY] = replay(log, r_algo, k=r_k, seed=r_seed,
                                             assume_randomized=bool(r_assume))
             except UlrError as exc:
                 if isinstance(exc, NeedsRandomizedRows):
@@ -83,6 +84,6 @@ def replay_section() -> None:
                                 label="Map the session in the Data page's mapping")
                 else:
                     st.error(f"Cannot replay: {exc}")
-        rr = S.get("bl_replay")
+        rr = S.get(REPLAY)
         if rr is not None:
             _replay_result(rr, ui.mapping_warnings(log))

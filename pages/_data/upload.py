@@ -75,7 +75,7 @@ def _mapping_form(columns: list[str], auto: dict, file_name: str):
 # when another file replaces it; copies older than a day (sessions that never
 # pressed Load) are swept whenever a new copy is written.
 UPLOAD_MAX_AGE_S = 24 * 3600
-_COPY, _PEEK = "_upload_copy", "_upload_peek"
+_COPY, _PEEK = ui.keys.UPLOAD_COPY, ui.keys.UPLOAD_PEEK
 
 
 def _upload_id(up) -> str:
@@ -189,12 +189,12 @@ def upload_section() -> None:
                 res = _load_upload(up, mapping, name, skip, replace) if submitted else None
                 if res is not None:
                     ui.set_current(res.dataset)
-                    st.session_state["_last_load"] = {"dataset": res.dataset, "rows": res.rows,
+                    st.session_state[ui.keys.LAST_LOAD] = {"dataset": res.dataset, "rows": res.rows,
                                                       "rejected": res.rejected,
                                                       "warnings": [w.message for w in res.warnings]}
                     st.rerun()
 
-    last = st.session_state.get("_last_load")
+    last = st.session_state.get(ui.keys.LAST_LOAD)
     if last:
         msg = f"Stored “{last['dataset']}” with {last['rows']:,} rows."
         if last["rejected"]:

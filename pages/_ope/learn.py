@@ -47,8 +47,8 @@ def view_learn():
                               "the held-out rows)…", expanded=False) as status:
                 _learn(source, name, content_hash, "doc_id", settings, _should_stop=stop)
                 status.update(label="Learned", state="complete")
-            st.session_state["crm_key"] = key
-    last = st.session_state.get("crm_key")
+            ui.submitted("crm_form", key)
+    last = ui.submitted("crm_form")
     if last is None or last[0] != source:
         st.info("Press **Learn a policy**.")
         return

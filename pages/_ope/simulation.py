@@ -42,8 +42,8 @@ def view_simulation():
 
                 _simulate(settings, progress=progress)
                 status.update(label="Simulation done", state="complete")
-            st.session_state["ope_sim_settings"] = settings
-    last = st.session_state.get("ope_sim_settings")
+            ui.submitted("ope_sim_form", settings)
+    last = ui.submitted("ope_sim_form")
     if last is None:
         st.info("Choose a world and press **Run simulation** (the defaults take a second).")
         return

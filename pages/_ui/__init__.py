@@ -13,10 +13,13 @@ re-exported here from the module that holds it:
 - :mod:`pages._ui.reporting`: who is acting, the session's report and
   :func:`add_to_report`;
 - :mod:`pages._ui.cache`: the shared result and figure caches;
-- :mod:`pages._ui.runtime`: what each script run costs the server (garbage collection,
-  the sockets' send delay).
+- :mod:`pages._ui.state`: flash messages and the last submitted settings, under the
+  session keys of :mod:`pages._ui.keys` (``ui.keys.X``).
+
+The server's own setup (sockets, garbage collection) is :mod:`ulr.server`, called by app.py.
 """
 
+from pages._ui import keys  # noqa: F401
 from pages._ui.cache import (_BY_DATASET, _BY_DATASET_CAP, CACHE_TTL, cache_data,  # noqa: F401
                              cached_only, figure, forget)
 from pages._ui.nav import (_APP_SEEN, _in_folder_mode_run, APP, PAGES, ROOT,  # noqa: F401
@@ -26,11 +29,11 @@ from pages._ui.reporting import (BROWSER_COOKIE, REPORT_KEY, _browser_identity, 
                                  auth_configured, current_report_id, identity,
                                  presentation_toggle, require_sign_in, set_current_report,
                                  sign_in_button, signed_in)
-from pages._ui.runtime import frozen_imports, send_at_once  # noqa: F401
 from pages._ui.session import (DATASET_KEY, NEEDS_ROWS, SOURCE_KEY, current_log,  # noqa: F401
                                current_name, current_source, cursor, dataset_names,
                                dataset_picker, mapping_stops, mapping_warnings, needs_rows,
                                set_current, set_current_source, source_names, wait_notice)
+from pages._ui.state import flash, show_flash, submitted  # noqa: F401
 from pages._ui.url import (LIMITS, limit, set_url_params, url_index, url_number,  # noqa: F401
                            url_options, url_param)
 from pages._ui.widgets import (VERDICT_COLORS, VERDICT_ICONS, cancellable,  # noqa: F401

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from pages._ui import keys
 
 # The app's pages, in menu order: (file, title, icon, default). app.py builds st.navigation from them.
 PAGES = [
@@ -24,7 +25,7 @@ PAGES = [
     ("pages/present.py", "Present", ":material/slideshow:", False),
 ]
 APP = Path(__file__).resolve().parents[2] / "app.py"
-_APP_SEEN = "_ulr_app_seen"
+_APP_SEEN = keys.APP_SEEN
 
 
 def navigation():

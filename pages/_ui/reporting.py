@@ -9,12 +9,13 @@ import secrets
 import pandas as pd
 import streamlit as st
 
+from pages._ui import keys
 from pages._ui.session import DATASET_KEY, SOURCE_KEY, cursor
 from pages._ui.widgets import user_errors
 from ulr import store
 from ulr.errors import UlrError
 
-REPORT_KEY = "report_id"
+REPORT_KEY = keys.REPORT
 
 # ---------------------------------------------------------------- who is acting (report owners)
 #
@@ -25,8 +26,8 @@ REPORT_KEY = "report_id"
 # nothing but this browser, and never appears in a link. The store only keeps a hash of it.
 
 BROWSER_COOKIE = "ulr_browser"
-_IDENTITY_KEY = "_ulr_identity"
-_COOKIE_TO_SET = "_ulr_browser_token"
+_IDENTITY_KEY = keys.IDENTITY
+_COOKIE_TO_SET = keys.COOKIE_TO_SET
 _TOKEN_RE = re.compile(r"[0-9a-f]{32}")
 
 

@@ -11,23 +11,25 @@ from __future__ import annotations
 
 import streamlit as st
 
+from pages._ui import keys
 from pages._ui.cache import cache_data
 from pages._ui.nav import ensure_app_run
+from pages._ui.state import flash, show_flash
 from pages._ui.widgets import dead_end
 from ulr import store
 from ulr.errors import UlrError
 
-DATASET_KEY = "dataset"
-SOURCE_KEY = "source"
+DATASET_KEY = keys.DATASET
+SOURCE_KEY = keys.SOURCE
 
 
 def cursor():
     """This session's own reader connection on the store (see :func:`ulr.store.cursor`)."""
     ensure_app_run()
-    cur = st.session_state.get("_ulr_cursor")
+    cur = st.session_state.get(keys.CURSOR)
     if cur is None:
         cur = store.cursor()
-        st.session_state["_ulr_cursor"] = cur
+        st.session_state[keys.CURSOR] = cur
     return cur
 
 
@@ -42,8 +44,7 @@ def dataset_names() -> list[str]:
 
 def _deleted_elsewhere(name: str) -> None:
     st.session_state[DATASET_KEY] = store.SAMPLE_NAME
-    st.session_state["_ulr_flash"] = (
-        f"The dataset “{name}” was deleted in another session; showing the sample.")
+    flash(f"The dataset “{name}” was deleted in another session; showing the sample.")
 
 
 def current_name() -> str:
@@ -53,9 +54,8 @@ def current_name() -> str:
     if DATASET_KEY not in st.session_state:
         wanted = st.query_params.get("dataset")
         if wanted is not None and wanted not in names:
-            st.session_state["_ulr_flash"] = (
-                f"The link names a dataset “{wanted}” that does not exist here; "
-                f"showing the sample instead.")
+            flash(f"The link names a dataset “{wanted}” that does not exist here; "
+                  f"showing the sample instead.")
             wanted = None
         st.session_state[DATASET_KEY] = wanted or store.SAMPLE_NAME
     if st.session_state[DATASET_KEY] not in names:
@@ -88,15 +88,14 @@ def current_source() -> str | None:
             if wanted in source_names():
                 st.session_state[SOURCE_KEY] = wanted
             else:
-                st.session_state["_ulr_flash"] = (
-                    f"The link names a registered source “{wanted}” that does not exist here; "
-                    "showing a dataset instead.")
+                flash(f"The link names a registered source “{wanted}” that does not exist "
+                      "here; showing a dataset instead.")
         return st.session_state[SOURCE_KEY]
     name = st.session_state[SOURCE_KEY]
     if name is not None and name not in source_names():
         st.session_state[SOURCE_KEY] = None
-        st.session_state["_ulr_flash"] = (
-            f"The registered source “{name}” was removed elsewhere; showing a dataset instead.")
+        flash(f"The registered source “{name}” was removed elsewhere; showing a dataset "
+              "instead.")
     return st.session_state[SOURCE_KEY]
 
 
@@ -134,7 +133,7 @@ def current_log() -> store.Log:
         if name == store.SAMPLE_NAME:
             raise
         _deleted_elsewhere(name)
-        st.warning(st.session_state.pop("_ulr_flash"))
+        show_flash()
         return store.open_dataset(store.SAMPLE_NAME, cur=cursor())
 
 
@@ -172,9 +171,7 @@ def dataset_picker(*, where=None) -> store.Log | None:
         else:
             set_current(chosen[1])
         st.rerun()
-    flash = st.session_state.pop("_ulr_flash", None)
-    if flash:
-        st.warning(flash)
+    show_flash()
     return None if src is not None else current_log()
 
 

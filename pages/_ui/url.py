@@ -11,8 +11,9 @@ from pages._ui.session import DATASET_KEY, SOURCE_KEY
 
 
 # Old URL keys still read (links shared before the rename) and dropped when the page writes
-# the new one: one word per concept in the URL, the CLI (--bootstrap) and the JSON.
-RENAMED = {"boot": "bootstrap"}
+# the new one: one word per concept in the URL, the CLI (--bootstrap, --runs) and the JSON.
+# "runs" counts repeated simulations on every page (Debiased recommendations said "seeds").
+RENAMED = {"boot": "bootstrap", "seeds": "runs"}
 
 
 def _given(name: str) -> bool:

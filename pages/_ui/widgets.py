@@ -10,6 +10,7 @@ import time
 import pandas as pd
 import streamlit as st
 
+from pages._ui import keys
 from pages._ui.cache import cached_only
 from pages._ui.nav import ensure_app_run
 from ulr.errors import Cancelled, UlrError
@@ -58,7 +59,7 @@ def cancellable():
         if pending:
             return True
         try:
-            "_ulr_alive" in st.session_state  # noqa: B015 - a Streamlit check point
+            keys.ALIVE in st.session_state  # noqa: B015 - a Streamlit check point
         except BaseException as exc:  # noqa: BLE001 - Streamlit's stop or rerun request
             pending.append(exc)
             return True

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import time
 
+from ulr.commands.common import add_option
+
 ORDER = 65
 
 PROPENSITIES = ("naive-bayes", "true")
@@ -47,9 +49,9 @@ def register(sub):
     t.add_argument("--discrepancy-norm", choices=("l2", "l1"), default="l2",
                    help="CausE tie between the two embeddings")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--seeds", type=int, default=1,
-                   help="simulated worlds (seeds seed, seed+1, ...); with 2 or more the "
-                        "verdict has an interval over them")
+    add_option(p, "--runs", deprecated=("--seeds",), type=int, default=1,
+               help="simulated worlds, one run each (seeds seed, seed+1, ...); with 2 or "
+                    "more the verdict has an interval over them")
     p.set_defaults(run=run)
 
 
@@ -64,11 +66,11 @@ def run(args) -> dict:
     if not models or unknown:
         raise UlrError(f"--models must be comma-separated names from {', '.join(MODELS)}"
                        + (f"; unknown: {', '.join(unknown)}" if unknown else "") + ".")
-    if args.seeds < 1:
-        raise UlrError("--seeds must be at least 1.")
+    if args.runs < 1:
+        raise UlrError("--runs must be at least 1.")
     t0 = time.perf_counter()
     exps = []
-    for seed in range(args.seed, args.seed + args.seeds):
+    for seed in range(args.seed, args.seed + args.runs):
         data = simulate_mnar(users=args.users, items=args.items, rank=args.rank,
                              observed_fraction=args.observed_fraction, alpha=args.alpha,
                              gamma=args.gamma, random_share=args.random_share, seed=seed)
@@ -83,7 +85,7 @@ def run(args) -> dict:
         out["verdict"] = recommend_verdict(exps).to_dict()
     return {"summary": exp.summary, "results": results_table(exp).to_dict("records"),
             "models": models, "propensity": args.propensity, "seed": args.seed,
-            "seeds": args.seeds, **out,
+            "seeds": args.runs, **out,
             "seconds": time.perf_counter() - t0}
 
 

@@ -9,64 +9,29 @@ written once, in the portable subset both engines share (``GROUP BY``,
 ``count(*) FILTER``, window functions, ``md5``/``instr`` for the bootstrap
 buckets); an engine only supplies the reader and the parameter style.
 
-Every source is read through :func:`typed_projection`: the canonical columns
-with declared types (ids as strings, ``position``/``click`` as integers,
-``randomized`` as boolean, ``feature_*`` as doubles), so the two engines see
-the same values and give the same statistics (to 1e-9, see tests/engines).
+The engines are found by name in :data:`ENGINES` and imported when asked for, so this
+package imports neither at its top (and neither engine imports it: the SQL both share lives
+in :mod:`ulr.engines.columns`).
 """
 
 from __future__ import annotations
 
-from ulr import schema
+import importlib
+
 from ulr.errors import UlrError
 
-ENGINES = ("duckdb", "spark")
-REQUIRED = ("query_id", "doc_id", "position", "click")
-# canonical column -> declared type (portable SQL type names: both engines accept them)
-DECLARED = {"query_id": "STRING", "doc_id": "STRING", "session_id": "STRING",
-            "position": "INTEGER", "click": "INTEGER", "randomized": "BOOLEAN",
-            "true_theta": "DOUBLE"}
-
-
-def declared_columns(columns) -> dict[str, str]:
-    """The columns of a source that ulr reads, with their declared types."""
-    cols = list(columns)
-    missing = [c for c in REQUIRED if c not in cols]
-    if missing:
-        raise UlrError(f"the source has no {', '.join(repr(m) for m in missing)} column"
-                       f"{'s' if len(missing) > 1 else ''}; its files need columns named "
-                       f"{', '.join(REQUIRED)}.")
-    out = {}
-    for c in cols:
-        if c in DECLARED:
-            out[c] = DECLARED[c]
-        elif c.startswith(schema.FEATURE_PREFIX) and schema._IDENT.match(c):
-            out[c] = "DOUBLE"  # plain identifiers only: they are pasted unquoted
-    return out
-
-
-def typed_projection(columns: dict[str, str], raw: str) -> str:
-    """``(SELECT CAST(col AS type) AS col, ... FROM raw)`` for the declared columns.
-
-    ``randomized`` goes through INTEGER first, so 0/1 stored as text or numbers
-    become false/true identically on both engines.
-    """
-    parts = []
-    for c, t in columns.items():
-        q = schema.safe_ident(c)  # unquoted: DuckDB quotes with ", Spark with `
-        expr = f"CAST(CAST({q} AS INTEGER) AS BOOLEAN)" if c == "randomized" \
-            else f"CAST({q} AS {t})"
-        parts.append(f"{expr} AS {q}")
-    return f"(SELECT {', '.join(parts)} FROM {raw})"
+# engine name -> (module, class, whether it takes options), imported on first use: a
+# DuckDB-only run never loads pyspark
+ENGINES = {"duckdb": ("ulr.engines.duckdb", "DuckDBEngine", False),
+           "spark": ("ulr.engines.spark", "SparkEngine", True)}
 
 
 def get(name: str, **options):
     """The engine called ``name`` (``duckdb`` or ``spark``); Spark options:
-    ``master`` and ``conf`` (a dict), see :class:`ulr.engines.spark.SparkEngine`."""
-    if name == "duckdb":
-        from ulr.engines.duckdb import DuckDBEngine
-        return DuckDBEngine()
-    if name == "spark":
-        from ulr.engines.spark import SparkEngine
-        return SparkEngine(**options)
-    raise UlrError(f"unknown engine {name!r}; choose one of {', '.join(ENGINES)}.")
+    ``master`` and ``conf`` (a dict), see :class:`ulr.engines.spark.SparkEngine`; DuckDB
+    takes none and ignores them."""
+    if name not in ENGINES:
+        raise UlrError(f"unknown engine {name!r}; choose one of {', '.join(ENGINES)}.")
+    module, cls, takes_options = ENGINES[name]
+    engine = getattr(importlib.import_module(module), cls)
+    return engine(**options) if takes_options else engine()

@@ -9,7 +9,7 @@ import stat
 from pathlib import Path
 
 from ulr import store
-from ulr.engines import declared_columns, typed_projection
+from ulr.engines.columns import declared_columns, typed_projection
 from ulr.errors import UlrError
 from ulr.data.scan import Scan
 

@@ -68,9 +68,28 @@ def partition_file(folder, key: str, generation: str) -> Path:
     return Path(folder) / f"part-{key_hash(key)}-{generation}.parquet"
 
 
+def flush(path: Path, *, folder: bool = False) -> None:
+    """Write a file's data, or a folder's entries (``folder=True``: a rename inside it then
+    survives a crash; a file system that cannot flush a folder is not an error), to disk."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError:
+        if not folder:
+            raise
+
+
+def sql_literal(text) -> str:
+    """A SQL string literal, for a path this package built itself (``COPY ... TO`` cannot bind)."""
+    return "'" + str(text).replace("'", "''") + "'"
+
+
 def publish(tmp: Path, out: Path) -> Path:
     """Flush ``tmp`` to disk and rename it to ``out`` (readers never see half a file)."""
-    store._fsync(tmp)
+    flush(tmp)
     os.replace(tmp, out)
     return out
 
@@ -137,7 +156,7 @@ def write_total(out: Path, parts, *, base: Path | None = None, plus=(), minus=()
            "GROUP BY query_id, doc_id, position HAVING sum(n) <> 0) "
            "SELECT dense_rank() OVER (ORDER BY query_id, doc_id) - 1 AS pair, query_id, doc_id, "
            "position, CAST(n AS BIGINT) AS n, CAST(c AS BIGINT) AS c FROM cells "
-           f"ORDER BY pair, position) TO {store._sql_str(tmp)} (FORMAT parquet)")
+           f"ORDER BY pair, position) TO {sql_literal(tmp)} (FORMAT parquet)")
     try:
         store.new_memory_cursor().execute(sql, params)
         return publish(tmp, out)

@@ -112,7 +112,7 @@ def _write_manifest(folder: Path, manifest: dict) -> None:
         inc.publish(tmp, out)
     finally:
         tmp.unlink(missing_ok=True)
-    store._fsync_dir(folder)
+    inc.flush(folder, folder=True)
 
 
 def _read_manifest(folder: Path, generation: str | None) -> dict:

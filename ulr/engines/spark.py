@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ulr.engines import declared_columns, typed_projection
+from ulr.engines.columns import declared_columns, typed_projection
 from ulr.errors import UlrError
 from ulr.data.scan import Scan
 

@@ -1,4 +1,9 @@
-"""What each script run costs the server beyond the page's own work."""
+"""The dashboard server's process setup: what each script run costs beyond the page's work.
+
+app.py calls both, once per run: :func:`send_at_once` (the sockets' send delay) and
+:func:`frozen_imports` (garbage collection after a run that imported). Neither needs
+Streamlit, so they live in ulr and are tested with plain pytest (tests/test_server.py).
+"""
 
 from __future__ import annotations
 
