@@ -9,10 +9,6 @@ server.send_at_once(st.get_option("server.port"))  # once per process: see its d
 st.set_page_config(page_title="ulr — unbiased learning to rank", page_icon=":material/sort:",
                    layout="wide")
 
-# The log audit (issue 39), after Data in the menu; its place belongs in ui.PAGES.
-AUDIT_PAGE = ("pages/audit.py", "Log audit", ":material/fact_check:", False)
-if AUDIT_PAGE not in ui.PAGES:
-    ui.PAGES.insert([p[0] for p in ui.PAGES].index("pages/data.py") + 1, AUDIT_PAGE)
 nav = ui.navigation()
 with store.waiting(ui.wait_notice()):
     with st.sidebar:

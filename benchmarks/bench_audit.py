@@ -87,7 +87,7 @@ def _commands(result: dict) -> list[tuple[str, list]]:
 
 
 def _logs(folder: Path, only: set) -> list[tuple[str, Path, object]]:
-    from ulr import store
+    from ulr.data import ingest
     from ulr.audit import logs
     out = []
     if "recommendation" in only:
@@ -95,7 +95,7 @@ def _logs(folder: Path, only: set) -> list[tuple[str, Path, object]]:
     if "search" in only:
         out.append(("search", *logs.search_log(folder / "search.csv")))
     if "sample" in only:
-        out.append(("sample", Path(store.SAMPLE_CSV), None))
+        out.append(("sample", Path(ingest.SAMPLE_CSV), None))
     return out
 
 
@@ -106,11 +106,11 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
     folder = Path(args.out or tempfile.mkdtemp(prefix="bench_audit_"))
     folder.mkdir(parents=True, exist_ok=True)
-    from ulr import store
+    from ulr.data import ingest
     print(f"{'log':<15} {'step':<18} {'wall s':>8} {'cpu s':>8}")
     for name, path, mapping in _logs(folder, set(args.only.split(","))):
         db = str(folder / f"{name}.duckdb")
-        store.load_log(path, name, db_path=db, mapping=mapping, replace=True)
+        ingest.load_log(path, name, db_path=db, mapping=mapping, replace=True)
         wall_a, cpu_a, out = _cli(db, "audit", "--db", db, "--name", name, "--json")
         result = json.loads(out)
         total_w = total_c = 0.0

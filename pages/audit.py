@@ -10,7 +10,9 @@ with the same settings.
 import streamlit as st
 
 from pages import _ui as ui
-from ulr import audit, store
+from pages._ui import keys
+from ulr import audit
+from ulr.data import catalog
 from ulr.errors import UlrError
 
 st.title("What can this log tell me?")
@@ -27,7 +29,7 @@ def _answer(content_hash: str, name: str, qid: str, _ctx=None):
 
     ``_ctx`` (not part of the key) is the run's shared :class:`ulr.audit.Context`: the
     off-policy evaluation serves three questions and is computed once per run."""
-    ctx = _ctx or audit.Context(store.open_dataset(name, cur=store.cursor()),
+    ctx = _ctx or audit.Context(catalog.open_dataset(name, cur=catalog.cursor()),
                                 _shape(content_hash, name))
     return audit.answer(ctx, next(a for a in audit.assess(ctx.shape) if a.id == qid))
 
@@ -35,7 +37,7 @@ def _answer(content_hash: str, name: str, qid: str, _ctx=None):
 @ui.cache_data(show_spinner=False, max_entries=64)
 def _shape(content_hash: str, name: str):
     """The log's :class:`ulr.audit.LogShape` (one aggregate statement), keyed by content."""
-    log = store.open_dataset(name, cur=store.cursor())
+    log = catalog.open_dataset(name, cur=catalog.cursor())
     return audit.read_shape(log)
 
 
@@ -63,7 +65,7 @@ def _run(info, todo: list) -> dict:
     with ui.cancellable() as stop, \
             st.status(f"Answering {len(ids)} questions on {info.name!r}…",
                       expanded=False) as status:
-        ctx = audit.Context(store.open_dataset(info.name, cur=ui.cursor()),
+        ctx = audit.Context(catalog.open_dataset(info.name, cur=ui.cursor()),
                             _shape(info.content_hash, info.name), stop)
         bar = st.progress(0.0)
         for i, a in enumerate(todo):
@@ -128,9 +130,9 @@ def _report_form(result, info) -> None:
             rid = audit.build_report(result, name=title.strip(), actor=actor,
                                      dataset=info.name, content_hash=info.content_hash or "")
             ui.set_current_report(rid)
-            st.session_state["_audit_built"] = (info.content_hash, rid, title.strip(),
+            st.session_state[keys.AUDIT_BUILT] = (info.content_hash, rid, title.strip(),
                                                 len(result.answered) + 1)
-    built = st.session_state.get("_audit_built")
+    built = st.session_state.get(keys.AUDIT_BUILT)
     if built and built[0] == info.content_hash:
         built = built[1:]
         st.success(f"Saved the report “{built[1]}” with {built[2]} items.")
@@ -152,13 +154,13 @@ with ui.user_errors():
     _show_shape(shape)
     assessed = audit.assess(shape)
     todo = [a for a in assessed if a.answerable]
-    ran = st.session_state.get("_audit_ran") == info.content_hash
+    ran = st.session_state.get(keys.AUDIT_RAN) == info.content_hash
     if not ran:
         st.markdown(f"This log supports {len(todo)} of {len(assessed)} questions:\n"
                     + "\n".join(f"- {a.question.question}" for a in todo))
         st.button("Answer every question", key="audit_run", type="primary",
                   icon=":material/play_arrow:", on_click=st.session_state.update,
-                  kwargs={"_audit_ran": info.content_hash})
+                  kwargs={keys.AUDIT_RAN: info.content_hash})
     if ran:
         answers = _run(info, todo)
         result = audit.Audit(shape, [answers.get(a.id) or audit.answer(None, a)

@@ -44,3 +44,7 @@ REPORT_ITEM = "rep_"
 # under this prefix (bl_lab, bl_status, ...); the replay's result has a key of its own
 BANDIT_RUN = "bl_"
 BANDIT_REPLAY = "bl_replay"
+
+# Log audit (pages/audit.py): which log was audited, and the report built from it
+AUDIT_RAN = "_audit_ran"
+AUDIT_BUILT = "_audit_built"

@@ -14,6 +14,7 @@ from pages._ui import keys
 PAGES = [
     ("pages/home.py", "Home", ":material/home:", True),
     ("pages/data.py", "Data", ":material/table:", False),
+    ("pages/audit.py", "Log audit", ":material/fact_check:", False),
     ("pages/position_bias.py", "Position bias", ":material/trending_down:", False),
     ("pages/user_models.py", "User models", ":material/psychology:", False),
     ("pages/compare_rankers.py", "Compare rankers", ":material/leaderboard:", False),

@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from ulr import audit, store
+from ulr import audit
+from ulr.data import ingest
 from ulr.audit import questions
 
 
@@ -15,13 +16,13 @@ def _sets(answers):
 @pytest.fixture(scope="module")
 def rec_audit(rec_log):
     path, mapping = rec_log
-    return audit.run(store.open_file(path, mapping))
+    return audit.run(ingest.open_file(path, mapping))
 
 
 @pytest.fixture(scope="module")
 def search_audit(search_log):
     path, mapping = search_log
-    return audit.run(store.open_file(path, mapping))
+    return audit.run(ingest.open_file(path, mapping))
 
 
 def test_recommendation_log_answers_the_off_policy_questions_and_names_the_session_column(
@@ -66,7 +67,7 @@ def test_the_answers_are_the_pages_computations(search_log, search_audit):
     CTR answer the Data page's table: the same numbers, not a look-alike."""
     from ulr import propensity
     path, mapping = search_log
-    log = store.open_file(path, mapping)
+    log = ingest.open_file(path, mapping)
     r = propensity.estimate(log, method="em", positions=10, n_bootstrap=50, seed=0)
     pb = next(a for a in search_audit.answers if a.id == "position_bias")
     np.testing.assert_allclose(pb.table["theta"].to_numpy(), r.theta, rtol=1e-9)
@@ -77,7 +78,7 @@ def test_the_answers_are_the_pages_computations(search_log, search_audit):
 
 def test_shape_is_counted_right_against_pandas(rec_log):
     path, mapping = rec_log
-    log = store.open_file(path, mapping)
+    log = ingest.open_file(path, mapping)
     df = log.df()
     s = audit.read_shape(log)
     assert (s.rows, s.clicks, s.queries, s.positions) == (
@@ -89,7 +90,7 @@ def test_shape_is_counted_right_against_pandas(rec_log):
 
 
 def test_bundled_sample_supports_the_click_questions_and_not_off_policy():
-    log = store.open_file(store.SAMPLE_CSV)
+    log = ingest.open_file(ingest.SAMPLE_CSV)
     yes, no = _sets([audit.answer(None, a) if not a.answerable else a
                      for a in audit.assess(audit.read_shape(log))])
     assert yes == {"ctr_by_position", "position_bias", "user_models", "rankers", "replay"}
@@ -130,7 +131,7 @@ def test_a_cancelled_audit_stops_between_questions(search_log):
         asked.append(1)
         return len(asked) > 1
     with pytest.raises(Cancelled):
-        audit.run(store.open_file(path, mapping), should_stop=stop)
+        audit.run(ingest.open_file(path, mapping), should_stop=stop)
 
 
 def test_a_bug_in_one_method_is_reported_on_its_question_and_the_others_still_answer(
@@ -141,7 +142,7 @@ def test_a_bug_in_one_method_is_reported_on_its_question_and_the_others_still_an
     def broken(ctx, a):
         raise ZeroDivisionError("division by zero")
     monkeypatch.setitem(answers.RUNNERS, "replay", broken)
-    result = audit.run(store.open_file(path, mapping), only=["ctr_by_position", "replay"])
+    result = audit.run(ingest.open_file(path, mapping), only=["ctr_by_position", "replay"])
     by = {a.id: a for a in result.answers}
     assert by["ctr_by_position"].answerable and by["ctr_by_position"].verdict is not None
     assert not by["replay"].answerable and by["replay"].verdict is None

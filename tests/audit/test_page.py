@@ -15,11 +15,11 @@ def _badges(at) -> list:
 
 
 def test_the_audit_answers_links_and_builds_the_report(rec_log):
-    from ulr import store
+    from ulr.data import ingest
     from ulr.report import saved
 
     path, mapping = rec_log
-    store.load_log(path, "recs for the audit page", mapping=mapping, replace=True)
+    ingest.load_log(path, "recs for the audit page", mapping=mapping, replace=True)
     at = AppTest.from_file(APP, default_timeout=180)
     at.query_params["dataset"] = "recs for the audit page"
     at.run()

@@ -121,9 +121,9 @@ class Context:
 
 
 def _ctr_by_position(c: Context, a: Answer) -> None:
-    from ulr import store
+    from ulr.data.summary import ctr_by_position
     from ulr.verdict import ctr_by_position_verdict
-    ctr = store.ctr_by_position(c.log)
+    ctr = ctr_by_position(c.log)
     s = c.shape
     share = 1.0 if s.declared_randomized else s.randomized_rows / max(s.rows, 1)
     a.verdict = ctr_by_position_verdict(ctr, randomized_share=share)
@@ -135,14 +135,15 @@ def _ctr_by_position(c: Context, a: Answer) -> None:
 
 
 def _position_bias(c: Context, a: Answer) -> None:
-    from ulr import propensity, store
+    from ulr import propensity
+    from ulr.data.summary import ctr_by_position
     from ulr.propensity import plots
     positions = min(c.shape.positions, POSITIONS_SHOWN)
     assume = c.shape.declared_randomized and a.method == "randomization"
     r = propensity.estimate(c.log, method=a.method, positions=positions,
                             n_bootstrap=PB_BOOTSTRAP, seed=SEED, assume_randomized=assume,
                             should_stop=c.should_stop)
-    by_pos = c.once("ctr", lambda: store.ctr_by_position(c.log))
+    by_pos = c.once("ctr", lambda: ctr_by_position(c.log))
     truth = c.log.true_theta()
     table = plots.results_table([r], truth, clicks=by_pos["clicks"].to_numpy(),
                                 impressions=by_pos["impressions"].to_numpy())
