@@ -233,7 +233,7 @@ for i, p in enumerate(items):
         for cav in p.caveats:
             st.warning(cav, icon=":material/warning:")
         st.caption(f"Evidence: {_md(report.evidence_text(p.evidence))}")
-        st.caption("Settings: " + (" · ".join(f"{_md(k)} = {_md(report.setting_text(v))}"
+        st.caption("Settings: " + (" · ".join(f"{_md(words(k))} = {_md(report.setting_text(v))}"
                                               for k, v in p.settings.items()) or "none recorded"))
         b = st.columns(5)
         b[0].button("Move up", key=f"rep_up_{p.id}", icon=":material/arrow_upward:",

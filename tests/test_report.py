@@ -150,7 +150,7 @@ def test_html_metadata_tables_and_truncation():
     assert "<td>=cmd</td>" in rest  # HTML is escaped, not neutralized
     # one number of decimals per column (3 significant figures of its largest value)
     assert '<td class="num">-1</td>' in rest and '<td class="num">-1.50</td>' in rest
-    assert '<td class="num">1e-09</td>' in rest and '<th class="num">n</th>' in rest
+    assert '<td class="num">0.0000000010</td>' in rest and '<th class="num">n</th>' in rest
     assert "First 4 of 6 rows" in rest and "<td>ok</td>" not in rest
     assert "&quot;eta&quot;" not in rest and "[0.5, 1]" in rest  # settings, readable
     assert rest.index("Second chart</h2>") > rest.index("&lt;/script&gt;</h2>")

@@ -31,6 +31,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ulr.text import fmt  # noqa: F401  (the one formatter; re-exported)
+from ulr.text import se_decimals as decimals  # noqa: F401
+
 LEVELS = ("reliable", "directional", "inconclusive", "invalid")
 #: a plain estimate is "reliable" when its interval is within ±20% of it
 PRECISE = 0.20
@@ -147,29 +150,6 @@ def z_value(level: float = LEVEL) -> float:
 def se_of(lower, upper, level: float = LEVEL) -> float:
     """Standard error implied by a two-sided interval at ``level``."""
     return float(upper - lower) / (2 * z_value(level))
-
-
-def decimals(se, *, most: int = 6) -> int:
-    """Decimals the standard error supports: down to its leading digit.
-
-    ``se = 0.0012`` gives 3 (0.014), ``se = 2.3`` gives 0 (21). An unknown or
-    zero standard error gives ``most``.
-    """
-    if se is None or not np.isfinite(se) or se <= 0:
-        return most
-    return int(min(most, max(0, -math.floor(math.log10(float(se))))))
-
-
-def fmt(value, se=None, *, pct: bool = False, sign: bool = False) -> str:
-    """``value`` rounded to what ``se`` supports; in % when ``pct``."""
-    if value is None or not np.isfinite(value):
-        return "n/a"
-    scale = 100.0 if pct else 1.0
-    d = decimals(None if se is None else float(se) * scale)
-    s = f"{float(value) * scale:{'+' if sign else ''}.{d}f}"
-    if s.lstrip("+-").strip("0.") == "":  # -0.000 and +0.000 read as 0
-        s = f"{0.0:.{d}f}"
-    return s + ("%" if pct else "")
 
 
 def fmt_interval(value, lower, upper, *, level: float = LEVEL, pct: bool = False,
