@@ -228,7 +228,7 @@ if res is not None:
         st.info(caveats[-1])
     if noise and not res["identical"] and not res["multi"]:  # the verdict says it all
         caveats.append(f"Within noise: the 95% paired interval of IPW − naive includes 0 for "
-                       f"{', '.join(noise)}, so these {res["n_test"]:,} test queries cannot "
+                       f"{', '.join(noise)}, so these {res['n_test']:,} test queries cannot "
                        "tell the two rankers apart on them.")
         st.warning(caveats[-1])
     if res["estimated"]:
