@@ -328,16 +328,28 @@ def ctr_by_position_verdict(ctr, *, randomized_share: float = 0.0,
     randomized = randomized_share >= RANDOMIZED_SHARE
     se1 = float(np.sqrt(p[0] * (1 - p[0]) / max(n[0], 1)))
     sek = float(np.sqrt(p[-1] * (1 - p[-1]) / max(n[-1], 1)))
-    rates = (f"{fmt(p[0], se1, pct=True)} at position 1, {fmt(p[-1], sek, pct=True)} at "
-             f"position {pos[-1]}")
-    why = ("The log is randomized, so every document is shown at every position alike: a "
-           "difference between positions is position bias alone."
-           if randomized else
-           "A fall with position mixes position bias (users examine lower positions less) "
-           "with the ranker putting better documents on top; this chart alone does not "
-           "separate the two.")
+    common = min(x for x in (se1, sek, se) if x > 0) if max(se1, sek, se) > 0 else None
+    rates = (f"{fmt(p[0], common, pct=True)} at position 1, {fmt(p[-1], common, pct=True)} "
+             f"at position {pos[-1]}")  # one precision for both rates
+    # the words follow the data's shape: a fall, a rise, or no trend the clicks can show
+    shape = "flat" if contains_zero(lo, hi) else "fall" if d > 0 else "rise"
+    if randomized:
+        why = ("The log is randomized, so every document is shown at every position alike: a "
+               "difference between positions is position bias alone.")
+    elif shape == "fall":
+        why = ("A fall with position mixes position bias (users examine lower positions less) "
+               "with the ranker putting better documents on top; this chart alone does not "
+               "separate the two.")
+    elif shape == "rise":
+        why = ("A rise with position is not what position bias alone does (users examine "
+               "lower positions less): the logging policy puts more attractive documents "
+               "lower, and this chart alone does not separate the two.")
+    else:
+        why = ("The clicks show no trend by position that their intervals can support; "
+               "without randomization a trend would mix position bias with the ranker's "
+               "ordering.")
     estimate = {"delta": d, "lower": lo, "upper": hi, "top_position": int(pos[top]),
-                "randomized": randomized}
+                "randomized": randomized, "shape": shape}
     if contains_zero(lo, hi):
         more = more_to_exclude_zero(float(n[0] + n[-1]) / 2, d, lo, hi)
         return Verdict("inconclusive", f"Position 1 and position {pos[-1]} cannot be told apart "
@@ -345,10 +357,7 @@ def ctr_by_position_verdict(ctr, *, randomized_share: float = 0.0,
                        to_settle=(f"about {about(more)} more impressions per position would "
                                   f"give this difference a {level:.0%} interval that excludes 0"
                                   if more else None), estimate=estimate)
-    if d > 0:
-        head = f"Clicks fall with position ({rates})."
-    else:
-        head = f"Clicks rise with position ({rates})."
+    head = f"Clicks {shape} with position ({rates})."
     if top not in (0, len(p) - 1):
         head += f" Position {pos[top]} has the highest CTR."
     lvl = "reliable" if k.sum() >= MIN_EFFECTIVE_CLICKS else "directional"
