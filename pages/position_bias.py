@@ -12,6 +12,7 @@ from pages import _ui as ui
 from ulr import propensity, store
 from ulr.errors import NeedsRandomizedRows, UlrError
 from ulr.propensity import plots
+from ulr.text import words
 
 st.title("Position bias")
 st.caption(
@@ -201,10 +202,13 @@ def _show(results, truth, by_pos, evidence: dict, *, label: str, settings: dict,
     with right:
         _notes(results, truth)
     st.dataframe(table, hide_index=True, width="stretch", key="pb_table",
-                 column_config={c: st.column_config.NumberColumn(format="%.4f")
-                                for c in ("theta", "lower", "upper", "true_theta", "error",
-                                          "relative_half_width")
-                                if c in table})
+                 column_config={**{c: st.column_config.NumberColumn(words(c), format="%.4f")
+                                   for c in ("theta", "lower", "upper", "true_theta", "error")
+                                   if c in table},
+                                "relative_half_width": st.column_config.NumberColumn(
+                                    "± relative to θ", format="percent",
+                                    help="Half the interval's width relative to θ: the "
+                                         "verdict's 'least precise position' is the largest")})
     c1, c2 = st.columns([1, 4])
     with c1:
         ui.download_csv(table, f"position_bias_{label}.csv", "Download CSV", key="pb_download")
