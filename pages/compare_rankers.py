@@ -5,11 +5,12 @@ import pandas as pd
 import streamlit as st
 
 from pages import _ui as ui
+from pages._ui.reporting import pbm_fit_reason
 from ulr import propensity, rankers, store
 from ulr.errors import NeedsFeatures, NeedsRandomizedRows, TooFewQueries, UlrError
 from ulr.lists import mapping_warnings
-from ulr.text import parse_numbers
-from ulr.verdict import fmt_interval
+from ulr.text import parse_numbers, plain
+from ulr.verdict import fmt_interval, with_reason
 
 st.title("Compare rankers")
 st.caption(
@@ -54,16 +55,15 @@ def _compare(content_hash: str, name: str, theta: tuple, learner: str, clip, sni
              if multi else None)  # one learner: the paired table below says it all
     table = (sc if multi else comp).table(n_bootstrap=n_bootstrap, seed=seed)
     paired = comp.paired(n_bootstrap=n_bootstrap, seed=seed)
-    return dict(n_clicks=comp.n_train_clicks, n_rows=comp.n_train_rows,
-                n_sessions=comp.n_train_sessions, multi=multi,
+    return dict(multi=multi,
                 metrics=comp.metrics(),
                 table=table, paired=paired, noise=comp.within_noise(paired),
                 side_by_side=None if multi else comp.side_by_side(table, paired),
-                estimated=comp.estimated,
+                estimated=comp.estimated, evidence=comp.evidence(),
+                evidence_line=comp.evidence_line(),
                 n_train=comp.n_train_queries, n_test=comp.n_compared,
-                n_held_out=comp.n_test_queries,
                 same={m: comp.same_scores(m) for m in comp.naive},
-                n_docs=comp.n_test_documents, max_fpr=comp.settings["max_fpr"],
+                max_fpr=comp.settings["max_fpr"],
                 u=comp.settings["u"], identical=comp.identical_order, pairs=pairs,
                 significance=(rankers.significance_wide(sc.significance(pairs))
                               if multi else None),
@@ -216,8 +216,10 @@ except UlrError as exc:
 
 if res is not None:
     m = res["metrics"]
+    misfit = pbm_fit_reason(log, key="cr_pbm_check")  # IPW weights by the PBM's θ
+    res = {**res, "verdict": with_reason(res["verdict"], misfit)}
     ui.show_verdict(res["verdict"], key="rankers")
-    caveats = []
+    caveats = [misfit.message] if misfit else []
     pt = res["paired"].set_index("metric") if len(res["paired"]) else None
     noise = res["noise"]
     same = [k for k in noise if res["same"].get(k)]
@@ -236,18 +238,9 @@ if res is not None:
                        "IPW estimates (relevance = P(click | examined)). The AUC family needs "
                        "labels.")
         st.warning(caveats[-1])
-    evidence = {"rows": res["n_rows"], "clicks": res["n_clicks"],
-                "training queries": res["n_train"], "test queries": res["n_test"]}
-    if res["n_sessions"] is not None:
-        evidence["sessions"] = res["n_sessions"]
-    st.caption(f"Evidence: trained on {res['n_rows']:,} impressions with {res['n_clicks']:,} "
-               f"clicks from {res['n_train']:,} queries"
-               + ("" if res["n_sessions"] is None else f" ({res['n_sessions']:,} sessions)")
-               + f"; evaluated on {res['n_test']:,} test queries"
-               + ("" if res["n_held_out"] == res["n_test"] else
-                  f" (the held-out queries with {'a click' if res['estimated'] else 'a relevant document'}"
-                  f"; {res['n_held_out'] - res['n_test']:,} more held out cannot be scored)")
-               + ". θ used: " + ", ".join(f"{t:.3g}" for t in theta))
+    evidence = res["evidence"]
+    st.caption(f"Evidence: {res['evidence_line']}. θ used: "
+               + ", ".join(plain(t) for t in theta))
 
     settings = {"dataset": info.name, "source": source, "learner": learner,
                 "theta": list(theta), "clip": float(clip) if clip_on else None,

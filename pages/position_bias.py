@@ -9,10 +9,12 @@ import numpy as np
 import streamlit as st
 
 from pages import _ui as ui
+from pages._ui.reporting import pbm_fit_reason
 from ulr import propensity, store
 from ulr.errors import NeedsRandomizedRows, UlrError
 from ulr.propensity import plots
 from ulr.text import words
+from ulr.verdict import with_reason
 
 st.title("Position bias")
 st.caption(
@@ -169,20 +171,22 @@ def _evidence(content_hash: str, name: str):
 
 
 def _show(results, truth, by_pos, evidence: dict, *, label: str, settings: dict,
-          mapping=()) -> None:
+          mapping=(), misfit=None) -> None:
     """The verdict, chart, convergence, notes, table, download and report item."""
     if not results:
         st.stop()
     clicks_k = by_pos["clicks"].to_numpy()
     impr_k = by_pos["impressions"].to_numpy()
     table = plots.results_table(results, truth, clicks=clicks_k, impressions=impr_k)
-    verdicts = [r.verdict_on(table, mapping=mapping) for r in results]
+    # every method assumes the position-based model: a better-fitting user model is a caveat
+    verdicts = [with_reason(r.verdict_on(table, mapping=mapping), misfit) for r in results]
     verdict = verdicts[0]  # the first method picked heads the page and the report item
     for r, v in zip(results, verdicts):
         if len(results) > 1:
             st.markdown(f"**{r.method}**")
         ui.show_verdict(v, key=f"position_bias_{r.method}")
-    caveats = [n for n in [plots.thin_note(table, clicks=evidence["clicks"])] if n]
+    caveats = [n for n in [plots.thin_note(table, clicks=evidence["clicks"]),
+                           misfit and misfit.message] if n]
     for c in caveats:
         st.warning(c)
     st.caption(f"Evidence: {evidence['rows']:,} impressions, {evidence['clicks']:,} clicks, "
@@ -265,4 +269,4 @@ _show(results, _true_theta(info.content_hash, info.name), by_pos,
       label=info.name, settings={"dataset": info.name, "methods": methods, "positions": positions,
                                  "bootstrap": bootstrap, "seed": seed,
                                  "assume_randomized": assume},
-      mapping=ui.mapping_warnings(log))
+      mapping=ui.mapping_warnings(log), misfit=pbm_fit_reason(log, key="pb_pbm_check"))

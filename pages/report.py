@@ -10,6 +10,7 @@ import streamlit as st
 from pages import _ui as ui
 from ulr import report, theme
 from ulr.errors import UlrError
+from ulr.text import words
 from ulr.report import saved as reports
 from ulr.report.powerpoint import build_pptx
 

@@ -623,3 +623,36 @@ def test_slides_and_powerpoint_show_the_verdict_level():
         'class="verdict verdict-directional"')[1][:60]
     from ulr.report import powerpoint
     assert powerpoint._takeaway(it).startswith("DIRECTIONAL: IPW is probably")
+
+
+def test_pbm_based_results_carry_the_user_model_gap(tmp_path):
+    """A log made by a cascade-type model: the click-model comparison (ulr.clickmodels'
+    public API) finds the PBM worse beyond noise, and a PBM-based verdict carries that gap
+    (and is capped at directional); a PBM log gives no caveat."""
+    from ulr.clickmodels import evaluate, sessions
+    from ulr.propensity import aggregate
+    from ulr.simulate import simulate_click_model
+
+    def comparison(model):
+        sim = simulate_click_model(model, sessions=4000, queries=20, docs_per_query=5, seed=1)
+        path = str(tmp_path / f"{model}.parquet")
+        write_log(sim.df, path)
+        lg = store.open_file(path)
+        S = sessions.collect(aggregate.scan_of(lg), test_fraction=0.2, seed=0)
+        return evaluate.compare(S, ["pbm", "dcm"], n_bootstrap=30, seed=0, test_fraction=0.2,
+                                refit_intervals=False)
+
+    cmp = comparison("dcm")
+    pbm = cmp.score("pbm")
+    assert cmp.best == "dcm" and pbm.gap_interval[0] > 0
+    r = V.pbm_misfit(cmp)
+    assert r is not None and r.code == "pbm_misfit"
+    se = V.se_of(*pbm.gap_interval)
+    assert f"worse than DCM by {V.fmt(pbm.gap, se)} nats per session" in r.message
+    assert f"{cmp.test_sessions:,} held-out sessions" in r.message
+    v = V.Verdict("reliable", "θ is known.", "theta (em)")
+    w = V.with_reason(v, r)
+    assert w.level == "directional" and w.codes == ["pbm_misfit"]
+    assert V.with_reason(v, None) is v
+    assert V.pbm_misfit(comparison("pbm")) is None
+    assert V.pbm_misfit(None) is None

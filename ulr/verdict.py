@@ -365,3 +365,43 @@ def ctr_by_position_verdict(ctr, *, randomized_share: float = 0.0,
                    reasons=() if lvl == "reliable" else (Reason(
                        "few_clicks", f"{int(k.sum())} clicks in all (thin below "
                        f"{MIN_EFFECTIVE_CLICKS})."),))
+
+
+# --------------------------------------------------------------------------- results that know each other
+
+
+def pbm_misfit(comparison, *, level: float = LEVEL) -> Reason | None:
+    """The caveat of a PBM-based result (θ, IPW) when the dataset's user-model comparison
+    finds the PBM fitting worse than its best model beyond noise, else ``None``.
+
+    ``comparison`` is a :class:`ulr.clickmodels.evaluate.Comparison` (read through its
+    public fields: ``best``, ``scores`` with ``gap`` and ``gap_interval``, and
+    ``test_sessions``). "Beyond noise": the bootstrap interval of the PBM's gap in held-out
+    log-likelihood per session excludes 0. Without the PBM, without a bootstrap, or with
+    the PBM best or within noise of the best, there is nothing to say.
+    """
+    if comparison is None:
+        return None
+    pbm = next((s for s in comparison.scores if s.name == "pbm"), None)
+    if pbm is None or comparison.best == "pbm" or pbm.gap_interval is None:
+        return None
+    lo, hi = (float(x) for x in pbm.gap_interval)
+    if not (np.isfinite(lo) and np.isfinite(hi)) or not told_apart(lo, hi):
+        return None
+    from ulr.clickmodels import LABELS
+    se = se_of(lo, hi, level)
+    return Reason("pbm_misfit",
+                  f"This result assumes the position-based model (PBM), and the user-model "
+                  f"comparison on the same dataset finds the PBM fitting worse than "
+                  f"{LABELS.get(comparison.best, comparison.best)} by "
+                  f"{fmt(pbm.gap, se)} nats per session ({level:.0%} interval "
+                  f"{fmt(lo, se)} to {fmt(hi, se)}, {comparison.test_sessions:,} held-out "
+                  "sessions): read it as an approximation.")
+
+
+def with_reason(v: Verdict, reason: Reason | None, *, cap: str = "directional") -> Verdict:
+    """``v`` with one more caveat, its level capped at ``cap`` (``v`` itself for ``None``)."""
+    if reason is None:
+        return v
+    from dataclasses import replace
+    return replace(v, level=weakest(v.level, cap), reasons=v.reasons + (reason,))

@@ -132,6 +132,7 @@ def run(args) -> dict:
         "train_queries": comp.n_train_queries,
         "test_queries": comp.n_test_queries,
         "scored_test_queries": comp.n_compared,
+        "evidence": comp.evidence(),
         "test_documents": comp.n_test_documents,
         "seed": args.seed,
     })

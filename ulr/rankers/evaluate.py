@@ -176,6 +176,28 @@ class RankerComparison:
                                     n=int(r["queries"]), unit="test queries", level=level,
                                     thin=tuple(thin))
 
+    def evidence(self) -> dict:
+        """What the comparison rests on, for a report item (one field per count)."""
+        out = {"rows": self.n_train_rows, "clicks": self.n_train_clicks,
+               "training queries": self.n_train_queries, "test queries": self.n_compared}
+        if self.n_train_sessions is not None:
+            out["sessions"] = self.n_train_sessions
+        return out
+
+    def evidence_line(self) -> str:
+        """The evidence in one sentence, with the same counts as :meth:`evidence` and the
+        verdict (the test queries are the scored ones, :attr:`n_compared`)."""
+        s = (f"trained on {self.n_train_rows:,} impressions with {self.n_train_clicks:,} "
+             f"clicks from {self.n_train_queries:,} queries"
+             + ("" if self.n_train_sessions is None else f" ({self.n_train_sessions:,} sessions)")
+             + f"; evaluated on {self.n_compared:,} test queries")
+        unscored = self.n_test_queries - self.n_compared
+        if unscored > 0:
+            what = "a click" if self.estimated else "a relevant document"
+            s += (f" (the held-out queries with {what}; {unscored:,} more held out have none "
+                  "and cannot be scored)")
+        return s
+
     def thin_reasons(self) -> list:
         """The rules of thin evidence that cap the verdict at ``directional``: labels
         estimated from clicks, few training clicks, few test queries."""
