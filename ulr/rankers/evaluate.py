@@ -360,7 +360,8 @@ def train_and_evaluate(train_df: pd.DataFrame, test_df: pd.DataFrame | None = No
         Reuse an already fitted naive model (the severity sweep trains it once).
     min_queries : int
         Refuse when fewer test queries remain, or fewer of them can be scored (have a
-        click, or a relevant document: :func:`scored_queries`) (0: no check). The page and the
+        click, or a relevant document: :func:`scored_queries`) unless the two rankers
+        order every test list identically (then no metric can differ) (0: no check). The page and the
         ``rankers`` command pass :data:`MIN_TEST_QUERIES` (:func:`min_test_queries`).
     should_stop : callable() -> bool, optional
         Asked before each fit and before the evaluation; True raises
@@ -393,7 +394,10 @@ def train_and_evaluate(train_df: pd.DataFrame, test_df: pd.DataFrame | None = No
             for m in ESTIMATE_UNDEFINED:
                 res.pop(m, None)
     n_scored = scored_queries(docs)
-    _check_scored_queries(n_scored, int(docs["query_id"].nunique()), min_queries, estimated)
+    identical = rank_identically(docs["query_id"].to_numpy(), s_naive, s_ipw)
+    if not identical:  # identical orders need no test: no metric can differ, on any count
+        _check_scored_queries(n_scored, int(docs["query_id"].nunique()), min_queries,
+                              estimated)
     return RankerComparison(
         naive=res_naive, ipw=res_ipw, estimated=estimated, learner=learner,
         n_train_queries=int(train_df["query_id"].nunique()),
@@ -403,7 +407,7 @@ def train_and_evaluate(train_df: pd.DataFrame, test_df: pd.DataFrame | None = No
         n_train_rows=int(len(train_df)),
         n_train_sessions=(int(train_df["session_id"].nunique())
                           if "session_id" in train_df else None),
-        identical_order=rank_identically(docs["query_id"].to_numpy(), s_naive, s_ipw),
+        identical_order=identical,
         n_scored_queries=n_scored,
         settings=dict(clip=clip, normalize=normalize, seed=seed, k=k, max_fpr=max_fpr, u=u,
                       pauc="mcclish-standardized", theta=[float(t) for t in theta],
