@@ -13,6 +13,7 @@ from pages._ui.reporting import pbm_fit_reason
 from ulr import propensity, store
 from ulr.errors import NeedsRandomizedRows, UlrError
 from ulr.propensity import plots
+from ulr.propensity.result import N_BOOTSTRAP
 from ulr.text import words
 from ulr.verdict import with_reason
 
@@ -125,7 +126,8 @@ def _settings(max_pos: int, default: list[str], *, assume):
                                 key="pb_positions", help="Estimate positions 1..K.")
     max_boot = min(1000, ui.limit("ULR_MAX_BOOTSTRAP"))
     bootstrap = c2.number_input("Bootstrap replicates", min_value=0, max_value=max_boot,
-                                value=ui.url_number("bootstrap", 50, 0, 1000, cap="ULR_MAX_BOOTSTRAP",
+                                value=ui.url_number("bootstrap", N_BOOTSTRAP, 0, 1000,
+                                                    cap="ULR_MAX_BOOTSTRAP",
                                                     what="bootstrap replicates"), step=10,
                                 key="pb_boot",
                                 help="Resampled sessions for the error bars (0: none). Cheap "

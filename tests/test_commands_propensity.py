@@ -50,7 +50,7 @@ def test_json_keys_and_true_theta(capsys, files, method):
     assert out.count("\n") == 1
     assert res["method"] == method and res["positions"] == 6
     assert res["theta"][0] == 1.0 and len(res["theta"]) == 6
-    assert "lower" not in res
+    assert res["bootstrap"] == 50  # the Position bias page's default (one default, one answer)
     np.testing.assert_allclose(res["true_theta"], sim.relative_theta, atol=1e-6)
     assert res["max_abs_error"] == pytest.approx(
         np.max(np.abs(np.array(res["theta"]) - res["true_theta"])))

@@ -223,3 +223,25 @@ def test_results_computed_before_are_drawn_without_a_progress_box():
     assert [e.label for e in done] == [first.status[0].label]
     assert all("(cached)" in m.value for m in done[0].markdown)
     assert second.dataframe[0].value.equals(table)
+
+
+def test_page_and_cli_give_the_same_verdict_with_their_defaults(capsys):
+    """One default, one answer: the page (default bootstrap, seed) and ``propensity --json``
+    (its defaults) judge the same intervals and print the same level and sentence."""
+    import json
+
+    from ulr import cli, store
+    from ulr.propensity.result import N_BOOTSTRAP
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.switch_page("pages/position_bias.py").run()
+    at.multiselect(key="pb_methods").set_value(["randomization"])
+    at.run()
+    assert not at.exception, at.exception
+    assert at.number_input(key="pb_boot").value == N_BOOTSTRAP
+    badge = next(m.value for m in at.markdown if "badge[" in m.value)
+    assert cli.main(["propensity", "--method", "randomization", "--input", str(store.SAMPLE_CSV),
+                     "--json"]) == 0
+    v = json.loads(capsys.readouterr().out)["verdict"]
+    assert badge.endswith(f"{v['level'].capitalize()}]")
+    assert any(m.value == f"**{v['takeaway']}**" for m in at.markdown)

@@ -7,6 +7,10 @@ import numpy as np
 
 from ulr import validate
 
+#: bootstrap replicates of θ's interval when none are asked for: the Position bias page's
+#: default and the ``propensity`` command's, so that both give the same verdict
+N_BOOTSTRAP = 50
+
 
 def _frozen(a, n: int, what: str) -> np.ndarray | None:
     if a is None:
@@ -175,6 +179,14 @@ class PropensityResult:
             if "relative_half_width" in t.columns:  # the precision the table shows
                 relative = t["relative_half_width"].to_numpy(dtype=float)
         return self.verdict(lower=lower, upper=upper, relative=relative, mapping=mapping)
+
+    def verdict_with_counts(self, clicks, impressions, *, mapping=()):
+        """The verdict the Position bias page shows: :meth:`verdict_on` the table its
+        chart draws from these click counts per position (1, 2, ...)."""
+        from ulr.propensity.plots import results_table
+        table = results_table([self], clicks=np.asarray(clicks), impressions=np.asarray(
+            impressions))
+        return self.verdict_on(table, mapping=mapping)
 
     def to_dict(self) -> dict:
         """JSON-able dict with the docs/contract.md §2 keys first."""
