@@ -34,7 +34,7 @@ def _parse_etas(text: str) -> tuple:
     return tuple(etas)
 
 
-RUNS = 3  # seeds averaged by default: the verdict needs a spread over runs
+RUNS = rankers.SWEEP_RUNS  # runs averaged by default, as the CLI: the verdict needs a spread
 
 
 methods = [NONE, *propensity.METHODS]

@@ -81,7 +81,7 @@ from ulr.rankers.plots import comparison_figure, sweep_figure
 from ulr.rankers.significance import CORRECTIONS, TESTS
 from ulr.rankers.systems import (PAIR_RESAMPLES, SystemsComparison, compare_learners, parse_learners,
                                  significance_wide)
-from ulr.rankers.sweep import (SWEEP_CHANGE, propensity_estimator, severity_sweep,
+from ulr.rankers.sweep import (SWEEP_CHANGE, SWEEP_RUNS, propensity_estimator, severity_sweep,
                                sweep_summary, sweep_table, sweep_verdict)
 
 __all__ = [
@@ -111,6 +111,7 @@ __all__ = [
     "sweep_summary",
     "sweep_table",
     "SWEEP_CHANGE",
+    "SWEEP_RUNS",
     "sweep_verdict",
     "log_frame",
     "propensity_theta",

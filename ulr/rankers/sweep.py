@@ -181,6 +181,9 @@ def sweep_summary(df: pd.DataFrame, *, level: float = 0.95) -> pd.DataFrame:
 
 #: the column of :func:`sweep_table` with IPW's relative change over naive
 SWEEP_CHANGE = "ipw (true theta) vs naive"
+#: simulated runs per eta by default, on the page and the ``sweep`` command: the verdict
+#: needs a spread over runs (one run has no interval)
+SWEEP_RUNS = 3
 
 
 def sweep_table(df: pd.DataFrame, *, metric: str, level: float = 0.95) -> pd.DataFrame:
