@@ -146,6 +146,6 @@ else:
                      settings={"etas": list(etas), "learner": learner_k, "estimator": method_k,
                                "queries": queries_k, "sessions": sessions_k, "runs": runs_k,
                                "seed": seed_k},
-                     evidence={"queries": queries_k,
+                     evidence={"queries": queries_k, "runs per η": runs_k,
                                "sessions": sessions_k * runs_k * len(etas)},
                      key="severity_sweep", verdict=verdict, simulated=True)
