@@ -254,7 +254,7 @@ def test_zip_of_nothing_has_only_the_index():
     assert zf.namelist() == ["index.csv", "README.txt"]
     assert zf.read("index.csv").decode().splitlines() == [
         "item,title,file,kind,dataset,created,version,note,takeaway,verdict,caveats,evidence,"
-        "settings,content_hash"]
+        "settings,content hash"]  # headers in words, as on every other surface
 
 
 # ----------------------------------------------------------------------------- images

@@ -52,9 +52,9 @@ def build_zip(items, *, readme: bool = True) -> bytes:
                                "caveats": "\n".join(it.caveats),
                                "evidence": json.dumps(it.evidence, ensure_ascii=False),
                                "settings": json.dumps(it.settings, ensure_ascii=False),
-                               "content_hash": it.content_hash})
+                               "content hash": it.content_hash})
         cols = ["item", "title", "file", "kind", "dataset", "created", "version", "note",
-                "takeaway", "verdict", "caveats", "evidence", "settings", "content_hash"]
+                "takeaway", "verdict", "caveats", "evidence", "settings", "content hash"]
         put("index.csv", safe_csv_bytes(pd.DataFrame(index_rows, columns=cols)))
         if readme:
             put("README.txt", "Tables of a ulr report, one CSV per report item (index.csv "
