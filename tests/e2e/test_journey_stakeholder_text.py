@@ -21,6 +21,7 @@ from urllib.parse import urlencode
 import pandas as pd
 from playwright.sync_api import expect
 
+from tests.e2e.helpers import download as _download
 from tests.e2e.helpers import wait_idle
 
 NAME = "two loggers"
@@ -98,14 +99,6 @@ def _main_text(pg) -> str:
     text = pg.inner_text('[data-testid="stMain"]')
     text = re.sub(r"(?:/[\w.-]+){2,}", " ", text)  # folder paths (the server's own) are data
     return re.sub(r"[\w.-]+\.(?:csv|parquet)\b", " ", text)  # and so are the user's file names
-
-
-def _download(pg, label, tmp_path):
-    with pg.expect_download(timeout=180_000) as info:
-        pg.get_by_role("button", name=label).click()
-    path = tmp_path / info.value.suggested_filename
-    info.value.save_as(path)
-    return path
 
 
 _TRUNCATED_JS = """(label) => {
