@@ -45,17 +45,6 @@ def missing(v) -> bool:
         return False
 
 
-def decimals_for(values, sig: int = 3, *, most: int = 6) -> int:
-    """Decimals that give the largest magnitude of ``values`` ``sig`` significant digits
-    (at most ``most``): one count for a whole column or sentence, so 0.33% reads next to
-    0.50%, not 0.5%."""
-    a = [abs(float(v)) for v in values if not missing(v) and float(v) != 0]
-    if not a:
-        return 0
-    top = math.floor(math.log10(max(a)))
-    return int(min(max(sig - 1 - top, 0), most))
-
-
 def plain(v, decimals: int | None = None, *, sig: int = 3, pct: bool = False,
           sign: bool = False) -> str:
     """``v`` in positional notation, never with an exponent.
