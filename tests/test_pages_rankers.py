@@ -322,3 +322,23 @@ def test_compare_page_and_cli_give_the_same_verdict_with_their_defaults(cli):
     badge, texts = _badge_and_takeaway(at)
     assert badge.endswith(f"{v['level'].capitalize()}]")
     assert f"**{v['takeaway']}**" in texts
+
+
+def test_tiles_draw_an_arrow_only_for_a_difference_told_apart():
+    """A tile whose difference cannot be told apart (or is none) draws no arrow; with θ = 1
+    everywhere the two rankers are the same and every tile says so, arrowless."""
+    from streamlit.proto.Metric_pb2 import Metric
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.run()
+    at.switch_page("pages/compare_rankers.py").run()
+    assert not at.exception, at.exception
+    for m in at.metric:
+        flat = any(w in (m.proto.delta or "") for w in ("cannot be told apart", "no difference",
+                                                         "the same on every"))
+        assert (m.proto.direction == Metric.NONE) == flat, (m.label, m.proto.delta)
+    at.selectbox(key="cr_source").select("typed theta").run()
+    at.text_input(key="cr_theta").input(", ".join(["1"] * 10)).run()
+    assert not at.exception, at.exception
+    tiles = [m for m in at.metric if m.proto.delta]
+    assert tiles and all(m.proto.direction == Metric.NONE for m in tiles)
+    assert all("0.000000" not in m.proto.delta for m in tiles)
