@@ -150,13 +150,19 @@ def truth_html(it: ReportItem, status: str | None, *, settings: bool = True) -> 
     return "".join(parts)
 
 
+_NAME_COLUMNS = {"metric", "estimator", "method", "model", "ranker", "system", "algorithm"}
+
+
 def display_table(df: pd.DataFrame) -> pd.DataFrame:
     """``df`` as people read it on a slide or page: numbers through the one formatter
-    (one precision per column), missing cells empty, column names in words
-    (``p_value`` → "p value")."""
+    (one precision per column), missing cells empty, column names and ulr's own names of
+    metrics, estimators, methods and models in words (``p_value`` → "p value",
+    ``local_auc`` → "local auc"); the user's own values are kept as they are."""
     shown = theme.format_table(df)
     shown = shown.map(lambda v: "" if v is None or (isinstance(v, float) and not np.isfinite(v))
                       else v)
+    for c in _NAME_COLUMNS & set(shown.columns):  # ulr's own short names (local_auc, ...)
+        shown[c] = [text.words(v) if isinstance(v, str) else v for v in shown[c]]
     shown.columns = [text.words(c) for c in shown.columns]
     return shown
 
