@@ -140,7 +140,7 @@ def main(argv=None):
         line = f"  run {i + 1}: bare {runs['bare'][-1][0]:6.2f} s"
         for m in methods:
             runs[m].append(run_child([py, "-m", "ulr", "propensity", "--input", str(path),
-                                      "--method", m, "--json"]))
+                                      "--method", m, "--json", "--bootstrap", "0"]))
             results[m] = json.loads(runs[m][-1][2])
             line += f"   {m} {runs[m][-1][0]:6.2f} s"
         print(line, flush=True)
@@ -177,7 +177,8 @@ def main(argv=None):
             t_load, m_load, _ = run_child([py, "-m", "ulr", "load", str(path), "--db", str(db),
                                            "--name", "big", "--json"])
             t_db, m_db, _ = run_child([py, "-m", "ulr", "propensity", "--db", str(db),
-                                       "--name", "big", "--method", "em", "--json"])
+                                       "--name", "big", "--method", "em", "--json",
+                                       "--bootstrap", "0"])
             print(f"\n  loader path: load {t_load:.2f} s (peak {m_load:.2f} GB) + "
                   f"propensity --db {t_db:.2f} s (peak {m_db:.2f} GB)")
         finally:

@@ -5,11 +5,12 @@ import pandas as pd
 import streamlit as st
 
 from pages import _ui as ui
+from pages._ui.reporting import pbm_fit_reason
 from ulr import propensity, rankers, store
 from ulr.errors import NeedsFeatures, NeedsRandomizedRows, TooFewQueries, UlrError
 from ulr.lists import mapping_warnings
-from ulr.text import parse_numbers
-from ulr.verdict import fmt_interval
+from ulr.text import parse_numbers, plain
+from ulr.verdict import fmt_interval, with_reason
 
 st.title("Compare rankers")
 st.caption(
@@ -49,18 +50,20 @@ def _compare(content_hash: str, name: str, theta: tuple, learner: str, clip, sni
                                   learners=learner, clip=clip, normalize=snips, seed=seed,
                                   min_queries=rankers.MIN_TEST_QUERIES, should_stop=_should_stop)
     comp, multi = sc.first, len(sc.comparisons) > 1
-    pairs = (sc.pairs(test=test, correction=correction, n_resamples=n_bootstrap, seed=seed)
+    pairs = (sc.pairs(test=test, correction=correction, n_resamples=rankers.PAIR_RESAMPLES,
+                      seed=seed)
              if multi else None)  # one learner: the paired table below says it all
     table = (sc if multi else comp).table(n_bootstrap=n_bootstrap, seed=seed)
     paired = comp.paired(n_bootstrap=n_bootstrap, seed=seed)
-    return dict(n_clicks=comp.n_train_clicks, n_rows=comp.n_train_rows,
-                n_sessions=comp.n_train_sessions, multi=multi,
+    return dict(multi=multi,
                 metrics=comp.metrics(),
                 table=table, paired=paired, noise=comp.within_noise(paired),
                 side_by_side=None if multi else comp.side_by_side(table, paired),
-                estimated=comp.estimated,
-                n_train=comp.n_train_queries, n_test=comp.n_test_queries,
-                n_docs=comp.n_test_documents, max_fpr=comp.settings["max_fpr"],
+                estimated=comp.estimated, evidence=comp.evidence(),
+                evidence_line=comp.evidence_line(),
+                n_train=comp.n_train_queries, n_test=comp.n_compared,
+                same={m: comp.same_scores(m) for m in comp.naive},
+                max_fpr=comp.settings["max_fpr"],
                 u=comp.settings["u"], identical=comp.identical_order, pairs=pairs,
                 significance=(rankers.significance_wide(sc.significance(pairs))
                               if multi else None),
@@ -135,7 +138,7 @@ learner = c2.selectbox("Learner", learner_options,
                             "weighted by 1/θ. Both: the naive and the IPW ranker of each "
                             "learner, every pair compared.")
 n_bootstrap = c3.number_input("Bootstrap replicates", 100, 10_000,
-                         ui.url_number("bootstrap", 1000, 100, 10_000), step=100, key="cr_boot",
+                         ui.url_number("bootstrap", rankers.N_BOOTSTRAP, 100, 10_000), step=100, key="cr_boot",
                          help="Queries are resampled to get the confidence intervals (and, "
                               "with both learners, as many sign flips for the randomization "
                               "test).")
@@ -213,13 +216,21 @@ except UlrError as exc:
 
 if res is not None:
     m = res["metrics"]
+    misfit = pbm_fit_reason(log, key="cr_pbm_check")  # IPW weights by the PBM's θ
+    res = {**res, "verdict": with_reason(res["verdict"], misfit)}
     ui.show_verdict(res["verdict"], key="rankers")
-    caveats = []
+    caveats = [misfit.message] if misfit else []
     pt = res["paired"].set_index("metric") if len(res["paired"]) else None
     noise = res["noise"]
+    same = [k for k in noise if res["same"].get(k)]
+    noise = [k for k in noise if k not in same]
+    if same and not res["identical"] and not res["multi"]:
+        caveats.append(f"The two rankers score the same {', '.join(same)} on every one of "
+                       f"these {res['n_test']:,} test queries.")
+        st.info(caveats[-1])
     if noise and not res["identical"] and not res["multi"]:  # the verdict says it all
         caveats.append(f"Within noise: the 95% paired interval of IPW − naive includes 0 for "
-                       f"{', '.join(noise)}, so these {res['n_test']:,} held-out queries cannot "
+                       f"{', '.join(noise)}, so these {res['n_test']:,} test queries cannot "
                        "tell the two rankers apart on them.")
         st.warning(caveats[-1])
     if res["estimated"]:
@@ -227,13 +238,9 @@ if res is not None:
                        "IPW estimates (relevance = P(click | examined)). The AUC family needs "
                        "labels.")
         st.warning(caveats[-1])
-    evidence = {"rows": res["n_rows"], "clicks": res["n_clicks"],
-                "queries": res["n_train"] + res["n_test"], "sessions": res["n_sessions"]}
-    st.caption(f"Evidence: trained on {res['n_rows']:,} impressions with {res['n_clicks']:,} "
-               f"clicks from {res['n_train']:,} queries"
-               + ("" if res["n_sessions"] is None else f" ({res['n_sessions']:,} sessions)")
-               + f"; evaluated on {res['n_test']:,} held-out queries ({res['n_docs']:,} "
-               "documents). θ used: " + ", ".join(f"{t:.3g}" for t in theta))
+    evidence = res["evidence"]
+    st.caption(f"Evidence: {res['evidence_line']}. θ used: "
+               + ", ".join(plain(t) for t in theta))
 
     settings = {"dataset": info.name, "source": source, "learner": learner,
                 "theta": list(theta), "clip": float(clip) if clip_on else None,
@@ -253,15 +260,19 @@ if res is not None:
         r = tb.loc[("ipw", key)]
         if res["identical"]:
             delta = "rank identically: no difference"
+        elif res["same"].get(key):
+            delta = "the same on every test query"
         elif pt is not None and key in pt.index:
             p = pt.loc[key]
             delta = (fmt_interval(p["delta"], p["lower"], p["upper"], sign=True) + " vs naive"
                      + (" (cannot be told apart)" if key in noise else ""))
         else:
             delta = None
+        flat = key in noise or res["identical"] or res["same"].get(key, False)
         col.metric(f"IPW {label}", fmt_interval(r["value"], r["lower"], r["upper"]),
-                   delta=delta, delta_color="off" if key in noise or res["identical"] else
+                   delta=delta, delta_color="off" if flat else
                    "inverse" if key in rankers.LOWER_IS_BETTER else "normal",
+                   delta_arrow="off" if flat else "auto",
                    help="value [95% bootstrap interval over queries], rounded to its "
                         "standard error")
 

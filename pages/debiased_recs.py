@@ -9,7 +9,8 @@ from pages import _ui as ui
 from ulr import theme
 from ulr.errors import UlrError
 from ulr.recommend.data import simulate_mnar
-from ulr.recommend.experiment import (CRITERIA, LABELS, experiment_grids, learning_curves_figure,
+from ulr.recommend.experiment import (CRITERIA, LABELS, N_SEEDS, experiment_grids,
+                                      learning_curves_figure,
                                       recommend_verdict, results_figure, results_table,
                                       seeds_table, summarize_runs)
 from ulr.recommend.models import MODELS, MFConfig, train
@@ -36,7 +37,7 @@ def _run(world: tuple, model: str, config: tuple, propensity: str,
 
 
 PROPENSITIES = ["naive-bayes", "true"]
-SEEDS = 3  # worlds averaged by default: the verdict needs a spread over seeds
+SEEDS = N_SEEDS  # worlds averaged by default, as the CLI: the verdict needs a spread
 with st.form("recs_form"):
     st.markdown("**World**")
     c = st.columns(4)

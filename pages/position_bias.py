@@ -9,9 +9,13 @@ import numpy as np
 import streamlit as st
 
 from pages import _ui as ui
+from pages._ui.reporting import pbm_fit_reason
 from ulr import propensity, store
 from ulr.errors import NeedsRandomizedRows, UlrError
 from ulr.propensity import plots
+from ulr.propensity.result import N_BOOTSTRAP
+from ulr.text import words
+from ulr.verdict import with_reason
 
 st.title("Position bias")
 st.caption(
@@ -122,7 +126,8 @@ def _settings(max_pos: int, default: list[str], *, assume):
                                 key="pb_positions", help="Estimate positions 1..K.")
     max_boot = min(1000, ui.limit("ULR_MAX_BOOTSTRAP"))
     bootstrap = c2.number_input("Bootstrap replicates", min_value=0, max_value=max_boot,
-                                value=ui.url_number("bootstrap", 50, 0, 1000, cap="ULR_MAX_BOOTSTRAP",
+                                value=ui.url_number("bootstrap", N_BOOTSTRAP, 0, 1000,
+                                                    cap="ULR_MAX_BOOTSTRAP",
                                                     what="bootstrap replicates"), step=10,
                                 key="pb_boot",
                                 help="Resampled sessions for the error bars (0: none). Cheap "
@@ -168,20 +173,22 @@ def _evidence(content_hash: str, name: str):
 
 
 def _show(results, truth, by_pos, evidence: dict, *, label: str, settings: dict,
-          mapping=()) -> None:
+          mapping=(), misfit=None) -> None:
     """The verdict, chart, convergence, notes, table, download and report item."""
     if not results:
         st.stop()
     clicks_k = by_pos["clicks"].to_numpy()
     impr_k = by_pos["impressions"].to_numpy()
     table = plots.results_table(results, truth, clicks=clicks_k, impressions=impr_k)
-    verdicts = [r.verdict_on(table, mapping=mapping) for r in results]
+    # every method assumes the position-based model: a better-fitting user model is a caveat
+    verdicts = [with_reason(r.verdict_on(table, mapping=mapping), misfit) for r in results]
     verdict = verdicts[0]  # the first method picked heads the page and the report item
     for r, v in zip(results, verdicts):
         if len(results) > 1:
             st.markdown(f"**{r.method}**")
         ui.show_verdict(v, key=f"position_bias_{r.method}")
-    caveats = [n for n in [plots.thin_note(table, clicks=evidence["clicks"])] if n]
+    caveats = [n for n in [plots.thin_note(table, clicks=evidence["clicks"]),
+                           misfit and misfit.message] if n]
     for c in caveats:
         st.warning(c)
     st.caption(f"Evidence: {evidence['rows']:,} impressions, {evidence['clicks']:,} clicks, "
@@ -201,10 +208,13 @@ def _show(results, truth, by_pos, evidence: dict, *, label: str, settings: dict,
     with right:
         _notes(results, truth)
     st.dataframe(table, hide_index=True, width="stretch", key="pb_table",
-                 column_config={c: st.column_config.NumberColumn(format="%.4f")
-                                for c in ("theta", "lower", "upper", "true_theta", "error",
-                                          "relative_half_width")
-                                if c in table})
+                 column_config={**{c: st.column_config.NumberColumn(words(c), format="%.4f")
+                                   for c in ("theta", "lower", "upper", "true_theta", "error")
+                                   if c in table},
+                                "relative_half_width": st.column_config.NumberColumn(
+                                    "± relative to θ", format="percent",
+                                    help="Half the interval's width relative to θ: the "
+                                         "verdict's 'least precise position' is the largest")})
     c1, c2 = st.columns([1, 4])
     with c1:
         ui.download_csv(table, f"position_bias_{label}.csv", "Download CSV", key="pb_download")
@@ -261,4 +271,4 @@ _show(results, _true_theta(info.content_hash, info.name), by_pos,
       label=info.name, settings={"dataset": info.name, "methods": methods, "positions": positions,
                                  "bootstrap": bootstrap, "seed": seed,
                                  "assume_randomized": assume},
-      mapping=ui.mapping_warnings(log))
+      mapping=ui.mapping_warnings(log), misfit=pbm_fit_reason(log, key="pb_pbm_check"))

@@ -10,6 +10,7 @@ import streamlit as st
 from pages import _ui as ui
 from ulr import report, theme
 from ulr.errors import UlrError
+from ulr.text import words
 from ulr.report import saved as reports
 from ulr.report.powerpoint import build_pptx
 
@@ -163,27 +164,29 @@ with st.container(border=True):
     st.subheader("Export")
     title = info.name
     stem = "".join(ch if ch.isalnum() else "-" for ch in title.lower()).strip("-")[:40] or "report"
-    c = st.columns(5)
+    # two rows, so that every label, its format included, is whole at 1280 px (five buttons
+    # in one row cut them to "Download sli…")
+    c = st.columns(3) + st.columns(3)
     c[0].download_button(
         "Download HTML report", key="rep_dl_html", type="primary", icon=":material/download:",
         data=lambda: report.build_html(items, title=title, status=status).encode("utf-8"),
         file_name=f"{stem}.html", mime="text/html", on_click="ignore",
         help="One long page with every chart (interactive), table, caveat, evidence and "
              "setting; opens offline.")
-    c[1].download_button(
+    c[3].download_button(
         "Download slides (HTML)", key="rep_dl_deck", icon=":material/slideshow:",
         data=lambda: report.build_deck(items, title=title, status=status).encode("utf-8"),
         file_name=f"{stem}-slides.html", mime="text/html", on_click="ignore",
         help="One result per slide; arrow keys move between slides; opens offline.")
     problem = None if report.find_browser() else "Chromium is not installed here."
-    c[2].download_button(
+    c[4].download_button(
         "Download slides (PDF)", key="rep_dl_pdf", icon=":material/picture_as_pdf:",
         data=lambda: report.build_pdf(items, title=title, status=status),
         file_name=f"{stem}-slides.pdf", mime="application/pdf", on_click="ignore",
         disabled=problem is not None, help=problem or "One slide per A4 landscape page "
         "(takes a few seconds).")
     image_problem = report.static_export_problem()
-    c[3].download_button(
+    c[5].download_button(
         "Download slides (PowerPoint)", key="rep_dl_pptx", icon=":material/co_present:",
         data=lambda: build_pptx(items, title=title, status=status),
         file_name=f"{stem}-slides.pptx", on_click="ignore",
@@ -191,7 +194,7 @@ with st.container(border=True):
         disabled=image_problem is not None, help=image_problem or "One slide per result "
         "with its chart; every caveat, the evidence and the settings in the speaker notes "
         "(takes a few seconds).")
-    c[4].download_button(
+    c[1].download_button(
         "Download tables (ZIP)", key="rep_dl_zip", data=lambda: report.build_zip(items),
         file_name=f"{stem}-tables.zip", mime="application/zip", on_click="ignore",
         icon=":material/folder_zip:",
@@ -231,7 +234,7 @@ for i, p in enumerate(items):
         for cav in p.caveats:
             st.warning(cav, icon=":material/warning:")
         st.caption(f"Evidence: {_md(report.evidence_text(p.evidence))}")
-        st.caption("Settings: " + (" · ".join(f"{_md(k)} = {_md(report.setting_text(v))}"
+        st.caption("Settings: " + (" · ".join(f"{_md(words(k))} = {_md(report.setting_text(v))}"
                                               for k, v in p.settings.items()) or "none recorded"))
         b = st.columns(5)
         b[0].button("Move up", key=f"rep_up_{p.id}", icon=":material/arrow_upward:",

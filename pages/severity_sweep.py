@@ -34,7 +34,7 @@ def _parse_etas(text: str) -> tuple:
     return tuple(etas)
 
 
-RUNS = 3  # seeds averaged by default: the verdict needs a spread over runs
+RUNS = rankers.SWEEP_RUNS  # runs averaged by default, as the CLI: the verdict needs a spread
 
 
 methods = [NONE, *propensity.METHODS]
@@ -146,6 +146,6 @@ else:
                      settings={"etas": list(etas), "learner": learner_k, "estimator": method_k,
                                "queries": queries_k, "sessions": sessions_k, "runs": runs_k,
                                "seed": seed_k},
-                     evidence={"queries": queries_k,
+                     evidence={"queries": queries_k, "runs per η": runs_k,
                                "sessions": sessions_k * runs_k * len(etas)},
                      key="severity_sweep", verdict=verdict, simulated=True)

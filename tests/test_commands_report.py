@@ -213,8 +213,10 @@ def test_propensity_and_rankers_sections_with_an_estimator(sim, monkeypatch, tmp
     assert set(rk.frame()["ranker"]) == {"naive", "ipw"}
     assert rk.settings["theta_source"] == "estimated (em)"
     assert rk.evidence == {"rows": ref.n_train_rows, "clicks": ref.n_train_clicks,
-                           "queries": s.df["query_id"].nunique(),
+                           "training queries": ref.n_train_queries,
+                           "test queries": ref.n_compared,  # the verdict's count
                            "sessions": ref.n_train_sessions}
+    assert f"{ref.n_compared:,} test queries" in rk.verdict["takeaway"]
 
 
 def test_thin_positions_are_named_in_a_caveat(monkeypatch, tmp_path):

@@ -7,7 +7,7 @@ import pytest
 
 from ulr import rankers
 
-SMALL = ("--etas", "0,1.5", "--queries", 40, "--sessions", 3000, "--seed", 2)
+SMALL = ("--etas", "0,1.5", "--queries", 40, "--sessions", 3000, "--seed", 2, "--runs", 1)
 
 
 def test_json_equals_the_library_sweep(cli):

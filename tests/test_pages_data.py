@@ -238,3 +238,27 @@ def test_load_warns_when_sessions_are_not_shown_lists_and_caption_follows_the_da
     assert "--" not in warned[0]  # a browser message never names a command-line flag
     text = " ".join(m.value for m in at.markdown)
     assert "randomized" in text and "better documents on top" not in text
+
+
+def test_ctr_takeaway_follows_a_rise_with_position():
+    """A log whose click rate rises with position (a logger that shows its best items
+    lower): the Data page's takeaway says "rise", never the fixed "A fall with position"."""
+    import numpy as np
+    rng = np.random.default_rng(5)
+    sessions, rates = 3000, (0.03, 0.06, 0.10)
+    rows = ["query_id,doc_id,position,click,session_id"]
+    for s in range(sessions):
+        for k, r in enumerate(rates, start=1):
+            rows.append(f"q{s % 50},d{(s + k) % 80},{k},{int(rng.random() < r)},s{s}")
+    at = run_app()
+    at.get("file_uploader")[0].set_value(("rise.csv", "\n".join(rows).encode(),
+                                          "text/csv")).run()
+    at.text_input(key="ds_name").input("rising")
+    load_button(at).click()
+    at.run()
+    assert not at.exception, at.exception
+    text = " ".join(m.value for m in at.markdown)
+    assert "Clicks rise with position" in text and "A rise with position" in text
+    assert "fall" not in text.split("Clicks rise with position")[1][:300]
+    pcts = [w for w in text.split() if w.endswith("%")]
+    assert pcts and len({len(w.rstrip("%,).").split(".")[-1]) for w in pcts[:2]}) == 1

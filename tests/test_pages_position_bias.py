@@ -223,3 +223,54 @@ def test_results_computed_before_are_drawn_without_a_progress_box():
     assert [e.label for e in done] == [first.status[0].label]
     assert all("(cached)" in m.value for m in done[0].markdown)
     assert second.dataframe[0].value.equals(table)
+
+
+def test_page_and_cli_give_the_same_verdict_with_their_defaults(capsys):
+    """One default, one answer: the page (default bootstrap, seed) and ``propensity --json``
+    (its defaults) judge the same intervals and print the same level and sentence."""
+    import json
+
+    from ulr import cli, store
+    from ulr.propensity.result import N_BOOTSTRAP
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.switch_page("pages/position_bias.py").run()
+    at.multiselect(key="pb_methods").set_value(["randomization"])
+    at.run()
+    assert not at.exception, at.exception
+    assert at.number_input(key="pb_boot").value == N_BOOTSTRAP
+    badge = next(m.value for m in at.markdown if "badge[" in m.value)
+    assert cli.main(["propensity", "--method", "randomization", "--input", str(store.SAMPLE_CSV),
+                     "--json"]) == 0
+    v = json.loads(capsys.readouterr().out)["verdict"]
+    assert badge.endswith(f"{v['level'].capitalize()}]")
+    assert any(m.value == f"**{v['takeaway']}**" for m in at.markdown)
+
+
+def test_a_better_user_model_is_a_caveat_of_the_pbm_theta(tmp_path):
+    """A log made by a cascade-type model (DCM): once the user-model comparison is run
+    (the page's button; cached per dataset version after that), θ's verdict carries the
+    PBM's gap to the best model and is at most directional; the caveat goes to the report."""
+    from ulr import store
+    from ulr.simulate import simulate_click_model, write_log
+    sim = simulate_click_model("dcm", sessions=3000, queries=20, docs_per_query=5, seed=1)
+    path = tmp_path / "dcm.parquet"
+    write_log(sim.df, str(path))
+    store.load_log(path, "dcm log", replace=True)
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.session_state["dataset"] = "dcm log"
+    at.run()
+    at.query_params["boot"] = "20"
+    at.switch_page("pages/position_bias.py").run()
+    at.multiselect(key="pb_methods").set_value(["em"]).run()
+    assert not at.exception, at.exception
+    assert not [w for w in at.warning if "position-based model" in w.value]
+    at.button(key="pb_pbm_check").click().run()
+    assert not at.exception, at.exception
+    said = [w.value for w in at.warning if "fitting worse than" in w.value]
+    assert len(said) == 1 and "nats per session" in said[0] and "DCM" in said[0]
+    badge = next(m.value for m in at.markdown if "badge[" in m.value)
+    assert not badge.endswith("Reliable]")
+    at.run()  # the comparison is cached now: no button, the caveat stays
+    assert any("fitting worse than" in w.value for w in at.warning)
+    assert not [b for b in at.button if b.key == "pb_pbm_check"]

@@ -277,3 +277,68 @@ def test_compare_several_learners_shows_the_significance_table():
     assert any("paired t-test, Benjamini-Hochberg" in c.value for c in at.caption)
     assert "Benjamini-Hochberg-corrected p = " in at.markdown[1].value
     assert at.query_params["correction"] == "bh" and at.query_params["test"] == "t"
+
+
+def _badge_and_takeaway(at):
+    badge = next(m.value for m in at.markdown if "badge[" in m.value)
+    return badge, [m.value for m in at.markdown]
+
+
+def test_sweep_page_and_cli_give_the_same_verdict_with_their_defaults(cli):
+    """One default, one answer: runs per η (3) is shared, so the page's verdict and
+    ``sweep --json``'s agree on the same small world."""
+    import json
+    at = run_page(SWEEP)
+    at.text_input(key="sw_etas").input("0, 1.5")
+    at.number_input(key="sw_queries").set_value(40)
+    at.number_input(key="sw_sessions").set_value(2000)
+    assert at.number_input(key="sw_runs").value == rankers.SWEEP_RUNS
+    at.button(key="FormSubmitter:sweep_form-Run sweep").click().run()
+    assert not at.exception and not at.error
+    rc, out, err = cli("sweep", "--etas", "0,1.5", "--queries", 40, "--sessions", 2000, "--json")
+    assert rc == 0, err
+    v = json.loads(out)["verdict"]
+    badge, texts = _badge_and_takeaway(at)
+    assert badge.endswith(f"{v['level'].capitalize()}]")
+    assert f"**{v['takeaway']}**" in texts
+
+
+def test_compare_page_and_cli_give_the_same_verdict_with_their_defaults(cli):
+    """The page (θ estimated by randomization, default bootstrap) and ``rankers --json``
+    (the same θ source, its defaults) print the same level and sentence."""
+    import json
+
+    from ulr import store
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.run()
+    at.switch_page("pages/compare_rankers.py").run()
+    at.selectbox(key="cr_source").select("estimated: randomization").run()
+    assert not at.exception and not at.error, at.exception
+    assert at.number_input(key="cr_boot").value == rankers.N_BOOTSTRAP
+    rc, out, err = cli("rankers", "--propensity", "randomization", "--input",
+                       str(store.SAMPLE_CSV), "--json")
+    assert rc == 0, err
+    v = json.loads(out)["verdict"]
+    badge, texts = _badge_and_takeaway(at)
+    assert badge.endswith(f"{v['level'].capitalize()}]")
+    assert f"**{v['takeaway']}**" in texts
+
+
+def test_tiles_draw_an_arrow_only_for_a_difference_told_apart():
+    """A tile whose difference cannot be told apart (or is none) draws no arrow; with θ = 1
+    everywhere the two rankers are the same and every tile says so, arrowless."""
+    from streamlit.proto.Metric_pb2 import Metric
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.run()
+    at.switch_page("pages/compare_rankers.py").run()
+    assert not at.exception, at.exception
+    for m in at.metric:
+        flat = any(w in (m.proto.delta or "") for w in ("cannot be told apart", "no difference",
+                                                         "the same on every"))
+        assert (m.proto.direction == Metric.NONE) == flat, (m.label, m.proto.delta)
+    at.selectbox(key="cr_source").select("typed theta").run()
+    at.text_input(key="cr_theta").input(", ".join(["1"] * 10)).run()
+    assert not at.exception, at.exception
+    tiles = [m for m in at.metric if m.proto.delta]
+    assert tiles and all(m.proto.direction == Metric.NONE for m in tiles)
+    assert all("0.000000" not in m.proto.delta for m in tiles)

@@ -132,3 +132,24 @@ def test_an_old_seeds_link_opens_and_is_rewritten_as_runs():
     assert not at.exception
     assert at.number_input(key="rec_seeds").value == 2
     assert at.query_params["runs"] == "2" and "seeds" not in at.query_params
+
+
+def test_page_and_cli_give_the_same_verdict_with_their_defaults(cli):
+    """One default, one answer: the number of simulated worlds (3) is shared, so the
+    page's verdict and ``recommend --json``'s agree on the same small world."""
+    import json
+
+    from ulr.recommend.experiment import N_SEEDS
+    at = AppTest.from_file(PAGE, default_timeout=180)
+    at.run()
+    at.number_input(key="rec_users").set_value(60)
+    at.number_input(key="rec_items").set_value(50)
+    at.number_input(key="rec_epochs").set_value(4)
+    assert at.number_input(key="rec_seeds").value == N_SEEDS
+    press(at)
+    rc, out, err = cli("recommend", "--users", 60, "--items", 50, "--epochs", 4, "--json")
+    assert rc == 0, err
+    v = json.loads(out)["verdict"]
+    badge = next(m.value for m in at.markdown if "badge[" in m.value)
+    assert badge.endswith(f"{v['level'].capitalize()}]")
+    assert any(m.value == f"**{v['takeaway']}**" for m in at.markdown)

@@ -243,4 +243,5 @@ def test_cli_lists_and_exports_saved_reports(tmp_path):
                            tmp_path / "deck.pptx", "--format", "pptx")
         assert rc == 0, err
         slides = list(Presentation(str(tmp_path / "deck.pptx")).slides)
-        assert len(slides) == 1 and CAVEATS[0] in slides[0].notes_slide.notes_text_frame.text
+        assert len(slides) >= 2 and "Board deck" in slides[0].shapes[0].text_frame.text  # cover
+        assert CAVEATS[0] in slides[1].notes_slide.notes_text_frame.text

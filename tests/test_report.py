@@ -150,7 +150,7 @@ def test_html_metadata_tables_and_truncation():
     assert "<td>=cmd</td>" in rest  # HTML is escaped, not neutralized
     # one number of decimals per column (3 significant figures of its largest value)
     assert '<td class="num">-1</td>' in rest and '<td class="num">-1.50</td>' in rest
-    assert '<td class="num">1e-09</td>' in rest and '<th class="num">n</th>' in rest
+    assert '<td class="num">0.0000000010</td>' in rest and '<th class="num">n</th>' in rest
     assert "First 4 of 6 rows" in rest and "<td>ok</td>" not in rest
     assert "&quot;eta&quot;" not in rest and "[0.5, 1]" in rest  # settings, readable
     assert rest.index("Second chart</h2>") > rest.index("&lt;/script&gt;</h2>")
@@ -254,7 +254,7 @@ def test_zip_of_nothing_has_only_the_index():
     assert zf.namelist() == ["index.csv", "README.txt"]
     assert zf.read("index.csv").decode().splitlines() == [
         "item,title,file,kind,dataset,created,version,note,takeaway,verdict,caveats,evidence,"
-        "settings,content_hash"]
+        "settings,content hash"]  # headers in words, as on every other surface
 
 
 # ----------------------------------------------------------------------------- images
@@ -357,3 +357,30 @@ def test_a_simulated_item_shows_simulated_where_a_dataset_would_be():
     assert "Dataset <b>simulated</b>" in report.build_html([sim])
     assert " · dataset simulated</div>" in report.build_deck([sim])
     assert report.ReportItem.from_dict(sim.to_dict()).provenance == "simulated"
+
+
+def test_every_export_reads_words_and_numbers_not_internals():
+    """Evidence with a count that was not recorded, settings keyed by field names, a table
+    with ulr's metric names, a missing cell and a large and a tiny number: the HTML report,
+    the deck and the ZIP's headers show words and plain numbers (no None, nan, identifier
+    or exponent), and the ZIP keeps every digit."""
+    import re
+    tab = pd.DataFrame({"metric": ["local_auc", "ndcg@10"], "p_value": [0.5, None],
+                        "largest_weight": [1150.3, 0.0000123]})
+    it = report.ReportItem.from_result(
+        "Naive vs IPW", table=tab, evidence={"rows": 10, "held_out_sessions": None,
+                                             "test_queries": 40},
+        settings={"assume_randomized": True, "clip": None, "theta": [1.0, 0.5]},
+        takeaway="t")
+    words = re.compile(r"\bNone\b|\bnan\b|\b[a-z]+_[a-z_]+\b|\de[+-]\d")
+    for i, doc in enumerate((report.build_html([it]), report.build_deck([it]))):
+        body = re.sub(r"(?is)<(script|style)\b.*?</\1>", " ", doc)
+        body = re.sub(r"<[^>]+>", " ", body)
+        assert words.findall(body) == []
+        assert "1,150" in body and "0.000012" in body and "40 test queries" in body
+        assert "local auc" in body
+        assert "assume randomized" in body or i == 1  # (the deck leaves settings out)
+    zf = zipfile.ZipFile(io.BytesIO(report.build_zip([it])))
+    name = next(n for n in zf.namelist() if n.startswith("01-"))
+    lines = zf.read(name).decode().splitlines()
+    assert lines[0] == "metric,p value,largest weight" and "1150.3" in lines[1]

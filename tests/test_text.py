@@ -17,3 +17,32 @@ def test_parse_numbers_names_what_is_wrong(text, message):
     with pytest.raises(UlrError) as exc:
         parse_numbers(text, what="θ")
     assert message in str(exc.value)
+
+
+@pytest.mark.parametrize("value, kwargs, want", [
+    (1150.3, {}, "1,150"),              # never "1.15e+03"
+    (1.0484665, {}, "1.05"),
+    (0.5, {}, "0.5"),
+    (0.0000123, {}, "0.0000123"),       # never "1.23e-05"
+    (1e-9, {"decimals": 2}, "0.0000000010"),  # a non-zero value never reads 0
+    (0.0033, {"decimals": 2, "pct": True}, "0.33%"),
+    (0.005, {"decimals": 2, "pct": True}, "0.50%"),  # one precision: 0.50%, not 0.5%
+    (-0.0, {"decimals": 3, "sign": True}, "0.000"),
+    (float("nan"), {}, ""),
+    (None, {}, ""),
+])
+def test_plain_numbers_have_no_exponent_nan_or_none(value, kwargs, want):
+    from ulr.text import plain
+    assert plain(value, **kwargs) == want
+
+
+def test_counts_words_and_one_precision_per_sentence():
+    from ulr.text import count, fmt, words
+    assert count(12000) == "12,000" and count(None) == "" and count(float("nan")) == ""
+    assert count(52.94) == "52.9"
+    assert words("held_out_sessions") == "held-out sessions"
+    assert words("n_train_clicks") == "train clicks" and words("theta") == "theta"
+    assert words("user-item affinity") == "user-item affinity"
+    assert fmt(None) == "n/a" and fmt(0.01234, 0.0012) == "0.012"
+    from ulr import verdict
+    assert verdict.fmt is fmt  # the verdicts use the same formatter

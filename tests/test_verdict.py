@@ -623,3 +623,115 @@ def test_slides_and_powerpoint_show_the_verdict_level():
         'class="verdict verdict-directional"')[1][:60]
     from ulr.report import powerpoint
     assert powerpoint._takeaway(it).startswith("DIRECTIONAL: IPW is probably")
+
+
+def test_pbm_based_results_carry_the_user_model_gap(tmp_path):
+    """A log made by a cascade-type model: the click-model comparison (ulr.clickmodels'
+    public API) finds the PBM worse beyond noise, and a PBM-based verdict carries that gap
+    (and is capped at directional); a PBM log gives no caveat."""
+    from ulr.clickmodels import evaluate, sessions
+    from ulr.propensity import aggregate
+    from ulr.simulate import simulate_click_model
+
+    def comparison(model):
+        sim = simulate_click_model(model, sessions=4000, queries=20, docs_per_query=5, seed=1)
+        path = str(tmp_path / f"{model}.parquet")
+        write_log(sim.df, path)
+        lg = store.open_file(path)
+        S = sessions.collect(aggregate.scan_of(lg), test_fraction=0.2, seed=0)
+        return evaluate.compare(S, ["pbm", "dcm"], n_bootstrap=30, seed=0, test_fraction=0.2,
+                                refit_intervals=False)
+
+    cmp = comparison("dcm")
+    pbm = cmp.score("pbm")
+    assert cmp.best == "dcm" and pbm.gap_interval[0] > 0
+    r = V.pbm_misfit(cmp)
+    assert r is not None and r.code == "pbm_misfit"
+    se = V.se_of(*pbm.gap_interval)
+    assert f"worse than DCM by {V.fmt(pbm.gap, se)} nats per session" in r.message
+    assert f"{cmp.test_sessions:,} held-out sessions" in r.message
+    v = V.Verdict("reliable", "θ is known.", "theta (em)")
+    w = V.with_reason(v, r)
+    assert w.level == "directional" and w.codes == ["pbm_misfit"]
+    assert V.with_reason(v, None) is v
+    assert V.pbm_misfit(comparison("pbm")) is None
+    assert V.pbm_misfit(None) is None
+
+
+# --------------------------------------------------------------------------- one count per fact
+
+
+def _counts(v, unit: str) -> set:
+    """Every number stated before ``unit`` in a verdict's sentence, reasons and advice."""
+    text = " ".join([v.takeaway, v.to_settle or "", *(r.message for r in v.reasons)])
+    return {float(m.replace(",", "")) for m in re.findall(
+        rf"(\d[\d,]*(?:\.\d+)?) {re.escape(unit)}\b", text)}  # not "N more ..."
+
+
+def test_each_verdict_states_the_counts_of_its_result():
+    """For every result type: each count a verdict states (test queries, runs, worlds,
+    held-out sessions, effective clicks) is the result's own field, and the same one its
+    evidence shows."""
+    from ulr import rankers
+    from ulr.recommend.data import simulate_mnar
+    from ulr.recommend.experiment import recommend_verdict, run_experiment
+    from ulr.recommend.models import MFConfig
+
+    # Compare rankers: one count of test queries, in the verdict, its reasons, the evidence
+    sim = simulate_clicks(queries=200, sessions=800, eta=1.0, seed=3)
+    comp = rankers.train_and_evaluate(sim.df.drop(columns=["relevance"]), None, sim.theta)
+    v = comp.verdict(n_bootstrap=200)
+    assert _counts(v, "test queries") == {comp.n_compared}
+    assert comp.evidence()["test queries"] == comp.n_compared
+    assert f"evaluated on {comp.n_compared:,} test queries" in comp.evidence_line()
+
+    # Severity sweep: the runs behind the interval
+    sw = rankers.severity_sweep((0.0, 1.5), queries=30, docs_per_query=5, sessions=600, runs=2)
+    v = rankers.sweep_verdict(sw, metric="arp")
+    assert _counts(v, "runs") == {2.0} and v.estimate["n"] == 2
+
+    # Debiased recommendation: the worlds behind the interval
+    exps = [run_experiment(simulate_mnar(users=40, items=30, seed=s), models=["naive-mf", "cause"],
+                           base=MFConfig(epochs=2, seed=s)) for s in (0, 1)]
+    v = recommend_verdict(exps)
+    assert _counts(v, "seeds") == {2.0} and v.estimate["n"] == 2
+
+    # Position bias: the rows the advice adds to are the rows the estimate used
+    from ulr.propensity import PropensityResult
+    r = PropensityResult(method="em", positions=3, theta=[1.0, 0.5, 0.3], lower=[1, 0.3, 0.2],
+                         upper=[1, 0.7, 0.4], rows_used=5000)
+    v = r.verdict()
+    more = V.more_for_precision(r.rows_used, v.estimate["relative_half_width"])
+    assert f"about {V.about(more)} more rows" in v.to_settle
+
+
+def test_bandit_ope_and_clickmodel_verdicts_state_their_results_counts(tmp_path):
+    """Read-only checks of the packages others own: the runs of a bandit verdict, the
+    effective clicks of an off-policy verdict and the held-out sessions of a click-model
+    comparison are their results' own fields."""
+    from ulr.bandits.envs import make_env
+    from ulr.bandits.simulate import simulate
+    from ulr.clickmodels import evaluate as cm
+    from ulr.clickmodels import sessions
+    from ulr.ope.evaluate import evaluate_log
+    from ulr.propensity import aggregate
+
+    env = make_env("kveton", items=8, k=2, seed=0)
+    runs = simulate("cascade-ucb1", env, steps=300, runs=3, seed=0)
+    v = runs.verdict()
+    assert _counts(v, "runs") == {3.0} and v.estimate["runs"] == runs.runs
+
+    from pathlib import Path
+    sample = Path(__file__).resolve().parents[1] / "data" / "sample_ope.csv"
+    ope = evaluate_log(store.open_file(sample), n_bootstrap=100)
+    v = ope.verdict()
+    k = ope.diagnostics["effective_clicks"]
+    assert _counts(v, "effective clicks") <= {round(k, 1)}
+
+    sim = simulate_clicks(queries=20, docs_per_query=5, sessions=600, seed=2)
+    path = str(tmp_path / "s.parquet")
+    write_log(sim.df, path)
+    S = sessions.collect(aggregate.scan_of(store.open_file(path)), test_fraction=0.2, seed=0)
+    comp = cm.compare(S, ["pbm", "ubm"], n_bootstrap=10, seed=0, test_fraction=0.2,
+                      refit_intervals=False)
+    assert f"on {comp.test_sessions:,} sessions" in comp.verdict.basis

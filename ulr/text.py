@@ -1,6 +1,10 @@
-"""Parsing of short text the user types (shared by the CLI and the pages)."""
+"""Text in and out: parsing what the user types, and the one number formatter.
+
+Shared by the CLI, the pages and every export."""
 
 from __future__ import annotations
+
+import math
 
 from ulr.errors import UlrError
 
@@ -19,3 +23,98 @@ def parse_numbers(text: str, *, what: str, example: str = "1, 0.5, 0.33") -> lis
     if not vals:
         raise UlrError(f"{what} is empty: give numbers separated by commas, e.g. {example}.")
     return vals
+
+
+# --------------------------------------------------------------------------- numbers and words
+#
+# The one number formatter of ulr: every surface (page, slide, PDF, PowerPoint, HTML
+# report, the ZIP's index) writes numbers through these functions, so a number never
+# reads "1.15e+03", "nan" or "None", and a column or a sentence keeps one precision.
+
+#: what a value that is not there reads as, where it cannot simply be left out
+MISSING = "not available"
+
+
+def missing(v) -> bool:
+    """True for ``None``, NaN, ±inf and pandas' NA (a number that is not there)."""
+    if v is None:
+        return True
+    try:
+        return not math.isfinite(float(v))
+    except (TypeError, ValueError):
+        return False
+
+
+def plain(v, decimals: int | None = None, *, sig: int = 3, pct: bool = False,
+          sign: bool = False) -> str:
+    """``v`` in positional notation, never with an exponent.
+
+    With ``decimals``, exactly that many; otherwise ``sig`` significant digits
+    without trailing zeros (1.0484665 → "1.05", 1150.3 → "1,150", 0.5 → "0.5",
+    0.0000123 → "0.0000123"). Thousands are
+    separated by commas; ``pct`` multiplies by 100 and appends "%". A missing value
+    (``None``, NaN) gives "" (callers leave it out).
+    """
+    if missing(v):
+        return ""
+    f = float(v) * (100.0 if pct else 1.0)
+    trim = decimals is None
+    if decimals is None:
+        decimals = 0 if f == 0 else max(0, sig - 1 - math.floor(math.log10(abs(f))))
+    decimals = int(min(decimals, 12))
+    if f != 0 and round(f, decimals) == 0:  # never show a non-zero value as 0: 2 digits
+        decimals = min(12, -math.floor(math.log10(abs(f))) + (1 if not trim else sig - 1))
+    s = f"{f:{'+' if sign else ''},.{decimals}f}"
+    if trim and "." in s:  # significant digits read like %g: 0.5, 1, 0.33
+        s = s.rstrip("0").rstrip(".")
+    if s.lstrip("+-").replace("0", "").replace(".", "").replace(",", "") == "":
+        s = f"{0.0:.{decimals}f}"  # -0.00 and +0.00 read as 0.00
+    return s + ("%" if pct else "")
+
+
+def count(v) -> str:
+    """A count as people read it: 12,000; a non-integer to 3 significant digits; a missing
+    count gives ""."""
+    if missing(v):
+        return ""
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return str(v)
+    return f"{int(f):,}" if f.is_integer() else plain(f)
+
+
+def se_decimals(se, *, most: int = 6) -> int:
+    """Decimals a standard error supports: down to its leading digit.
+
+    ``se = 0.0012`` gives 3 (0.014), ``se = 2.3`` gives 0 (21). An unknown or
+    zero standard error gives ``most``.
+    """
+    if missing(se) or float(se) <= 0:
+        return most
+    return int(min(most, max(0, -math.floor(math.log10(float(se))))))
+
+
+def fmt(value, se=None, *, pct: bool = False, sign: bool = False) -> str:
+    """``value`` rounded to what ``se`` supports; in % when ``pct``; "n/a" when missing."""
+    if missing(value):
+        return "n/a"
+    scale = 100.0 if pct else 1.0
+    d = se_decimals(None if se is None else float(se) * scale)
+    s = f"{float(value) * scale:{'+' if sign else ''}.{d}f}"
+    if s.lstrip("+-").strip("0.") == "":  # -0.000 and +0.000 read as 0
+        s = f"{0.0:.{d}f}"
+    return s + ("%" if pct else "")
+
+
+def words(name) -> str:
+    """A field name as words: ``held_out_sessions`` → "held-out sessions",
+    ``n_train_clicks`` → "train clicks"; text that is not an identifier is kept."""
+    s = str(name)
+    if not s.isidentifier() or "_" not in s:
+        return s
+    parts = [p for p in s.split("_") if p]
+    if len(parts) > 1 and parts[0] == "n":
+        parts = parts[1:]
+    out = " ".join(parts)
+    return out.replace("held out", "held-out")

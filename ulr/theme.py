@@ -254,13 +254,8 @@ def format_number(v, decimals: int) -> str:
         f = float(v)
     except (TypeError, ValueError):
         return str(v)
-    if not math.isfinite(f):
-        return "" if math.isnan(f) else str(f)
-    if float(f).is_integer() and decimals == 0:
-        return f"{int(f):,}"
-    if f != 0 and round(f, decimals) == 0:
-        return f"{f:.2g}"  # never show a non-zero value as 0
-    return f"{f:,.{decimals}f}"
+    from ulr.text import plain  # the one number formatter (no exponent, no nan)
+    return plain(f, decimals)
 
 
 def column_formats(df: pd.DataFrame, *, sig: int = 3) -> dict:

@@ -31,6 +31,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ulr.text import fmt  # noqa: F401  (the one formatter; re-exported)
+from ulr.text import se_decimals as decimals  # noqa: F401
+
 LEVELS = ("reliable", "directional", "inconclusive", "invalid")
 #: a plain estimate is "reliable" when its interval is within ±20% of it
 PRECISE = 0.20
@@ -147,29 +150,6 @@ def z_value(level: float = LEVEL) -> float:
 def se_of(lower, upper, level: float = LEVEL) -> float:
     """Standard error implied by a two-sided interval at ``level``."""
     return float(upper - lower) / (2 * z_value(level))
-
-
-def decimals(se, *, most: int = 6) -> int:
-    """Decimals the standard error supports: down to its leading digit.
-
-    ``se = 0.0012`` gives 3 (0.014), ``se = 2.3`` gives 0 (21). An unknown or
-    zero standard error gives ``most``.
-    """
-    if se is None or not np.isfinite(se) or se <= 0:
-        return most
-    return int(min(most, max(0, -math.floor(math.log10(float(se))))))
-
-
-def fmt(value, se=None, *, pct: bool = False, sign: bool = False) -> str:
-    """``value`` rounded to what ``se`` supports; in % when ``pct``."""
-    if value is None or not np.isfinite(value):
-        return "n/a"
-    scale = 100.0 if pct else 1.0
-    d = decimals(None if se is None else float(se) * scale)
-    s = f"{float(value) * scale:{'+' if sign else ''}.{d}f}"
-    if s.lstrip("+-").strip("0.") == "":  # -0.000 and +0.000 read as 0
-        s = f"{0.0:.{d}f}"
-    return s + ("%" if pct else "")
 
 
 def fmt_interval(value, lower, upper, *, level: float = LEVEL, pct: bool = False,
@@ -348,16 +328,28 @@ def ctr_by_position_verdict(ctr, *, randomized_share: float = 0.0,
     randomized = randomized_share >= RANDOMIZED_SHARE
     se1 = float(np.sqrt(p[0] * (1 - p[0]) / max(n[0], 1)))
     sek = float(np.sqrt(p[-1] * (1 - p[-1]) / max(n[-1], 1)))
-    rates = (f"{fmt(p[0], se1, pct=True)} at position 1, {fmt(p[-1], sek, pct=True)} at "
-             f"position {pos[-1]}")
-    why = ("The log is randomized, so every document is shown at every position alike: a "
-           "difference between positions is position bias alone."
-           if randomized else
-           "A fall with position mixes position bias (users examine lower positions less) "
-           "with the ranker putting better documents on top; this chart alone does not "
-           "separate the two.")
+    common = min(x for x in (se1, sek, se) if x > 0) if max(se1, sek, se) > 0 else None
+    rates = (f"{fmt(p[0], common, pct=True)} at position 1, {fmt(p[-1], common, pct=True)} "
+             f"at position {pos[-1]}")  # one precision for both rates
+    # the words follow the data's shape: a fall, a rise, or no trend the clicks can show
+    shape = "flat" if contains_zero(lo, hi) else "fall" if d > 0 else "rise"
+    if randomized:
+        why = ("The log is randomized, so every document is shown at every position alike: a "
+               "difference between positions is position bias alone.")
+    elif shape == "fall":
+        why = ("A fall with position mixes position bias (users examine lower positions less) "
+               "with the ranker putting better documents on top; this chart alone does not "
+               "separate the two.")
+    elif shape == "rise":
+        why = ("A rise with position is not what position bias alone does (users examine "
+               "lower positions less): the logging policy puts more attractive documents "
+               "lower, and this chart alone does not separate the two.")
+    else:
+        why = ("The clicks show no trend by position that their intervals can support; "
+               "without randomization a trend would mix position bias with the ranker's "
+               "ordering.")
     estimate = {"delta": d, "lower": lo, "upper": hi, "top_position": int(pos[top]),
-                "randomized": randomized}
+                "randomized": randomized, "shape": shape}
     if contains_zero(lo, hi):
         more = more_to_exclude_zero(float(n[0] + n[-1]) / 2, d, lo, hi)
         return Verdict("inconclusive", f"Position 1 and position {pos[-1]} cannot be told apart "
@@ -365,10 +357,7 @@ def ctr_by_position_verdict(ctr, *, randomized_share: float = 0.0,
                        to_settle=(f"about {about(more)} more impressions per position would "
                                   f"give this difference a {level:.0%} interval that excludes 0"
                                   if more else None), estimate=estimate)
-    if d > 0:
-        head = f"Clicks fall with position ({rates})."
-    else:
-        head = f"Clicks rise with position ({rates})."
+    head = f"Clicks {shape} with position ({rates})."
     if top not in (0, len(p) - 1):
         head += f" Position {pos[top]} has the highest CTR."
     lvl = "reliable" if k.sum() >= MIN_EFFECTIVE_CLICKS else "directional"
@@ -376,3 +365,43 @@ def ctr_by_position_verdict(ctr, *, randomized_share: float = 0.0,
                    reasons=() if lvl == "reliable" else (Reason(
                        "few_clicks", f"{int(k.sum())} clicks in all (thin below "
                        f"{MIN_EFFECTIVE_CLICKS})."),))
+
+
+# --------------------------------------------------------------------------- results that know each other
+
+
+def pbm_misfit(comparison, *, level: float = LEVEL) -> Reason | None:
+    """The caveat of a PBM-based result (θ, IPW) when the dataset's user-model comparison
+    finds the PBM fitting worse than its best model beyond noise, else ``None``.
+
+    ``comparison`` is a :class:`ulr.clickmodels.evaluate.Comparison` (read through its
+    public fields: ``best``, ``scores`` with ``gap`` and ``gap_interval``, and
+    ``test_sessions``). "Beyond noise": the bootstrap interval of the PBM's gap in held-out
+    log-likelihood per session excludes 0. Without the PBM, without a bootstrap, or with
+    the PBM best or within noise of the best, there is nothing to say.
+    """
+    if comparison is None:
+        return None
+    pbm = next((s for s in comparison.scores if s.name == "pbm"), None)
+    if pbm is None or comparison.best == "pbm" or pbm.gap_interval is None:
+        return None
+    lo, hi = (float(x) for x in pbm.gap_interval)
+    if not (np.isfinite(lo) and np.isfinite(hi)) or not told_apart(lo, hi):
+        return None
+    from ulr.clickmodels import LABELS
+    se = se_of(lo, hi, level)
+    return Reason("pbm_misfit",
+                  f"This result assumes the position-based model (PBM), and the user-model "
+                  f"comparison on the same dataset finds the PBM fitting worse than "
+                  f"{LABELS.get(comparison.best, comparison.best)} by "
+                  f"{fmt(pbm.gap, se)} nats per session ({level:.0%} interval "
+                  f"{fmt(lo, se)} to {fmt(hi, se)}, {comparison.test_sessions:,} held-out "
+                  "sessions): read it as an approximation.")
+
+
+def with_reason(v: Verdict, reason: Reason | None, *, cap: str = "directional") -> Verdict:
+    """``v`` with one more caveat, its level capped at ``cap`` (``v`` itself for ``None``)."""
+    if reason is None:
+        return v
+    from dataclasses import replace
+    return replace(v, level=weakest(v.level, cap), reasons=v.reasons + (reason,))

@@ -40,6 +40,15 @@ def shot(pg, name):
         pg.set_viewport_size(size)
 
 
+def download(pg, label, tmp_path, *, timeout=180_000):
+    """Click the download button ``label`` and save its file in ``tmp_path``; its path."""
+    with pg.expect_download(timeout=timeout) as info:
+        pg.get_by_role("button", name=label).click()
+    path = tmp_path / info.value.suggested_filename
+    info.value.save_as(path)
+    return path
+
+
 def no_errors(pg):
     errs = pg.locator('[data-testid="stException"], [data-testid="stAlertContentError"]')
     return [errs.nth(i).inner_text() for i in range(errs.count())]

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.helpers import no_errors, shot, wait_idle
+from tests.e2e.helpers import download, no_errors, shot, wait_idle
 
 ROOT = Path(__file__).resolve().parents[2]
 OPE_CAVEATS = ["Effective sample size is 3.4% of the log: the estimate rests on few rows.",
@@ -196,12 +196,7 @@ def test_presentation_view_moves_with_arrow_keys_large_and_without_settings(serv
     assert no_errors(pg) == []
 
 
-def _download(pg, label, tmp_path):
-    with pg.expect_download(timeout=120_000) as info:
-        pg.get_by_role("button", name=label).click()
-    path = tmp_path / info.value.suggested_filename
-    info.value.save_as(path)
-    return path
+_download = download
 
 
 def _offline(browser, path):

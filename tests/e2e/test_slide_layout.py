@@ -107,8 +107,18 @@ def test_pptx_has_a_slide_per_item_with_its_chart_and_every_caveat_in_the_notes(
     path = tmp_path / "deck.pptx"
     path.write_bytes(build_pptx(items, title="Every kind of result"))
     prs = Presentation(str(path))
-    assert len(prs.slides) == len(items)
-    for it, slide in zip(items, prs.slides):
+    from ulr.report.deck import _appendix_pages
+    n_appendix = len(_appendix_pages(items))
+    slides = list(prs.slides)  # a cover, the items, the caveats appendix (as the HTML deck)
+    assert len(slides) == 1 + len(items) + n_appendix
+    cover = " ".join(sh.text_frame.text for sh in slides[0].shapes if sh.has_text_frame)
+    assert "Every kind of result" in cover and f"{len(items)} results" in cover
+    appendix = " ".join(sh.text_frame.text for s in slides[1 + len(items):] for sh in s.shapes
+                        if sh.has_text_frame)
+    for it in items:
+        if len(it.caveats) > len(report.slide_caveats(it)[0]):
+            assert all(_words(c) in _words(appendix) for c in it.caveats), it.title
+    for it, slide in zip(items, slides[1:]):
         kinds = [sh.shape_type for sh in slide.shapes]
         if it.figure is not None:
             assert MSO_SHAPE_TYPE.PICTURE in kinds, it.title
@@ -135,4 +145,4 @@ def test_pptx_has_a_slide_per_item_with_its_chart_and_every_caveat_in_the_notes(
                        capture_output=True, text=True, timeout=180)
     converted = out / "deck.pdf"
     assert p.returncode == 0 and converted.exists(), p.stderr
-    assert len(re.findall(rb"/Type\s*/Page[^s]", converted.read_bytes())) == len(items)
+    assert len(re.findall(rb"/Type\s*/Page[^s]", converted.read_bytes())) == len(slides)

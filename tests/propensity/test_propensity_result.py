@@ -106,3 +106,21 @@ def test_progress_mapper_nests():
     p = bs.Progress(lambda f, t: got.append(f)).sub(0.5, 1.0).sub(0.0, 0.5)
     p(0.5, "x")
     assert got == [pytest.approx(0.625)]
+
+
+def test_least_precise_position_is_the_one_the_shown_table_says():
+    """The bootstrap alone makes position 2 the widest; the click counts behind position 3
+    are fewer, so the table the page shows (relative half-width with the click-count floor)
+    makes 3 the least precise: the verdict names 3 and the table's own figure."""
+    from ulr.propensity.plots import results_table
+    r = PropensityResult(method="em", positions=3, theta=[1.0, 0.6, 0.5],
+                         lower=[1.0, 0.2, 0.4], upper=[1.0, 1.0, 0.6], rows_used=10_000,
+                         n_bootstrap=50)
+    assert r.verdict().estimate["worst_position"] == 2  # bootstrap alone
+    table = results_table([r], clicks=np.array([20, 12, 3]),
+                          impressions=np.array([3334, 3334, 3334]))
+    rel = table.set_index("position")["relative_half_width"]
+    assert rel[3] > rel[2]
+    v = r.verdict_on(table)
+    assert v.estimate["worst_position"] == 3
+    assert f"the least precise position, 3, is known to ±{rel[3]:.0%}" in v.takeaway

@@ -160,3 +160,69 @@ def test_validation(call, msg):
     sim = simulate_clicks(queries=20, sessions=300, seed=0)
     with pytest.raises(UlrError, match=msg):
         call(sim.df, sim.theta)
+
+
+# ---------------------------------------------------------------------------
+# One count per fact (issue 36)
+# ---------------------------------------------------------------------------
+
+
+def _thin_click_log():
+    """No relevance labels and few clicks: many held-out queries have no click at all."""
+    sim = simulate_clicks(queries=400, sessions=1200, eta=1.0, seed=3)
+    return sim.df.drop(columns=["relevance"]), sim.theta
+
+
+def test_the_verdict_states_the_scored_test_queries_once():
+    df, theta = _thin_click_log()
+    comp = R.train_and_evaluate(df, None, theta, seed=0)
+    assert comp.estimated and comp.n_compared < comp.n_test_queries  # some have no click
+    # the count is the queries with a click among the held-out ones ...
+    test_q = R.split_queries(df, seed=0)[1]
+    clicked = test_q.groupby("query_id")["click"].max()
+    assert comp.n_compared == int((clicked > 0).sum())
+    # ... the paired tests rest on exactly those, and the verdict and its caveat say so
+    # (DCG is 0, hence defined, on a query without a click; nDCG and ARP are not)
+    paired = comp.paired(n_bootstrap=100).set_index("metric")
+    assert (paired.loc[["ndcg@10", "arp"], "queries"] == comp.n_compared).all()
+    v = comp.verdict(n_bootstrap=200)
+    assert f"{comp.n_compared:,} test queries" in v.takeaway and v.estimate["n"] == comp.n_compared
+    assert str(comp.n_test_queries) not in v.takeaway
+    few = [r.message for r in v.reasons if r.code == "few_test_queries"]
+    assert few == ([f"{comp.n_compared:,} test queries (a paired test needs 32)."]
+                   if comp.n_compared < 32 else [])
+
+
+def test_refuses_below_32_scored_queries_even_with_more_held_out():
+    from ulr.errors import TooFewQueries
+    df, theta = _thin_click_log()
+    comp = R.train_and_evaluate(df, None, theta, seed=0)
+    n_scored, n_test = comp.n_compared, comp.n_test_queries
+    assert n_test >= R.MIN_TEST_QUERIES  # the held-out count alone would pass
+    need = n_scored + 1
+    with pytest.raises(TooFewQueries) as exc:
+        R.train_and_evaluate(df, None, theta, seed=0, min_queries=need)
+    assert f"Only {n_scored:,} of the {n_test:,} held-out queries have a click" in str(exc.value)
+    ok = R.train_and_evaluate(df, None, theta, seed=0, min_queries=n_scored)
+    assert ok.n_compared == n_scored
+
+
+def test_same_score_on_every_query_reads_as_such_not_as_a_zero_difference():
+    """Two rankers that order the lists differently but put the one relevant document
+    first on every query have the same nDCG on every query: the verdict says so."""
+    n_q = 40
+    labels = np.tile([1.0, 0.0, 0.0, 0.0], n_q)
+    q = np.repeat(np.arange(n_q), 4)
+    a = np.tile([4.0, 3.0, 2.0, 1.0], n_q)
+    b = np.tile([4.0, 1.0, 2.0, 3.0], n_q)  # another order below the top
+    ra = metrics.evaluate(labels, a, query_ids=q, k=10, standardized=True)
+    rb = metrics.evaluate(labels, b, query_ids=q, k=10, standardized=True)
+    comp = R.RankerComparison(naive=ra, ipw=rb, estimated=False, learner="linear",
+                              n_train_queries=100, n_test_queries=n_q,
+                              n_test_documents=4 * n_q, n_train_clicks=500,
+                              identical_order=False, n_scored_queries=n_q)
+    assert comp.same_scores("ndcg@10") and comp.same_scores("arp")
+    v = comp.verdict(n_bootstrap=100)
+    assert v.level == "inconclusive" and "same_scores" in v.codes
+    assert f"score the same ndcg@10 on every one of the {n_q} test queries" in v.takeaway
+    assert "0.000" not in v.takeaway and "cannot be told apart" not in v.takeaway

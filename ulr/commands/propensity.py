@@ -21,6 +21,7 @@ from ulr import propensity, schema, validate
 from ulr.commands import common
 from ulr.errors import UlrError
 from ulr.propensity import aggregate
+from ulr.propensity.result import N_BOOTSTRAP
 
 ORDER = 30
 # What each method needs is declared once, in propensity.REGISTRY (read at each call:
@@ -34,8 +35,9 @@ def register(sub):
     p.add_argument("--method", required=True, choices=propensity.METHODS)
     p.add_argument("--positions", type=int, metavar="K",
                    help="estimate positions 1..K (default: all positions in the log)")
-    p.add_argument("--bootstrap", type=int, default=0, metavar="B",
-                   help="bootstrap replicates for a 95%% interval (resamples sessions)")
+    p.add_argument("--bootstrap", type=int, default=N_BOOTSTRAP, metavar="B",
+                   help="bootstrap replicates for a 95%% interval (resamples sessions; "
+                        f"default {N_BOOTSTRAP}, as on the Position bias page; 0: none)")
     p.add_argument("--assume-randomized", action="store_true",
                    help="randomization: treat every row as shown in random order")
     p.add_argument("--seed", type=int, default=0)
@@ -80,7 +82,7 @@ def run(args) -> dict:
         validate.n_bootstrap(args.bootstrap, option="--bootstrap")
     if args.positions is not None and args.positions < 2:
         raise UlrError(f"--positions must be at least 2, got {args.positions}.")
-    res = scan = None
+    res = scan = log = None
     if args.source:
         from ulr.engines import sources
         if args.method not in propensity.CELL_METHODS:
@@ -106,6 +108,12 @@ def run(args) -> dict:
         res = propensity.estimate(log, **kwargs)
     out = res.to_dict()
     out["dataset"] = scan.name
+    # the page's verdict: on the intervals its chart draws (bootstrap, else click counts)
+    by_pos = aggregate.ctr_by_position(scan)
+    mapping = common.mapping_warnings(log) if log is not None else ()
+    out["verdict"] = res.verdict_with_counts(by_pos["clicks"].to_numpy(),
+                                             by_pos["impressions"].to_numpy(),
+                                             mapping=mapping).to_dict()
     truth = aggregate.true_theta(scan, res.positions)
     if truth is not None and truth[0] > 0:
         rel = truth / truth[0]

@@ -31,7 +31,7 @@ from ulr.rankers.systems import compare_learners, parse_learners, significance_w
 from ulr.verdict import fmt_interval
 
 ORDER = 40
-PAIR_RESAMPLES = 10_000
+PAIR_RESAMPLES = rankers.PAIR_RESAMPLES
 
 
 def register(sub):
@@ -87,7 +87,7 @@ def _theta(args, log):
     return rankers.propensity_theta(log, args.propensity, seed=args.seed), args.propensity
 
 
-PAIRED_BOOTSTRAP = 1000
+PAIRED_BOOTSTRAP = rankers.N_BOOTSTRAP
 
 
 def _check_args(args) -> tuple[str, ...]:
@@ -131,6 +131,8 @@ def run(args) -> dict:
         "local_auc_u": comp.settings["u"],
         "train_queries": comp.n_train_queries,
         "test_queries": comp.n_test_queries,
+        "scored_test_queries": comp.n_compared,
+        "evidence": comp.evidence(),
         "test_documents": comp.n_test_documents,
         "seed": args.seed,
     })
@@ -192,7 +194,8 @@ def render(result: dict) -> str:
         lines.append("note: no relevance labels; the metrics are click-based IPW estimates.")
     lines.append(f"learner {result['learner']}, theta from {result['propensity']} "
                  f"({readable(result['theta'])}), "
-                 f"evaluated on {result['test']} ({result['test_queries']} queries)")
+                 f"evaluated on {result['test']} ({result['test_queries']} queries, "
+                 f"{result.get('scored_test_queries', result['test_queries'])} of them scored)")
     if "naive" in result:
         lines += _render_pair(result)
     lines += _render_systems(result)

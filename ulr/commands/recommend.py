@@ -17,6 +17,7 @@ PROPENSITIES = ("naive-bayes", "true")
 
 
 def register(sub):
+    from ulr.recommend.experiment import N_SEEDS
     from ulr.recommend.models import MODELS
 
     p = sub.add_parser(
@@ -49,7 +50,7 @@ def register(sub):
     t.add_argument("--discrepancy-norm", choices=("l2", "l1"), default="l2",
                    help="CausE tie between the two embeddings")
     p.add_argument("--seed", type=int, default=0)
-    add_option(p, "--runs", deprecated=("--seeds",), type=int, default=1,
+    add_option(p, "--runs", deprecated=("--seeds",), type=int, default=N_SEEDS,
                help="simulated worlds, one run each (seeds seed, seed+1, ...); with 2 or "
                     "more the verdict has an interval over them")
     p.set_defaults(run=run)

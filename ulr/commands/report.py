@@ -27,6 +27,7 @@ from ulr.commands.common import add_log_args, add_option, log_from_args
 from ulr.errors import UlrError
 from ulr.plots import ctr_by_position_figure
 from ulr.text import parse_numbers
+from ulr.verdict import ctr_by_position_verdict
 
 ORDER = 90
 SECTIONS = ("summary", "propensity", "rankers")
@@ -133,9 +134,8 @@ def section_summary(log, ctx) -> list[report.ReportItem]:
         report.ReportItem.from_result(
             "Click-through rate by position", fig=ctr_by_position_figure(ctr), table=ctr,
             dataset=name, settings=_settings(log, interval="95% Wilson score"),
-            note="Clicks fall with position partly because users examine lower positions "
-                 "less (position bias) and partly because the ranker put better documents "
-                 "on top. Bars are 95% Wilson score intervals."),
+            verdict=ctr_by_position_verdict(ctr, randomized_share=s["randomized_share"] or 0.0),
+            note="Bars are 95% Wilson score intervals."),
     ]
 
 
@@ -176,9 +176,7 @@ def section_propensity(log, ctx) -> list[report.ReportItem]:
                else "")
             + ("\n" + "\n".join(res.notes) if res.notes else ""))
     from ulr.lists import mapping_warnings
-    t = table.sort_values("position").head(res.positions)
-    verdict = res.verdict(lower=t["lower"].to_numpy(), upper=t["upper"].to_numpy(),
-                          mapping=mapping_warnings(log)) if len(t) == res.positions else None
+    verdict = res.verdict_on(table, mapping=mapping_warnings(log))  # as the page judges it
     return [report.ReportItem.from_result(
         f"Position bias ({method})", fig=propensity_plots.theta_figure([res], truth, table=table),
         verdict=verdict,
@@ -202,7 +200,7 @@ def section_rankers(log, ctx) -> list[report.ReportItem]:
     table = cmp.table(seed=ctx["seed"])
     note = (f"A {ctx['learner']} ranker trained on the clicks twice: naively and with inverse "
             f"propensity weights 1/theta_k (theta {ctx['theta_source']}). Both are evaluated on "
-            f"{cmp.n_test_queries} held-out queries"
+            f"{cmp.n_compared:,} test queries"
             + (" with click-based IPW relevance estimates (the log has no relevance labels)"
                if cmp.estimated else " on their relevance labels")
             + "; whiskers show 95% bootstrap intervals over queries.")
@@ -211,9 +209,7 @@ def section_rankers(log, ctx) -> list[report.ReportItem]:
         "Naive vs IPW ranker", fig=rankers.comparison_figure(table, estimated=cmp.estimated),
         verdict=cmp.verdict(seed=ctx["seed"], mapping=mapping_warnings(log)),
         table=table, dataset=log.info.name, note=note,
-        evidence={"rows": cmp.n_train_rows, "clicks": cmp.n_train_clicks,
-                  "queries": cmp.n_train_queries + cmp.n_test_queries,
-                  "sessions": cmp.n_train_sessions},
+        evidence=cmp.evidence(),
         settings=_settings(log, learner=ctx["learner"], seed=ctx["seed"],
                            theta=[round(float(t), 6) for t in theta],
                            theta_source=ctx["theta_source"]))]
@@ -229,7 +225,7 @@ def _several_learners(log, ctx, theta) -> report.ReportItem:
     comp = sc.first
     note = (f"Naive and IPW rankers of each learner ({ctx['learner'].replace(',', ', ')}), "
             f"trained on the same clicks with theta {ctx['theta_source']} and evaluated on the "
-            f"same {comp.n_test_queries} held-out queries. Superscript letters name the rankers "
+            f"same {comp.n_compared:,} test queries. Superscript letters name the rankers "
             "a value is significantly better than (paired randomization test, Holm correction "
             "over the pairs of each metric, 5% level).")
     return report.ReportItem.from_result(
@@ -237,9 +233,7 @@ def _several_learners(log, ctx, theta) -> report.ReportItem:
                                                           estimated=comp.estimated),
         verdict=sc.verdict(pairs, mapping=mapping_warnings(log)),
         table=rankers.significance_wide(sc.significance(pairs)), dataset=log.info.name,
-        note=note, evidence={"rows": comp.n_train_rows, "clicks": comp.n_train_clicks,
-                             "queries": comp.n_train_queries + comp.n_test_queries,
-                             "sessions": comp.n_train_sessions},
+        note=note, evidence=comp.evidence(),
         settings=_settings(log, learners=ctx["learner"], seed=ctx["seed"],
                            theta=[round(float(t), 6) for t in theta],
                            theta_source=ctx["theta_source"], test="randomization",

@@ -11,6 +11,7 @@ import time
 from ulr import rankers
 from ulr.commands.common import add_option, parse_floats, render_verdict
 from ulr.errors import UlrError
+from ulr.rankers.sweep import SWEEP_RUNS
 
 ORDER = 55
 
@@ -26,7 +27,9 @@ def register(sub):
     p.add_argument("--queries", type=int, default=300)
     p.add_argument("--docs-per-query", type=int, default=10)
     p.add_argument("--sessions", type=int, default=20_000, help="sessions per simulated log")
-    p.add_argument("--runs", type=int, default=1, help="independent simulations per eta")
+    p.add_argument("--runs", type=int, default=SWEEP_RUNS,
+                   help=f"independent simulations per eta (default {SWEEP_RUNS}, as on the "
+                        "Severity sweep page: the verdict needs a spread over runs)")
     p.add_argument("--learner", choices=list(rankers.LEARNERS), default="linear")
     p.add_argument("--clip", type=float, default=None,
                    help="clip theta from below at C (IPW weights at most 1/C)")

@@ -227,7 +227,8 @@ def _finish(fig, results, truth, *, top: float, title: str):
             line=dict(color=theme.color_for("true theta"), dash="dash", width=2),
             marker=dict(symbol="x", size=9),
             hovertemplate="true theta<br>position %{x}<br>%{y:.3f}<extra></extra>"))
-    theme.apply(fig, title=title, x="position (1 = top)", y="theta_k / theta_1")
+    theme.apply(fig, title=title, x="position (1 = top)",
+                y="θₖ / θ₁ (examination relative to position 1)")
     fig.update_xaxes(dtick=1)
     fig.update_yaxes(range=[0, min(top * 1.08, 3.0)])
     return fig

@@ -7,6 +7,10 @@ import numpy as np
 
 from ulr import validate
 
+#: bootstrap replicates of θ's interval when none are asked for: the Position bias page's
+#: default and the ``propensity`` command's, so that both give the same verdict
+N_BOOTSTRAP = 50
+
 
 def _frozen(a, n: int, what: str) -> np.ndarray | None:
     if a is None:
@@ -92,13 +96,16 @@ class PropensityResult:
     def iterations(self) -> int:
         return len(self.loglik)
 
-    def verdict(self, *, lower=None, upper=None, mapping=()):
+    def verdict(self, *, lower=None, upper=None, relative=None, mapping=()):
         """How precisely the log pins theta down (docs/verdicts.md, "Position bias").
 
         Uses the bootstrap interval, or ``lower``/``upper`` when given (e.g.
         from click counts). The least precise position decides: within
         ±``PRECISE`` of its theta ``reliable``, within ±``WIDE`` ``directional``,
-        else (or without any interval) ``inconclusive``.
+        else (or without any interval) ``inconclusive``. ``relative`` (one value per
+        position) is the relative half-width a table shows (e.g. with the click-count
+        floor of :func:`ulr.propensity.plots.with_precision`); the least precise position
+        is then the one that table shows as least precise.
         """
         from ulr import verdict as V
         from ulr.lists import blocking
@@ -123,7 +130,8 @@ class PropensityResult:
                           "precisely theta is known")
         th = self.theta
         with np.errstate(invalid="ignore", divide="ignore"):
-            rel = (hi - lo) / 2 / th
+            rel = ((hi - lo) / 2 / th if relative is None
+                   else np.array(_frozen(relative, self.positions, "relative"), dtype=float))
         known = np.isfinite(rel)
         known[0] = False
         if not known.any():
@@ -165,10 +173,20 @@ class PropensityResult:
         them, the bootstrap's own.
         """
         t = table[table["method"] == self.method].sort_values("position").head(self.positions)
-        lower = upper = None
+        lower = upper = relative = None
         if len(t) == self.positions and {"lower", "upper"} <= set(t.columns):
             lower, upper = t["lower"].to_numpy(), t["upper"].to_numpy()
-        return self.verdict(lower=lower, upper=upper, mapping=mapping)
+            if "relative_half_width" in t.columns:  # the precision the table shows
+                relative = t["relative_half_width"].to_numpy(dtype=float)
+        return self.verdict(lower=lower, upper=upper, relative=relative, mapping=mapping)
+
+    def verdict_with_counts(self, clicks, impressions, *, mapping=()):
+        """The verdict the Position bias page shows: :meth:`verdict_on` the table its
+        chart draws from these click counts per position (1, 2, ...)."""
+        from ulr.propensity.plots import results_table
+        table = results_table([self], clicks=np.asarray(clicks), impressions=np.asarray(
+            impressions))
+        return self.verdict_on(table, mapping=mapping)
 
     def to_dict(self) -> dict:
         """JSON-able dict with the docs/contract.md §2 keys first."""

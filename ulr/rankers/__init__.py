@@ -72,16 +72,16 @@ Modules
 from ulr.rankers.clicks import (MAX_PAIRS, ClickPairs, check_theta, click_pairs, ipw_weights,
                                 log_frame, propensity_theta)
 from ulr.rankers.evaluate import (ESTIMATE_UNDEFINED, LOWER_IS_BETTER, METRICS, MIN_TEST_QUERIES,
-                                  TEST_FRACTION,
+                                  N_BOOTSTRAP, TEST_FRACTION,
                                   RankerComparison, evaluate_scores, held_out_documents,
                                   min_test_queries, split_queries, train_and_evaluate)
 from ulr.rankers.learners import (LEARNERS, BoostedClickRanker, LinearPairwiseRanker,
                                   make_ranker)
 from ulr.rankers.plots import comparison_figure, sweep_figure
 from ulr.rankers.significance import CORRECTIONS, TESTS
-from ulr.rankers.systems import (SystemsComparison, compare_learners, parse_learners,
+from ulr.rankers.systems import (PAIR_RESAMPLES, SystemsComparison, compare_learners, parse_learners,
                                  significance_wide)
-from ulr.rankers.sweep import (SWEEP_CHANGE, propensity_estimator, severity_sweep,
+from ulr.rankers.sweep import (SWEEP_CHANGE, SWEEP_RUNS, propensity_estimator, severity_sweep,
                                sweep_summary, sweep_table, sweep_verdict)
 
 __all__ = [
@@ -90,6 +90,8 @@ __all__ = [
     "LOWER_IS_BETTER",
     "TEST_FRACTION",
     "MIN_TEST_QUERIES",
+    "N_BOOTSTRAP",
+    "PAIR_RESAMPLES",
     "ESTIMATE_UNDEFINED",
     "MAX_PAIRS",
     "ClickPairs",
@@ -109,6 +111,7 @@ __all__ = [
     "sweep_summary",
     "sweep_table",
     "SWEEP_CHANGE",
+    "SWEEP_RUNS",
     "sweep_verdict",
     "log_frame",
     "propensity_theta",

@@ -16,6 +16,9 @@ from ulr.verdict import rank_identically
 METRICS = ("arp", "dcg", "ndcg@10", "auc", "pauc", "local_auc")
 LOWER_IS_BETTER = frozenset({"arp"})
 TEST_FRACTION = 0.3
+#: bootstrap replicates of the per-query intervals and of the paired verdict,
+#: shared by the page and the ``rankers`` command (their verdicts agree)
+N_BOOTSTRAP = 1000
 # Without relevance labels: binarizing the IPW relevance estimate at 0 marks every
 # document ever clicked as relevant, which favours the logging ranker, so the
 # AUC family has no click-based estimate here and is reported as missing.
@@ -110,8 +113,24 @@ class RankerComparison:
     n_train_rows: int = 0
     n_train_sessions: int | None = None
     identical_order: bool | None = None  # both rankers order every test list the same way
+    #: held-out queries that can be scored (with a click, or a relevant document): the
+    #: one count of test queries every verdict, caveat, evidence line and tile states
+    n_scored_queries: int | None = None
 
-    def verdict(self, *, n_bootstrap: int = 2000, level: float = 0.95, seed: int = 0,
+    @property
+    def n_compared(self) -> int:
+        """The test queries the comparison rests on (:attr:`n_scored_queries`)."""
+        return self.n_test_queries if self.n_scored_queries is None else self.n_scored_queries
+
+    def same_scores(self, metric: str) -> bool:
+        """True when both rankers score exactly the same ``metric`` on every test query
+        where it is defined (every per-query difference is 0)."""
+        if metric not in self.naive or metric not in self.ipw:
+            return False
+        d = (self.ipw[metric].per_query - self.naive[metric].per_query).dropna()
+        return bool(len(d)) and bool((d == 0).all())
+
+    def verdict(self, *, n_bootstrap: int = N_BOOTSTRAP, level: float = 0.95, seed: int = 0,
                 mapping=()):
         """Does IPW rank better than naive? (docs/verdicts.md, "Compare rankers").
 
@@ -139,6 +158,13 @@ class RankerComparison:
                                  "rank_identically", "Both rankers order every test list "
                                  "identically.")])
         thin = list(reasons) + self.thin_reasons()
+        if self.same_scores(metric):
+            n = self.n_compared
+            return V.Verdict("inconclusive", f"The naive and the IPW ranker score the same "
+                             f"{metric} on every one of the {n:,} test queries: there is no "
+                             "difference to report.", basis, reasons=thin + [V.Reason(
+                                 "same_scores", f"Every per-query {metric} difference is 0.")],
+                             estimate={"delta": 0.0, "n": n})
         p = self.paired(n_bootstrap=n_bootstrap, level=level, seed=seed)
         row = p[p["metric"] == metric]
         if row.empty:
@@ -149,6 +175,28 @@ class RankerComparison:
                                     a="naive", b="IPW", quantity=metric, basis=basis,
                                     n=int(r["queries"]), unit="test queries", level=level,
                                     thin=tuple(thin))
+
+    def evidence(self) -> dict:
+        """What the comparison rests on, for a report item (one field per count)."""
+        out = {"rows": self.n_train_rows, "clicks": self.n_train_clicks,
+               "training queries": self.n_train_queries, "test queries": self.n_compared}
+        if self.n_train_sessions is not None:
+            out["sessions"] = self.n_train_sessions
+        return out
+
+    def evidence_line(self) -> str:
+        """The evidence in one sentence, with the same counts as :meth:`evidence` and the
+        verdict (the test queries are the scored ones, :attr:`n_compared`)."""
+        s = (f"trained on {self.n_train_rows:,} impressions with {self.n_train_clicks:,} "
+             f"clicks from {self.n_train_queries:,} queries"
+             + ("" if self.n_train_sessions is None else f" ({self.n_train_sessions:,} sessions)")
+             + f"; evaluated on {self.n_compared:,} test queries")
+        unscored = self.n_test_queries - self.n_compared
+        if unscored > 0:
+            what = "a click" if self.estimated else "a relevant document"
+            s += (f" (the held-out queries with {what}; {unscored:,} more held out have none "
+                  "and cannot be scored)")
+        return s
 
     def thin_reasons(self) -> list:
         """The rules of thin evidence that cap the verdict at ``directional``: labels
@@ -161,8 +209,8 @@ class RankerComparison:
         if self.n_train_clicks < V.MIN_EFFECTIVE_CLICKS:
             thin.append(V.Reason("few_clicks", f"The rankers learned from {self.n_train_clicks} "
                                  f"clicks (thin below {V.MIN_EFFECTIVE_CLICKS})."))
-        if self.n_test_queries < MIN_TEST_QUERIES:
-            thin.append(V.Reason("few_test_queries", f"{self.n_test_queries} test queries "
+        if self.n_compared < MIN_TEST_QUERIES:
+            thin.append(V.Reason("few_test_queries", f"{self.n_compared:,} test queries "
                                  f"(a paired test needs {MIN_TEST_QUERIES})."))
         return thin
 
@@ -177,7 +225,7 @@ class RankerComparison:
         k = self.settings.get("k", 10)
         return [f"ndcg@{k}" if m == "ndcg@10" else m for m in METRICS]
 
-    def table(self, *, n_bootstrap: int = 1000, level: float = 0.95, seed: int = 0) -> pd.DataFrame:
+    def table(self, *, n_bootstrap: int = N_BOOTSTRAP, level: float = 0.95, seed: int = 0) -> pd.DataFrame:
         """Tidy table: ranker, metric, value, lower, upper (per-query bootstrap), queries."""
         rows = []
         for name, res in (("naive", self.naive), ("ipw", self.ipw)):
@@ -212,7 +260,7 @@ class RankerComparison:
         return [k for k in metrics if pt is not None and k in pt.index
                 and pt.loc[k, "lower"] <= 0 <= pt.loc[k, "upper"]]
 
-    def paired(self, *, n_bootstrap: int = 2000, level: float = 0.95, seed: int = 0) -> pd.DataFrame:
+    def paired(self, *, n_bootstrap: int = N_BOOTSTRAP, level: float = 0.95, seed: int = 0) -> pd.DataFrame:
         """Paired per-query tests IPW vs naive: delta = ipw - naive, CI, p-value, winner."""
         rows = []
         for m in self._keys():
@@ -261,6 +309,23 @@ def _check_test_queries(n_test: int, min_queries: int) -> None:
             "compared; the log needs more distinct queries.")
 
 
+def scored_queries(docs: pd.DataFrame) -> int:
+    """Held-out queries with a positive label (a click, or a relevant document): the only
+    ones on which nDCG, ARP and the AUC family are defined."""
+    return int((pd.to_numeric(docs["label"], errors="coerce").fillna(0) > 0)
+               .groupby(docs["query_id"].to_numpy()).any().sum())
+
+
+def _check_scored_queries(n_scored: int, n_test: int, min_queries: int, estimated: bool) -> None:
+    if n_scored < min_queries:
+        what = "a click" if estimated else "a relevant document"
+        raise TooFewQueries(
+            f"Only {n_scored:,} of the {n_test:,} held-out queries have {what}, and only those "
+            f"can be scored; a paired comparison needs at least {min_queries} to detect even a "
+            "medium per-query difference (80% power at the 5% level), so the rankers are not "
+            "compared; the log needs more queries with clicks.")
+
+
 def train_and_evaluate(train_df: pd.DataFrame, test_df: pd.DataFrame | None = None,
                        theta=None, *, learner: str = "linear", clip: float | None = None,
                        normalize: bool = False, seed: int = 0,
@@ -294,7 +359,9 @@ def train_and_evaluate(train_df: pd.DataFrame, test_df: pd.DataFrame | None = No
     naive_model : fitted ranker, optional
         Reuse an already fitted naive model (the severity sweep trains it once).
     min_queries : int
-        Refuse when fewer test queries remain (0: no check). The page and the
+        Refuse when fewer test queries remain, or fewer of them can be scored (have a
+        click, or a relevant document: :func:`scored_queries`) unless the two rankers
+        order every test list identically (then no metric can differ) (0: no check). The page and the
         ``rankers`` command pass :data:`MIN_TEST_QUERIES` (:func:`min_test_queries`).
     should_stop : callable() -> bool, optional
         Asked before each fit and before the evaluation; True raises
@@ -326,6 +393,11 @@ def train_and_evaluate(train_df: pd.DataFrame, test_df: pd.DataFrame | None = No
         for res in (res_naive, res_ipw):
             for m in ESTIMATE_UNDEFINED:
                 res.pop(m, None)
+    n_scored = scored_queries(docs)
+    identical = rank_identically(docs["query_id"].to_numpy(), s_naive, s_ipw)
+    if not identical:  # identical orders need no test: no metric can differ, on any count
+        _check_scored_queries(n_scored, int(docs["query_id"].nunique()), min_queries,
+                              estimated)
     return RankerComparison(
         naive=res_naive, ipw=res_ipw, estimated=estimated, learner=learner,
         n_train_queries=int(train_df["query_id"].nunique()),
@@ -335,7 +407,8 @@ def train_and_evaluate(train_df: pd.DataFrame, test_df: pd.DataFrame | None = No
         n_train_rows=int(len(train_df)),
         n_train_sessions=(int(train_df["session_id"].nunique())
                           if "session_id" in train_df else None),
-        identical_order=rank_identically(docs["query_id"].to_numpy(), s_naive, s_ipw),
+        identical_order=identical,
+        n_scored_queries=n_scored,
         settings=dict(clip=clip, normalize=normalize, seed=seed, k=k, max_fpr=max_fpr, u=u,
                       pauc="mcclish-standardized", theta=[float(t) for t in theta],
                       learner_options=opts),

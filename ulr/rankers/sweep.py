@@ -181,6 +181,9 @@ def sweep_summary(df: pd.DataFrame, *, level: float = 0.95) -> pd.DataFrame:
 
 #: the column of :func:`sweep_table` with IPW's relative change over naive
 SWEEP_CHANGE = "ipw (true theta) vs naive"
+#: simulated runs per eta by default, on the page and the ``sweep`` command: the verdict
+#: needs a spread over runs (one run has no interval)
+SWEEP_RUNS = 3
 
 
 def sweep_table(df: pd.DataFrame, *, metric: str, level: float = 0.95) -> pd.DataFrame:
@@ -208,6 +211,7 @@ def sweep_verdict(df: pd.DataFrame, *, metric: str = "ndcg@10", level: float = 0
     """
     from ulr import verdict as V
     from ulr.rankers.evaluate import LOWER_IS_BETTER
+    from ulr.text import plain
     d = df[df["metric"] == metric]
     if d.empty:
         raise UlrError(f"the sweep has no metric {metric!r}.")
@@ -215,17 +219,17 @@ def sweep_verdict(df: pd.DataFrame, *, metric: str = "ndcg@10", level: float = 0
     at = d[d["eta"] == eta].pivot_table(index="run", columns="ranker", values="value")
     diffs = (at["ipw (true theta)"] - at["naive"]).to_numpy()
     m, lo, hi, se = V.paired_t_interval(diffs, level)
-    basis = f"paired {metric} difference, IPW (true theta) - naive, at eta={eta:g}"
+    basis = f"paired {metric} difference, IPW (true θ) - naive, at η = {plain(eta)}"
     runs = int(np.isfinite(diffs).sum())
     if runs < 2:
-        return V.Verdict("inconclusive", f"At eta={eta:g}, one simulated run says IPW - naive "
-                         f"= {m:+.3f} on {metric}, but one run has no interval.", basis,
+        return V.Verdict("inconclusive", f"At η = {plain(eta)}, one simulated run says IPW - "
+                         f"naive = {m:+.3f} on {metric}, but one run has no interval.", basis,
                          reasons=(V.Reason("single_run", "A single run: its spread over seeds "
                                            "is unknown."),),
                          to_settle="average several runs (seeds) to get an interval",
                          estimate={"delta": m, "runs": runs, "eta": eta})
     v = V.difference_verdict(m, lo, hi, a="naive", b="IPW (true theta)",
-                             quantity=f"{metric} at eta={eta:g}", basis=basis, n=runs,
+                             quantity=f"{metric} at η = {plain(eta)}", basis=basis, n=runs,
                              unit="runs", higher_is_better=metric not in LOWER_IS_BETTER,
                              level=level)
     return V.Verdict(v.level, v.takeaway, v.basis, v.reasons, v.to_settle,

@@ -20,11 +20,14 @@ import pandas as pd
 
 from ulr.errors import UlrError
 from ulr.rankers import significance as S
-from ulr.rankers.evaluate import LOWER_IS_BETTER, RankerComparison, train_and_evaluate
+from ulr.rankers.evaluate import (LOWER_IS_BETTER, N_BOOTSTRAP, RankerComparison,
+                                  train_and_evaluate)
 from ulr.rankers.learners import LEARNERS
 from ulr.verdict import fmt
 
 KINDS = ("naive", "ipw")
+#: resamples of the pairwise tests of several systems, shared by the page and the CLI
+PAIR_RESAMPLES = 10_000
 CORRECTION_NAMES = {"holm": "Holm", "bh": "Benjamini-Hochberg", "none": "no"}
 
 
@@ -90,7 +93,7 @@ class SystemsComparison:
         return pd.DataFrame({m: [float(r[m].value) for r in self.systems.values()]
                              for m in self.metric_names()}, index=list(self.systems))
 
-    def table(self, *, n_bootstrap: int = 1000, level: float = 0.95, seed: int = 0
+    def table(self, *, n_bootstrap: int = N_BOOTSTRAP, level: float = 0.95, seed: int = 0
               ) -> pd.DataFrame:
         """:meth:`RankerComparison.table` of every learner, ``ranker`` naming the system
         (``"naive linear"``, ...): the input of :func:`~ulr.rankers.comparison_figure`."""
@@ -101,7 +104,7 @@ class SystemsComparison:
         return pd.concat(parts, ignore_index=True)
 
     def pairs(self, *, test: str = "randomization", correction: str = "holm",
-              n_resamples: int = 10_000, level: float = 0.95, seed: int = 0) -> pd.DataFrame:
+              n_resamples: int = PAIR_RESAMPLES, level: float = 0.95, seed: int = 0) -> pd.DataFrame:
         """Every pair ``a < b`` (system order) on every metric: ``delta = b - a``.
 
         Columns: metric, a, b, delta, lower, upper (uncorrected ``level``

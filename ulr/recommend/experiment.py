@@ -28,6 +28,9 @@ from ulr.errors import UlrError
 from ulr.recommend.data import MNARData
 from ulr.recommend.models import MODELS, MFConfig, train
 
+#: simulated worlds averaged by default, on the page and the ``recommend`` command: the
+#: verdict needs a spread over seeds (one seed has no interval)
+N_SEEDS = 3
 LABELS = {"naive-mf": "naive MF", "propensity-mf": "propensity MF (IPS)", "cause": "CausE"}
 CRITERIA = {"naive-mf": "MSE on held-out MNAR ratings (biased)",
             "propensity-mf": "IPS-weighted MSE on held-out MNAR ratings",

@@ -283,10 +283,8 @@ def default_takeaway(title: str, table: pd.DataFrame | None = None,
 
 def count_text(v) -> str:
     """A count as people read it: 12,000; a non-integer to 3 significant digits."""
-    try:
-        return f"{int(v):,}" if float(v).is_integer() else f"{float(v):,.3g}"
-    except (TypeError, ValueError):
-        return str(v)
+    from ulr.text import count
+    return count(v)
 
 
 def as_items(items) -> list[ReportItem]:

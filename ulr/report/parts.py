@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import plotly.io as pio
 
-from ulr import __version__, theme
+from ulr import __version__, text, theme
 from ulr.report.figures import export_figure
 from ulr.report.item import ReportItem, count_text
 
@@ -62,7 +62,7 @@ def _setting_value(v, depth: int = 0) -> str:
     if isinstance(v, bool):
         return "yes" if v else "no"
     if isinstance(v, float):
-        return format(v, ".3g") if np.isfinite(v) else str(v)
+        return text.plain(v) if np.isfinite(v) else text.MISSING
     if isinstance(v, int):
         return str(v)
     if isinstance(v, str):
@@ -72,8 +72,9 @@ def _setting_value(v, depth: int = 0) -> str:
         more = f", … ({len(v)} values)" if len(v) > SETTING_ITEMS else ""
         return f"[{head}{more}]"
     if isinstance(v, dict):
-        text = ", ".join(f"{k}: {_setting_value(x, depth + 1)}" for k, x in v.items())
-        return _setting_value(text if depth == 0 else "{" + text + "}")
+        joined = ", ".join(f"{text.words(k)}: {_setting_value(x, depth + 1)}"
+                           for k, x in v.items())
+        return _setting_value(joined if depth == 0 else "{" + joined + "}")
     return _setting_value(str(v))
 
 
@@ -91,22 +92,23 @@ def setting_text(v) -> str:
 
 def settings_lines(settings: dict) -> list[str]:
     """``["theta = [1, 1.05, …]", ...]``: each setting as one readable line."""
-    return [f"{k} = {setting_text(v)}" for k, v in (settings or {}).items()]
+    return [f"{text.words(k)} = {setting_text(v)}" for k, v in (settings or {}).items()]
 
 
 def _settings_html(settings: dict) -> str:
     if not settings:
         return '<p class="muted">No settings recorded.</p>'
-    rows = "".join(f"<tr><th>{esc(k)}</th><td>{esc(_setting_value(v))}</td></tr>"
+    rows = "".join(f"<tr><th>{esc(text.words(k))}</th><td>{esc(_setting_value(v))}</td></tr>"
                    for k, v in settings.items())
     return f'<table class="settings"><tbody>{rows}</tbody></table>'
 
 
 def evidence_text(evidence: dict) -> str:
-    """"12,000 rows · 48 clicks · 300 queries" (what the result rests on)."""
-    if not evidence:
-        return "not recorded"
-    return " · ".join(f"{count_text(v)} {k}" for k, v in evidence.items())
+    """"12,000 rows · 48 clicks · 300 queries" (what the result rests on); a count that
+    was not recorded (``None``: no session column mapped, ...) is left out."""
+    parts = [f"{count_text(v)} {text.words(k)}" for k, v in (evidence or {}).items()
+             if not text.missing(v)]
+    return " · ".join(parts) if parts else "not recorded"
 
 
 def caveats_html(caveats, more: str = "") -> str:
@@ -148,6 +150,23 @@ def truth_html(it: ReportItem, status: str | None, *, settings: bool = True) -> 
     return "".join(parts)
 
 
+_NAME_COLUMNS = {"metric", "estimator", "method", "model", "ranker", "system", "algorithm"}
+
+
+def display_table(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` as people read it on a slide or page: numbers through the one formatter
+    (one precision per column), missing cells empty, column names and ulr's own names of
+    metrics, estimators, methods and models in words (``p_value`` → "p value",
+    ``local_auc`` → "local auc"); the user's own values are kept as they are."""
+    shown = theme.format_table(df)
+    shown = shown.map(lambda v: "" if v is None or (isinstance(v, float) and not np.isfinite(v))
+                      else v)
+    for c in _NAME_COLUMNS & set(shown.columns):  # ulr's own short names (local_auc, ...)
+        shown[c] = [text.words(v) if isinstance(v, str) else v for v in shown[c]]
+    shown.columns = [text.words(c) for c in shown.columns]
+    return shown
+
+
 def _cell(v, numeric: bool) -> str:
     if v is None or (isinstance(v, float) and np.isnan(v)):
         return ""
@@ -160,7 +179,7 @@ def table_html(df: pd.DataFrame, max_rows: int) -> str:
     raw = df.head(max_rows)
     numeric = [pd.api.types.is_numeric_dtype(raw[c]) and not pd.api.types.is_bool_dtype(
         raw[c]) for c in raw.columns]
-    shown = theme.format_table(raw)  # one number of decimals per column
+    shown = display_table(raw)  # one number of decimals per column, names in words
     head = "".join(('<th class="num">' if isnum else "<th>") + f"{esc(c)}</th>"
                    for c, isnum in zip(shown.columns, numeric))
     cls = ['<td class="num">' if isnum else "<td>" for isnum in numeric]

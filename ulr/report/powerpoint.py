@@ -16,8 +16,11 @@ from __future__ import annotations
 
 import io
 
-from ulr import report, theme
+from ulr import report
 from ulr.errors import UlrError
+from ulr.report.deck import _appendix_pages
+from ulr.report.item import now_text
+from ulr.report.parts import display_table
 
 WIDTH_IN, HEIGHT_IN = 13.333, 7.5
 MARGIN_IN = 0.45
@@ -108,7 +111,7 @@ def _table(slide, df, left, top, width, height) -> None:
     """
     from pptx.util import Inches, Pt
 
-    shown = theme.format_table(df.iloc[:TABLE_ROWS, :TABLE_COLS]).astype(str)
+    shown = display_table(df.iloc[:TABLE_ROWS, :TABLE_COLS]).astype(str)
     shown = shown.map(lambda v: v if len(v) <= CELL_CHARS else v[:CELL_CHARS - 1] + "…")
     cols = list(shown.columns)
     chars = [max([len(str(c))] + [len(v) for v in shown[c]]) for c in cols]
@@ -147,7 +150,7 @@ def _table(slide, df, left, top, width, height) -> None:
                   "columns; the HTML report and the ZIP have them all."], 10)
 
 
-def _layout(it, status):
+def _layout(it, status, appendix: int | None = None):
     """Sizes and positions (inches) of one slide's boxes, top to bottom.
 
     The text boxes have fixed ceilings (title 0.95 in, takeaway 0.8 in, caveats
@@ -166,8 +169,8 @@ def _layout(it, status):
     shown, hidden = report.slide_caveats(it)
     lines = ([f"Data status: {status}"] if status else []) + [f"• {c}" for c in shown]
     if hidden:
-        lines.append(f"+{len(hidden)} more caveat{'s' if len(hidden) != 1 else ''} "
-                     "(speaker notes)")
+        where = f"appendix, slide {appendix}" if appendix else "appendix"
+        lines.append(f"+{len(hidden)} more caveat{'s' if len(hidden) != 1 else ''} ({where})")
     if lines:
         size, h = _fit(lines, (13, 12, 11, 10, 9, 8), w - 0.1, 0.85, 1.25)
         boxes["caveats"] = (y, h, size, lines)
@@ -177,9 +180,36 @@ def _layout(it, status):
     return w, boxes
 
 
+def _cover(slide, title: str, n: int, generated: str) -> None:
+    """The cover, as the HTML deck's: the report's title, how many results, when and by what."""
+    from ulr import __version__
+    w = WIDTH_IN - 2 * MARGIN_IN
+    size, h = _fit([title], (40, 36, 32, 28, 24), w, 1.9)
+    _textbox(slide, MARGIN_IN, 2.2, w, h, [title], size, bold=True)
+    _textbox(slide, MARGIN_IN, 2.3 + h, w, 0.5, [f"{n} result{'s' if n != 1 else ''}"], 20,
+             bold=True, color=_DARK_BLUE)
+    _textbox(slide, MARGIN_IN, HEIGHT_IN - 0.9, w, 0.4,
+             [f"Generated {generated} by ulr {__version__}"], 12, color=(0x55, 0x55, 0x55))
+
+
+def _appendix(slide, page, part: int | None) -> None:
+    """An appendix slide: every caveat of the items whose slide could not show them all."""
+    w = WIDTH_IN - 2 * MARGIN_IN
+    head = "Appendix: every caveat" + (f" ({part})" if part else "")
+    _textbox(slide, MARGIN_IN, 0.3, w, 0.7, [head], 28, bold=True)
+    lines = []
+    for i, it in page:
+        lines.append(f"Slide {i + 1}: {it.title}")
+        lines += [f"• {c}" for c in it.caveats]
+    size, h = _fit(lines, (14, 13, 12, 11, 10, 9, 8), w - 0.1, HEIGHT_IN - 1.5, 1.25)
+    _textbox(slide, MARGIN_IN, 1.1, w, h, lines, size)
+    slide.notes_slide.notes_text_frame.text = "\n".join(lines)
+
+
 def build_pptx(items, *, title: str = "ulr report", status: dict | None = None,
-               browser: str | None = None) -> bytes:
-    """The report as a .pptx: one slide per item (see the module docstring).
+               browser: str | None = None, generated: str | None = None) -> bytes:
+    """The report as a .pptx: a cover, one slide per item (see the module docstring) and,
+    as in the HTML deck, appendix slides with every caveat a slide could not show.
 
     Charts are rendered in one browser session (:func:`ulr.report.to_images`).
 
@@ -198,8 +228,11 @@ def build_pptx(items, *, title: str = "ulr report", status: dict | None = None,
     items = report.as_items(items)
     if not isinstance(title, str) or not title.strip():
         raise UlrError("the report needs a non-empty title.")
+    generated = generated or now_text()
     status = status or {}
-    layouts = [_layout(it, status.get(it.id)) for it in items]
+    pages = _appendix_pages(items)  # as in the HTML deck: cover, items, appendix
+    where = {i: len(items) + 2 + p for p, page in enumerate(pages) for i, _ in page}
+    layouts = [_layout(it, status.get(it.id), where.get(i + 1)) for i, it in enumerate(items)]
     charts = [(i, it) for i, it in enumerate(items) if it.figure is not None]
     figs = []
     for i, it in charts:  # each at its box's size: the picture is not stretched
@@ -213,6 +246,7 @@ def build_pptx(items, *, title: str = "ulr report", status: dict | None = None,
     prs.slide_width, prs.slide_height = Inches(WIDTH_IN), Inches(HEIGHT_IN)
     prs.core_properties.title = title
     blank = prs.slide_layouts[6]
+    _cover(prs.slides.add_slide(blank), title, len(items), generated)
     for i, it in enumerate(items):
         w, boxes = layouts[i]
         slide = prs.slides.add_slide(blank)
@@ -240,6 +274,8 @@ def build_pptx(items, *, title: str = "ulr report", status: dict | None = None,
                  [f"Evidence: {report.evidence_text(it.evidence)} · dataset "
                   f"{it.source}"], size, color=(0x55, 0x55, 0x55))
         slide.notes_slide.notes_text_frame.text = _notes(it, status.get(it.id))
+    for p, page in enumerate(pages):
+        _appendix(prs.slides.add_slide(blank), page, p + 1 if len(pages) > 1 else None)
     buf = io.BytesIO()
     prs.save(buf)
     return buf.getvalue()

@@ -12,6 +12,7 @@ import pandas as pd
 
 from ulr.export import safe_csv_bytes
 from ulr.report.item import as_items
+from ulr.text import words
 
 
 
@@ -42,7 +43,7 @@ def build_zip(items, *, readme: bool = True) -> bytes:
             df = it.frame()
             fname = f"{i:02d}-{_slug(it.title)}.csv" if df is not None else ""
             if df is not None:
-                put(fname, safe_csv_bytes(df))
+                put(fname, safe_csv_bytes(df.rename(columns=words)))  # every digit kept
             index_rows.append({"item": i, "title": it.title, "file": fname, "kind": it.kind,
                                "dataset": it.dataset, "created": it.created,
                                "version": it.version, "note": it.note,
@@ -51,9 +52,9 @@ def build_zip(items, *, readme: bool = True) -> bytes:
                                "caveats": "\n".join(it.caveats),
                                "evidence": json.dumps(it.evidence, ensure_ascii=False),
                                "settings": json.dumps(it.settings, ensure_ascii=False),
-                               "content_hash": it.content_hash})
+                               "content hash": it.content_hash})
         cols = ["item", "title", "file", "kind", "dataset", "created", "version", "note",
-                "takeaway", "verdict", "caveats", "evidence", "settings", "content_hash"]
+                "takeaway", "verdict", "caveats", "evidence", "settings", "content hash"]
         put("index.csv", safe_csv_bytes(pd.DataFrame(index_rows, columns=cols)))
         if readme:
             put("README.txt", "Tables of a ulr report, one CSV per report item (index.csv "
