@@ -28,8 +28,8 @@ import numpy as np
 
 from ulr import validate
 
+#: the estimators of :func:`ratio_terms` (every estimator's record: :mod:`ulr.ope.registry`)
 ESTIMATORS = ("ips", "clipped-ips", "snips", "dr", "dm")
-DEFAULT_ESTIMATORS = ("ips", "clipped-ips", "snips", "dr")
 
 
 def importance_weights(target_prob, propensity) -> np.ndarray:
@@ -262,12 +262,9 @@ def bootstrap_ratio(num, den, *, cluster=None, n_bootstrap: int = 1000, level: f
 #
 # Each takes the reward model as ``q_logged = q(x_i, a_i)`` and
 # ``q_target = sum_a pi(a | x_i) q(x_i, a)``, like :func:`doubly_robust`, and
-# has a per-row term function (``*_terms``) so intervals and SLOPE can use it.
+# has per-row terms in its :mod:`ulr.ope.registry` record so intervals and SLOPE can use it.
 # The formulas are those of Open Bandit Pipeline (Saito et al. 2021) given the
 # same reward predictions.
-
-NEW_ESTIMATORS = ("sndr", "switch-dr", "dros", "sg-ips", "sg-dr")
-
 
 def _model(q_logged, q_target, like):
     ql = np.asarray(q_logged, dtype=float)
@@ -392,41 +389,3 @@ def sg_dr(reward, weight, *, q_logged, q_target, lam: float) -> np.ndarray:
     r, w = _check(reward, weight)
     ql, qt = _model(q_logged, q_target, r)
     return np.mean(qt + power_weight(w, lam=lam) * (r - ql), axis=-1)
-
-
-HYPERPARAMETER = {"clipped-ips": "clip", "switch-dr": "tau", "dros": "lam", "sg-ips": "lam",
-                  "sg-dr": "lam"}
-
-
-def row_terms(estimator: str, reward, weight, *, hyperparameter: float | None = None,
-              q_logged=None, q_target=None) -> tuple[np.ndarray, np.ndarray]:
-    """Per-row ``(num, den)`` of any estimator: ``V = sum num / sum den``.
-
-    Extends :func:`ratio_terms` to ``sndr`` (``(q_t mean(w) + w (r - q_l), w)``,
-    the same ratio as :func:`sndr`), ``switch-dr``, ``dros``, ``sg-ips`` and
-    ``sg-dr`` (``den = 1``). ``hyperparameter`` is the family's clip, tau or lam.
-    """
-    r, w = _check(reward, weight)
-    if estimator in ESTIMATORS:
-        return ratio_terms(estimator, r, w, clip=hyperparameter, q_logged=q_logged,
-                           q_target=q_target)
-    one = np.ones_like(w)
-    if estimator == "sg-ips":
-        return power_weight(w, lam=_need(estimator, hyperparameter)) * r, one
-    if estimator not in NEW_ESTIMATORS:
-        raise ValueError(f"unknown estimator {estimator!r}")
-    if q_logged is None or q_target is None:
-        raise ValueError(f"{estimator} needs a reward model")
-    ql, qt = _model(q_logged, q_target, r)
-    if estimator == "sndr":
-        return qt * np.mean(w, axis=-1, keepdims=True) + w * (r - ql), w
-    h = _need(estimator, hyperparameter)
-    wt = {"switch-dr": lambda: switch_weight(w, tau=h), "dros": lambda: shrink_weight(w, lam=h),
-          "sg-dr": lambda: power_weight(w, lam=h)}[estimator]()
-    return qt + wt * (r - ql), one
-
-
-def _need(estimator, h):
-    if h is None:
-        raise ValueError(f"{estimator} needs its {HYPERPARAMETER[estimator]}")
-    return float(h)

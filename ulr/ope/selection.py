@@ -57,12 +57,21 @@ import numpy as np
 import pandas as pd
 
 from ulr.ope import estimators as est
+from ulr.ope import registry
 
 KAPPA = 2.0
-AUTO_FAMILIES = ("ips", "clipped-ips", "snips", "dr", "sndr", "switch-dr", "dros", "dm")
-MODEL_FAMILIES = ("dr", "sndr", "switch-dr", "dros", "dm", "sg-dr")
-CHAINS = {"clipped-ips": ("ips", None), "switch-dr": ("dr", "dm"), "dros": ("dr", "dm")}
-UNBIASED = ("ips", "dr", "snips", "sndr")  # references in every pick's bound (module docstring)
+#: besides the registry's unbiased estimators, the self-normalized ones (biased by O(1/n))
+#: are references in every pick's bound (module docstring)
+SELF_NORMALIZED_REFERENCES = ("snips", "sndr")
+
+
+def auto_families() -> tuple:
+    """The registry's candidates of ``auto`` (records with ``in_auto``)."""
+    return tuple(k for k, e in registry.REGISTRY.items() if e.in_auto and e.terms is not None)
+
+
+def _reference(name: str) -> bool:
+    return registry.get(name).unbiased or name in SELF_NORMALIZED_REFERENCES
 
 
 @dataclass(frozen=True)
@@ -90,21 +99,20 @@ def hyperparameter_grid(weight, *, steps: int = 10) -> np.ndarray:
     Clipping ``M`` and switch ``tau`` use it directly; DRos uses the squares
     (its shrunk weight ``lam w / (w^2 + lam)`` peaks at ``w = sqrt(lam)``).
     """
-    w = np.asarray(weight, dtype=float)
-    g = np.unique(np.r_[w.max() / 2.0 ** np.arange(steps), est.default_clip(w)])
-    return g[g > 0]
+    return registry.weight_grid(weight, steps=steps)
 
 
-def candidate_list(weight, *, families=AUTO_FAMILIES, q_available: bool = True) -> list:
-    """``(estimator, hyperparameter)`` pairs to choose among."""
-    grid = hyperparameter_grid(weight)
-    per = {"clipped-ips": list(grid), "switch-dr": list(grid), "dros": list(grid ** 2)}
+def candidate_list(weight, *, families=None, q_available: bool = True) -> list:
+    """``(estimator, hyperparameter)`` pairs to choose among: each family's record's grid
+    (:class:`ulr.ope.registry.Hyperparameter`), or ``None`` when it has no knob."""
     out = []
-    for f in families:
-        if f in MODEL_FAMILIES and not q_available:
+    for f in (auto_families() if families is None else families):
+        e = registry.get(f)
+        if e.needs_reward_model and not q_available:
             continue
-        for h in per.get(f, [None]):
-            out.append((f, None if h is None else float(h)))
+        hp = e.hyperparameter
+        grid = [None] if hp is None or hp.grid is None else list(hp.grid(weight))
+        out.extend((f, None if h is None else float(h)) for h in grid)
     return out
 
 
@@ -112,20 +120,14 @@ def influence_terms(estimator: str, reward, weight, *, hyperparameter=None, q_lo
                     q_target=None) -> tuple[float, np.ndarray]:
     """Estimate ``V`` and per-row terms ``x_i`` whose mean has ``V``'s standard error.
 
-    Linear estimators: their row terms (:func:`ulr.ope.estimators.row_terms`).
+    Linear estimators: their row terms (:func:`ulr.ope.registry.row_terms`).
     SNIPS: the delta method's ``(w_i r_i - V w_i) / mean(w)``. SNDR,
     ``mean(q_t) + C``, ``C = sum w (r - q_l) / sum w``: ``q_t,i + w_i (r_i -
     q_l,i - C) / mean(w)`` (its ``(num, den)`` form carries ``mean(w)`` fixed,
     which would count the weights' noise twice).
     """
-    num, den = est.row_terms(estimator, reward, weight, hyperparameter=hyperparameter,
-                             q_logged=q_logged, q_target=q_target)
-    value = float(num.sum() / den.sum())
-    if estimator == "sndr":
-        return value, est.sndr_terms(reward, weight, q_logged=q_logged, q_target=q_target)
-    if np.all(den == 1):
-        return value, num
-    return value, (num - value * den) / den.mean()
+    return registry.influence_terms(estimator, reward, weight, hyperparameter=hyperparameter,
+                                    q_logged=q_logged, q_target=q_target)
 
 
 def paired_se(terms) -> tuple[np.ndarray, np.ndarray]:
@@ -152,7 +154,8 @@ def chains(candidates) -> list[list[int]]:
     """
     names = [e for e, _ in candidates]
     out, used = [], set()
-    for fam, (root, end) in CHAINS.items():
+    chained = {k: e.chain for k, e in registry.REGISTRY.items() if e.chain is not None}
+    for fam, (root, end) in chained.items():
         members = sorted((i for i, e in enumerate(names) if e == fam),
                          key=lambda i: -candidates[i][1])
         if not members:
@@ -201,10 +204,10 @@ def error_bounds(values, se, diff_se, *, kappa: float = KAPPA,
 def _fmt(e, h):
     if h is None:
         return e
-    return f"{e} ({est.HYPERPARAMETER[e]} = {h:.4g})"
+    return f"{e} ({registry.get(e).hyperparameter.name} = {h:.4g})"
 
 
-def select(reward, weight, *, q_logged=None, q_target=None, families=AUTO_FAMILIES,
+def select(reward, weight, *, q_logged=None, q_target=None, families=None,
            candidates=None, kappa: float = KAPPA) -> Selection:
     """Choose an estimator and hyperparameter: SLOPE per family, then the smallest bound.
 
@@ -213,7 +216,7 @@ def select(reward, weight, *, q_logged=None, q_target=None, families=AUTO_FAMILI
     reward, weight : arrays (n,) of one log.
     q_logged, q_target : the reward model (as for :func:`ulr.ope.estimators.doubly_robust`);
         without it only the model-free families compete.
-    families : estimator families to choose among (default: all but sub-Gaussian).
+    families : estimator families to choose among (default: :func:`auto_families`).
     candidates : explicit ``(estimator, hyperparameter)`` pairs instead of the grids.
     kappa : standard errors a difference may reach and still count as noise (see the
         module docstring).
@@ -235,7 +238,7 @@ def select(reward, weight, *, q_logged=None, q_target=None, families=AUTO_FAMILI
         pick, rejected, blocker = lepski_walk(values, diff_se, chain, kappa=kappa)
         walks.setdefault(pick, (rejected, blocker))
     picks = list(walks)
-    unbiased = np.isin([e for e, _ in candidates], UNBIASED)
+    unbiased = np.array([_reference(e) for e, _ in candidates])
     bound, against = error_bounds(values, se, diff_se, kappa=kappa, unbiased=unbiased)
     best = picks[int(np.argmin(bound[picks]))]
     table = pd.DataFrame({"estimator": [e for e, _ in candidates],
