@@ -87,7 +87,9 @@ def _select_slowly(reward, weight, q_logged, q_target, kappa=2.0):
         if p not in picks:
             picks.append(p)
     unbiased = {i for i, (e, _) in enumerate(cands) if e in ("ips", "dr", "snips", "sndr")}
-    bounds = [slow_bound(v, se, d, p, kappa, unbiased) for p in picks]
+    root = {i: chain[0] for chain in sel.chains(cands) for i in chain}
+    bounds = [slow_bound(v, se, d, p, kappa, unbiased)
+              + (0.0 if p in unbiased else sel.ALLOW * d[p][root[p]]) for p in picks]
     return cands[picks[int(np.argmin(bounds))]]
 
 
@@ -160,7 +162,7 @@ def test_a_biased_model_is_not_chosen_and_a_correct_one_is():
     for s in (good, bad):  # 0.03 is about 2 half-widths of IPS here
         assert abs(s.value - truth) < 0.03, s.candidates
     assert "SLOPE" in bad.reason and bad.to_dict()["estimator"] == bad.estimator
-    assert set(bad.to_dict()) == {"estimator", "hyperparameter", "reason"}
+    assert set(bad.to_dict()) == {"estimator", "hyperparameter", "reason", "bias_allowance"}
 
 
 def test_one_family_picks_within_it():

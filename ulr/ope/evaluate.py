@@ -338,7 +338,12 @@ def evaluate(feedback: BanditFeedback, pi: np.ndarray | None = None, *,
     interval : ``bootstrap``, ``t``, ``hoeffding`` or ``bernstein`` (:mod:`ulr.ope.intervals`);
         the differences from logging use the same method (concentration bounds on the
         paired terms); a self-normalized estimator gets the bootstrap under a
-        concentration method, and the ``interval_replaced`` warning says so.
+        concentration method, and the ``interval_replaced`` warning says so. The
+        interval of an estimator tuned by SLOPE (Switch-DR, DRos, ``auto``'s choice) is
+        widened on both sides by the bias its walk could not rule out,
+        ``kappa se(V - V_root)`` against its chain's unbiased root
+        (:attr:`ulr.ope.selection.Selection.allowance`): the reward model's error is
+        otherwise invisible to a bootstrap that holds the model fixed.
     q_pair : optional reward prediction per pair (a user's column), used instead of
         fitting ``reward_model``.
 
@@ -492,17 +497,17 @@ def _single_log_table(feedback, pi, estimators, r, w, M, model: dict, boot: dict
         else:
             q_logged, q_target = reward_predictions(feedback, pi, model=model["reward_model"],
                                                     folds=model["folds"], seed=boot["seed"])
-    hyper, selected, terms = {}, None, []
-    for e in estimators:
+    hyper, selected, terms, allow = {}, None, [], np.zeros(len(estimators) + 1)
+    for k, e in enumerate(estimators):
         name, h = e, (M if e == "clipped-ips" else None)
         rec = None if e == registry.AUTO else registry.get(e)
         if rec is not None and rec.hyperparameter is not None and e != "clipped-ips":
             pick = selection.select(r, w, q_logged=q_logged, q_target=q_target, families=(e,))
-            h = pick.hyperparameter
+            h, allow[k] = pick.hyperparameter, pick.allowance
         elif e == registry.AUTO:
             pick = selection.select(r, w, q_logged=q_logged, q_target=q_target,
                                     families=auto_names)
-            name, h = pick.estimator, pick.hyperparameter
+            name, h, allow[k] = pick.estimator, pick.hyperparameter, pick.allowance
             selected = {**pick.to_dict(), "excluded": excluded}
         if h is not None and e != "clipped-ips":
             hyper[e] = h
@@ -526,9 +531,11 @@ def _single_log_table(feedback, pi, estimators, r, w, M, model: dict, boot: dict
         if replaced:
             notes.append(OPEWarning("interval_replaced", replaced_message(
                 replaced, model["interval"])))
+    # a tuned estimator's interval also allows for the bias its walk could not rule out
     table = pd.DataFrame({"estimator": estimators + ["logging"], "value": value,
-                          "lower": lower, "upper": upper, "se": ci.se,
-                          "diff_lower": [*dl, np.nan], "diff_upper": [*du, np.nan]})
+                          "lower": lower - allow, "upper": upper + allow, "se": ci.se,
+                          "diff_lower": [*(dl - allow[:-1]), np.nan],
+                          "diff_upper": [*(du + allow[:-1]), np.nan]})
     return table, {"hyperparameters": hyper, "selected": selected, "added": added,
                    "notes": notes}
 
