@@ -37,8 +37,10 @@ def _pick_log():
                 "cannot be evaluated off-policy. Showing the bundled OPE sample: 10,000 rows "
                 "of a uniformly random 3-position log with a click-through rate under 1% "
                 "(upload your own log with propensities on the Data page).")
+    # the URL key is dataset= as on every page; links with the old log= still open
+    key = "dataset" if ui.url_param("dataset", None) is not None else "log"
     source = st.radio("Log", options, horizontal=True, key="ope_source",
-                      index=ui.url_index("log", options, options[0]),
+                      index=ui.url_index(key, options, options[0]),
                       format_func=lambda o: label.get(o, f"current dataset “{o}”"))
     if source == SAMPLE_SOURCE:
         return SAMPLE_SOURCE, "sample_ope.csv", _sample_hash(), None
@@ -75,11 +77,8 @@ def _headline(verdict, *, target: str = "Target policy") -> None:
 
 def estimates_table(res):
     """The estimates as shown (values and bounds clipped to [0, 1], a click rate's range),
-    with a caption naming the estimators the clipping changed."""
-    out_of_range = res.out_of_range()
-    if out_of_range:
-        st.caption(f"{', '.join(LABELS.get(e, e) for e in out_of_range)} left the range of a "
-                   "click rate (large importance weights or a reward model take an estimate "
-                   "there, a click rate cannot go there); values and bounds are shown clipped "
-                   "to [0, 1].")
+    with the ``clipped_rate`` warning as the caption under them when it applies."""
+    note = next((w.message for w in res.warnings if w.code == "clipped_rate"), None)
+    if note:
+        st.caption(note)
     return res.estimates_table()

@@ -87,7 +87,8 @@ class OPEResult:
         return ope_verdict(self.table, self.warnings, self.diagnostics,
                            several_loggers=self.per_logger is not None,
                            level=float(self.settings.get("level", 0.95)), target=target,
-                           mapping=mapping)
+                           mapping=mapping,
+                           chosen=(self.settings.get("selected") or {}).get("estimator"))
 
     def estimates_table(self, *, clipped: bool = True) -> pd.DataFrame:
         """The estimates as shown and exported: a readable ``method`` first, the

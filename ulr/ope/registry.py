@@ -130,7 +130,12 @@ def _sndr_influence(r, w, h, ql, qt):
 _CLIP = Hyperparameter("clip", 0.0, np.inf, weight_grid)
 _TAU = Hyperparameter("tau", 0.0, np.inf, weight_grid)
 _LAM = Hyperparameter("lam", 0.0, np.inf, _square_grid)
-_POWER = Hyperparameter("lam", 0.0, 1.0)
+def _power_grid(weight):
+    """Metelli et al.'s order ``sqrt(log(1/delta) / n)`` at delta = 0.05: one value."""
+    return np.array([min(1.0, np.sqrt(np.log(1 / 0.05) / np.shape(weight)[-1]))])
+
+
+_POWER = Hyperparameter("lam", 0.0, 1.0, _power_grid)
 
 REGISTRY: dict[str, Estimator] = {}
 

@@ -151,8 +151,11 @@ def _judgement(t: pd.DataFrame, basis: str, log_v: float, warnings, codes) -> tu
 
 def ope_verdict(table: pd.DataFrame, warnings, diagnostics: dict, *,
                 several_loggers: bool = False, level: float = 0.95,
-                target: str = "the target policy", mapping=()) -> V.Verdict:
-    """The verdict of an :class:`ulr.ope.evaluate.OPEResult`'s table and warnings."""
+                target: str = "the target policy", mapping=(), chosen: str | None = None
+                ) -> V.Verdict:
+    """The verdict of an :class:`ulr.ope.evaluate.OPEResult`'s table and warnings.
+
+    ``chosen``: the estimator ``auto`` stands for (named in the takeaway)."""
     codes = [w.code for w in warnings]
     reasons = [V.Reason(w.code, w.message) for w in warnings] + [w.reason() for w in mapping]
     n = float(diagnostics.get("units") or diagnostics.get("n") or 0)
@@ -177,6 +180,8 @@ def ope_verdict(table: pd.DataFrame, warnings, diagnostics: dict, *,
     dl, du = _difference(row, t, log_v)
     delta = float(row["value"]) - log_v
     name = LABELS.get(basis, basis)
+    if basis == registry.AUTO and chosen:
+        name = f"{registry.label(chosen)}, chosen by SLOPE"
     est_txt = V.fmt_interval(value, lower, upper, level=level, pct=True)
     se_log = t.loc["logging", "se"] if "logging" in t.index else np.nan
     log_txt = V.fmt(log_v, se_log if np.isfinite(se_log) else V.se_of(lower, upper, level),
