@@ -128,9 +128,10 @@ class OPEResult:
         extra = {}
         if self.per_logger is not None:
             f = (lambda x: None if not np.isfinite(x) else float(x))
+            g = (lambda x: f(min(max(x, 0.0), 1.0)) if rates and np.isfinite(x) else f(x))
             extra["per_logger"] = {
-                str(r.logger): {"rows": int(r.rows), "clicks": int(r.clicks), "value": f(r.ips),
-                                "lower": f(r.lower), "upper": f(r.upper),
+                str(r.logger): {"rows": int(r.rows), "clicks": int(r.clicks), "value": g(r.ips),
+                                "lower": g(r.lower), "upper": g(r.upper),
                                 "cv_value": f(r.cv_value), "variance": f(r.variance),
                                 "wips_weight": f(r.wips_weight)}
                 for r in self.per_logger.itertuples()}

@@ -65,9 +65,9 @@ def read_target_table(source, *, name: str = "the target table") -> pd.DataFrame
     sums = df.groupby("query_id")["probability"].sum()
     off = sums[(sums - 1).abs() > TOLERANCE]
     if len(off):
-        raise UlrError(f"the probabilities of {len(off)} of {name}'s {len(sums)} contexts do "
-                       f"not add up to 1 (within {TOLERANCE:g}), e.g. {_names(off.index)} "
-                       f"({off.iloc[0]:.6g}).")
+        raise UlrError(f"the probabilities of {len(off):,} of {name}'s {len(sums):,} contexts "
+                       f"do not add up to 1 (within {TOLERANCE:g}): {_names(off.index)} (the "
+                       f"first sums to {off.iloc[0]:.6g}).")
     return df
 
 
