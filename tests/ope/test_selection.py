@@ -4,6 +4,7 @@ on clear cases and on simulated RMSE."""
 import numpy as np
 import pytest
 
+from benchmarks.bench_ope_selection import ratio_se, selection_benchmark
 from ulr.ope import estimators as est
 from ulr.ope import selection as sel
 from ulr.ope.simulate import simulate_bandit
@@ -196,7 +197,7 @@ def test_selection_rmse_against_the_best_single_estimator(world):
     is known to about +-10%, so 1.2 is the issue's bar, not a margin. It must also beat plain IPS,
     whose unbiasedness it trades for variance.
     """
-    t, picks = sel.selection_benchmark(rows=500, draws=60, seed=4, **world)
+    t, picks = selection_benchmark(rows=500, draws=60, seed=4, **world)
     rmse = dict(zip(t.estimator, t.rmse))
     ratio = float(t.loc[t.estimator == "slope", "ratio_to_best_single"].iloc[0])
     assert ratio <= 1.2, t
@@ -209,7 +210,7 @@ def test_selection_rmse_against_the_best_single_estimator(world):
 def test_ratio_se_by_loops_and_against_its_spread_over_replications():
     rng = np.random.default_rng(3)
     err = rng.standard_normal((3, 50)) * [[1.0], [2.0], [0.5]]
-    got = sel.ratio_se(err, 0, n_bootstrap=300, seed=9)
+    got = ratio_se(err, 0, n_bootstrap=300, seed=9)
     idx = np.random.default_rng(9).integers(0, 50, (300, 50))
     ratios = [[np.sqrt(np.mean(err[i, b] ** 2) / np.mean(err[0, b] ** 2)) for b in idx]
               for i in range(3)]
@@ -219,5 +220,5 @@ def test_ratio_se_by_loops_and_against_its_spread_over_replications():
     # bootstrap SE over 100 of them to a few %
     reps = rng.standard_normal((1000, 2, 200)) * [[1.0], [1.5]]
     spread = np.std(np.sqrt(np.mean(reps[:, 1] ** 2, 1) / np.mean(reps[:, 0] ** 2, 1)), ddof=1)
-    boot = np.mean([sel.ratio_se(reps[k], 0, seed=k)[1] for k in range(100)])
+    boot = np.mean([ratio_se(reps[k], 0, seed=k)[1] for k in range(100)])
     assert boot == pytest.approx(spread, rel=0.1)

@@ -445,3 +445,26 @@ def contextual_world(*, contexts: int = 2000, actions: int = 10, features: int =
     noisy = s + logging_noise * rng.standard_normal(s.shape) * s.std()
     return ContextualWorld(X=X, q=q, logging=soft(noisy, logging_temperature * s.std()),
                            target=soft(s, target_temperature * s.std()))
+
+
+# --------------------------------------------------------------------------- selection worlds
+
+
+def selection_world(*, logging_temperature: float = 0.5, temperature: float = 0.5,
+                    model_scale: float = 1.5, seed: int = 4):
+    """A simulated world where IPS is heavy-tailed and the reward model misspecified.
+
+    Softmax logging at ``logging_temperature`` of a noisy copy of the click
+    model; target: softmax at ``temperature`` of the click model with its
+    feature weights rotated (so it favours actions the logger rarely shows).
+    The reward model per pair is ``model_scale * mean(q) + 0.3 (q - mean(q))``
+    plus noise (sd 0.05), clipped to [0.01, 0.99]: right ordering, wrong level
+    and scale. Returns ``(sim, pi, qhat)``.
+    """
+    sim = simulate_bandit(contexts=20, actions=10, logging="softmax",
+                          logging_temperature=logging_temperature, base_rate=0.2, seed=seed)
+    pi = sim.policy(np.r_[sim.beta[1:], sim.beta[:1]], temperature=temperature)
+    q = sim.q[0]
+    noise = np.random.default_rng(seed + 5).standard_normal(len(q))
+    qhat = np.clip(model_scale * q.mean() + 0.3 * (q - q.mean()) + 0.05 * noise, 0.01, 0.99)
+    return sim, pi, qhat
