@@ -196,7 +196,8 @@ def test_new_estimators_in_the_table_match_the_functions(world):
     assert res.estimate("dros") == pytest.approx(est.dros(fb.reward, w, lam=h["dros"], **kw),
                                                  abs=1e-12)
     sel = res.settings["selected"]
-    assert set(sel) == {"estimator", "hyperparameter", "reason", "excluded"} and not sel["excluded"]
+    assert set(sel) == {"estimator", "hyperparameter", "reason", "excluded", "bias_allowance"}
+    assert not sel["excluded"]
     assert res.to_dict()["estimates"]["auto"]["value"] == pytest.approx(res.estimate("auto"))
 
 

@@ -253,12 +253,7 @@ def row_terms(name: str, reward, weight, *, hyperparameter=None, q_logged=None,
     e = get(name)
     if e.terms is None:
         raise ValueError(f"{name} combines several loggers and has no per-row terms")
-    r = np.asarray(reward, dtype=float)
-    w = np.asarray(weight, dtype=float)
-    if r.shape != w.shape:
-        raise ValueError(f"reward {r.shape} and weight {w.shape} differ in shape")
-    if r.shape[-1] == 0:
-        raise ValueError("the log has no rows")
+    r, w = est.check_rows(reward, weight)
     h = None
     if e.hyperparameter is not None:
         if hyperparameter is None:
