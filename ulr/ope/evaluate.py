@@ -548,10 +548,12 @@ INTERVAL_WORDS = {"t": "Student t intervals", "hoeffding": "Hoeffding bounds",
 
 def replaced_message(names, method: str) -> str:
     """One sentence for the ``interval_replaced`` warning."""
-    who = ", ".join(registry.label(n) for n in names)
-    return (f"{INTERVAL_WORDS.get(method, method).capitalize()} need an estimator that is not "
+    labels = [registry.label(n) for n in names]
+    who = labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]
+    words = INTERVAL_WORDS.get(method, method)
+    return (f"{words[:1].upper() + words[1:]} need an estimator that is not "
             f"self-normalized, so {who} {'has' if len(names) == 1 else 'have'} percentile "
-            "bootstrap intervals instead (its difference from logging too).")
+            "bootstrap intervals instead, and so do their differences from logging.")
 
 
 def _other_intervals(terms, r, w, q_logged, q_target, method, cluster, level, boot):

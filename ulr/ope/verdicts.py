@@ -181,7 +181,7 @@ def ope_verdict(table: pd.DataFrame, warnings, diagnostics: dict, *,
     delta = float(row["value"]) - log_v
     name = LABELS.get(basis, basis)
     if basis == registry.AUTO and chosen:
-        name = f"{registry.label(chosen)}, chosen by SLOPE"
+        name = f"{registry.label(chosen)} (chosen by SLOPE)"
     est_txt = V.fmt_interval(value, lower, upper, level=level, pct=True)
     se_log = t.loc["logging", "se"] if "logging" in t.index else np.nan
     log_txt = V.fmt(log_v, se_log if np.isfinite(se_log) else V.se_of(lower, upper, level),
@@ -213,11 +213,11 @@ def ope_verdict(table: pd.DataFrame, warnings, diagnostics: dict, *,
                                       V.LEVELS.index(r_lev) > V.LEVELS.index(lev)):
             if r_dir == direction:
                 reasons.append(V.Reason("reference_weaker", _reference_text(
-                    t, basis, ref, log_v, level, r_lev)))
+                    t, name, ref, log_v, level, r_lev)))
                 lev = r_lev
             else:
                 reasons.append(V.Reason("estimators_disagree", _reference_text(
-                    t, basis, ref, log_v, level, r_lev)))
+                    t, name, ref, log_v, level, r_lev)))
                 lev, direction = "inconclusive", 0
     if lev == "inconclusive":
         plan_on = (delta, dl, du)
@@ -239,13 +239,13 @@ def ope_verdict(table: pd.DataFrame, warnings, diagnostics: dict, *,
                      reasons=reasons, estimate=estimate)
 
 
-def _reference_text(t, basis, ref, log_v, level, r_lev) -> str:
+def _reference_text(t, name, ref, log_v, level, r_lev) -> str:
     dl, du = _difference(t.loc[ref], t, log_v)
     d = float(t.loc[ref, "value"]) - log_v
     se = V.se_of(dl, du, level)
     said = ("cannot tell the two apart" if r_lev == "inconclusive" else
             f"supports only a {r_lev} answer")
-    return (f"{LABELS.get(basis, basis)} was chosen for its lower variance, but "
+    return (f"{name} has the lower variance, but "
             f"{LABELS.get(ref, ref)}, the least biased estimate here, {said} (difference "
             f"{V.fmt(d, se, pct=True, sign=True)}, {level:.0%} interval "
             f"{V.fmt(dl, se, pct=True, sign=True)} to {V.fmt(du, se, pct=True, sign=True)}), "
