@@ -37,10 +37,8 @@ def _pick_log():
                 "cannot be evaluated off-policy. Showing the bundled OPE sample: 10,000 rows "
                 "of a uniformly random 3-position log with a click-through rate under 1% "
                 "(upload your own log with propensities on the Data page).")
-    # the URL key is dataset= as on every page; links with the old log= still open
-    key = "dataset" if ui.url_param("dataset", None) is not None else "log"
     source = st.radio("Log", options, horizontal=True, key="ope_source",
-                      index=ui.url_index(key, options, options[0]),
+                      index=ui.url_index("log", options, options[0]),
                       format_func=lambda o: label.get(o, f"current dataset “{o}”"))
     if source == SAMPLE_SOURCE:
         return SAMPLE_SOURCE, "sample_ope.csv", _sample_hash(), None

@@ -44,7 +44,7 @@ def view_log():
     source, name, content_hash, info = _pick_log()
     settings, table = _log_form(info)
     s = dict(settings)
-    ui.set_url_params(view=VIEWS[0], dataset=source, target=s["target"],
+    ui.set_url_params(view=VIEWS[0], log=source, target=s["target"],
                       temperature=s["temperature"], action=s["action"],
                       estimators=list(s["estimators"]), seed=s["seed"])
     if s["target"] == "table" and table is None:
