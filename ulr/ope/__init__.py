@@ -7,6 +7,8 @@
   size, and a vectorized bootstrap for all of them (ratio form).
 - :mod:`ulr.ope.feedback` -- :class:`BanditFeedback` from a click log with
   propensities (DuckDB aggregation), softmax target policies, the scorer seam.
+- :mod:`ulr.ope.target_table` -- the target over every action from a table, checked
+  against the log.
 - :mod:`ulr.ope.evaluate` -- :func:`evaluate` / :func:`evaluate_log`: estimates,
   intervals, diagnostics and the documented warning rules.
 - :mod:`ulr.ope.simulate` -- a logged-bandit simulator with exact policy values,
