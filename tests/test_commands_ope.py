@@ -193,7 +193,8 @@ def test_auto_and_new_estimators_json(cli):
     assert code == 0, err
     res = json.loads(out)
     assert set(res["estimates"]) == {"ips", "snips", "dr", "sndr", "switch-dr", "dros", "auto"}
-    assert set(res["selected"]) == {"estimator", "hyperparameter", "reason"}
+    assert set(res["selected"]) == {"estimator", "hyperparameter", "reason", "excluded",
+                               "bias_allowance"}
     assert res["settings"]["interval"] == "t"
     assert "verdict" in res
     for e in res["estimates"].values():

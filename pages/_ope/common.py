@@ -75,11 +75,8 @@ def _headline(verdict, *, target: str = "Target policy") -> None:
 
 def estimates_table(res):
     """The estimates as shown (values and bounds clipped to [0, 1], a click rate's range),
-    with a caption naming the estimators the clipping changed."""
-    out_of_range = res.out_of_range()
-    if out_of_range:
-        st.caption(f"{', '.join(LABELS.get(e, e) for e in out_of_range)} left the range of a "
-                   "click rate (large importance weights or a reward model take an estimate "
-                   "there, a click rate cannot go there); values and bounds are shown clipped "
-                   "to [0, 1].")
+    with the ``clipped_rate`` warning as the caption under them when it applies."""
+    note = next((w.message for w in res.warnings if w.code == "clipped_rate"), None)
+    if note:
+        st.caption(note)
     return res.estimates_table()

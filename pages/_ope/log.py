@@ -6,17 +6,15 @@ from pages import _ui as ui
 from pages._ope.common import (LABELS, SAMPLE_SOURCE, VIEWS, _headline, _open, _pick_log,
                                estimates_table)
 from ulr import schema
-from ulr.ope import estimators as est
 from ulr.ope import figures as F
+from ulr.ope import registry
 from ulr.ope.evaluate import HEAVY_TAIL_ESS_FRACTION, HEAVY_TAIL_MAX_SHARE
 from ulr.ope.evaluate import evaluate_log
-from ulr.ope.loggers import MULTI_ESTIMATORS
 from ulr.ope.slate import LABELS as SLATE_LABELS
 from ulr.ope.slate import slate_from_log
 from ulr.ope.verdicts import slate_verdict
 from ulr.verdict import MIN_EFFECTIVE_CLICKS
 
-NEW_ESTIMATORS = ("sndr", "switch-dr", "dros")
 INTERVAL_LABELS = {"bootstrap": "Percentile bootstrap intervals", "t": "Student t intervals",
                    "hoeffding": "Hoeffding bounds", "bernstein": "Empirical Bernstein bounds"}
 REWARD_LABELS = {"linear": "linear (logistic)", "gbdt": "gradient-boosted trees",
@@ -24,27 +22,40 @@ REWARD_LABELS = {"linear": "linear (logistic)", "gbdt": "gradient-boosted trees"
 TARGETS = {"fitted": "softmax of a linear click model fit on part of the log",
            "scores": "softmax of a score column",
            "column": "a column of target probabilities",
-           "uniform": "uniform over each query's documents"}
+           "uniform": "uniform over each query's documents",
+           "table": "a table of its probabilities of every action (upload)"}
+#: how this page meets each need of an estimator (ulr.ope.registry.NEEDS)
+PAGE_MEETS = {"full_target": "choose a fitted, score or uniform **Target policy**, or upload "
+                             "a **Target table** of its probabilities of every action",
+              "loggers": "map a column to the field logger on the Data page"}
 
 
 
 @ui.cache_data(show_spinner=False, max_entries=32)
-def _evaluate(source: str, name: str, content_hash: str, settings: tuple):
-    return evaluate_log(_open(source, name), **dict(settings))
+def _evaluate(source: str, name: str, content_hash: str, settings: tuple,
+              table: bytes | None = None):
+    # estimators the input does not identify are left out (and explained), not refused
+    return evaluate_log(_open(source, name), **dict(settings), target_table=table,
+                        explicit=False)
 
 
 
 def view_log():
     source, name, content_hash, info = _pick_log()
-    settings = _log_form(info)
+    settings, table = _log_form(info)
     s = dict(settings)
     ui.set_url_params(view=VIEWS[0], log=source, target=s["target"],
                       temperature=s["temperature"], action=s["action"],
                       estimators=list(s["estimators"]), seed=s["seed"])
+    if s["target"] == "table" and table is None:
+        st.info("Upload the **Target table** above: one row per query and document, with "
+                "columns query_id, doc_id and probability (each query's probabilities add "
+                "up to 1).", icon=":material/upload_file:")
+        return
     res = None
     with ui.user_errors("Cannot evaluate: "):
         with st.spinner("Estimating…"):
-            res = _evaluate(source, name, content_hash, settings)
+            res = _evaluate(source, name, content_hash, settings, table)
     if res is not None:
         _show_log_result(res, source, name, content_hash, settings)
 
@@ -58,16 +69,23 @@ def _log_form(info) -> tuple:
     has_features = info is None or bool(info.features)
     has_logger = info is not None and info.has("logger")
     targets = (["fitted"] if has_features else []) + ["uniform"] + \
-        (["scores", "column"] if extras else [])
+        (["scores", "column"] if extras else []) + ["table"]
     c1, c2, c3 = st.columns([2, 1, 1])
     target = c1.selectbox("Target policy", targets, format_func=TARGETS.get, key="ope_target",
                           index=ui.url_index("target", targets, targets[0]),
                           help="The policy to evaluate. The fitted one is a logistic click "
                                "model on the feature_* columns, fit on a share of the "
                                "impressions and evaluated on the rest.")
-    column = None
+    column = table = None
     if target in ("scores", "column"):
         column = c1.selectbox("Column", extras, key="ope_column")
+    if target == "table":
+        up = c1.file_uploader("Target table (CSV or Parquet)", type=["csv", "parquet"],
+                              key="ope_target_table",
+                              help="The target's probability of every document for each "
+                                   "query: columns query_id, doc_id, probability. DM and "
+                                   "the DR family need it.")
+        table = up.getvalue() if up is not None else None
     temperature = c2.number_input("Temperature", 0.0, 100.0,
                                   ui.url_number("temperature", 1.0, 0.0, 100.0, kind=float),
                                   step=0.1, key="ope_temp",
@@ -82,15 +100,15 @@ def _log_form(info) -> tuple:
         st.info("This log has no feature columns, so the target policy cannot be a fitted click "
                 "model: choose another **Target policy** above, or map feature columns on the "
                 "[Data page](/data).", icon=":material/info:")
-    choices = list(est.ESTIMATORS) + list(NEW_ESTIMATORS) + \
-        (list(MULTI_ESTIMATORS) if has_logger else [])
-    default_est = list(est.DEFAULT_ESTIMATORS) + (list(MULTI_ESTIMATORS) if has_logger else [])
+    choices = list(registry.names(loggers=has_logger))
+    default_est = list(registry.defaults()) + [
+        n for n in choices if registry.get(n).needs_loggers]
     with st.expander("Estimator options"):
         o1, o2, o3, o4 = st.columns(4)
         estimators = o1.multiselect("Estimators", choices,
                                     default=ui.url_options("estimators", choices, default_est),
                                     key="ope_estimators",
-                                    format_func=lambda e: LABELS.get(e, e))
+                                    format_func=registry.label)
         clip_auto = o2.checkbox("Automatic clip", True, key="ope_clip_auto",
                                 help="√n × mean weight (Ionides 2008): trims only weights "
                                      "that are extreme for the sample size.")
@@ -131,7 +149,7 @@ def _log_form(info) -> tuple:
                 ("seed", seed), ("interval", interval),
                 ("reward_model", "linear" if reward_model == "column" else reward_model),
                 ("reward_column", reward_column))
-    return settings
+    return settings, table
 
 
 def _show_log_result(res, source, name, content_hash, settings: tuple):
@@ -159,8 +177,12 @@ def _show_log_result(res, source, name, content_hash, settings: tuple):
     if selected:
         st.info(f"**Chosen for you: {LABELS.get(selected['estimator'], selected['estimator'])}**"
                 f". {selected['reason']}", icon=":material/auto_awesome:")
+    left_out = not_computed(res)
+    if left_out:
+        st.info(left_out, icon=":material/block:")
     for w in res.warnings:
-        st.warning(w.message, icon=":material/warning:")
+        if w.code not in ("not_identified", "clipped_rate"):  # said with the controls/table
+            st.warning(w.message, icon=":material/warning:")
     table = estimates_table(res)
     st.dataframe(table, hide_index=True, width="stretch", key="ope_table",
                  column_config={c: st.column_config.NumberColumn(format="%.5f")
@@ -263,3 +285,25 @@ def _loggers_section(res):
     st.dataframe(per, hide_index=True, width="stretch", key="ope_loggers",
                  column_config={c: st.column_config.NumberColumn(format="%.5f")
                                 for c in ("IPS", "lower", "upper", "control-variate IPS")})
+
+
+def not_computed(res) -> str | None:
+    """One sentence per need the input leaves unmet: which estimators it keeps out (asked
+    for, or among "Choose for me"'s candidates), and this page's way to meet it."""
+    by_need = {}
+    for name, need in res.settings.get("not_identified", {}).items():
+        by_need.setdefault(need, []).append(name)
+    for x in (res.settings.get("selected") or {}).get("excluded", []):
+        for need in registry.get(x["estimator"]).needs:
+            if x["estimator"] not in by_need.setdefault(need, []):
+                by_need[need].append(x["estimator"])
+    if not by_need:
+        return None
+    out = []
+    for need, names in by_need.items():
+        who = ", ".join(registry.label(n) for n in names)
+        out.append(f"Not computed: {who}. {'It needs' if len(names) == 1 else 'They need'} "
+                   f"{registry.NEEDS[need]}, which this input does not give: "
+                   f"{PAGE_MEETS[need]}. The verdict rests on the estimators that were "
+                   "computed.")
+    return " ".join(out)

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from ulr.ope import estimators as est
+from ulr.ope import registry
 from ulr.ope.simulate import simulate_bandit
 
 # ---------------------------------------------------------------- slow references (loops)
@@ -121,7 +122,7 @@ def test_row_terms_give_the_estimates(log):
              ("clipped-ips", 3.0, est.clipped_ips(r, w, clip=3.0)),
              ("dr", None, est.doubly_robust(r, w, **kw))]
     for name, h, value in cases:
-        num, den = est.row_terms(name, r, w, hyperparameter=h, **kw)
+        num, den = registry.row_terms(name, r, w, hyperparameter=h, **kw)
         assert num.sum() / den.sum() == pytest.approx(value, abs=1e-12), name
 
 
@@ -143,7 +144,7 @@ def test_bad_hyperparameters(log):
     with pytest.raises(ValueError):
         est.sg_ips(r, w, lam=1.5)
     with pytest.raises(ValueError):
-        est.row_terms("switch-dr", r, w, q_logged=ql, q_target=qt)
+        registry.row_terms("switch-dr", r, w, q_logged=ql, q_target=qt)
 
 
 # ---------------------------------------------------------------- ground truth

@@ -196,7 +196,8 @@ def test_new_estimators_in_the_table_match_the_functions(world):
     assert res.estimate("dros") == pytest.approx(est.dros(fb.reward, w, lam=h["dros"], **kw),
                                                  abs=1e-12)
     sel = res.settings["selected"]
-    assert set(sel) == {"estimator", "hyperparameter", "reason"}
+    assert set(sel) == {"estimator", "hyperparameter", "reason", "excluded", "bias_allowance"}
+    assert not sel["excluded"]
     assert res.to_dict()["estimates"]["auto"]["value"] == pytest.approx(res.estimate("auto"))
 
 
@@ -209,8 +210,19 @@ def test_intervals_contain_the_estimate_and_bounds_are_wider(world, interval):
     for e in ("ips", "dr"):
         assert t.loc[e, "lower"] <= t.loc[e, "value"] <= t.loc[e, "upper"]
     if interval != "t":
-        assert np.isnan(t.loc["snips", "lower"])  # self-normalized: no concentration bound
-        boot = evaluate(fb, pi, estimators=["ips"], n_bootstrap=100).table.set_index("estimator")
+        # self-normalized: no concentration bound, so the bootstrap's, and a warning says so
+        boot = evaluate(fb, pi, estimators=["ips", "snips"],
+                        n_bootstrap=100).table.set_index("estimator")
+        assert t.loc["snips", "lower"] == boot.loc["snips", "lower"]
+        assert [w.code for w in res.warnings].count("interval_replaced") == 1
+        assert "SNIPS" in next(w.message for w in res.warnings if w.code == "interval_replaced")
+        # the difference from logging uses the same (finite-sample) bound: it holds the point
+        # difference and is wider than the bootstrap's
+        for e in ("ips", "dr"):
+            d = t.loc[e, "value"] - t.loc["logging", "value"]
+            assert t.loc[e, "diff_lower"] <= d <= t.loc[e, "diff_upper"]
+            assert t.loc[e, "diff_upper"] - t.loc[e, "diff_lower"] > \
+                boot.loc["ips", "diff_upper"] - boot.loc["ips", "diff_lower"] or e != "ips"
         assert (t.loc["ips", "upper"] - t.loc["ips", "lower"]
                 > boot.loc["ips", "upper"] - boot.loc["ips", "lower"])
     assert res.settings["interval"] == interval

@@ -7,6 +7,7 @@ import pytest
 from scipy.stats import t as student_t
 
 from ulr.ope import estimators as est
+from ulr.ope import registry
 from ulr.ope import intervals as iv
 from ulr.ope.simulate import simulate_bandit
 
@@ -73,7 +74,7 @@ def test_term_range_contains_every_term():
     ql, qt = rng.random(len(w)), rng.random(len(w))
     for e, h in [("ips", None), ("clipped-ips", 3.0), ("dr", None), ("switch-dr", 2.0),
                  ("dros", 4.0), ("dros", 400.0), ("sg-ips", 0.3), ("sg-dr", 0.3), ("dm", None)]:
-        num, _ = est.row_terms(e, r, w, hyperparameter=h, q_logged=ql, q_target=qt)
+        num, _ = registry.row_terms(e, r, w, hyperparameter=h, q_logged=ql, q_target=qt)
         lo, hi = iv.term_range(e, max_weight=W, hyperparameter=h)
         assert lo <= num.min() and num.max() <= hi, e
 

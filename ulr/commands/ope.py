@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from ulr.commands.common import add_log_args, log_from_args, mapping_warnings, render_verdict
 from ulr.errors import UlrError
-from ulr.ope import estimators as est
+from ulr.ope.evaluate import CLI_MEETS
+from ulr.ope import registry
 from ulr.ope.intervals import INTERVALS
-from ulr.ope.loggers import MULTI_ESTIMATORS
 from ulr.ope.reward_models import REWARD_MODELS
-
-CHOICES = est.ESTIMATORS + ("sndr", "switch-dr", "dros", "auto") + MULTI_ESTIMATORS
 
 ORDER = 60
 
@@ -24,9 +22,15 @@ def register(sub):
     add_log_args(p)
     p.add_argument("--action", choices=["doc_id", "position"], default="doc_id",
                    help="what the policy chooses per query (default doc_id)")
-    p.add_argument("--target", choices=["fitted", "column", "scores", "uniform"], default=None,
-                   help="target policy (default: fitted; implied by --target-column or "
-                        "--score-column)")
+    p.add_argument("--target", choices=["fitted", "column", "scores", "uniform", "table"],
+                   default=None,
+                   help="target policy (default: fitted; implied by --target-table, "
+                        "--target-column or --score-column)")
+    p.add_argument("--target-table", metavar="FILE",
+                   help="CSV or Parquet with the target's probability of every action: one "
+                        "row per (context, action), columns query_id, doc_id, probability "
+                        "(each context's probabilities add up to 1); what DM and the DR "
+                        "family need")
     p.add_argument("--target-column", metavar="COL",
                    help="column with the target probability of each row's action")
     p.add_argument("--score-column", metavar="COL",
@@ -36,13 +40,17 @@ def register(sub):
     p.add_argument("--fit-fraction", type=float, default=0.5,
                    help="share of impressions used to fit the target's scorer; the rest is "
                         "evaluated (0 = fit and evaluate on all rows; default 0.5)")
-    p.add_argument("--estimators", default=",".join(est.DEFAULT_ESTIMATORS),
-                   help=f"comma-separated, from {','.join(CHOICES)} "
-                        "(sndr, switch-dr, dros: doubly robust variants, switch-dr's tau and "
-                        "dros's lambda chosen by SLOPE; auto: SLOPE picks the estimator and "
-                        "its hyperparameter, reported under 'selected'; wips and balanced-ips "
-                        "need a logger column: --map logger=COL; balanced-ips also columns "
-                        "propensity_<logger>)")
+    needs = "; ".join(f"{', '.join(n for n, e in registry.REGISTRY.items() if need in e.needs)}"
+                      f" need {registry.NEEDS[need]} ({CLI_MEETS[need]})"
+                      for need in registry.NEEDS)
+    p.add_argument("--estimators", default=None,
+                   help=f"comma-separated, from {','.join(registry.choices())} (default "
+                        f"{','.join(registry.defaults())}; sndr, switch-dr, dros: doubly "
+                        "robust variants, switch-dr's tau and dros's lambda chosen by SLOPE; "
+                        "auto: SLOPE picks the estimator and its hyperparameter among those "
+                        "the input identifies, reported under 'selected'; balanced-ips also "
+                        f"needs columns propensity_<logger>). {needs}; an estimator named "
+                        "here whose need is unmet is refused")
     p.add_argument("--interval", choices=INTERVALS, default="bootstrap",
                    help="interval: percentile bootstrap (default), Student t, or the "
                         "finite-sample Hoeffding / empirical Bernstein bounds (linear "
@@ -77,15 +85,19 @@ def run(args) -> dict:
     from ulr.ope.evaluate import evaluate_log
     from ulr.ope.feedback import feedback_from_log
 
-    names = [e.strip() for e in args.estimators.split(",") if e.strip()]
+    names = None if args.estimators is None else \
+        [e.strip() for e in args.estimators.split(",") if e.strip()]
     if args.fit_fraction is not None and not 0 <= args.fit_fraction < 1:
         raise UlrError("--fit-fraction must lie in [0, 1).")
     if args.target == "column" and not args.target_column:
         raise UlrError("--target column needs --target-column COL.")
     if args.target == "scores" and not args.score_column:
         raise UlrError("--target scores needs --score-column COL.")
+    if args.target == "table" and not args.target_table:
+        raise UlrError("--target table needs --target-table FILE.")
     log = log_from_args(args)
-    target = args.target or ("column" if args.target_column else
+    target = args.target or ("table" if args.target_table else
+                             "column" if args.target_column else
                              "scores" if args.score_column else "fitted")
     if target == "fitted" and not log.info.features:
         raise UlrError("the log has no feature_* columns, so no scorer can be fit for the "
@@ -96,7 +108,7 @@ def run(args) -> dict:
                        fit_fraction=args.fit_fraction, estimators=names, clip=args.clip,
                        n_bootstrap=args.bootstrap, level=args.level, folds=args.folds,
                        seed=args.seed, interval=args.interval, reward_model=args.reward_model,
-                       reward_column=args.reward_column)
+                       reward_column=args.reward_column, target_table=args.target_table)
     out = res.to_dict()
     if res.settings.get("selected"):
         out["selected"] = res.settings["selected"]
@@ -123,7 +135,7 @@ def _fmt_row(name, e, level):
     if e is None:
         return f"  {name:<12} -"
     v, lo, hi = e["value"], e["lower"], e["upper"]
-    f = (lambda x: "nan" if x is None or x != x else f"{x:.5f}")
+    f = (lambda x: "n/a" if x is None or x != x else f"{x:.5f}")
     return f"  {name:<12} {f(v)}   [{f(lo)}, {f(hi)}]"
 
 
@@ -152,6 +164,8 @@ def render(result: dict) -> str:
     if result.get("selected"):
         sel = result["selected"]
         lines.append(f"auto = {sel['estimator']}: {sel['reason']}")
+        lines.extend(f"auto left out {x['estimator']}: {x['reason']}"
+                     for x in sel.get("excluded", []))
     lines.extend(f"warning: {w}" for w in result["warnings"])
     lines.append(render_verdict(result))
     if "learned" in result:

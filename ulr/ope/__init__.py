@@ -1,9 +1,14 @@
 """Off-policy evaluation and counterfactual learning from logged bandit feedback.
 
+- :mod:`ulr.ope.registry` -- one :class:`Estimator` record per estimator (``REGISTRY``):
+  label, family, needs (reward model, the target's whole distribution, loggers),
+  hyperparameter, unbiasedness, per-row terms.
 - :mod:`ulr.ope.estimators` -- IPS, clipped IPS, SNIPS, DR, DM, effective sample
   size, and a vectorized bootstrap for all of them (ratio form).
 - :mod:`ulr.ope.feedback` -- :class:`BanditFeedback` from a click log with
   propensities (DuckDB aggregation), softmax target policies, the scorer seam.
+- :mod:`ulr.ope.target_table` -- the target over every action from a table, checked
+  against the log.
 - :mod:`ulr.ope.evaluate` -- :func:`evaluate` / :func:`evaluate_log`: estimates,
   intervals, diagnostics and the documented warning rules.
 - :mod:`ulr.ope.simulate` -- a logged-bandit simulator with exact policy values,
@@ -13,8 +18,10 @@
 """
 
 from ulr.ope.crm import CRMResult, learn_policy
-from ulr.ope.estimators import (DEFAULT_ESTIMATORS, ESTIMATORS, bootstrap_ratio, clipped_ips,
-                                direct_method, doubly_robust, effective_sample_size, ips, snips)
+from ulr.ope.estimators import (ESTIMATORS, bootstrap_ratio, clipped_ips, direct_method,
+                                doubly_robust, effective_sample_size, ips, snips)
+from ulr.ope.registry import (REGISTRY, Estimator, Hyperparameter, defaults, register,
+                              unregister)
 from ulr.ope.evaluate import OPEResult, evaluate, evaluate_log, target_policy
 from ulr.ope.feedback import (BanditFeedback, Candidates, FrameLog, LinearScorer,
                               feedback_from_frame, feedback_from_log, fit_linear_scorer,
@@ -25,6 +32,7 @@ from ulr.ope.simulate import (BanditSimulation, bias_variance_table, make_sample
 
 __all__ = [
     "BanditFeedback", "BanditSimulation", "CRMResult", "Candidates", "DEFAULT_ESTIMATORS",
+    "Estimator", "Hyperparameter", "REGISTRY", "register", "unregister",
     "ESTIMATORS", "FrameLog", "LinearScorer", "OPEResult", "bias_variance_table",
     "bootstrap_ratio", "clipped_ips", "direct_method", "doubly_robust",
     "effective_sample_size", "evaluate", "evaluate_log", "feedback_from_frame",
@@ -32,3 +40,5 @@ __all__ = [
     "policy_from_scorer", "repeated_intervals", "repeated_point_estimates", "simulate_bandit",
     "snips", "softmax_policy", "target_policy", "write_sample_log",
 ]
+
+DEFAULT_ESTIMATORS = defaults()

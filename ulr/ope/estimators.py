@@ -28,8 +28,8 @@ import numpy as np
 
 from ulr import validate
 
+#: the estimators of :func:`ratio_terms` (every estimator's record: :mod:`ulr.ope.registry`)
 ESTIMATORS = ("ips", "clipped-ips", "snips", "dr", "dm")
-DEFAULT_ESTIMATORS = ("ips", "clipped-ips", "snips", "dr")
 
 
 def importance_weights(target_prob, propensity) -> np.ndarray:
@@ -51,7 +51,8 @@ def importance_weights(target_prob, propensity) -> np.ndarray:
     return t / p
 
 
-def _check(reward, weight):
+def check_rows(reward, weight):
+    """``(reward, weight)`` as float arrays of one shape with at least one row."""
     r = np.asarray(reward, dtype=float)
     w = np.asarray(weight, dtype=float)
     if r.shape != w.shape:
@@ -67,7 +68,7 @@ def ips(reward, weight) -> np.ndarray:
     Unbiased when ``p_i > 0`` wherever the target policy has mass
     (Horvitz & Thompson 1952). Shape ``(..., n) -> (...)``.
     """
-    r, w = _check(reward, weight)
+    r, w = check_rows(reward, weight)
     return np.mean(w * r, axis=-1)
 
 
@@ -79,7 +80,7 @@ def clipped_ips(reward, weight, *, clip: float) -> np.ndarray:
     """
     if np.isnan(clip) or clip <= 0:
         raise ValueError("clip must be a positive number (inf = no clipping)")
-    r, w = _check(reward, weight)
+    r, w = check_rows(reward, weight)
     return np.mean(np.minimum(w, clip) * r, axis=-1)
 
 
@@ -90,7 +91,7 @@ def snips(reward, weight) -> np.ndarray:
     O(1/n) but usually of much lower variance than IPS. ``nan`` when all
     weights are zero.
     """
-    r, w = _check(reward, weight)
+    r, w = check_rows(reward, weight)
     num = np.sum(w * r, axis=-1)
     den = np.sum(w, axis=-1)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -110,7 +111,7 @@ def doubly_robust(reward, weight, *, q_logged, q_target) -> np.ndarray:
 
     Unbiased if either the propensities or the reward model are correct.
     """
-    r, w = _check(reward, weight)
+    r, w = check_rows(reward, weight)
     ql = np.asarray(q_logged, dtype=float)
     qt = np.asarray(q_target, dtype=float)
     return np.mean(qt + w * (r - ql), axis=-1)
@@ -128,7 +129,7 @@ def ratio_terms(estimator: str, reward, weight, *, clip: float | None = None,
     ``ips``: (w r, 1); ``clipped-ips``: (min(w, M) r, 1); ``snips``: (w r, w);
     ``dr``: (q_target + w (r - q_logged), 1); ``dm``: (q_target, 1).
     """
-    r, w = _check(reward, weight)
+    r, w = check_rows(reward, weight)
     one = np.ones_like(w)
     if estimator == "ips":
         return w * r, one
@@ -262,12 +263,9 @@ def bootstrap_ratio(num, den, *, cluster=None, n_bootstrap: int = 1000, level: f
 #
 # Each takes the reward model as ``q_logged = q(x_i, a_i)`` and
 # ``q_target = sum_a pi(a | x_i) q(x_i, a)``, like :func:`doubly_robust`, and
-# has a per-row term function (``*_terms``) so intervals and SLOPE can use it.
+# has per-row terms in its :mod:`ulr.ope.registry` record so intervals and SLOPE can use it.
 # The formulas are those of Open Bandit Pipeline (Saito et al. 2021) given the
 # same reward predictions.
-
-NEW_ESTIMATORS = ("sndr", "switch-dr", "dros", "sg-ips", "sg-dr")
-
 
 def _model(q_logged, q_target, like):
     ql = np.asarray(q_logged, dtype=float)
@@ -287,7 +285,7 @@ def sndr(reward, weight, *, q_logged, q_target) -> np.ndarray:
     Uehara, NeurIPS 2019; OBP ``SelfNormalizedDoublyRobust``). Biased by
     O(1/n), bounded correction. ``nan`` when all weights are zero.
     """
-    r, w = _check(reward, weight)
+    r, w = check_rows(reward, weight)
     ql, qt = _model(q_logged, q_target, r)
     den = np.sum(w, axis=-1)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -304,7 +302,7 @@ def sndr_terms(reward, weight, *, q_logged, q_target) -> np.ndarray:
     them for the spread only. (The ratio form of :func:`row_terms` holds ``mean(w)``
     fixed and counts the weights' noise twice.)
     """
-    r, w = _check(reward, weight)
+    r, w = check_rows(reward, weight)
     ql, qt = _model(q_logged, q_target, r)
     corr = sndr(r, w, q_logged=ql, q_target=qt) - np.mean(qt, axis=-1)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -330,7 +328,7 @@ def switch_dr(reward, weight, *, q_logged, q_target, tau: float) -> np.ndarray:
     method) where it is larger. ``tau = inf`` is DR, ``tau = 0`` is DM.
     Biased by the model's error on the switched-off actions.
     """
-    r, w = _check(reward, weight)
+    r, w = check_rows(reward, weight)
     ql, qt = _model(q_logged, q_target, r)
     return np.mean(qt + switch_weight(w, tau=tau) * (r - ql), axis=-1)
 
@@ -358,7 +356,7 @@ def dros(reward, weight, *, q_logged, q_target, lam: float) -> np.ndarray:
     The shrunk weight minimizes a bound on the mean squared error;
     ``lam = inf`` is DR, ``lam = 0`` is DM.
     """
-    r, w = _check(reward, weight)
+    r, w = check_rows(reward, weight)
     ql, qt = _model(q_logged, q_target, r)
     return np.mean(qt + shrink_weight(w, lam=lam) * (r - ql), axis=-1)
 
@@ -381,7 +379,7 @@ def sg_ips(reward, weight, *, lam: float) -> np.ndarray:
     The corrected weight is at most ``1 / lam``; ``lam`` of order
     ``sqrt(log(1/delta) / n)`` gives sub-Gaussian concentration.
     """
-    r, w = _check(reward, weight)
+    r, w = check_rows(reward, weight)
     return np.mean(power_weight(w, lam=lam) * r, axis=-1)
 
 
@@ -389,44 +387,6 @@ def sg_dr(reward, weight, *, q_logged, q_target, lam: float) -> np.ndarray:
     """Sub-Gaussian DR: DR with the corrected weight of :func:`sg_ips` (OBP
     ``SubGaussianDoublyRobust``). ``V = (1/n) sum_i [q_target_i + w_i(lam) (r_i - q_logged_i)]``.
     """
-    r, w = _check(reward, weight)
+    r, w = check_rows(reward, weight)
     ql, qt = _model(q_logged, q_target, r)
     return np.mean(qt + power_weight(w, lam=lam) * (r - ql), axis=-1)
-
-
-HYPERPARAMETER = {"clipped-ips": "clip", "switch-dr": "tau", "dros": "lam", "sg-ips": "lam",
-                  "sg-dr": "lam"}
-
-
-def row_terms(estimator: str, reward, weight, *, hyperparameter: float | None = None,
-              q_logged=None, q_target=None) -> tuple[np.ndarray, np.ndarray]:
-    """Per-row ``(num, den)`` of any estimator: ``V = sum num / sum den``.
-
-    Extends :func:`ratio_terms` to ``sndr`` (``(q_t mean(w) + w (r - q_l), w)``,
-    the same ratio as :func:`sndr`), ``switch-dr``, ``dros``, ``sg-ips`` and
-    ``sg-dr`` (``den = 1``). ``hyperparameter`` is the family's clip, tau or lam.
-    """
-    r, w = _check(reward, weight)
-    if estimator in ESTIMATORS:
-        return ratio_terms(estimator, r, w, clip=hyperparameter, q_logged=q_logged,
-                           q_target=q_target)
-    one = np.ones_like(w)
-    if estimator == "sg-ips":
-        return power_weight(w, lam=_need(estimator, hyperparameter)) * r, one
-    if estimator not in NEW_ESTIMATORS:
-        raise ValueError(f"unknown estimator {estimator!r}")
-    if q_logged is None or q_target is None:
-        raise ValueError(f"{estimator} needs a reward model")
-    ql, qt = _model(q_logged, q_target, r)
-    if estimator == "sndr":
-        return qt * np.mean(w, axis=-1, keepdims=True) + w * (r - ql), w
-    h = _need(estimator, hyperparameter)
-    wt = {"switch-dr": lambda: switch_weight(w, tau=h), "dros": lambda: shrink_weight(w, lam=h),
-          "sg-dr": lambda: power_weight(w, lam=h)}[estimator]()
-    return qt + wt * (r - ql), one
-
-
-def _need(estimator, h):
-    if h is None:
-        raise ValueError(f"{estimator} needs its {HYPERPARAMETER[estimator]}")
-    return float(h)

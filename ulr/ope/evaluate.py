@@ -21,7 +21,14 @@ Warning rules (documented thresholds; the issue left them open):
   position-bias propensities were supplied instead). Correct for
   per-slot propensities of a time-varying logging policy.
 - ``target_sum`` -- user-supplied target probabilities of a context's logged
-  actions do not add up to 1 (within 1%).
+  actions do not add up to 1 (within 1e-6): the target's whole distribution is then
+  unknown, and the estimators that need it (:mod:`ulr.ope.registry`) are not computed.
+- ``not_identified`` -- estimators left out because the input does not meet their needs
+  (the default set or ``auto``'s candidates; named ones are refused instead).
+- ``clipped_rate`` -- an estimate or bound of a click rate left [0, 1] and is reported
+  clipped (the unclipped numbers stay in ``table`` and in ``to_dict()["unclipped"]``).
+- ``interval_replaced`` -- the interval method does not apply to a self-normalized
+  estimator (finite-sample bounds need a linear one): its interval is the bootstrap's.
 - ``self_fit`` -- the target policy was fit on the very rows it is evaluated on.
 """
 
@@ -35,7 +42,8 @@ import pandas as pd
 from ulr import validate
 from ulr.errors import UlrError
 from ulr.ope import estimators as est
-from ulr.ope.loggers import MULTI_ESTIMATORS, evaluate_loggers
+from ulr.ope import registry
+from ulr.ope.loggers import evaluate_loggers
 from ulr.ope.verdicts import bootstrap_difference, clipped_table, ope_verdict
 from ulr.verdict import MIN_EFFECTIVE_CLICKS, WIDE
 from ulr.ope.feedback import (BanditFeedback, fit_linear_scorer, policy_from_scorer,
@@ -79,7 +87,8 @@ class OPEResult:
         return ope_verdict(self.table, self.warnings, self.diagnostics,
                            several_loggers=self.per_logger is not None,
                            level=float(self.settings.get("level", 0.95)), target=target,
-                           mapping=mapping)
+                           mapping=mapping,
+                           chosen=(self.settings.get("selected") or {}).get("estimator"))
 
     def estimates_table(self, *, clipped: bool = True) -> pd.DataFrame:
         """The estimates as shown and exported: a readable ``method`` first, the
@@ -89,9 +98,8 @@ class OPEResult:
         (:func:`ulr.ope.verdicts.clipped_table`; :meth:`out_of_range` names the
         estimators this changed).
         """
-        from ulr.ope.figures import LABELS
         t = clipped_table(self.table) if clipped else self.table.copy()
-        t.insert(0, "method", t["estimator"].map(lambda e: LABELS.get(e, e)))
+        t.insert(0, "method", t["estimator"].map(registry.label))
         return t.rename(columns={"variance_ratio": "variance vs pooled IPS",
                                  "diff_lower": "minus logging, lower",
                                  "diff_upper": "minus logging, upper"})
@@ -103,8 +111,15 @@ class OPEResult:
         return list(self.table.loc[((raw < 0) | (raw > 1)).any(axis=1), "estimator"])
 
     def to_dict(self) -> dict:
+        """JSON-able: click rates within [0, 1] under ``estimates`` and ``logging`` (the
+        unclipped values of those that left it under ``unclipped``)."""
+        rates = self.settings.get("rates", True)
+        shown = clipped_table(self.table) if rates else self.table
         est_rows = {r.estimator: {"value": r.value, "lower": r.lower, "upper": r.upper,
-                                  "se": r.se} for r in self.table.itertuples()}
+                                  "se": r.se} for r in shown.itertuples()}
+        unclipped = {r.estimator: {"value": r.value, "lower": r.lower, "upper": r.upper}
+                     for r in self.table.itertuples()
+                     if rates and r.estimator in self.out_of_range()}
         if "variance_ratio" in self.table:
             for r in self.table.itertuples():
                 if r.estimator in est_rows and np.isfinite(r.variance_ratio):
@@ -113,12 +128,15 @@ class OPEResult:
         extra = {}
         if self.per_logger is not None:
             f = (lambda x: None if not np.isfinite(x) else float(x))
+            g = (lambda x: f(min(max(x, 0.0), 1.0)) if rates and np.isfinite(x) else f(x))
             extra["per_logger"] = {
-                str(r.logger): {"rows": int(r.rows), "clicks": int(r.clicks), "value": f(r.ips),
-                                "lower": f(r.lower), "upper": f(r.upper),
+                str(r.logger): {"rows": int(r.rows), "clicks": int(r.clicks), "value": g(r.ips),
+                                "lower": g(r.lower), "upper": g(r.upper),
                                 "cv_value": f(r.cv_value), "variance": f(r.variance),
                                 "wips_weight": f(r.wips_weight)}
                 for r in self.per_logger.itertuples()}
+        if unclipped:
+            extra["unclipped"] = unclipped
         return {"estimates": est_rows, "logging": logging, **self.diagnostics, **extra,
                 "warnings": [w.message for w in self.warnings],
                 "warning_codes": [w.code for w in self.warnings], "settings": self.settings,
@@ -266,19 +284,52 @@ def _warnings(diag: dict, table: pd.DataFrame, level: float) -> list:
     return out
 
 
+class NotIdentified(UlrError):
+    """An estimator was asked for by name, and the input does not meet its needs.
+
+    ``need`` is the code of :data:`ulr.ope.registry.NEEDS`; ``estimators`` the names."""
+
+    def __init__(self, message: str, *, need: str, estimators=()):
+        super().__init__(message)
+        self.need = need
+        self.estimators = tuple(estimators)
+
+
+#: how the CLI names what meets each need (a page names its own control)
+CLI_MEETS = {"full_target": "--target-table", "loggers": "--map logger=COL"}
+
+
+def need_sentence(names, need: str, *, how: str) -> str:
+    """``"DR and DM need the target's probabilities ... (how)."``"""
+    labels = [registry.label(n) for n in names]
+    who = labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]
+    verb = "needs" if len(labels) == 1 else "need"
+    return f"{who} {verb} {registry.NEEDS[need]}: {how}."
+
+
 def evaluate(feedback: BanditFeedback, pi: np.ndarray | None = None, *,
-             estimators=est.DEFAULT_ESTIMATORS, clip: float | None = None,
+             estimators=None, clip: float | None = None,
              n_bootstrap: int = 1000, level: float = 0.95, reward_model=None, folds: int = 2,
-             seed=0, interval: str = "bootstrap", q_pair=None) -> OPEResult:
-    """Estimate the target policy's value with IPS, clipped IPS, SNIPS and DR.
+             seed=0, interval: str = "bootstrap", q_pair=None, explicit: bool = True,
+             full_target: bool | None = None) -> OPEResult:
+    """Estimate the target policy's value with the estimators of :mod:`ulr.ope.registry`.
 
     Parameters
     ----------
     feedback : the logged data.
-    pi : target policy over the candidate pairs (n_pairs,). When ``None``,
-        the feedback's user-supplied ``target_prob`` is used (then DR/DM use the
-        pair means of those probabilities).
-    estimators : names from ``ips``, ``clipped-ips``, ``snips``, ``dr``, ``dm``.
+    pi : target policy over the candidate pairs (n_pairs,): its probability of every
+        action of each context. When ``None``, the feedback's user-supplied
+        ``target_prob`` (the logged actions' probabilities) is used; it gives the whole
+        distribution only where each context's probabilities add up to 1 (within 1e-6).
+    estimators : names in :data:`ulr.ope.registry.REGISTRY` and ``auto`` (default:
+        :func:`ulr.ope.registry.defaults`).
+    explicit : the estimators were asked for by name: one whose needs the input does not
+        meet (:func:`ulr.ope.registry.unmet`) is refused (:class:`NotIdentified`).
+        Otherwise (a default set) it is left out and named in the ``not_identified``
+        warning. ``auto`` never chooses such an estimator; ``settings["selected"]
+        ["excluded"]`` names them with the reason.
+    full_target : whether ``pi`` is the target's whole distribution (default: True when
+        ``pi`` is given).
     clip : clipping threshold M for ``clipped-ips``; default
         :func:`ulr.ope.estimators.default_clip` (``sqrt(n) * mean(w)``, Ionides 2008).
     n_bootstrap, level : bootstrap draws and confidence level of the
@@ -286,19 +337,35 @@ def evaluate(feedback: BanditFeedback, pi: np.ndarray | None = None, *,
     reward_model : scikit-learn estimator for DR/DM (see :func:`reward_predictions`).
     folds : cross-fitting folds for the reward model (1 = no cross-fitting).
     seed : seed of the bootstrap and the folds.
-    interval : ``bootstrap``, ``t``, ``hoeffding`` or ``bernstein`` (:mod:`ulr.ope.intervals`;
-        the paired differences against logging stay bootstrap).
+    interval : ``bootstrap``, ``t``, ``hoeffding`` or ``bernstein`` (:mod:`ulr.ope.intervals`);
+        the differences from logging use the same method (concentration bounds on the
+        paired terms); a self-normalized estimator gets the bootstrap under a
+        concentration method, and the ``interval_replaced`` warning says so. The
+        interval of an estimator tuned by SLOPE (Switch-DR, DRos, ``auto``'s choice) is
+        widened on both sides by the bias its walk could not rule out,
+        ``kappa se(V - V_root)`` against its chain's unbiased root
+        (:attr:`ulr.ope.selection.Selection.allowance`): the reward model's error is
+        otherwise invisible to a bootstrap that holds the model fixed.
     q_pair : optional reward prediction per pair (a user's column), used instead of
         fitting ``reward_model``.
 
-    Also ``sndr``, ``switch-dr`` and ``dros`` (their ``tau`` / ``lam`` chosen by SLOPE
-    within the family) and ``auto`` (SLOPE across estimators,
-    :func:`ulr.ope.selection.select`; ``settings["selected"]`` says which and why).
+    The verdict rests on one estimate, but never reads stronger than SNIPS or IPS (the
+    least biased identified ones), which are computed whenever a biased estimator or
+    ``auto`` is (:func:`ulr.ope.verdicts.ope_verdict`).
     """
-    single, multi = _split_estimators(estimators, feedback)
     validate.level(level)
     validate.n_bootstrap(n_bootstrap, required=True)
-    pi, t_row, warn = _target_rows(feedback, pi)
+    from ulr.ope.intervals import INTERVALS
+    if interval not in INTERVALS:
+        raise UlrError(f"unknown interval {interval!r}; choose from {', '.join(INTERVALS)}.")
+    pi, t_row, warn, whole = _target_rows(feedback, pi)
+    if full_target is not None:
+        whole = bool(full_target)
+    have = {"full_target": whole, "loggers": feedback.logger is not None}
+    single, multi, excluded = _split_estimators(estimators, have, explicit=explicit)
+    if excluded:
+        warn.append(OPEWarning("not_identified", " ".join(
+            need_sentence(ns, need, how="not computed") for need, ns in excluded.items())))
     w = est.importance_weights(t_row, feedback.propensity)
     r = feedback.reward
     M = float(clip) if clip is not None else float(est.default_clip(w))
@@ -306,11 +373,8 @@ def evaluate(feedback: BanditFeedback, pi: np.ndarray | None = None, *,
         raise UlrError("the clipping threshold must be a positive number.")
     boot = {"cluster": feedback.cluster, "n_bootstrap": n_bootstrap, "level": level,
             "seed": seed}
-    from ulr.ope.intervals import INTERVALS
-    if interval not in INTERVALS:
-        raise UlrError(f"unknown interval {interval!r}; choose from {', '.join(INTERVALS)}.")
     model = {"reward_model": reward_model, "folds": folds, "q_pair": q_pair,
-             "interval": interval}
+             "interval": interval, "have": have}
     table, chosen = _single_log_table(feedback, pi, single, r, w, M, model, boot)
     per_logger = None
     if multi:
@@ -322,81 +386,135 @@ def evaluate(feedback: BanditFeedback, pi: np.ndarray | None = None, *,
         else diag["n"]
     warn += [OPEWarning("propensity_sum", propensity_message(v))
              for code, v in feedback.notes if code == "propensity_sum"]
-    settings = {"estimators": single + multi, "clip": M, "n_bootstrap": n_bootstrap,
+    warn += chosen["notes"]
+    rates = bool(np.all((r >= 0) & (r <= 1)))
+    settings = {"estimators": [e for e in single if e not in chosen["added"]] + multi,
+                "clip": M, "n_bootstrap": n_bootstrap,
                 "level": level, "folds": folds, "seed": seed, "interval": interval,
                 "hyperparameters": chosen["hyperparameters"], "selected": chosen["selected"],
                 "reward_model": "column" if q_pair is not None else
                 ("linear" if reward_model is None else type(reward_model).__name__),
-                "resampling": "impressions" if feedback.cluster is not None else "rows"}
+                "resampling": "impressions" if feedback.cluster is not None else "rows",
+                "full_target": whole, "rates": rates,
+                "not_identified": {n: need for need, ns in excluded.items() for n in ns},
+                "references": chosen["added"]}
+    res = OPEResult(table=table, diagnostics=diag, warnings=[], settings=settings,
+                    per_logger=per_logger)
+    if rates and res.out_of_range():
+        warn.append(OPEWarning("clipped_rate", clipped_message(res.out_of_range())))
     return OPEResult(table=table, diagnostics=diag, warnings=_warnings(diag, table, level) + warn,
                      settings=settings, per_logger=per_logger)
 
 
-def _split_estimators(estimators, feedback: BanditFeedback) -> tuple[list, list]:
-    """Checked estimator names: (single-log estimators, multi-logger estimators)."""
-    estimators = list(dict.fromkeys(estimators))
-    known = est.ESTIMATORS + TUNED + ("auto",) + MULTI_ESTIMATORS
+def clipped_message(names) -> str:
+    """One sentence for the ``clipped_rate`` warning."""
+    who = ", ".join(registry.label(n) for n in names)
+    return (f"{who} left the range of a click rate (large importance weights or a reward "
+            "model take an estimate there, a click rate cannot go there): values and bounds "
+            "are reported clipped to [0, 1].")
+
+
+def _split_estimators(estimators, have: dict, *, explicit: bool):
+    """Checked names: (single-log estimators, multi-logger ones, {need: names left out}).
+
+    A name whose needs ``have`` does not meet is refused when ``explicit``
+    (:class:`NotIdentified`, naming the CLI's way to meet it), else left out.
+    """
+    estimators = list(dict.fromkeys(registry.defaults() if estimators is None else estimators))
+    known = registry.choices()
     unknown = [e for e in estimators if e not in known]
     if unknown or not estimators:
         raise UlrError(f"unknown estimator {', '.join(unknown) or '(none)'}; choose from "
                        f"{', '.join(known)}.")
-    multi = [e for e in estimators if e in MULTI_ESTIMATORS]
-    if multi and feedback.logger is None:
-        raise UlrError(f"{' and '.join(multi)} need{'s' if len(multi) == 1 else ''} to know "
-                       "which logger wrote each row: map a column to the field 'logger'.")
-    return [e for e in estimators if e not in MULTI_ESTIMATORS], multi
+    missing: dict = {}
+    for e in estimators:
+        if e != registry.AUTO:
+            for need in registry.unmet(e, **have):
+                missing.setdefault(need, []).append(e)
+    if missing and explicit:
+        need, names = next(iter(missing.items()))
+        raise NotIdentified(need_sentence(names, need, how=CLI_MEETS[need]), need=need,
+                            estimators=names)
+    out = {n for ns in missing.values() for n in ns}
+    kept = [e for e in estimators if e not in out]
+    if not kept:
+        kept = ["snips"]
+    multi = [e for e in kept if registry.REGISTRY.get(e) and registry.get(e).terms is None]
+    return [e for e in kept if e not in multi], multi, missing
 
 
 def _target_rows(feedback: BanditFeedback, pi):
-    """(pi over pairs, target probability of each logged row, warnings)."""
+    """(pi over pairs, target probability of each logged row, warnings, whether pi is the
+    target's whole distribution over each context's candidates)."""
     if pi is not None:
         pi = np.asarray(pi, dtype=float)
         if pi.shape != (feedback.candidates.n_pairs,):
             raise ValueError("pi needs one probability per pair")
-        return pi, pi[feedback.pair], []
+        return pi, pi[feedback.pair], [], True
     if feedback.target_prob is None:
         raise ValueError("give pi or feedback with target_prob")
     pi, lo, hi = policy_from_target_column(feedback)
     warn = []
-    if lo < 0.99 or hi > 1.01:
+    whole = lo >= 1 - TARGET_SUM_TOLERANCE and hi <= 1 + TARGET_SUM_TOLERANCE
+    if not whole:
         warn.append(OPEWarning(
             "target_sum",
             f"The supplied target probabilities of a context's logged actions add up to "
-            f"between {lo:.3f} and {hi:.3f}, not 1: IPS/SNIPS use them as given, but the "
-            "reward-model part of DR only covers the actions the log shows."))
-    return pi, feedback.target_prob, warn
+            f"between {lo:.3f} and {hi:.3f}, not 1: they are the target's probabilities of "
+            "the logged actions only, which IPS and SNIPS need; the estimators that sum "
+            "over every action (DM and the DR family) need the whole distribution."))
+    return pi, feedback.target_prob, warn, whole
 
 
-TUNED = ("sndr", "switch-dr", "dros")
-MODEL_BASED = ("dr", "dm", "sndr", "switch-dr", "dros", "auto")
+#: how far a context's target probabilities may sum from 1 (the target-table check too)
+TARGET_SUM_TOLERANCE = 1e-6
+#: the verdict's references (the least biased estimators every input identifies)
+REFERENCES = ("ips", "snips")
 
 
 def _single_log_table(feedback, pi, estimators, r, w, M, model: dict, boot: dict):
     """value, lower, upper, se of each single-log estimator and of the logging policy;
-    and the hyperparameters / selection made (``{"hyperparameters", "selected"}``)."""
+    and ``{"hyperparameters", "selected", "added", "notes"}``: the hyperparameters and the
+    selection made, the references added for the verdict, and warnings."""
     from ulr.ope import selection
 
+    estimators = list(estimators)
+    added = []
+    biased = any(e == registry.AUTO or not registry.get(e).unbiased for e in estimators)
+    if biased and not any(e in estimators for e in REFERENCES):
+        added = list(REFERENCES)  # the verdict checks its basis against them
+        estimators += added
+    auto_names = [f for f in selection.auto_families()
+                  if not registry.unmet(f, **model["have"])]
+    excluded = [{"estimator": f, "reason": need_sentence([f], n, how="not identified here")}
+                for f in selection.auto_families() for n in registry.unmet(f, **model["have"])]
+    wants_model = any(registry.get(e).needs_reward_model for e in estimators
+                      if e != registry.AUTO) or (registry.AUTO in estimators and any(
+                          registry.get(f).needs_reward_model for f in auto_names))
     q_logged = q_target = None
-    if any(e in MODEL_BASED for e in estimators):
+    if wants_model:
         if model["q_pair"] is not None:
             from ulr.ope.reward_models import pair_predictions
             q_logged, q_target = pair_predictions(feedback, pi, model["q_pair"])
         else:
             q_logged, q_target = reward_predictions(feedback, pi, model=model["reward_model"],
                                                     folds=model["folds"], seed=boot["seed"])
-    hyper, selected, terms = {}, None, []
-    for e in estimators:
+    hyper, selected, terms, allow = {}, None, [], np.zeros(len(estimators) + 1)
+    for k, e in enumerate(estimators):
         name, h = e, (M if e == "clipped-ips" else None)
-        if e in ("switch-dr", "dros"):
+        rec = None if e == registry.AUTO else registry.get(e)
+        if rec is not None and rec.hyperparameter is not None and e != "clipped-ips":
             pick = selection.select(r, w, q_logged=q_logged, q_target=q_target, families=(e,))
-            h = pick.hyperparameter
-        elif e == "auto":
-            pick = selection.select(r, w, q_logged=q_logged, q_target=q_target)
-            name, h, selected = pick.estimator, pick.hyperparameter, pick.to_dict()
+            h, allow[k] = pick.hyperparameter, pick.allowance
+        elif e == registry.AUTO:
+            pick = selection.select(r, w, q_logged=q_logged, q_target=q_target,
+                                    families=auto_names)
+            name, h, allow[k] = pick.estimator, pick.hyperparameter, pick.allowance
+            selected = {**pick.to_dict(), "excluded": excluded}
         if h is not None and e != "clipped-ips":
             hyper[e] = h
-        terms.append((name, h, est.row_terms(name, r, w, hyperparameter=h, q_logged=q_logged,
-                                              q_target=q_target)))
+        terms.append((name, h, registry.row_terms(name, r, w, hyperparameter=h,
+                                                  q_logged=q_logged, q_target=q_target)))
     terms.append(("logging", None, (r, np.ones_like(r))))
     num = np.vstack([t[2][0] for t in terms])
     den = np.vstack([t[2][1] for t in terms])
@@ -405,39 +523,87 @@ def _single_log_table(feedback, pi, estimators, r, w, M, model: dict, boot: dict
         value = np.where(sden > 0, num.sum(axis=1) / np.where(sden > 0, sden, 1), np.nan)
     ci = est.bootstrap_ratio(num, den, **boot)
     lower, upper = ci.lower, ci.upper
-    if model["interval"] != "bootstrap":
-        lower, upper = _other_intervals(terms, r, w, q_logged, q_target, model["interval"],
-                                        feedback.cluster, boot["level"])
     diff = bootstrap_difference(num, den, **boot)  # target - logging, paired (verdicts)
-    table = pd.DataFrame({"estimator": list(estimators) + ["logging"], "value": value,
-                          "lower": lower, "upper": upper, "se": ci.se,
-                          "diff_lower": [*diff["lower"], np.nan],
-                          "diff_upper": [*diff["upper"], np.nan]})
-    return table, {"hyperparameters": hyper, "selected": selected}
+    dl, du = diff["lower"].to_numpy(), diff["upper"].to_numpy()
+    notes = []
+    if model["interval"] != "bootstrap":
+        lower, upper, dl, du, replaced = _other_intervals(
+            terms, r, w, q_logged, q_target, model["interval"], feedback.cluster,
+            boot["level"], (lower, upper, dl, du))
+        if replaced:
+            notes.append(OPEWarning("interval_replaced", replaced_message(
+                replaced, model["interval"])))
+    # a tuned estimator's interval also allows for the bias its walk could not rule out
+    table = pd.DataFrame({"estimator": estimators + ["logging"], "value": value,
+                          "lower": lower - allow, "upper": upper + allow, "se": ci.se,
+                          "diff_lower": [*(dl - allow[:-1]), np.nan],
+                          "diff_upper": [*(du + allow[:-1]), np.nan]})
+    return table, {"hyperparameters": hyper, "selected": selected, "added": added,
+                   "notes": notes}
 
 
-def _other_intervals(terms, r, w, q_logged, q_target, method, cluster, level):
+INTERVAL_WORDS = {"t": "Student t intervals", "hoeffding": "Hoeffding bounds",
+                  "bernstein": "empirical Bernstein bounds"}
+
+
+def replaced_message(names, method: str) -> str:
+    """One sentence for the ``interval_replaced`` warning."""
+    labels = [registry.label(n) for n in names]
+    who = labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]
+    words = INTERVAL_WORDS.get(method, method)
+    return (f"{words[:1].upper() + words[1:]} need an estimator that is not "
+            f"self-normalized, so {who} {'has' if len(names) == 1 else 'have'} percentile "
+            "bootstrap intervals instead, and so do their differences from logging.")
+
+
+def _other_intervals(terms, r, w, q_logged, q_target, method, cluster, level, boot):
     """Student t (on impression totals when rows are clustered) or a concentration bound
-    (rows taken as independent) for each row of ``terms``; rewards assumed in [0, max r]."""
+    (rows taken as independent) for each row of ``terms`` and for its paired difference
+    from the logging policy (the last row); rewards assumed in [0, max r]. A
+    self-normalized estimator keeps its bootstrap interval under a concentration bound.
+
+    Returns ``(lower, upper, diff_lower, diff_upper, replaced names)``.
+    """
     from ulr.ope import intervals as iv
 
-    lo, hi = np.empty(len(terms)), np.empty(len(terms))
+    lower, upper, dl, du = (np.array(b, dtype=float, copy=True) for b in boot)
+    replaced = []
     top = max(1.0, float(np.max(r)))
+    log_num = terms[-1][2][0]
+    codes = np.unique(cluster, return_inverse=True)[1].ravel() if cluster is not None else None
     for k, (name, h, (num, den)) in enumerate(terms):
-        if method == "t" and cluster is not None:
-            codes = np.unique(cluster, return_inverse=True)[1].ravel()
-            v, half = iv.t_halfwidth(np.bincount(codes, weights=num),
-                                     np.bincount(codes, weights=den), level=level)
-            lo[k], hi[k] = v - half, v + half
+        last = k == len(terms) - 1
+        if method == "t":  # on each estimator's influence terms (SNIPS, SNDR: delta method)
+            x = log_num if last else registry.influence_terms(
+                name, r, w, hyperparameter=h, q_logged=q_logged, q_target=q_target)[1]
+            v = float(num.sum() / den.sum())
+            for j, y in enumerate((x,) if last else (x, x - log_num)):
+                if codes is not None:  # impression totals
+                    half = iv.t_halfwidth(np.bincount(codes, weights=y), np.bincount(codes),
+                                          level=level)[1]
+                else:
+                    half = iv.t_halfwidth(y, level=level)[1]
+                c = v if j == 0 else v - float(log_num.mean())
+                if j == 0:
+                    lower[k], upper[k] = c - half, c + half
+                else:
+                    dl[k], du[k] = c - half, c + half
             continue
-        if name == "logging":
+        if last:
             name, h, ww = "ips", None, np.ones_like(w)
         else:
             ww = w
+        if registry.get(name).self_normalized:
+            replaced.append(name)
+            continue
         b = iv.interval(name, r, ww, method=method, level=level, hyperparameter=h,
                         q_logged=q_logged, q_target=q_target, reward_range=(0.0, top))
-        lo[k], hi[k] = b.lower, b.upper
-    return lo, hi
+        lower[k], upper[k] = b.lower, b.upper
+        if not last:
+            dl[k], du[k] = iv.difference_bound(name, r, w, log_num, method=method, level=level,
+                                               hyperparameter=h, q_logged=q_logged,
+                                               q_target=q_target, reward_range=(0.0, top))
+    return lower, upper, dl, du, replaced
 
 
 def _with_multi_logger(table, feedback, multi, r, t_row, boot: dict):
@@ -475,7 +641,7 @@ def propensity_message(chk: dict) -> str:
 # --------------------------------------------------------------------------- whole pipeline
 
 
-TARGETS = ("fitted", "column", "scores", "uniform")
+TARGETS = ("fitted", "column", "scores", "uniform", "table")
 
 
 def target_policy(feedback: BanditFeedback, *, target: str = "fitted", temperature: float = 1.0,
@@ -486,7 +652,8 @@ def target_policy(feedback: BanditFeedback, *, target: str = "fitted", temperatu
     ``fit_rows`` (or of ``scorer`` when given -- the seam for other rankers);
     ``scores``: softmax of the supplied pair scores; ``column``: the
     user's per-row probabilities (returns ``None``; :func:`evaluate` reads them);
-    ``uniform``: uniform over each context's candidates.
+    ``uniform``: uniform over each context's candidates; ``table``: see
+    :func:`evaluate_log` (a target table is applied there).
     """
     cand = feedback.candidates
     if target == "column":
@@ -512,25 +679,42 @@ def target_policy(feedback: BanditFeedback, *, target: str = "fitted", temperatu
 def evaluate_log(log, *, action: str = "doc_id", target: str = "fitted",
                  target_column: str | None = None, score_column: str | None = None,
                  temperature: float = 1.0, fit_fraction: float = 0.5,
-                 estimators=est.DEFAULT_ESTIMATORS, clip: float | None = None,
+                 estimators=None, clip: float | None = None,
                  n_bootstrap: int = 1000, level: float = 0.95, folds: int = 2,
                  seed: int = 0, scorer=None, interval: str = "bootstrap",
-                 reward_model: str = "linear", reward_column: str | None = None) -> OPEResult:
+                 reward_model: str = "linear", reward_column: str | None = None,
+                 target_table=None, explicit: bool | None = None) -> OPEResult:
     """Read a log (``store.Log``), build the target policy, and :func:`evaluate` it.
 
     With ``target="fitted"`` the linear scorer is fit on a seeded
     ``fit_fraction`` of the impressions and the policy is evaluated on the
     rest, so the estimates are not optimistic; ``fit_fraction=0`` fits and
     evaluates on all rows (and warns).
+
+    ``target_table``: the target's probability of every action of each context
+    (a path, file or DataFrame; :mod:`ulr.ope.target_table`), implying
+    ``target="table"``. ``explicit``: the estimators were named (default: when
+    ``estimators`` is given); see :func:`evaluate`.
     """
     from ulr.ope.feedback import feedback_from_log
 
+    if target_table is not None and target in ("fitted", "table"):
+        target = "table"
     if target_column and target == "fitted":
         target = "column"
     if score_column and target == "fitted":
         target = "scores"
+    if target == "table" and target_table is None:
+        raise UlrError("the target 'table' needs a target table.")
+    if target == "table" and reward_column:
+        raise UlrError("a reward column gives predictions for the logged actions only; with "
+                       "a target table the reward model must predict every action, so fit "
+                       "one instead.")
     fb, scores = feedback_from_log(log, action=action, target_column=target_column,
                                    score_column=score_column)
+    if target == "table":
+        from ulr.ope.target_table import apply_target_table, read_target_table
+        fb, table_pi = apply_target_table(fb, read_target_table(target_table))
     extra = []
     eval_fb = fb
     fit_rows = None
@@ -542,8 +726,11 @@ def evaluate_log(log, *, action: str = "doc_id", target: str = "fitted",
         else:
             fit_rows, eval_rows = fb.split(fit_fraction, seed=seed)
             eval_fb = fb.subset(eval_rows)
-    pi, pinfo = target_policy(fb, target=target, temperature=temperature, scores=scores,
-                              fit_rows=fit_rows, scorer=scorer)
+    if target == "table":
+        pi, pinfo = table_pi, {"source": "table"}
+    else:
+        pi, pinfo = target_policy(fb, target=target, temperature=temperature, scores=scores,
+                                  fit_rows=fit_rows, scorer=scorer)
     from ulr.ope.reward_models import make_reward_model
 
     q_pair = None
@@ -552,7 +739,8 @@ def evaluate_log(log, *, action: str = "doc_id", target: str = "fitted",
     binary = bool(np.all((eval_fb.reward == 0) | (eval_fb.reward == 1)))
     res = evaluate(eval_fb, pi, estimators=estimators, clip=clip, n_bootstrap=n_bootstrap,
                    level=level, folds=folds, seed=seed, interval=interval, q_pair=q_pair,
-                   reward_model=make_reward_model(reward_model, binary=binary, seed=seed))
+                   reward_model=make_reward_model(reward_model, binary=binary, seed=seed),
+                   explicit=estimators is not None if explicit is None else explicit)
     settings = {**res.settings, "action": action, "target": target, "policy": pinfo,
                 "fit_fraction": fit_fraction if target == "fitted" else None,
                 "evaluated_rows": eval_fb.n, "log_rows": fb.n,

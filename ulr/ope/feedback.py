@@ -397,6 +397,14 @@ def feedback_from_log(log, *, action: str = "doc_id", target_column: str | None 
     act = "doc_id::VARCHAR" if action == "doc_id" else "position::VARCHAR"
     pairs, rows, labels = _pair_and_row_queries(log, act, extra)
     cand = _candidates(pairs)
+    pair = np.asarray(rows["pair"], dtype=np.int64)
+    if row_contexts(cand, len(pair)):
+        if "score" in extra:
+            raise UlrError("each context of this log is one row, so a score column gives the "
+                           "scores of the logged actions only, where the target needs every "
+                           "action's: give the target's probabilities of every action as a "
+                           "target table instead.")
+        cand, pair = every_action(cand, pair)
     pos = np.asarray(rows["position"], dtype=np.int64)
     slot = np.unique(pos, return_inverse=True)[1].ravel() if action == "doc_id" else None
     target = None
@@ -405,7 +413,6 @@ def feedback_from_log(log, *, action: str = "doc_id", target_column: str | None 
         if target.min() < 0 or target.max() > 1:
             raise UlrError("target probabilities must lie in [0, 1].")
     cluster = _clusters(rows) if info.has("session_id") else None
-    pair = np.asarray(rows["pair"], dtype=np.int64)
     prop = np.asarray(rows["propensity"], dtype=float)
     notes = []
     if np.all((prop > 0) & (prop <= 1)):
@@ -477,6 +484,54 @@ def _candidates(pairs: pd.DataFrame) -> Candidates:
         X = np.nan_to_num(X)
     return Candidates(context=ctx_codes, features=X, context_labels=np.asarray(ctx_labels),
                       action_labels=pairs["act"].to_numpy(), feature_names=tuple(fnames))
+
+
+#: most (context, action) pairs a log whose contexts are its rows is expanded to
+MAX_ROW_CONTEXT_PAIRS = 2_000_000
+#: most numbers in the action-by-feature design of such a log (else additive features)
+MAX_INTERACTION_CELLS = 30_000_000
+
+
+def row_contexts(candidates: Candidates, rows: int) -> bool:
+    """Whether each context is one row (a contextual log with no query of its own):
+    then a context's candidates are every action of the log, not only the logged one."""
+    return rows > 1 and candidates.n_contexts == rows == candidates.n_pairs and \
+        len(np.unique(np.asarray(candidates.action_labels).astype(str))) > 1
+
+
+def every_action(candidates: Candidates, pair) -> tuple[Candidates, np.ndarray]:
+    """Candidates of a log whose contexts are its rows: every context x every action.
+
+    A pair's features are the context's own (its row's ``feature_*``) times a one-hot
+    of the action, plus the action's one-hot: a linear model on them is a separate
+    linear model per action (the reward model and the fitted target see the action and
+    the context). With too many cells the features are the context's plus the action's
+    one-hot. Returns the candidates and each row's pair.
+    """
+    acts, act_of = np.unique(np.asarray(candidates.action_labels).astype(str),
+                             return_inverse=True)
+    k, A = candidates.n_contexts, len(acts)
+    if k * A > MAX_ROW_CONTEXT_PAIRS:
+        raise UlrError(f"each of this log's {k:,} contexts is one row and it has {A:,} "
+                       f"actions: {k * A:,} context-action pairs are more than "
+                       f"{MAX_ROW_CONTEXT_PAIRS:,}; map a coarser context to query_id.")
+    X = candidates.features  # one row per context (pair j is context j)
+    d = X.shape[1]
+    onehot = np.tile(np.eye(A), (k, 1))
+    Xc = np.repeat(X, A, axis=0)
+    names = [f"action {a}" for a in acts]
+    if k * A * A * (d + 1) <= MAX_INTERACTION_CELLS:
+        feats = np.hstack([(Xc[:, :, None] * onehot[:, None, :]).reshape(k * A, d * A),
+                           onehot])
+        fn = [f"{f} x action {a}" for f in candidates.feature_names for a in acts] + names
+    else:
+        feats, fn = np.hstack([Xc, onehot]), list(candidates.feature_names) + names
+    ctx_order = np.asarray(candidates.context)  # context j has pair j
+    new = Candidates(context=np.repeat(np.arange(k), A), features=feats,
+                     context_labels=candidates.context_labels,
+                     action_labels=np.tile(acts, k).astype(object), feature_names=tuple(fn))
+    p = np.asarray(pair)
+    return new, ctx_order[p] * A + act_of[p]
 
 
 def _clusters(rows) -> np.ndarray:

@@ -7,11 +7,9 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ulr import theme
+from ulr.ope import registry
 
-LABELS = {"ips": "IPS", "clipped-ips": "clipped IPS", "snips": "SNIPS", "dr": "DR",
-          "dm": "DM", "sndr": "self-normalized DR", "switch-dr": "Switch-DR",
-          "dros": "DR with shrinkage", "auto": "chosen for me (SLOPE)",
-          "logging": "logging policy (on-policy mean)"}
+LABELS = registry.LABELS  # one label per estimator, read live from the registry
 
 
 def _readable_y(fig: go.Figure) -> None:

@@ -1,7 +1,7 @@
 """Intervals for off-policy estimates: bootstrap, Student t, Hoeffding, empirical Bernstein.
 
 Every estimator is a ratio ``V = sum_i num_i / sum_i den_i`` of per-row terms
-(:func:`ulr.ope.estimators.row_terms`); ``den = 1`` for the linear ones (IPS,
+(:func:`ulr.ope.registry.row_terms`); ``den = 1`` for the linear ones (IPS,
 clipped IPS, DR, DM, Switch-DR, DRos, sub-Gaussian IPS/DR), ``den = w`` for
 the self-normalized ones (SNIPS, SNDR).
 
@@ -29,9 +29,9 @@ from scipy.stats import t as student_t
 
 from ulr import validate
 from ulr.ope import estimators as est
+from ulr.ope import registry
 
 INTERVALS = ("bootstrap", "t", "hoeffding", "bernstein")
-SELF_NORMALIZED = ("snips", "sndr")
 CONCENTRATION = ("hoeffding", "bernstein")
 
 
@@ -129,7 +129,7 @@ def term_range(estimator: str, *, max_weight, hyperparameter=None,
     if not b > a:
         raise ValueError("reward_range must be (low, high) with low < high")
     Wp = effective_max_weight(estimator, max_weight, hyperparameter)
-    if estimator in ("ips", "clipped-ips", "sg-ips"):
+    if not registry.get(estimator).needs_reward_model:  # IPS-type
         return np.minimum(0.0, Wp * a), np.maximum(0.0, Wp * b)
     return a - Wp * (b - a), b + Wp * (b - a)
 
@@ -142,7 +142,7 @@ def interval(estimator: str, reward, weight, *, method: str = "bootstrap", level
 
     Parameters
     ----------
-    estimator : a name of :func:`ulr.ope.estimators.row_terms`.
+    estimator : a name in :data:`ulr.ope.registry.REGISTRY`.
     reward, weight, q_logged, q_target : arrays (n,) (or (draws, n) except for bootstrap).
     method : ``bootstrap``, ``t``, ``hoeffding`` or ``bernstein``.
     hyperparameter : the family's clip, tau or lam.
@@ -153,9 +153,9 @@ def interval(estimator: str, reward, weight, *, method: str = "bootstrap", level
     """
     if method not in INTERVALS:
         raise ValueError(f"unknown interval {method!r}; choose from {', '.join(INTERVALS)}")
-    num, den = est.row_terms(estimator, reward, weight, hyperparameter=hyperparameter,
-                             q_logged=q_logged, q_target=q_target)
-    ratio = estimator in SELF_NORMALIZED
+    num, den = registry.row_terms(estimator, reward, weight, hyperparameter=hyperparameter,
+                                  q_logged=q_logged, q_target=q_target)
+    ratio = registry.get(estimator).self_normalized
     if method == "bootstrap":
         value = num.sum(axis=-1) / den.sum(axis=-1)
         b = est.bootstrap_ratio(num, den, cluster=cluster, n_bootstrap=n_bootstrap, level=level,
@@ -164,9 +164,10 @@ def interval(estimator: str, reward, weight, *, method: str = "bootstrap", level
         return Bounds(value, b.lower.reshape(shape), b.upper.reshape(shape), method, level)
     if method == "t":
         v, h = t_halfwidth(num, den if ratio else None, level=level)
-        if estimator == "sndr":  # the delta method's terms (the ratio form double-counts)
-            h = t_halfwidth(est.sndr_terms(reward, weight, q_logged=q_logged,
-                                           q_target=q_target), level=level)[1]
+        influence = registry.get(estimator).influence
+        if influence is not None:  # e.g. SNDR's delta method (its ratio form double-counts)
+            h = t_halfwidth(influence(np.asarray(reward, float), np.asarray(weight, float),
+                                      hyperparameter, q_logged, q_target), level=level)[1]
         return Bounds(v, v - h, v + h, method, level)
     value = num.mean(axis=-1)
     if ratio:
@@ -185,3 +186,33 @@ def interval(estimator: str, reward, weight, *, method: str = "bootstrap", level
     lower = np.maximum(value - h, np.maximum(lo, a))
     upper = np.minimum(value + h, np.minimum(hi, b))
     return Bounds(value, lower, upper, method, level, note)
+
+
+def difference_bound(estimator: str, reward, weight, reference, *, method: str,
+                     level: float = 0.95, hyperparameter=None, q_logged=None, q_target=None,
+                     max_weight=None, reward_range=(0.0, 1.0)) -> tuple[float, float]:
+    """Concentration bound of ``V_estimator - mean(reference)``, paired on the rows.
+
+    ``reference`` (n,): per-row terms of the other value (e.g. the logging policy's
+    rewards, in ``reward_range``). The paired terms ``num_i - reference_i`` lie in
+    ``[lo - b, hi - a]`` (``[lo, hi]`` from :func:`term_range`, ``[a, b]`` the
+    rewards' range), and the bound (``hoeffding`` or ``bernstein``) is taken on them,
+    so it agrees with the bounds on each value. Linear estimators only.
+    """
+    if method not in CONCENTRATION:
+        raise ValueError(f"{method} is not a concentration bound")
+    if registry.get(estimator).self_normalized:
+        raise ValueError(f"{estimator} is self-normalized: no {method} bound")
+    num, _ = registry.row_terms(estimator, reward, weight, hyperparameter=hyperparameter,
+                                q_logged=q_logged, q_target=q_target)
+    d = num - np.asarray(reference, dtype=float)
+    W = np.max(weight, axis=-1) if max_weight is None else max_weight
+    lo, hi = term_range(estimator, max_weight=W, hyperparameter=hyperparameter,
+                        reward_range=reward_range)
+    a, b = map(float, reward_range)
+    width = (hi - lo) + (b - a)
+    n = d.shape[-1]
+    h = (hoeffding_halfwidth(n, width=width, level=level) if method == "hoeffding"
+         else bernstein_halfwidth(d, width=width, level=level))
+    v = d.mean(axis=-1)
+    return float(np.maximum(v - h, a - b)), float(np.minimum(v + h, b - a))

@@ -332,3 +332,139 @@ def write_sample_log(path, **kwargs) -> pd.DataFrame:
     df = make_sample_log(**kwargs)
     df.to_csv(path, index=False, float_format="%.6g")
     return df
+
+
+# --------------------------------------------------------------------------- contextual world
+
+
+@dataclass(frozen=True)
+class ContextualWorld:
+    """A contextual bandit whose contexts are rows: each carries its own features.
+
+    ``contexts`` contexts with standard-normal features ``x_c`` (d of them) are drawn
+    uniformly for each row; action ``a``'s click probability is logistic,
+    ``q(c, a) = sigmoid(b + x_c @ beta_a)``; the logger is a softmax of a noisy copy
+    of the scores at ``logging_temperature`` and the target a softmax of the true
+    scores at a lower (sharper) ``target_temperature``. Exact values:
+    ``V(pi) = (1/K) sum_c sum_a pi(a | c) q(c, a)``.
+
+    Attributes
+    ----------
+    X : (K, d) context features.
+    q : (K, A) click probabilities.
+    logging, target : (K, A) the two policies.
+    """
+
+    X: np.ndarray
+    q: np.ndarray
+    logging: np.ndarray
+    target: np.ndarray
+
+    @property
+    def actions(self) -> int:
+        return self.q.shape[1]
+
+    def value(self, pi) -> float:
+        """Exact value of a policy ``pi`` (K, A)."""
+        return float(np.mean(np.sum(np.asarray(pi, dtype=float) * self.q, axis=1)))
+
+    def sample(self, rows: int, *, draws: int = 1, seed=0) -> dict:
+        """``draws`` logs of ``rows`` rows: arrays (draws, rows) ``context``, ``action``,
+        ``reward``, ``propensity`` and ``target_prob`` (the target's probability of the
+        logged action), vectorized."""
+        rng = np.random.default_rng(seed)
+        K, A = self.q.shape
+        ctx = rng.integers(0, K, size=(draws, rows))
+        cum = np.cumsum(self.logging, axis=1)[ctx]  # (draws, rows, A)
+        act = np.minimum((rng.random((draws, rows, 1)) > cum).sum(axis=2), A - 1)
+        reward = (rng.random((draws, rows)) < self.q[ctx, act]).astype(float)
+        return {"context": ctx, "action": act, "reward": reward,
+                "propensity": self.logging[ctx, act], "target_prob": self.target[ctx, act]}
+
+    def frame(self, s: dict, i: int = 0) -> pd.DataFrame:
+        """Log ``i`` in the click-log schema: one row per context (``query_id`` r<row>),
+        ``doc_id`` a<action>, the features, and the target's probability of the logged
+        action as column ``target_p``."""
+        n = s["context"].shape[1]
+        df = pd.DataFrame({"query_id": [f"r{j:05d}" for j in range(n)],
+                           "doc_id": [f"a{a}" for a in s["action"][i]],
+                           "position": 1, "click": s["reward"][i].astype(int),
+                           "propensity": s["propensity"][i], "target_p": s["target_prob"][i]})
+        for j in range(self.X.shape[1]):
+            df[f"feature_{j + 1}"] = self.X[s["context"][i], j]
+        return df
+
+    def target_table(self, s: dict, i: int = 0) -> pd.DataFrame:
+        """The target's probability of every action of each row of log ``i``."""
+        n, A = s["context"].shape[1], self.actions
+        return pd.DataFrame({"query_id": np.repeat([f"r{j:05d}" for j in range(n)], A),
+                             "doc_id": np.tile([f"a{a}" for a in range(A)], n),
+                             "probability": self.target[s["context"][i]].ravel()})
+
+    def feedback(self, s: dict, i: int = 0, *, whole: bool = True):
+        """Log ``i`` as :class:`BanditFeedback` over every action of each row, with the
+        target over the pairs (``whole``) or only its logged actions' probabilities
+        (``target_prob``; then the target returned is ``None``). Same layout as
+        :func:`ulr.ope.feedback.feedback_from_log` builds from :meth:`frame`."""
+        from ulr.ope.feedback import every_action
+        n = s["context"].shape[1]
+        ctx = s["context"][i]
+        labels = np.array([f"a{a}" for a in s["action"][i]], dtype=object)
+        rows = Candidates(context=np.arange(n), features=self.X[ctx],
+                          context_labels=np.array([f"r{j:05d}" for j in range(n)]),
+                          action_labels=labels,
+                          feature_names=tuple(f"feature_{j + 1}" for j in range(self.X.shape[1])))
+        cand, pair = every_action(rows, np.arange(n))
+        fb = BanditFeedback(candidates=cand, pair=pair, reward=s["reward"][i],
+                            propensity=s["propensity"][i],
+                            target_prob=None if whole else s["target_prob"][i])
+        act = np.array([int(str(a)[1:]) for a in cand.action_labels])
+        return fb, (self.target[ctx[cand.context], act] if whole else None)
+
+
+def contextual_world(*, contexts: int = 2000, actions: int = 10, features: int = 5,
+                     base_rate: float = 0.25, signal: float = 1.0,
+                     logging_temperature: float = 1.0, target_temperature: float = 0.3,
+                     logging_noise: float = 1.0, seed=0) -> ContextualWorld:
+    """Build a :class:`ContextualWorld` (the issue-35 world: 10 actions, 5 features)."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((contexts, features))
+    beta = rng.standard_normal((actions, features)) * signal / np.sqrt(features)
+    s = X @ beta.T  # (K, A)
+    lo, hi = -10.0, 10.0
+    for _ in range(60):  # b such that the mean click probability is base_rate
+        b = (lo + hi) / 2
+        lo, hi = (b, hi) if expit(b + s).mean() < base_rate else (lo, b)
+    q = expit(b + s)
+
+    def soft(z, t):
+        z = (z - z.max(axis=1, keepdims=True)) / t
+        e = np.exp(z)
+        return e / e.sum(axis=1, keepdims=True)
+
+    noisy = s + logging_noise * rng.standard_normal(s.shape) * s.std()
+    return ContextualWorld(X=X, q=q, logging=soft(noisy, logging_temperature * s.std()),
+                           target=soft(s, target_temperature * s.std()))
+
+
+# --------------------------------------------------------------------------- selection worlds
+
+
+def selection_world(*, logging_temperature: float = 0.5, temperature: float = 0.5,
+                    model_scale: float = 1.5, seed: int = 4):
+    """A simulated world where IPS is heavy-tailed and the reward model misspecified.
+
+    Softmax logging at ``logging_temperature`` of a noisy copy of the click
+    model; target: softmax at ``temperature`` of the click model with its
+    feature weights rotated (so it favours actions the logger rarely shows).
+    The reward model per pair is ``model_scale * mean(q) + 0.3 (q - mean(q))``
+    plus noise (sd 0.05), clipped to [0.01, 0.99]: right ordering, wrong level
+    and scale. Returns ``(sim, pi, qhat)``.
+    """
+    sim = simulate_bandit(contexts=20, actions=10, logging="softmax",
+                          logging_temperature=logging_temperature, base_rate=0.2, seed=seed)
+    pi = sim.policy(np.r_[sim.beta[1:], sim.beta[:1]], temperature=temperature)
+    q = sim.q[0]
+    noise = np.random.default_rng(seed + 5).standard_normal(len(q))
+    qhat = np.clip(model_scale * q.mean() + 0.3 * (q - q.mean()) + 0.05 * noise, 0.01, 0.99)
+    return sim, pi, qhat

@@ -2,11 +2,21 @@
 
 The takeaway rests on one estimator, its *basis*, chosen by the result's own
 caveats: WIPS when several loggers are declared (pooled IPS mixes their
-propensities; balanced IPS first when every logger's propensity is known), else SNIPS, DR, clipped IPS, IPS, DM in that order, skipping any
-estimator a caveat calls unreliable (heavy-tailed weights: IPS and clipped
-IPS). The question is always "does the target policy differ from the logging
+propensities; balanced IPS first when every logger's propensity is known), else
+SLOPE's choice when it was asked for, else by the registry's ``basis_rank``
+(SNIPS, DR, self-normalized DR, DRos, Switch-DR, clipped IPS, IPS, DM), skipping
+any estimator a caveat calls unreliable (heavy-tailed weights: IPS and clipped
+IPS) and any without a defined interval. Only computed estimators compete, and
+:func:`ulr.ope.evaluate.evaluate` computes none whose needs the input does not
+meet. The question is always "does the target policy differ from the logging
 policy?", answered by the interval of the paired difference ``target -
-logging`` (same bootstrap resamples as the estimates).
+logging`` (same resamples, or the same bound, as the estimates).
+
+A choice never makes the answer stronger than the evidence: when the basis is
+not itself a reference (IPS or SNIPS, the least biased estimators every input
+identifies), the verdict's level may not exceed the reference's and its
+direction must agree, else it is "inconclusive" and names both. The reference
+is IPS unless a caveat calls it unreliable, then SNIPS.
 """
 
 from __future__ import annotations
@@ -17,17 +27,16 @@ import numpy as np
 import pandas as pd
 
 from ulr import verdict as V
+from ulr.ope import registry
 from ulr.ope.estimators import resample_counts
+from ulr.ope.slate import LABELS as SLATE_ESTIMATOR_LABELS
+from ulr.planning import plan_to_exclude_zero
 
-PREFERENCE = ("auto", "snips", "dr", "sndr", "dros", "switch-dr", "clipped-ips", "ips", "dm")
-# "auto" (issue 28) is only there when the user asked SLOPE to choose: the verdict rests on
-# that choice; the DR variants only matter when neither SNIPS nor DR was computed
 #: several loggers (the Off-policy page: "trust balanced IPS when available, WIPS otherwise")
-MULTI_PREFERENCE = ("balanced-ips", "wips")
-LABELS = {"ips": "IPS", "clipped-ips": "clipped IPS", "snips": "SNIPS", "dr": "DR",
-          "dm": "DM", "wips": "WIPS", "balanced-ips": "balanced IPS",
-          "sndr": "self-normalized DR", "switch-dr": "Switch-DR", "dros": "DR with shrinkage",
-          "auto": "the estimator SLOPE chose"}
+#: come first; the rest follow the registry's ``basis_rank`` (``auto``, when asked, first)
+LABELS = registry.LABELS
+#: the least biased estimators every input identifies: the verdict must hold for them too
+REFERENCES = ("ips", "snips")
 #: which estimators each warning code calls unreliable
 UNRELIABLE = {"heavy_tailed": ("ips", "clipped-ips")}
 #: warnings that make an estimate meaningless
@@ -86,24 +95,67 @@ def unreliable(codes) -> set[str]:
     return {e for c in codes for e in UNRELIABLE.get(c, ())}
 
 
+def _preference(several_loggers: bool) -> tuple:
+    ranked = sorted((e.basis_rank, k) for k, e in registry.REGISTRY.items()
+                    if e.basis_rank is not None and not e.needs_loggers)
+    order = (registry.AUTO,) + tuple(k for _, k in ranked)
+    if several_loggers:  # pooled single-log estimators mix the loggers' propensities
+        multi = sorted((e.basis_rank, k) for k, e in registry.REGISTRY.items()
+                       if e.basis_rank is not None and e.needs_loggers)
+        return tuple(k for _, k in multi) + tuple(e for e in order if e != "ips")
+    return order
+
+
+def _defined(t: pd.DataFrame) -> set:
+    """Estimators with a value and a defined interval (of the estimate and the difference)."""
+    ok = t["value"].notna() & t["lower"].notna() & t["upper"].notna()
+    if "diff_lower" in t.columns:
+        ok &= t["diff_lower"].notna() | t["estimator"].isin(("wips", "balanced-ips"))
+    return set(t.loc[ok & (t["estimator"] != "logging"), "estimator"])
+
+
 def choose_basis(table: pd.DataFrame, codes, *, several_loggers: bool) -> str | None:
     """The estimator the takeaway rests on (module doc), or None when none qualifies."""
-    have = set(table.loc[(table["estimator"] != "logging") & table["value"].notna(),
-                         "estimator"])
+    have = _defined(table)
     bad = unreliable(codes)
-    order = (MULTI_PREFERENCE if several_loggers else ()) + PREFERENCE
-    if several_loggers:  # pooled single-log estimators mix the loggers' propensities
-        order = MULTI_PREFERENCE + tuple(e for e in PREFERENCE if e not in ("ips",))
-    for e in order:
+    for e in _preference(several_loggers):
         if e in have and e not in bad:
             return e
     return None
 
 
+def reference_of(table: pd.DataFrame, codes) -> str | None:
+    """The reference the verdict must also hold for: IPS, or SNIPS when a caveat calls
+    IPS unreliable (or IPS has no interval); ``None`` when neither was computed."""
+    have = _defined(table)
+    bad = unreliable(codes)
+    for e in REFERENCES:
+        if e in have and e not in bad:
+            return e
+    return next((e for e in REFERENCES if e in have), None)
+
+
+def _judgement(t: pd.DataFrame, basis: str, log_v: float, warnings, codes) -> tuple[str, int]:
+    """(level, direction) the difference interval of ``basis`` supports on its own:
+    ``inconclusive`` when it contains 0, else ``directional`` with a thin caveat and
+    ``reliable`` without; direction +1 / -1 (0 when inconclusive)."""
+    row = t.loc[basis]
+    dl, du = _difference(row, t, log_v)
+    if V.contains_zero(dl, du):
+        return "inconclusive", 0
+    pat = re.compile(rf"(?<![\w-]){re.escape(basis)}(?![\w-])")
+    wide = any(w.code == "wide_interval" and pat.search(w.message) for w in warnings)
+    thin = [c for c in codes if c in THIN] + (["wide_interval"] if wide else [])
+    return ("directional" if thin else "reliable"), (1 if row["value"] - log_v > 0 else -1)
+
+
 def ope_verdict(table: pd.DataFrame, warnings, diagnostics: dict, *,
                 several_loggers: bool = False, level: float = 0.95,
-                target: str = "the target policy", mapping=()) -> V.Verdict:
-    """The verdict of an :class:`ulr.ope.evaluate.OPEResult`'s table and warnings."""
+                target: str = "the target policy", mapping=(), chosen: str | None = None
+                ) -> V.Verdict:
+    """The verdict of an :class:`ulr.ope.evaluate.OPEResult`'s table and warnings.
+
+    ``chosen``: the estimator ``auto`` stands for (named in the takeaway)."""
     codes = [w.code for w in warnings]
     reasons = [V.Reason(w.code, w.message) for w in warnings] + [w.reason() for w in mapping]
     n = float(diagnostics.get("units") or diagnostics.get("n") or 0)
@@ -119,8 +171,8 @@ def ope_verdict(table: pd.DataFrame, warnings, diagnostics: dict, *,
                                 "propensities, so the verdict rests on the combined estimate."))
     if basis is None:
         return V.Verdict("inconclusive", f"No estimate of {target} can be trusted here: the "
-                         "importance weights are too heavy-tailed for the estimators computed; "
-                         "add SNIPS or DR.", "none", reasons=reasons)
+                         "importance weights are too heavy-tailed for the estimators computed, "
+                         "or none has an interval; add SNIPS.", "none", reasons=reasons)
     row = t.loc[basis]
     value, lower, upper, clipped = V.clip_rate(row["value"], row["lower"], row["upper"])
     if clipped is not None:
@@ -128,6 +180,8 @@ def ope_verdict(table: pd.DataFrame, warnings, diagnostics: dict, *,
     dl, du = _difference(row, t, log_v)
     delta = float(row["value"]) - log_v
     name = LABELS.get(basis, basis)
+    if basis == registry.AUTO and chosen:
+        name = f"{registry.label(chosen)} (chosen by SLOPE)"
     est_txt = V.fmt_interval(value, lower, upper, level=level, pct=True)
     se_log = t.loc["logging", "se"] if "logging" in t.index else np.nan
     log_txt = V.fmt(log_v, se_log if np.isfinite(se_log) else V.se_of(lower, upper, level),
@@ -137,40 +191,89 @@ def ope_verdict(table: pd.DataFrame, warnings, diagnostics: dict, *,
                 "delta_lower": dl, "delta_upper": du, "level": level, "n": n}
     where = f"(by {name}: {est_txt} clicks per row vs {log_txt} for the logging policy)"
     k = diagnostics.get("effective_clicks")
+    unit = ("shown lists" if diagnostics.get("units", diagnostics.get("n"))
+            != diagnostics.get("n") else "logged rows")  # the bootstrap's resampling unit
     if k is not None and k < TOO_FEW_EFFECTIVE_CLICKS:
         # the relative standard error 1/sqrt(k) exceeds WIDE: no bootstrap interval on so
         # few clicks covers (it undercovers), so no difference is claimed
-        more = max(1, int(np.ceil(n * (V.MIN_EFFECTIVE_CLICKS / max(k, 0.1) - 1))))
         return V.Verdict("inconclusive", f"{_cap(target)} cannot be told apart from the logging "
                          f"policy {where}: the estimate rests on {k:.1f} effective clicks.",
                          basis, reasons=reasons + [V.Reason(
                              "too_few_clicks", f"{k:.1f} effective clicks: a relative error of "
                              f"about {1 / np.sqrt(max(k, 1e-9)):.0%}, and its interval cannot "
                              "be trusted.")],
-                         to_settle=f"about {V.about(more)} more logged rows would bring "
-                                   f"{V.MIN_EFFECTIVE_CLICKS} effective clicks",
+                         to_settle=settle_text(n, delta, dl, du, k, unit=unit, level=level),
                          estimate=estimate)
-    if V.contains_zero(dl, du):
-        more = V.more_to_exclude_zero(n, delta, dl, du)
-        unit = ("shown lists" if diagnostics.get("units", diagnostics.get("n"))
-                != diagnostics.get("n") else "logged rows")  # the bootstrap's resampling unit
-        settle = (f"about {V.about(more)} more {unit} would give this difference a "
-                  f"{level:.0%} interval that excludes 0, if it stays this size"
-                  if more is not None else None)
-        return V.Verdict("inconclusive", f"{_cap(target)} cannot be told apart from the logging "
-                         f"policy {where}.", basis, reasons=reasons, to_settle=settle,
+    lev, direction = _judgement(t, basis, log_v, warnings, codes)
+    ref = None if several_loggers or basis in REFERENCES else reference_of(table, codes)
+    if ref is not None:
+        r_lev, r_dir = _judgement(t, ref, log_v, warnings, codes)
+        estimate["reference"] = ref
+        if lev != "inconclusive" and (r_dir != direction or
+                                      V.LEVELS.index(r_lev) > V.LEVELS.index(lev)):
+            if r_dir == direction:
+                reasons.append(V.Reason("reference_weaker", _reference_text(
+                    t, name, ref, log_v, level, r_lev)))
+                lev = r_lev
+            else:
+                reasons.append(V.Reason("estimators_disagree", _reference_text(
+                    t, name, ref, log_v, level, r_lev)))
+                lev, direction = "inconclusive", 0
+    if lev == "inconclusive":
+        plan_on = (delta, dl, du)
+        if V.contains_zero(dl, du):
+            lead = f"{_cap(target)} cannot be told apart from the logging policy {where}"
+        else:  # the reference's interval is what has to shrink
+            lead = (f"{_cap(target)} cannot be told apart from the logging policy: {name} and "
+                    f"{LABELS.get(ref, ref)} disagree {where}")
+            plan_on = (float(t.loc[ref, "value"]) - log_v, *_difference(t.loc[ref], t, log_v))
+        return V.Verdict("inconclusive", lead + ".", basis, reasons=reasons,
+                         to_settle=settle_text(n, *plan_on, k, unit=unit, level=level),
                          estimate=estimate)
-    pat = re.compile(rf"(?<![\w-]){re.escape(basis)}(?![\w-])")
-    wide = any(w.code == "wide_interval" and pat.search(w.message) for w in warnings)
-    thin = [c for c in codes if c in THIN] + (["wide_interval"] if wide else [])
-    better = delta > 0
-    word = "beats" if better else "does worse than"
-    if thin:
+    word = "beats" if direction > 0 else "does worse than"
+    if lev == "directional":
         return V.Verdict("directional", f"{_cap(target)} probably {word} the logging policy "
                          f"{where}, but the evidence is thin.", basis, reasons=reasons,
                          estimate=estimate)
     return V.Verdict("reliable", f"{_cap(target)} {word} the logging policy {where}.", basis,
                      reasons=reasons, estimate=estimate)
+
+
+def _reference_text(t, name, ref, log_v, level, r_lev) -> str:
+    dl, du = _difference(t.loc[ref], t, log_v)
+    d = float(t.loc[ref, "value"]) - log_v
+    se = V.se_of(dl, du, level)
+    said = ("cannot tell the two apart" if r_lev == "inconclusive" else
+            f"supports only a {r_lev} answer")
+    return (f"{name} has the lower variance, but "
+            f"{LABELS.get(ref, ref)}, the least biased estimate here, {said} (difference "
+            f"{V.fmt(d, se, pct=True, sign=True)}, {level:.0%} interval "
+            f"{V.fmt(dl, se, pct=True, sign=True)} to {V.fmt(du, se, pct=True, sign=True)}), "
+            "so the verdict goes no further than it.")
+
+
+def settle_text(n, delta, lower, upper, effective_clicks, *, unit: str = "logged rows",
+                level: float = 0.95) -> str:
+    """``to_settle`` from :func:`ulr.planning.plan_to_exclude_zero`, or what it cannot say."""
+    plan = plan_to_exclude_zero(n, delta, lower, upper, effective_clicks=effective_clicks,
+                                min_effective_clicks=V.MIN_EFFECTIVE_CLICKS)
+    if plan.reason == "few_effective_clicks":
+        k = f"{effective_clicks:.1f}" if effective_clicks is not None else "too few"
+        head = (f"no size can be planned from this interval: it rests on {k} effective "
+                f"clicks, too few to trust its width")
+        if plan.more is None:
+            return head + "."
+        return (head + f"; about {V.about(plan.more)} more {unit} would bring "
+                f"{V.MIN_EFFECTIVE_CLICKS} effective clicks, enough to plan from")
+    if plan.reason == "exclude_zero" and plan.more == 0:
+        return "its interval already excludes 0 at this size"
+    if plan.reason == "exclude_zero":
+        return (f"about {V.about(plan.more)} more {unit} would give this difference a "
+                f"{level:.0%} interval that excludes 0 in about half of such logs, if it "
+                "stays this size")
+    if plan.reason == "no_difference":
+        return "the estimated difference is 0: no amount of data is planned to separate them"
+    return "no size can be planned: the difference has no interval."
 
 
 def _cap(s: str) -> str:
@@ -198,8 +301,7 @@ def clipped_table(table: pd.DataFrame) -> pd.DataFrame:
     return t
 
 
-SLATE_LABELS = {"sips": "standard slate IPS", "iips": "independent IPS (position-based)",
-                "rips": "reward-interaction IPS (cascade)"}
+SLATE_LABELS = SLATE_ESTIMATOR_LABELS  # one label per slate estimator (ulr.ope.slate)
 
 
 def slate_verdict(out: dict, *, level: float = 0.95, mapping=()) -> V.Verdict:
@@ -254,7 +356,7 @@ def study_verdict(out: dict, *, level: float = 0.95) -> V.Verdict:
     tab = out["table"].sort_values("rmse")
     best = tab.iloc[0].estimator
     basis = f"squared error over {int(tab.iloc[0].draws)} simulated logs"
-    name = LABELS.get(best, best)
+    name = registry.label(best)
     if len(tab) < 2:
         return V.Verdict("inconclusive", f"Only {name} was simulated: nothing to compare.",
                          basis)
