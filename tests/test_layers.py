@@ -39,7 +39,6 @@ CLICK = "no import cycle: SDBN's counts become a function DBN uses (clickmodels)
 KNOWN_CYCLES = {
     frozenset({"ulr.data.catalog", "ulr.data.ingest", "ulr.data.log", "ulr.data.scan",
                "ulr.data.summary"}): DATA,
-    frozenset({"ulr.ope.evaluate", "ulr.ope.selection", "ulr.ope.simulate"}): OPE,
     frozenset({"ulr.clickmodels.dbn", "ulr.clickmodels.sdbn"}): CLICK,
 }
 

@@ -227,12 +227,12 @@ def _rankers(c: Context, a: Answer) -> None:
 
 def _ope_settings(shape: LogShape) -> dict:
     """The Off-policy page's opening settings for this log (pages/_ope/log.py)."""
-    from ulr.ope import estimators as est
-    from ulr.ope.loggers import MULTI_ESTIMATORS
+    from ulr.ope import registry
+    loggers = shape.has("logger")
     return dict(action="doc_id", target="fitted" if shape.features else "uniform",
                 target_column=None, score_column=None, temperature=1.0, fit_fraction=0.5,
-                estimators=tuple(est.DEFAULT_ESTIMATORS)
-                + (tuple(MULTI_ESTIMATORS) if shape.has("logger") else ()),
+                estimators=tuple(registry.defaults()) + tuple(
+                    n for n in registry.names(loggers=loggers) if registry.get(n).needs_loggers),
                 clip=None, n_bootstrap=OPE_BOOTSTRAP, level=0.95, folds=2, seed=SEED,
                 interval="bootstrap", reward_model="linear", reward_column=None)
 
