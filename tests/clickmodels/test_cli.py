@@ -21,10 +21,13 @@ def dbn_csv(tmp_path_factory):
 
 def test_json_has_every_model_best_and_verdict(cli, dbn_csv):
     r = cli("clickmodels", "--input", dbn_csv, "--models", "pbm,cascade,dcm,dbn,sdbn,ubm",
-            "--test-fraction", "0.2", "--bootstrap", "5", "--seed", "3", "--json")
+            "--test-fraction", "0.2", "--bootstrap", "5", "--seed", "3",
+            "--parameter-intervals", "--json")
     assert r.rc == 0, r.err
     out = json.loads(r.out)
     assert set(out["models"]) == {"pbm", "cascade", "dcm", "dbn", "sdbn", "ubm"}
+    assert out["settings"]["prior"]["kind"] == "auto"
+    assert out["settings"]["prior"]["strength"]["attractiveness"] >= 1
     assert out["best"] in out["models"]
     assert out["verdict"]["level"] in ("reliable", "directional", "inconclusive", "invalid")
     for key in ("takeaway", "basis"):

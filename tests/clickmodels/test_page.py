@@ -34,7 +34,11 @@ def test_comparison_on_the_sample_shows_the_verdict_first_then_table_and_chart()
     assert list(table["model"])[0] in ("PBM", "UBM")
     assert set(table["model"]) == {"PBM", "UBM", "cascade", "DCM"}
     chart = at.get("plotly_chart")
-    assert len(chart) == 1
+    assert len(chart) == 2  # examination by rank; perplexity by how often a pair was seen
+    freq = at.dataframe(key="um_freq_table").value
+    assert set(freq["model"]) == {"PBM", "UBM", "cascade", "DCM"}
+    assert set(freq["training sessions of the pair"]) <= {"unseen", "1", "2-9", "10+"}
+    assert (freq["held-out impressions"] > 0).all() and (freq["perplexity"] >= 1).all()
     assert any(b.label == "Add to report" for b in at.button)
 
 

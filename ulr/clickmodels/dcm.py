@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ulr.clickmodels import base
+from ulr.clickmodels import prior as priors
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,7 @@ class DCM(base.ChainModel):
     alpha: np.ndarray
     lam: np.ndarray  # continuation after a click, per rank
     iterations: int = 0
+    prior: priors.Prior | None = None  # the prior the fit used (strengths filled in)
     name = "dcm"
 
     def _chain(self, S):
@@ -38,19 +40,23 @@ class DCM(base.ChainModel):
         return a, cc, np.ones_like(a)
 
     @classmethod
-    def fit(cls, S, *, weights=None, max_iter: int = 200, tol: float = 1e-7) -> "DCM":
+    def fit(cls, S, *, weights=None, max_iter: int = 200, tol: float = 1e-7,
+            prior=priors.AUTO) -> "DCM":
+        """EM until no parameter moves by ``tol``; ``prior``'s pseudo-counts are added to the
+        expected counts of alpha and lambda."""
         from ulr.clickmodels.dcm_jit import estep  # compiled: one pass per row
         S, w = base.weighted(S, weights)
+        prior = priors.parse(prior).fitted(S, w)
         K = S.ranks
         pair, click = np.ascontiguousarray(S.pair), np.ascontiguousarray(S.click)
         model = cls(alpha=np.full(S.n_pairs, base.INIT), lam=np.full(K, base.INIT))
         it = 0
         for it in range(1, max_iter + 1):
             na, da, nl, dl = estep(pair, click, w, model.alpha, model.lam)
-            alpha = base.pooled_ratio(na, da)
-            lam = base.ratio(nl, dl, nl.sum() / dl.sum() if dl.sum() > 0 else base.INIT)
+            alpha = prior.update(na, da, "attractiveness")
+            lam = prior.update(nl, dl, "continuation")
             delta = max(np.abs(alpha - model.alpha).max(), np.abs(lam - model.lam).max())
-            model = cls(alpha=alpha, lam=lam, iterations=it)
+            model = cls(alpha=alpha, lam=lam, iterations=it, prior=prior)
             if delta < tol:
                 break
         return model
