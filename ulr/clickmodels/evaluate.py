@@ -348,13 +348,12 @@ def make_verdict(scores, best, *, test: int, bootstrap: int, seed: int, fraction
         if more is not None:
             to_settle = (f"About {about(more)} more held-out sessions would tell {b} from "
                          f"{LABELS[closest.name]}, if the gap stays at {closest.gap:.3g}")
-    takeaway = f"{b} fits best"
-    if noise:
-        takeaway += f"; {', '.join(LABELS[s.name] for s in noise)} " \
-                    f"{'is' if len(noise) == 1 else 'are'} within noise of it"
+    tied = (f"{', '.join(LABELS[s.name] for s in noise)} "
+            f"{'is' if len(noise) == 1 else 'are'} within noise of it") if noise else ""
+    takeaway = f"{b} fits best" + (f"; {tied}" if tied else "")
     cascade_gap = _cascade_gap(scores, best, clear)
-    if cascade_gap:
-        takeaway = cascade_gap + f" ({b} best)"
+    if cascade_gap:  # still names the models it cannot be told from
+        takeaway = cascade_gap + f" ({b} best" + (f"; {tied}" if tied else "") + ")"
     takeaway += "."
     if not bootstrap:
         level = "directional"

@@ -15,9 +15,14 @@ for never-clicked pairs that no iteration cap decides.
 
 Three settings (:func:`parse`):
 
-- ``"auto"`` (the default) centres the prior on the pooled estimate ``m`` (all pairs'
-  expected counts summed, recomputed each M-step) with strength ``s`` pseudo-trials:
-  ``A = s m``, ``B = s (1 - m)``. The per-pair families (attractiveness, satisfaction) get
+- ``"auto"`` (the default) centres the prior on the pooled estimate ``m`` with strength
+  ``s`` pseudo-trials: ``A = s m``, ``B = s (1 - m)``. For the per-pair families
+  (attractiveness, satisfaction) ``m`` is the pooled ratio of the counts below (all clicks
+  over all results counted as examined; all last clicks over all clicks), fixed before EM
+  starts: a centre that followed EM's own estimates would leave the PBM's and UBM's free
+  scale (``theta alpha = (c theta)(alpha / c)``) unpinned, and EM crawled along it to the
+  iteration cap. For the per-rank families ``m`` is the pooled value of the current
+  expected counts. The per-pair families get
   ``s`` by empirical Bayes from the training sessions alone: the beta-binomial method of
   moments (Kleinman, "Proportions with extraneous variance", JASA 1973) on each pair's
   clicks over the results the book's SDBN counts as examined (down to the session's last
@@ -60,6 +65,7 @@ class Prior:
     a: float = 0.0
     b: float = 0.0
     strength: dict = field(default_factory=dict)
+    centre: dict = field(default_factory=dict)
 
     def __post_init__(self):
         if self.kind not in ("auto", "fixed", "none"):
@@ -77,7 +83,8 @@ class Prior:
         st = {"attractiveness": strength_of(clicks, exam),
               "satisfaction": strength_of(lasts, clicks),
               "examination": RANK_STRENGTH, "continuation": RANK_STRENGTH}
-        return Prior(kind="auto", strength=st)
+        centre = {"attractiveness": _pooled(clicks, exam), "satisfaction": _pooled(lasts, clicks)}
+        return Prior(kind="auto", strength=st, centre=centre)
 
     def update(self, num, den, family: str, *, centre=None, fallback=None):
         """``(num + A) / (den + A + B)`` elementwise for ``family``.
@@ -95,7 +102,7 @@ class Prior:
             fb = pooled if fallback is None else fallback
             fb = np.broadcast_to(np.asarray(fb, dtype=float), num.shape)
             return np.where(den > 0, num / np.where(den > 0, den, 1.0), fb)
-        m = pooled if centre is None else centre
+        m = centre if centre is not None else self.centre.get(family, pooled)
         s = self.strength.get(family, RANK_STRENGTH)
         return (num + s * m) / (den + s)
 
@@ -109,10 +116,11 @@ class Prior:
             return {"kind": "none", "text": "no prior (maximum likelihood)"}
         st = {k: round(float(v), 3) for k, v in self.strength.items()}
         return {"kind": "auto", "strength": st,
+                "centre": {k: round(float(v), 4) for k, v in self.centre.items()},
                 "text": "centred on the pooled estimate; strength by empirical Bayes on the "
                         "training sessions" + (
-                            f" ({st['attractiveness']:g} pseudo-results for attractiveness, "
-                            f"{st['satisfaction']:g} for satisfaction)" if st else "")}
+                            f" ({st['attractiveness']:.3g} pseudo-results for attractiveness, "
+                            f"{st['satisfaction']:.3g} for satisfaction)" if st else "")}
 
 
 AUTO = Prior()
@@ -121,6 +129,11 @@ NONE = Prior(kind="none")
 
 def fixed(a: float, b: float) -> Prior:
     return Prior(kind="fixed", a=float(a), b=float(b))
+
+
+def _pooled(k, n) -> float:
+    total = float(np.sum(n))
+    return float(np.clip(float(np.sum(k)) / total, 1e-6, 1 - 1e-6)) if total > 0 else INIT
 
 
 def strength_of(k, n) -> float:
