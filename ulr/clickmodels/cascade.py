@@ -41,6 +41,8 @@ class Cascade(base.ChainModel):
         first_click = S.click & (r == first[:, None])
         num, den = base.pair_sums(first_click.astype(float), exam.astype(float), S.pair,
                                   S.n_pairs, w[:, None])
+        if prior.needs_recentre:  # its own counts' pooled ratio: no EM to wait for
+            prior = prior.recentred({"attractiveness": (num, den)})
         return cls(alpha=prior.update(num, den, "attractiveness"), iterations=0, prior=prior)
 
     def _chain(self, S):

@@ -88,7 +88,10 @@ class DBN(base.ChainModel):
                         abs(gamma - model.gamma))
             model = cls(alpha=alpha, sigma=sigma, gamma=gamma, iterations=it, prior=prior)
             if base.converged(delta, tol, gain, ll_tol):
-                break
+                if not prior.needs_recentre:
+                    break
+                prior = prior.recentred({"attractiveness": (na, da), "satisfaction": (ns, ds)})
+                before = None
         return model
 
     def _expected(self, S, w, lay=None):

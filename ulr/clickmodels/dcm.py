@@ -58,7 +58,9 @@ class DCM(base.ChainModel):
             delta = max(np.abs(alpha - model.alpha).max(), np.abs(lam - model.lam).max())
             model = cls(alpha=alpha, lam=lam, iterations=it, prior=prior)
             if delta < tol:
-                break
+                if not prior.needs_recentre:
+                    break
+                prior = prior.recentred({"attractiveness": (na, da)})
         return model
 
     def _expected(self, S, w):

@@ -59,7 +59,9 @@ class PBM(base.Model):
             delta = max(np.abs(new_a - alpha).max(), np.abs(new_t - theta).max())
             alpha, theta = new_a, new_t
             if base.converged(delta, tol, gain, ll_tol):
-                break
+                if not prior.needs_recentre:
+                    break
+                prior, before = prior.recentred({"attractiveness": (num_a, den_a)}), None
         return cls(alpha=alpha, theta=theta, iterations=it, prior=prior)
 
     def conditional(self, S):

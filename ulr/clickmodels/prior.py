@@ -17,12 +17,15 @@ Three settings (:func:`parse`):
 
 - ``"auto"`` (the default) centres the prior on the pooled estimate ``m`` with strength
   ``s`` pseudo-trials: ``A = s m``, ``B = s (1 - m)``. For the per-pair families
-  (attractiveness, satisfaction) ``m`` is the pooled ratio of the counts below (all clicks
-  over all results counted as examined; all last clicks over all clicks), fixed before EM
-  starts: a centre that followed EM's own estimates would leave the PBM's and UBM's free
-  scale (``theta alpha = (c theta)(alpha / c)``) unpinned, and EM crawled along it to the
-  iteration cap. For the per-rank families ``m`` is the pooled value of the current
-  expected counts. The per-pair families get
+  (attractiveness, satisfaction) ``m`` is first the pooled ratio of the counts below (all
+  clicks over all results counted as examined; all last clicks over all clicks), held fixed
+  until EM converges; then once more the pooled ratio of the model's own expected counts
+  at that fit (:meth:`Prior.recentred`), held fixed while EM converges again. A centre
+  that followed EM's estimates at every step would leave the PBM's and UBM's free scale
+  (``theta alpha = (c theta)(alpha / c)``) unpinned, and EM crawled along it to the
+  iteration cap; a centre left at the counts' ratio (which counts every result of a
+  session without clicks as examined) is too low for never-seen pairs. For the per-rank
+  families ``m`` is the pooled value of the current expected counts. The per-pair families get
   ``s`` by empirical Bayes from the training sessions alone: the beta-binomial method of
   moments (Kleinman, "Proportions with extraneous variance", JASA 1973) on each pair's
   clicks over the results the book's SDBN counts as examined (down to the session's last
@@ -66,6 +69,7 @@ class Prior:
     b: float = 0.0
     strength: dict = field(default_factory=dict)
     centre: dict = field(default_factory=dict)
+    recentre: bool = True  # auto: move the centre to the model's own pooled estimate once
 
     def __post_init__(self):
         if self.kind not in ("auto", "fixed", "none"):
@@ -85,6 +89,17 @@ class Prior:
               "examination": RANK_STRENGTH, "continuation": RANK_STRENGTH}
         centre = {"attractiveness": _pooled(clicks, exam), "satisfaction": _pooled(lasts, clicks)}
         return Prior(kind="auto", strength=st, centre=centre)
+
+    @property
+    def needs_recentre(self) -> bool:
+        return self.kind == "auto" and self.recentre
+
+    def recentred(self, counts: dict) -> "Prior":
+        """The same prior centred on ``sum(num) / sum(den)`` of each family's expected
+        ``counts`` (``{family: (num, den)}``), not to be moved again."""
+        centre = dict(self.centre)
+        centre.update({f: _pooled(num, den) for f, (num, den) in counts.items()})
+        return Prior(kind=self.kind, strength=self.strength, centre=centre, recentre=False)
 
     def update(self, num, den, family: str, *, centre=None, fallback=None):
         """``(num + A) / (den + A + B)`` elementwise for ``family``.

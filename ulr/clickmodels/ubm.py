@@ -62,7 +62,9 @@ class UBM(base.Model):
             delta = max(np.abs(new_a - alpha).max(), np.abs(new_g - gamma).max())
             alpha, gamma = new_a, new_g
             if base.converged(delta, tol, gain, ll_tol):
-                break
+                if not prior.needs_recentre:
+                    break
+                prior, before = prior.recentred({"attractiveness": (num_a, den_a)}), None
         return cls(alpha=alpha, gamma=gamma, iterations=it, prior=prior)
 
     def conditional(self, S):
