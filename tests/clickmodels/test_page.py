@@ -35,7 +35,7 @@ def test_comparison_on_the_sample_shows_the_verdict_first_then_table_and_chart()
     assert set(table["model"]) == {"PBM", "UBM", "cascade", "DCM"}
     chart = at.get("plotly_chart")
     assert len(chart) == 2  # examination by rank; perplexity by how often a pair was seen
-    freq = at.dataframe(key="um_freq_table").value
+    freq = next(d.value for d in at.dataframe if "held-out impressions" in d.value.columns)
     assert set(freq["model"]) == {"PBM", "UBM", "cascade", "DCM"}
     assert set(freq["training sessions of the pair"]) <= {"unseen", "1", "2-9", "10+"}
     assert (freq["held-out impressions"] > 0).all() and (freq["perplexity"] >= 1).all()
