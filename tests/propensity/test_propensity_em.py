@@ -168,8 +168,9 @@ def test_em_step_is_the_click_models_kernel_with_an_optional_prior(pseudo):
     r_post = c + (n - c) * ga * (1 - th) / q  # attractive, per cell
     a, b = pseudo or (0.0, 0.0)
     want_t = (np.bincount(pos0, e_post, k) + a) / (np.bincount(pos0, n, k) + a + b)
-    want_g = (np.bincount(pair, r_post, m) + a) / (np.bincount(pair, n, m) + a + b)
     live = np.bincount(pair, n, m) > 0
+    want_g = (np.bincount(pair, r_post, m) + a) / np.where(live, np.bincount(pair, n, m) + a + b,
+                                                           1.0)
     np.testing.assert_allclose(t_new[0], want_t, rtol=1e-12)
     np.testing.assert_allclose(g_new[0][live], want_g[live], rtol=1e-12)
     assert abs(ll[0] - float(np.sum(c * np.log(th * ga) + (n - c) * np.log(q)))) < 1e-9
