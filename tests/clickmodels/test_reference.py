@@ -188,7 +188,7 @@ def chain_em(S, *, kind, start=None):
 
 def test_dcm_em_matches_reference(small):
     alpha, _, lam, _ = chain_em(small, kind="dcm")
-    m = DCM.fit(small, max_iter=ITER, tol=0, prior=PRIOR)
+    m = DCM.fit(small, max_iter=ITER, tol=0, ll_tol=None, prior=PRIOR)
     np.testing.assert_allclose(m.alpha, alpha, atol=1e-9)
     np.testing.assert_allclose(m.lam, lam, atol=1e-9)
 
@@ -313,7 +313,7 @@ def test_sparse_and_blocked_cells_equal_dense_cells(small, cls, monkeypatch):
         np.testing.assert_allclose(other.gamma, whole.gamma, atol=1e-12)
 
 
-@pytest.mark.parametrize("cls", [DBN, SDBN])
+@pytest.mark.parametrize("cls", [DCM, DBN, SDBN])
 def test_e_step_loglik_is_the_session_likelihood(small, cls):
     """The log-likelihood the chain E-step returns (for its stopping rule) is the filter's."""
     from ulr.clickmodels import base
