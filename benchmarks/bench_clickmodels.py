@@ -76,6 +76,8 @@ elif what == "clickmodels":
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
         rc = main(["clickmodels", "--input", path, "--json"])
+    if rc != 0:
+        raise SystemExit(f"clickmodels exited with status {rc}")
     out = json.loads(buf.getvalue())
     info = {"sessions": out["sessions"], "patterns": out["patterns"], "best": out["best"],
             "aggregate_seconds": out["aggregate_seconds"],

@@ -372,3 +372,19 @@ def test_compiled_dcm_e_step_equals_numpy(ragged):
     got = estep(S.pair, S.click, w, m.alpha, m.lam)
     for x, y in zip(got, want):
         np.testing.assert_allclose(x, y, rtol=1e-12, atol=1e-9)
+
+
+@pytest.mark.parametrize("cls", [PBM, UBM])
+def test_a_never_clicked_pair_has_a_fixed_point_that_max_iter_does_not_decide(small, cls):
+    """Without a prior, EM multiplies a never-clicked pair's attractiveness by
+    (1 - theta) / (1 - theta alpha) < 1 every iteration, so where it stops decides the
+    value; with pseudo-counts it converges to one value."""
+    S = Sessions(pair=np.vstack([small.pair, [[6, 0, 1, 2]] * 3]),
+                 click=np.vstack([small.click, [[False] * 4] * 3]),
+                 test=np.concatenate([small.test, [False] * 3]), n_pairs=7)
+    fits = {(p, it): cls.fit(S, prior=p, max_iter=it, tol=0, ll_tol=None)
+            for p in ("none", "auto", PRIOR) for it in (300, 1200)}
+    assert fits["none", 1200].alpha[6] < fits["none", 300].alpha[6] / 10
+    for p in ("auto", PRIOR):
+        a, b = fits[p, 300].alpha[6], fits[p, 1200].alpha[6]
+        assert a > 0.01 and abs(a - b) < 1e-9, (p, a, b)
