@@ -60,8 +60,12 @@ def test_the_shareable_link_sets_the_controls():
     at.query_params["models"] = "pbm,ubm"
     at.query_params["boot"] = "10"
     at.query_params["seed"] = "4"
+    at.query_params["prior"] = "1,1"
     at.switch_page("pages/user_models.py").run()
     assert not at.exception, at.exception
+    assert at.selectbox(key="um_prior").value == "fixed"
+    assert at.number_input(key="um_prior_a").value == at.number_input(key="um_prior_b").value == 1
+    assert any("1 pseudo-click in 2 pseudo-results" in c.value for c in at.caption)
     assert at.multiselect(key="um_models").value == ["pbm", "ubm"]
     assert at.number_input(key="um_boot").value == 10
     assert at.number_input(key="um_seed").value == 4

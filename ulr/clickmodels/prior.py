@@ -125,8 +125,9 @@ class Prior:
         """What the JSON's settings report."""
         if self.kind == "fixed":
             return {"kind": "fixed", "a": self.a, "b": self.b,
-                    "text": f"Beta pseudo-counts {self.a:g} successes in "
-                            f"{self.a + self.b:g} trials on every parameter"}
+                    "text": f"{self.a:g} pseudo-click{'' if self.a == 1 else 's'} in "
+                            f"{self.a + self.b:g} pseudo-results "
+                            "on every probability"}
         if self.kind == "none":
             return {"kind": "none", "text": "no prior (maximum likelihood)"}
         st = {k: round(float(v), 3) for k, v in self.strength.items()}
