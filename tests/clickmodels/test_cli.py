@@ -139,3 +139,19 @@ def test_simulate_click_model_bad_options(cli, tmp_path, args, words):
     r = cli("simulate", *args, "--out", tmp_path / "x.csv")
     assert r.rc == 2 and words in r.err
     assert len(r.err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("bad", ["1", "a,b", "-1,2", "0,0.0,1"])
+def test_a_bad_prior_is_one_error_line(cli, dbn_csv, bad):
+    r = cli("clickmodels", "--input", dbn_csv, "--prior", bad)
+    assert r.rc == 2 and r.err.startswith("error: ") and "prior" in r.err
+    assert len(r.err.strip().splitlines()) == 1
+
+
+def test_the_prior_setting_is_in_the_json(cli, dbn_csv):
+    r = cli("clickmodels", "--input", dbn_csv, "--models", "cascade", "--prior", "1,1",
+            "--bootstrap", "0", "--json")
+    out = json.loads(r.out)
+    assert out["settings"]["prior"]["kind"] == "fixed"
+    assert (out["settings"]["prior"]["a"], out["settings"]["prior"]["b"]) == (1, 1)
+    assert out["settings"]["bootstrap"] == 0
