@@ -323,6 +323,18 @@ def pbm_em(stats: CellStats, *, theta0=None, gamma0=None, tol: float = 1e-8,
     return EMFit(theta=theta[0], gamma=gamma[0], loglik=tuple(lls[0]), converged=bool(conv[0]))
 
 
+def _warm_kernel() -> None:
+    """Import numba and load the compiled kernel (about 0.5 s a process) with the types the
+    fit passes; :func:`run` does it on a thread while the engine aggregates (DuckDB's
+    threads run without the GIL), so the first EM step does not wait for it."""
+    try:
+        from ulr.clickmodels.cells_jit import cell_step
+        i, x = np.zeros(1, dtype=np.int64), np.full(1, 0.5)
+        cell_step(i, i, np.ones(1), np.zeros(1), x, x, True)
+    except Exception:  # noqa: BLE001 - the fit's own first call reports any real failure
+        pass
+
+
 def pbm_em_replicates(stats: CellStats, weights: np.ndarray, *, tol: float = 1e-8,
                       max_iter: int = 500, eps: float = EPS, max_cells: int = 4_000_000,
                       should_stop=None) -> np.ndarray:
@@ -365,9 +377,13 @@ def run(scan, *, positions=None, n_bootstrap: int = 0, seed=0, assume_randomized
     from ulr.propensity.aggregate import cell_stats, connected_to_top
     from ulr.propensity.result import PropensityResult
 
+    import threading
     prog = bs.Progress(progress)
     prog(0.02, "aggregating impressions and clicks per (query, doc, position) in SQL")
+    warm = threading.Thread(target=_warm_kernel, name="ulr-em-kernel", daemon=True)
+    warm.start()  # the kernel loads while the engine scans
     stats = cell_stats(scan, positions=positions, groups=n_bootstrap > 0)
+    warm.join()
     check(should_stop)
     linked = connected_to_top(stats)
     if not linked[1:].any():
