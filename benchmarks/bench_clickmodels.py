@@ -1,12 +1,16 @@
-"""Click models at scale: UBM and DBN on a Parquet log vs DuckDB's bare scan of the same file.
+"""Click models at scale: all six in one ``clickmodels`` run (or one model at a time) on a
+Parquet or CSV log vs DuckDB's bare scan of the same file.
 
     python benchmarks/bench_clickmodels.py [--sessions 1000000] [--docs 10] [--queries 10000]
-                                           [--orders 0] [--models ubm,dbn] [--max-iter 200]
+                                           [--orders 0] [--models clickmodels] [--max-iter 200]
                                            [--out DIR] [--against CHECKOUT] [--repeat N]
                                            [--format parquet|csv]
 
-Generates ``benchmarks/out/cm_{sessions}x{docs}[_o{orders}].parquet`` once (a DBN log
-from :func:`ulr.simulate.simulate_click_model`; git-ignored; ``--orders 0`` shuffles
+Generates ``benchmarks/out/cm1_{sessions}x{docs}[_o{orders}].parquet`` once (a DBN log
+from :func:`ulr.simulate.simulate_click_model`, written 200k sessions at a time: every
+chunk draws its sessions from its own seed but shares one truth, so a (query, doc) id has
+one set of true parameters and the log is one DBN world, not a mixture; git-ignored; put
+a 10M-session log under /tmp with ``--out``; ``--orders 0`` shuffles
 every session's list, so nearly every session is a pattern of its own, the aggregate's
 worst case; ``--orders m`` shows each query's list in one of m fixed orders, as a
 production ranker does; ``--format csv`` writes the same rows once more as CSV, the form
@@ -18,8 +22,11 @@ fresh child process so peak memory is the child's own (``os.wait4``):
   reads, through the scan's typed projection (ids as text); and one GROUP BY session_id;
 - aggregate: :func:`ulr.clickmodels.sessions.collect` (the SQL statements and the
   pattern matrices);
-- MODEL: aggregate + fit on the training sessions (80%), for each of ``--models``, EM
-  until it converges (``base.converged``) or ``--max-iter``.
+- clickmodels (the default ``--models``): ``python -m ulr clickmodels --input FILE --json``
+  with every default (six models, the shared bootstrap default, the auto prior), its
+  time split into the aggregate and the fits with scoring and bootstrap;
+- MODEL: aggregate + fit on the training sessions (80%), for each other name in
+  ``--models``, EM until it converges (``base.converged``) or ``--max-iter``.
 
 Prints wall and CPU seconds and peak resident memory of each, each one's ratio to the
 scan (issue 27's target: time <= 3x the scan's), the distinct session patterns the
@@ -63,6 +70,19 @@ scan = engines.get("duckdb").scan(path=path)
 if what in REFERENCE:
     r = scan.execute(REFERENCE[what]).fetchone()
     info = {"rows": int(r[0])}
+elif what == "clickmodels":
+    import contextlib, io
+    from ulr.cli import main
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        rc = main(["clickmodels", "--input", path, "--json"])
+    if rc != 0:
+        raise SystemExit(f"clickmodels exited with status {rc}")
+    out = json.loads(buf.getvalue())
+    info = {"sessions": out["sessions"], "patterns": out["patterns"], "best": out["best"],
+            "aggregate_seconds": out["aggregate_seconds"],
+            "fit_seconds": out["seconds"] - out["aggregate_seconds"],
+            "iterations": ",".join(str(m["iterations"]) for m in out["models"].values())}
 else:
     from ulr.clickmodels import MODELS, sessions
     S = sessions.collect(scan, test_fraction=0.2, seed=0)
@@ -77,18 +97,19 @@ print(json.dumps({**info, "seconds": time.perf_counter() - t0, "cpu": time.proce
 
 
 def generate(sessions: int, docs: int, queries: int, out: Path, orders: int = 0) -> Path:
-    path = out / f"cm_{sessions}x{docs}{f'_o{orders}' if orders else ''}.parquet"
+    path = out / f"cm1_{sessions}x{docs}{f'_o{orders}' if orders else ''}.parquet"
     if not path.exists():
         from ulr.simulate import simulate_click_model
         out.mkdir(parents=True, exist_ok=True)
-        chunks, done, i = [], 0, 0
+        done, i = 0, 0
         import pyarrow as pa
         import pyarrow.parquet as pq
         writer = None
         while done < sessions:  # 200k sessions per chunk keeps the generator's memory flat
             n = min(200_000, sessions - done)
             df = simulate_click_model("dbn", sessions=n, queries=queries, docs_per_query=docs,
-                                      seed=i, orders=orders).df.drop(columns=["true_theta"])
+                                      seed=0, session_seed=i, orders=orders
+                                      ).df.drop(columns=["true_theta"])
             df["session_id"] += done
             t = pa.Table.from_pandas(df, preserve_index=False)
             writer = writer or pq.ParquetWriter(path, t.schema)
@@ -148,7 +169,7 @@ def detail(r: dict, what: str) -> str:
         return "reference" if what != "scan" else ""
     return (f"aggregate {r['aggregate_seconds']:.1f} s, {r['patterns']:,} patterns" +
             (f", fit {r['fit_seconds']:.1f} s / {r['iterations']} iterations"
-             if "fit_seconds" in r else ""))
+             if "fit_seconds" in r else "") + (f", best {r['best']}" if "best" in r else ""))
 
 
 def main(argv=None) -> None:
@@ -158,7 +179,8 @@ def main(argv=None) -> None:
     ap.add_argument("--queries", type=int, default=10_000)
     ap.add_argument("--orders", type=int, default=0,
                     help="orders per query's list (0: a random order per session)")
-    ap.add_argument("--models", default="ubm,dbn")
+    ap.add_argument("--models", default="clickmodels",
+                    help="clickmodels (all six in one CLI run) and/or model names")
     ap.add_argument("--max-iter", type=int, default=200)
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--against", type=Path, default=None,

@@ -49,3 +49,17 @@ def record_joins(monkeypatch, *, rewrite=lambda sql: sql) -> list:
         return rewrite(real(k, where, **kw))
     monkeypatch.setattr(sessions, "_pattern_sql", recorded)
     return keys
+
+
+def zipf_weights(n: int, s: float = 1.1) -> np.ndarray:
+    """Query frequencies of a web-search log: the r-th most frequent query in 1 / r^s."""
+    return 1.0 / np.arange(1, n + 1) ** s
+
+
+def long_tail_log(model, *, sessions=20000, queries=300, orders=3, seed=1, zipf=1.1):
+    """A log from ``model`` whose queries follow Zipf-like frequencies: a few queries shown
+    thousands of times, a long tail shown a handful (so most pairs are rarely seen)."""
+    from ulr.simulate import simulate_click_model
+    return simulate_click_model(model, sessions=sessions, queries=queries, docs_per_query=10,
+                                seed=seed, orders=orders, session_seed=seed,
+                                query_weights=zipf_weights(queries, zipf))

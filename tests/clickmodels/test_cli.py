@@ -21,10 +21,13 @@ def dbn_csv(tmp_path_factory):
 
 def test_json_has_every_model_best_and_verdict(cli, dbn_csv):
     r = cli("clickmodels", "--input", dbn_csv, "--models", "pbm,cascade,dcm,dbn,sdbn,ubm",
-            "--test-fraction", "0.2", "--bootstrap", "5", "--seed", "3", "--json")
+            "--test-fraction", "0.2", "--bootstrap", "5", "--seed", "3",
+            "--parameter-intervals", "--json")
     assert r.rc == 0, r.err
     out = json.loads(r.out)
     assert set(out["models"]) == {"pbm", "cascade", "dcm", "dbn", "sdbn", "ubm"}
+    assert out["settings"]["prior"]["kind"] == "auto"
+    assert out["settings"]["prior"]["strength"]["attractiveness"] >= 1
     assert out["best"] in out["models"]
     assert out["verdict"]["level"] in ("reliable", "directional", "inconclusive", "invalid")
     for key in ("takeaway", "basis"):
@@ -136,3 +139,19 @@ def test_simulate_click_model_bad_options(cli, tmp_path, args, words):
     r = cli("simulate", *args, "--out", tmp_path / "x.csv")
     assert r.rc == 2 and words in r.err
     assert len(r.err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("bad", ["1", "a,b", "-1,2", "0,0.0,1"])
+def test_a_bad_prior_is_one_error_line(cli, dbn_csv, bad):
+    r = cli("clickmodels", "--input", dbn_csv, "--prior", bad)
+    assert r.rc == 2 and r.err.startswith("error: ") and "prior" in r.err
+    assert len(r.err.strip().splitlines()) == 1
+
+
+def test_the_prior_setting_is_in_the_json(cli, dbn_csv):
+    r = cli("clickmodels", "--input", dbn_csv, "--models", "cascade", "--prior", "1,1",
+            "--bootstrap", "0", "--json")
+    out = json.loads(r.out)
+    assert out["settings"]["prior"]["kind"] == "fixed"
+    assert (out["settings"]["prior"]["a"], out["settings"]["prior"]["b"]) == (1, 1)
+    assert out["settings"]["bootstrap"] == 0

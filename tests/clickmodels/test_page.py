@@ -34,7 +34,11 @@ def test_comparison_on_the_sample_shows_the_verdict_first_then_table_and_chart()
     assert list(table["model"])[0] in ("PBM", "UBM")
     assert set(table["model"]) == {"PBM", "UBM", "cascade", "DCM"}
     chart = at.get("plotly_chart")
-    assert len(chart) == 1
+    assert len(chart) == 2  # examination by rank; perplexity by how often a pair was seen
+    freq = next(d.value for d in at.dataframe if "held-out impressions" in d.value.columns)
+    assert set(freq["model"]) == {"PBM", "UBM", "cascade", "DCM"}
+    assert set(freq["training sessions of the pair"]) <= {"unseen", "1", "2-9", "10+"}
+    assert (freq["held-out impressions"] > 0).all() and (freq["perplexity"] >= 1).all()
     assert any(b.label == "Add to report" for b in at.button)
 
 
@@ -56,8 +60,12 @@ def test_the_shareable_link_sets_the_controls():
     at.query_params["models"] = "pbm,ubm"
     at.query_params["boot"] = "10"
     at.query_params["seed"] = "4"
+    at.query_params["prior"] = "1,1"
     at.switch_page("pages/user_models.py").run()
     assert not at.exception, at.exception
+    assert at.selectbox(key="um_prior").value == "fixed"
+    assert at.number_input(key="um_prior_a").value == at.number_input(key="um_prior_b").value == 1
+    assert any("1 pseudo-click in 2 pseudo-results" in c.value for c in at.caption)
     assert at.multiselect(key="um_models").value == ["pbm", "ubm"]
     assert at.number_input(key="um_boot").value == 10
     assert at.number_input(key="um_seed").value == 4

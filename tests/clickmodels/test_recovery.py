@@ -116,3 +116,53 @@ def test_chain_models_recover_examination_by_rank(simulated, fitted, name, cls):
     # allow the spread of alpha's error on top (one more standard error per rank)
     tol = 2 * tol
     assert np.all(np.abs(exam - truth) <= tol), (exam - truth, tol)
+
+
+@pytest.mark.parametrize("name,cls", [("pbm", PBM), ("ubm", UBM), ("cascade", Cascade),
+                                      ("dcm", DCM), ("dbn", DBN), ("sdbn", SDBN)])
+def test_the_default_prior_moves_no_well_observed_pair_by_its_standard_error(
+        simulated, fitted, name, cls):
+    """Every pair here is shown in about 20,000 sessions: the auto prior's pseudo-counts
+    (a few results' worth) move its attractiveness by less than one standard error
+    ``sqrt(alpha (1 - alpha) / E)``, with E the pair's expected examinations (alpha taken
+    between the two fits: one without a prior may sit on 1, where the formula gives 0).
+    PBM and UBM fix alpha only up to a scale shared with examination, so theirs is compared
+    as a click probability at rank 1 (alpha times rank 1's examination), both fitted to
+    convergence: along that scale EM crawls, and at the default cap of 200 iterations two
+    UBM fits can still differ there by more than a standard error, prior or not."""
+    _, S = simulated(name)
+    if name in ("pbm", "ubm"):
+        tight = dict(max_iter=3000, tol=1e-9, ll_tol=1e-9)
+        auto, plain = cls.fit(S, **tight), cls.fit(S, prior="none", **tight)
+        assert max(auto.iterations, plain.iterations) < 3000
+    else:
+        auto, plain = fitted(name, cls), cls.fit(S, prior="none")
+    assert auto.prior.kind == "auto" and auto.prior.strength["attractiveness"] >= 1
+
+    def at_rank_1(m):
+        return m.alpha * {"pbm": lambda: m.theta[0], "ubm": lambda: m.gamma[0, 0]}.get(
+            name, lambda: 1.0)()
+    exam = np.bincount(S.pair[S.mask], (plain.examination(S) * S.count[:, None])[S.mask],
+                       minlength=S.n_pairs)
+    a, b = at_rank_1(plain), at_rank_1(auto)
+    mid = (a + b) / 2
+    se = np.sqrt(mid * (1 - mid) / exam)
+    assert exam.min() > 1000
+    assert np.all(np.abs(b - a) <= se), np.max(np.abs(b - a) / se)
+
+
+@pytest.mark.parametrize("truth", ["pbm", "dbn", "ubm"])
+def test_the_default_prior_lowers_perplexity_on_rarely_seen_pairs(truth):
+    """On a long-tailed log (Zipf-like query frequencies), held-out perplexity of the
+    impressions whose pair was seen in 1 or in 2-9 training sessions is lower with the auto
+    prior than with none (where a pair seen once and clicked gets attractiveness 1), and no
+    worse on the pairs seen 10 or more times."""
+    from tests.clickmodels.helpers import long_tail_log
+    from ulr.clickmodels import evaluate
+    S = sessions_of(long_tail_log(truth, sessions=20000, queries=1000), test_every=5)
+    got = {p: evaluate.compare(S, [truth], prior=p).score(truth).perplexity_by_frequency
+           for p in ("none", "auto")}
+    for bucket in ("1", "2-9"):
+        assert got["none"][bucket]["impressions"] > 500
+        assert got["auto"][bucket]["value"] < got["none"][bucket]["value"], (bucket, got)
+    assert got["auto"]["10+"]["value"] <= got["none"]["10+"]["value"] + 1e-3, got

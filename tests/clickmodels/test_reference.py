@@ -2,7 +2,10 @@
 session from the generative story, one session at a time, in plain Python.
 
 Both run the same number of iterations from the same start (tol = 0), so they
-must agree to 1e-9 on a small log.
+must agree to 1e-9 on a small log. The reference's M-step follows PyClick's documented
+rule (every parameter's counts start each iteration at one success in two trials, then
+each session adds its posterior; Chuklin, Markov & de Rijke 2015, §4), which is ulr's
+``prior="1,1"``.
 """
 
 import itertools
@@ -15,6 +18,8 @@ from ulr.clickmodels import DBN, DCM, PBM, SDBN, UBM, Cascade
 from ulr.clickmodels.sessions import Sessions
 
 ITER = 6
+A, B = 1.0, 1.0  # the pseudo-counts of PRIOR
+PRIOR = "1,1"
 
 
 @pytest.fixture(scope="module")
@@ -42,13 +47,10 @@ def train(S):
     return [s for s in range(S.sessions) if not S.test[s]]
 
 
-def ratio(num, den, fallback):
-    return {k: num.get(k, 0.0) / den[k] if den.get(k, 0) > 0 else fallback for k in set(den) | set(num)}
-
-
-def pooled(num, den, default=0.5):
-    d = sum(den.values())
-    return sum(num.values()) / d if d > 0 else default
+def beta(num, den, key):
+    """The M-step of one parameter: A pseudo-successes in A + B pseudo-trials, plus its
+    expected counts (0 for a parameter no session informs)."""
+    return (num.get(key, 0.0) + A) / (den.get(key, 0.0) + A + B)
 
 
 # ----------------------------------------------------------------- PBM and UBM
@@ -78,23 +80,21 @@ def row_model_em(S, exam_key, n_exam_keys):
                 de[k] = de.get(k, 0) + 1
                 if c:
                     prev = r
-        pa = pooled(na, da)
-        new_alpha = [na[q] / da[q] if da.get(q) else pa for q in range(S.n_pairs)]
-        new_exam = {k: ne[k] / de[k] for k in de}
-        alpha, exam = new_alpha, new_exam
+        alpha = [beta(na, da, q) for q in range(S.n_pairs)]
+        exam = {k: beta(ne, de, k) for k in de}  # an unseen key stays at A / (A + B)
     return np.array(alpha), exam
 
 
 def test_pbm_em_matches_reference(small):
     alpha, theta = row_model_em(small, lambda r, prev: r, small.ranks)
-    m = PBM.fit(small, max_iter=ITER, tol=0, ll_tol=None)
+    m = PBM.fit(small, max_iter=ITER, tol=0, ll_tol=None, prior=PRIOR)
     np.testing.assert_allclose(m.alpha, alpha, atol=1e-9)
     np.testing.assert_allclose(m.theta, [theta[r] for r in range(1, small.ranks + 1)], atol=1e-9)
 
 
 def test_ubm_em_matches_reference(small):
     alpha, gamma = row_model_em(small, lambda r, prev: (r, prev), small.ranks)
-    m = UBM.fit(small, max_iter=ITER, tol=0, ll_tol=None)
+    m = UBM.fit(small, max_iter=ITER, tol=0, ll_tol=None, prior=PRIOR)
     np.testing.assert_allclose(m.alpha, alpha, atol=1e-9)
     for (r, prev), g in gamma.items():
         assert abs(m.gamma[r - 1, prev] - g) < 1e-9
@@ -176,36 +176,36 @@ def chain_em(S, *, kind, start=None):
                     if r + 1 < n and E[r] and not (clicks[r] and Sd.get(r, 0)):
                         ng += w * E[r + 1]
                         dg += w
-        pa = pooled(na, da)
-        alpha = [na[q] / da[q] if da.get(q) else pa for q in range(S.n_pairs)]
+        alpha = [beta(na, da, q) for q in range(S.n_pairs)]
         if kind == "dcm":
-            pl = pooled(nl, dl)
-            lam = [nl[r] / dl[r] if dl.get(r) else pl for r in range(K)]
+            lam = [beta(nl, dl, r) for r in range(K)]
         else:
-            ps = pooled(ns, ds)
-            sat = [ns.get(q, 0) / ds[q] if ds.get(q) else ps for q in range(S.n_pairs)]
+            sat = [beta(ns, ds, q) for q in range(S.n_pairs)]
             if kind == "dbn":
-                gamma = ng / dg
+                gamma = beta({0: ng}, {0: dg}, 0)
     return np.array(alpha), np.array(sat), np.array(lam), gamma
 
 
 def test_dcm_em_matches_reference(small):
     alpha, _, lam, _ = chain_em(small, kind="dcm")
-    m = DCM.fit(small, max_iter=ITER, tol=0)
+    m = DCM.fit(small, max_iter=ITER, tol=0, ll_tol=None, prior=PRIOR)
     np.testing.assert_allclose(m.alpha, alpha, atol=1e-9)
     np.testing.assert_allclose(m.lam, lam, atol=1e-9)
 
 
 def test_dbn_em_matches_reference(small):
-    alpha, sigma, _, gamma = chain_em(small, kind="dbn", start=SDBN.closed_form(small))
-    m = DBN.fit(small, max_iter=ITER, tol=0, ll_tol=None)
+    alpha, sigma, _, gamma = chain_em(small, kind="dbn",
+                                      start=SDBN.closed_form(small, prior=PRIOR))
+    m = DBN.fit(small, max_iter=ITER, tol=0, ll_tol=None, prior=PRIOR)
     np.testing.assert_allclose(m.alpha, alpha, atol=1e-9)
     np.testing.assert_allclose(m.sigma, sigma, atol=1e-9)
     assert abs(m.gamma - gamma) < 1e-9
 
 
-def closed_form_reference(S):
-    """Cascade and SDBN counting estimates, session by session."""
+def closed_form_reference(S, pseudo=None):
+    """Cascade and SDBN counting estimates, session by session; ``pseudo`` (a, b) adds a
+    pseudo-successes in a + b pseudo-trials to every count, else an unseen pair gets the
+    pooled ratio."""
     ca, cd, sa, sd, ss, sc = {}, {}, {}, {}, {}, {}
     for s in train(S):
         pairs, clicks = rows(S, s)
@@ -224,24 +224,35 @@ def closed_form_reference(S):
                 ss[q] = ss.get(q, 0) + (r == last)
     out = []
     for num, den in ((ca, cd), (sa, sd), (ss, sc)):
-        p = pooled(num, den)
+        if pseudo is not None:
+            a, b = pseudo
+            out.append(np.array([(num.get(q, 0) + a) / (den.get(q, 0) + a + b)
+                                 for q in range(S.n_pairs)]))
+            continue
+        p = sum(num.values()) / sum(den.values())
         out.append(np.array([num.get(q, 0) / den[q] if den.get(q) else p
                              for q in range(S.n_pairs)]))
     return out
 
 
-def test_cascade_closed_form_matches_reference(small):
-    alpha, _, _ = closed_form_reference(small)
-    np.testing.assert_allclose(Cascade.fit(small).alpha, alpha, atol=1e-12)
+@pytest.mark.parametrize("pseudo", [None, (A, B), (0.3, 2.5)])
+def test_cascade_closed_form_matches_reference(small, pseudo):
+    alpha, _, _ = closed_form_reference(small, pseudo)
+    prior = "none" if pseudo is None else f"{pseudo[0]},{pseudo[1]}"
+    np.testing.assert_allclose(Cascade.fit(small, prior=prior).alpha, alpha, atol=1e-12)
 
 
 def test_sdbn_closed_form_and_em_match_reference(small):
     _, a0, s0 = closed_form_reference(small)
-    start = SDBN.closed_form(small)
+    start = SDBN.closed_form(small)  # the book's counts, no prior
     np.testing.assert_allclose(start.alpha, a0, atol=1e-12)
     np.testing.assert_allclose(start.sigma, s0, atol=1e-12)
+    _, a1, s1 = closed_form_reference(small, (A, B))
+    start = SDBN.closed_form(small, prior=PRIOR)
+    np.testing.assert_allclose(start.alpha, a1, atol=1e-12)
+    np.testing.assert_allclose(start.sigma, s1, atol=1e-12)
     alpha, sigma, _, gamma = chain_em(small, kind="sdbn", start=start)
-    m = SDBN.fit(small, max_iter=ITER, tol=0, ll_tol=None)
+    m = SDBN.fit(small, max_iter=ITER, tol=0, ll_tol=None, prior=PRIOR)
     np.testing.assert_allclose(m.alpha, alpha, atol=1e-9)
     np.testing.assert_allclose(m.sigma, sigma, atol=1e-9)
     assert m.gamma == gamma == 1.0
@@ -302,7 +313,7 @@ def test_sparse_and_blocked_cells_equal_dense_cells(small, cls, monkeypatch):
         np.testing.assert_allclose(other.gamma, whole.gamma, atol=1e-12)
 
 
-@pytest.mark.parametrize("cls", [DBN, SDBN])
+@pytest.mark.parametrize("cls", [DCM, DBN, SDBN])
 def test_e_step_loglik_is_the_session_likelihood(small, cls):
     """The log-likelihood the chain E-step returns (for its stopping rule) is the filter's."""
     from ulr.clickmodels import base
@@ -361,3 +372,19 @@ def test_compiled_dcm_e_step_equals_numpy(ragged):
     got = estep(S.pair, S.click, w, m.alpha, m.lam)
     for x, y in zip(got, want):
         np.testing.assert_allclose(x, y, rtol=1e-12, atol=1e-9)
+
+
+@pytest.mark.parametrize("cls", [PBM, UBM])
+def test_a_never_clicked_pair_has_a_fixed_point_that_max_iter_does_not_decide(small, cls):
+    """Without a prior, EM multiplies a never-clicked pair's attractiveness by
+    (1 - theta) / (1 - theta alpha) < 1 every iteration, so where it stops decides the
+    value; with pseudo-counts it converges to one value."""
+    S = Sessions(pair=np.vstack([small.pair, [[6, 0, 1, 2]] * 3]),
+                 click=np.vstack([small.click, [[False] * 4] * 3]),
+                 test=np.concatenate([small.test, [False] * 3]), n_pairs=7)
+    fits = {(p, it): cls.fit(S, prior=p, max_iter=it, tol=0, ll_tol=None)
+            for p in ("none", "auto", PRIOR) for it in (300, 1200)}
+    assert fits["none", 1200].alpha[6] < fits["none", 300].alpha[6] / 10
+    for p in ("auto", PRIOR):
+        a, b = fits[p, 300].alpha[6], fits[p, 1200].alpha[6]
+        assert a > 0.01 and abs(a - b) < 1e-9, (p, a, b)

@@ -145,3 +145,32 @@ def test_newton_start_is_the_poisson_maximum(open_df, randomized):
     c_q = np.bincount(st.pair, st.clicks, minlength=st.n_pairs)
     np.testing.assert_allclose(gamma, np.minimum(c_q / expo, 1.0), rtol=1e-9)
     assert np.isclose(theta.max(), 0.9)
+
+
+@pytest.mark.parametrize("pseudo", [None, (1.0, 1.0), (0.5, 3.0)])
+def test_em_step_is_the_click_models_kernel_with_an_optional_prior(pseudo):
+    """Position bias's EM step runs the click models' compiled PBM kernel; against the
+    posterior formulas written out per cell (module docstring), with and without a Beta
+    prior's pseudo-counts in the M-step."""
+    from ulr.clickmodels import prior as priors
+    rng = np.random.default_rng(3)
+    k, m, L = 4, 30, 90
+    pos0, pair = rng.integers(0, k, L), rng.integers(0, m, L)
+    n = rng.integers(1, 50, L).astype(float)
+    c = np.floor(n * rng.uniform(0, 0.6, L))
+    theta, gamma = rng.uniform(0.1, 0.9, (1, k)), rng.uniform(0.05, 0.95, (1, m))
+    bt = em._Batch(pos0, pair, n, c, k, m)
+    pr = None if pseudo is None else priors.fixed(*pseudo)
+    t_new, g_new, ll = em._em_step(bt, theta.copy(), gamma.copy(), 1e-12, prior=pr)
+    th, ga = theta[0][pos0], gamma[0][pair]
+    q = 1 - th * ga
+    e_post = c + (n - c) * th * (1 - ga) / q  # examined, per cell
+    r_post = c + (n - c) * ga * (1 - th) / q  # attractive, per cell
+    a, b = pseudo or (0.0, 0.0)
+    want_t = (np.bincount(pos0, e_post, k) + a) / (np.bincount(pos0, n, k) + a + b)
+    live = np.bincount(pair, n, m) > 0
+    want_g = (np.bincount(pair, r_post, m) + a) / np.where(live, np.bincount(pair, n, m) + a + b,
+                                                           1.0)
+    np.testing.assert_allclose(t_new[0], want_t, rtol=1e-12)
+    np.testing.assert_allclose(g_new[0][live], want_g[live], rtol=1e-12)
+    assert abs(ll[0] - float(np.sum(c * np.log(th * ga) + (n - c) * np.log(q)))) < 1e-9

@@ -81,23 +81,6 @@ def pair_sums(num_rows, den_rows, pair, n_pairs, wmat):
             np.bincount(p, (den_rows * wmat)[m], minlength=n_pairs))
 
 
-def pooled_ratio(num, den):
-    """``num / den`` per pair; pairs without evidence get ``sum(num) / sum(den)``."""
-    pooled = num.sum() / den.sum() if den.sum() > 0 else INIT
-    return ratio(num, den, pooled)
-
-
-def pair_ratio(num_rows, den_rows, pair, n_pairs, wmat):
-    """Per-pair ``sum(num) / sum(den)`` over weighted non-empty rows; pairs without
-    evidence get the pooled ratio (so held-out sessions can be scored)."""
-    m = pair >= 0
-    p = pair[m]
-    num = np.bincount(p, (num_rows * wmat)[m], minlength=n_pairs)
-    den = np.bincount(p, (den_rows * wmat)[m], minlength=n_pairs)
-    pooled = num.sum() / den.sum() if den.sum() > 0 else INIT
-    return ratio(num, den, pooled)
-
-
 def log_probs(p_click: np.ndarray, click: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """``log P(C_r = c_r)`` per slot (0 on empty slots); the probability of what was
     observed is floored at ``FLOOR`` (a certainty stays exactly 1)."""

@@ -23,8 +23,13 @@ TINY = 1e-300
 
 
 @njit(cache=True)
-def cell_step(pair, idx, n, c, alpha, exam):
-    """``(num_a, num_e, ll)`` for attractiveness ``alpha`` and examination ``exam``."""
+def cell_step(pair, idx, n, c, alpha, exam, with_ll=True):
+    """``(num_a, num_e, ll)`` for attractiveness ``alpha`` and examination ``exam`` (``ll``
+    0 without ``with_ll``: a step whose likelihood nobody reads skips the logarithms).
+
+    The PBM's one EM kernel: the click models' PBM and UBM and Position bias's EM
+    (:func:`ulr.propensity.em._em_step`) all run it; their M-steps divide its sums by the
+    impressions, with or without a prior's pseudo-counts (:mod:`ulr.clickmodels.prior`)."""
     num_a = np.zeros(alpha.shape[0])
     num_e = np.zeros(exam.shape[0])
     ll = 0.0
@@ -36,12 +41,13 @@ def cell_step(pair, idx, n, c, alpha, exam):
         skip = n[i] - ci
         num_a[pair[i]] += ci + skip * a * (1.0 - e) / q
         num_e[idx[i]] += ci + skip * e * (1.0 - a) / q
-        # a log only where its weight is not 0 (most cells have no click): the same sum,
-        # to the bit (0 * log(p) added nothing)
-        term = ci * np.log(max(p, TINY)) if ci != 0.0 else 0.0
-        if skip != 0.0:
-            term += skip * np.log(max(q, TINY))
-        ll += term
+        if with_ll:
+            # a log only where its weight is not 0 (most cells have no click): the same sum,
+            # to the bit (0 * log(p) added nothing)
+            term = ci * np.log(max(p, TINY)) if ci != 0.0 else 0.0
+            if skip != 0.0:
+                term += skip * np.log(max(q, TINY))
+            ll += term
     return num_a, num_e, ll
 
 

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ulr.clickmodels import base
+from ulr.clickmodels import prior as priors
+from ulr.clickmodels.counts import closed_form_counts
 
 
 @dataclass(frozen=True)
@@ -33,6 +35,7 @@ class DBN(base.ChainModel):
     sigma: np.ndarray
     gamma: float
     iterations: int = 0
+    prior: priors.Prior | None = None  # the prior the fit used (strengths filled in)
     name = "dbn"
     fixed_gamma = None  # SDBN: 1.0
 
@@ -46,39 +49,49 @@ class DBN(base.ChainModel):
         return a, self.gamma * (1.0 - s), np.full_like(a, self.gamma)
 
     @classmethod
-    def start(cls, S, w):
-        """The SDBN's counting estimate of alpha and sigma (a start near the optimum:
-        fewer iterations than from 0.5), gamma 0.5 (SDBN: held at 1)."""
-        from ulr.clickmodels.sdbn import SDBN
-        cf = SDBN.closed_form(S, weights=w)
-        return cls(alpha=cf.alpha, sigma=cf.sigma,
-                   gamma=cls.fixed_gamma if cls.fixed_gamma is not None else base.INIT)
+    def start(cls, S, w, prior=priors.NONE):
+        """The book's SDBN counting estimate of alpha and sigma
+        (:func:`~ulr.clickmodels.counts.closed_form_counts`, with ``prior``'s pseudo-counts;
+        a start near the optimum: fewer iterations than from 0.5), gamma 0.5 (SDBN: held
+        at 1)."""
+        prior = priors.parse(prior).fitted(S, w)
+        clicks, exam, lasts = closed_form_counts(S, w)
+        return cls(alpha=prior.update(clicks, exam, "attractiveness"),
+                   sigma=prior.update(lasts, clicks, "satisfaction"),
+                   gamma=cls.fixed_gamma if cls.fixed_gamma is not None else base.INIT,
+                   prior=prior)
 
     @classmethod
     def fit(cls, S, *, weights=None, max_iter: int = 200, tol: float = 1e-7,
-            ll_tol: float | None = 1e-6) -> "DBN":
+            ll_tol: float | None = 1e-6, prior=priors.AUTO) -> "DBN":
         """EM from :meth:`start` until no parameter moves by ``tol`` or the training
-        log-likelihood per session gains less than ``ll_tol`` (:func:`base.converged`)."""
+        log-likelihood per session moves by less than ``ll_tol`` (:func:`base.converged`);
+        ``prior``'s pseudo-counts are added to the expected counts of alpha, sigma and
+        gamma (an auto prior centres gamma on itself, so leaves it as it is)."""
         from ulr.clickmodels.dbn_jit import estep  # compiled: one pass per row
         S, w = base.weighted(S, weights)
+        prior = priors.parse(prior).fitted(S, w)
         pair, click = np.ascontiguousarray(S.pair), np.ascontiguousarray(S.click)
         total = w.sum()
-        model, before, it = cls.start(S, w), None, 0
+        model, before, it = cls.start(S, w, prior), None, 0
         for it in range(1, max_iter + 1):
             na, da, ns, ds, ng, dg, ll = estep(pair, click, w, model.alpha, model.sigma,
                                                float(model.gamma))
             ll = ll / total if total > 0 else 0.0
-            gain, before = (None if before is None else ll - before), ll
-            alpha = base.pooled_ratio(na, da)
-            sigma = base.pooled_ratio(ns, ds)
+            gain, before = (None if before is None else abs(ll - before)), ll
+            alpha = prior.update(na, da, "attractiveness")
+            sigma = prior.update(ns, ds, "satisfaction")
             gamma = model.gamma
             if cls.fixed_gamma is None:
-                gamma = float(ng / dg) if dg > 0 else base.INIT
+                gamma = float(prior.update([ng], [dg], "continuation", fallback=base.INIT)[0])
             delta = max(np.abs(alpha - model.alpha).max(), np.abs(sigma - model.sigma).max(),
                         abs(gamma - model.gamma))
-            model = cls(alpha=alpha, sigma=sigma, gamma=gamma, iterations=it)
+            model = cls(alpha=alpha, sigma=sigma, gamma=gamma, iterations=it, prior=prior)
             if base.converged(delta, tol, gain, ll_tol):
-                break
+                if not prior.needs_recentre:
+                    break
+                prior = prior.recentred({"attractiveness": (na, da), "satisfaction": (ns, ds)})
+                before = None
         return model
 
     def _expected(self, S, w, lay=None):

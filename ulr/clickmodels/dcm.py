@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ulr.clickmodels import base
+from ulr.clickmodels import prior as priors
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,7 @@ class DCM(base.ChainModel):
     alpha: np.ndarray
     lam: np.ndarray  # continuation after a click, per rank
     iterations: int = 0
+    prior: priors.Prior | None = None  # the prior the fit used (strengths filled in)
     name = "dcm"
 
     def _chain(self, S):
@@ -38,35 +40,45 @@ class DCM(base.ChainModel):
         return a, cc, np.ones_like(a)
 
     @classmethod
-    def fit(cls, S, *, weights=None, max_iter: int = 200, tol: float = 1e-7) -> "DCM":
+    def fit(cls, S, *, weights=None, max_iter: int = 200, tol: float = 1e-7,
+            ll_tol: float | None = 1e-6, prior=priors.AUTO) -> "DCM":
+        """EM until no parameter moves by ``tol`` or the training log-likelihood per session
+        moves by less than ``ll_tol`` (:func:`base.converged`, as DBN's); ``prior``'s
+        pseudo-counts are added to the expected counts of alpha and lambda."""
         from ulr.clickmodels.dcm_jit import estep  # compiled: one pass per row
         S, w = base.weighted(S, weights)
+        prior = priors.parse(prior).fitted(S, w)
         K = S.ranks
         pair, click = np.ascontiguousarray(S.pair), np.ascontiguousarray(S.click)
         model = cls(alpha=np.full(S.n_pairs, base.INIT), lam=np.full(K, base.INIT))
-        it = 0
+        it, before, total = 0, None, max(w.sum(), 1e-300)
         for it in range(1, max_iter + 1):
-            na, da, nl, dl = estep(pair, click, w, model.alpha, model.lam)
-            alpha = base.pooled_ratio(na, da)
-            lam = base.ratio(nl, dl, nl.sum() / dl.sum() if dl.sum() > 0 else base.INIT)
+            na, da, nl, dl, ll = estep(pair, click, w, model.alpha, model.lam)
+            gain, before = (None if before is None else abs(ll / total - before)), ll / total
+            alpha = prior.update(na, da, "attractiveness")
+            lam = prior.update(nl, dl, "continuation")
             delta = max(np.abs(alpha - model.alpha).max(), np.abs(lam - model.lam).max())
-            model = cls(alpha=alpha, lam=lam, iterations=it)
-            if delta < tol:
-                break
+            model = cls(alpha=alpha, lam=lam, iterations=it, prior=prior)
+            if base.converged(delta, tol, gain, ll_tol):
+                if not prior.needs_recentre:
+                    break
+                prior, before = prior.recentred({"attractiveness": (na, da)}), None
         return model
 
     def _expected(self, S, w):
-        """Expected sufficient statistics of one block: alpha's and lambda's sums (the numpy
-        formulation of :func:`ulr.clickmodels.dcm_jit.estep`, which the fit runs, kept as
-        its check)."""
+        """Expected sufficient statistics of one block: alpha's and lambda's sums and the
+        weighted log-likelihood (the numpy formulation of
+        :func:`ulr.clickmodels.dcm_jit.estep`, which the fit runs, kept as its check)."""
         r = np.arange(1, S.ranks + 1)[None, :]
         informative = S.click & (r < S.length[:, None])  # a click with a rank below it
         a, cc, cs = self._chain(S)
-        post_e = base.chain_posterior(a, cc, cs, S.click, S.mask)[0]
+        lay = base.Layout.of(S.click, S.mask)
+        post_e, z, _, _ = base.chain_posterior(a, cc, cs, S.click, S.mask, lay)
         na, da = base.pair_sums(S.click, post_e, S.pair, S.n_pairs, w[:, None])
         nxt = np.concatenate([post_e[:, 1:], np.zeros((S.sessions, 1))], axis=1)
         return (na, da, ((nxt * informative) * w[:, None]).sum(axis=0),
-                (informative * w[:, None]).sum(axis=0))
+                (informative * w[:, None]).sum(axis=0),
+                float(w @ base.chain_loglik(a, cc, cs, S.click, lay, z)))
 
     def parameters(self) -> dict:
         """``lambda_r`` for r < K (a click at the bottom rank says nothing about going on)."""

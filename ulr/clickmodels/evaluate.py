@@ -28,11 +28,17 @@ import numpy as np
 
 from ulr import validate
 from ulr.clickmodels import CASCADE_TYPE, LABELS, MODELS, base
+from ulr.clickmodels import prior as priors
 from ulr.errors import UlrError, check
 from ulr.verdict import Reason, Verdict, about, more_to_exclude_zero
 
 LEVEL = 0.95
 MIN_TEST_SESSIONS = 30
+# replicates the CLI and the page both default to (the verdict's level depends on it)
+DEFAULT_BOOTSTRAP = 50
+REPLICATE_BLOCK = 8  # bootstrap replicates drawn at once (bounds their weights' memory)
+# held-out impressions by their pair's count of training sessions (the long tail first)
+FREQUENCY_BUCKETS = (("unseen", 0, 0), ("1", 1, 1), ("2-9", 2, 9), ("10+", 10, None))
 
 
 @dataclass(frozen=True)
@@ -54,6 +60,9 @@ class ModelScore:
     ll_interval: tuple | None = None
     gap: float = 0.0  # LL_best - LL_this
     gap_interval: tuple | None = None
+    # bucket -> {"value", "impressions"} (see :func:`by_frequency`)
+    log_likelihood_by_frequency: dict = field(default_factory=dict)
+    perplexity_by_frequency: dict = field(default_factory=dict)
 
     def __post_init__(self):
         if self.name not in MODELS:
@@ -63,7 +72,7 @@ class ModelScore:
         d = {k: getattr(self, k) for k in (
             "log_likelihood", "perplexity", "perplexity_by_rank", "conditional_perplexity",
             "conditional_perplexity_by_rank", "ctr_predicted", "ctr_observed", "examination",
-            "iterations", "gap")}
+            "iterations", "gap", "log_likelihood_by_frequency", "perplexity_by_frequency")}
         d["log_likelihood_interval"] = self.ll_interval
         d["gap_interval"] = self.gap_interval
         d["within_noise"] = None if self.gap_interval is None else bool(self.gap_interval[0] <= 0)
@@ -86,6 +95,7 @@ class Comparison:
     seed: int
     seconds: float = 0.0
     notes: tuple = field(default_factory=tuple)
+    prior: dict = field(default_factory=dict)  # the prior every model used (Prior.to_dict)
 
     def __post_init__(self):
         if self.best not in [s.name for s in self.scores]:
@@ -109,12 +119,34 @@ class Comparison:
                                           else bool(lo <= 0))})
         return pd.DataFrame(rows)
 
+    def frequency_table(self):
+        """Held-out log-likelihood and perplexity per model and bucket of the pair's count
+        of training sessions (empty buckets left out)."""
+        import pandas as pd
+        rows = []
+        for s in self.scores:
+            for label, *_ in FREQUENCY_BUCKETS:
+                ll, pp = s.log_likelihood_by_frequency.get(label), \
+                    s.perplexity_by_frequency.get(label)
+                if not ll or not ll["impressions"]:
+                    continue
+                rows.append({"model": LABELS[s.name], "training sessions of the pair": label,
+                             "held-out impressions": ll["impressions"],
+                             "log-likelihood / impression": ll["value"],
+                             "perplexity": pp["value"]})
+        return pd.DataFrame(rows, columns=["model", "training sessions of the pair",
+                                           "held-out impressions", "log-likelihood / impression",
+                                           "perplexity"])
+
     def to_dict(self) -> dict:
         return {"models": {s.name: s.to_dict() for s in self.scores}, "best": self.best,
                 "verdict": self.verdict.to_dict(), "train_sessions": self.train_sessions,
                 "test_sessions": self.test_sessions, "test_fraction": self.test_fraction,
                 "bootstrap": self.bootstrap, "seed": self.seed, "level": LEVEL,
-                "seconds": self.seconds, "notes": list(self.notes)}
+                "seconds": self.seconds, "notes": list(self.notes),
+                "settings": {"prior": dict(self.prior), "bootstrap": self.bootstrap,
+                             "test_fraction": self.test_fraction, "seed": self.seed,
+                             "level": LEVEL}}
 
 
 def _perplexity(logp: np.ndarray, mask: np.ndarray, count: np.ndarray) -> np.ndarray:
@@ -129,13 +161,46 @@ def _percentile(reps: np.ndarray) -> tuple:
     return (float(np.quantile(reps, a)), float(np.quantile(reps, 1 - a)))
 
 
-def _param_intervals(cls, S, reps_w, should_stop) -> dict:
+def pair_sessions(S) -> np.ndarray:
+    """Training sessions per pair: each training row's count added to every pair it shows."""
+    tr = ~S.test
+    m = S.mask[tr]
+    return np.bincount(S.pair[tr][m], np.broadcast_to(S.count[tr][:, None], m.shape)[m],
+                       minlength=S.n_pairs)
+
+
+def frequency_bucket(n_train: np.ndarray) -> np.ndarray:
+    """Index into :data:`FREQUENCY_BUCKETS` of each training-session count."""
+    return np.searchsorted([1, 2, 10], n_train, side="right")
+
+
+def by_frequency(cond, marg, T, bucket) -> tuple[dict, dict]:
+    """Per bucket of the held-out impressions: the mean conditional log-likelihood per
+    impression (``log P(C_r = c_r | C_<r)``, natural log; the terms of the sessions'
+    log-likelihood) and the perplexity ``2^(-mean log2 P(C_r = c_r))`` of the marginal click
+    probability (the overall perplexity's definition, pooled over ranks), each with the
+    bucket's count of held-out impressions."""
+    cnt = np.broadcast_to(T.count[:, None], T.mask.shape)
+    ll_out, pp_out = {}, {}
+    for i, (label, *_) in enumerate(FREQUENCY_BUCKETS):
+        sel = T.mask & (bucket == i)
+        n = int(cnt[sel].sum())
+        if n == 0:
+            ll_out[label] = pp_out[label] = {"value": None, "impressions": 0}
+            continue
+        ll_out[label] = {"value": float((cnt[sel] * cond[sel]).sum() / n), "impressions": n}
+        pp_out[label] = {"value": float(2.0 ** (-(cnt[sel] * marg[sel]).sum() / n / np.log(2))),
+                         "impressions": n}
+    return ll_out, pp_out
+
+
+def _param_intervals(cls, S, reps_w, should_stop, prior) -> dict:
     if reps_w is None:
         return {}
     draws: dict = {}
     for w in reps_w:
         check(should_stop)
-        for k, v in cls.fit(S, weights=w).parameters().items():
+        for k, v in cls.fit(S, weights=w, prior=prior).parameters().items():
             draws.setdefault(k, []).append(np.asarray(v, dtype=float))
     a = (1 - LEVEL) / 2
     with warnings.catch_warnings():  # a parameter with no information is NaN in every draw
@@ -146,7 +211,7 @@ def _param_intervals(cls, S, reps_w, should_stop) -> dict:
 
 
 def compare(S, models, *, n_bootstrap: int = 0, seed: int = 0, test_fraction: float = 0.2,
-            refit_intervals: bool = True, should_stop=None) -> Comparison:
+            refit_intervals: bool = True, prior="auto", should_stop=None) -> Comparison:
     """Fit ``models`` on the training sessions of ``S`` and score them on the held-out ones.
 
     Parameters
@@ -159,6 +224,9 @@ def compare(S, models, *, n_bootstrap: int = 0, seed: int = 0, test_fraction: fl
         Poisson-bootstrap replicates over held-out sessions (0: no intervals);
         with ``refit_intervals`` the parameters' intervals refit every model on
         as many reweighted training logs.
+    prior : str, (A, B) or Prior
+        :func:`ulr.clickmodels.prior.parse`; ``"auto"`` chooses its strength once from the
+        training sessions, and every model uses it.
     """
     t0 = time.perf_counter()
     bootstrap = validate.n_bootstrap(n_bootstrap)
@@ -167,19 +235,20 @@ def compare(S, models, *, n_bootstrap: int = 0, seed: int = 0, test_fraction: fl
     if train == 0 or test == 0:
         raise UlrError(f"the split left {train} training and {test} held-out sessions; "
                        "both need sessions (change --test-fraction or use a larger log).")
-    rng = np.random.default_rng(seed)
+    asked = priors.parse(prior)
+    prior = asked.fitted(*base.weighted(S, None))  # from the training sessions only
     T = S.subset(S.test)
-    # a row stands for `count` sessions, each weighted Poisson(1): their sum is Poisson(count)
-    test_w = rng.poisson(T.count, size=(bootstrap, T.sessions)).astype(float) \
-        if bootstrap else None
+    bucket = frequency_bucket(pair_sessions(S)[np.maximum(T.pair, 0)])
     train_w = None
-    if bootstrap and refit_intervals:
-        train_w = rng.poisson(S.count, size=(bootstrap, S.sessions)).astype(float) * (~S.test)
+    if bootstrap and refit_intervals:  # its own stream: the held-out draws stay as they were
+        rng_train = np.random.default_rng([seed, 1])
+        train_w = rng_train.poisson(S.count, size=(bootstrap, S.sessions)).astype(float) \
+            * (~S.test)
     per_session, partial = {}, []
     for name in models:
         check(should_stop)
         cls = MODELS[name]
-        m = cls.fit(S)
+        m = cls.fit(S, prior=prior)
         cond = base.log_probs(m.conditional(T), T.click, T.mask)
         marg_p = m.marginal(T)
         marg = base.log_probs(marg_p, T.click, T.mask)
@@ -188,6 +257,7 @@ def compare(S, models, *, n_bootstrap: int = 0, seed: int = 0, test_fraction: fl
         n_rank = T.count @ T.mask
         pp, cp = _perplexity(marg, T.mask, T.count), _perplexity(cond, T.mask, T.count)
         ok = n_rank > 0
+        llf, ppf = by_frequency(cond, marg, T, bucket)
         partial.append(dict(
             name=name, log_likelihood=float(T.count @ ll / test), perplexity=float(pp[ok].mean()),
             perplexity_by_rank=pp, conditional_perplexity=float(cp[ok].mean()),
@@ -195,25 +265,47 @@ def compare(S, models, *, n_bootstrap: int = 0, seed: int = 0, test_fraction: fl
             ctr_predicted=base.ratio(T.count @ marg_p, n_rank, np.nan),
             ctr_observed=base.ratio(T.count @ (T.click & T.mask), n_rank, np.nan),
             examination=m.examination_by_rank(S), parameters=m.parameters(),
-            parameter_intervals=_param_intervals(cls, S, train_w, should_stop),
-            iterations=int(m.iterations),
-            ll_interval=(_percentile(test_w @ ll / test_w.sum(axis=1))
-                         if test_w is not None else None)))
+            parameter_intervals=_param_intervals(cls, S, train_w, should_stop, asked),
+            iterations=int(m.iterations), log_likelihood_by_frequency=llf,
+            perplexity_by_frequency=ppf))
     best = max(partial, key=lambda p: p["log_likelihood"])["name"]
+    ll_reps, gap_reps = _replicates(T, per_session, best, bootstrap, seed, should_stop)
     scores = []
     for p in partial:
         d = per_session[best] - per_session[p["name"]]
-        gi = None
-        if test_w is not None and p["name"] != best:
-            gi = _percentile(test_w @ d / test_w.sum(axis=1))
-        scores.append(ModelScore(**p, gap=float(T.count @ d / test), gap_interval=gi))
+        gi = _percentile(gap_reps[p["name"]]) if bootstrap and p["name"] != best else None
+        li = _percentile(ll_reps[p["name"]]) if bootstrap else None
+        scores.append(ModelScore(**p, ll_interval=li, gap=float(T.count @ d / test),
+                                 gap_interval=gi))
     scores.sort(key=lambda s: -s.log_likelihood)
     verdict = make_verdict(scores, best, test=test, bootstrap=bootstrap, seed=seed,
                            fraction=test_fraction)
     return Comparison(scores=tuple(scores), best=best, verdict=verdict, train_sessions=train,
                       test_sessions=test, test_fraction=float(test_fraction),
                       bootstrap=int(bootstrap), seed=int(seed),
-                      seconds=time.perf_counter() - t0)
+                      seconds=time.perf_counter() - t0, prior=prior.to_dict())
+
+
+def _replicates(T, per_session, best, bootstrap, seed, should_stop):
+    """Each model's held-out log-likelihood per session and its gap to ``best`` under
+    ``bootstrap`` Poisson reweightings of the held-out rows (a row standing for ``count``
+    sessions, each weighted Poisson(1), draws Poisson(count)), drawn ``REPLICATE_BLOCK``
+    replicates at a time from one stream (the same draws as one big block)."""
+    ll_reps = {n: [] for n in per_session}
+    gap_reps = {n: [] for n in per_session}
+    if not bootstrap:
+        return ll_reps, gap_reps
+    rng = np.random.default_rng(seed)
+    for lo in range(0, bootstrap, REPLICATE_BLOCK):
+        check(should_stop)
+        w = rng.poisson(T.count, size=(min(REPLICATE_BLOCK, bootstrap - lo), T.sessions)
+                        ).astype(float)
+        tot = w.sum(axis=1)
+        for name, ll in per_session.items():
+            ll_reps[name].append(w @ ll / tot)
+            gap_reps[name].append(w @ (per_session[best] - ll) / tot)
+    return ({n: np.concatenate(v) for n, v in ll_reps.items()},
+            {n: np.concatenate(v) for n, v in gap_reps.items()})
 
 
 def make_verdict(scores, best, *, test: int, bootstrap: int, seed: int, fraction: float
@@ -256,13 +348,12 @@ def make_verdict(scores, best, *, test: int, bootstrap: int, seed: int, fraction
         if more is not None:
             to_settle = (f"About {about(more)} more held-out sessions would tell {b} from "
                          f"{LABELS[closest.name]}, if the gap stays at {closest.gap:.3g}")
-    takeaway = f"{b} fits best"
-    if noise:
-        takeaway += f"; {', '.join(LABELS[s.name] for s in noise)} " \
-                    f"{'is' if len(noise) == 1 else 'are'} within noise of it"
+    tied = (f"{', '.join(LABELS[s.name] for s in noise)} "
+            f"{'is' if len(noise) == 1 else 'are'} within noise of it") if noise else ""
+    takeaway = f"{b} fits best" + (f"; {tied}" if tied else "")
     cascade_gap = _cascade_gap(scores, best, clear)
-    if cascade_gap:
-        takeaway = cascade_gap + f" ({b} best)"
+    if cascade_gap:  # still names the models it cannot be told from
+        takeaway = cascade_gap + f" ({b} best" + (f"; {tied}" if tied else "") + ")"
     takeaway += "."
     if not bootstrap:
         level = "directional"

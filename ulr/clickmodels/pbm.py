@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ulr.clickmodels import base
+from ulr.clickmodels import prior as priors
 from ulr.clickmodels.cells import cells
 
 
@@ -28,6 +29,7 @@ class PBM(base.Model):
     alpha: np.ndarray
     theta: np.ndarray
     iterations: int = 0
+    prior: priors.Prior | None = None  # the prior the fit used (strengths filled in)
     name = "pbm"
 
     def __post_init__(self):
@@ -36,9 +38,12 @@ class PBM(base.Model):
 
     @classmethod
     def fit(cls, S, *, weights=None, max_iter: int = 200, tol: float = 1e-7,
-            ll_tol: float | None = 1e-6) -> "PBM":
+            ll_tol: float | None = 1e-6, prior=priors.AUTO) -> "PBM":
+        """EM on cell counts; ``prior`` (:mod:`ulr.clickmodels.prior`) adds pseudo-counts
+        to the M-step's expected counts."""
         from ulr.clickmodels.cells_jit import cell_step  # compiled: one pass over the cells
         S, w = base.weighted(S, weights)
+        prior = priors.parse(prior).fitted(S, w)
         cl = cells(S, w, with_prev=False)
         alpha = np.full(S.n_pairs, base.INIT)
         theta = np.full(S.ranks, base.INIT)
@@ -48,14 +53,16 @@ class PBM(base.Model):
         it, before, total = 0, None, max(w.sum(), 1e-300)  # per training session
         for it in range(1, max_iter + 1):
             num_a, num_t, ll = cell_step(cl.pair, idx, cl.n, cl.c, alpha, theta)
-            gain, before = (None if before is None else ll / total - before), ll / total
-            new_a = base.ratio(num_a, den_a, num_a.sum() / den_a.sum())
-            new_t = base.ratio(num_t, den_t, base.INIT)
+            gain, before = (None if before is None else abs(ll / total - before)), ll / total
+            new_a = prior.update(num_a, den_a, "attractiveness")
+            new_t = prior.update(num_t, den_t, "examination", fallback=base.INIT)
             delta = max(np.abs(new_a - alpha).max(), np.abs(new_t - theta).max())
             alpha, theta = new_a, new_t
             if base.converged(delta, tol, gain, ll_tol):
-                break
-        return cls(alpha=alpha, theta=theta, iterations=it)
+                if not prior.needs_recentre:
+                    break
+                prior, before = prior.recentred({"attractiveness": (num_a, den_a)}), None
+        return cls(alpha=alpha, theta=theta, iterations=it, prior=prior)
 
     def conditional(self, S):
         return base.gather(self.alpha, S.pair) * self.theta[None, :S.ranks] * S.mask

@@ -36,3 +36,30 @@ def examination_figure(comparison, pbm_theta=None, *, truth=None,
                                  name="true", line=dict(dash="dash", color="#888")))
     theme.apply(fig, title=title, x="rank", y="examination relative to rank 1")
     return fig
+
+
+def frequency_figure(comparison, *, title: str = "Held-out perplexity by how often the pair "
+                                                  "was seen in training") -> go.Figure:
+    """Per model, the held-out perplexity of each bucket of the pair's training sessions
+    (unseen, 1, 2-9, 10+): where rarely seen pairs cost a model, and where a prior helps.
+    Lower is better; 1 is a perfect prediction."""
+    from ulr.clickmodels.evaluate import FREQUENCY_BUCKETS
+    fig = go.Figure()
+    for i, s in enumerate(comparison.scores):
+        labels, values, counts = [], [], []
+        for label, *_ in FREQUENCY_BUCKETS:
+            b = s.perplexity_by_frequency.get(label) or {}
+            if b.get("impressions"):
+                labels.append(label)
+                values.append(b["value"])
+                counts.append(b["impressions"])
+        fig.add_trace(go.Bar(
+            x=labels, y=values, name=LABELS[s.name], customdata=counts,
+            marker_color=theme.color_for(s.name, i),
+            hovertemplate=(f"{LABELS[s.name]}<br>pair seen in %{{x}} training sessions<br>"
+                           "perplexity %{y:.4f}<br>%{customdata:,} held-out impressions"
+                           "<extra></extra>")))
+    theme.apply(fig, title=title, x="training sessions of the (query, document) pair",
+                y="perplexity (lower is better)")
+    fig.update_layout(barmode="group")
+    return fig

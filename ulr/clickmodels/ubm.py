@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ulr.clickmodels import base
+from ulr.clickmodels import prior as priors
 from ulr.clickmodels.cells import cells
 
 
@@ -26,6 +27,7 @@ class UBM(base.Model):
     alpha: np.ndarray
     gamma: np.ndarray  # (K, K): [r - 1, r'] for r' < r
     iterations: int = 0
+    prior: priors.Prior | None = None  # the prior the fit used (strengths filled in)
     name = "ubm"
 
     def __post_init__(self):
@@ -34,9 +36,12 @@ class UBM(base.Model):
 
     @classmethod
     def fit(cls, S, *, weights=None, max_iter: int = 200, tol: float = 1e-7,
-            ll_tol: float | None = 1e-6) -> "UBM":
+            ll_tol: float | None = 1e-6, prior=priors.AUTO) -> "UBM":
+        """EM on cell counts, as the PBM's; an auto prior centres each ``gamma[r, r']`` on
+        its rank's pooled value."""
         from ulr.clickmodels.cells_jit import cell_step  # compiled: one pass over the cells
         S, w = base.weighted(S, weights)
+        prior = priors.parse(prior).fitted(S, w)
         cl = cells(S, w, with_prev=True)
         K = S.ranks
         alpha = np.full(S.n_pairs, base.INIT)
@@ -47,16 +52,20 @@ class UBM(base.Model):
         it, before, total = 0, None, max(w.sum(), 1e-300)  # per training session
         for it in range(1, max_iter + 1):
             num_a, num_g, ll = cell_step(cl.pair, g_idx, cl.n, cl.c, alpha, gamma.ravel())
-            gain, before = (None if before is None else ll / total - before), ll / total
-            new_a = base.ratio(num_a, den_a, num_a.sum() / den_a.sum())
+            gain, before = (None if before is None else abs(ll / total - before)), ll / total
+            new_a = prior.update(num_a, den_a, "attractiveness")
             # an unseen (rank, previous click) falls back to its rank's pooled value
-            by_rank = base.ratio(num_g.reshape(K, K).sum(1), den_g.reshape(K, K).sum(1), base.INIT)
-            new_g = base.ratio(num_g, den_g, np.repeat(by_rank, K)).reshape(K, K)
+            by_rank = np.repeat(base.ratio(num_g.reshape(K, K).sum(1),
+                                           den_g.reshape(K, K).sum(1), base.INIT), K)
+            new_g = prior.update(num_g, den_g, "examination", centre=by_rank,
+                                 fallback=by_rank).reshape(K, K)
             delta = max(np.abs(new_a - alpha).max(), np.abs(new_g - gamma).max())
             alpha, gamma = new_a, new_g
             if base.converged(delta, tol, gain, ll_tol):
-                break
-        return cls(alpha=alpha, gamma=gamma, iterations=it)
+                if not prior.needs_recentre:
+                    break
+                prior, before = prior.recentred({"attractiveness": (num_a, den_a)}), None
+        return cls(alpha=alpha, gamma=gamma, iterations=it, prior=prior)
 
     def conditional(self, S):
         K = S.ranks

@@ -1,7 +1,8 @@
 """``clickmodels``: which user model fits the log, compared on held-out sessions (#27).
 
     python -m ulr clickmodels --input log.csv --models pbm,cascade,dcm,dbn,sdbn,ubm \\
-        --test-fraction 0.2 --bootstrap 50 --seed 0 [--json]
+        --test-fraction 0.2 --bootstrap 50 --seed 0 [--prior auto|none|A,B]
+        [--parameter-intervals] [--json]
 
 One aggregate query (DuckDB, or Spark with ``--engine spark``) returns the
 session matrices; every model is fitted on the training sessions and scored on
@@ -31,8 +32,18 @@ def register(sub):
                    help=f"comma-separated models (default {DEFAULT_MODELS})")
     p.add_argument("--test-fraction", type=float, default=0.2, metavar="F",
                    help="share of sessions held out, by a hash of the session id (default 0.2)")
-    p.add_argument("--bootstrap", type=int, default=0, metavar="B",
-                   help="bootstrap replicates over sessions for the intervals (0: none)")
+    p.add_argument("--bootstrap", type=int, default=None, metavar="B",
+                   help="Poisson-bootstrap replicates over held-out sessions for the gaps' "
+                        "intervals (default: the page's, "
+                        "ulr.clickmodels.evaluate.DEFAULT_BOOTSTRAP; 0: none)")
+    p.add_argument("--parameter-intervals", action="store_true",
+                   help="also refit every model on B reweighted training logs for the "
+                        "parameters' intervals (B times the fitting time)")
+    p.add_argument("--prior", default="auto", metavar="auto|none|A,B",
+                   help="Beta pseudo-counts added to every probability's expected counts: "
+                        "auto (default) centres them on the pooled estimate with a strength "
+                        "chosen by empirical Bayes on the training sessions; A,B adds A "
+                        "successes in A+B trials (1,1: PyClick's); none: maximum likelihood")
     p.add_argument("--positions", type=int, metavar="K", help="use ranks 1..K only")
     p.add_argument("--seed", type=int, default=0)
     common.add_log_args(p)
@@ -55,9 +66,13 @@ def _scan(args):
 
 def run(args) -> dict:
     from ulr.clickmodels import evaluate, parse_models, sessions
+    from ulr.clickmodels import prior as priors
     t0 = time.perf_counter()
     models = parse_models(args.models)
+    if args.bootstrap is None:
+        args.bootstrap = evaluate.DEFAULT_BOOTSTRAP
     validate.n_bootstrap(args.bootstrap, option="--bootstrap")
+    prior = priors.parse(args.prior)
     if not 0.0 < args.test_fraction < 1.0:
         raise UlrError(f"--test-fraction must lie strictly between 0 and 1, "
                        f"got {args.test_fraction}.")
@@ -65,14 +80,17 @@ def run(args) -> dict:
     sessions.require_sessions(scan, models)
     S = sessions.collect(scan, test_fraction=args.test_fraction, seed=args.seed,
                          positions=args.positions)
+    t1 = time.perf_counter()
     res = evaluate.compare(S, models, n_bootstrap=args.bootstrap, seed=args.seed,
-                           test_fraction=args.test_fraction)
+                           test_fraction=args.test_fraction, prior=prior,
+                           refit_intervals=args.parameter_intervals)
     out = res.to_dict()
     out["dataset"] = scan.name
     out["sessions"] = S.total
     out["patterns"] = S.sessions
     out["ranks"] = S.ranks
     out["seconds"] = time.perf_counter() - t0
+    out["aggregate_seconds"] = t1 - t0
     return out
 
 
@@ -92,6 +110,15 @@ def render(result: dict) -> str:
     exam = np.asarray(best["examination"], dtype=float)
     lines.append(f"{result['best']} examination by rank: "
                  + " ".join(f"{x:.3f}" for x in exam))
+    lines.append(f"{'model':>8s}  {'pair seen':>9s}  {'impressions':>11s}  {'LL/impr.':>9s}  "
+                 f"{'perplexity':>10s}   (held out, by the pair's training sessions)")
+    for name, m in result["models"].items():
+        for label, ll in m["log_likelihood_by_frequency"].items():
+            if ll["impressions"]:
+                pp = m["perplexity_by_frequency"][label]["value"]
+                lines.append(f"{name:>8s}  {label:>9s}  {ll['impressions']:11,d}  "
+                             f"{ll['value']:9.4f}  {pp:10.4f}")
+    lines.append(f"prior: {result['settings']['prior']['text']}")
     lines.append(f"basis: {v['basis']}")
     lines.append(f"{result['seconds']:.2f} s")
     return "\n".join(lines)

@@ -20,10 +20,12 @@ and the M-step averages these posteriors:
     theta_k     <- sum_{cells at k}    [c + (n - c) P(E=1,R=0|C=0)] / sum n
     gamma_{q,d} <- sum_{cells of q,d}  [c + (n - c) P(E=0,R=1|C=0)] / sum n.
 
-Each iteration is a handful of vector operations and two ``bincount`` over
-the cells, never over rows. The same code runs a batch of bootstrap
-replicates at once: arrays carry a leading replicate axis and the bincounts
-run over offset indices, so B replicates cost one pass over B x cells.
+Each EM step is one compiled pass over the cells, never over rows: the kernel
+:func:`ulr.clickmodels.cells_jit.cell_step`, which the click models' PBM and UBM run too
+(one PBM, issue 37), once per replicate of a batch. An optional Beta prior
+(:mod:`ulr.clickmodels.prior`) adds pseudo-counts in the M-step; Position bias runs without
+one (its estimate of theta is unchanged; with every pair's impressions in the tens, a
+prior would only move gamma's scale, which theta relative to position 1 does not see).
 Parameters are clipped to [eps, 1 - eps] so a position or pair with no
 clicks (or only clicks) cannot reach 0 or 1, where EM would stick. The overall scale (theta * s, gamma / s) is only weakly
 identified, so the estimate is reported relative to position 1.
@@ -69,9 +71,12 @@ class _Batch:
     """Cell arrays for B replicates: n, c of shape (B, L); sums by position / pair."""
 
     def __init__(self, pos0, pair, n, c, k, m):
-        self.pos0, self.pair, self.k, self.m = pos0, pair, k, m
-        self.n, self.c = np.atleast_2d(n), np.atleast_2d(c)
-        self.nc = self.n - self.c
+        # the kernel's types, once: int64 indices, float64 counts, contiguous rows
+        self.pos0 = np.ascontiguousarray(pos0, dtype=np.int64)
+        self.pair = np.ascontiguousarray(pair, dtype=np.int64)
+        self.k, self.m = k, m
+        self.n = np.ascontiguousarray(np.atleast_2d(n), dtype=np.float64)
+        self.c = np.ascontiguousarray(np.atleast_2d(c), dtype=np.float64)
         self.b = self.n.shape[0]
         off = np.arange(self.b)[:, None]
         self.ipos = (pos0[None, :] + k * off).ravel()
@@ -183,25 +188,33 @@ def poisson_start(stats: CellStats, *, max_iter: int = 50, tol: float = 1e-12
     return theta[0], gamma[0]
 
 
-def _em_step(bt: _Batch, theta, gamma, eps, with_ll: bool = True):
-    """One EM map for every replicate; also the log-likelihood (B,) at the input."""
-    th = theta[:, bt.pos0]
-    g = gamma[:, bt.pair]
-    p = th * g
-    q = 1.0 - p
-    # sum c log(theta gamma) needs no per-cell logarithm.
-    ll = ((bt.c_k * np.log(theta)).sum(axis=1) + (bt.c_q * np.log(gamma)).sum(axis=1)
-          + np.einsum("ij,ij->i", bt.nc, np.log(q))) if with_ll else None
-    w = bt.nc / q
-    wp = w * p
-    # w th (1 - g) = w th - w p  and  w g (1 - th) = w g - w p
-    t_new = (bt.c_k + bt.by_pos(w * th - wp)) / bt.safe_nk
-    g_new = (bt.c_q + bt.by_pair(w * g - wp)) / bt.safe_nq
+def _em_step(bt: _Batch, theta, gamma, eps, with_ll: bool = True, prior=None):
+    """One EM map for every replicate; also the log-likelihood (B,) at the input.
+
+    The E-step is the shared compiled kernel (module docstring): per pair and position the
+    expected attractive and examined impressions ``c + (n - c) P(.|C = 0)``. The M-step
+    divides them by the impressions, or with ``prior`` (a
+    :class:`ulr.clickmodels.prior.Prior`) adds its pseudo-counts first."""
+    from ulr.clickmodels.cells_jit import cell_step  # compiled once (cache=True)
+    t_new, g_new = np.empty_like(theta), np.empty_like(gamma)
+    ll = np.empty(bt.b) if with_ll else None
+    for r in range(bt.b):
+        num_g, num_t, lr = cell_step(bt.pair, bt.pos0, bt.n[r], bt.c[r],
+                                     np.ascontiguousarray(gamma[r]),
+                                     np.ascontiguousarray(theta[r]), with_ll)
+        if prior is None:
+            t_new[r] = num_t / bt.safe_nk[r]
+            g_new[r] = num_g / bt.safe_nq[r]
+        else:
+            t_new[r] = prior.update(num_t, bt.n_k[r], "examination")
+            g_new[r] = prior.update(num_g, bt.n_q[r], "attractiveness")
+        if with_ll:
+            ll[r] = lr
     return _clip(t_new, eps), _clip(g_new, eps), ll
 
 
 def _squarem(bt: _Batch, theta, gamma, *, tol, max_iter, eps, accelerate, progress=None,
-             should_stop=None):
+             should_stop=None, prior=None):
     """EM (SQUAREM S3) for every replicate until its own log-likelihood settles."""
     b = bt.b
     lls = [[] for _ in range(b)]
@@ -211,7 +224,7 @@ def _squarem(bt: _Batch, theta, gamma, *, tol, max_iter, eps, accelerate, progre
     for it in range(int(max_iter)):
         check(should_stop)
         th, ga = theta[act], gamma[act]
-        t1, g1, ll0 = _em_step(sub, th, ga, eps)
+        t1, g1, ll0 = _em_step(sub, th, ga, eps, prior=prior)
         done = np.zeros(len(act), dtype=bool)
         for j, r in enumerate(act):
             lls[r].append(float(ll0[j]))
@@ -227,7 +240,7 @@ def _squarem(bt: _Batch, theta, gamma, *, tol, max_iter, eps, accelerate, progre
         if not accelerate:
             new_t, new_g = t1, g1
         else:
-            t2, g2, _ = _em_step(sub, t1, g1, eps, with_ll=False)
+            t2, g2, _ = _em_step(sub, t1, g1, eps, with_ll=False, prior=prior)
             rt, rg = t1 - th, g1 - ga
             vt, vg = t2 - t1 - rt, g2 - g1 - rg
             rr = (rt * rt).sum(axis=1) + (rg * rg).sum(axis=1)
@@ -236,7 +249,7 @@ def _squarem(bt: _Batch, theta, gamma, *, tol, max_iter, eps, accelerate, progre
             alpha = np.minimum(alpha, -1.0)[:, None]
             tx = _clip(th - 2 * alpha * rt + alpha ** 2 * vt, eps)
             gx = _clip(ga - 2 * alpha * rg + alpha ** 2 * vg, eps)
-            t3, g3, llx = _em_step(sub, tx, gx, eps)  # stabilizing step
+            t3, g3, llx = _em_step(sub, tx, gx, eps, prior=prior)  # stabilizing step
             # Keep the extrapolation only if it is at least as likely as the cycle's start.
             ok = (np.isfinite(llx) & (llx >= ll0[keep]))[:, None]
             new_t = np.where(ok, t3, t2)
@@ -250,7 +263,7 @@ def _squarem(bt: _Batch, theta, gamma, *, tol, max_iter, eps, accelerate, progre
 
 def pbm_em(stats: CellStats, *, theta0=None, gamma0=None, tol: float = 1e-8,
            max_iter: int = 500, eps: float = EPS, accelerate: bool = True,
-           progress=None, should_stop=None) -> EMFit:
+           progress=None, should_stop=None, prior=None) -> EMFit:
     """Fit the PBM by EM on cell statistics.
 
     Parameters
@@ -280,6 +293,10 @@ def pbm_em(stats: CellStats, *, theta0=None, gamma0=None, tol: float = 1e-8,
     progress : callable(fraction, text), optional
     should_stop : callable() -> bool, optional
         Checked every iteration; True raises :class:`ulr.errors.Cancelled`.
+    prior : ulr.clickmodels.prior.Prior, optional
+        Beta pseudo-counts added to the M-step's expected counts (the click models' prior);
+        None (Position bias's default): maximum likelihood. With a prior the recorded
+        log-likelihood is the data's alone, which the prior's pull may lower a little.
 
     Returns
     -------
@@ -302,8 +319,20 @@ def pbm_em(stats: CellStats, *, theta0=None, gamma0=None, tol: float = 1e-8,
     theta, gamma = _clip(theta, eps), _clip(gamma, eps)
     theta, gamma, lls, conv = _squarem(bt, theta, gamma, tol=tol, max_iter=max_iter, eps=eps,
                                        accelerate=accelerate, progress=progress,
-                                       should_stop=should_stop)
+                                       should_stop=should_stop, prior=prior)
     return EMFit(theta=theta[0], gamma=gamma[0], loglik=tuple(lls[0]), converged=bool(conv[0]))
+
+
+def _warm_kernel() -> None:
+    """Import numba and load the compiled kernel (about 0.5 s a process) with the types the
+    fit passes; :func:`run` does it on a thread while the engine aggregates (DuckDB's
+    threads run without the GIL), so the first EM step does not wait for it."""
+    try:
+        from ulr.clickmodels.cells_jit import cell_step
+        i, x = np.zeros(1, dtype=np.int64), np.full(1, 0.5)
+        cell_step(i, i, np.ones(1), np.zeros(1), x, x, True)
+    except Exception:  # noqa: BLE001 - the fit's own first call reports any real failure
+        pass
 
 
 def pbm_em_replicates(stats: CellStats, weights: np.ndarray, *, tol: float = 1e-8,
@@ -348,9 +377,13 @@ def run(scan, *, positions=None, n_bootstrap: int = 0, seed=0, assume_randomized
     from ulr.propensity.aggregate import cell_stats, connected_to_top
     from ulr.propensity.result import PropensityResult
 
+    import threading
     prog = bs.Progress(progress)
     prog(0.02, "aggregating impressions and clicks per (query, doc, position) in SQL")
+    warm = threading.Thread(target=_warm_kernel, name="ulr-em-kernel", daemon=True)
+    warm.start()  # the kernel loads while the engine scans
     stats = cell_stats(scan, positions=positions, groups=n_bootstrap > 0)
+    warm.join()
     check(should_stop)
     linked = connected_to_top(stats)
     if not linked[1:].any():
