@@ -10,7 +10,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ulr import store  # noqa: E402
+from ulr.data import ingest  # noqa: E402
 from ulr.simulate import simulate_clicks, write_log  # noqa: E402
 
 
@@ -26,10 +26,10 @@ def main(rows: int = 1_000_000) -> None:
     write_log(sim.df, str(csv))
     t_write = time.perf_counter() - t
     t = time.perf_counter()
-    res = store.load_log(csv, "bench", db_path=tmp / "b.duckdb")
+    res = ingest.load_log(csv, "bench", db_path=tmp / "b.duckdb")
     t_load = time.perf_counter() - t
     t = time.perf_counter()
-    log = store.open_file(csv)
+    log = ingest.open_file(csv)
     t_open = time.perf_counter() - t
     assert res.rows == len(sim.df) == log.info.rows
     mb = csv.stat().st_size / 1e6

@@ -53,11 +53,12 @@ PROFILE = """
 import sys, time
 t0 = time.perf_counter()
 import duckdb
-from ulr.propensity import aggregate, em
+from ulr.data.scan import cell_stats, csv_scan
+from ulr.propensity import em
 t1 = time.perf_counter()
-scan = aggregate.csv_scan(sys.argv[1])
+scan = csv_scan(sys.argv[1])
 scan.cur.execute("SET enable_progress_bar = false")
-stats = aggregate.cell_stats(scan)
+stats = cell_stats(scan)
 t2 = time.perf_counter()
 bt = em._Batch(stats.position - 1, stats.pair, stats.impressions, stats.clicks,
                stats.positions, stats.n_pairs)

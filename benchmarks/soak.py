@@ -53,7 +53,9 @@ sys.path.insert(0, str(ROOT))
 
 import duckdb  # noqa: E402
 
-from ulr import store  # noqa: E402
+from ulr.data import catalog, ingest  # noqa: E402
+
+from ulr.data.summary import ctr_by_position
 
 # (url path, menu title, the page's heading): the pages each visitor goes through
 PAGES = [("", "Home", "ulr — unbiased learning to rank"), ("data", "Data", "Data"),
@@ -289,20 +291,20 @@ def write_csv(path: Path, rows: int) -> None:
 
 def bench_reader_during_load(rows, tmp):
     db = tmp / "load.duckdb"
-    store.ensure_sample(db)
+    ingest.ensure_sample(db)
     csv = tmp / "big.csv"
     write_csv(csv, rows)
     lat, waits, stop = [], [], threading.Event()
 
     def reader():
-        cur = store.cursor(db)
+        cur = catalog.cursor(db)
         while not stop.is_set():
             t = time.perf_counter()
-            with store.catalog(db, on_wait=waits.append):
+            with catalog.catalog(db, on_wait=waits.append):
                 pass
-            store.list_datasets(cur)
-            log = store.open_dataset("sample", cur=cur)
-            store.ctr_by_position(log)
+            catalog.list_datasets(cur)
+            log = catalog.open_dataset("sample", cur=cur)
+            ctr_by_position(log)
             lat.append(time.perf_counter() - t)
             time.sleep(0.02)
 
@@ -329,7 +331,7 @@ def bench_reader_during_load(rows, tmp):
     # lock while it writes the table (staging and checks could run outside it)
     alt = duckdb.connect(str(tmp / "native.duckdb"))
     alt.execute("CREATE TEMP TABLE stg AS SELECT * FROM read_parquet(?)",
-                [str(store.files_dir(db) / (store.get_dataset(store.cursor(db), "big").table
+                [str(catalog.files_dir(db) / (catalog.get_dataset(catalog.cursor(db), "big").table
                                              + ".parquet"))])
     t = time.perf_counter()
     alt.execute("BEGIN; CREATE TABLE ds AS SELECT * FROM stg; COMMIT; CHECKPOINT")
@@ -341,7 +343,7 @@ def bench_reader_during_load(rows, tmp):
 
 
 def bench_groupby(rows, tmp):
-    con = duckdb.connect(str(tmp / "gb.duckdb"), config={"memory_limit": store.MEMORY_LIMIT})
+    con = duckdb.connect(str(tmp / "gb.duckdb"), config={"memory_limit": catalog.MEMORY_LIMIT})
     con.execute(f"""CREATE TABLE t AS SELECT 'q' || (i // 10) AS query_id,
         'd' || (hash(i) % 200000) AS doc_id, (i % 10 + 1)::BIGINT AS position,
         hash(i * 7) % 100 < 5 AS click FROM range({rows}) r(i)""")

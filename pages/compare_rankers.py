@@ -6,7 +6,8 @@ import streamlit as st
 
 from pages import _ui as ui
 from pages._ui.reporting import pbm_fit_reason
-from ulr import propensity, rankers, store
+from ulr import propensity, rankers
+from ulr.data import catalog
 from ulr.errors import NeedsFeatures, NeedsRandomizedRows, TooFewQueries, UlrError
 from ulr.lists import mapping_warnings
 from ulr.text import parse_numbers, plain
@@ -32,12 +33,12 @@ CORRECTION_LABELS = {"holm": "Holm (family-wise)", "bh": "Benjamini-Hochberg (fa
 
 @ui.cache_data(show_spinner=False, max_entries=64)
 def _true_theta(content_hash: str, name: str):
-    return store.open_dataset(name, cur=store.cursor()).true_theta()
+    return catalog.open_dataset(name, cur=catalog.cursor()).true_theta()
 
 
 @ui.cache_data(show_spinner=False, max_entries=64)
 def _estimated_theta(content_hash: str, name: str, method: str, seed: int, _should_stop=None):
-    lg = store.open_dataset(name, cur=store.cursor())
+    lg = catalog.open_dataset(name, cur=catalog.cursor())
     return rankers.propensity_theta(lg, method, seed=seed, should_stop=_should_stop)
 
 
@@ -45,7 +46,7 @@ def _estimated_theta(content_hash: str, name: str, method: str, seed: int, _shou
 def _compare(content_hash: str, name: str, theta: tuple, learner: str, clip, snips: bool,
              seed: int, n_bootstrap: int, test: str = "randomization",
              correction: str = "holm", _should_stop=None):
-    lg = store.open_dataset(name, cur=store.cursor())
+    lg = catalog.open_dataset(name, cur=catalog.cursor())
     sc = rankers.compare_learners(rankers.log_frame(lg), None, np.array(theta),
                                   learners=learner, clip=clip, normalize=snips, seed=seed,
                                   min_queries=rankers.MIN_TEST_QUERIES, should_stop=_should_stop)

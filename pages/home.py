@@ -3,7 +3,8 @@
 import streamlit as st
 
 from pages import _ui as ui
-from ulr import store
+from ulr.data import catalog
+from ulr.data.summary import summary
 
 st.title("ulr — unbiased learning to rank")
 st.markdown(
@@ -15,7 +16,7 @@ st.markdown(
 
 @ui.cache_data(show_spinner=False, max_entries=64)
 def _summary(content_hash: str, name: str):
-    return store.summary(store.open_dataset(name, cur=store.cursor()))
+    return summary(catalog.open_dataset(name, cur=catalog.cursor()))
 
 
 src = ui.current_source()  # a registered source: its figures come from its stored statistics

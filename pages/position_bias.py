@@ -10,7 +10,9 @@ import streamlit as st
 
 from pages import _ui as ui
 from pages._ui.reporting import pbm_fit_reason
-from ulr import propensity, store
+from ulr import propensity
+from ulr.data import catalog
+from ulr.data.summary import ctr_by_position, summary
 from ulr.errors import NeedsRandomizedRows, UlrError
 from ulr.propensity import plots
 from ulr.propensity.result import N_BOOTSTRAP
@@ -29,12 +31,12 @@ SOURCE_METHODS = propensity.CELL_METHODS  # a registered source keeps cell stati
 
 @ui.cache_data(show_spinner=False, max_entries=64)
 def _max_position(content_hash: str, name: str) -> int:
-    return store.summary(store.open_dataset(name, cur=store.cursor()))["positions"]
+    return summary(catalog.open_dataset(name, cur=catalog.cursor()))["positions"]
 
 
 @ui.cache_data(show_spinner=False, max_entries=64)
 def _true_theta(content_hash: str, name: str):
-    return store.open_dataset(name, cur=store.cursor()).true_theta()
+    return catalog.open_dataset(name, cur=catalog.cursor()).true_theta()
 
 
 @ui.cache_data(show_spinner=False, max_entries=128)
@@ -44,7 +46,7 @@ def _estimate(content_hash: str, name: str, method: str, positions: int, bootstr
 
     ``_should_stop`` (not part of the key) ends the work with the script run.
     """
-    lg = store.open_dataset(name, cur=store.cursor())
+    lg = catalog.open_dataset(name, cur=catalog.cursor())
     try:
         return "ok", propensity.estimate(lg, method=method, positions=positions,
                                          n_bootstrap=bootstrap, seed=seed,
@@ -168,8 +170,8 @@ def _show_failures(failures: dict) -> None:
 
 @ui.cache_data(show_spinner=False, max_entries=64)
 def _evidence(content_hash: str, name: str):
-    lg = store.open_dataset(name, cur=store.cursor())
-    return store.summary(lg), store.ctr_by_position(lg)
+    lg = catalog.open_dataset(name, cur=catalog.cursor())
+    return summary(lg), ctr_by_position(lg)
 
 
 def _show(results, truth, by_pos, evidence: dict, *, label: str, settings: dict,

@@ -8,11 +8,11 @@ model's examination-by-rank curve beside the PBM estimate of the Position bias p
 import streamlit as st
 
 from pages import _ui as ui
-from ulr import propensity, store
+from ulr import propensity
+from ulr.data import catalog
 from ulr.clickmodels import LABELS, MODELS, evaluate, plots, sessions
 from ulr.errors import UlrError
-from ulr.propensity import aggregate
-
+from ulr.data.scan import scan_of
 st.title("User models")
 st.caption(
     "Which user model explains the clicks? Each click model is fitted on the training "
@@ -26,9 +26,9 @@ st.caption(
 def _compare(content_hash: str, name: str, models: tuple, fraction: float, bootstrap: int,
              seed: int, prior: str = "auto", _should_stop=None):
     """("ok", Comparison) or ("error", sentence); keyed by content hash + settings."""
-    lg = store.open_dataset(name, cur=store.cursor())
+    lg = catalog.open_dataset(name, cur=catalog.cursor())
     try:
-        S = sessions.collect(aggregate.scan_of(lg), test_fraction=fraction, seed=seed)
+        S = sessions.collect(scan_of(lg), test_fraction=fraction, seed=seed)
         return "ok", evaluate.compare(S, list(models), n_bootstrap=bootstrap, seed=seed,
                                       test_fraction=fraction, refit_intervals=False,
                                       prior=prior, should_stop=_should_stop)
@@ -38,7 +38,7 @@ def _compare(content_hash: str, name: str, models: tuple, fraction: float, boots
 
 @ui.cache_data(show_spinner=False, max_entries=32)
 def _pbm_theta(content_hash: str, name: str, positions: int):
-    lg = store.open_dataset(name, cur=store.cursor())
+    lg = catalog.open_dataset(name, cur=catalog.cursor())
     try:
         return propensity.estimate(lg, method="em", positions=positions).theta
     except UlrError:

@@ -95,13 +95,13 @@ def cli_process():
 @pytest.fixture
 def open_df(tmp_path):
     """``open_df(df, name="log.parquet")``: write a frame and open it as the CLI would."""
-    from ulr import store
+    from ulr.data import ingest
     from ulr.simulate import write_log
 
     def open_(df, name: str = "log.parquet"):
         path = tmp_path / name
         write_log(df, str(path))
-        return store.open_file(path)
+        return ingest.open_file(path)
     return open_
 
 

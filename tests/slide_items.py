@@ -15,7 +15,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ulr import propensity, rankers, store
+from ulr import propensity, rankers
+
+from ulr.data import catalog, ingest
+
+from ulr.data.summary import ctr_by_position, summary
 from ulr.bandits.plots import lab_figure
 from ulr.bandits.envs import make_env
 from ulr.bandits.replay import replay
@@ -58,17 +62,17 @@ def build_items(tmp) -> list[ReportItem]:
     db = str(tmp / "items.duckdb")
     shop, _ = make_multi_logger_log(sessions=3000, ctr=0.004, seed=2)
     shop.to_csv(tmp / "shop.csv", index=False)
-    store.load_log(tmp / "shop.csv", "shop04", db_path=db)
+    ingest.load_log(tmp / "shop.csv", "shop04", db_path=db)
     sim = simulate_clicks(queries=120, docs_per_query=8, sessions=3000, seed=1)
     write_log(sim.df, str(tmp / "sim.csv"))
-    store.load_log(tmp / "sim.csv", "simulated", db_path=db)
-    cur = store.cursor(db)
-    shop_log, sim_log = (store.open_dataset(n, cur=cur) for n in ("shop04", "simulated"))
+    ingest.load_log(tmp / "sim.csv", "simulated", db_path=db)
+    cur = catalog.cursor(db)
+    shop_log, sim_log = (catalog.open_dataset(n, cur=cur) for n in ("shop04", "simulated"))
     items = []
 
     # Data: CTR by position
-    ctr = store.ctr_by_position(shop_log)
-    summ = store.summary(shop_log)
+    ctr = ctr_by_position(shop_log)
+    summ = summary(shop_log)
     items.append(ReportItem.from_result(
         "CTR by position", fig=ctr_by_position_figure(ctr), table=ctr, dataset="shop04",
         settings={"dataset": "shop04"},
@@ -81,7 +85,7 @@ def build_items(tmp) -> list[ReportItem]:
 
     # Position bias
     res = propensity.estimate(sim_log, method="em", seed=0)
-    by_pos = store.ctr_by_position(sim_log)
+    by_pos = ctr_by_position(sim_log)
     table = pplots.results_table([res], sim_log.true_theta(), clicks=by_pos["clicks"].to_numpy(),
                                  impressions=by_pos["impressions"].to_numpy())
     thin = table[table["thin"] & (table["position"] > 1)]
@@ -168,7 +172,7 @@ def build_items(tmp) -> list[ReportItem]:
     items.append(_ope_item(several, "shop04", {
         **fitted, "target": "softmax of a linear click model fit on part of the log",
         "estimators": list(multi), "clip": None}))
-    sample = store.open_file(ROOT / "data" / "sample_ope.csv")
+    sample = ingest.open_file(ROOT / "data" / "sample_ope.csv")
     sl = slate_from_log(sample, temperature=1.0, fit_fraction=0.5, seed=0)
     st = sl["table"].copy()
     st.insert(0, "method", st["estimator"].map(SLATE_LABELS))

@@ -147,8 +147,8 @@ def test_read_errors_name_the_file_and_line_never_the_content(tmp_path):
     bad = tmp_path / "bad.csv"
     bad.write_text("query_id,doc_id,position,click\n1,1,1,0\n1,2,hunter2,0\n")
     with pytest.raises(access.UlrError) as err:
-        from ulr.propensity import aggregate
-        aggregate.cell_stats(engines.get("duckdb").scan(path=str(bad)))
+        from ulr.data.scan import cell_stats
+        cell_stats(engines.get("duckdb").scan(path=str(bad)))
     assert "hunter2" not in str(err.value) and "bad.csv" in str(err.value)
 
 

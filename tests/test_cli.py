@@ -136,12 +136,12 @@ def test_report_propensity_method_alias_still_writes_the_report(tmp_path, cli):
 def test_a_refusal_carries_its_option_and_the_cli_names_the_flag(tmp_path, cli, user_error):
     """The library's message names no parameter; the error carries the option that lifts
     it (ulr.errors.Refused), the CLI adds the flag and the Data page its control."""
-    from ulr import store
+    from ulr.data import ingest
     from ulr.errors import Refused
     bad = tmp_path / "bad.csv"
     bad.write_text("query_id,doc_id,position,click\nq,d,0,1\nq,e,1,0\n")
     with pytest.raises(Refused, match="skip the bad rows to keep the valid ones") as exc:
-        store.open_file(bad)
+        ingest.open_file(bad)
     assert exc.value.option == "skip_bad_rows"
     assert "--" not in str(exc.value) and "skip_bad_rows" not in str(exc.value)
     user_error(cli("load", bad, "--db", tmp_path / "u.duckdb", "--name", "b"),

@@ -6,7 +6,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from ulr import store
+from ulr.data import ingest
 from ulr.ope.evaluate import evaluate_log
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -23,7 +23,7 @@ def test_json_is_one_object_matching_the_library(cli):
     assert res["rows"] == 10_000 and res["evaluated_rows"] < 10_000
     assert {"ess", "ess_fraction", "effective_clicks", "clicks", "warnings"} <= set(res)
     assert "few_clicks" in res["warning_codes"]
-    lib = evaluate_log(store.open_file(SAMPLE), n_bootstrap=200)
+    lib = evaluate_log(ingest.open_file(SAMPLE), n_bootstrap=200)
     assert res["estimates"]["snips"]["value"] == pytest.approx(lib.estimate("snips"))
     assert res["logging"]["value"] == pytest.approx(lib.estimate("logging"))
 

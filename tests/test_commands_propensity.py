@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ulr import store
+from ulr.data import catalog, ingest
 from ulr.propensity import estimate
 from ulr.simulate import simulate_clicks, write_log
 
@@ -37,7 +37,7 @@ def files(tmp_path_factory):
     csv = tmp / "log.csv"
     write_log(sim.df, str(csv))
     db = tmp / "db.duckdb"
-    store.load_log(csv, "clicks", db_path=db)
+    ingest.load_log(csv, "clicks", db_path=db)
     return sim, csv, db
 
 
@@ -91,7 +91,7 @@ def test_file_scan_and_stored_dataset_agree(capsys, files, monkeypatch, method):
     assert a["rows_used"] == b["rows_used"]
     np.testing.assert_allclose(a["true_theta"], b["true_theta"], rtol=1e-9)
     # ... and the same as the Python API on the stored table.
-    res = estimate(store.open_dataset("clicks", db), method=method)
+    res = estimate(catalog.open_dataset("clicks", db), method=method)
     np.testing.assert_allclose(res.theta, a["theta"], rtol=1e-9)
 
 

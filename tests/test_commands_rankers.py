@@ -6,7 +6,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ulr import metrics, rankers, store
+from ulr import metrics, rankers
+
+from ulr.data import ingest
 from ulr.simulate import simulate_clicks, write_log
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -28,7 +30,7 @@ def test_json_matches_the_library_with_a_propensity_method(run_cli):
     res = json.loads(out)
     assert set(res["naive"]) == KEYS and set(res["ipw"]) == KEYS
     assert res["propensity"] == "randomization" and not res["estimated"]
-    log = store.open_file(SAMPLE)
+    log = ingest.open_file(SAMPLE)
     theta = rankers.propensity_theta(log, "randomization")
     lib = rankers.train_and_evaluate(rankers.log_frame(log), None, theta).metrics()
     for r in ("naive", "ipw"):
@@ -68,7 +70,7 @@ def test_test_input_and_stored_dataset(run_cli, tmp_path):
     write_log(train, str(tmp_path / "train.csv"))
     write_log(test, str(tmp_path / "test.parquet"))
     db = str(tmp_path / "ulr.duckdb")
-    store.load_log(tmp_path / "train.csv", "my train", db_path=db)
+    ingest.load_log(tmp_path / "train.csv", "my train", db_path=db)
     code, out, err = run_cli("rankers", "--db", db, "--name", "my train", "--theta",
                              THETA, "--test-input", str(tmp_path / "test.parquet"), "--json")
     assert code == 0, err
@@ -167,7 +169,7 @@ def test_several_learners_give_pairs_corrected_p_values_and_a_significance_table
     assert "naive" not in res  # the one-pair keys belong to a single learner
     pairs = res["pairs"]
     assert len(pairs) == 6 * len(KEYS)
-    log = store.open_file(SAMPLE)
+    log = ingest.open_file(SAMPLE)
     lib = compare_learners(rankers.log_frame(log), None, [1 / k for k in range(1, 11)],
                            learners=("linear", "gbdt"))
     for m in KEYS:

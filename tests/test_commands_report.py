@@ -12,7 +12,9 @@ import pandas as pd
 import pytest
 from plotly.offline import get_plotlyjs
 
-from ulr import cli, propensity, rankers, store
+from ulr import cli, propensity, rankers
+
+from ulr.data import ingest
 from ulr.commands import report as cmd
 from ulr.errors import UlrError
 from ulr.simulate import simulate_clicks, write_log
@@ -131,7 +133,7 @@ def test_unknown_stored_dataset_exits_2(tmp_path, capsys):
 
 def test_summary_section_matches_the_log(sim):
     s, path = sim
-    log = store.open_file(path)
+    log = ingest.open_file(path)
     items, status = cmd.build_items(log, ["summary"])
     assert status == {"summary": "ok"}
     key, ctr = items
@@ -189,7 +191,7 @@ def test_propensity_and_rankers_sections_with_an_estimator(sim, monkeypatch, tmp
     assert "Position bias (randomization)</h2>" in doc and "Naive vs IPW ranker</h2>" in doc
     assert "a caveat" in doc and "theta estimated (randomization)" in doc
 
-    log = store.open_file(path)
+    log = ingest.open_file(path)
     items, status = cmd.build_items(log, ["propensity", "rankers"], propensity_method="em",
                                     positions=5, seed=4)
     prop, rk = items
@@ -227,7 +229,7 @@ def test_thin_positions_are_named_in_a_caveat(monkeypatch, tmp_path):
     path = tmp_path / "few.csv"
     write_log(s.df, str(path))
     monkeypatch.setattr(cmd.propensity, "estimate", fake_estimate([]))
-    (item,), status = cmd.build_items(store.open_file(path), ["propensity"],
+    (item,), status = cmd.build_items(ingest.open_file(path), ["propensity"],
                                       propensity_method="em")
     assert status == {"propensity": "ok"}
     g = s.df.groupby("position")["click"].agg(["sum", "count"])
@@ -249,7 +251,7 @@ def test_thin_positions_are_named_in_a_caveat(monkeypatch, tmp_path):
 
 def test_failing_sections_become_notes(sim, monkeypatch, tmp_path, capsys):
     s, path = sim
-    log = store.open_file(path)
+    log = ingest.open_file(path)
     calls = []
     monkeypatch.setattr(cmd.propensity, "estimate",
                         fake_estimate(calls, fail="this log has no randomized rows."))
@@ -281,7 +283,7 @@ def test_rankers_section_refuses_too_few_test_queries(tmp_path):
                         seed=3)
     path = tmp_path / "small.csv"
     write_log(s.df, str(path))
-    items, status = cmd.build_items(store.open_file(path), ["rankers"], theta=s.theta)
+    items, status = cmd.build_items(ingest.open_file(path), ["rankers"], theta=s.theta)
     assert status["rankers"].startswith("skipped: Only 12 test queries would be held out")
     assert f"at least {rankers.MIN_TEST_QUERIES}" in status["rankers"]
     assert [i.kind for i in items] == ["note"]
@@ -295,7 +297,7 @@ def test_sections_parse_in_canonical_order():
 
 def test_propensity_section_uses_the_real_estimator(sim):
     s, path = sim
-    log = store.open_file(path)
+    log = ingest.open_file(path)
     items, status = cmd.build_items(log, ["propensity"], propensity_method="em", seed=2)
     assert status == {"propensity": "ok"}, status
     direct = propensity.estimate(log, method="em", seed=2)
@@ -318,14 +320,14 @@ def test_rankers_section_with_both_learners_is_the_pages_significance_item(sim, 
                                 "--seed", 2], capsys)
     assert rc == 0, err
     assert json.loads(stdout)["sections"] == {"rankers": "ok"}
-    items, _ = cmd.build_items(store.open_file(path), ["rankers"], theta=s.theta,
+    items, _ = cmd.build_items(ingest.open_file(path), ["rankers"], theta=s.theta,
                                learner="linear,gbdt", seed=2)
     (item,) = items
     assert item.title == "Rankers compared"
     table = item.frame()
     assert len(table) == 4                                  # naive and IPW of each learner
     from ulr import rankers
-    sc = rankers.compare_learners(rankers.log_frame(store.open_file(path)), None,
+    sc = rankers.compare_learners(rankers.log_frame(ingest.open_file(path)), None,
                                   s.theta, learners="linear,gbdt", seed=2,
                                   min_queries=rankers.MIN_TEST_QUERIES)
     pairs = sc.pairs(seed=2)

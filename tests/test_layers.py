@@ -33,22 +33,15 @@ REEXPORTER = "ulr.propensity.aggregate"
 # Part names refer to the bullets of issue #38's "What to build".
 DATA = "ulr/data layered bottom-up (the data developer)"
 FACADE = "one import path per name (each area's developer, then the lead deletes the facades)"
-OPE = "no import cycle: SLOPE benchmark to benchmarks/, synthetic worlds in one module (ope)"
-CLICK = "no import cycle: SDBN's counts become a function DBN uses (clickmodels)"
 
 KNOWN_CYCLES = {
     frozenset({"ulr.data.catalog", "ulr.data.ingest", "ulr.data.log", "ulr.data.scan",
                "ulr.data.summary"}): DATA,
-    frozenset({"ulr.clickmodels.dbn", "ulr.clickmodels.sdbn"}): CLICK,
 }
 
 # (importing module, module the name lives in, name): part that removes it
 KNOWN_PRIVATE: dict[tuple[str, str, str], str] = {
-    # ulr.data.scan's bootstrap-bucket SQL: public once data offers it (or owns the query)
-    ("ulr.engines.incremental", "ulr.data.scan", "_bucket"): DATA,
-    # the facades and aggregate's re-exports hand on private names; they go with them
-    ("ulr.propensity.aggregate", "ulr.data.scan", "_bucket"): FACADE,
-    ("ulr.propensity.aggregate", "ulr.data.scan", "_file_checks"): FACADE,
+    # the facades hand on private names; they go with them
     ("ulr.schema", "ulr.data.schema", "_IDENT"): FACADE,
     ("ulr.store", "ulr.data.catalog", "_CATALOG_DDL"): FACADE,
     ("ulr.store", "ulr.data.catalog", "_CAT_COLS"): FACADE,
@@ -76,86 +69,15 @@ KNOWN_PRIVATE: dict[tuple[str, str, str], str] = {
 KNOWN_FACADE: dict[str, tuple[int, str]] = {
     # ulr: each package's developer imports from where the name lives
     "ulr/access.py": (3, FACADE),
-    "ulr/commands/clickmodels.py": (1, FACADE),
-    "ulr/commands/common.py": (7, FACADE),
     "ulr/commands/load.py": (4, FACADE),
-    "ulr/commands/propensity.py": (5, FACADE),
-    "ulr/commands/rankers.py": (3, FACADE),
-    "ulr/commands/report.py": (5, FACADE),
-    "ulr/engines/duckdb.py": (3, FACADE),
-    "ulr/engines/incremental.py": (2, FACADE),
-    "ulr/engines/sources.py": (5, FACADE),
-    "ulr/ope/feedback.py": (5, FACADE),
-    "ulr/propensity/__init__.py": (1, FACADE),
-    "ulr/propensity/dla.py": (8, FACADE),
-    "ulr/propensity/em.py": (2, FACADE),
-    "ulr/propensity/harvesting.py": (2, FACADE),
-    "ulr/propensity/randomization.py": (6, FACADE),
-    "ulr/propensity/regression_em.py": (10, FACADE),
-    "ulr/rankers/sweep.py": (2, FACADE),
-    "ulr/report/saved.py": (6, FACADE),
     # pages and app.py
     "pages/_data/upload.py": (9, FACADE),
-    "pages/_ope/common.py": (5, FACADE),
-    "pages/_ope/log.py": (3, FACADE),
-    "pages/_ui/cache.py": (2, FACADE),
-    "pages/_ui/reporting.py": (3, FACADE),
-    "pages/_ui/session.py": (7, FACADE),
-    "pages/compare_rankers.py": (3, FACADE),
     "pages/data.py": (13, FACADE),
-    "pages/home.py": (4, FACADE),
-    "pages/position_bias.py": (5, FACADE),
-    "pages/user_models.py": (4, FACADE),
-    "app.py": (2, FACADE),
     # benchmarks
-    "benchmarks/bench_data.py": (3, FACADE),
-    "benchmarks/bench_engines.py": (2, FACADE),
-    "benchmarks/soak.py": (10, FACADE),
     # tests
-    "tests/bandits/test_envs.py": (2, FACADE),
-    "tests/bandits/test_replay.py": (4, FACADE),
-    "tests/clickmodels/test_cli.py": (3, FACADE),
-    "tests/clickmodels/test_page.py": (2, FACADE),
-    "tests/clickmodels/test_patterns.py": (3, FACADE),
-    "tests/conftest.py": (2, FACADE),
-    "tests/data/test_summary.py": (5, FACADE),
-    "tests/e2e/test_cancel.py": (2, FACADE),
-    "tests/e2e/test_soak.py": (4, FACADE),
-    "tests/engines/test_engines.py": (4, FACADE),
-    "tests/engines/test_incremental.py": (2, FACADE),
-    "tests/engines/test_source_kills.py": (1, FACADE),
-    "tests/engines/test_sources.py": (3, FACADE),
-    "tests/ope/test_checks.py": (2, FACADE),
-    "tests/ope/test_crm.py": (2, FACADE),
-    "tests/ope/test_evaluate.py": (2, FACADE),
-    "tests/ope/test_feedback.py": (2, FACADE),
-    "tests/propensity/test_propensity_accuracy.py": (2, FACADE),
-    "tests/propensity/test_propensity_aggregate.py": (10, FACADE),
-    "tests/propensity/test_propensity_cancel.py": (4, FACADE),
-    "tests/propensity/test_propensity_dispatch.py": (2, FACADE),
-    "tests/propensity/test_propensity_dla.py": (1, FACADE),
-    "tests/propensity/test_propensity_em.py": (2, FACADE),
-    "tests/propensity/test_propensity_harvesting.py": (2, FACADE),
-    "tests/propensity/test_propensity_randomization.py": (1, FACADE),
-    "tests/propensity/test_propensity_regression_em.py": (6, FACADE),
-    "tests/propensity/test_propensity_result.py": (2, FACADE),
-    "tests/rankers/test_sweep.py": (2, FACADE),
-    "tests/slide_items.py": (7, FACADE),
-    "tests/test_access.py": (1, FACADE),
-    "tests/test_cli.py": (2, FACADE),
-    "tests/test_commands_ope.py": (2, FACADE),
-    "tests/test_commands_propensity.py": (3, FACADE),
-    "tests/test_commands_rankers.py": (3, FACADE),
-    "tests/test_commands_report.py": (2, FACADE),
     "tests/test_mapping.py": (8, FACADE),
     "tests/test_pages_data.py": (4, FACADE),
-    "tests/test_pages_ope.py": (4, FACADE),
-    "tests/test_pages_position_bias.py": (2, FACADE),
-    "tests/test_pages_rankers.py": (2, FACADE),
-    "tests/test_pages_ui.py": (3, FACADE),
-    "tests/test_reports.py": (6, FACADE),
     "tests/test_store.py": (17, FACADE),
-    "tests/test_verdict.py": (4, FACADE),
 }
 
 

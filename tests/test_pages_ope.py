@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from ulr import store
+from ulr.data import catalog, ingest
 from ulr.ope.evaluate import evaluate_log
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -40,7 +40,7 @@ def test_default_falls_back_to_the_bundled_sample_with_sensible_warnings():
     t = at.dataframe[0].value
     assert list(t["estimator"]) == ["ips", "clipped-ips", "snips", "dr", "logging"]
     assert (t["lower"] <= t["value"]).all() and (t["value"] <= t["upper"]).all()
-    lib = evaluate_log(store.open_file(SAMPLE))  # same defaults as the page
+    lib = evaluate_log(ingest.open_file(SAMPLE))  # same defaults as the page
     assert t.set_index("estimator").loc["snips", "value"] == pytest.approx(lib.estimate("snips"))
     warnings = [w.value for w in at.warning]
     assert len(warnings) == 1 and warnings[0].startswith("Small sample")
@@ -62,7 +62,7 @@ def test_dataset_with_propensities_and_a_target_column(tmp_path):
     df["target_prob"] = 0.1
     path = tmp_path / "ope_target.csv"
     df.to_csv(path, index=False)
-    store.load_log(path, "ope with target", cur=store.cursor(), replace=True)
+    ingest.load_log(path, "ope with target", cur=catalog.cursor(), replace=True)
     at = run_page("ope with target")
     assert not at.info  # the current dataset has propensities: no fallback notice
     assert at.radio(key="ope_source").value == "ope with target"
@@ -77,7 +77,7 @@ def test_log_without_features_shows_a_readable_error(tmp_path):
     df = pd.read_csv(SAMPLE).drop(columns=[f"feature_{k}" for k in range(1, 6)])
     path = tmp_path / "ope_nofeat.csv"
     df.to_csv(path, index=False)
-    store.load_log(path, "ope without features", cur=store.cursor(), replace=True)
+    ingest.load_log(path, "ope without features", cur=catalog.cursor(), replace=True)
     at = run_page("ope without features")
     # the page names its own control, never a command-line flag
     note = " ".join(i.value for i in at.info)
@@ -189,7 +189,7 @@ def test_log_from_several_loggers_explains_which_estimate_to_trust(tmp_path):
     df, _ = make_multi_logger_log(sessions=3000, seed=1)  # real-log shape, CTR < 1%
     path = tmp_path / "two_loggers.csv"
     df.to_csv(path, index=False)
-    store.load_log(path, "two loggers", cur=store.cursor(), replace=True)
+    ingest.load_log(path, "two loggers", cur=catalog.cursor(), replace=True)
     at = run_page("two loggers")
     at.selectbox(key="ope_target").select("uniform").run()
     assert not at.exception and not at.error
@@ -224,7 +224,7 @@ def test_no_alert_names_a_command_line_flag(tmp_path):
     df["propensity"] = df["position"].map({1: 1.0, 2: 0.6, 3: 0.45})  # a broken log
     path = tmp_path / "broken.csv"
     df.to_csv(path, index=False)
-    store.load_log(path, "ope broken", cur=store.cursor(), replace=True)
+    ingest.load_log(path, "ope broken", cur=catalog.cursor(), replace=True)
     at = run_page("ope broken")
     msgs = alerts(at)
     assert any("propensities do not look" in m for m in msgs)

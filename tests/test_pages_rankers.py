@@ -215,12 +215,12 @@ def test_sweep_link_fills_the_form_and_reopens_a_finished_sweep():
 def test_compare_refuses_too_few_held_out_queries_and_links_to_the_mapping(tmp_path):
     """20 queries hold out 6 < 32: one sentence, a link to the Data page's mapping, no
     error element, no bare nDCG of 0.0000 with a red arrow."""
-    from ulr import store
+    from ulr.data import ingest
     from ulr.simulate import simulate_clicks, write_log
     sim = simulate_clicks(queries=20, docs_per_query=5, sessions=600, features=3, seed=1)
     path = tmp_path / "few.csv"
     write_log(sim.df, str(path))
-    store.load_log(path, "few queries", replace=True)
+    ingest.load_log(path, "few queries", replace=True)
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
     at.session_state["dataset"] = "few queries"
     at.run()
@@ -308,7 +308,7 @@ def test_compare_page_and_cli_give_the_same_verdict_with_their_defaults(cli):
     (the same θ source, its defaults) print the same level and sentence."""
     import json
 
-    from ulr import store
+    from ulr.data import ingest
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
     at.run()
     at.switch_page("pages/compare_rankers.py").run()
@@ -316,7 +316,7 @@ def test_compare_page_and_cli_give_the_same_verdict_with_their_defaults(cli):
     assert not at.exception and not at.error, at.exception
     assert at.number_input(key="cr_boot").value == rankers.N_BOOTSTRAP
     rc, out, err = cli("rankers", "--propensity", "randomization", "--input",
-                       str(store.SAMPLE_CSV), "--json")
+                       str(ingest.SAMPLE_CSV), "--json")
     assert rc == 0, err
     v = json.loads(out)["verdict"]
     badge, texts = _badge_and_takeaway(at)

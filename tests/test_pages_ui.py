@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from pages import _ui as ui
-from ulr import store
+from ulr.data import catalog
 
 
 def _wait_on_the_store(db: str, body) -> list:
@@ -19,14 +19,14 @@ def _wait_on_the_store(db: str, body) -> list:
     held = threading.Event()
 
     def holder():
-        with store.catalog(db):
+        with catalog.catalog(db):
             held.set()
             time.sleep(0.5)
 
     t = threading.Thread(target=holder)
     t.start()
     held.wait()
-    with store.waiting(notices.append):
+    with catalog.waiting(notices.append):
         body()
     t.join()
     return notices
@@ -36,11 +36,11 @@ def test_cached_page_work_never_records_the_wait_notice(tmp_path):
     """A toast shown inside a cached function cannot be replayed by the next session
     (CacheReplayClosureError on a cold server); the page cache runs without it."""
     db = str(tmp_path / "ui.duckdb")
-    with store.catalog(db):
+    with catalog.catalog(db):
         pass
 
     def read_catalog(key: str) -> int:
-        with store.catalog(db):
+        with catalog.catalog(db):
             return len(key)
 
     cached = ui.cache_data(show_spinner=False)(read_catalog)

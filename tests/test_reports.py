@@ -10,7 +10,9 @@ import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
-from ulr import report, store
+from ulr import report
+
+from ulr.data import catalog, ingest
 from ulr.report import saved as reports
 from ulr.errors import UlrError
 
@@ -155,9 +157,9 @@ def test_reports_survive_a_restart_in_a_new_process(db):
 
 
 def test_changed_or_deleted_dataset_is_flagged(tmp_path):
-    cur = store.cursor()
-    store.ensure_sample(cur=cur)
-    h = store.get_dataset(cur, store.SAMPLE_NAME).content_hash
+    cur = catalog.cursor()
+    ingest.ensure_sample(cur=cur)
+    h = catalog.get_dataset(cur, ingest.SAMPLE_NAME).content_hash
     ok = item(content_hash=h)
     assert reports.dataset_status(ok, cur=cur) is None
     changed = item(content_hash="0" * 64)
@@ -248,7 +250,7 @@ def test_latest_is_per_owner(db):
 
 def test_an_old_store_is_migrated_and_its_reports_have_no_owner(tmp_path):
     db = str(tmp_path / "old.duckdb")
-    with store.catalog(db, write=True) as con:  # the layout before owners
+    with catalog.catalog(db, write=True) as con:  # the layout before owners
         con.execute("CREATE TABLE ulr_reports (id VARCHAR PRIMARY KEY, name VARCHAR NOT NULL,"
                     " created VARCHAR NOT NULL, updated VARCHAR NOT NULL)")
         con.execute("INSERT INTO ulr_reports VALUES ('old1', 'Legacy', '2025', '2025')")
@@ -266,9 +268,9 @@ def test_an_old_store_is_migrated_and_its_reports_have_no_owner(tmp_path):
 
 
 def test_stale_status_is_every_flagged_item_and_never_a_simulated_one(tmp_path):
-    cur = store.cursor()
-    store.ensure_sample(cur=cur)
-    h = store.get_dataset(cur, store.SAMPLE_NAME).content_hash
+    cur = catalog.cursor()
+    ingest.ensure_sample(cur=cur)
+    h = catalog.get_dataset(cur, ingest.SAMPLE_NAME).content_hash
     sim = report.ReportItem.from_result("Severity sweep", provenance="simulated")
     its = [item(content_hash=h), item(content_hash="0" * 64), sim,
            report.ReportItem.from_result("x", dataset="deleted-one", content_hash=h)]

@@ -12,8 +12,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ulr import store
 from ulr import verdict as V
+from ulr.data import ingest
+from ulr.data.scan import scan_of
 from ulr.lists import MappingWarning, mapping_warnings
 from ulr.simulate import obd_like_log, simulate_clicks, write_log
 
@@ -97,14 +98,14 @@ def test_rank_identically():
 def _open(df, tmp_path, name="log.parquet"):
     path = tmp_path / name
     write_log(df, str(path))
-    return store.open_file(path)
+    return ingest.open_file(path)
 
 
 def test_load_warns_when_sessions_do_not_group_lists(tmp_path):
     df = obd_like_log(impressions=600, row_timestamps=True)
     path = tmp_path / "rows.csv"
     df.to_csv(path, index=False)
-    res = store.load_log(path, "r", db_path=tmp_path / "s.duckdb",
+    res = ingest.load_log(path, "r", db_path=tmp_path / "s.duckdb",
                          mapping={"query_id": "user_feature_0", "session_id": "timestamp",
                                   "doc_id": "item_id"})
     codes = [w.code for w in res.warnings]
@@ -113,7 +114,7 @@ def test_load_warns_when_sessions_do_not_group_lists(tmp_path):
     # the same log whose slots share the timestamp: no warning
     df = obd_like_log(impressions=600)
     df.to_csv(path, index=False)
-    res = store.load_log(path, "s", db_path=tmp_path / "s.duckdb",
+    res = ingest.load_log(path, "s", db_path=tmp_path / "s.duckdb",
                          mapping={"query_id": "user_feature_0", "session_id": "timestamp",
                                   "doc_id": "item_id"})
     assert res.warnings == ()
@@ -150,7 +151,7 @@ def pbm_logs(tmp_path_factory):
                               randomized_fraction=1.0, seed=3)
         path = d / f"{name}.parquet"
         write_log(sim.df.drop(columns=["true_theta"], errors="ignore"), str(path))
-        out[name] = store.open_file(path)
+        out[name] = ingest.open_file(path)
     return out
 
 
@@ -483,7 +484,7 @@ def test_ctr_caption_is_computed_from_the_data():
 
 def test_cli_report_items_carry_the_verdict():
     from ulr.commands.report import build_items
-    log = store.open_file(store.SAMPLE_CSV)
+    log = ingest.open_file(ingest.SAMPLE_CSV)
     items, status = build_items(log, ["propensity", "rankers"], n_bootstrap=20)
     assert set(status.values()) == {"ok"}
     for it in items:
@@ -630,15 +631,14 @@ def test_pbm_based_results_carry_the_user_model_gap(tmp_path):
     public API) finds the PBM worse beyond noise, and a PBM-based verdict carries that gap
     (and is capped at directional); a PBM log gives no caveat."""
     from ulr.clickmodels import evaluate, sessions
-    from ulr.propensity import aggregate
     from ulr.simulate import simulate_click_model
 
     def comparison(model):
         sim = simulate_click_model(model, sessions=4000, queries=20, docs_per_query=5, seed=1)
         path = str(tmp_path / f"{model}.parquet")
         write_log(sim.df, path)
-        lg = store.open_file(path)
-        S = sessions.collect(aggregate.scan_of(lg), test_fraction=0.2, seed=0)
+        lg = ingest.open_file(path)
+        S = sessions.collect(scan_of(lg), test_fraction=0.2, seed=0)
         return evaluate.compare(S, ["pbm", "dcm"], n_bootstrap=30, seed=0, test_fraction=0.2,
                                 refit_intervals=False)
 
@@ -714,7 +714,6 @@ def test_bandit_ope_and_clickmodel_verdicts_state_their_results_counts(tmp_path)
     from ulr.clickmodels import evaluate as cm
     from ulr.clickmodels import sessions
     from ulr.ope.evaluate import evaluate_log
-    from ulr.propensity import aggregate
 
     env = make_env("kveton", items=8, k=2, seed=0)
     runs = simulate("cascade-ucb1", env, steps=300, runs=3, seed=0)
@@ -723,7 +722,7 @@ def test_bandit_ope_and_clickmodel_verdicts_state_their_results_counts(tmp_path)
 
     from pathlib import Path
     sample = Path(__file__).resolve().parents[1] / "data" / "sample_ope.csv"
-    ope = evaluate_log(store.open_file(sample), n_bootstrap=100)
+    ope = evaluate_log(ingest.open_file(sample), n_bootstrap=100)
     v = ope.verdict()
     k = ope.diagnostics["effective_clicks"]
     assert _counts(v, "effective clicks") <= {round(k, 1)}
@@ -731,7 +730,7 @@ def test_bandit_ope_and_clickmodel_verdicts_state_their_results_counts(tmp_path)
     sim = simulate_clicks(queries=20, docs_per_query=5, sessions=600, seed=2)
     path = str(tmp_path / "s.parquet")
     write_log(sim.df, path)
-    S = sessions.collect(aggregate.scan_of(store.open_file(path)), test_fraction=0.2, seed=0)
+    S = sessions.collect(scan_of(ingest.open_file(path)), test_fraction=0.2, seed=0)
     comp = cm.compare(S, ["pbm", "ubm"], n_bootstrap=10, seed=0, test_fraction=0.2,
                       refit_intervals=False)
     assert f"on {comp.test_sessions:,} sessions" in comp.verdict.basis

@@ -62,7 +62,7 @@ class MappingWarning:
 
 
 def mapping_warnings(log) -> tuple[MappingWarning, ...]:
-    """The checks of the module doc on a stored log (``ulr.store.Log``)."""
+    """The checks of the module doc on a stored log (``ulr.data.log.Log``)."""
     out = []
     cur, t = log.cur, log.table
     if log.info.has("session_id"):

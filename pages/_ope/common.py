@@ -5,7 +5,7 @@ from pathlib import Path
 import streamlit as st
 
 from pages import _ui as ui
-from ulr import store
+from ulr.data import catalog, ingest
 from ulr import verdict as V
 from ulr.ope import figures as F
 
@@ -17,13 +17,13 @@ VIEWS = ["Evaluate a log", "Simulation: bias and variance", "Learn a policy"]
 
 def _open(source: str, name: str):
     if source == SAMPLE_SOURCE:
-        return store.open_file(SAMPLE)
-    return store.open_dataset(name, cur=store.cursor())
+        return ingest.open_file(SAMPLE)
+    return catalog.open_dataset(name, cur=catalog.cursor())
 
 
 @ui.cache_data(show_spinner=False, max_entries=4)
 def _sample_hash() -> str:
-    return store.file_hash(SAMPLE)
+    return ingest.file_hash(SAMPLE)
 
 
 def _pick_log():

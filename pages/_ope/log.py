@@ -5,7 +5,7 @@ import streamlit as st
 from pages import _ui as ui
 from pages._ope.common import (LABELS, SAMPLE_SOURCE, VIEWS, _headline, _open, _pick_log,
                                estimates_table)
-from ulr import schema
+from ulr.data import schema
 from ulr.ope import figures as F
 from ulr.ope import registry
 from ulr.ope.evaluate import HEAVY_TAIL_ESS_FRACTION, HEAVY_TAIL_MAX_SHARE

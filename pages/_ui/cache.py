@@ -8,7 +8,7 @@ import threading
 
 import streamlit as st
 
-from ulr import store
+from ulr.data import catalog
 
 CACHE_TTL = "6h"      # a cached result unused this long is dropped (and max_entries bounds each)
 _BY_DATASET: dict = {}  # content hash -> {call: (cached function, args, kwargs)}, for forget()
@@ -41,7 +41,7 @@ def cache_data(**options):
         def without_notice(*args, **kwargs):
             if getattr(_PEEK, "asking", False):
                 raise _NotCached   # Streamlit stores nothing for a call that raises
-            with store.waiting(None):
+            with catalog.waiting(None):
                 return func(*args, **kwargs)
         cached = st.cache_data(**options)(without_notice)
         signature = inspect.signature(func)

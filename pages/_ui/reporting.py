@@ -13,7 +13,7 @@ from pages._ui import keys
 from pages._ui.cache import cache_data, cached_only
 from pages._ui.session import DATASET_KEY, SOURCE_KEY, cursor
 from pages._ui.widgets import cancellable, user_errors
-from ulr import store
+from ulr.data import catalog, ingest
 from ulr.errors import UlrError
 
 REPORT_KEY = keys.REPORT
@@ -181,9 +181,9 @@ def add_to_report(title: str, *, fig=None, table: pd.DataFrame | None = None,
         if not simulated and st.session_state.get(SOURCE_KEY):  # no dataset hash to track
             name = f"{st.session_state[SOURCE_KEY]} (registered source)"
         elif not simulated:
-            name = st.session_state.get(DATASET_KEY, store.SAMPLE_NAME)
+            name = st.session_state.get(DATASET_KEY, ingest.SAMPLE_NAME)
             try:
-                content_hash = store.get_dataset(cursor(), name).content_hash or ""
+                content_hash = catalog.get_dataset(cursor(), name).content_hash or ""
             except UlrError:
                 content_hash = ""
         with user_errors("Could not add to the report: "):
@@ -234,9 +234,9 @@ PBM_CHECK_BOOTSTRAP = 50
 @cache_data(show_spinner=False, max_entries=32)
 def _user_models(content_hash: str, name: str, _should_stop=None):
     from ulr.clickmodels import MODELS, evaluate, sessions
-    from ulr.propensity import aggregate
-    lg = store.open_dataset(name, cur=cursor())
-    S = sessions.collect(aggregate.scan_of(lg), test_fraction=PBM_CHECK_FRACTION, seed=0)
+    from ulr.data.scan import scan_of
+    lg = catalog.open_dataset(name, cur=cursor())
+    S = sessions.collect(scan_of(lg), test_fraction=PBM_CHECK_FRACTION, seed=0)
     return evaluate.compare(S, list(MODELS), n_bootstrap=PBM_CHECK_BOOTSTRAP, seed=0,
                             test_fraction=PBM_CHECK_FRACTION, refit_intervals=False,
                             should_stop=_should_stop)

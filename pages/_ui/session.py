@@ -16,7 +16,8 @@ from pages._ui.cache import cache_data
 from pages._ui.nav import ensure_app_run
 from pages._ui.state import flash, show_flash
 from pages._ui.widgets import dead_end
-from ulr import store
+from ulr.data import catalog, ingest
+from ulr.data.log import Log
 from ulr.errors import UlrError
 
 DATASET_KEY = keys.DATASET
@@ -24,26 +25,26 @@ SOURCE_KEY = keys.SOURCE
 
 
 def cursor():
-    """This session's own reader connection on the store (see :func:`ulr.store.cursor`)."""
+    """This session's own reader connection on the store (see :func:`ulr.data.catalog.cursor`)."""
     ensure_app_run()
     cur = st.session_state.get(keys.CURSOR)
     if cur is None:
-        cur = store.cursor()
+        cur = catalog.cursor()
         st.session_state[keys.CURSOR] = cur
     return cur
 
 
 def dataset_names() -> list[str]:
     """The stored datasets, read fresh (the CLI or another session may have changed them)."""
-    names = [d.name for d in store.list_datasets(cursor())]
-    if store.SAMPLE_NAME not in names:
-        store.ensure_sample(cur=cursor())
-        names = [d.name for d in store.list_datasets(cursor())]
+    names = [d.name for d in catalog.list_datasets(cursor())]
+    if ingest.SAMPLE_NAME not in names:
+        ingest.ensure_sample(cur=cursor())
+        names = [d.name for d in catalog.list_datasets(cursor())]
     return names
 
 
 def _deleted_elsewhere(name: str) -> None:
-    st.session_state[DATASET_KEY] = store.SAMPLE_NAME
+    st.session_state[DATASET_KEY] = ingest.SAMPLE_NAME
     flash(f"The dataset “{name}” was deleted in another session; showing the sample.")
 
 
@@ -57,7 +58,7 @@ def current_name() -> str:
             flash(f"The link names a dataset “{wanted}” that does not exist here; "
                   f"showing the sample instead.")
             wanted = None
-        st.session_state[DATASET_KEY] = wanted or store.SAMPLE_NAME
+        st.session_state[DATASET_KEY] = wanted or ingest.SAMPLE_NAME
     if st.session_state[DATASET_KEY] not in names:
         _deleted_elsewhere(st.session_state[DATASET_KEY])
     return st.session_state[DATASET_KEY]
@@ -117,7 +118,7 @@ def needs_rows(name: str) -> None:
     st.stop()
 
 
-def current_log() -> store.Log:
+def current_log() -> Log:
     """The selected dataset, opened on this session's cursor.
 
     A dataset deleted by another session falls back to the sample, with a sentence.
@@ -128,17 +129,17 @@ def current_log() -> store.Log:
         needs_rows(src)
     name = current_name()
     try:
-        return store.open_dataset(name, cur=cursor())
+        return catalog.open_dataset(name, cur=cursor())
     except UlrError:
-        if name == store.SAMPLE_NAME:
+        if name == ingest.SAMPLE_NAME:
             raise
         _deleted_elsewhere(name)
         show_flash()
-        return store.open_dataset(store.SAMPLE_NAME, cur=cursor())
+        return catalog.open_dataset(ingest.SAMPLE_NAME, cur=cursor())
 
 
 def wait_notice():
-    """An ``on_wait`` callback for :func:`ulr.store.waiting`: one notice per script run."""
+    """An ``on_wait`` callback for :func:`ulr.data.catalog.waiting`: one notice per script run."""
     shown = []
 
     def on_wait(seconds: float) -> None:
@@ -148,7 +149,7 @@ def wait_notice():
     return on_wait
 
 
-def dataset_picker(*, where=None) -> store.Log | None:
+def dataset_picker(*, where=None) -> Log | None:
     """Select box for the app-wide dataset or registered source; returns the opened log
     (None when a registered source is selected)."""
     where = where or st.sidebar
@@ -178,7 +179,7 @@ def dataset_picker(*, where=None) -> store.Log | None:
 @cache_data(show_spinner=False, max_entries=64)
 def _mapping_warnings(content_hash: str, name: str) -> tuple:
     from ulr.lists import mapping_warnings
-    return mapping_warnings(store.open_dataset(name, cur=cursor()))
+    return mapping_warnings(catalog.open_dataset(name, cur=cursor()))
 
 
 def mapping_warnings(log) -> tuple:

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ulr import store
+from ulr.data import ingest
 from ulr.bandits.envs import (CascadeEnv, data_env, doc_features, kveton_env, linear_env,
                               make_env, randomized_theta)
 from ulr.errors import NeedsRandomizedRows, UlrError
@@ -56,7 +56,7 @@ def sim_log(tmp_path_factory):
                           randomized_fraction=0.3, features=3, seed=11)
     path = tmp_path_factory.mktemp("bandit_env") / "log.csv"
     write_log(sim.df, str(path))
-    return sim, store.open_file(str(path))
+    return sim, ingest.open_file(str(path))
 
 
 def slow_data_w(df, theta):
@@ -130,7 +130,7 @@ def test_data_env_without_randomized_rows_refuses_unless_raw_ctr_is_asked_for(tm
                        "position": [1, 2, 3, 1, 2, 3, 2, 1], "click": [1, 0, 0, 0, 1, 0, 1, 0]})
     path = tmp_path / "tiny.csv"
     df.to_csv(path, index=False)
-    log = store.open_file(str(path))
+    log = ingest.open_file(str(path))
     assert randomized_theta(log) is None
     with pytest.raises(NeedsRandomizedRows, match="no randomized rows"):
         data_env(log, items=None, k=2)

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ulr import store
+from ulr.data import catalog, ingest
 from ulr.bandits.envs import CascadeEnv
 from ulr.bandits.replay import replay
 from ulr.stats import wilson_interval
@@ -31,7 +31,7 @@ def randomized_log(tmp_path, *, sessions=15000, seed=0, randomized=1, with_sessi
         df.insert(0, "session_id", np.repeat(np.arange(sessions), 5))
     path = tmp_path / "rand.csv"
     df.to_csv(path, index=False)
-    return store.open_file(str(path)), order, click
+    return ingest.open_file(str(path)), order, click
 
 
 def test_refuses_logs_that_are_not_randomized(tmp_path):
@@ -41,7 +41,7 @@ def test_refuses_logs_that_are_not_randomized(tmp_path):
     df = log.df().drop(columns=["randomized"])
     df.to_csv(tmp_path / "plain.csv", index=False)
     with pytest.raises(NeedsRandomizedRows, match="no 'randomized' column"):
-        replay(store.open_file(str(tmp_path / "plain.csv")), "cascade-ts")
+        replay(ingest.open_file(str(tmp_path / "plain.csv")), "cascade-ts")
     log, *_ = randomized_log(tmp_path, sessions=50, with_session=False)
     with pytest.raises(NeedsSessions, match="session_id") as err:
         replay(log, "cascade-ts")
@@ -93,10 +93,10 @@ def test_sessions_without_the_top_positions_are_skipped(tmp_path):
     df = log.df()
     df = df[~((df["session_id"].astype(int) < 10) & (df["position"] == 1))]  # 10 lose position 1
     df.to_csv(tmp_path / "holes.csv", index=False)
-    res = replay(store.open_file(str(tmp_path / "holes.csv")), "cascade-ts", k=1)
+    res = replay(ingest.open_file(str(tmp_path / "holes.csv")), "cascade-ts", k=1)
     assert res.skipped_sessions == 10 and res.events == 290
     with pytest.raises(UlrError):
-        replay(store.open_file(str(tmp_path / "holes.csv")), "cascade-ts", k=11)
+        replay(ingest.open_file(str(tmp_path / "holes.csv")), "cascade-ts", k=11)
 
 
 def test_replay_linear_algorithm_needs_features(tmp_path):
@@ -116,16 +116,16 @@ def test_wilson_interval():
 def test_declared_randomized_log_replays_and_reports_acceptance_and_one_item_sessions(tmp_path):
     """A log declared randomized at load (no randomized column of its own) is replayed;
     one-item sessions are left out and counted; the acceptance rate is reported."""
-    from ulr import store as st_
+    from ulr.data import catalog, ingest
     from ulr.errors import NeedsRandomizedRows, NeedsSessions, UlrError
     from ulr.simulate import obd_like_log
     df = obd_like_log(impressions=600, items=8, base_ctr=0.05, seed=2)
     path = tmp_path / "obd.csv"
     df.to_csv(path, index=False)
-    res = st_.load_log(path, "declared", db_path=tmp_path / "d.duckdb", mapping={
+    res = ingest.load_log(path, "declared", db_path=tmp_path / "d.duckdb", mapping={
         "query_id": "user_feature_0", "session_id": "timestamp",
         "constants": {"randomized": True}})
-    log = st_.open_dataset("declared", tmp_path / "d.duckdb")
+    log = catalog.open_dataset("declared", tmp_path / "d.duckdb")
     assert log.info.facts.randomized and res.rows == len(df)
     rr = replay(log, "cascade-klucb", k=1, seed=0)
     assert rr.events == 600 and rr.no_choice_sessions == 0
@@ -138,11 +138,11 @@ def test_declared_randomized_log_replays_and_reports_acceptance_and_one_item_ses
     single = df.assign(row_id=[f"r{i}" for i in range(len(df))])
     path2 = tmp_path / "single.csv"
     single.to_csv(path2, index=False)
-    st_.load_log(path2, "single", db_path=tmp_path / "d.duckdb", mapping={
+    ingest.load_log(path2, "single", db_path=tmp_path / "d.duckdb", mapping={
         "query_id": "user_feature_0", "session_id": "row_id",
         "constants": {"randomized": True}})
     with pytest.raises(UlrError, match="holds at most k = 1 item"):
-        replay(st_.open_dataset("single", tmp_path / "d.duckdb"), "cascade-klucb", k=1)
+        replay(catalog.open_dataset("single", tmp_path / "d.duckdb"), "cascade-klucb", k=1)
 
 
 def _replayed(clicks: int, accepted: int, events: int = 1000, no_choice: int = 0):

@@ -49,10 +49,10 @@ def test_json_has_every_model_best_and_verdict(cli, dbn_csv):
 
 def test_split_is_the_hash_of_the_session_id(cli, dbn_csv, tmp_path):
     """The held-out sessions are those whose md5(seed:session_id) slot is below the cut."""
-    from ulr import store
-    from ulr.propensity import aggregate
-    log = store.open_file(str(dbn_csv))
-    S = sessions.collect(aggregate.scan_of(log), test_fraction=0.3, seed=5)
+    from ulr.data import ingest
+    from ulr.data.scan import scan_of
+    log = ingest.open_file(str(dbn_csv))
+    S = sessions.collect(scan_of(log), test_fraction=0.3, seed=5)
     df = pd.read_csv(dbn_csv)
     expected = compress(per_session(df, test_fraction=0.3, seed=5))
     for k in ("pair", "click", "test", "count"):
@@ -93,11 +93,11 @@ def test_engine_duckdb_reads_the_file_in_place_and_agrees(cli, dbn_csv):
 
 
 def test_no_sessions_is_a_typed_error(open_df):
-    from ulr.propensity import aggregate
+    from ulr.data.scan import scan_of
     from ulr.simulate import obd_like_log
     df = obd_like_log(impressions=200).rename(columns={"item_id": "doc_id",
                                                        "timestamp": "query_id"})
-    scan = aggregate.scan_of(open_df(df[["query_id", "doc_id", "position", "click"]]))
+    scan = scan_of(open_df(df[["query_id", "doc_id", "position", "click"]]))
     with pytest.raises(NeedsSessions, match="no session column"):
         sessions.require_sessions(scan, ["ubm"])
 

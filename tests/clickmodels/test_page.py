@@ -43,11 +43,11 @@ def test_comparison_on_the_sample_shows_the_verdict_first_then_table_and_chart()
 
 
 def test_a_log_without_sessions_is_a_dead_end_sentence(tmp_path):
-    from ulr import store
+    from ulr.data import ingest
     from ulr.simulate import write_obd_like_log
     path = tmp_path / "obd.csv"
     write_obd_like_log(str(path), impressions=400)
-    store.load_log(path, "obd no sessions", replace=True,
+    ingest.load_log(path, "obd no sessions", replace=True,
                    mapping={"doc_id": "item_id", "query_id": "timestamp"})
     at = open_page("obd no sessions")
     assert [w.value for w in at.warning] and "no session column" in at.warning[0].value

@@ -6,9 +6,9 @@ import pandas as pd
 import pytest
 
 from tests.clickmodels.helpers import compress, per_session, record_joins
-from ulr import store
+from ulr.data import ingest
 from ulr.clickmodels import MODELS, evaluate, sessions
-from ulr.propensity import aggregate
+from ulr.data.scan import scan_of
 from ulr.simulate import simulate_click_model, write_log
 
 MODEL_NAMES = list(MODELS)
@@ -23,7 +23,7 @@ def logs(tmp_path_factory):
         sim = simulate_click_model(name, sessions=3000, queries=4, docs_per_query=4, seed=5)
         df = sim.df.drop(columns=["true_theta"])
         write_log(df, str(root / f"{name}.parquet"))
-        scan = aggregate.scan_of(store.open_file(root / f"{name}.parquet"))
+        scan = scan_of(ingest.open_file(root / f"{name}.parquet"))
         S = sessions.collect(scan, test_fraction=0.25, seed=2)
         out[name] = (S, per_session(df, test_fraction=0.25, seed=2))
     return out
@@ -78,7 +78,7 @@ def test_pattern_bootstrap_has_the_per_session_spread(logs):
 
 def _scan(tmp_path, df):
     write_log(df, str(tmp_path / "log.parquet"))
-    return aggregate.scan_of(store.open_file(tmp_path / "log.parquet"))
+    return scan_of(ingest.open_file(tmp_path / "log.parquet"))
 
 
 def test_positions_keep_ranks_1_to_k(tmp_path):

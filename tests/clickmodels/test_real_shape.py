@@ -32,8 +32,8 @@ def web_log(tmp_path_factory):
     df = df.drop(columns=["true_theta"]).sample(frac=1.0, random_state=1)  # rows unordered
     path = tmp_path_factory.mktemp("web") / "web_search.csv"
     df.to_csv(path, index=False)
-    from ulr import store
-    store.load_log(path, NAME, replace=True)
+    from ulr.data import ingest
+    ingest.load_log(path, NAME, replace=True)
     return path
 
 

@@ -12,7 +12,9 @@ import pandas as pd
 import pytest
 from scipy.stats import norm
 
-from ulr import store
+from ulr.data import catalog, ingest
+
+from ulr.data.summary import ctr_by_position
 from ulr.data import scan as S
 from ulr.data import summary
 from ulr.simulate import simulate_clicks, write_log
@@ -24,8 +26,8 @@ def logged(tmp_path_factory):
     sim = simulate_clicks(queries=40, docs_per_query=6, sessions=300, seed=3)
     path = tmp / "sim.csv"
     write_log(sim.df, str(path))
-    log = store.load_log(path, "sim", db_path=tmp / "s.duckdb").info
-    return sim, path, store.open_dataset(log.name, tmp / "s.duckdb")
+    log = ingest.load_log(path, "sim", db_path=tmp / "s.duckdb").info
+    return sim, path, catalog.open_dataset(log.name, tmp / "s.duckdb")
 
 
 def wilson_reference(df: pd.DataFrame, z: float) -> pd.DataFrame:
@@ -50,7 +52,7 @@ def test_ctr_by_position_is_one_table_for_every_kind_of_log(logged, level):
         "its scan": summary.ctr_by_position(S.scan_of(log), level=level),
         "file in place": summary.ctr_by_position(S.csv_scan(path), level=level),
         "cell statistics": summary.ctr_by_position(S.cell_stats(S.scan_of(log)), level=level),
-        "store.ctr_by_position": store.ctr_by_position(log, level=level),
+        "ctr_by_position": ctr_by_position(log, level=level),
     }
     for name, t in tables.items():
         assert list(t.columns) == list(ref.columns), name
@@ -76,5 +78,5 @@ def test_true_theta_of_a_stored_log_and_of_the_file_agree_with_the_simulator(log
 def test_true_theta_is_none_without_the_column(tmp_path):
     p = tmp_path / "plain.csv"
     p.write_text("query_id,doc_id,position,click\nq,a,1,1\nq,b,2,0\n")
-    assert summary.true_theta(store.open_file(p)) is None
+    assert summary.true_theta(ingest.open_file(p)) is None
     assert summary.true_theta(S.csv_scan(p)) is None

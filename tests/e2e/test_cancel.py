@@ -13,7 +13,9 @@ import time
 
 import pytest
 
-from ulr import simulate, store
+from ulr import simulate
+
+from ulr.data import ingest
 
 HEAVY = "/position_bias?dataset=big&methods=dla&boot=200"
 TICK = os.sysconf("SC_CLK_TCK")
@@ -46,7 +48,7 @@ def big_app(fresh_app_url, tmp_path):
     sim = simulate.simulate_clicks(queries=2000, sessions=50_000, docs_per_query=10, seed=1)
     path = tmp_path / "big.parquet"
     sim.df.to_parquet(path)
-    store.load_log(path, "big", db_path=fresh_app_url.db)
+    ingest.load_log(path, "big", db_path=fresh_app_url.db)
     return fresh_app_url
 
 

@@ -29,7 +29,8 @@ OPE_CAVEATS = ["Effective sample size is 3.4% of the log: the estimate rests on 
 SEED = r"""
 import sys
 import numpy as np, pandas as pd, plotly.graph_objects as go
-from ulr import report, store, theme
+from ulr import report, theme
+from ulr.data import ingest
 from ulr.report import saved as reports
 db, csv = sys.argv[1], sys.argv[2]
 rng = np.random.default_rng(4)
@@ -41,7 +42,7 @@ df = pd.DataFrame({"query_id": np.repeat(np.arange(n_q), k), "doc_id": np.arange
                    "position": pos, "click": click.astype(int),
                    "session_id": np.repeat(np.arange(n_q), k)})
 df.to_csv(csv, index=False)
-store.load_log(csv, "shop04", db_path=db)
+ingest.load_log(csv, "shop04", db_path=db)
 t = pd.DataFrame({"estimator": ["ips", "snips", "dr"], "estimate": [0.0041, 0.0038, 0.0040],
                   "lower": [0.0005, 0.001, 0.0008], "upper": [0.009, 0.008, 0.0085]})
 fig = go.Figure(go.Scatter(x=t["estimator"], y=t["estimate"], mode="markers",

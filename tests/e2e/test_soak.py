@@ -132,9 +132,9 @@ def test_cli_load_and_list_while_the_app_reads(page, app_url, tmp_path):
 
 
 def test_delete_in_another_session_gives_a_sentence(browser, app_url, tmp_path):
-    from ulr import store
+    from ulr.data import catalog, ingest
 
-    store.load_log(_csv(tmp_path / "doomed.csv", 12, seed=7), "doomed", db_path=app_url.db,
+    ingest.load_log(_csv(tmp_path / "doomed.csv", 12, seed=7), "doomed", db_path=app_url.db,
                    replace=True)
     ctx = browser.new_context(viewport={"width": 1300, "height": 900})
     try:
@@ -142,7 +142,7 @@ def test_delete_in_another_session_gives_a_sentence(browser, app_url, tmp_path):
         pg.goto(app_url + "/position_bias?dataset=doomed")
         wait_idle(pg)
         expect(_sidebar(pg).get_by_role("combobox", name="Dataset")).to_have_value("doomed")
-        store.delete_dataset(store.cursor(app_url.db), "doomed")  # another session, another process
+        catalog.delete_dataset(catalog.cursor(app_url.db), "doomed")  # another session, another process
         _sidebar(pg).get_by_role("link", name="Home").click()
         wait_idle(pg)
         expect(pg.get_by_text("The dataset “doomed” was deleted in another session; "

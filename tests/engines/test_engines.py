@@ -6,7 +6,8 @@ import pytest
 
 from ulr import engines, propensity
 from ulr.errors import UlrError
-from ulr.propensity import aggregate as A
+from ulr.data.scan import Scan, bucket_of, bucket_sql
+from ulr.data.summary import ctr_by_position
 from ulr.simulate import simulate_clicks
 
 
@@ -49,8 +50,8 @@ def test_spark_equals_duckdb(spark, lake, method):
 def test_csv_and_ctr_summary_match(spark, lake):
     root, df = lake
     duck, spk = engines_pair(spark)
-    a = A.ctr_by_position(duck.scan(path=str(root / "all.csv")))
-    b = A.ctr_by_position(spk.scan(path=str(root / "all.csv")))
+    a = ctr_by_position(duck.scan(path=str(root / "all.csv")))
+    b = ctr_by_position(spk.scan(path=str(root / "all.csv")))
     pd.testing.assert_frame_equal(a, b)
     ref = df.groupby("position")["click"].agg(["size", "sum"]).reset_index()
     np.testing.assert_array_equal(a["impressions"], ref["size"])
@@ -59,7 +60,7 @@ def test_csv_and_ctr_summary_match(spark, lake):
 
 def test_buckets_equal_on_both_engines_and_python(spark, lake):
     root, df = lake
-    sql = ("SELECT DISTINCT session_id, " + A._bucket(A.Scan(None, "", {}, ("session_id",),
+    sql = ("SELECT DISTINCT session_id, " + bucket_sql(Scan(None, "", {}, ("session_id",),
                                                              "", True)) + " AS b FROM {src}")
     duck, spk = engines_pair(spark)
     got = []
@@ -68,7 +69,7 @@ def test_buckets_equal_on_both_engines_and_python(spark, lake):
         got.append(dict(zip(map(str, r["session_id"]), map(int, r["b"]))))
     assert got[0] == got[1]
     assert len(got[0]) == df.session_id.nunique()
-    assert all(A.bucket_of(u) == b for u, b in got[0].items())
+    assert all(bucket_of(u) == b for u, b in got[0].items())
     assert len(set(got[0].values())) > 100  # spread over many buckets
 
 
@@ -116,11 +117,11 @@ def test_csv_folder_and_bad_values_on_spark(spark, lake, tmp_path):
     (tmp_path / "csvs").mkdir()
     df.iloc[:500].to_csv(tmp_path / "csvs" / "a.csv", index=False)
     df.iloc[500:].to_csv(tmp_path / "csvs" / "b.csv", index=False)
-    a = A.ctr_by_position(duck.scan(path=str(tmp_path / "csvs")))
-    b = A.ctr_by_position(spk.scan(path=str(tmp_path / "csvs")))
+    a = ctr_by_position(duck.scan(path=str(tmp_path / "csvs")))
+    b = ctr_by_position(spk.scan(path=str(tmp_path / "csvs")))
     pd.testing.assert_frame_equal(a, b)
     assert a["impressions"].sum() == len(df)
     df.head(20).assign(position="top").to_csv(tmp_path / "bad.csv", index=False)
     for eng in (duck, spk):
         with pytest.raises(UlrError, match="'bad.csv'"):
-            A.ctr_by_position(eng.scan(path=str(tmp_path / "bad.csv")))
+            ctr_by_position(eng.scan(path=str(tmp_path / "bad.csv")))

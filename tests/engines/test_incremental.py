@@ -5,7 +5,7 @@ import pytest
 
 from ulr import engines
 from ulr.engines import incremental as inc
-from ulr.propensity import aggregate as A
+from ulr.data.scan import N_GROUPS, cell_stats
 from ulr.propensity import em
 from ulr.simulate import simulate_clicks
 
@@ -38,12 +38,12 @@ def test_adding_a_partition_equals_full_rescan(engine, request, tmp_path):
     full_scan = eng.scan(path=str(lake))
     for groups in (False, True):
         merged = inc.merged_cell_stats(stats, groups=groups)
-        full = A.cell_stats(full_scan, groups=groups)
+        full = cell_stats(full_scan, groups=groups)
         np.testing.assert_array_equal(frame(merged), frame(full))
         assert merged.n_pairs == full.n_pairs and merged.positions == full.positions
-    w = np.random.default_rng(0).poisson(1.0, A.N_GROUPS).astype(float)
+    w = np.random.default_rng(0).poisson(1.0, N_GROUPS).astype(float)
     np.testing.assert_array_equal(frame(inc.merged_cell_stats(stats, groups=True).reweighted(w)),
-                                  frame(A.cell_stats(full_scan, groups=True).reweighted(w)))
+                                  frame(cell_stats(full_scan, groups=True).reweighted(w)))
     assert merged.rows == len(df)
     np.testing.assert_allclose(em.pbm_em(inc.merged_cell_stats(stats)).theta,
-                               em.pbm_em(A.cell_stats(full_scan)).theta, atol=1e-12)
+                               em.pbm_em(cell_stats(full_scan)).theta, atol=1e-12)

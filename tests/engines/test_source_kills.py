@@ -17,7 +17,7 @@ import pytest
 from ulr import engines
 from ulr.engines import sources
 from ulr.errors import UlrError
-from ulr.propensity import aggregate as A
+from ulr.data.scan import cell_stats
 from ulr.simulate import simulate_clicks
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -56,7 +56,7 @@ def truth(tmp_path_factory):
         folder = tmp_path_factory.mktemp(state)
         _write(folder, files)
         scan = engines.get("duckdb").scan(path=str(folder))
-        out[state] = (A.cell_stats(scan), A.cell_stats(scan, groups=True), len(files))
+        out[state] = (cell_stats(scan), cell_stats(scan, groups=True), len(files))
     return out
 
 

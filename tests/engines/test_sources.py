@@ -5,7 +5,7 @@ import json
 import numpy as np
 
 from ulr.engines import sources
-from ulr.propensity import aggregate as A
+from ulr.data.scan import cell_stats
 from ulr.simulate import simulate_clicks
 
 
@@ -88,8 +88,8 @@ def test_stored_total_tracks_added_changed_and_removed_files(tmp_path):
     check(len(parts[2]) + len(parts[3]))
     # the total equals a re-scan of the lake as it is now
     from ulr import engines
-    from ulr.propensity import aggregate as A
-    full = A.cell_stats(engines.get("duckdb").scan(path=str(lake)))
+
+    full = cell_stats(engines.get("duckdb").scan(path=str(lake)))
     np.testing.assert_array_equal(_cells(sources.scan("t", db_path=db).cells(None, False)),
                                   _cells(full))
 
@@ -120,8 +120,8 @@ def test_a_failed_catalog_write_leaves_row_and_statistics(tmp_path, monkeypatch)
     db, folder, files = _registered(tmp_path)
     from contextlib import contextmanager
 
-    from ulr import store
-    real = store.catalog
+    from ulr.data import catalog
+    real = catalog.catalog
 
     @contextmanager
     def failing(db_path=None, write=False):
@@ -129,14 +129,14 @@ def test_a_failed_catalog_write_leaves_row_and_statistics(tmp_path, monkeypatch)
             raise RuntimeError("disk full")
         with real(db_path) as con:
             yield con
-    monkeypatch.setattr(store, "catalog", failing)
+    monkeypatch.setattr(catalog, "catalog", failing)
     try:
         sources.remove("s", db_path=db)
     except RuntimeError:
         pass
     else:
         raise AssertionError("remove should have failed")
-    monkeypatch.setattr(store, "catalog", real)
+    monkeypatch.setattr(catalog, "catalog", real)
     assert sources.get("s", db_path=db) is not None
     assert sorted(p.name for p in folder.iterdir()) == files
     assert sorted(p.name for p in folder.parent.iterdir()) == [".s.lock", "s"]
@@ -166,7 +166,8 @@ def test_statistics_of_the_old_layout_are_read_then_moved_by_a_refresh(tmp_path)
     """Rows written by an older version (no generation; statistics in ``sources/NAME``
     beside the store file, shared by the folder's stores) keep working; a refresh copies
     the statistics of unchanged files into the store's own folder and reads only those."""
-    from ulr import engines, store
+    from ulr import engines
+    from ulr.data import catalog
     from ulr.engines import incremental as inc
     df = simulate_clicks(queries=10, docs_per_query=4, sessions=300, seed=8).df
     lake, parts = _lake(tmp_path, df, n_parts=3)
@@ -177,7 +178,7 @@ def test_statistics_of_the_old_layout_are_read_then_moved_by_a_refresh(tmp_path)
         key = sources._partition_key(str(f))
         st = inc.partition_stats(engines.get("duckdb").scan(path=str(f)))
         st.assign(partition=key).to_parquet(legacy / f"part-{inc.key_hash(key)}.parquet")
-    with store.catalog(db, write=True) as con:
+    with catalog.catalog(db, write=True) as con:
         con.execute("CREATE TABLE ulr_sources (name VARCHAR PRIMARY KEY, engine VARCHAR, "
                     "path VARCHAR, tbl VARCHAR, spark_master VARCHAR, partitions INTEGER, "
                     "rows BIGINT, refreshed_at TIMESTAMP)")
@@ -191,7 +192,7 @@ def test_statistics_of_the_old_layout_are_read_then_moved_by_a_refresh(tmp_path)
     shutil.rmtree(tmp_path / "sources")  # the store no longer needs the old folder
     assert sources.summary("s", db_path=db)["rows"] == sources.get("s", db_path=db)["rows"] \
         == len(df)
-    full = A.cell_stats(engines.get("duckdb").scan(path=str(lake)), groups=True)
+    full = cell_stats(engines.get("duckdb").scan(path=str(lake)), groups=True)
     np.testing.assert_array_equal(_cells(sources.scan("s", db_path=db).cells(None, True)),
                                   _cells(full))
     assert len(kept) == 2  # the refresh left the old folder as it was

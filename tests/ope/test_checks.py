@@ -4,7 +4,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ulr import store
+from ulr.data import ingest
 from ulr.ope.checks import propensity_checks
 from ulr.ope.evaluate import evaluate_log
 from ulr.ope.feedback import FrameLog, feedback_from_frame, feedback_from_log
@@ -20,7 +20,7 @@ def open_bandit_like(seed=0, **kw):
 
 
 def test_bundled_sample_is_not_flagged():
-    fb, _ = feedback_from_log(store.open_file(SAMPLE))
+    fb, _ = feedback_from_log(ingest.open_file(SAMPLE))
     assert fb.notes == ()
 
 

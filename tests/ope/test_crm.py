@@ -5,7 +5,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ulr import store
+from ulr.data import ingest
 from ulr.errors import UlrError
 from ulr.ope.crm import crm_objective, learn_policy, standardized_features
 from ulr.ope.feedback import BanditFeedback, Candidates, feedback_from_log
@@ -59,7 +59,7 @@ def test_variance_penalty_and_l2_keep_the_policy_softer():
 
 
 def test_learning_on_the_sample_log_and_user_errors():
-    fb, _ = feedback_from_log(store.open_file(SAMPLE))
+    fb, _ = feedback_from_log(ingest.open_file(SAMPLE))
     res = learn_policy(fb, steps=60, n_bootstrap=200)
     assert res.evaluation.diagnostics["n"] < fb.n
     assert "few_clicks" in [w.code for w in res.evaluation.warnings]  # ~25 held-out clicks

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from sklearn.linear_model import LogisticRegression
 
-from ulr import store
+from ulr.data import ingest
 from ulr.errors import UlrError
 from ulr.ope import estimators as est
 from ulr.ope.evaluate import evaluate, evaluate_log, reward_predictions
@@ -99,7 +99,7 @@ def codes(res):
 
 
 def test_sample_log_warnings_make_sense():
-    log = store.open_file(SAMPLE)
+    log = ingest.open_file(SAMPLE)
     res = evaluate_log(log, n_bootstrap=200)
     d = res.diagnostics
     # ~55 clicks in 10k rows; half the impressions fit the scorer, so ~25 clicks remain
@@ -132,7 +132,7 @@ def test_heavy_tails_no_clicks_and_self_fit_warnings():
     none = BanditFeedback(candidates=fb.candidates, pair=fb.pair,
                           reward=np.zeros(fb.n), propensity=fb.propensity)
     assert "no_clicks" in codes(evaluate(none, pi, n_bootstrap=100))
-    res = evaluate_log(store.open_file(SAMPLE), fit_fraction=0, n_bootstrap=100,
+    res = evaluate_log(ingest.open_file(SAMPLE), fit_fraction=0, n_bootstrap=100,
                        estimators=("snips",))
     assert "self_fit" in codes(res)
     assert res.diagnostics["n"] == 10_000

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ulr import store
+from ulr.data import ingest
 from ulr.errors import UlrError
 from ulr.ope.feedback import (Candidates, LinearScorer, feedback_from_frame, feedback_from_log,
                               policy_from_scorer, softmax_policy, uniform_policy)
@@ -146,7 +146,7 @@ def test_seven_rows_are_too_few_to_call_propensities_wrong():
 
 
 def test_sample_file_through_the_store():
-    log = store.open_file(SAMPLE)
+    log = ingest.open_file(SAMPLE)
     fb, _ = feedback_from_log(log)
     assert fb.n == 10_000
     assert fb.candidates.n_contexts == 20 and fb.candidates.n_pairs == 200
@@ -158,7 +158,7 @@ def test_sample_file_through_the_store():
 
 
 def test_split_is_by_impression_and_seeded():
-    fb, _ = feedback_from_log(store.open_file(SAMPLE))
+    fb, _ = feedback_from_log(ingest.open_file(SAMPLE))
     a, b = fb.split(0.5, seed=3)
     a2, _ = fb.split(0.5, seed=3)
     assert np.array_equal(a, a2) and np.all(a ^ b)

@@ -8,7 +8,7 @@ checked on a smaller log in test_propensity_dla.py.
 import numpy as np
 import pytest
 
-from ulr import store
+from ulr.data import ingest
 from ulr.propensity import estimate
 from ulr.simulate import simulate_clicks, write_log
 
@@ -19,7 +19,7 @@ def sim_log(tmp_path_factory):
     assert len(sim.df) == 1_000_000
     path = tmp_path_factory.mktemp("acc") / "sim.parquet"
     write_log(sim.df, str(path))
-    return sim, store.open_file(path)
+    return sim, ingest.open_file(path)
 
 
 def test_randomization_is_exactly_the_ctr_ratio_of_randomized_rows(sim_log):

@@ -4,9 +4,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ulr import store
+from ulr.data import ingest
 from ulr.errors import UlrError
 from ulr.propensity import aggregate as A
+from ulr.data.scan import CellStats, N_GROUPS, NeedsFullLoad, bucket_of, cell_stats, csv_scan, scan_of
+from ulr.data.summary import true_theta
 from ulr.simulate import simulate_clicks, write_log
 
 
@@ -15,7 +17,7 @@ def sim():
     return simulate_clicks(queries=40, docs_per_query=6, sessions=3000, seed=11)
 
 
-def cells_frame(st: A.CellStats) -> pd.DataFrame:
+def cells_frame(st: CellStats) -> pd.DataFrame:
     return pd.DataFrame({"pair": st.pair, "position": st.position, "n": st.impressions,
                          "c": st.clicks}).sort_values(["pair", "position"]).reset_index(drop=True)
 
@@ -28,7 +30,7 @@ def pandas_cells(df: pd.DataFrame) -> pd.DataFrame:
 
 def test_cell_stats_equal_pandas_groupby(sim, open_df):
     log = open_df(sim.df)
-    st = A.cell_stats(A.scan_of(log))
+    st = cell_stats(scan_of(log))
     got = cells_frame(st)
     ref = pandas_cells(sim.df)
     assert len(got) == len(ref) and st.rows == len(sim.df)
@@ -56,12 +58,12 @@ def test_cells_come_in_one_order_whatever_duckdbs_threads(groups, tmp_path):
     write_log(simulate_clicks(queries=2000, sessions=30_000, seed=1).df, str(path))
     runs = []
     for threads in (1, 4, 8):
-        log = store.open_file(path)
+        log = ingest.open_file(path)
         log.cur.execute(f"SET threads = {threads}")
-        st = A.cell_stats(A.scan_of(log), groups=groups)
+        st = cell_stats(scan_of(log), groups=groups)
         g = st.groups
         fit = propensity.estimate(log, method="em", n_bootstrap=4 if groups else 0, seed=0)
-        feat = R.collect(A.scan_of(log), groups=groups).cells  # regression-em's cells
+        feat = R.collect(scan_of(log), groups=groups).cells  # regression-em's cells
         runs.append([st.pair, st.position, st.impressions, st.clicks, fit.theta,
                      feat.pair, feat.position, feat.impressions]
                     + ([g.cell, g.group, g.impressions, fit.lower, fit.upper] if groups else []))
@@ -74,14 +76,14 @@ def test_cells_come_in_one_order_whatever_duckdbs_threads(groups, tmp_path):
 
 def test_positions_cut_and_errors(sim, open_df):
     log = open_df(sim.df)
-    scan = A.scan_of(log)
-    st = A.cell_stats(scan, positions=3)
+    scan = scan_of(log)
+    st = cell_stats(scan, positions=3)
     assert st.positions == 3 and st.position.max() == 3
     assert st.rows == int((sim.df.position <= 3).sum())
     with pytest.raises(UlrError, match="more positions than the log has"):
-        A.cell_stats(scan, positions=7)
+        cell_stats(scan, positions=7)
     with pytest.raises(UlrError, match="at least 2"):
-        A.cell_stats(scan, positions=1)
+        cell_stats(scan, positions=1)
 
 
 def test_single_position_log_is_refused(open_df):
@@ -89,23 +91,23 @@ def test_single_position_log_is_refused(open_df):
                        "click": [1, 0, 1]})
     log = open_df(df)
     with pytest.raises(UlrError, match="single position"):
-        A.cell_stats(A.scan_of(log))
+        cell_stats(scan_of(log))
 
 
 def test_bootstrap_buckets_reweight_like_pandas(sim, open_df):
     log = open_df(sim.df)
-    st = A.cell_stats(A.scan_of(log), groups=True)
-    plain = A.cell_stats(A.scan_of(log))
+    st = cell_stats(scan_of(log), groups=True)
+    plain = cell_stats(scan_of(log))
     # All-ones weights give the plain totals.
-    ones = st.reweighted(np.ones(A.N_GROUPS))
+    ones = st.reweighted(np.ones(N_GROUPS))
     np.testing.assert_array_equal(cells_frame(ones), cells_frame(plain))
     np.testing.assert_array_equal(cells_frame(st), cells_frame(plain))
     # Random weights: each row counts with the weight of its session's bucket, computed
     # independently in Python (hashlib md5 of the id's text).
     ids = log.cur.execute(f"SELECT DISTINCT CAST(session_id AS VARCHAR) AS session_id "
                           f"FROM {log.table}").df()
-    buckets = ids.assign(b=[A.bucket_of(u) for u in ids.session_id])
-    w = np.random.default_rng(5).poisson(1.0, A.N_GROUPS).astype(float)
+    buckets = ids.assign(b=[bucket_of(u) for u in ids.session_id])
+    w = np.random.default_rng(5).poisson(1.0, N_GROUPS).astype(float)
     df = sim.df.assign(session_id=sim.df.session_id.astype(str))
     df = df.merge(buckets, on="session_id")
     df["w"] = w[df["b"].to_numpy()]
@@ -121,20 +123,20 @@ def test_bootstrap_buckets_reweight_like_pandas(sim, open_df):
 def test_csv_scan_equals_stored_table(sim, tmp_path):
     path = tmp_path / "log.csv"
     write_log(sim.df, str(path))
-    log = store.open_file(path)
-    from_table = A.cell_stats(A.scan_of(log), groups=True)
-    scan = A.csv_scan(path)
-    from_file = A.cell_stats(scan, groups=True)
+    log = ingest.open_file(path)
+    from_table = cell_stats(scan_of(log), groups=True)
+    scan = csv_scan(path)
+    from_file = cell_stats(scan, groups=True)
     np.testing.assert_array_equal(cells_frame(from_file), cells_frame(from_table))
     np.testing.assert_array_equal(np.sort(from_file.groups.group),
                                   np.sort(from_table.groups.group))
-    np.testing.assert_allclose(A.true_theta(scan), log.true_theta())
+    np.testing.assert_allclose(true_theta(scan), log.true_theta())
 
 
 def test_csv_scan_of_parquet_is_none(sim, tmp_path):
     path = tmp_path / "log.parquet"
     write_log(sim.df, str(path))
-    assert A.csv_scan(path) is None
+    assert csv_scan(path) is None
 
 
 @pytest.mark.parametrize("text", [
@@ -148,10 +150,10 @@ def test_csv_scan_of_parquet_is_none(sim, tmp_path):
 def test_csv_scan_sends_bad_files_to_the_loader(text, tmp_path):
     path = tmp_path / "bad.csv"
     path.write_text(text)
-    with pytest.raises(A.NeedsFullLoad):
-        A.cell_stats(A.csv_scan(path))
+    with pytest.raises(NeedsFullLoad):
+        cell_stats(csv_scan(path))
     with pytest.raises(UlrError, match="refused"):
-        store.open_file(path)
+        ingest.open_file(path)
 
 
 @pytest.mark.parametrize("extra,bad", [
@@ -168,13 +170,13 @@ def test_csv_scan_reads_only_the_columns_the_estimate_uses(extra, bad, tmp_path)
     messy = tmp_path / "messy.csv"
     messy.write_text("\n".join(rows) + "\n")
     with pytest.raises(UlrError, match="refused"):
-        store.open_file(messy)  # the loader still checks every column
-    np.testing.assert_array_equal(cells_frame(A.cell_stats(A.csv_scan(messy))),
-                                  cells_frame(A.cell_stats(A.csv_scan(plain))))
+        ingest.open_file(messy)  # the loader still checks every column
+    np.testing.assert_array_equal(cells_frame(cell_stats(csv_scan(messy))),
+                                  cells_frame(cell_stats(csv_scan(plain))))
 
 
 def test_connected_positions():
     # Pair 0 links positions 1-2, pair 1 links 2-3; position 4 only ever shows pair 2.
-    st = A.CellStats(pair=np.array([0, 0, 1, 1, 2]), position=np.array([1, 2, 2, 3, 4]),
+    st = CellStats(pair=np.array([0, 0, 1, 1, 2]), position=np.array([1, 2, 2, 3, 4]),
                      impressions=np.ones(5), clicks=np.zeros(5), n_pairs=3, positions=4)
     np.testing.assert_array_equal(A.connected_to_top(st), [True, True, True, False])

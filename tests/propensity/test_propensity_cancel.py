@@ -9,10 +9,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ulr import propensity, store
+from ulr import propensity
+
+from ulr.data import ingest
 from ulr.errors import Cancelled, UlrError
 from ulr.propensity import bootstrap as bs, dla, em, regression_em
-from ulr.propensity.aggregate import cell_stats, scan_of
+from ulr.data.scan import cell_stats, scan_of
 
 SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample_clicks.csv"
 
@@ -30,7 +32,7 @@ class StopAfter:
 
 @pytest.fixture(scope="module")
 def scan():
-    return scan_of(store.open_file(SAMPLE))
+    return scan_of(ingest.open_file(SAMPLE))
 
 
 def _stops_on_first_check(run, n=2):
@@ -78,7 +80,7 @@ def test_dla_steps(scan):
 @pytest.mark.parametrize("method", propensity.METHODS)
 def test_estimate_stops_inside_its_bootstrap(method):
     # A stop requested once the first replicates are done raises on the very next check.
-    log = store.open_file(SAMPLE)
+    log = ingest.open_file(SAMPLE)
     asked = {"stop": False, "after": 0}
 
     def progress(fraction, text):

@@ -4,7 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from ulr import propensity, store
+from ulr import propensity
+
+from ulr.data import ingest
 from ulr.errors import UlrError
 
 SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample_clicks.csv"
@@ -12,7 +14,7 @@ SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample_clicks.csv"
 
 @pytest.fixture(scope="module")
 def log():
-    return store.open_file(SAMPLE)
+    return ingest.open_file(SAMPLE)
 
 
 @pytest.mark.parametrize("method", ["em", "intervention-harvesting"])

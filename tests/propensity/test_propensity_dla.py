@@ -7,7 +7,7 @@ import pytest
 from ulr.errors import NeedsFeatures, NeedsSessions, UlrError
 from ulr.propensity import dla as D
 from ulr.propensity import estimate
-from ulr.propensity.aggregate import scan_of
+from ulr.data.scan import scan_of
 from ulr.simulate import simulate_clicks
 
 

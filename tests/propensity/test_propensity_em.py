@@ -6,7 +6,7 @@ import pytest
 from scipy.optimize import minimize
 
 from ulr.errors import UlrError
-from ulr.propensity import aggregate as A
+from ulr.data.scan import cell_stats, scan_of
 from ulr.propensity import em, estimate
 from ulr.simulate import simulate_clicks
 
@@ -22,7 +22,7 @@ def test_em_reaches_the_maximum_of_the_row_likelihood(open_df):
     sim = simulate_clicks(queries=25, docs_per_query=5, sessions=4000, features=0, seed=4)
     df = sim.df
     log = open_df(df)
-    st = A.cell_stats(A.scan_of(log))
+    st = cell_stats(scan_of(log))
     fit = em.pbm_em(st, tol=1e-15, max_iter=3000)
 
     # Reference: L-BFGS on logit(theta), logit(gamma) of the row-level likelihood.
@@ -62,7 +62,7 @@ def test_em_reaches_the_maximum_of_the_row_likelihood(open_df):
 
 def test_plain_and_accelerated_em_agree(open_df):
     sim = simulate_clicks(queries=50, docs_per_query=6, sessions=5000, seed=8)
-    st = A.cell_stats(A.scan_of(open_df(sim.df)))
+    st = cell_stats(scan_of(open_df(sim.df)))
     fast = em.pbm_em(st, tol=1e-13, max_iter=5000)
     slow = em.pbm_em(st, tol=1e-13, max_iter=20000, accelerate=False)
     assert fast.converged and slow.converged
@@ -136,7 +136,7 @@ def test_newton_start_is_the_poisson_maximum(open_df, randomized):
     # closed forms crawl; Newton must land on their fixed point all the same.
     sim = simulate_clicks(queries=40, docs_per_query=5, sessions=6000, features=0,
                           randomized_fraction=randomized, ranker_noise=0.0, seed=3)
-    st = A.cell_stats(A.scan_of(open_df(sim.df)))
+    st = cell_stats(scan_of(open_df(sim.df)))
     theta, gamma = em.poisson_start(st)
     ref = _ipf_reference(st)
     np.testing.assert_allclose(theta / theta[0], ref / ref[0], rtol=1e-7)

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from ulr.errors import UlrError
-from ulr.propensity import aggregate as A
+from ulr.data.scan import cell_stats, scan_of
 from ulr.propensity import estimate
 from ulr.propensity import harvesting as H
 from ulr.simulate import simulate_clicks
@@ -37,7 +37,7 @@ def loop_reference(df, k):
 
 def test_interventional_sets_equal_the_loop_reference(open_df):
     sim = simulate_clicks(queries=30, docs_per_query=5, sessions=1500, seed=3)
-    st = A.cell_stats(A.scan_of(open_df(sim.df)))
+    st = cell_stats(scan_of(open_df(sim.df)))
     chat, neff = H.interventional_sets(st)
     ref_c, ref_n = loop_reference(sim.df, 5)
     np.testing.assert_allclose(chat, ref_c, rtol=1e-12, atol=1e-12)
@@ -48,7 +48,7 @@ def test_interventional_sets_equal_the_loop_reference(open_df):
 def test_two_positions_give_the_click_ratio(open_df):
     # With K = 2 AllPairs has a closed form: theta_2 / theta_1 = c_2^{12} / c_1^{12}.
     sim = simulate_clicks(queries=30, docs_per_query=5, sessions=3000, seed=4)
-    st = A.cell_stats(A.scan_of(open_df(sim.df)), positions=2)
+    st = cell_stats(scan_of(open_df(sim.df)), positions=2)
     theta, info = H.fit(st)
     chat, _ = H.interventional_sets(st)
     assert info["converged"]

@@ -10,7 +10,7 @@ from scipy.optimize import minimize
 from ulr.errors import NeedsRandomizedRows, UlrError
 from ulr.propensity import estimate
 from ulr.propensity import randomization as R
-from ulr.propensity.aggregate import scan_of
+from ulr.data.scan import scan_of
 from ulr.simulate import simulate_clicks
 
 THETA = 1.0 / np.arange(1, 6)

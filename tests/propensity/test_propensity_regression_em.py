@@ -4,9 +4,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ulr import store
+from ulr.data import ingest
 from ulr.errors import NeedsFeatures, UlrError
-from ulr.propensity import aggregate as A
+from ulr.data.scan import NeedsFullLoad, Scan, csv_scan, scan_of
 from ulr.propensity import estimate
 from ulr.propensity import regression_em as RE
 from ulr.simulate import simulate_clicks, write_log
@@ -34,7 +34,7 @@ def test_prebin_keeps_order_and_nan():
 
 def test_feature_stats_group_by_position_and_features(open_df):
     sim = simulate_clicks(queries=20, docs_per_query=4, sessions=800, features=2, seed=2)
-    fs = RE.collect(A.scan_of(open_df(sim.df)))
+    fs = RE.collect(scan_of(open_df(sim.df)))
     ref = sim.df.groupby(["position", "feature_1", "feature_2"]).agg(
         n=("click", "size"), c=("click", "sum"))
     assert len(fs.cells.pair) == len(ref)
@@ -92,7 +92,7 @@ def test_extrapolation_falls_back_when_the_step_leaves_positive_theta():
 
 def test_accelerated_start_reaches_the_plain_alternations_fixed_point(open_df):
     sim = simulate_clicks(queries=200, docs_per_query=6, sessions=6000, seed=4)
-    fs = RE.collect(A.scan_of(open_df(sim.df)))
+    fs = RE.collect(scan_of(open_df(sim.df)))
     theta, _, fits = RE.poisson_start(fs, tol=1e-5, max_iter=60)
     ref = RE.initial_theta(fs.cells)
     ref = ref / ref[0]
@@ -108,14 +108,14 @@ def test_accelerated_start_reaches_the_plain_alternations_fixed_point(open_df):
 
 def test_collect_reads_the_log_once(open_df, monkeypatch):
     sim = simulate_clicks(queries=20, docs_per_query=4, sessions=400, features=2, seed=2)
-    scan = A.scan_of(open_df(sim.df))
+    scan = scan_of(open_df(sim.df))
     statements = []
-    real = A.Scan.execute
+    real = Scan.execute
 
     def counted(self, sql, params=None):
         statements.append(sql)
         return real(self, sql, params)
-    monkeypatch.setattr(A.Scan, "execute", counted)
+    monkeypatch.setattr(Scan, "execute", counted)
     fs = RE.collect(scan)
     assert len(statements) == 1 and fs.cells.positions == sim.df.position.max()
     statements.clear()
@@ -127,7 +127,7 @@ def test_collect_reads_the_log_once(open_df, monkeypatch):
 def test_collect_refuses_more_positions_than_the_log_has(open_df):
     sim = simulate_clicks(queries=20, docs_per_query=4, sessions=400, features=2, seed=2)
     with pytest.raises(UlrError, match="deepest position is 4"):
-        RE.collect(A.scan_of(open_df(sim.df)), positions=6)
+        RE.collect(scan_of(open_df(sim.df)), positions=6)
 
 
 @pytest.mark.parametrize("kw", [{}, {"positions": 4}, {"groups": True}])
@@ -135,8 +135,8 @@ def test_csv_scan_gives_the_stored_tables_statistics(tmp_path, kw):
     sim = simulate_clicks(queries=30, docs_per_query=6, sessions=1500, features=3, seed=6)
     path = tmp_path / "log.csv"
     write_log(sim.df, str(path))
-    a = RE.collect(A.csv_scan(path), **kw)
-    b = RE.collect(A.scan_of(store.open_file(path)), **kw)
+    a = RE.collect(csv_scan(path), **kw)
+    b = RE.collect(scan_of(ingest.open_file(path)), **kw)
     assert a.cells.positions == b.cells.positions == kw.get("positions", 6)
 
     def cells(st):  # rows come in no particular order; items are numbered by features
@@ -158,8 +158,8 @@ def test_csv_scan_gives_the_stored_tables_statistics(tmp_path, kw):
 def test_csv_scan_sends_bad_rows_to_the_loader(tmp_path, row):
     path = tmp_path / "bad.csv"
     path.write_text(f"query_id,doc_id,position,click,feature_1\nq,a,1,1,0.5\n{row}\n")
-    with pytest.raises(A.NeedsFullLoad):
-        RE.collect(A.csv_scan(path))
+    with pytest.raises(NeedsFullLoad):
+        RE.collect(csv_scan(path))
 
 
 def _bernoulli_loglik(fs, theta, gamma):
@@ -178,7 +178,7 @@ def test_regression_em_never_lowers_the_likelihood(open_df, start):
     # flat start the refits must raise it, and are kept. Either way the recorded
     # log-likelihoods never go down and the last one is that of the returned fit.
     sim = simulate_clicks(queries=300, docs_per_query=6, sessions=5000, features=3, seed=8)
-    fs = RE.collect(A.scan_of(open_df(sim.df)))
+    fs = RE.collect(scan_of(open_df(sim.df)))
     if start == "poisson":
         theta0, gamma0, _ = RE.poisson_start(fs)
     else:

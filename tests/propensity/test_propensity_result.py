@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ulr import store
+from ulr.data import ingest
 from ulr.errors import UlrError
 from ulr.propensity import METHODS, PropensityResult, estimate
 from ulr.propensity import bootstrap as bs
@@ -49,7 +49,7 @@ def test_dispatcher_refuses_bad_options(tmp_path):
     sim = simulate_clicks(queries=10, docs_per_query=3, sessions=200, seed=0)
     path = tmp_path / "l.parquet"
     write_log(sim.df, str(path))
-    log = store.open_file(path)
+    log = ingest.open_file(path)
     with pytest.raises(UlrError, match="unknown propensity method"):
         estimate(log, method="magic")
     with pytest.raises(UlrError, match="bootstrap must be"):
@@ -64,7 +64,7 @@ def test_every_method_refuses_a_single_position_log(tmp_path):
                        "feature_1": [0.1, 0.2, 0.3, 0.4]})
     path = tmp_path / "one.parquet"
     write_log(df, str(path))
-    log = store.open_file(path)
+    log = ingest.open_file(path)
     for method in METHODS:
         with pytest.raises(UlrError, match="single position"):
             estimate(log, method=method)
@@ -75,7 +75,7 @@ def test_progress_is_reported_up_to_one(tmp_path):
     path = tmp_path / "l.parquet"
     write_log(sim.df, str(path))
     seen = []
-    estimate(store.open_file(path), method="em", n_bootstrap=3,
+    estimate(ingest.open_file(path), method="em", n_bootstrap=3,
              progress=lambda f, t: seen.append((f, t)))
     fr = [f for f, _ in seen]
     assert fr[-1] == 1.0 and all(0.0 <= f <= 1.0 for f in fr)

@@ -47,14 +47,15 @@ def test_sweep_reports_an_unusable_estimate():
 
 
 def test_propensity_estimator_is_the_propensity_module_on_the_same_log(tmp_path):
-    from ulr import propensity, store
+    from ulr import propensity
+    from ulr.data import ingest
     from ulr.simulate import write_log
 
     sim = simulate_clicks(queries=40, sessions=3000, eta=1.0, randomized_fraction=0.3, seed=4)
     est = R.propensity_estimator("randomization", seed=1)
     path = tmp_path / "log.parquet"
     write_log(sim.df.drop(columns=["true_theta"]), str(path))
-    want = propensity.estimate(store.open_file(path), method="randomization", seed=1).theta
+    want = propensity.estimate(ingest.open_file(path), method="randomization", seed=1).theta
     np.testing.assert_allclose(est(sim.df), want)
     assert est.__name__ == "estimate_randomization"
 

@@ -50,11 +50,11 @@ def steps(shape: LogShape) -> list[Assessment]:
 
 def run(log, *, shape: LogShape | None = None, only=None, progress=None,
         should_stop=None) -> Audit:
-    """Assess and answer every question for ``log`` (a :class:`ulr.store.Log`).
+    """Assess and answer every question for ``log`` (a :class:`ulr.data.log.Log`).
 
     Parameters
     ----------
-    log : ulr.store.Log
+    log : ulr.data.log.Log
     shape : LogShape, optional
         :func:`read_shape` of ``log`` when already read.
     only : iterable of str, optional

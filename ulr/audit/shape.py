@@ -134,7 +134,7 @@ def _shape_sql(has) -> str:
 
 
 def read_shape(log) -> LogShape:
-    """The shape of a stored or opened log (:class:`ulr.store.Log`): one aggregate statement."""
+    """The shape of a stored or opened log (:class:`ulr.data.log.Log`): one aggregate statement."""
     from ulr.lists import mapping_warnings
     scan = scan_of(log)
     info = log.info

@@ -284,7 +284,7 @@ def data_env(log, *, items: int | None = 50, k: int = 4, theta=None,
 
     Parameters
     ----------
-    log : ulr.store.Log
+    log : ulr.data.log.Log
         The click log.
     items : int or None
         Keep the ``items`` documents with the most impressions (ties by

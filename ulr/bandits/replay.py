@@ -207,7 +207,7 @@ def replay(log, algorithm: str, *, k: int = 1, seed: int = 0, level: float = 0.9
 
     Parameters
     ----------
-    log : ulr.store.Log
+    log : ulr.data.log.Log
         A click log with ``session_id`` and ``randomized`` columns; only rows
         with ``randomized = 1`` are used.
     algorithm : str

@@ -57,11 +57,11 @@ def register(sub):
 
 
 def _scan(args):
-    from ulr.propensity import aggregate
+    from ulr.data.scan import scan_of
     if args.engine or args.table:
         from ulr.commands.propensity import _engine_scan
         return _engine_scan(args)
-    return aggregate.scan_of(common.log_from_args(args))
+    return scan_of(common.log_from_args(args))
 
 
 def run(args) -> dict:

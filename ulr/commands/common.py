@@ -5,7 +5,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ulr import schema, store
+from ulr.data import catalog, ingest
+
+from ulr.data.log import Log
+
+from ulr.data.mapping import FACTS, Mapping
 from ulr.errors import UlrError
 
 
@@ -25,7 +29,7 @@ def add_log_args(p, *, required: bool = True) -> None:
 
 
 def add_mapping_args(p) -> None:
-    """``--const``, ``--features`` and ``--fact``: the rest of a mapping (see schema.Mapping)."""
+    """``--const``, ``--features`` and ``--fact``: the rest of a mapping (see Mapping)."""
     p.add_argument("--const", action="append", default=[], metavar="FIELD=VALUE",
                    help="give every row this value, e.g. randomized=1 (the whole log was "
                         "shown in random order) or propensity=0.2 (repeatable)")
@@ -35,19 +39,19 @@ def add_mapping_args(p) -> None:
     p.add_argument(*flags, dest="feature_spec", metavar="NAMES",
                    help="comma-separated numeric columns or glob patterns to store as "
                         "feature_* columns, e.g. 'user-item_affinity_*,price'")
-    p.add_argument("--fact", action="append", default=[], choices=list(schema.FACTS),
+    p.add_argument("--fact", action="append", default=[], choices=list(FACTS),
                    help="declare a fact about the log: per_slot_propensity = the propensity "
                         "column is the probability of the item at its slot")
 
 
-def mapping_from_args(args) -> schema.Mapping:
+def mapping_from_args(args) -> Mapping:
     """The mapping that ``--map``, ``--const``, ``--features`` and ``--fact`` describe."""
     return mapping_from_cli(getattr(args, "map", []), getattr(args, "const", []),
                             getattr(args, "feature_spec", None), getattr(args, "fact", []))
 
 
 def mapping_from_cli(maps=(), consts=(), features: str | None = None,
-                     facts=()) -> schema.Mapping:
+                     facts=()) -> Mapping:
     """From ``--map c=a[+b]``, ``--const c=v``, ``--features 'p1,p2'``, ``--fact f``."""
     m = parse_map_args(maps)
     c = {}
@@ -57,8 +61,8 @@ def mapping_from_cli(maps=(), consts=(), features: str | None = None,
         k, v = item.split("=", 1)
         c[k.strip()] = v.strip()
     feats = tuple(f for f in (features or "").split(",") if f.strip())
-    base = schema.Mapping.coerce(m)
-    return schema.Mapping(columns=base.columns, constants=c, features=feats,
+    base = Mapping.coerce(m)
+    return Mapping(columns=base.columns, constants=c, features=feats,
                           facts=tuple(facts or ()))
 
 
@@ -117,12 +121,12 @@ def has_log_args(args) -> bool:
     return bool(getattr(args, "input", None) or getattr(args, "name", None))
 
 
-def log_from_args(args) -> store.Log:
+def log_from_args(args) -> Log:
     """Open the log the options name (a file, or a stored dataset)."""
     if args.input and (args.name or args.db):
         raise UlrError("give either --input, or --db with --name, not both.")
     if args.input:
-        return store.open_file(args.input, mapping_from_args(args),
+        return ingest.open_file(args.input, mapping_from_args(args),
                                skip_bad_rows=args.skip_bad_rows)
     if _has_mapping_args(args):
         raise UlrError("--map, --const, --features and --fact go with --input (a stored "
@@ -131,7 +135,7 @@ def log_from_args(args) -> store.Log:
         raise UlrError("name a click log: --input PATH, or --db PATH --name DATASET.")
     if not args.db:
         raise UlrError("--name needs --db PATH (the database written by `load`).")
-    return store.open_dataset(args.name, _existing_db(args.db))
+    return catalog.open_dataset(args.name, _existing_db(args.db))
 
 
 def _existing_db(path: str) -> str:

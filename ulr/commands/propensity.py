@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ulr import propensity, schema, validate
+from ulr import propensity, validate
+
 from ulr.commands import common
 from ulr.errors import UlrError
-from ulr.propensity import aggregate
+from ulr.data.scan import NeedsFullLoad, csv_scan, scan_of
+from ulr.data.summary import ctr_by_position, true_theta
 from ulr.propensity.result import N_BOOTSTRAP
 
 ORDER = 30
@@ -96,25 +98,25 @@ def run(args) -> dict:
         res = propensity.estimate(scan, **kwargs)
     if res is None and (args.input and not (args.name or args.db) and not args.skip_bad_rows
             and args.method in propensity.IN_PLACE_METHODS):
-        scan = aggregate.csv_scan(args.input, common.mapping_from_args(args))
+        scan = csv_scan(args.input, common.mapping_from_args(args))
         if scan is not None:
             try:
                 res = propensity.estimate(scan, **kwargs)
-            except aggregate.NeedsFullLoad:
+            except NeedsFullLoad:
                 res = scan = None
     if res is None:
         log = common.log_from_args(args)
-        scan = aggregate.scan_of(log)
+        scan = scan_of(log)
         res = propensity.estimate(log, **kwargs)
     out = res.to_dict()
     out["dataset"] = scan.name
     # the page's verdict: on the intervals its chart draws (bootstrap, else click counts)
-    by_pos = aggregate.ctr_by_position(scan)
+    by_pos = ctr_by_position(scan)
     mapping = common.mapping_warnings(log) if log is not None else ()
     out["verdict"] = res.verdict_with_counts(by_pos["clicks"].to_numpy(),
                                              by_pos["impressions"].to_numpy(),
                                              mapping=mapping).to_dict()
-    truth = aggregate.true_theta(scan, res.positions)
+    truth = true_theta(scan, res.positions)
     if truth is not None and truth[0] > 0:
         rel = truth / truth[0]
         out["true_theta"] = rel.tolist()

@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import time
 
-from ulr import propensity, rankers, schema, store, validate
+from ulr import propensity, rankers, validate
+
+from ulr.data import ingest
 from ulr.commands.common import add_log_args, log_from_args
 from ulr.commands.common import mapping_from_args, mapping_warnings, parse_floats
 from ulr.commands.common import readable, render_verdict
@@ -108,7 +110,7 @@ def run(args) -> dict:
     train = rankers.log_frame(log)
     test = None
     if args.test_input:
-        test_log = store.open_file(args.test_input, mapping_from_args(args),
+        test_log = ingest.open_file(args.test_input, mapping_from_args(args),
                                    skip_bad_rows=args.skip_bad_rows)
         test = rankers.log_frame(test_log)
     systems = compare_learners(

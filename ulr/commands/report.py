@@ -21,7 +21,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ulr import propensity, rankers, report, store, validate
+from ulr import propensity, rankers, report, validate
+
+from ulr.data import catalog
+
+from ulr.data.summary import ctr_by_position, summary
 from ulr.propensity import plots as propensity_plots
 from ulr.commands.common import add_log_args, add_option, log_from_args
 from ulr.errors import UlrError
@@ -119,13 +123,13 @@ def _settings(log, **extra) -> dict:
 
 
 def section_summary(log, ctx) -> list[report.ReportItem]:
-    s = store.summary(log)
+    s = summary(log)
     labels = {"rows": "rows", "queries": "queries", "documents": "documents",
               "sessions": "sessions", "ctr": "overall click-through rate",
               "randomized_share": "share of randomized rows", "positions": "deepest position"}
     key = pd.DataFrame({"figure": [labels[k] for k in labels],
                         "value": [s[k] for k in labels]})
-    ctr = store.ctr_by_position(log)
+    ctr = ctr_by_position(log)
     name = log.info.name
     return [
         report.ReportItem.from_result(
@@ -141,7 +145,7 @@ def section_summary(log, ctx) -> list[report.ReportItem]:
 
 def _default_method(log) -> str:
     """randomization when the log has randomized rows, else em."""
-    has_rand = log.info.has("randomized") and store.summary(log)["randomized_share"] > 0
+    has_rand = log.info.has("randomized") and summary(log)["randomized_share"] > 0
     return "randomization" if has_rand else "em"
 
 
@@ -163,10 +167,10 @@ def section_propensity(log, ctx) -> list[report.ReportItem]:
     ctx["theta"] = np.asarray(res.theta, dtype=float)
     ctx["theta_source"] = f"estimated ({method})"
     truth = log.true_theta()
-    by_pos = store.ctr_by_position(log)
+    by_pos = ctr_by_position(log)
     table = propensity_plots.results_table([res], truth, clicks=by_pos["clicks"].to_numpy(),
                                            impressions=by_pos["impressions"].to_numpy())
-    s = store.summary(log)
+    s = summary(log)
     note = (f"Position bias estimated with {method}; "
             + (f"intervals from {ctx['n_bootstrap']} bootstrap replicates where drawn, "
                "else from the click counts." if ctx["n_bootstrap"] else
@@ -292,7 +296,7 @@ def _saved_db(args) -> str:
     if args.input or args.name:
         raise UlrError("--list and --report read the reports saved in --db; drop "
                        "--input/--name.")
-    db = args.db or store.default_db_path()
+    db = args.db or catalog.default_db_path()
     if not Path(db).exists():
         raise UlrError(f"database {db} does not exist; reports are saved there by the app.")
     return db
@@ -314,7 +318,7 @@ def run_saved(args) -> dict:
     out = _out_for(args)
     info = reports.find(args.report, actor=me, db=db)
     items = reports.items(info.id, actor=me, db=db)
-    cur = store.cursor(db)
+    cur = catalog.cursor(db)
     status = reports.stale_status(items, cur=cur)
     _write(out, items, args.title or info.name, args.format, status)
     result = {"path": str(out), "report": info.name, "id": info.id, "items": len(items),

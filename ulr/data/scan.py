@@ -13,7 +13,7 @@ statistics stored per partition (:mod:`ulr.engines.sources`). The file scan
 lets ``propensity --input big.csv --method em`` skip materializing the file:
 the schema rules are checked inside the same aggregate query, and any problem
 raises :class:`NeedsFullLoad` so the caller falls back to
-:func:`ulr.store.open_file`, which refuses the file with the loader's own
+:func:`ulr.data.ingest.open_file`, which refuses the file with the loader's own
 message.
 
 :class:`CellStats` are impressions and clicks per (query-doc pair, position):
@@ -24,7 +24,7 @@ Bootstrap buckets
 -----------------
 With ``groups=True`` the statistics are also split by resampling unit: the
 session (``session_id``), or the query when the log has no sessions. Units
-are hashed into ``N_GROUPS`` buckets by md5 (:func:`_bucket`, the same on DuckDB and Spark); a bootstrap
+are hashed into ``N_GROUPS`` buckets by md5 (:func:`bucket_sql`, the same on DuckDB and Spark); a bootstrap
 replicate draws one Poisson(1) weight per bucket (the "Poisson bootstrap",
 Chamandy et al. 2012). With fewer units than buckets nearly every bucket is
 one unit, i.e. the plain session bootstrap; with more, buckets are random
@@ -48,7 +48,7 @@ from ulr.data.log import Log
 from ulr.data.mapping import Mapping, plan_columns
 from ulr.errors import Cancelled, UlrError
 
-N_GROUPS = 4096  # = 16**3: three hex digits of md5 (see _bucket)
+N_GROUPS = 4096  # = 16**3: three hex digits of md5 (see bucket_sql)
 
 
 class NeedsFullLoad(Exception):
@@ -139,7 +139,7 @@ def scan_of(log) -> Scan:
     if isinstance(log, Scan):
         return log
     if not isinstance(log, Log):
-        raise TypeError(f"expected a ulr.store.Log, got {type(log).__name__}")
+        raise TypeError(f"expected a ulr.data.log.Log, got {type(log).__name__}")
     return Scan(cur=log.cur, from_sql=log.table, params={}, columns=tuple(log.info.columns),
                 name=log.info.name, checked=True, rows=log.info.rows,
                 content_hash=log.info.content_hash, log=log)
@@ -172,7 +172,7 @@ def csv_scan(path, mapping: dict | None = None) -> Scan | None:
 _KEY_ROLES = ("query_id", "doc_id", "position")
 
 
-def _file_checks(scan: Scan, used) -> tuple[str, str]:
+def file_checks_sql(scan: Scan, used) -> tuple[str, str]:
     """SQL for the schema rules of an in-place file scan, on the columns it reads.
 
     ``used`` names the columns the estimate reads. Only they are checked,
@@ -213,7 +213,7 @@ def require_table(scan: Scan, method: str) -> None:
 _HEX = "0123456789abcdef"
 
 
-def _bucket(scan: Scan) -> str:
+def bucket_sql(scan: Scan) -> str:
     """Bootstrap bucket of a row's unit: the first 3 hex digits of md5(unit as text).
 
     Written with ``md5``, ``substr`` and ``instr`` only, which DuckDB and Spark
@@ -226,7 +226,7 @@ def _bucket(scan: Scan) -> str:
 
 
 def bucket_of(unit) -> int:
-    """The bucket :func:`_bucket` gives ``unit`` (plain Python; for checks and tests)."""
+    """The bucket :func:`bucket_sql` gives ``unit`` (plain Python; for checks and tests)."""
     import hashlib
     return int(hashlib.md5(str(unit).encode()).hexdigest()[:3], 16)
 
@@ -371,8 +371,8 @@ def cell_stats(scan: Scan, *, positions: int | None = None, groups: bool = False
         where = "WHERE position <= $ulr_k"
         params["ulr_k"] = int(positions)
     used = set(_KEY_ROLES) | {"click"} | ({scan.unit} if groups else set())
-    row_checks, checks = _file_checks(scan, used) if not scan.checked else ("", "")
-    source = f"(SELECT *, {_bucket(scan)} AS grp FROM {{src}})" if groups else "{src}"
+    row_checks, checks = file_checks_sql(scan, used) if not scan.checked else ("", "")
+    source = f"(SELECT *, {bucket_sql(scan)} AS grp FROM {{src}})" if groups else "{src}"
     sql = (f"WITH cells AS (SELECT {grp_key}query_id, doc_id, position, count(*) AS n, "
            f"count(click) AS n_known, sum(CAST(click AS INTEGER)) AS c{row_checks} "
            f"FROM {source} AS t {where} GROUP BY {grp_key}query_id, doc_id, position) "
@@ -385,7 +385,7 @@ def cell_stats(scan: Scan, *, positions: int | None = None, groups: bool = False
 
 
 def refuse_bad_rows(res: dict) -> None:
-    """Raise :class:`NeedsFullLoad` when :func:`_file_checks`' columns flag any cell."""
+    """Raise :class:`NeedsFullLoad` when :func:`file_checks_sql`' columns flag any cell."""
     if (np.any(np.asarray(res["missing_clicks"]) > 0) or np.any(np.asarray(res["bad_key"]))
             or np.any(np.asarray(res["bad_rows"]) > 0)):
         raise NeedsFullLoad("rows that break the schema")

@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ulr import store
+from ulr.data import catalog
 from ulr.errors import UlrError
 from ulr.data import scan as A
 
@@ -46,7 +46,7 @@ def partition_stats(scan: A.Scan) -> pd.DataFrame:
     """One aggregate query: (bucket, query, doc, position) -> impressions n, clicks c."""
     sql = ("SELECT grp, query_id, doc_id, position, count(*) AS n, "
            "sum(CAST(click AS INTEGER)) AS c FROM "
-           f"(SELECT {A._bucket(scan)} AS grp, query_id, doc_id, position, click "
+           f"(SELECT {A.bucket_sql(scan)} AS grp, query_id, doc_id, position, click "
            "FROM {src}) AS t GROUP BY grp, query_id, doc_id, position")
     res = scan.execute(sql).fetchnumpy()
     return pd.DataFrame({
@@ -118,7 +118,7 @@ def summary(parts, *, total: Path | None = None, name: str = "source") -> dict:
     files = [str(total)] if total is not None else [str(f) for f in parts]
     if not files:
         raise UlrError(f"the source {name!r} has no aggregated partitions yet; refresh it.")
-    rows, clicks, queries, docs, pairs, positions = store.new_memory_cursor().execute(
+    rows, clicks, queries, docs, pairs, positions = catalog.new_memory_cursor().execute(
         "SELECT sum(n), sum(c), count(DISTINCT query_id), count(DISTINCT doc_id), "
         "count(DISTINCT (query_id, doc_id)), max(position) FROM read_parquet($f)",
         {"f": files}).fetchone()
@@ -158,7 +158,7 @@ def write_total(out: Path, parts, *, base: Path | None = None, plus=(), minus=()
            "position, CAST(n AS BIGINT) AS n, CAST(c AS BIGINT) AS c FROM cells "
            f"ORDER BY pair, position) TO {sql_literal(tmp)} (FORMAT parquet)")
     try:
-        store.new_memory_cursor().execute(sql, params)
+        catalog.new_memory_cursor().execute(sql, params)
         return publish(tmp, out)
     finally:
         tmp.unlink(missing_ok=True)
@@ -186,7 +186,7 @@ def merged_cell_stats(parts, *, total: Path | None = None, positions: int | None
            f"GROUP BY {grp_key}query_id, doc_id, position) "
            f"SELECT {grp_key}dense_rank() OVER (ORDER BY query_id, doc_id) - 1 AS pair, "
            f"position, n, c FROM cells")
-    res = store.new_memory_cursor().execute(sql, params).fetchnumpy()
+    res = catalog.new_memory_cursor().execute(sql, params).fetchnumpy()
     holder = A.Scan(cur=None, from_sql="", params={}, columns=(), name=name, checked=True)
     return A.cells_from(res, holder, positions=positions, groups=groups)
 
@@ -197,7 +197,7 @@ def _cells_of_total(total: Path, *, positions: int | None, name: str) -> A.CellS
     if positions is not None:
         where = "WHERE position <= $k"
         params["k"] = int(positions)
-    res = store.new_memory_cursor().execute(
+    res = catalog.new_memory_cursor().execute(
         f"SELECT pair, position, n, c FROM read_parquet($t) {where}", params).fetchnumpy()
     if positions is not None and len(res["pair"]):  # pairs seen only deeper drop out
         res["pair"] = np.unique(np.asarray(res["pair"]), return_inverse=True)[1]

@@ -61,7 +61,9 @@ from pathlib import Path
 
 import duckdb
 
-from ulr import engines, store
+from ulr import engines
+
+from ulr.data import catalog
 from ulr.engines import incremental as inc
 from ulr.errors import UlrError
 from ulr.data import scan as A
@@ -83,7 +85,7 @@ def _crash_point(point: str) -> None:
 
 
 def _root(db_path=None) -> Path:
-    return store.files_dir(db_path) / "sources"
+    return catalog.files_dir(db_path) / "sources"
 
 
 def stats_dir(name: str, db_path=None) -> Path:
@@ -93,7 +95,7 @@ def stats_dir(name: str, db_path=None) -> Path:
 
 def _legacy_dir(name: str, db_path=None) -> Path:
     """Where older versions kept them, shared by every store of the folder."""
-    return Path(store.default_db_path() if db_path is None else db_path).parent / "sources" / name
+    return Path(catalog.default_db_path() if db_path is None else db_path).parent / "sources" / name
 
 
 # --------------------------------------------------------------------------- manifests
@@ -282,7 +284,7 @@ def _run(name: str, src: dict, db_path, commit, legacy: Path | None = None) -> d
         manifest, scanned, rows = _aggregate(name, src, old, db_path, legacy)
         rows = src["rows"] if rows is None else rows
         now = datetime.now(timezone.utc).replace(tzinfo=None)
-        with store.catalog(db_path, write=True) as con:
+        with catalog.catalog(db_path, write=True) as con:
             con.execute(_DDL)
             con.execute(_MIGRATE)
             commit(con, manifest, rows, now)
@@ -351,7 +353,7 @@ def remove(name: str, *, db_path=None) -> dict:
     _known(name, db_path)
     with _locked(name, db_path) as lock:
         src = _known(name, db_path)
-        with store.catalog(db_path, write=True) as con:
+        with catalog.catalog(db_path, write=True) as con:
             con.execute("DELETE FROM ulr_sources WHERE name = ?", [name])
         lock["drop"] = True
         _crash_point("commit")
@@ -372,7 +374,7 @@ def _rows(db_path=None) -> list[dict]:
             return ()
         cols = [d[0] for d in cur.description]
         return tuple(tuple(zip(cols, r)) for r in cur.fetchall())
-    rows = store.catalog_read(db_path, "sources", read)
+    rows = catalog.catalog_read(db_path, "sources", read)
     return [{"generation": None, **_jsonable(dict(r))} for r in rows]
 
 

@@ -22,7 +22,7 @@ import duckdb
 import numpy as np
 import pandas as pd
 
-from ulr import schema
+from ulr.data import schema
 from ulr.errors import NeedsFeatures, UlrError
 from ulr.ope.checks import per_slot_fact, propensity_checks
 

@@ -136,7 +136,7 @@ def estimate(log, *, method: str, positions: int | None = None, n_bootstrap: int
 
     Parameters
     ----------
-    log : ulr.store.Log or ulr.propensity.aggregate.Scan
+    log : ulr.data.log.Log or ulr.data.scan.Scan
         The click log (a stored dataset, or an in-place CSV scan for the
         methods that only need cell statistics: ``em``,
         ``intervention-harvesting``).
@@ -169,7 +169,7 @@ def estimate(log, *, method: str, positions: int | None = None, n_bootstrap: int
     b = validate.n_bootstrap(n_bootstrap)
     level = validate.level(level)
     seed = validate.seed(seed)
-    from ulr.propensity.aggregate import scan_of
+    from ulr.data.scan import scan_of
 
     scan = scan_of(log)
     if should_stop is not None:  # long statements are interrupted too

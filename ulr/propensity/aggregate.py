@@ -1,10 +1,8 @@
 """What position-bias estimators add to the cell statistics of :mod:`ulr.data.scan`.
 
-The log handle (:class:`Scan`) and the cell statistics every estimator and
-engine aggregates (:func:`cell_stats`, :class:`CellStats`) live in
-:mod:`ulr.data.scan`, the per-position summaries (:func:`ctr_by_position`,
-:func:`true_theta`) in :mod:`ulr.data.summary`; they are imported here so that
-``aggregate.X`` keeps working. This module holds what only estimation needs:
+The log handle (:class:`~ulr.data.scan.Scan`) and the cell statistics every estimator
+and engine aggregates live in :mod:`ulr.data.scan`, the per-position summaries in
+:mod:`ulr.data.summary`. This module holds what only estimation needs:
 whether the positions are identified (:func:`connected_to_top`) and the
 Poisson bootstrap weights (:func:`poisson_weights`).
 """
@@ -13,12 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ulr.data.scan import (  # noqa: F401 - the names estimators and callers import from here
-    N_GROUPS, CellStats, Groups, NeedsFullLoad, Scan, _bucket, _file_checks, bucket_of,
-    cell_order, cell_stats, cells_from, csv_scan, make_cells, max_position, refuse_bad_rows,
-    require_table, resolve_positions, scan_of)
-from ulr.data.summary import (  # noqa: F401
-    TRUE_THETA_HEAD, ctr_by_position, true_theta, wilson_table)
+from ulr.data.scan import CellStats
 
 
 def connected_to_top(stats: CellStats) -> np.ndarray:

@@ -42,10 +42,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ulr import schema
+from ulr.data import schema
 from ulr.errors import NeedsFeatures, NeedsSessions, UlrError, check
-from ulr.propensity.aggregate import Scan, _bucket, max_position, require_table, \
-    resolve_positions
+from ulr.data.scan import Scan, bucket_sql, max_position, require_table, resolve_positions
 
 
 @dataclass(frozen=True)
@@ -79,7 +78,7 @@ def collect(scan: Scan, *, positions=None, max_lists: int = 100_000, seed: int =
            "GROUP BY session_id HAVING sum(CAST(click AS INTEGER)) > 0 "
            "AND min(position) = 1) "
            f"SELECT dense_rank() OVER (ORDER BY t.session_id) - 1 AS list, "
-           f"{_bucket(scan).replace('session_id', 't.session_id')} AS grp, "
+           f"{bucket_sql(scan).replace('session_id', 't.session_id')} AS grp, "
            f"t.position, CAST(t.click AS INTEGER) AS click, {flist} "
            "FROM {src} AS t WHERE t.position <= $ulr_k "
            "AND t.session_id IN (SELECT session_id FROM s)")
@@ -250,7 +249,7 @@ def run(scan, *, positions=None, n_bootstrap: int = 0, seed=0, assume_randomized
         def one(w):
             return dla(ls, steps=bootstrap_steps, seed=seed, list_weights=w[ls.group],
                        init=fit, should_stop=should_stop).theta
-        from ulr.propensity.aggregate import N_GROUPS
+        from ulr.data.scan import N_GROUPS
         samples = bs.replicate(one, n_groups=N_GROUPS, n_bootstrap=n_bootstrap, seed=seed,
                                progress=prog.sub(end, 1.0), should_stop=should_stop)
         lower, upper, more = bs.percentile_interval(samples, level)

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ulr.errors import UlrError, check
-from ulr.propensity.aggregate import CellStats
+from ulr.data.scan import CellStats
 
 EPS = 1e-6
 
@@ -374,7 +374,8 @@ def run(scan, *, positions=None, n_bootstrap: int = 0, seed=0, assume_randomized
     two of twelve SQUAREM iterations (0.7 s of 2.3 s).
     """
     from ulr.propensity import bootstrap as bs
-    from ulr.propensity.aggregate import cell_stats, connected_to_top
+    from ulr.data.scan import cell_stats
+    from ulr.propensity.aggregate import connected_to_top
     from ulr.propensity.result import PropensityResult
 
     import threading

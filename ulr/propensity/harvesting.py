@@ -35,7 +35,7 @@ import numpy as np
 from scipy.optimize import minimize
 
 from ulr.errors import UlrError, check
-from ulr.propensity.aggregate import CellStats
+from ulr.data.scan import CellStats
 
 _P_MIN, _P_MAX = 1e-12, 1.0 - 1e-9
 
@@ -140,7 +140,7 @@ def run(scan, *, positions=None, n_bootstrap: int = 0, seed=0, assume_randomized
         progress=None, level: float = 0.95, should_stop=None):
     """Harvest interventions from one aggregate query; bootstrap by reweighting cells."""
     from ulr.propensity import bootstrap as bs
-    from ulr.propensity.aggregate import cell_stats
+    from ulr.data.scan import cell_stats
     from ulr.propensity.result import PropensityResult
 
     prog = bs.Progress(progress)

@@ -45,8 +45,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ulr.errors import NeedsRandomizedRows, UlrError, check
-from ulr.propensity.aggregate import N_GROUPS, Scan, _bucket, max_position, require_table, \
-    resolve_positions
+from ulr.data.scan import N_GROUPS, Scan, bucket_sql, max_position, require_table, resolve_positions
 
 
 @dataclass(frozen=True)
@@ -81,7 +80,7 @@ def collect(scan: Scan, *, positions: int | None = None, groups: bool = False,
     """One SQL statement: randomized rows per (bucket, position) and per swapped pair."""
     require_table(scan, "randomization")
     k = resolve_positions(scan, positions, max_position(scan))
-    grp = _bucket(scan) if groups else "0"
+    grp = bucket_sql(scan) if groups else "0"
     g_count = N_GROUPS if groups else 1
     if assume_randomized:
         sql = (f"SELECT 0 AS kind, grp, position AS j, position AS k, count(*) AS n, "

@@ -48,10 +48,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ulr import schema
+from ulr.data import schema
 from ulr.errors import NeedsFeatures, UlrError, check
-from ulr.propensity.aggregate import CellStats, Scan, _bucket, _file_checks, make_cells, \
-    max_position, refuse_bad_rows, resolve_positions
+from ulr.data.scan import CellStats, Scan, bucket_sql, file_checks_sql, make_cells, max_position, refuse_bad_rows, resolve_positions
 from ulr.propensity.em import initial_theta
 
 EPS = 1e-4
@@ -88,7 +87,7 @@ def collect(scan: Scan, *, positions=None, groups: bool = False) -> FeatureStats
     The statement keeps every position (a stored log's is filtered to
     ``positions`` in SQL) and K is the deepest one in its result, so the log
     is read once. An in-place file scan checks the rows it reads inside the
-    same statement (:func:`.aggregate._file_checks`).
+    same statement (:func:`.aggregate.file_checks_sql`).
     """
     feats = [schema.safe_ident(f) for f in scan.features]
     if not feats:
@@ -128,11 +127,11 @@ def collect(scan: Scan, *, positions=None, groups: bool = False) -> FeatureStats
 def _feature_sql(scan: Scan, feats: list, filtered: bool, groups: bool) -> str:
     """The cell statement: (position, features) groups, items numbered by dense_rank."""
     flist = ", ".join(feats)
-    src = f"(SELECT *, {_bucket(scan)} AS grp FROM {{src}})" if groups else "{src}"
+    src = f"(SELECT *, {bucket_sql(scan)} AS grp FROM {{src}})" if groups else "{src}"
     grp = "grp, " if groups else ""
     where = "WHERE position <= $ulr_k " if filtered else ""
     used = {"position", "click", *feats} | ({scan.unit} if groups else set())
-    row_checks, checks = ("", "") if scan.checked else _file_checks(scan, used)
+    row_checks, checks = ("", "") if scan.checked else file_checks_sql(scan, used)
     return (f"WITH cells AS (SELECT {grp}position, {flist}, count(*) AS n, "
             f"count(click) AS n_known, sum(CAST(click AS INTEGER)) AS c{row_checks} "
             f"FROM {src} AS t {where}GROUP BY {grp}position, {flist}) "

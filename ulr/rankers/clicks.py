@@ -171,7 +171,7 @@ _LOG_COLUMNS = ("query_id", "doc_id", "position", "click", "session_id", "releva
 
 
 def log_frame(log) -> pd.DataFrame:
-    """The columns of a :class:`ulr.store.Log` the rankers use, as a DataFrame."""
+    """The columns of a :class:`ulr.data.log.Log` the rankers use, as a DataFrame."""
     cols = [c for c in _LOG_COLUMNS if log.info.has(c)] + list(log.info.features)
     return log.df(columns=cols)
 

@@ -21,7 +21,7 @@ def propensity_estimator(method: str, *, seed: int = 0, should_stop=None
     """``DataFrame -> theta`` with a propensity method, for :func:`severity_sweep`.
 
     The frame is written to a temporary Parquet file and opened with
-    :func:`ulr.store.open_file`, so the estimator sees a validated log exactly
+    :func:`ulr.data.ingest.open_file`, so the estimator sees a validated log exactly
     as the CLI would. An unknown ``method`` is refused here, before a sweep
     spends time on simulating and training. ``should_stop`` is passed on to
     :func:`ulr.propensity.estimate`.
@@ -29,7 +29,7 @@ def propensity_estimator(method: str, *, seed: int = 0, should_stop=None
     import os
     import tempfile
 
-    from ulr import store
+    from ulr.data import ingest
     from ulr.simulate import write_log
 
     if method not in propensity.METHODS:
@@ -40,7 +40,7 @@ def propensity_estimator(method: str, *, seed: int = 0, should_stop=None
         with tempfile.TemporaryDirectory(prefix="ulr_sweep_") as tmp:
             path = os.path.join(tmp, "train.parquet")
             write_log(df.drop(columns=["true_theta"], errors="ignore"), path)
-            log = store.open_file(path)
+            log = ingest.open_file(path)
             return propensity_theta(log, method, seed=seed, should_stop=should_stop)
 
     estimate.__name__ = f"estimate_{method}"

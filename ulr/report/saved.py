@@ -1,7 +1,7 @@
 """Saved reports: named, ordered lists of report items kept in the store.
 
 Two tables live in the store's catalog database beside the datasets, created
-on first use through :func:`ulr.store.catalog`:
+on first use through :func:`ulr.data.catalog.catalog`:
 
 - ``ulr_reports(id, name, created, updated, owner, private)``: one row per report;
 - ``ulr_report_items(report_id, item_id, pos, content_hash, item)``: one row
@@ -42,7 +42,7 @@ from pathlib import Path
 
 import duckdb
 
-from ulr import store
+from ulr.data import catalog
 from ulr.errors import UlrError
 from ulr.report.item import MAX_TITLE, ReportItem
 
@@ -98,9 +98,9 @@ def _migrate(db) -> str:
     """The store's path, after this process's first block on it has created and migrated
     the report tables (in a transaction of its own, so a failed operation cannot roll the
     migration back)."""
-    key = str(Path(db or store.default_db_path()).resolve())
+    key = str(Path(db or catalog.default_db_path()).resolve())
     if key not in _migrated:
-        with store.catalog(db, write=True) as con:
+        with catalog.catalog(db, write=True) as con:
             _ensure(con)
             for ddl in _MIGRATE:
                 con.execute(ddl)
@@ -112,7 +112,7 @@ def _migrate(db) -> str:
 def _catalog(db):
     """One write block on the store's catalog with the report tables there."""
     _migrate(db)
-    with store.catalog(db, write=True) as con:
+    with catalog.catalog(db, write=True) as con:
         _ensure(con)
         yield con
 
@@ -122,15 +122,15 @@ def _read(db, key: str, read):
 
     A page view reads the reports several times; a write block each time opened the
     database under the store's exclusive lock (tens of ms, serialized across every
-    session). :func:`ulr.store.catalog_read` keeps the value with the files' stamp, so
+    session). :func:`ulr.data.catalog.catalog_read` keeps the value with the files' stamp, so
     any change by any process reads afresh. ``read`` returns tuples only.
     """
     path = _migrate(db)
     try:
-        return store.catalog_read(path, "reports:" + key, read)
+        return catalog.catalog_read(path, "reports:" + key, read)
     except duckdb.CatalogException:  # the store was replaced since this process migrated it
         _migrated.discard(path)
-        return store.catalog_read(_migrate(db), "reports:" + key, read)
+        return catalog.catalog_read(_migrate(db), "reports:" + key, read)
 
 
 def _check_name(name) -> str:
@@ -433,9 +433,9 @@ def dataset_status(item: ReportItem, *, cur=None) -> str | None:
     """
     if item.provenance == "simulated" or not item.dataset or not item.content_hash:
         return None
-    cur = cur if cur is not None else store.cursor()
+    cur = cur if cur is not None else catalog.cursor()
     try:
-        now = store.get_dataset(cur, item.dataset).content_hash
+        now = catalog.get_dataset(cur, item.dataset).content_hash
     except UlrError:
         return (f"The dataset “{item.dataset}” this result came from has been deleted; "
                 "the item shows the result as it was saved.")
@@ -448,5 +448,5 @@ def dataset_status(item: ReportItem, *, cur=None) -> str | None:
 def stale_status(items, *, cur=None) -> dict[str, str]:
     """``{item id: sentence}`` for the items whose dataset changed or was deleted
     (:func:`dataset_status`): the ``status`` every export takes."""
-    cur = cur if cur is not None else store.cursor()
+    cur = cur if cur is not None else catalog.cursor()
     return {it.id: s for it in items if (s := dataset_status(it, cur=cur))}
