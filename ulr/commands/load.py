@@ -28,11 +28,13 @@ def register(sub):
                    help="write the skipped rows to this CSV")
     p.set_defaults(run=run_load)
 
-    d = sub.add_parser("datasets", help="list stored datasets (or delete one)")
+    d = sub.add_parser("datasets", help="list stored datasets (or delete or rename one)")
     d.add_argument("--db", required=True)
     d.add_argument("--delete", metavar="NAME",
                    help="delete this dataset (the command line acts as the operator: any "
                         "dataset, including those loaded in the dashboard)")
+    d.add_argument("--rename", nargs=2, metavar=("OLD", "NEW"),
+                   help="rename a dataset (as the operator: any dataset)")
     d.set_defaults(run=run_datasets)
 
 
@@ -61,6 +63,9 @@ def run_datasets(args) -> dict:
     if args.delete is not None:
         store.delete_dataset(cur, args.delete, actor=store.OPERATOR)
         out["deleted"] = args.delete
+    if args.rename is not None:
+        store.rename_dataset(cur, *args.rename, actor=store.OPERATOR)
+        out["renamed"] = list(args.rename)
     out["datasets"] = [{"name": d.name, "rows": d.rows, "source": d.source,
                         "loaded_at": str(d.loaded_at), "rejected": d.rejected, "owner": d.owner}
                        for d in store.list_datasets(cur)]
@@ -70,6 +75,8 @@ def run_datasets(args) -> dict:
 def render(result: dict) -> str:
     if "datasets" in result:
         head = f"deleted {result['deleted']!r}\n" if "deleted" in result else ""
+        if "renamed" in result:
+            head += f"renamed {result['renamed'][0]!r} to {result['renamed'][1]!r}\n"
         if not result["datasets"]:
             return head + "no datasets stored"
         return head + "\n".join(f"{d['name']}\t{d['rows']} rows\t{d['source']}\t"
