@@ -71,7 +71,7 @@ def _column(log, field: str) -> str:
 
 def mapping_warnings(log, *, scope: str = "") -> tuple[MappingWarning, ...]:
     """The checks of the module doc on a stored log (``ulr.store.Log``); ``scope`` says
-    which rows were checked when they are not the whole log (" in the first 100,000
+    which rows were checked when they are not the whole log (" in the first 50,000
     rows"). Each message names the column by its name in the user's file and says what
     kind of column would be right."""
     out = []

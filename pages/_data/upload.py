@@ -196,8 +196,7 @@ def _show_check(up, build, name: str, replace: bool) -> bool:
     if refusal:
         st.error(f"This mapping cannot be loaded: {refusal}", icon=":material/block:")
     for issue in issues:
-        extra = " Tick “Skip bad rows” to load the others." if issue.code == "bad_values" else ""
-        st.warning(f"Check the mapping: {issue.message}{extra}", icon=":material/warning:")
+        st.warning(f"Check the mapping: {issue.message}", icon=":material/warning:")
     if not issues and not refusal:
         st.caption("The mapping fits the file's first rows.")
     try:
@@ -210,7 +209,7 @@ def _show_check(up, build, name: str, replace: bool) -> bool:
             st.warning(f"A dataset named “{name}” exists already. {theirs} Choose another "
                        "name.", icon=":material/warning:")
             return False
-        elif not replace:
+        if not replace:
             st.info(f"You have a dataset named “{name}” already: choose another name, or "
                     "tick “Replace a dataset with the same name”.")
     return not refusal

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from ulr.data.ingest import (_check, _list_warnings, _new_job, _problem_text, _stage)
 from ulr.errors import UlrError
 
-SAMPLE_ROWS = 100_000
+SAMPLE_ROWS = 50_000
 
 
 @dataclass(frozen=True)
