@@ -747,3 +747,28 @@ def test_datasets_from_before_owners_are_kept_and_only_the_operator_removes_them
     assert store._stamp(str(db.resolve())) == stamp  # a migrated catalog is not written
     store.delete_dataset(cur, "old")  # the operator may
     assert store.list_datasets(cur) == []
+
+
+def test_processes_opening_a_store_from_before_owners_at_once_all_see_every_dataset(tmp_path):
+    """Four CLI processes meet a catalog without the owner column at the same moment: the
+    lock lets one add it, and every one lists the old datasets, unowned and whole."""
+    import json
+
+    import duckdb
+    db = tmp_path / "old.duckdb"
+    for name in ("one", "two"):
+        store.load_log(write(tmp_path, GOOD), name, db_path=db)
+    con = duckdb.connect(str(db))
+    con.execute("ALTER TABLE ulr_catalog DROP COLUMN owner")
+    con.close()
+    procs = [cli("datasets", "--db", db, "--json", wait=False) for _ in range(4)]
+    outs = [p.communicate(timeout=180) + (p.returncode,) for p in procs]
+    for out, err, rc in outs:
+        assert rc == 0, err
+        listed = json.loads(out)["datasets"]
+        assert [(d["name"], d["rows"], d["owner"]) for d in listed] == \
+            [("one", 4, None), ("two", 4, None)]
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute("SELECT count(*) FROM duckdb_columns() WHERE table_name = "
+                       "'ulr_catalog' AND column_name = 'owner'").fetchone()[0] == 1
+    con.close()
