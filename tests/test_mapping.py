@@ -208,7 +208,7 @@ def test_cli_refuses_duplicate_column_names(tmp_path, capsys):
     assert store_digest(db) == before
 
 
-# --------------------------------------------------------------------------- checked before Load (#36)
+# ------------------------------------------------------------------ checked before Load (#36)
 
 def test_mapping_is_checked_on_the_file_before_anything_is_stored(tmp_path):
     """Each wrong mapping of a real-shaped log is named on the file, in one sentence that

@@ -549,7 +549,8 @@ def _list_warnings(job: _LoadJob, data: Path | None = None, *, scope: str = "") 
     job.con.execute(f"CREATE TEMP VIEW {view} AS {rows}")
     info = DatasetInfo(name=job.name, table=view, rows=int(job.good), source=job.shown,
                        content_hash=job.content_hash, mapping=job.mapping,
-                       columns=_stored_columns(job), rejected=0 if job.rejected is None else len(job.rejected))
+                       columns=_stored_columns(job),
+                       rejected=0 if job.rejected is None else len(job.rejected))
     try:
         return mapping_warnings(Log(cur=job.con, table=view, info=info), scope=scope)
     finally:
