@@ -103,24 +103,32 @@ def _ctr_chart(ctr, label: str, settings: dict, evidence: dict,
 
 
 def _manage(info) -> None:
+    """The stored datasets, and renaming or deleting the current one: only whoever loaded
+    it may (docs/contract.md §1, owners); anyone else is told why, in one sentence."""
+    actor = ui.identity()
     with st.expander("Manage datasets"):
         all_ds = store.list_datasets(cur)
         st.dataframe([{"name": d.name, "rows": d.rows, "source": d.source,
-                       "loaded": str(d.loaded_at)[:19], "skipped rows": d.rejected}
+                       "loaded": str(d.loaded_at)[:19], "loaded by": d.loaded_by(actor),
+                       "skipped rows": d.rejected}
                       for d in all_ds], hide_index=True, width="stretch")
+        refusal = info.refusal(actor, "rename or delete")
+        if refusal:
+            st.caption(refusal)
+            return
         c1, c2 = st.columns(2)
         with c1:
             new_name = st.text_input("Rename the current dataset to", key="rename_to")
             if st.button("Rename", key="rename_btn", disabled=not new_name):
                 with ui.user_errors("Not renamed: "):
-                    store.rename_dataset(cur, info.name, new_name)
+                    store.rename_dataset(cur, info.name, new_name, actor=actor)
                     ui.set_current(new_name)
                     st.rerun()
         with c2:
             sure = st.checkbox(f"Yes, delete “{info.name}”", key="delete_sure")
             if st.button("Delete", key="delete_btn", disabled=not sure):
                 with ui.user_errors("Not deleted: "):
-                    store.delete_dataset(cur, info.name)
+                    store.delete_dataset(cur, info.name, actor=actor)
                     ui.forget(info.content_hash)
                     st.session_state.pop(ui.keys.LAST_LOAD, None)
                     ui.set_current(store.SAMPLE_NAME)

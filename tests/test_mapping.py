@@ -71,8 +71,7 @@ def test_input_of_every_command_takes_the_same_mapping(capsys):
     from pathlib import Path
     path = Path(__file__).parent / "data" / "obd_like.csv"
     rc, out, err = run(capsys, "propensity", "--input", path, "--method", "randomization",
-                       "--map", f"query_id={QUERY}", "--map", "session_id=timestamp",
-                       "--const", "randomized=1")
+                       "--map", f"query_id={QUERY}", "--const", "randomized=1")
     assert rc == 0, err
     res = json.loads(out)
     assert res["method"] == "randomization" and res["rows_used"] == 10_002
@@ -132,14 +131,16 @@ def test_mapping_model_validates_itself():
 
 
 def test_bundled_fixture_matches_its_generator(tmp_path):
-    """tests/data/obd_like.csv is write_obd_like_log() with the default seed."""
+    """tests/data/obd_like.csv is write_obd_like_log() with the default seed, its slots
+    stamped a second apart as in a real log (where they do not share a timestamp)."""
     from pathlib import Path
 
     from ulr.simulate import write_obd_like_log
     fixture = Path(__file__).parent / "data" / "obd_like.csv"
     out = tmp_path / "again.csv"
-    df = write_obd_like_log(str(out))
+    df = write_obd_like_log(str(out), row_timestamps=True)
     assert out.read_bytes() == fixture.read_bytes()
+    assert df.groupby("timestamp").size().eq(1).mean() > 0.9  # no timestamp groups a list
     assert len(df) == 10_002 and df["position"].max() == 3 and df["click"].mean() < 0.01
     assert df["propensity_score"].eq(1 / 80).all()
     assert sum(c.startswith("user-item_affinity_") for c in df) == 80
@@ -205,3 +206,87 @@ def test_cli_refuses_duplicate_column_names(tmp_path, capsys):
     _one_error_line(*run(capsys, "propensity", "--input", path, "--method", "em"),
                     "more than one column named 'f'")
     assert store_digest(db) == before
+
+
+# ------------------------------------------------------------------ checked before Load (#36)
+
+def test_mapping_is_checked_on_the_file_before_anything_is_stored(tmp_path):
+    """Each wrong mapping of a real-shaped log is named on the file, in one sentence that
+    names the user's column and what would be right; a right mapping finds nothing."""
+    from ulr.data.precheck import check_mapping
+    path = tmp_path / "rows.csv"
+    obd_like_log(impressions=300, items=12, row_timestamps=True).to_csv(path, index=False)
+    got = check_mapping(path, {"query_id": QUERY, "session_id": "timestamp"})
+    assert [(i.code, i.field) for i in got] == [("single_row_sessions", "session_id")]
+    msg = got[0].message
+    assert "'timestamp', mapped to session_id, differs between the documents shown together" \
+        in msg and "an impression or request id" in msg and "unmapped" not in msg
+    assert msg.count(".") == 1 and msg.endswith(".")  # one sentence
+    assert check_mapping(path, {"query_id": QUERY}) == ()  # no session column: nothing wrong
+    one = check_mapping(path, {"query_id": "timestamp"})  # a query column unique per row
+    assert [i.code for i in one] == ["single_document_queries"]
+    assert "'timestamp', mapped to query_id, looks unique per row" in one[0].message
+    shared = tmp_path / "shared.csv"  # the slots of one impression share the timestamp
+    obd_like_log(impressions=300, items=12).to_csv(shared, index=False)
+    assert check_mapping(shared, {"query_id": QUERY, "session_id": "timestamp"}) == ()
+    with pytest.raises(UlrError, match="'no_such' mapped to 'session_id' is not in the file"):
+        check_mapping(path, {"query_id": QUERY, "session_id": "no_such"})
+
+
+def test_propensities_outside_0_1_are_named_and_percentages_recognised(tmp_path):
+    from ulr.data.precheck import check_mapping
+    path = tmp_path / "p.csv"
+    rows = "".join(f"q{i // 3},d{i},{1 + i % 3},0,{(i % 5) * 20 + 5},{(i % 4) / 4}\n"
+                   for i in range(30))
+    path.write_text("query_id,doc_id,position,click,pct,p0\n" + rows)
+    pct, = check_mapping(path, {"propensity": "pct"})
+    assert (pct.code, pct.field) == ("propensity_range", "propensity")
+    assert pct.message.startswith("'pct', mapped to propensity, lies outside (0, 1] in 30 of "
+                                  "its 30 rows (such as 5, 25, 45)")
+    assert "look like percentages, so divide them by 100" in pct.message
+    zero, = check_mapping(path, {"propensity": "p0"})  # 0 is no probability of a shown item
+    assert "in 8 of its 30 rows (such as 0)" in zero.message
+    assert "map a column of such probabilities" in zero.message
+
+
+def test_the_check_reads_only_the_first_rows_and_says_so(tmp_path):
+    """A sample of the first rows: what lies beyond it is the load's to find, and every
+    count names the rows it comes from."""
+    from ulr.data.precheck import check_mapping
+    path = tmp_path / "long.csv"
+    good = "".join(f"q{i // 3},d{i % 7},{1 + i % 3},0,s{i}\n" for i in range(60))
+    path.write_text("query_id,doc_id,position,click,stamp\n" + good + "q,d,0,1,x\n")
+    got = check_mapping(path, {"session_id": "stamp"}, sample_rows=30)
+    assert [i.code for i in got] == ["single_row_sessions"]  # the bad line 62 is not read
+    assert got[0].message.startswith("30 of 30 sessions in the first 30 rows hold a single row")
+    bad = check_mapping(path, {"session_id": "stamp"})
+    assert [i.code for i in bad] == ["bad_values", "single_row_sessions"]
+    assert bad[0].message.startswith("In the file, column 'position': 1 bad value (must be an "
+                                     "integer >= 1), first at line 62")
+    assert " in the first" not in bad[1].message
+
+
+def test_cli_load_warns_in_one_line_and_the_operator_deletes_any_dataset(tmp_path, capsys):
+    """`load` names a session column that does not group shown lists in one `warning:`
+    line on stderr (stdout stays one JSON object); `datasets --delete` acts as the operator,
+    who may remove a browser's dataset and one from before owners."""
+    path = tmp_path / "rows.csv"
+    obd_like_log(impressions=300, items=12, row_timestamps=True).to_csv(path, index=False)
+    db = tmp_path / "s.duckdb"
+    rc, out, err = run(capsys, "load", path, "--db", db, "--name", "r",
+                       "--map", f"query_id={QUERY}", "--map", "session_id=timestamp")
+    assert rc == 0 and json.loads(out)["warnings"][0]["code"] == "single_row_sessions"
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("warning: ") and "'timestamp'" in lines[0]
+    store.load_log(path, "a browser's", db_path=db, mapping={"query_id": QUERY},
+                   actor="browser:" + "b" * 32)
+    rc, out, err = run(capsys, "datasets", "--db", db)
+    owners = {d["name"]: d["owner"] for d in json.loads(out)["datasets"]}
+    assert owners == {"r": store.OPERATOR, "a browser's": "browser:" + "b" * 32}
+    rc, out, err = run(capsys, "datasets", "--db", db, "--rename", "a browser's", "mine")
+    assert rc == 0 and json.loads(out)["renamed"] == ["a browser's", "mine"]
+    rc, out, err = run(capsys, "datasets", "--db", db, "--delete", "mine")
+    assert rc == 0 and json.loads(out)["deleted"] == "mine"
+    assert [d["name"] for d in json.loads(out)["datasets"]] == ["r"]
+    rc, out, err = run(capsys, "datasets", "--db", db, "--delete", "gone")
+    assert rc == 2 and err.strip() == "error: there is no dataset named 'gone'."

@@ -18,7 +18,15 @@ def run_app():
 
 
 def load_button(at):
-    return at.button(key="FormSubmitter:mapping-Load")
+    return at.button(key="load_btn")
+
+
+def press_load(at):
+    """Load, as a browser does it: the mapping's last change has re-run the page (and its
+    check) before the button is pressed."""
+    at.run()
+    load_button(at).click()
+    at.run()
 
 
 def metric(at, label):
@@ -44,8 +52,7 @@ def test_upload_maps_and_stores_then_bad_upload_is_refused():
     assert at.multiselect(key="map_position").value == ["rank"]
     assert at.multiselect(key="map_click").value == ["clicked"]
     at.text_input(key="ds_name").input("my upload")
-    load_button(at).click()
-    at.run()
+    press_load(at)
     assert not at.exception
     assert any("Stored “my upload” with 120 rows" in s.value for s in at.success)
     assert metric(at, "Rows") == "120"
@@ -59,8 +66,7 @@ def test_upload_maps_and_stores_then_bad_upload_is_refused():
     bad = "query_id,doc_id,position,click\nq,d,0,1\nq,d,1,7\n"
     at.get("file_uploader")[0].set_value(("bad.csv", bad.encode(), "text/csv")).run()
     at.text_input(key="ds_name").input("bad one")
-    load_button(at).click()
-    at.run()
+    press_load(at)
     assert not at.exception
     errs = [e.value for e in at.error]
     assert errs and "Not loaded: refused bad.csv" in errs[0] and "position" in errs[0]
@@ -108,8 +114,7 @@ def test_form_maps_a_composite_query_features_and_declared_facts():
     at.checkbox(key="fact_randomized").check()
     at.checkbox(key="fact_per_slot").check()
     at.text_input(key="feature_patterns").input("user-item_affinity_*")
-    load_button(at).click()
-    at.run()
+    press_load(at)
     assert not at.exception, at.exception
     assert not at.error, [e.value for e in at.error]
     info = store.get_dataset(store.cursor(), "form foreign")
@@ -146,14 +151,14 @@ def test_form_refuses_each_bad_spec_in_one_sentence_and_stores_nothing():
                   at.multiselect(key="map_query_id").set_value([])), "'query_id'"),
     ]
     before = _digest()
-    for act, needle in cases:
+    for act, needle in cases:  # said as the mapping changes, before Load, which is disabled
         act()
-        load_button(at).click()
         at.run()
         assert not at.exception, at.exception
         errs = [e.value for e in at.error]
-        assert len(errs) == 1 and needle in errs[0] and errs[0].startswith("Not loaded: "), errs
-        assert "--" not in errs[0]
+        assert len(errs) == 1 and needle in errs[0], errs
+        assert errs[0].startswith("This mapping cannot be loaded: "), errs
+        assert "--" not in errs[0] and load_button(at).disabled
         assert _digest() == before
 
 
@@ -187,8 +192,7 @@ def test_upload_copies_are_deleted_and_messages_name_the_users_file(tmp_path, mo
     upload("my clicks.csv", "query_id,doc_id,position,click\nq,a,1,1\nq,b,2,0\n")
     assert len(copies()) == 1 and "abandoned.csv" not in copies()  # pending; old one swept
     at.text_input(key="ds_name").input("copies gone")
-    load_button(at).click()
-    at.run()
+    press_load(at)
     assert any("Stored “copies gone” with 2 rows" in s.value for s in at.success)
     assert copies() == []  # loaded: the copy is gone, and re-runs do not write it again
 
@@ -196,16 +200,14 @@ def test_upload_copies_are_deleted_and_messages_name_the_users_file(tmp_path, mo
     upload("nan clicks.csv", nan)
     assert len(copies()) == 1
     at.text_input(key="ds_name").input("nan upload")
-    load_button(at).click()
-    at.run()
+    press_load(at)
     only_error("Not loaded: refused nan clicks.csv: column 'feature_a'", "nan clicks.csv")
     assert "(values 'inf', 'nan')" in at.error[0].value and "tick “Skip bad rows”" in \
         at.error[0].value
     assert copies() == []  # refused: gone too
     assert "nan upload" not in [d.name for d in store.list_datasets(store.cursor())]
     at.checkbox(key="skip_bad").check()
-    load_button(at).click()
-    at.run()
+    press_load(at)
     assert any("Stored “nan upload” with 1 rows. 2 bad rows were skipped" in s.value
                for s in at.success), [s.value for s in at.success]
     assert copies() == []
@@ -230,8 +232,19 @@ def test_load_warns_when_sessions_are_not_shown_lists_and_caption_follows_the_da
     at.multiselect(key="map_query_id").set_value(QUERY)
     at.multiselect(key="map_session_id").set_value(["timestamp"])
     at.checkbox(key="fact_randomized").check()
-    load_button(at).click()
+    at.run()  # said before Load, as the mapping changes: nothing is stored yet
+    before = [w.value for w in at.warning if w.value.startswith("Check the mapping: ")]
+    assert len(before) == 1 and "'timestamp', mapped to session_id, differs between the " \
+        "documents shown together" in before[0], before
+    assert "unmapped" not in before[0] and "--" not in before[0]
+    from ulr import store
+    assert "row stamps" not in [d.name for d in store.list_datasets(store.cursor())]
+    at.multiselect(key="map_session_id").set_value([])  # no column groups a list here
     at.run()
+    assert not [w for w in at.warning if w.value.startswith("Check the mapping: ")]
+    assert any("fits the file's first rows" in c.value for c in at.caption)
+    at.multiselect(key="map_session_id").set_value(["timestamp"])  # loaded anyway: warned
+    press_load(at)
     assert not at.exception, at.exception
     warned = [w.value for w in at.warning if "sessions hold a single row" in w.value]
     assert warned and "map a column that groups one shown list" in warned[0]
@@ -262,3 +275,43 @@ def test_ctr_takeaway_follows_a_rise_with_position():
     assert "fall" not in text.split("Clicks rise with position")[1][:300]
     pcts = [w for w in text.split() if w.endswith("%")]
     assert pcts and len({len(w.rstrip("%,).").split(".")[-1]) for w in pcts[:2]}) == 1
+
+
+def test_only_the_browser_that_loaded_a_dataset_renames_deletes_or_replaces_it():
+    """Two browsers (two AppTest sessions, each with its own id): B sees and uses A's
+    dataset, but is offered no rename or delete, and cannot take its name; A can."""
+    from ulr import store
+    csv = "query_id,doc_id,position,click\n" + "".join(
+        f"q{i % 5},d{i},{1 + i % 4},{int(i % 3 == 0)}\n" for i in range(40))
+    a = run_app()
+    a.get("file_uploader")[0].set_value(("a.csv", csv.encode(), "text/csv")).run()
+    a.text_input(key="ds_name").input("alice log")
+    press_load(a)
+    assert any("Stored “alice log”" in s.value for s in a.success)
+    assert a.button(key="delete_btn") is not None
+
+    b = AppTest.from_file(APP, default_timeout=60)
+    b.query_params["dataset"] = "alice log"
+    b.run()
+    b.switch_page("pages/data.py").run()
+    assert not b.exception and b.session_state["dataset"] == "alice log"
+    assert metric(b, "Rows") == "40"  # B uses it
+    assert not [w for w in b.button if w.key in ("delete_btn", "rename_btn")]
+    assert any("“alice log” was loaded by someone else; you can use it, but only they or the "
+               "operator can rename or delete it." == c.value for c in b.caption)
+    b.get("file_uploader")[0].set_value(("b.csv", csv.encode(), "text/csv")).run()
+    b.text_input(key="ds_name").input("alice log")
+    b.checkbox(key="replace").check()
+    b.run()
+    assert any("exists already" in w.value and "loaded by someone else" in w.value
+               for w in b.warning)
+    assert load_button(b).disabled
+    info = store.get_dataset(store.cursor(), "alice log")
+    assert info.rows == 40 and info.owner.startswith("browser:")
+
+    a.checkbox(key="delete_sure").check()
+    a.run()
+    a.button(key="delete_btn").click()
+    a.run()
+    assert not a.exception, a.exception
+    assert "alice log" not in [d.name for d in store.list_datasets(store.cursor())]

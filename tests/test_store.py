@@ -1,6 +1,7 @@
 """Loader, catalog and concurrency tests for ulr.store."""
 
 import hashlib
+import re
 import tempfile
 import threading
 
@@ -381,10 +382,17 @@ def test_trash_and_orphans_are_swept_on_a_later_write(tmp_path, monkeypatch):
                                                                live.name])
 
 
+# The catalog as it was before datasets had owners (no ``owner`` column).
+PRE_OWNER_CATALOG = ("CREATE TABLE ulr_catalog (name VARCHAR PRIMARY KEY, table_name VARCHAR "
+                     "NOT NULL, rows BIGINT NOT NULL, source VARCHAR, content_hash VARCHAR, "
+                     "loaded_at TIMESTAMP, mapping VARCHAR, columns VARCHAR, rejected BIGINT, "
+                     "rejects_table VARCHAR)")
+
+
 def test_old_layout_is_moved_to_parquet_without_loss(tmp_path):
     db = tmp_path / "old.duckdb"
     con = duckdb.connect(str(db))
-    con.execute(store._CATALOG_DDL.split(";")[0])
+    con.execute(PRE_OWNER_CATALOG)
     con.execute("CREATE TABLE ds_00000000000000aa (query_id VARCHAR, doc_id VARCHAR, "
                 "position BIGINT, click BOOLEAN)")
     con.execute("INSERT INTO ds_00000000000000aa VALUES ('q', 'd', 1, true), ('q', 'e', 2, false)")
@@ -660,3 +668,107 @@ def test_sessions_share_one_reader_database_without_conflicts(tmp_path):
     table = store.get_dataset(a, "d0").table
     store.open_dataset("d0", cur=a)
     assert b.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == 4
+
+
+# --------------------------------------------------------------------------- owners (#36)
+
+A, B = "browser:" + "a" * 32, "oidc:https://idp|bob"
+
+
+def test_a_dataset_belongs_to_whoever_loaded_it(tmp_path, cur):
+    from ulr.data.catalog import NotOwner
+    from ulr.errors import Refused
+    f = write(tmp_path, GOOD)
+    assert store.load_log(f, "alice", cur=cur, actor=A).info.owner == A
+    assert store.load_log(f, "by cli", cur=cur).info.owner == store.OPERATOR
+    before = fingerprint(cur)
+    for act in (lambda: store.delete_dataset(cur, "alice", actor=B),
+                lambda: store.rename_dataset(cur, "alice", "mine now", actor=B),
+                lambda: store.load_log(f, "alice", cur=cur, actor=B, replace=True),
+                lambda: store.load_log(f, "alice", cur=cur, actor=B),
+                lambda: store.delete_dataset(cur, "by cli", actor=A),
+                lambda: store.delete_dataset(cur, "alice", actor=None)):
+        with pytest.raises(NotOwner) as exc:
+            act()
+        assert "\n" not in str(exc.value) and re.search("operator|owner|Sign in", str(exc.value))
+        assert fingerprint(cur) == before  # nothing changed
+    # the name is someone else's: the refusal never suggests replacing it
+    with pytest.raises(NotOwner, match="exists already, loaded by someone else; choose "
+                                       "another name"):
+        store.load_log(f, "alice", cur=cur, actor=B)
+    # the owner is refused only the lift it may use: replace its own dataset
+    with pytest.raises(Refused) as exc:
+        store.load_log(f, "alice", cur=cur, actor=A)
+    assert exc.value.option == "replace"
+    with pytest.raises(NotOwner, match="Sign in to load"):
+        store.load_log(f, "anon", cur=cur, actor=None)
+    # B sees and uses A's dataset
+    assert store.open_dataset("alice", cur=cur).df().shape == (4, 4)
+    info = store.get_dataset(cur, "alice")
+    assert (info.loaded_by(A), info.loaded_by(B), info.refusal(A, "delete")) == \
+        ("you", "someone else", None)
+    assert info.refusal(B, "delete") == ("“alice” was loaded by someone else; you can use it, "
+                                         "but only they or the operator can delete it.")
+    # the owner replaces, renames and deletes; the operator removes anyone's
+    assert store.load_log(f, "alice", cur=cur, actor=A, replace=True).info.owner == A
+    store.rename_dataset(cur, "alice", "alice 2", actor=A)
+    store.delete_dataset(cur, "alice 2", actor=A)
+    store.load_log(f, "bob", cur=cur, actor=B)
+    store.delete_dataset(cur, "bob")  # the default actor: the operator
+    assert [d.name for d in store.list_datasets(cur)] == ["by cli"]
+
+
+def test_datasets_from_before_owners_are_kept_and_only_the_operator_removes_them(tmp_path):
+    """A catalog without the owner column gains it; every dataset and its rows survive, a
+    restart migrates nothing twice, and browsers may use but not remove the old ones."""
+    import duckdb
+
+    from ulr.data.catalog import NotOwner
+    db = tmp_path / "old.duckdb"
+    store.load_log(write(tmp_path, GOOD), "old", db_path=db)
+    cur = store.cursor(db)
+    rows = store.open_dataset("old", cur=cur).df()
+    con = duckdb.connect(str(db))  # back to the catalog as it was before owners
+    con.execute("ALTER TABLE ulr_catalog DROP COLUMN owner")
+    con.close()
+    catalog_mod._ready.discard(str(db.resolve()))  # a new process: the catalog is checked again
+    catalog_mod._reads.clear()
+    info = store.get_dataset(cur, "old")
+    assert info.owner is None and info.loaded_by(A) == "nobody recorded"
+    pd.testing.assert_frame_equal(store.open_dataset("old", cur=cur).df(), rows)
+    with pytest.raises(NotOwner, match="before datasets had owners; you can use it, but only "
+                                       "the operator can delete it"):
+        store.delete_dataset(cur, "old", actor=A)
+    with pytest.raises(NotOwner, match="before datasets had owners"):
+        store.load_log(write(tmp_path, GOOD), "old", cur=cur, actor=A, replace=True)
+    catalog_mod._ready.discard(str(db.resolve()))  # migrating again is a no-op
+    stamp = store._stamp(str(db.resolve()))
+    assert store.get_dataset(cur, "old").owner is None
+    assert store._stamp(str(db.resolve())) == stamp  # a migrated catalog is not written
+    store.delete_dataset(cur, "old")  # the operator may
+    assert store.list_datasets(cur) == []
+
+
+def test_processes_opening_a_store_from_before_owners_at_once_all_see_every_dataset(tmp_path):
+    """Four CLI processes meet a catalog without the owner column at the same moment: the
+    lock lets one add it, and every one lists the old datasets, unowned and whole."""
+    import json
+
+    import duckdb
+    db = tmp_path / "old.duckdb"
+    for name in ("one", "two"):
+        store.load_log(write(tmp_path, GOOD), name, db_path=db)
+    con = duckdb.connect(str(db))
+    con.execute("ALTER TABLE ulr_catalog DROP COLUMN owner")
+    con.close()
+    procs = [cli("datasets", "--db", db, "--json", wait=False) for _ in range(4)]
+    outs = [p.communicate(timeout=180) + (p.returncode,) for p in procs]
+    for out, err, rc in outs:
+        assert rc == 0, err
+        listed = json.loads(out)["datasets"]
+        assert [(d["name"], d["rows"], d["owner"]) for d in listed] == \
+            [("one", 4, None), ("two", 4, None)]
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute("SELECT count(*) FROM duckdb_columns() WHERE table_name = "
+                       "'ulr_catalog' AND column_name = 'owner'").fetchone()[0] == 1
+    con.close()

@@ -1,4 +1,5 @@
-"""Does the mapping group shown lists? Checks run when a log is stored.
+"""Does the mapping group shown lists? Checks run on the file before Load (a sample of its
+first rows, :func:`ulr.data.precheck.check_mapping`) and when a log is stored.
 
 A click log is one row per (shown list, shown document). When the column
 mapped to ``session_id`` does not group one shown list (a per-row timestamp,
@@ -61,8 +62,18 @@ class MappingWarning:
                 "blocks": list(self.blocks)}
 
 
-def mapping_warnings(log) -> tuple[MappingWarning, ...]:
-    """The checks of the module doc on a stored log (``ulr.data.log.Log``)."""
+def _column(log, field: str) -> str:
+    """How a message names the column mapped to ``field``: its name in the user's file."""
+    src = (log.info.mapping or {}).get(field)
+    return f"{src!r}, mapped to {field}," if isinstance(src, str) else \
+        f"the column mapped to {field}"
+
+
+def mapping_warnings(log, *, scope: str = "") -> tuple[MappingWarning, ...]:
+    """The checks of the module doc on a stored log (``ulr.data.log.Log``); ``scope`` says
+    which rows were checked when they are not the whole log (" in the first 50,000
+    rows"). Each message names the column by its name in the user's file and says what
+    kind of column would be right."""
     out = []
     cur, t = log.cur, log.table
     if log.info.has("session_id"):
@@ -72,18 +83,20 @@ def mapping_warnings(log) -> tuple[MappingWarning, ...]:
             f"count(DISTINCT position) AS npos, max(position) AS maxpos FROM {t} "
             f"GROUP BY session_id)").fetchone()
         n_s = int(n_s or 0)
+        col = _column(log, "session_id")
         if n_s and (maxpos or 0) > 1 and single / n_s > MOST:
             out.append(MappingWarning(
                 "single_row_sessions",
-                f"{single:,} of {n_s:,} sessions hold a single row while positions go up to "
-                f"{maxpos}: the column mapped to session_id does not group the documents "
-                f"shown together; {FIX} (an impression or request id), or leave session_id "
-                "unmapped.", share=single / n_s))
+                f"{single:,} of {n_s:,} sessions{scope} hold a single row while positions go "
+                f"up to {maxpos}: {col} differs between the documents shown together; {FIX} "
+                "to session_id, one value shared by all the rows of one shown list (an "
+                "impression or request id).", share=single / n_s))
         if n_s and repeated:
             out.append(MappingWarning(
                 "repeated_position",
-                f"{repeated:,} of {n_s:,} sessions show one position twice: the column mapped "
-                f"to session_id joins several shown lists; {FIX}.", share=repeated / n_s))
+                f"{repeated:,} of {n_s:,} sessions{scope} show one position twice: {col} joins "
+                f"several shown lists; {FIX} to session_id, one value per shown list (an "
+                "impression or request id).", share=repeated / n_s))
     n_q, single_q = cur.execute(
         f"SELECT count(*), count(*) FILTER (WHERE nd = 1) FROM (SELECT query_id, "
         f"count(DISTINCT doc_id) AS nd FROM {t} GROUP BY query_id)").fetchone()
@@ -91,9 +104,10 @@ def mapping_warnings(log) -> tuple[MappingWarning, ...]:
     if n_q and single_q / n_q > MOST:
         out.append(MappingWarning(
             "single_document_queries",
-            f"{single_q:,} of {n_q:,} queries have a single document, so there is nothing to "
-            f"rank within them: the column mapped to query_id looks unique per row; {FIX} "
-            "(the query or context all its documents answered).", share=single_q / n_q))
+            f"{single_q:,} of {n_q:,} queries{scope} have a single document, so there is "
+            f"nothing to rank within them: {_column(log, 'query_id')} looks unique per row; "
+            f"{FIX} to query_id: the query or context that all its documents answered.",
+            share=single_q / n_q))
     return tuple(out)
 
 

@@ -14,7 +14,7 @@ functions or settings patches the module that uses it (:mod:`ulr.data.catalog`).
 from __future__ import annotations
 
 from ulr.data.catalog import (  # noqa: F401
-    _CAT_COLS, _CATALOG_DDL, _TABLE_RE, BUSY, DATA_DIR, DEFAULT_DB, LOCK_TIMEOUT_S,
+    _CAT_COLS, _CATALOG_DDL, _TABLE_RE, BUSY, OPERATOR, NotOwner, DATA_DIR, DEFAULT_DB, LOCK_TIMEOUT_S,
     MAX_CACHED_READS, MEMORY_LIMIT, ROOT, SPILL_ROOT, TRASH_GRACE_S, _catalog_row, _db_of,
     _file_of, _first_line, _fsync, _fsync_dir, _memory_connection, _open_catalog, _resolve,
     _row_to_info, _sql_str, _stamp, _sweep, _sync_views, _table, _tmp_file, _trash, catalog,

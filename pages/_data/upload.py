@@ -1,4 +1,11 @@
-"""The Data page's upload: copy the file for the loader, map its columns, load it."""
+"""The Data page's upload: copy the file for the loader, map its columns, check the mapping
+on the file, load it.
+
+The mapping widgets live in a fragment, not a form: a change re-runs only this part of the
+page, and the mapping is checked on the file's first rows at once
+(:func:`ulr.data.precheck.check_mapping`, cached per file and mapping), so a wrong mapping
+is named before Load stores anything. Loading records the visitor as the dataset's owner.
+"""
 
 import contextlib
 import hashlib
@@ -10,6 +17,7 @@ import streamlit as st
 
 from pages import _ui as ui
 from ulr import schema, store
+from ulr.data.precheck import check_mapping
 from ulr.errors import Refused, UlrError
 
 
@@ -18,8 +26,19 @@ CONTROL_OF = {"skip_bad_rows": "tick “Skip bad rows”",
               "replace": "tick “Replace a dataset with the same name”"}
 
 
+# What kind of column each field needs, where a name misleads (the check below tests it).
+_FIELD_HELP = {
+    "query_id": "The query or context that all the documents of one shown list answered.",
+    "session_id": "One value shared by all the rows of one shown list, and by no other "
+                  "list: an impression or request id (not a per-row timestamp).",
+    "propensity": "The logging policy's probability of showing the row's item: above 0, "
+                  "at most 1.",
+}
+
+
 def _mapping_form(columns: list[str], auto: dict, file_name: str):
-    """The mapping widgets (inside the form); returns a callable building the Mapping."""
+    """The mapping widgets; returns a callable building the Mapping, the dataset's name and
+    the skip and replace choices."""
     st.write("**Column mapping** — which column(s) of your file hold each field "
              "(pre-filled by auto-detection). Pick several columns for the query to build "
              "one key from them, e.g. the user features of a log without a query column.")
@@ -32,7 +51,8 @@ def _mapping_form(columns: list[str], auto: dict, file_name: str):
         sel[canon] = cols[i % 4].multiselect(
             f"{canon}{' *' if req else ''}", columns, default=default, key=f"map_{canon}",
             max_selections=None if many else 1,
-            help="Several columns make one composite key." if many else None)
+            help=" ".join(h for h in (_FIELD_HELP.get(canon), "Several columns make one "
+                                      "composite key." if many else None) if h) or None)
     st.write("**Facts about the log** — declared once, used by every page.")
     f1, f2, f3 = st.columns(3)
     randomized = f1.checkbox("The whole log is randomized (every list was shown in random "
@@ -148,13 +168,61 @@ def _hash_of(name: str) -> str | None:
         return None
 
 
+_CHECK = ui.keys.MAPPING_CHECK
+
+
+def _checked(up, mapping) -> tuple:
+    """``(issues, refusal)`` of the mapping on the upload's first rows, kept in the session
+    per file and mapping (a re-run that changed nothing else asks DuckDB nothing)."""
+    key = (_upload_id(up), repr(mapping))
+    hit = st.session_state.get(_CHECK)
+    if hit is None or hit[0] != key:
+        try:
+            hit = (key, check_mapping(_upload_copy(up), mapping, source_name=up.name), None)
+        except UlrError as exc:
+            hit = (key, (), str(exc))
+        st.session_state[_CHECK] = hit
+    return hit[1], hit[2]
+
+
+def _show_check(up, build, name: str, replace: bool) -> bool:
+    """What Load would meet, said before it is pressed: the mapping's problems on the file
+    (one sentence each), and a name that is taken. False when the mapping cannot be loaded
+    at all (Load is then disabled)."""
+    try:
+        issues, refusal = _checked(up, build())
+    except UlrError as exc:  # the form's own values do not make a mapping
+        issues, refusal = (), str(exc)
+    if refusal:
+        st.error(f"This mapping cannot be loaded: {refusal}", icon=":material/block:")
+    for issue in issues:
+        st.warning(f"Check the mapping: {issue.message}", icon=":material/warning:")
+    if not issues and not refusal:
+        st.caption("The mapping fits the file's first rows.")
+    try:
+        taken = store.get_dataset(ui.cursor(), name) if name.strip() else None
+    except UlrError:
+        taken = None
+    if taken is not None:
+        theirs = taken.refusal(ui.identity(), "replace")
+        if theirs:
+            st.warning(f"A dataset named “{name}” exists already. {theirs} Choose another "
+                       "name.", icon=":material/warning:")
+            return False
+        if not replace:
+            st.info(f"You have a dataset named “{name}” already: choose another name, or "
+                    "tick “Replace a dataset with the same name”.")
+    return not refusal
+
+
 def _load_upload(up, mapping, name: str, skip: bool, replace: bool):
     """Load the upload; its copy is deleted whether it was stored or refused."""
     try:
         with st.status(f"Loading {up.name}…", expanded=False) as status:
             old = _hash_of(name) if replace else None
             res = store.load_log(_upload_copy(up), name, cur=ui.cursor(), mapping=mapping(),
-                                 skip_bad_rows=skip, replace=replace, source_name=up.name)
+                                 skip_bad_rows=skip, replace=replace, source_name=up.name,
+                                 actor=ui.identity())
             ui.forget(old)
             status.update(label=f"Stored “{res.dataset}”: {res.rows:,} rows",
                           state="complete")
@@ -170,29 +238,43 @@ def _load_upload(up, mapping, name: str, skip: bool, replace: bool):
     return res
 
 
+@st.fragment
+def _mapping_step(up, peek: dict) -> None:
+    """The mapping, its check and Load; a change re-runs only this fragment."""
+    mapping, name, skip, replace = _mapping_form(peek["columns"], peek["auto"], up.name)
+    loadable = _show_check(up, mapping, name, replace)
+    if st.button("Load", type="primary", key="load_btn", disabled=not loadable):
+        res = _load_upload(up, mapping, name, skip, replace)
+        if res is not None:
+            ui.set_current(res.dataset)
+            st.session_state[ui.keys.LAST_LOAD] = {"dataset": res.dataset, "rows": res.rows,
+                                              "rejected": res.rejected,
+                                              "warnings": [w.message for w in res.warnings]}
+            st.rerun()  # the whole page: the new dataset is the current one
+
+
 def upload_section() -> None:
-    """The upload expander (file, mapping form, Load) and the last load's message."""
+    """The upload expander (file, mapping, its check, Load) and the last load's message.
+
+    With sign-in configured, a visitor who is not signed in is asked to sign in first:
+    every dataset belongs to whoever loaded it."""
     with st.expander("Upload a click log", expanded=False):
+        if ui.identity() is None:
+            st.info("Sign in to upload a click log: every dataset belongs to whoever loaded "
+                    "it. You can use the stored datasets without signing in.")
+            ui.sign_in_button(key="ulr_login_upload")
+            return
         up = st.file_uploader("CSV or Parquet file", type=["csv", "parquet", "pq"], key="upload")
         if up is None:
             _drop_copy()  # the file was removed from the uploader
             st.session_state.pop(_PEEK, None)
+            st.session_state.pop(_CHECK, None)
         else:
             peek = _peek(up)
             if peek["error"]:
                 st.error("This file cannot be read: " + peek["error"])
             else:
-                with st.form("mapping"):
-                    mapping, name, skip, replace = _mapping_form(peek["columns"], peek["auto"],
-                                                                 up.name)
-                    submitted = st.form_submit_button("Load", type="primary")
-                res = _load_upload(up, mapping, name, skip, replace) if submitted else None
-                if res is not None:
-                    ui.set_current(res.dataset)
-                    st.session_state[ui.keys.LAST_LOAD] = {"dataset": res.dataset, "rows": res.rows,
-                                                      "rejected": res.rejected,
-                                                      "warnings": [w.message for w in res.warnings]}
-                    st.rerun()
+                _mapping_step(up, peek)
 
     last = st.session_state.get(ui.keys.LAST_LOAD)
     if last:

@@ -30,6 +30,7 @@ COOKIE_TO_SET = "_ulr_browser_token"
 # Data page (pages._data.upload, pages/data.py)
 UPLOAD_COPY = "_upload_copy"
 UPLOAD_PEEK = "_upload_peek"
+MAPPING_CHECK = "_mapping_check"  # the mapping checked on the file before Load (ulr.data.precheck)
 LAST_LOAD = "_last_load"          # the last load's outcome, shown until another dataset is deleted
 
 # Report page (pages/report.py); the last two are prefixes of per-report and per-item keys

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from ulr import store
@@ -27,8 +28,13 @@ def register(sub):
                    help="write the skipped rows to this CSV")
     p.set_defaults(run=run_load)
 
-    d = sub.add_parser("datasets", help="list stored datasets")
+    d = sub.add_parser("datasets", help="list stored datasets (or delete or rename one)")
     d.add_argument("--db", required=True)
+    d.add_argument("--delete", metavar="NAME",
+                   help="delete this dataset (the command line acts as the operator: any "
+                        "dataset, including those loaded in the dashboard)")
+    d.add_argument("--rename", nargs=2, metavar=("OLD", "NEW"),
+                   help="rename a dataset (as the operator: any dataset)")
     d.set_defaults(run=run_datasets)
 
 
@@ -40,6 +46,8 @@ def run_load(args) -> dict:
            "mapping": res.info.mapping, "content_hash": res.info.content_hash,
            "facts": res.info.facts.describe(),
            "warnings": [w.to_dict() for w in res.warnings]}
+    for w in res.warnings:  # one line each, also beside --json (docs/contract.md §2)
+        sys.stderr.write(f"warning: {w.message}\n")
     if args.rejected_out and res.rejected:
         from ulr.export import safe_csv_bytes
         Path(args.rejected_out).write_bytes(safe_csv_bytes(res.rejected_rows))
@@ -51,22 +59,39 @@ def run_datasets(args) -> dict:
     if not Path(args.db).exists():
         raise UlrError(f"database {args.db} does not exist; create it with `python -m ulr load`.")
     cur = store.cursor(args.db)
-    return {"datasets": [{"name": d.name, "rows": d.rows, "source": d.source,
-                          "loaded_at": str(d.loaded_at), "rejected": d.rejected}
-                         for d in store.list_datasets(cur)]}
+    out = {}
+    if args.delete is not None:
+        store.delete_dataset(cur, args.delete, actor=store.OPERATOR)
+        out["deleted"] = args.delete
+    if args.rename is not None:
+        store.rename_dataset(cur, *args.rename, actor=store.OPERATOR)
+        out["renamed"] = list(args.rename)
+    out["datasets"] = [{"name": d.name, "rows": d.rows, "source": d.source,
+                        "loaded_at": str(d.loaded_at), "rejected": d.rejected, "owner": d.owner}
+                       for d in store.list_datasets(cur)]
+    return out
 
 
 def render(result: dict) -> str:
     if "datasets" in result:
+        head = f"deleted {result['deleted']!r}\n" if "deleted" in result else ""
+        if "renamed" in result:
+            head += f"renamed {result['renamed'][0]!r} to {result['renamed'][1]!r}\n"
         if not result["datasets"]:
-            return "no datasets stored"
-        return "\n".join(f"{d['name']}\t{d['rows']} rows\t{d['source']}"
-                         for d in result["datasets"])
+            return head + "no datasets stored"
+        return head + "\n".join(f"{d['name']}\t{d['rows']} rows\t{d['source']}\t"
+                                f"loaded by {_who(d['owner'])}" for d in result["datasets"])
     s = f"stored {result['dataset']!r}: {result['rows']} rows"
     if result["rejected"]:
         s += f", {result['rejected']} bad rows skipped"
     if result.get("facts"):
         s += "\ndeclared: " + "; ".join(result["facts"])
-    for w in result.get("warnings", []):
-        s += f"\nwarning [{w['code']}]: {w['message']}"
-    return s
+    return s  # the mapping warnings went to stderr, one `warning:` line each
+
+
+def _who(owner) -> str:
+    if owner is None:
+        return "nobody recorded (before owners)"
+    if owner == store.OPERATOR:
+        return "the operator"
+    return "a signed-in user" if owner.startswith("oidc:") else "a browser"

@@ -50,7 +50,7 @@ import duckdb
 if TYPE_CHECKING:  # pandas is imported where it is used: start-up time of the CLI
     import pandas as pd
 
-from ulr.data.log import DatasetInfo, Log
+from ulr.data.log import OPERATOR, DatasetInfo, Log  # noqa: F401 - OPERATOR: store's name
 from ulr.data.schema import TABLE_RE as _TABLE_RE
 from ulr.data.schema import table_ident as _table
 from ulr.errors import UlrError
@@ -83,13 +83,18 @@ CREATE TABLE IF NOT EXISTS ulr_catalog (
     mapping VARCHAR,
     columns VARCHAR,
     rejected BIGINT,
-    rejects_table VARCHAR
+    rejects_table VARCHAR,
+    owner VARCHAR
 );
 CREATE TABLE IF NOT EXISTS ulr_trash (
     table_name VARCHAR PRIMARY KEY,
     deleted_at DOUBLE NOT NULL
 );
 """
+
+
+class NotOwner(UlrError):
+    """The acting identity may not rename, replace or delete this dataset (not its own)."""
 
 
 def default_db_path() -> str:
@@ -318,8 +323,13 @@ def _open_catalog(path: str) -> duckdb.DuckDBPyConnection:
 
 
 def _init_catalog(con, path: str) -> None:
-    """Create the catalog tables, and move datasets of the old layout to Parquet files."""
+    """Create the catalog tables, give a catalog from before owners its ``owner`` column
+    (its datasets keep no owner: the operator's alone), and move datasets of the old layout
+    to Parquet files."""
     con.execute(_CATALOG_DDL)
+    if not con.execute("SELECT 1 FROM duckdb_columns() WHERE schema_name = 'main' AND "
+                       "table_name = 'ulr_catalog' AND column_name = 'owner'").fetchone():
+        con.execute("ALTER TABLE ulr_catalog ADD COLUMN IF NOT EXISTS owner VARCHAR")
     old = [r[0] for r in con.execute(
         "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' "
         "AND regexp_matches(table_name, '^(ds|rj)_[0-9a-f]{16}$')").fetchall()]
@@ -393,15 +403,34 @@ def _trash(con, tables) -> None:
 
 
 def _row_to_info(row) -> DatasetInfo:
-    (name, table, rows, source, h, loaded, mapping, columns, rejected, rtable) = row
+    (name, table, rows, source, h, loaded, mapping, columns, rejected, rtable, owner) = row
     return DatasetInfo(name=name, table=_table(table), rows=int(rows), source=source,
                        content_hash=h, loaded_at=loaded, mapping=json.loads(mapping or "{}"),
                        columns=json.loads(columns or "{}"), rejected=int(rejected or 0),
-                       rejects_table=rtable)
+                       rejects_table=rtable, owner=owner)
 
 
 _CAT_COLS = ("name, table_name, rows, source, content_hash, loaded_at, mapping, columns, "
-             "rejected, rejects_table")
+             "rejected, rejects_table, owner")
+
+
+def check_actor(actor) -> None:
+    """An acting identity is a non-empty string (an identity, :data:`OPERATOR`) or None."""
+    if actor is not None and (not isinstance(actor, str) or not actor.strip()):
+        raise UlrError("the acting identity must be a non-empty string (or None).")
+
+
+def _may_change(con, name: str, actor, verb: str):
+    """The catalog row of ``name`` (inside a write block) when ``actor`` may ``verb`` it;
+    UlrError when there is none, :class:`NotOwner` when it is not ``actor``'s."""
+    check_actor(actor)
+    row = con.execute(f"SELECT {_CAT_COLS} FROM ulr_catalog WHERE name = ?", [name]).fetchone()
+    if row is None:
+        raise UlrError(f"there is no dataset named {name!r}.")
+    refusal = _row_to_info(row).refusal(actor, verb)
+    if refusal:
+        raise NotOwner(refusal)
+    return row
 
 
 def _check_name(name) -> str:
@@ -521,11 +550,11 @@ def get_dataset(cur, name: str) -> DatasetInfo:
     return info
 
 
-def rename_dataset(cur, old: str, new: str) -> None:
+def rename_dataset(cur, old: str, new: str, *, actor: str | None = OPERATOR) -> None:
+    """Rename ``old`` to ``new``; only its owner (or the operator, the default) may."""
     _check_name(new)
     with catalog(_db_of(cur), write=True) as con:
-        if con.execute("SELECT 1 FROM ulr_catalog WHERE name = ?", [old]).fetchone() is None:
-            raise UlrError(f"there is no dataset named {old!r}.")
+        _may_change(con, old, actor, "rename")
         if old == new:
             return
         if con.execute("SELECT 1 FROM ulr_catalog WHERE name = ?", [new]).fetchone():
@@ -533,20 +562,21 @@ def rename_dataset(cur, old: str, new: str) -> None:
         con.execute("UPDATE ulr_catalog SET name = ? WHERE name = ?", [new, old])
 
 
-def delete_dataset(cur, name: str) -> None:
+def delete_dataset(cur, name: str, *, actor: str | None = OPERATOR) -> None:
     """Remove ``name`` from the catalog; its files go to the trash.
 
-    Sessions reading it finish their reads (the files stay for
-    :data:`TRASH_GRACE_S` seconds); new opens no longer find it.
+    Only its owner may, or the operator (the default: the command line and library
+    callers hold the store's files); a dataset loaded before owners existed is the
+    operator's alone (:meth:`DatasetInfo.may_change`). The owner is read and the row
+    deleted in one write block, under the store's lock. Sessions reading it finish
+    their reads (the files stay for :data:`TRASH_GRACE_S` seconds); new opens no
+    longer find it.
     """
     db = _db_of(cur)
     with catalog(db, write=True) as con:
-        row = con.execute("SELECT table_name, rejects_table FROM ulr_catalog WHERE name = ?",
-                          [name]).fetchone()
-        if row is None:
-            raise UlrError(f"there is no dataset named {name!r}.")
+        row = _row_to_info(_may_change(con, name, actor, "delete"))
         con.execute("DELETE FROM ulr_catalog WHERE name = ?", [name])
-        _trash(con, row)
+        _trash(con, (row.table, row.rejects_table))
         _sweep(con, db)
     _cursor_rows.pop(cur, None)  # its view stays while its file may be read (_sync_views)
 

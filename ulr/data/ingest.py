@@ -29,11 +29,12 @@ if TYPE_CHECKING:  # pandas is imported where it is used: start-up time of the C
     import pandas as pd
 
 from ulr.data import schema
-from ulr.data.catalog import (_CAT_COLS, DATA_DIR, _catalog_row, _check_name, _db_of, _file_of,
-                              _first_line, _fsync, _fsync_dir, _memory_connection, _no_rejects,
-                              _resolve, _row_to_info, _sql_str, _sweep, _sync_views, _table,
-                              _tmp_file, _trash, catalog, files_dir, new_memory_cursor)
-from ulr.data.log import DatasetInfo, Log
+from ulr.data.catalog import (_CAT_COLS, DATA_DIR, NotOwner, _catalog_row, _check_name, _db_of,
+                              _file_of, _first_line, _fsync, _fsync_dir, _memory_connection,
+                              _no_rejects, _resolve, _row_to_info, _sql_str, _sweep, _sync_views,
+                              _table, _tmp_file, _trash, catalog, check_actor, files_dir,
+                              new_memory_cursor)
+from ulr.data.log import OPERATOR, DatasetInfo, Log
 from ulr.data.mapping import Mapping, derived_columns, plan_columns
 from ulr.data.schema import ColumnPlan, quote_ident, safe_ident
 from ulr.errors import Refused, UlrError
@@ -181,6 +182,7 @@ class _LoadJob:
     bad_total: int = 0
     good: int = 0
     rejected: pd.DataFrame | None = None
+    limit: int | None = None  # stage only the file's first rows (the mapping check's sample)
 
     @property
     def unit(self) -> str:
@@ -238,10 +240,14 @@ def _stage(job: _LoadJob) -> None:
             select.append(f"{expr} AS {quote_ident(pl.stored)}")
         try:
             job.con.execute(f"CREATE TABLE {job.stg} AS SELECT {', '.join(select)} "
-                            "FROM read_parquet(?)", [str(job.path)])
+                            f"FROM read_parquet(?){_limit(job)}", [str(job.path)])
         except duckdb.Error as exc:
             raise UlrError(f"cannot read {job.shown} as Parquet: {_first_line(exc)}") from None
     job.staged = job.con.execute(f"SELECT count(*) FROM {job.stg}").fetchone()[0]
+
+
+def _limit(job: _LoadJob) -> str:
+    return "" if job.limit is None else f" LIMIT {int(job.limit)}"
 
 
 def _stage_csv(job: _LoadJob) -> None:
@@ -252,13 +258,14 @@ def _stage_csv(job: _LoadJob) -> None:
             f"CREATE TABLE {job.stg} AS SELECT * FROM read_csv(?, header = true, columns = ?, "
             "delim = ?, quote = '\"', escape = '\"', auto_detect = false, "
             "ignore_errors = true, store_rejects = true, rejects_table = 'ulr_rejects', "
-            "rejects_scan = 'ulr_reject_scans', null_padding = false)",
+            f"rejects_scan = 'ulr_reject_scans', null_padding = false){_limit(job)}",
             [str(job.path), types, job.delim])
     except duckdb.Error as exc:
         raise UlrError(f"cannot read {job.shown} as CSV: {_first_line(exc)}") from None
+    last = "" if job.limit is None else f" AND line <= {int(job.limit) + 1}"  # in the sample
     rej = job.con.execute(
         "SELECT line, column_name, error_type, csv_line FROM ulr_rejects "
-        "WHERE scan_id = (SELECT max(scan_id) FROM ulr_rejects) ORDER BY line").df()
+        f"WHERE scan_id = (SELECT max(scan_id) FROM ulr_rejects){last} ORDER BY line").df()
     if not len(rej):
         return
     by_stored = {pl.stored: pl.source for pl in job.plans}
@@ -425,19 +432,36 @@ def _write_files(job: _LoadJob, db: str) -> tuple[Path, Path | None]:
     return data, rejects
 
 
+def _taken(row, name: str, actor, replace: bool) -> None:
+    """Refuse a load under the name of the stored dataset ``row`` (a catalog row, or None
+    when the name is free) unless ``replace`` is asked and ``actor`` may replace it."""
+    if row is None:
+        return
+    info = _row_to_info(row)
+    if not info.may_change(actor):
+        who = info.loaded_by(actor)
+        who = "before datasets had owners" if who == "nobody recorded" else "by " + who
+        raise NotOwner(f"a dataset named {name!r} exists already, loaded {who}; choose "
+                       "another name (only its owner can replace it).")
+    if not replace:
+        raise Refused(f"a dataset named {name!r} exists already; choose another name or "
+                      "replace it.", option="replace")
+
+
 def _publish(job: _LoadJob, db: str, data: Path, rejects: Path | None, *,
-             replace: bool) -> DatasetInfo:
-    """Rename the files into place and insert the catalog row, inside the catalog lock."""
+             replace: bool, actor: str) -> DatasetInfo:
+    """Rename the files into place and insert the catalog row, inside the catalog lock.
+
+    Whether the name is free, or its dataset ``actor``'s to replace, is checked again
+    here, under the lock, so that two loads cannot both take one name."""
     table = _table("ds_" + uuid.uuid4().hex[:16])
     rtable = _table("rj_" + uuid.uuid4().hex[:16]) if rejects is not None else None
     placed = []
     try:
         with catalog(db, write=True) as con:
-            old = con.execute("SELECT table_name, rejects_table FROM ulr_catalog "
-                              "WHERE name = ?", [job.name]).fetchone()
-            if old is not None and not replace:
-                raise Refused(f"a dataset named {job.name!r} exists already; choose another "
-                              "name or replace it.", option="replace")
+            old = con.execute(f"SELECT {_CAT_COLS} FROM ulr_catalog WHERE name = ?",
+                              [job.name]).fetchone()
+            _taken(old, job.name, actor, replace)
             for src, t in ((data, table), (rejects, rtable)):
                 if t:
                     os.replace(src, _file_of(db, t))
@@ -445,12 +469,13 @@ def _publish(job: _LoadJob, db: str, data: Path, rejects: Path | None, *,
             _fsync_dir(files_dir(db))
             if old is not None:
                 con.execute("DELETE FROM ulr_catalog WHERE name = ?", [job.name])
-                _trash(con, old)
-            con.execute("INSERT INTO ulr_catalog VALUES (?, ?, ?, ?, ?, now(), ?, ?, ?, ?)",
+                _trash(con, (old[1], old[9]))  # its table and rejects table
+            con.execute(f"INSERT INTO ulr_catalog ({_CAT_COLS}) "
+                        "VALUES (?, ?, ?, ?, ?, now(), ?, ?, ?, ?, ?)",
                         [job.name, table, int(job.good), job.shown, job.content_hash,
                          json.dumps(job.mapping),
                          json.dumps(_stored_columns(job)),
-                         int(len(job.rejected)), rtable])
+                         int(len(job.rejected)), rtable, actor])
             row = con.execute(f"SELECT {_CAT_COLS} FROM ulr_catalog WHERE name = ?",
                               [job.name]).fetchone()
             _sweep(con, db)
@@ -463,7 +488,8 @@ def _publish(job: _LoadJob, db: str, data: Path, rejects: Path | None, *,
 
 def load_log(path: str | os.PathLike, name: str, *, cur=None, db_path=None,
              mapping: dict | None = None, skip_bad_rows: bool = False,
-             replace: bool = False, source_name: str | None = None) -> LoadResult:
+             replace: bool = False, source_name: str | None = None,
+             actor: str | None = OPERATOR) -> LoadResult:
     """Validate a CSV/Parquet click log and store it as dataset ``name``.
 
     Parameters
@@ -475,8 +501,12 @@ def load_log(path: str | os.PathLike, name: str, *, cur=None, db_path=None,
     mapping : ``{canonical: source column}``; unmapped columns are auto-detected.
     skip_bad_rows : load the valid rows and keep the bad ones for download,
         instead of refusing the file.
-    replace : replace an existing dataset of the same name (atomically).
+    replace : replace an existing dataset of the same name (atomically); only its owner
+        may (or the operator).
     source_name : file name to record (default: the path's name).
+    actor : who loads it, recorded as its owner: an identity string (the dashboard's
+        browser or signed-in user), or :data:`OPERATOR` (the default: the command line).
+        ``None`` (nobody signed in) may not load.
 
     Raises
     ------
@@ -486,18 +516,17 @@ def load_log(path: str | os.PathLike, name: str, *, cur=None, db_path=None,
         store; only the final rename and catalog insert take its lock.
     """
     db = _db_of(cur) if cur is not None else _resolve(db_path)
+    check_actor(actor)
+    if actor is None:
+        raise NotOwner("Sign in to load a dataset: every dataset belongs to whoever loaded it.")
     job = _new_job(path, name, mapping, skip_bad_rows, source_name, quick_hash=False)
     data = rejects = None
     try:
-        if not replace:
-            row, _ = _catalog_row(db, name)
-            if row is not None:
-                raise Refused(f"a dataset named {name!r} exists already; choose another "
-                              "name or replace it.", option="replace")
+        _taken(_catalog_row(db, name)[0], name, actor, replace)  # before the work; again below
         _prepare(job)
         data, rejects = _write_files(job, db)
         warnings = _list_warnings(job, data)
-        info = _publish(job, db, data, rejects, replace=replace)
+        info = _publish(job, db, data, rejects, replace=replace, actor=actor)
     finally:
         job.con.close()
         for f in (data, rejects):
@@ -509,17 +538,21 @@ def load_log(path: str | os.PathLike, name: str, *, cur=None, db_path=None,
                       rejected_rows=job.rejected, warnings=warnings)
 
 
-def _list_warnings(job: _LoadJob, data: Path) -> tuple:
-    """:func:`ulr.lists.mapping_warnings` of the file about to be published."""
+def _list_warnings(job: _LoadJob, data: Path | None = None, *, scope: str = "") -> tuple:
+    """:func:`ulr.lists.mapping_warnings` of the file about to be published (``data``), or
+    of the staged rows that pass every rule (the mapping check's sample, ``scope`` saying
+    which rows they are)."""
     from ulr.lists import mapping_warnings
 
     view = _table("ds_" + uuid.uuid4().hex[:16])
-    job.con.execute(f"CREATE TEMP VIEW {view} AS SELECT * FROM read_parquet({_sql_str(data)})")
+    rows = _final_select(job) if data is None else f"SELECT * FROM read_parquet({_sql_str(data)})"
+    job.con.execute(f"CREATE TEMP VIEW {view} AS {rows}")
     info = DatasetInfo(name=job.name, table=view, rows=int(job.good), source=job.shown,
                        content_hash=job.content_hash, mapping=job.mapping,
-                       columns=_stored_columns(job), rejected=int(len(job.rejected)))
+                       columns=_stored_columns(job),
+                       rejected=0 if job.rejected is None else len(job.rejected))
     try:
-        return mapping_warnings(Log(cur=job.con, table=view, info=info))
+        return mapping_warnings(Log(cur=job.con, table=view, info=info), scope=scope)
     finally:
         job.con.execute(f"DROP VIEW IF EXISTS {view}")
 

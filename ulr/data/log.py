@@ -19,6 +19,10 @@ from ulr.data.mapping import LogFacts
 from ulr.data.schema import FEATURE_PREFIX, quote_ident, safe_ident, table_ident
 from ulr.errors import UlrError
 
+#: The command line's identity: whoever runs ``python -m ulr`` holds the store's files, so
+#: it may change every dataset (and every report, :mod:`ulr.report.saved`).
+OPERATOR = "operator"
+
 
 @dataclass(frozen=True)
 class DatasetInfo:
@@ -34,6 +38,35 @@ class DatasetInfo:
     columns: dict = field(default_factory=dict)  # stored name -> source name
     rejected: int = 0
     rejects_table: str | None = None
+    owner: str | None = None  # who loaded it (an identity, OPERATOR, or None: before owners)
+
+    def may_change(self, actor: str | None) -> bool:
+        """Whether ``actor`` may rename, replace or delete this dataset: the identity that
+        loaded it, and the operator. A dataset loaded before datasets had owners (``owner``
+        None) is the operator's alone; nobody in particular (``actor`` None) changes nothing."""
+        return actor == OPERATOR or (actor is not None and self.owner == actor)
+
+    def loaded_by(self, actor: str | None) -> str:
+        """Who loaded it, as ``actor`` reads it: "you", "the operator", "someone else", or
+        "nobody recorded" (loaded before datasets had owners)."""
+        if self.owner is None:
+            return "nobody recorded"
+        if self.owner == actor:
+            return "you"
+        return "the operator" if self.owner == OPERATOR else "someone else"
+
+    def refusal(self, actor: str | None, verb: str) -> str | None:
+        """One sentence saying why ``actor`` may not ``verb`` ("delete", "rename",
+        "replace") this dataset; None when it may."""
+        if self.may_change(actor):
+            return None
+        if actor is None:
+            return f"Sign in to {verb} datasets; “{self.name}” can still be used."
+        who = {"nobody recorded": "before datasets had owners",
+               "the operator": "by the operator"}.get(self.loaded_by(actor), "by someone else")
+        only = "they or the operator" if who == "by someone else" else "the operator"
+        return (f"“{self.name}” was loaded {who}; you can use it, but only {only} "
+                f"can {verb} it.")
 
     @property
     def stored_columns(self) -> list[str]:
