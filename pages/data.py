@@ -10,7 +10,9 @@ import streamlit as st
 from pages import _ui as ui
 from pages._data.register import register_form
 from pages._data.upload import upload_section
-from ulr import access, schema, store
+from ulr import access
+from ulr.data import catalog, ingest, schema
+from ulr.data.summary import ctr_by_position, preview, summary
 from ulr.engines import sources as _sources
 from ulr.plots import ctr_by_position_figure
 from ulr.verdict import ctr_by_position_verdict
@@ -71,7 +73,7 @@ def _source_summary(name: str) -> None:
             _sources.remove(name)
             ui.flash(f"Removed the source “{name}” and its stored statistics; its files are "
                      "untouched.", at=ui.keys.SOURCE_FLASH)
-            ui.set_current(store.SAMPLE_NAME)
+            ui.set_current(ingest.SAMPLE_NAME)
             st.rerun()
     st.page_link("pages/position_bias.py", label="Estimate position bias from these statistics",
                  icon=":material/arrow_forward:")
@@ -107,7 +109,7 @@ def _manage(info) -> None:
     it may (docs/contract.md §1, owners); anyone else is told why, in one sentence."""
     actor = ui.identity()
     with st.expander("Manage datasets"):
-        all_ds = store.list_datasets(cur)
+        all_ds = catalog.list_datasets(cur)
         st.dataframe([{"name": d.name, "rows": d.rows, "source": d.source,
                        "loaded": str(d.loaded_at)[:19], "loaded by": d.loaded_by(actor),
                        "skipped rows": d.rejected}
@@ -121,24 +123,24 @@ def _manage(info) -> None:
             new_name = st.text_input("Rename the current dataset to", key="rename_to")
             if st.button("Rename", key="rename_btn", disabled=not new_name):
                 with ui.user_errors("Not renamed: "):
-                    store.rename_dataset(cur, info.name, new_name, actor=actor)
+                    catalog.rename_dataset(cur, info.name, new_name, actor=actor)
                     ui.set_current(new_name)
                     st.rerun()
         with c2:
             sure = st.checkbox(f"Yes, delete “{info.name}”", key="delete_sure")
             if st.button("Delete", key="delete_btn", disabled=not sure):
                 with ui.user_errors("Not deleted: "):
-                    store.delete_dataset(cur, info.name, actor=actor)
+                    catalog.delete_dataset(cur, info.name, actor=actor)
                     ui.forget(info.content_hash)
                     st.session_state.pop(ui.keys.LAST_LOAD, None)
-                    ui.set_current(store.SAMPLE_NAME)
+                    ui.set_current(ingest.SAMPLE_NAME)
                     st.rerun()
 
 
 @ui.cache_data(show_spinner=False, max_entries=64)
 def _summary(content_hash: str, name: str):
-    lg = store.open_dataset(name, cur=store.cursor())
-    return store.summary(lg), store.ctr_by_position(lg), store.preview(lg, 100)
+    lg = catalog.open_dataset(name, cur=catalog.cursor())
+    return summary(lg), ctr_by_position(lg), preview(lg, 100)
 
 
 def _dataset_summary(log) -> None:
@@ -164,7 +166,7 @@ def _dataset_summary(log) -> None:
     st.dataframe(preview, hide_index=True, width="stretch")
     if info.rejected:
         st.warning(f"{info.rejected:,} rows of this file broke the schema and were skipped.")
-        ui.download_csv(store.rejected_rows(cur, info.name), f"skipped_rows_{info.name}.csv",
+        ui.download_csv(catalog.rejected_rows(cur, info.name), f"skipped_rows_{info.name}.csv",
                         "Download skipped rows (CSV)", key="dl_rejected")
 
 

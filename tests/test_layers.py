@@ -32,7 +32,6 @@ REEXPORTER = "ulr.propensity.aggregate"
 # ------------------------------------------------------------------ known violations
 # Part names refer to the bullets of issue #38's "What to build".
 DATA = "ulr/data layered bottom-up (the data developer)"
-FACADE = "one import path per name (each area's developer, then the lead deletes the facades)"
 
 KNOWN_CYCLES = {
     frozenset({"ulr.data.catalog", "ulr.data.ingest", "ulr.data.log", "ulr.data.scan",
@@ -40,45 +39,10 @@ KNOWN_CYCLES = {
 }
 
 # (importing module, module the name lives in, name): part that removes it
-KNOWN_PRIVATE: dict[tuple[str, str, str], str] = {
-    # the facades hand on private names; they go with them
-    ("ulr.schema", "ulr.data.schema", "_IDENT"): FACADE,
-    ("ulr.store", "ulr.data.catalog", "_CATALOG_DDL"): FACADE,
-    ("ulr.store", "ulr.data.catalog", "_CAT_COLS"): FACADE,
-    ("ulr.store", "ulr.data.catalog", "_TABLE_RE"): FACADE,
-    ("ulr.store", "ulr.data.catalog", "_catalog_row"): FACADE,
-    ("ulr.store", "ulr.data.catalog", "_db_of"): FACADE,
-    ("ulr.store", "ulr.data.catalog", "_file_of"): FACADE,
-    ("ulr.store", "ulr.data.catalog", "_first_line"): FACADE,
-    ("ulr.store", "ulr.data.catalog", "_fsync"): FACADE,
-    ("ulr.store", "ulr.data.catalog", "_fsync_dir"): FACADE,
-    ("ulr.store", "ulr.data.catalog", "_memory_connection"): FACADE,
-    ("ulr.store", "ulr.data.catalog", "_open_catalog"): FACADE,
-    ("ulr.store", "ulr.data.catalog", "_resolve"): FACADE,
-    ("ulr.store", "ulr.data.catalog", "_row_to_info"): FACADE,
-    ("ulr.store", "ulr.data.catalog", "_sql_str"): FACADE,
-    ("ulr.store", "ulr.data.catalog", "_stamp"): FACADE,
-    ("ulr.store", "ulr.data.catalog", "_sweep"): FACADE,
-    ("ulr.store", "ulr.data.catalog", "_sync_views"): FACADE,
-    ("ulr.store", "ulr.data.catalog", "_table"): FACADE,
-    ("ulr.store", "ulr.data.catalog", "_tmp_file"): FACADE,
-    ("ulr.store", "ulr.data.catalog", "_trash"): FACADE,
-}
+KNOWN_PRIVATE: dict[tuple[str, str, str], str] = {}
 
 # file relative to the repository -> (at most this many facade names, part that removes them)
-KNOWN_FACADE: dict[str, tuple[int, str]] = {
-    # ulr: each package's developer imports from where the name lives
-    "ulr/access.py": (3, FACADE),
-    "ulr/commands/load.py": (4, FACADE),
-    # pages and app.py
-    "pages/_data/upload.py": (9, FACADE),
-    "pages/data.py": (13, FACADE),
-    # benchmarks
-    # tests
-    "tests/test_mapping.py": (8, FACADE),
-    "tests/test_pages_data.py": (4, FACADE),
-    "tests/test_store.py": (17, FACADE),
-}
+KNOWN_FACADE: dict[str, tuple[int, str]] = {}  # the facades are gone: none may come back
 
 
 # ------------------------------------------------------------------ the graph
@@ -250,8 +214,8 @@ def test_the_walker_sees_imports_in_functions_relative_imports_and_attributes():
                     ("ulr.engines.spark", "SparkEngine"), ("ulr.data.scan", "_bucket"),
                     ("ulr.engines.spark", "_x")}
     assert _walk("from . import duckdb", "ulr.engines", True) == {("ulr.engines.duckdb", None)}
-    assert _walk("import ulr.store as s\ns._fsync\nimport ulr.schema\n") == {
-        ("ulr.store", None), ("ulr.store", "_fsync"), ("ulr.schema", None)}
+    assert _walk("import ulr.data.catalog as s\ns._fsync\nimport ulr.schema\n") == {
+        ("ulr.data.catalog", None), ("ulr.data.catalog", "_fsync"), ("ulr.schema", None)}
 
 
 def test_the_cycle_finder_finds_a_cycle_through_a_package_and_ignores_a_chain():

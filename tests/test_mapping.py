@@ -7,7 +7,13 @@ import json
 
 import pytest
 
-from ulr import schema, store
+from ulr.data import catalog, ingest
+
+from ulr.data.log import OPERATOR
+
+from ulr.data.mapping import LogFacts, Mapping
+
+from ulr.data.summary import summary
 from ulr.cli import main
 from ulr.errors import UlrError
 from ulr.simulate import obd_like_log
@@ -32,9 +38,9 @@ def run(capsys, *args):
 
 def store_digest(db) -> str:
     """A hash of every stored dataset (catalog rows and table contents)."""
-    cur = store.cursor(db)
+    cur = catalog.cursor(db)
     h = hashlib.sha256()
-    for info in store.list_datasets(cur):
+    for info in catalog.list_datasets(cur):
         h.update(json.dumps([info.name, info.table, info.rows, info.mapping, info.columns],
                             sort_keys=True, default=str).encode())
         h.update(cur.execute(f"SELECT * FROM {info.table}").df().to_csv().encode())
@@ -53,7 +59,7 @@ def test_composite_key_constants_features_and_facts_are_stored(foreign, tmp_path
     assert res["mapping"]["query_id"] == QUERY
     assert res["mapping"]["facts"] == {"randomized": True, "per_slot_propensity": True,
                                        "query_key": QUERY.split("+")}
-    log = store.open_dataset("obd", db)
+    log = catalog.open_dataset("obd", db)
     facts = log.info.facts
     assert facts.randomized and facts.per_slot_propensity and facts.composite_query
     assert len(log.info.features) == 12
@@ -64,7 +70,7 @@ def test_composite_key_constants_features_and_facts_are_stored(foreign, tmp_path
     assert got["randomized"].all()
     assert got["feature_user_item_affinity_3"].to_numpy() == pytest.approx(
         df["user-item_affinity_3"].to_numpy())
-    assert store.summary(log)["queries"] == want_q.nunique()
+    assert summary(log)["queries"] == want_q.nunique()
 
 
 def test_input_of_every_command_takes_the_same_mapping(capsys):
@@ -87,7 +93,7 @@ def test_known_propensity_constant(foreign, tmp_path, capsys):
     rc, out, err = run(capsys, "load", path, "--db", db, "--name", "p",
                        "--map", "query_id=user_feature_0", "--const", "propensity=0.25")
     assert rc == 0, err
-    assert (store.open_dataset("p", db).df(["propensity"])["propensity"] == 0.25).all()
+    assert (catalog.open_dataset("p", db).df(["propensity"])["propensity"] == 0.25).all()
 
 
 BAD = [
@@ -120,14 +126,14 @@ def test_bad_spec_is_refused_in_one_line_and_nothing_changes(foreign, tmp_path, 
 
 def test_mapping_model_validates_itself():
     with pytest.raises(UlrError, match="doc_id"):
-        schema.Mapping(columns={"doc_id": ("a", "b"), "position": ("a", "b")})
+        Mapping(columns={"doc_id": ("a", "b"), "position": ("a", "b")})
     with pytest.raises(UlrError, match="unknown fact"):
-        schema.Mapping(facts=("no_such_fact",))
-    m = schema.Mapping.coerce({"query_id": "a+b"})
+        Mapping(facts=("no_such_fact",))
+    m = Mapping.coerce({"query_id": "a+b"})
     assert m.columns["query_id"] == ("a", "b") and not m.is_plain()
     # A file column whose name holds the separator is taken as one column.
-    assert schema.Mapping.coerce({"query_id": "a+b"}, ["a+b"]).columns["query_id"] == ("a+b",)
-    assert schema.LogFacts.from_mapping({}).describe() == []
+    assert Mapping.coerce({"query_id": "a+b"}, ["a+b"]).columns["query_id"] == ("a+b",)
+    assert LogFacts.from_mapping({}).describe() == []
 
 
 def test_bundled_fixture_matches_its_generator(tmp_path):
@@ -278,11 +284,11 @@ def test_cli_load_warns_in_one_line_and_the_operator_deletes_any_dataset(tmp_pat
     assert rc == 0 and json.loads(out)["warnings"][0]["code"] == "single_row_sessions"
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("warning: ") and "'timestamp'" in lines[0]
-    store.load_log(path, "a browser's", db_path=db, mapping={"query_id": QUERY},
+    ingest.load_log(path, "a browser's", db_path=db, mapping={"query_id": QUERY},
                    actor="browser:" + "b" * 32)
     rc, out, err = run(capsys, "datasets", "--db", db)
     owners = {d["name"]: d["owner"] for d in json.loads(out)["datasets"]}
-    assert owners == {"r": store.OPERATOR, "a browser's": "browser:" + "b" * 32}
+    assert owners == {"r": OPERATOR, "a browser's": "browser:" + "b" * 32}
     rc, out, err = run(capsys, "datasets", "--db", db, "--rename", "a browser's", "mine")
     assert rc == 0 and json.loads(out)["renamed"] == ["a browser's", "mine"]
     rc, out, err = run(capsys, "datasets", "--db", db, "--delete", "mine")

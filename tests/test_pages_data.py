@@ -72,8 +72,8 @@ def test_upload_maps_and_stores_then_bad_upload_is_refused():
     assert errs and "Not loaded: refused bad.csv" in errs[0] and "position" in errs[0]
     assert "tick “Skip bad rows”" in errs[0] and "skip_bad_rows" not in errs[0]
     assert at.session_state["dataset"] == "my upload"
-    from ulr import store
-    assert "bad one" not in [d.name for d in store.list_datasets(store.cursor())]
+    from ulr.data import catalog
+    assert "bad one" not in [d.name for d in catalog.list_datasets(catalog.cursor())]
 
 
 def test_home_page_lists_questions_and_figures():
@@ -106,7 +106,7 @@ QUERY = ["user_feature_0", "user_feature_1", "user_feature_2", "user_feature_3"]
 
 
 def test_form_maps_a_composite_query_features_and_declared_facts():
-    from ulr import store
+    from ulr.data import catalog
     at = run_app()
     _upload_foreign(at, "form foreign")
     at.multiselect(key="map_query_id").set_value(QUERY)
@@ -117,7 +117,7 @@ def test_form_maps_a_composite_query_features_and_declared_facts():
     press_load(at)
     assert not at.exception, at.exception
     assert not at.error, [e.value for e in at.error]
-    info = store.get_dataset(store.cursor(), "form foreign")
+    info = catalog.get_dataset(catalog.cursor(), "form foreign")
     assert info.facts.randomized and info.facts.per_slot_propensity
     assert info.facts.query_key == tuple(QUERY)
     assert len(info.features) == 10 and info.mapping["constants"] == {"randomized": True}
@@ -129,10 +129,10 @@ def _digest():
     import hashlib
     import json
 
-    from ulr import store
-    cur = store.cursor()
+    from ulr.data import catalog
+    cur = catalog.cursor()
     h = hashlib.sha256()
-    for info in store.list_datasets(cur):
+    for info in catalog.list_datasets(cur):
         h.update(json.dumps([info.name, info.table, info.mapping], default=str).encode())
         h.update(cur.execute(f"SELECT * FROM {info.table}").df().to_csv().encode())
     return h.hexdigest()
@@ -167,7 +167,7 @@ def test_upload_copies_are_deleted_and_messages_name_the_users_file(tmp_path, mo
     import tempfile
     import time
 
-    from ulr import store
+    from ulr.data import catalog
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the page's <tmp>/ulr_uploads
     folder = tmp_path / "ulr_uploads"
     folder.mkdir()
@@ -205,7 +205,7 @@ def test_upload_copies_are_deleted_and_messages_name_the_users_file(tmp_path, mo
     assert "(values 'inf', 'nan')" in at.error[0].value and "tick “Skip bad rows”" in \
         at.error[0].value
     assert copies() == []  # refused: gone too
-    assert "nan upload" not in [d.name for d in store.list_datasets(store.cursor())]
+    assert "nan upload" not in [d.name for d in catalog.list_datasets(catalog.cursor())]
     at.checkbox(key="skip_bad").check()
     press_load(at)
     assert any("Stored “nan upload” with 1 rows. 2 bad rows were skipped" in s.value
@@ -237,8 +237,8 @@ def test_load_warns_when_sessions_are_not_shown_lists_and_caption_follows_the_da
     assert len(before) == 1 and "'timestamp', mapped to session_id, differs between the " \
         "documents shown together" in before[0], before
     assert "unmapped" not in before[0] and "--" not in before[0]
-    from ulr import store
-    assert "row stamps" not in [d.name for d in store.list_datasets(store.cursor())]
+    from ulr.data import catalog
+    assert "row stamps" not in [d.name for d in catalog.list_datasets(catalog.cursor())]
     at.multiselect(key="map_session_id").set_value([])  # no column groups a list here
     at.run()
     assert not [w for w in at.warning if w.value.startswith("Check the mapping: ")]
@@ -280,7 +280,7 @@ def test_ctr_takeaway_follows_a_rise_with_position():
 def test_only_the_browser_that_loaded_a_dataset_renames_deletes_or_replaces_it():
     """Two browsers (two AppTest sessions, each with its own id): B sees and uses A's
     dataset, but is offered no rename or delete, and cannot take its name; A can."""
-    from ulr import store
+    from ulr.data import catalog
     csv = "query_id,doc_id,position,click\n" + "".join(
         f"q{i % 5},d{i},{1 + i % 4},{int(i % 3 == 0)}\n" for i in range(40))
     a = run_app()
@@ -306,7 +306,7 @@ def test_only_the_browser_that_loaded_a_dataset_renames_deletes_or_replaces_it()
     assert any("exists already" in w.value and "loaded by someone else" in w.value
                for w in b.warning)
     assert load_button(b).disabled
-    info = store.get_dataset(store.cursor(), "alice log")
+    info = catalog.get_dataset(catalog.cursor(), "alice log")
     assert info.rows == 40 and info.owner.startswith("browser:")
 
     a.checkbox(key="delete_sure").check()
@@ -314,4 +314,4 @@ def test_only_the_browser_that_loaded_a_dataset_renames_deletes_or_replaces_it()
     a.button(key="delete_btn").click()
     a.run()
     assert not a.exception, a.exception
-    assert "alice log" not in [d.name for d in store.list_datasets(store.cursor())]
+    assert "alice log" not in [d.name for d in catalog.list_datasets(catalog.cursor())]

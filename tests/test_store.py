@@ -1,4 +1,4 @@
-"""Loader, catalog and concurrency tests for ulr.store."""
+"""Loader, catalog and concurrency tests for the store (ulr.data.catalog, ulr.data.ingest)."""
 
 import hashlib
 import re
@@ -9,7 +9,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ulr import store
+from ulr.data import catalog, ingest
+
+from ulr.data.log import OPERATOR
+
+from ulr.data.summary import ctr_by_position, summary
 from ulr.data import catalog as catalog_mod
 from ulr.errors import UlrError
 from ulr.simulate import simulate_clicks, write_log
@@ -19,7 +23,7 @@ GOOD = "query_id,doc_id,position,click\nq1,d1,1,1\nq1,d2,2,0\nq2,d3,1,true\nq2,d
 
 @pytest.fixture
 def cur(tmp_path):
-    return store.cursor(tmp_path / "t.duckdb")
+    return catalog.cursor(tmp_path / "t.duckdb")
 
 
 def write(tmp_path, text, name="f.csv", mode="w"):
@@ -34,7 +38,7 @@ def write(tmp_path, text, name="f.csv", mode="w"):
 def fingerprint(cur):
     """Catalog rows plus a hash of every stored table's contents."""
     out = []
-    for d in store.list_datasets(cur):
+    for d in catalog.list_datasets(cur):
         df = cur.execute(f"SELECT * FROM {d.table} ORDER BY ALL").df()
         h = hashlib.sha256(pd.util.hash_pandas_object(df, index=False).values.tobytes())
         out.append((d.name, d.table, d.rows, d.content_hash, h.hexdigest()))
@@ -44,26 +48,26 @@ def fingerprint(cur):
 
 
 def test_good_file_roundtrip(tmp_path, cur):
-    res = store.load_log(write(tmp_path, GOOD), "good", cur=cur)
+    res = ingest.load_log(write(tmp_path, GOOD), "good", cur=cur)
     assert (res.rows, res.rejected) == (4, 0)
-    df = store.open_dataset("good", cur=cur).df()
+    df = catalog.open_dataset("good", cur=cur).df()
     assert df["position"].tolist() == [1, 2, 1, 2]
     assert df["click"].astype(int).tolist() == [1, 0, 1, 0]
     assert df["query_id"].tolist() == ["q1", "q1", "q2", "q2"]
-    info = store.get_dataset(cur, "good")
+    info = catalog.get_dataset(cur, "good")
     assert info.rows == 4 and info.source == "f.csv" and len(info.content_hash) == 64
 
 
 def test_mapped_file_and_auto_detection(tmp_path, cur):
     text = "qid,item,rank,clicked,extra col\na,x,1,0,foo\na,y,2,1,bar\n"
-    res = store.load_log(write(tmp_path, text), "m", cur=cur)  # synonyms auto-detected
+    res = ingest.load_log(write(tmp_path, text), "m", cur=cur)  # synonyms auto-detected
     assert res.info.mapping == {"query_id": "qid", "doc_id": "item", "position": "rank",
                                 "click": "clicked"}
     text2 = "Q,D,P,C\na,x,1,0\na,y,2,1\n"
-    res2 = store.load_log(write(tmp_path, text2, "g.csv"), "m2", cur=cur,
+    res2 = ingest.load_log(write(tmp_path, text2, "g.csv"), "m2", cur=cur,
                           mapping={"query_id": "Q", "doc_id": "D", "position": "P", "click": "C"})
     assert res2.rows == 2
-    df = store.open_dataset("m", cur=cur).df()
+    df = catalog.open_dataset("m", cur=cur).df()
     assert "extra_col" in df.columns  # other columns are kept
 
 
@@ -82,15 +86,15 @@ def test_mapped_file_and_auto_detection(tmp_path, cur):
     ("query_id,doc_id,position,click\n,d,1,1\n", "column 'query_id'"),
 ])
 def test_bad_files_refused_and_store_unchanged(tmp_path, cur, text, needle):
-    store.load_log(write(tmp_path, GOOD, "good.csv"), "keep", cur=cur)
+    ingest.load_log(write(tmp_path, GOOD, "good.csv"), "keep", cur=cur)
     before = fingerprint(cur)
     with pytest.raises(UlrError, match=needle.replace("(", r"\(").replace(")", r"\)")
                        .replace(".", r"\.").replace("+", r"\+")):
-        store.load_log(write(tmp_path, text), "bad", cur=cur)
+        ingest.load_log(write(tmp_path, text), "bad", cur=cur)
     assert fingerprint(cur) == before
     # Also refused when it would *replace* an existing dataset.
     with pytest.raises(UlrError):
-        store.load_log(write(tmp_path, text), "keep", cur=cur, replace=True)
+        ingest.load_log(write(tmp_path, text), "keep", cur=cur, replace=True)
     assert fingerprint(cur) == before
 
 
@@ -100,7 +104,7 @@ def test_error_names_lines_and_count(tmp_path, cur):
     rows[7] = "q,d,zero,1"
     text = "query_id,doc_id,position,click\n" + "\n".join(rows) + "\n"
     with pytest.raises(UlrError) as e:
-        store.load_log(write(tmp_path, text), "x", cur=cur)
+        ingest.load_log(write(tmp_path, text), "x", cur=cur)
     msg = str(e.value)
     assert "2 bad values" in msg and "lines 5, 9" in msg and "2 of 10 rows" in msg
 
@@ -108,17 +112,17 @@ def test_error_names_lines_and_count(tmp_path, cur):
 def test_binary_file(tmp_path, cur):
     p = write(tmp_path, bytes(range(256)) * 20, "x.csv", mode="wb")
     with pytest.raises(UlrError, match="binary"):
-        store.load_log(p, "bin", cur=cur)
+        ingest.load_log(p, "bin", cur=cur)
 
 
 def test_skip_bad_rows_keeps_them_for_download(tmp_path, cur):
     text = "query_id,doc_id,position,click\nq,a,1,1\nq,b,0,1\nq,c,2,2\nq,d,3\nq,e,4,0\n"
-    res = store.load_log(write(tmp_path, text), "s", cur=cur, skip_bad_rows=True)
+    res = ingest.load_log(write(tmp_path, text), "s", cur=cur, skip_bad_rows=True)
     assert res.rows == 2 and res.rejected == 3
-    rej = store.rejected_rows(cur, "s")
+    rej = catalog.rejected_rows(cur, "s")
     assert rej["line"].tolist() == [3, 4, 5]
     assert set(rej["column"]) == {"position", "click", "(whole row)"}
-    assert store.open_dataset("s", cur=cur).df()["doc_id"].tolist() == ["a", "e"]
+    assert catalog.open_dataset("s", cur=cur).df()["doc_id"].tolist() == ["a", "e"]
 
 
 @pytest.mark.parametrize("name", [
@@ -128,41 +132,41 @@ def test_skip_bad_rows_keeps_them_for_download(tmp_path, cur):
     "日本語 name with spaces / and \\ backslash",
 ])
 def test_hostile_names_stored_verbatim(tmp_path, cur, name):
-    store.load_log(write(tmp_path, GOOD), "other", cur=cur)
-    res = store.load_log(write(tmp_path, GOOD), name, cur=cur)
+    ingest.load_log(write(tmp_path, GOOD), "other", cur=cur)
+    res = ingest.load_log(write(tmp_path, GOOD), name, cur=cur)
     assert res.dataset == name
-    assert [d.name for d in store.list_datasets(cur)] == ["other", name]
-    assert store.open_dataset(name, cur=cur).df().shape[0] == 4
-    store.rename_dataset(cur, name, name + " (2)")
-    store.delete_dataset(cur, name + " (2)")
-    assert [d.name for d in store.list_datasets(cur)] == ["other"]
+    assert [d.name for d in catalog.list_datasets(cur)] == ["other", name]
+    assert catalog.open_dataset(name, cur=cur).df().shape[0] == 4
+    catalog.rename_dataset(cur, name, name + " (2)")
+    catalog.delete_dataset(cur, name + " (2)")
+    assert [d.name for d in catalog.list_datasets(cur)] == ["other"]
 
 
 def test_bad_names_and_unknown_dataset(tmp_path, cur):
     for bad in ["", "   ", "a\nb", "x" * 201]:
         with pytest.raises(UlrError):
-            store.load_log(write(tmp_path, GOOD), bad, cur=cur)
+            ingest.load_log(write(tmp_path, GOOD), bad, cur=cur)
     with pytest.raises(UlrError, match="no dataset named"):
-        store.open_dataset("nope", cur=cur)
+        catalog.open_dataset("nope", cur=cur)
 
 
 def test_duplicate_name_refused_then_replace(tmp_path, cur):
-    store.load_log(write(tmp_path, GOOD), "d", cur=cur)
+    ingest.load_log(write(tmp_path, GOOD), "d", cur=cur)
     with pytest.raises(UlrError, match="exists already"):
-        store.load_log(write(tmp_path, GOOD), "d", cur=cur)
+        ingest.load_log(write(tmp_path, GOOD), "d", cur=cur)
     text = GOOD + "q3,d9,1,1\n"
-    res = store.load_log(write(tmp_path, text, "g.csv"), "d", cur=cur, replace=True)
-    assert res.rows == 5 and len(store.list_datasets(cur)) == 1
-    assert views(cur) >= {store.get_dataset(cur, "d").table}
+    res = ingest.load_log(write(tmp_path, text, "g.csv"), "d", cur=cur, replace=True)
+    assert res.rows == 5 and len(catalog.list_datasets(cur)) == 1
+    assert views(cur) >= {catalog.get_dataset(cur, "d").table}
     # the replaced file stays in the trash for a grace period (a session may be reading
     # it); once a later write sweeps it, the next listing drops its view
     catalog_mod.TRASH_GRACE_S, grace = 0.0, catalog_mod.TRASH_GRACE_S
     try:
-        store.load_log(write(tmp_path, GOOD, "h.csv"), "e", cur=cur)
+        ingest.load_log(write(tmp_path, GOOD, "h.csv"), "e", cur=cur)
     finally:
         catalog_mod.TRASH_GRACE_S = grace
-    store.list_datasets(cur)
-    assert views(cur) == {store.get_dataset(cur, n).table for n in ("d", "e")}
+    catalog.list_datasets(cur)
+    assert views(cur) == {catalog.get_dataset(cur, n).table for n in ("d", "e")}
 
 
 def views(cur):
@@ -175,8 +179,8 @@ def test_parquet_and_simulated_log(tmp_path, cur):
     sim = simulate_clicks(queries=20, sessions=100, seed=3)
     p = tmp_path / "s.parquet"
     write_log(sim.df, str(p))
-    res = store.load_log(p, "pq", cur=cur)
-    log = store.open_dataset("pq", cur=cur)
+    res = ingest.load_log(p, "pq", cur=cur)
+    log = catalog.open_dataset("pq", cur=cur)
     df = log.df()
     assert res.rows == len(sim.df)
     assert sorted(log.info.features) == [f"feature_{i}" for i in range(1, 6)]
@@ -186,7 +190,7 @@ def test_parquet_and_simulated_log(tmp_path, cur):
     bad.loc[5, "position"] = 0
     write_log(bad, str(tmp_path / "b.parquet"))
     with pytest.raises(UlrError, match="row 6"):
-        store.load_log(tmp_path / "b.parquet", "pq2", cur=cur)
+        ingest.load_log(tmp_path / "b.parquet", "pq2", cur=cur)
 
 
 def test_real_world_csv_with_index_timestamps_and_extras(tmp_path, cur):
@@ -201,10 +205,10 @@ def test_real_world_csv_with_index_timestamps_and_extras(tmp_path, cur):
     })
     p = tmp_path / "real.csv"
     df.to_csv(p)  # unnamed index column
-    res = store.load_log(p, "real", cur=cur, mapping={
+    res = ingest.load_log(p, "real", cur=cur, mapping={
         "query_id": "SearchId", "doc_id": "ItemId", "position": "Rank", "click": "Clicked"})
     assert res.rows == n
-    out = store.open_dataset("real", cur=cur).df()
+    out = catalog.open_dataset("real", cur=cur).df()
     assert out["position"].tolist() == df["Rank"].tolist()
     assert out["ts"].tolist() == df["ts"].tolist()
     assert "unnamed_0" in out.columns
@@ -212,21 +216,21 @@ def test_real_world_csv_with_index_timestamps_and_extras(tmp_path, cur):
 
 def test_concurrent_sessions_upload_and_read(tmp_path):
     db = tmp_path / "conc.duckdb"
-    store.load_log(write(tmp_path, GOOD, "seed.csv"), "seed", db_path=db)
+    ingest.load_log(write(tmp_path, GOOD, "seed.csv"), "seed", db_path=db)
     errors, results = [], {}
 
     def worker(i):
         try:
-            c = store.cursor(db)  # one cursor per session/thread
+            c = catalog.cursor(db)  # one cursor per session/thread
             sim = simulate_clicks(queries=10, sessions=50, seed=i)
             p = tmp_path / f"w{i}.csv"
             write_log(sim.df, str(p))
-            store.load_log(p, f"user {i}", cur=c)
+            ingest.load_log(p, f"user {i}", cur=c)
             for _ in range(5):
-                lg = store.open_dataset("seed", cur=c)
-                assert store.summary(lg)["rows"] == 4
-                store.list_datasets(c)
-            results[i] = store.open_dataset(f"user {i}", cur=c).df().shape[0]
+                lg = catalog.open_dataset("seed", cur=c)
+                assert summary(lg)["rows"] == 4
+                catalog.list_datasets(c)
+            results[i] = catalog.open_dataset(f"user {i}", cur=c).df().shape[0]
         except Exception as exc:  # noqa: BLE001 - collected and asserted below
             errors.append(repr(exc))
 
@@ -237,14 +241,14 @@ def test_concurrent_sessions_upload_and_read(tmp_path):
         t.join()
     assert errors == []
     assert results == {i: 500 for i in range(8)}
-    assert len(store.list_datasets(store.cursor(db))) == 9
+    assert len(catalog.list_datasets(catalog.cursor(db))) == 9
 
 
 def test_ctr_by_position_wilson_interval(tmp_path, cur):
     text = "query_id,doc_id,position,click\n" + "".join(
         f"q,d{i},{1 + i % 2},{int(i % 4 == 0)}\n" for i in range(400))
-    store.load_log(write(tmp_path, text), "c", cur=cur)
-    t = store.ctr_by_position(store.open_dataset("c", cur=cur))
+    ingest.load_log(write(tmp_path, text), "c", cur=cur)
+    t = ctr_by_position(catalog.open_dataset("c", cur=cur))
     assert t["impressions"].tolist() == [200, 200]
     assert t["ctr"].tolist() == [0.5, 0.0]
     # Wilson interval for 100/200 at z=1.96: 0.5 +- 0.0685 (textbook value)
@@ -256,12 +260,12 @@ def test_ctr_by_position_wilson_interval(tmp_path, cur):
 def test_open_file_is_typed_and_validated(tmp_path):
     p = write(tmp_path, "query_id,doc_id,position,click\nq,a,1,1\nq,b,0,1\nq,c,2,0\n")
     with pytest.raises(UlrError, match="line 3"):
-        store.open_file(p)
-    log = store.open_file(p, skip_bad_rows=True)
+        ingest.open_file(p)
+    log = ingest.open_file(p, skip_bad_rows=True)
     df = log.df()
     assert df["doc_id"].tolist() == ["a", "c"] and str(df["position"].dtype) == "int64"
     assert log.info.rows == 2 and log.info.rejected == 1
-    assert store.summary(log)["rows"] == 2
+    assert summary(log)["rows"] == 2
 
 
 # --------------------------------------------------------------------------- shared store
@@ -293,11 +297,11 @@ def stored_state(db):
     A load killed between placing its file and inserting its catalog row leaves an
     unreferenced file, which is no dataset; the next write sweeps it (checked below).
     """
-    infos = store.list_datasets(store.cursor(db))
+    infos = catalog.list_datasets(catalog.cursor(db))
     rows = [(d.name, d.table, d.rows, d.content_hash, d.rejects_table) for d in infos]
     tables = {t for d in infos for t in (d.table, d.rejects_table) if t}
     files = {f.name: hashlib.sha256(f.read_bytes()).hexdigest()
-             for f in store.files_dir(db).glob("*.parquet") if f.stem in tables}
+             for f in catalog.files_dir(db).glob("*.parquet") if f.stem in tables}
     return rows, files
 
 
@@ -312,17 +316,17 @@ def big_csv(path, rows):
 
 def test_datasets_are_parquet_files_and_a_reader_holds_no_lock(tmp_path):
     db = tmp_path / "s.duckdb"
-    store.load_log(write(tmp_path, GOOD), "d", db_path=db)
-    info = store.get_dataset(store.cursor(db), "d")
-    assert (store.files_dir(db) / f"{info.table}.parquet").is_file()
-    log = store.open_dataset("d", db)
+    ingest.load_log(write(tmp_path, GOOD), "d", db_path=db)
+    info = catalog.get_dataset(catalog.cursor(db), "d")
+    assert (catalog.files_dir(db) / f"{info.table}.parquet").is_file()
+    log = catalog.open_dataset("d", db)
     # while a reader holds its dataset open, another process lists and loads
     rc, out, err = cli("datasets", "--db", db)
     assert rc == 0 and "d\t4 rows" in out, err
     rc, out, err = cli("load", write(tmp_path, GOOD, "e.csv"), "--db", db, "--name", "e")
     assert rc == 0, err
-    assert store.summary(log)["rows"] == 4
-    assert [d.name for d in store.list_datasets(log.cur)] == ["d", "e"]  # read fresh
+    assert summary(log)["rows"] == 4
+    assert [d.name for d in catalog.list_datasets(log.cur)] == ["d", "e"]  # read fresh
 
 
 def test_two_concurrent_cli_loads_both_succeed(tmp_path):
@@ -332,13 +336,13 @@ def test_two_concurrent_cli_loads_both_succeed(tmp_path):
              for i, f in enumerate(files)]
     outs = [p.communicate(timeout=180) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outs
-    assert {d.name: d.rows for d in store.list_datasets(store.cursor(db))} == \
+    assert {d.name: d.rows for d in catalog.list_datasets(catalog.cursor(db))} == \
         {"load 0": 200_000, "load 1": 200_001}
 
 
 def test_busy_store_waits_then_says_so(tmp_path):
     db = tmp_path / "b.duckdb"
-    with store.catalog(db):
+    with catalog.catalog(db):
         pass
     fd = os.open(str(db) + ".lock", os.O_RDWR)  # another holder (own open file description)
     fcntl.flock(fd, fcntl.LOCK_EX)
@@ -346,38 +350,38 @@ def test_busy_store_waits_then_says_so(tmp_path):
     try:
         t0 = time.monotonic()
         with pytest.raises(UlrError, match="busy with another load"):
-            with store.catalog(db, on_wait=waits.append, timeout=0.3):
+            with catalog.catalog(db, on_wait=waits.append, timeout=0.3):
                 pass
         assert 0.3 <= time.monotonic() - t0 < 2
         assert waits and waits == sorted(waits) and waits[-1] < 0.3
     finally:
         os.close(fd)
-    with store.catalog(db, timeout=0.3) as con:  # free again
+    with catalog.catalog(db, timeout=0.3) as con:  # free again
         assert con.execute("SELECT count(*) FROM ulr_catalog").fetchone()[0] == 0
 
 
 def test_delete_while_reading_lets_the_read_finish(tmp_path):
     db = tmp_path / "r.duckdb"
-    store.load_log(write(tmp_path, GOOD), "d", db_path=db)
-    reader = store.open_dataset("d", db)
-    store.delete_dataset(store.cursor(db), "d")
-    assert store.summary(reader)["rows"] == 4  # files stay in the trash for a grace period
+    ingest.load_log(write(tmp_path, GOOD), "d", db_path=db)
+    reader = catalog.open_dataset("d", db)
+    catalog.delete_dataset(catalog.cursor(db), "d")
+    assert summary(reader)["rows"] == 4  # files stay in the trash for a grace period
     with pytest.raises(UlrError, match="no dataset named 'd'"):
-        store.open_dataset("d", cur=reader.cur)
+        catalog.open_dataset("d", cur=reader.cur)
 
 
 def test_trash_and_orphans_are_swept_on_a_later_write(tmp_path, monkeypatch):
     db = tmp_path / "t.duckdb"
-    store.load_log(write(tmp_path, GOOD), "d", db_path=db)
-    store.delete_dataset(store.cursor(db), "d")
-    folder = store.files_dir(db)
+    ingest.load_log(write(tmp_path, GOOD), "d", db_path=db)
+    catalog.delete_dataset(catalog.cursor(db), "d")
+    folder = catalog.files_dir(db)
     dead = folder / ".tmp-999999999-0123456789abcdef.parquet"  # a load of a dead process
     dead.write_bytes(b"x")
     live = folder / f".tmp-{os.getpid()}-0123456789abcdef.parquet"  # a live concurrent load
     live.write_bytes(b"x")
     monkeypatch.setattr(catalog_mod, "TRASH_GRACE_S", 0.0)  # read by _sweep there
-    store.load_log(write(tmp_path, GOOD, "e.csv"), "e", db_path=db)
-    info = store.get_dataset(store.cursor(db), "e")
+    ingest.load_log(write(tmp_path, GOOD, "e.csv"), "e", db_path=db)
+    info = catalog.get_dataset(catalog.cursor(db), "e")
     assert sorted(f.name for f in folder.iterdir()) == sorted([f"{info.table}.parquet",
                                                                live.name])
 
@@ -400,18 +404,18 @@ def test_old_layout_is_moved_to_parquet_without_loss(tmp_path):
                 "'h', now(), '{}', '{\"query_id\": \"query_id\", \"doc_id\": \"doc_id\", "
                 "\"position\": \"position\", \"click\": \"click\"}', 0, NULL)")
     con.close()
-    log = store.open_dataset("old one", db)
+    log = catalog.open_dataset("old one", db)
     assert log.df().to_dict("list") == {"query_id": ["q", "q"], "doc_id": ["d", "e"],
                                         "position": [1, 2], "click": [True, False]}
-    assert (store.files_dir(db) / "ds_00000000000000aa.parquet").is_file()
-    with store.catalog(db) as c:
+    assert (catalog.files_dir(db) / "ds_00000000000000aa.parquet").is_file()
+    with catalog.catalog(db) as c:
         assert c.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name LIKE 'ds_%'"
                          ).fetchone()[0] == 0
 
 
 def test_kill_9_mid_load_leaves_the_store_byte_identical(tmp_path):
     db = tmp_path / "k.duckdb"
-    store.load_log(write(tmp_path, GOOD), "kept", db_path=db)
+    ingest.load_log(write(tmp_path, GOOD), "kept", db_path=db)
     before = stored_state(db)
     src = big_csv(tmp_path / "big.csv", 1_500_000)
     t0 = time.perf_counter()  # time a whole load elsewhere, then kill at fractions of it
@@ -426,24 +430,24 @@ def test_kill_9_mid_load_leaves_the_store_byte_identical(tmp_path):
             p.kill()
             killed += 1
         p.wait()
-        if "big" in {d.name for d in store.list_datasets(store.cursor(db))}:
+        if "big" in {d.name for d in catalog.list_datasets(catalog.cursor(db))}:
             # published before the kill (the kill hit the exit): whole, never half
-            log = store.open_dataset("big", db)
+            log = catalog.open_dataset("big", db)
             assert log.info.rows == 1_500_000
             assert log.cur.execute(f"SELECT count(*) FROM {log.table}").fetchone()[0] == 1_500_000
-            store.delete_dataset(store.cursor(db), "big")
+            catalog.delete_dataset(catalog.cursor(db), "big")
             break
         assert stored_state(db) == before
     assert killed >= 2
     rc, out, err = cli("load", src, "--db", db, "--name", "big")
     assert rc == 0, err
-    assert store.get_dataset(store.cursor(db), "big").rows == 1_500_000
-    assert not list(store.files_dir(db).glob(".tmp-*"))  # the dead loads' files are swept
-    tables = {t for d in store.list_datasets(store.cursor(db))
+    assert catalog.get_dataset(catalog.cursor(db), "big").rows == 1_500_000
+    assert not list(catalog.files_dir(db).glob(".tmp-*"))  # the dead loads' files are swept
+    tables = {t for d in catalog.list_datasets(catalog.cursor(db))
               for t in (d.table, d.rejects_table) if t}
-    with store.catalog(db) as con:  # deleted files wait in the trash for in-flight reads
+    with catalog.catalog(db) as con:  # deleted files wait in the trash for in-flight reads
         tables |= {t for (t,) in con.execute("SELECT table_name FROM ulr_trash").fetchall()}
-    assert {f.stem for f in store.files_dir(db).glob("*.parquet")} <= tables
+    assert {f.stem for f in catalog.files_dir(db).glob("*.parquet")} <= tables
 
 
 def test_no_spill_folders_are_left_behind(tmp_path):
@@ -451,7 +455,7 @@ def test_no_spill_folders_are_left_behind(tmp_path):
     p = cli("load", write(tmp_path, GOOD), "--db", db, "--name", "d", wait=False)
     p.communicate(timeout=120)
     assert p.returncode == 0
-    leftovers = [d for d in (store.SPILL_ROOT.iterdir() if store.SPILL_ROOT.is_dir() else [])
+    leftovers = [d for d in (catalog.SPILL_ROOT.iterdir() if catalog.SPILL_ROOT.is_dir() else [])
                  if d.name.split("-")[0] == str(p.pid)]
     assert leftovers == []
     assert not (Path(tempfile.gettempdir()) / f"ulr_duckdb_{p.pid}").exists()
@@ -459,12 +463,12 @@ def test_no_spill_folders_are_left_behind(tmp_path):
 
 def test_catalog_blocks_nest_within_a_thread(tmp_path):
     db = tmp_path / "n.duckdb"
-    store.load_log(write(tmp_path, GOOD), "d", db_path=db)
-    with store.catalog(db, write=True, timeout=1) as con:
+    ingest.load_log(write(tmp_path, GOOD), "d", db_path=db)
+    with catalog.catalog(db, write=True, timeout=1) as con:
         con.execute("CREATE TABLE IF NOT EXISTS my_reports (title VARCHAR)")
         con.execute("INSERT INTO my_reports VALUES (?)", ["r"])
-        assert [d.name for d in store.list_datasets(store.cursor(db))] == ["d"]
-    with store.catalog(db) as con:
+        assert [d.name for d in catalog.list_datasets(catalog.cursor(db))] == ["d"]
+    with catalog.catalog(db) as con:
         assert con.execute("SELECT title FROM my_reports").fetchall() == [("r",)]
 
 
@@ -478,35 +482,35 @@ NONFINITE = ("query_id,doc_id,position,click,feature_a\nq,a,1,1,0.5\nq,b,2,0,nan
 def test_bom_csv_loads_with_the_right_columns(tmp_path, cur):
     p = write(tmp_path, (BOM + "qid,doc_id,position,click\n" + GOOD.split("\n", 1)[1])
               .encode("utf-8"), "excel.csv", mode="wb")
-    assert store.peek_columns(p)[0] == ["qid", "doc_id", "position", "click"]
-    res = store.load_log(p, "excel", cur=cur)  # qid is auto-mapped: the BOM is not in its name
+    assert ingest.peek_columns(p)[0] == ["qid", "doc_id", "position", "click"]
+    res = ingest.load_log(p, "excel", cur=cur)  # qid is auto-mapped: the BOM is not in its name
     assert res.rows == 4 and res.info.mapping["query_id"] == "qid"
-    assert store.open_dataset("excel", cur=cur).df()["query_id"].tolist() == ["q1", "q1", "q2",
+    assert catalog.open_dataset("excel", cur=cur).df()["query_id"].tolist() == ["q1", "q1", "q2",
                                                                                "q2"]
-    assert store.open_file(p).info.columns["query_id"] == "qid"
+    assert ingest.open_file(p).info.columns["query_id"] == "qid"
 
 
 def test_nan_and_infinite_features_refused_naming_column_line_and_value(tmp_path, cur):
-    store.load_log(write(tmp_path, GOOD, "good.csv"), "keep", cur=cur)
+    ingest.load_log(write(tmp_path, GOOD, "good.csv"), "keep", cur=cur)
     before = fingerprint(cur)
     p = write(tmp_path, NONFINITE)
     with pytest.raises(UlrError) as e:
-        store.load_log(p, "nan", cur=cur)
+        ingest.load_log(p, "nan", cur=cur)
     msg = str(e.value)
     assert "column 'feature_a': 4 bad values (must be a finite number" in msg
     assert "first at lines 3, 4, 5, 6 (values 'nan', 'inf', '-inf')" in msg
     assert fingerprint(cur) == before
     with pytest.raises(UlrError, match="feature_a"):
-        store.open_file(p)
+        ingest.open_file(p)
 
 
 def test_nan_and_infinite_features_skipped_on_request_and_kept_for_download(tmp_path, cur):
-    res = store.load_log(write(tmp_path, NONFINITE), "nan", cur=cur, skip_bad_rows=True)
+    res = ingest.load_log(write(tmp_path, NONFINITE), "nan", cur=cur, skip_bad_rows=True)
     assert (res.rows, res.rejected) == (2, 4)
-    rej = store.rejected_rows(cur, "nan")
+    rej = catalog.rejected_rows(cur, "nan")
     assert rej["line"].tolist() == [3, 4, 5, 6] and set(rej["column"]) == {"feature_a"}
     assert rej["raw"].str.endswith(("nan", "inf")).all()
-    df = store.open_dataset("nan", cur=cur).df()
+    df = catalog.open_dataset("nan", cur=cur).df()
     assert df["doc_id"].tolist() == ["a", "f"]  # an empty feature cell is a missing value
     assert df["feature_a"].iloc[0] == 0.5 and pd.isna(df["feature_a"].iloc[1])
 
@@ -520,9 +524,9 @@ def test_nan_and_infinite_parquet_features_refused_naming_the_row(tmp_path, cur)
     pq.write_table(t, tmp_path / "f.parquet")
     with pytest.raises(UlrError, match=r"'feature_x': 2 bad values .*, "
                                        r"first at rows 2, 4 \(values 'inf', 'nan'\)"):
-        store.load_log(tmp_path / "f.parquet", "pq", cur=cur)
-    assert store.list_datasets(cur) == []
-    res = store.load_log(tmp_path / "f.parquet", "pq", cur=cur, skip_bad_rows=True)
+        ingest.load_log(tmp_path / "f.parquet", "pq", cur=cur)
+    assert catalog.list_datasets(cur) == []
+    res = ingest.load_log(tmp_path / "f.parquet", "pq", cur=cur, skip_bad_rows=True)
     assert (res.rows, res.rejected) == (3, 2)  # the null is a missing value, kept
 
 
@@ -532,12 +536,12 @@ def test_nan_and_infinite_parquet_features_refused_naming_the_row(tmp_path, cur)
     ("query_id,query_id,doc_id,position,click", "more than one column named 'query_id'"),
 ])
 def test_duplicate_column_names_refused_naming_them(tmp_path, cur, header, needle):
-    store.load_log(write(tmp_path, GOOD, "good.csv"), "keep", cur=cur)
+    ingest.load_log(write(tmp_path, GOOD, "good.csv"), "keep", cur=cur)
     before = fingerprint(cur)
     width = header.count(",") + 1
     p = write(tmp_path, header + "\n" + ",".join(["1"] * width) + "\n", "dup.csv")
-    for call in (lambda: store.load_log(p, "keep", cur=cur, replace=True),
-                 lambda: store.peek_columns(p), lambda: store.open_file(p)):
+    for call in (lambda: ingest.load_log(p, "keep", cur=cur, replace=True),
+                 lambda: ingest.peek_columns(p), lambda: ingest.open_file(p)):
         with pytest.raises(UlrError, match=needle):
             call()
     assert fingerprint(cur) == before
@@ -551,8 +555,8 @@ def test_duplicate_parquet_column_names_refused(tmp_path, cur):
                  names=["query_id", "doc_id", "position", "click", "f", "f"])
     pq.write_table(t, tmp_path / "dup.parquet")
     with pytest.raises(UlrError, match="dup.parquet has more than one column named 'f'"):
-        store.load_log(tmp_path / "dup.parquet", "d", cur=cur)
-    assert store.list_datasets(cur) == []
+        ingest.load_log(tmp_path / "dup.parquet", "d", cur=cur)
+    assert catalog.list_datasets(cur) == []
 
 
 @pytest.mark.parametrize("text, needle, at_peek", [
@@ -563,9 +567,9 @@ def test_duplicate_parquet_column_names_refused(tmp_path, cur):
 ])
 def test_messages_name_the_source_name_not_the_copy(tmp_path, cur, text, needle, at_peek):
     p = write(tmp_path, text, "41447401-abcd.csv")
-    calls = [lambda: store.load_log(p, "x", cur=cur, source_name="their log.csv")]
+    calls = [lambda: ingest.load_log(p, "x", cur=cur, source_name="their log.csv")]
     if at_peek:
-        calls.append(lambda: store.peek_columns(p, "their log.csv"))
+        calls.append(lambda: ingest.peek_columns(p, "their log.csv"))
     for call in calls:
         with pytest.raises(UlrError) as e:
             call()
@@ -573,46 +577,46 @@ def test_messages_name_the_source_name_not_the_copy(tmp_path, cur, text, needle,
 
 
 def test_catalog_reads_are_reused_until_any_process_changes_the_catalog(tmp_path, monkeypatch):
-    """store.catalog_read: a page view's repeated catalog reads open the database once;
+    """catalog.catalog_read: a page view's repeated catalog reads open the database once;
     a load, rename or delete, in this process or another, is seen on the next read."""
     db = tmp_path / "c.duckdb"
-    store.load_log(write(tmp_path, GOOD), "one", db_path=db)
-    cur = store.cursor(db)
+    ingest.load_log(write(tmp_path, GOOD), "one", db_path=db)
+    cur = catalog.cursor(db)
     opened = []
     real_open = catalog_mod._open_catalog
     monkeypatch.setattr(catalog_mod, "_open_catalog", lambda p: opened.append(p) or real_open(p))
 
     def names():
-        return [d.name for d in store.list_datasets(cur)]
+        return [d.name for d in catalog.list_datasets(cur)]
 
     assert names() == ["one"]
     first = len(opened)
     for _ in range(5):
-        assert names() == ["one"] and store.get_dataset(cur, "one").rows == 4
+        assert names() == ["one"] and catalog.get_dataset(cur, "one").rows == 4
     assert len(opened) <= first + 1                       # one read of the row, then cached
 
     rc, _, err = cli("load", write(tmp_path, GOOD, "two.csv"), "--name", "two", "--db", db)
     assert rc == 0, err
     assert names() == ["one", "two"]                      # another process's load
-    store.rename_dataset(cur, "one", "uno")
+    catalog.rename_dataset(cur, "one", "uno")
     assert names() == ["uno", "two"]                      # this process's rename
     with pytest.raises(UlrError, match="no dataset named 'one'"):
-        store.get_dataset(cur, "one")
-    subprocess.run([sys.executable, "-c", "import sys; from ulr import store; "
-                    "store.delete_dataset(store.cursor(sys.argv[1]), 'two')", str(db)],
+        catalog.get_dataset(cur, "one")
+    subprocess.run([sys.executable, "-c", "import sys; from ulr.data import catalog; "
+                    "catalog.delete_dataset(catalog.cursor(sys.argv[1]), 'two')", str(db)],
                    cwd=ROOT, check=True, timeout=120)
     assert names() == ["uno"]                             # another process's delete
-    assert store.get_dataset(cur, "uno").rows == 4
+    assert catalog.get_dataset(cur, "uno").rows == 4
 
 
 def test_listing_again_asks_duckdb_nothing_until_the_catalog_changes(tmp_path):
     """A page view lists the datasets several times; a repeat on the same cursor reuses
     its views, and a load or delete by another process (or cursor) shows at once."""
     db = tmp_path / "t.duckdb"
-    cur, other = store.cursor(db), store.cursor(db)
-    store.load_log(write(tmp_path, "query_id,doc_id,position,click\nq,a,1,1\nq,b,2,0\n"),
+    cur, other = catalog.cursor(db), catalog.cursor(db)
+    ingest.load_log(write(tmp_path, "query_id,doc_id,position,click\nq,a,1,1\nq,b,2,0\n"),
                    name="one", cur=other)
-    first = store.list_datasets(cur)
+    first = catalog.list_datasets(cur)
     queries = []
 
     class Spy:  # the cursor, counting what it is asked
@@ -623,23 +627,23 @@ def test_listing_again_asks_duckdb_nothing_until_the_catalog_changes(tmp_path):
             queries.append(a[0])
             return self.c.execute(*a)
 
-    store.list_datasets(cur)
-    assert [d.name for d in store.list_datasets(cur)] == [d.name for d in first] == ["one"]
+    catalog.list_datasets(cur)
+    assert [d.name for d in catalog.list_datasets(cur)] == [d.name for d in first] == ["one"]
     spy = Spy(cur)
     catalog_mod._cursor_db[spy] = catalog_mod._cursor_db[cur]
     catalog_mod._cursor_rows[spy] = catalog_mod._cursor_rows[cur]
-    store.list_datasets(spy)
+    catalog.list_datasets(spy)
     assert queries == []
     rc, _, err = cli("load", write(tmp_path, "query_id,doc_id,position,click\nq,c,1,0\n",
                                    "g.csv"), "--db", db, "--name", "two")
     assert rc == 0, err
-    assert [d.name for d in store.list_datasets(spy)] == ["one", "two"] and queries
-    two = store.get_dataset(cur, "two")
+    assert [d.name for d in catalog.list_datasets(spy)] == ["one", "two"] and queries
+    two = catalog.get_dataset(cur, "two")
     assert cur.execute(f"SELECT count(*) FROM {two.table}").fetchone()[0] == 1
-    store.delete_dataset(other, "one")
-    assert [d.name for d in store.list_datasets(cur)] == ["two"]
+    catalog.delete_dataset(other, "one")
+    assert [d.name for d in catalog.list_datasets(cur)] == ["two"]
     with pytest.raises(UlrError, match="no dataset named 'one'"):
-        store.open_dataset("one", cur=cur)
+        catalog.open_dataset("one", cur=cur)
 
 
 def test_sessions_share_one_reader_database_without_conflicts(tmp_path):
@@ -647,14 +651,14 @@ def test_sessions_share_one_reader_database_without_conflicts(tmp_path):
     are there for all, and eight threads opening datasets at once do not conflict."""
     db = tmp_path / "t.duckdb"
     for i in range(3):
-        store.load_log(write(tmp_path, GOOD, f"f{i}.csv"), f"d{i}", db_path=db)
+        ingest.load_log(write(tmp_path, GOOD, f"f{i}.csv"), f"d{i}", db_path=db)
     errors, counts = [], []
 
     def session():
         try:
-            cur = store.cursor(db)
-            for d in store.list_datasets(cur):
-                counts.append(store.summary(store.open_dataset(d.name, cur=cur))["rows"])
+            cur = catalog.cursor(db)
+            for d in catalog.list_datasets(cur):
+                counts.append(summary(catalog.open_dataset(d.name, cur=cur))["rows"])
         except Exception as exc:  # noqa: BLE001 - collected for the assert
             errors.append(exc)
 
@@ -664,9 +668,9 @@ def test_sessions_share_one_reader_database_without_conflicts(tmp_path):
     for t in threads:
         t.join()
     assert errors == [] and counts == [4] * 24
-    a, b = store.cursor(db), store.cursor(db)
-    table = store.get_dataset(a, "d0").table
-    store.open_dataset("d0", cur=a)
+    a, b = catalog.cursor(db), catalog.cursor(db)
+    table = catalog.get_dataset(a, "d0").table
+    catalog.open_dataset("d0", cur=a)
     assert b.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == 4
 
 
@@ -679,15 +683,15 @@ def test_a_dataset_belongs_to_whoever_loaded_it(tmp_path, cur):
     from ulr.data.catalog import NotOwner
     from ulr.errors import Refused
     f = write(tmp_path, GOOD)
-    assert store.load_log(f, "alice", cur=cur, actor=A).info.owner == A
-    assert store.load_log(f, "by cli", cur=cur).info.owner == store.OPERATOR
+    assert ingest.load_log(f, "alice", cur=cur, actor=A).info.owner == A
+    assert ingest.load_log(f, "by cli", cur=cur).info.owner == OPERATOR
     before = fingerprint(cur)
-    for act in (lambda: store.delete_dataset(cur, "alice", actor=B),
-                lambda: store.rename_dataset(cur, "alice", "mine now", actor=B),
-                lambda: store.load_log(f, "alice", cur=cur, actor=B, replace=True),
-                lambda: store.load_log(f, "alice", cur=cur, actor=B),
-                lambda: store.delete_dataset(cur, "by cli", actor=A),
-                lambda: store.delete_dataset(cur, "alice", actor=None)):
+    for act in (lambda: catalog.delete_dataset(cur, "alice", actor=B),
+                lambda: catalog.rename_dataset(cur, "alice", "mine now", actor=B),
+                lambda: ingest.load_log(f, "alice", cur=cur, actor=B, replace=True),
+                lambda: ingest.load_log(f, "alice", cur=cur, actor=B),
+                lambda: catalog.delete_dataset(cur, "by cli", actor=A),
+                lambda: catalog.delete_dataset(cur, "alice", actor=None)):
         with pytest.raises(NotOwner) as exc:
             act()
         assert "\n" not in str(exc.value) and re.search("operator|owner|Sign in", str(exc.value))
@@ -695,27 +699,27 @@ def test_a_dataset_belongs_to_whoever_loaded_it(tmp_path, cur):
     # the name is someone else's: the refusal never suggests replacing it
     with pytest.raises(NotOwner, match="exists already, loaded by someone else; choose "
                                        "another name"):
-        store.load_log(f, "alice", cur=cur, actor=B)
+        ingest.load_log(f, "alice", cur=cur, actor=B)
     # the owner is refused only the lift it may use: replace its own dataset
     with pytest.raises(Refused) as exc:
-        store.load_log(f, "alice", cur=cur, actor=A)
+        ingest.load_log(f, "alice", cur=cur, actor=A)
     assert exc.value.option == "replace"
     with pytest.raises(NotOwner, match="Sign in to load"):
-        store.load_log(f, "anon", cur=cur, actor=None)
+        ingest.load_log(f, "anon", cur=cur, actor=None)
     # B sees and uses A's dataset
-    assert store.open_dataset("alice", cur=cur).df().shape == (4, 4)
-    info = store.get_dataset(cur, "alice")
+    assert catalog.open_dataset("alice", cur=cur).df().shape == (4, 4)
+    info = catalog.get_dataset(cur, "alice")
     assert (info.loaded_by(A), info.loaded_by(B), info.refusal(A, "delete")) == \
         ("you", "someone else", None)
     assert info.refusal(B, "delete") == ("“alice” was loaded by someone else; you can use it, "
                                          "but only they or the operator can delete it.")
     # the owner replaces, renames and deletes; the operator removes anyone's
-    assert store.load_log(f, "alice", cur=cur, actor=A, replace=True).info.owner == A
-    store.rename_dataset(cur, "alice", "alice 2", actor=A)
-    store.delete_dataset(cur, "alice 2", actor=A)
-    store.load_log(f, "bob", cur=cur, actor=B)
-    store.delete_dataset(cur, "bob")  # the default actor: the operator
-    assert [d.name for d in store.list_datasets(cur)] == ["by cli"]
+    assert ingest.load_log(f, "alice", cur=cur, actor=A, replace=True).info.owner == A
+    catalog.rename_dataset(cur, "alice", "alice 2", actor=A)
+    catalog.delete_dataset(cur, "alice 2", actor=A)
+    ingest.load_log(f, "bob", cur=cur, actor=B)
+    catalog.delete_dataset(cur, "bob")  # the default actor: the operator
+    assert [d.name for d in catalog.list_datasets(cur)] == ["by cli"]
 
 
 def test_datasets_from_before_owners_are_kept_and_only_the_operator_removes_them(tmp_path):
@@ -725,28 +729,28 @@ def test_datasets_from_before_owners_are_kept_and_only_the_operator_removes_them
 
     from ulr.data.catalog import NotOwner
     db = tmp_path / "old.duckdb"
-    store.load_log(write(tmp_path, GOOD), "old", db_path=db)
-    cur = store.cursor(db)
-    rows = store.open_dataset("old", cur=cur).df()
+    ingest.load_log(write(tmp_path, GOOD), "old", db_path=db)
+    cur = catalog.cursor(db)
+    rows = catalog.open_dataset("old", cur=cur).df()
     con = duckdb.connect(str(db))  # back to the catalog as it was before owners
     con.execute("ALTER TABLE ulr_catalog DROP COLUMN owner")
     con.close()
     catalog_mod._ready.discard(str(db.resolve()))  # a new process: the catalog is checked again
     catalog_mod._reads.clear()
-    info = store.get_dataset(cur, "old")
+    info = catalog.get_dataset(cur, "old")
     assert info.owner is None and info.loaded_by(A) == "nobody recorded"
-    pd.testing.assert_frame_equal(store.open_dataset("old", cur=cur).df(), rows)
+    pd.testing.assert_frame_equal(catalog.open_dataset("old", cur=cur).df(), rows)
     with pytest.raises(NotOwner, match="before datasets had owners; you can use it, but only "
                                        "the operator can delete it"):
-        store.delete_dataset(cur, "old", actor=A)
+        catalog.delete_dataset(cur, "old", actor=A)
     with pytest.raises(NotOwner, match="before datasets had owners"):
-        store.load_log(write(tmp_path, GOOD), "old", cur=cur, actor=A, replace=True)
+        ingest.load_log(write(tmp_path, GOOD), "old", cur=cur, actor=A, replace=True)
     catalog_mod._ready.discard(str(db.resolve()))  # migrating again is a no-op
-    stamp = store._stamp(str(db.resolve()))
-    assert store.get_dataset(cur, "old").owner is None
-    assert store._stamp(str(db.resolve())) == stamp  # a migrated catalog is not written
-    store.delete_dataset(cur, "old")  # the operator may
-    assert store.list_datasets(cur) == []
+    stamp = catalog._stamp(str(db.resolve()))
+    assert catalog.get_dataset(cur, "old").owner is None
+    assert catalog._stamp(str(db.resolve())) == stamp  # a migrated catalog is not written
+    catalog.delete_dataset(cur, "old")  # the operator may
+    assert catalog.list_datasets(cur) == []
 
 
 def test_processes_opening_a_store_from_before_owners_at_once_all_see_every_dataset(tmp_path):
@@ -757,7 +761,7 @@ def test_processes_opening_a_store_from_before_owners_at_once_all_see_every_data
     import duckdb
     db = tmp_path / "old.duckdb"
     for name in ("one", "two"):
-        store.load_log(write(tmp_path, GOOD), name, db_path=db)
+        ingest.load_log(write(tmp_path, GOOD), name, db_path=db)
     con = duckdb.connect(str(db))
     con.execute("ALTER TABLE ulr_catalog DROP COLUMN owner")
     con.close()
@@ -771,4 +775,18 @@ def test_processes_opening_a_store_from_before_owners_at_once_all_see_every_data
     con = duckdb.connect(str(db), read_only=True)
     assert con.execute("SELECT count(*) FROM duckdb_columns() WHERE table_name = "
                        "'ulr_catalog' AND column_name = 'owner'").fetchone()[0] == 1
+    con.close()
+
+
+def test_a_query_that_spills_works_when_the_spill_root_is_missing(tmp_path, monkeypatch):
+    """DuckDB creates a connection's spill folder but not its parent: a missing root made
+    the first aggregate larger than the memory limit fail (seen on 10M-session logs)."""
+    root = tmp_path / "no" / "spill"
+    monkeypatch.setattr(catalog, "SPILL_ROOT", root)
+    monkeypatch.setattr(catalog, "MEMORY_LIMIT", "64MB")
+    con = catalog._memory_connection()
+    con.execute("SET threads = 1; SET preserve_insertion_order = false")
+    n = con.execute("SELECT count(*) FROM (SELECT i, md5(i::VARCHAR) AS h FROM range(3000000) "
+                    "t(i) ORDER BY h)").fetchone()[0]
+    assert n == 3_000_000 and root.is_dir()
     con.close()

@@ -16,7 +16,8 @@ from pathlib import Path
 import streamlit as st
 
 from pages import _ui as ui
-from ulr import schema, store
+from ulr.data import catalog, ingest, schema
+from ulr.data.mapping import COMPOSITE_FIELDS, Mapping
 from ulr.data.precheck import check_mapping
 from ulr.errors import Refused, UlrError
 
@@ -47,7 +48,7 @@ def _mapping_form(columns: list[str], auto: dict, file_name: str):
     for i, canon in enumerate(schema.CANONICAL):
         req = canon in schema.REQUIRED
         default = [auto[canon]] if auto.get(canon) in columns else []
-        many = canon in schema.COMPOSITE_FIELDS
+        many = canon in COMPOSITE_FIELDS
         sel[canon] = cols[i % 4].multiselect(
             f"{canon}{' *' if req else ''}", columns, default=default, key=f"map_{canon}",
             max_selections=None if many else 1,
@@ -72,7 +73,7 @@ def _mapping_form(columns: list[str], auto: dict, file_name: str):
                        "the file", key="skip_bad")
     replace = st.checkbox("Replace a dataset with the same name", key="replace")
 
-    def build() -> schema.Mapping:
+    def build() -> Mapping:
         consts = {}
         if randomized:
             consts["randomized"] = True
@@ -82,7 +83,7 @@ def _mapping_form(columns: list[str], auto: dict, file_name: str):
             if sel.get(canon):  # a declared constant replaces the column
                 sel[canon] = []
         feats = [p for p in pattern.split(",") if p.strip()] + list(picked)
-        return schema.Mapping(columns={c: tuple(v) for c, v in sel.items() if v},
+        return Mapping(columns={c: tuple(v) for c, v in sel.items() if v},
                               constants=consts, features=tuple(feats),
                               facts=("per_slot_propensity",) if per_slot else ())
     return build, name, skip, replace
@@ -151,7 +152,7 @@ def _peek(up) -> dict:
     if peek is None or peek["fid"] != fid:
         path = _upload_copy(up)
         try:
-            columns, auto = store.peek_columns(path, up.name)
+            columns, auto = ingest.peek_columns(path, up.name)
             peek = {"fid": fid, "columns": columns, "auto": auto, "error": None}
         except UlrError as exc:
             peek = {"fid": fid, "columns": None, "auto": None, "error": str(exc)}
@@ -163,7 +164,7 @@ def _peek(up) -> dict:
 def _hash_of(name: str) -> str | None:
     """The content hash of the stored dataset ``name`` (None when there is none)."""
     try:
-        return store.get_dataset(ui.cursor(), name).content_hash
+        return catalog.get_dataset(ui.cursor(), name).content_hash
     except UlrError:
         return None
 
@@ -200,7 +201,7 @@ def _show_check(up, build, name: str, replace: bool) -> bool:
     if not issues and not refusal:
         st.caption("The mapping fits the file's first rows.")
     try:
-        taken = store.get_dataset(ui.cursor(), name) if name.strip() else None
+        taken = catalog.get_dataset(ui.cursor(), name) if name.strip() else None
     except UlrError:
         taken = None
     if taken is not None:
@@ -220,7 +221,7 @@ def _load_upload(up, mapping, name: str, skip: bool, replace: bool):
     try:
         with st.status(f"Loading {up.name}…", expanded=False) as status:
             old = _hash_of(name) if replace else None
-            res = store.load_log(_upload_copy(up), name, cur=ui.cursor(), mapping=mapping(),
+            res = ingest.load_log(_upload_copy(up), name, cur=ui.cursor(), mapping=mapping(),
                                  skip_bad_rows=skip, replace=replace, source_name=up.name,
                                  actor=ui.identity())
             ui.forget(old)

@@ -15,7 +15,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.e2e.helpers import no_errors, open_upload, pick, shot, wait_idle
-from ulr import store
+from ulr.data import catalog
 from ulr.simulate import obd_like_log
 
 QUERY = [f"user_feature_{j}" for j in range(4)]
@@ -24,7 +24,7 @@ NOT_YOURS = re.compile(r"was loaded by someone else; you can use it, but only th
 
 
 def _names(db) -> list[str]:
-    return [d.name for d in store.list_datasets(store.cursor(db))]
+    return [d.name for d in catalog.list_datasets(catalog.cursor(db))]
 
 
 def _upload(page, url, path, name, *, session=False):
@@ -88,7 +88,7 @@ def test_the_mapping_is_checked_before_load_and_only_the_loader_removes(browser,
         assert "alice log" not in _names(app_url.db)
         shot(a, "mapping_checked_before_load")
         _load(a, "alice log")
-        assert store.get_dataset(store.cursor(app_url.db), "alice log").owner.startswith(
+        assert catalog.get_dataset(catalog.cursor(app_url.db), "alice log").owner.startswith(
             "browser:")
 
         _cannot_change(ctx_b.new_page(), app_url, path, "alice log")
@@ -114,7 +114,7 @@ def test_with_sign_in_the_signed_in_user_owns_the_dataset(browser, auth_app, pro
     try:
         _upload(alice, auth_app, path, "alice signed")
         _load(alice, "alice signed")
-        info = store.get_dataset(store.cursor(auth_app.db), "alice signed")
+        info = catalog.get_dataset(catalog.cursor(auth_app.db), "alice signed")
         assert info.owner == f"oidc:{provider}|alice@example.com"
 
         _cannot_change(bob, auth_app, path, "alice signed")

@@ -12,8 +12,8 @@
   search team named them.
 
 Each writes a CSV and returns ``(path, mapping)``: the :class:`ulr.data.mapping.Mapping` a
-user gives at upload, so ``store.open_file(path, mapping)`` or
-``store.load_log(path, name, mapping=mapping)`` reads it.
+user gives at upload, so ``ingest.open_file(path, mapping)`` or
+``ingest.load_log(path, name, mapping=mapping)`` reads it.
 """
 
 from __future__ import annotations

@@ -5,7 +5,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ulr import store
+from ulr.data import catalog, ingest
+
+from ulr.data.log import OPERATOR
 from ulr.commands import common
 from ulr.errors import UlrError
 
@@ -40,7 +42,7 @@ def register(sub):
 
 def run_load(args) -> dict:
     mapping = common.mapping_from_args(args)
-    res = store.load_log(args.path, args.name, db_path=args.db, mapping=mapping,
+    res = ingest.load_log(args.path, args.name, db_path=args.db, mapping=mapping,
                          skip_bad_rows=args.skip_bad_rows, replace=args.replace)
     out = {"dataset": res.dataset, "rows": res.rows, "rejected": res.rejected,
            "mapping": res.info.mapping, "content_hash": res.info.content_hash,
@@ -58,17 +60,17 @@ def run_load(args) -> dict:
 def run_datasets(args) -> dict:
     if not Path(args.db).exists():
         raise UlrError(f"database {args.db} does not exist; create it with `python -m ulr load`.")
-    cur = store.cursor(args.db)
+    cur = catalog.cursor(args.db)
     out = {}
     if args.delete is not None:
-        store.delete_dataset(cur, args.delete, actor=store.OPERATOR)
+        catalog.delete_dataset(cur, args.delete, actor=OPERATOR)
         out["deleted"] = args.delete
     if args.rename is not None:
-        store.rename_dataset(cur, *args.rename, actor=store.OPERATOR)
+        catalog.rename_dataset(cur, *args.rename, actor=OPERATOR)
         out["renamed"] = list(args.rename)
     out["datasets"] = [{"name": d.name, "rows": d.rows, "source": d.source,
                         "loaded_at": str(d.loaded_at), "rejected": d.rejected, "owner": d.owner}
-                       for d in store.list_datasets(cur)]
+                       for d in catalog.list_datasets(cur)]
     return out
 
 
@@ -92,6 +94,6 @@ def render(result: dict) -> str:
 def _who(owner) -> str:
     if owner is None:
         return "nobody recorded (before owners)"
-    if owner == store.OPERATOR:
+    if owner == OPERATOR:
         return "the operator"
     return "a signed-in user" if owner.startswith("oidc:") else "a browser"

@@ -17,5 +17,5 @@ The bottom layer of ulr (nothing here imports estimators, engines, commands or p
   their cell statistics (:func:`cell_stats`).
 - :mod:`ulr.data.summary`: key figures, CTR by position with Wilson intervals, true theta.
 
-:mod:`ulr.store` and :mod:`ulr.schema` re-export these names for existing callers.
+Each name has one import path: the module where it lives.
 """

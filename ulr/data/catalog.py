@@ -144,6 +144,9 @@ def _memory_connection() -> duckdb.DuckDBPyConnection:
     spills, and are removed at exit (and, for killed processes, by the next one).
     """
     spill = SPILL_ROOT / f"{os.getpid()}-{next(_spill_ids)}"
+    # DuckDB makes the spill folder itself, but not its parent: without the root, the
+    # first query that spills fails ("Failed to create directory")
+    SPILL_ROOT.mkdir(parents=True, exist_ok=True)
     return duckdb.connect(":memory:", config={"memory_limit": MEMORY_LIMIT,
                                               "temp_directory": str(spill)})
 
@@ -478,7 +481,7 @@ def _db_of(cur) -> str:
     db = _cursor_db.get(cur)
     if db is None:
         raise UlrError("this DuckDB connection is not a ulr store cursor; "
-                       "use store.cursor().")
+                       "use catalog.cursor().")
     return db
 
 

@@ -375,7 +375,7 @@ def feedback_from_log(log, *, action: str = "doc_id", target_column: str | None 
 
     Parameters
     ----------
-    log : a ``store.Log`` (or :class:`FrameLog`).
+    log : a :class:`ulr.data.log.Log` (or :class:`FrameLog`).
     action : ``"doc_id"`` or ``"position"``.
     target_column : optional column with the target probability of each row's action.
     score_column : optional column with a score for each row's action (pairs get
