@@ -124,10 +124,10 @@ def build_items(tmp) -> list[ReportItem]:
 
     # Severity sweep
     sw = rankers.severity_sweep((0.0, 1.0, 2.0), queries=60, docs_per_query=6, sessions=1500)
-    summary = (sw[sw["metric"] == "arp"].groupby(["eta", "ranker"], sort=False)["value"].mean()
+    arp = (sw[sw["metric"] == "arp"].groupby(["eta", "ranker"], sort=False)["value"].mean()
                .unstack("ranker").reset_index())
     items.append(ReportItem.from_result(
-        "Severity sweep: arp vs η", fig=rankers.sweep_figure(sw, metric="arp"), table=summary,
+        "Severity sweep: arp vs η", fig=rankers.sweep_figure(sw, metric="arp"), table=arp,
         settings={"etas": [0.0, 1.0, 2.0], "learner": "linear", "queries": 60,
                   "sessions": 1500, "runs": 1, "seed": 0},
         evidence={"queries": 60, "sessions": 4500},

@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ulr.errors import UlrError
+from ulr.text import plain
 
 INIT = 0.5
 MIN_STRENGTH = 1.0
@@ -125,8 +126,8 @@ class Prior:
         """What the JSON's settings report."""
         if self.kind == "fixed":
             return {"kind": "fixed", "a": self.a, "b": self.b,
-                    "text": f"{self.a:g} pseudo-click{'' if self.a == 1 else 's'} in "
-                            f"{self.a + self.b:g} pseudo-results "
+                    "text": f"{plain(self.a)} pseudo-click{'' if self.a == 1 else 's'} in "
+                            f"{plain(self.a + self.b)} pseudo-results "
                             "on every probability"}
         if self.kind == "none":
             return {"kind": "none", "text": "no prior (maximum likelihood)"}
@@ -135,8 +136,8 @@ class Prior:
                 "centre": {k: round(float(v), 4) for k, v in self.centre.items()},
                 "text": "centred on the pooled estimate; strength by empirical Bayes on the "
                         "training sessions" + (
-                            f" ({st['attractiveness']:.3g} pseudo-results for attractiveness, "
-                            f"{st['satisfaction']:.3g} for satisfaction)" if st else "")}
+                            f" ({plain(st['attractiveness'])} pseudo-results for attractiveness, "
+                            f"{plain(st['satisfaction'])} for satisfaction)" if st else "")}
 
 
 AUTO = Prior()
