@@ -75,9 +75,14 @@ def _csv(path, queries, seed):
 def _upload(pg, path, name):
     pg.get_by_text("Upload a click log", exact=True).click()
     pg.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(path))
+    # the mapping is checked on the file before Load (a rerun): with eight sessions on two
+    # cores that can take a while, and a click on Load during the rerun may be dropped
+    wait_idle(pg, timeout=120_000)
     box = pg.get_by_role("textbox", name="Dataset name")
     box.wait_for()
     box.fill(name)
+    box.press("Tab")  # commit the name (its own rerun) before Load
+    wait_idle(pg, timeout=120_000)
     pg.get_by_role("button", name="Load", exact=True).click()
 
 

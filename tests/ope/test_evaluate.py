@@ -213,7 +213,8 @@ def test_intervals_contain_the_estimate_and_bounds_are_wider(world, interval):
         # self-normalized: no concentration bound, so the bootstrap's, and a warning says so
         boot = evaluate(fb, pi, estimators=["ips", "snips"],
                         n_bootstrap=100).table.set_index("estimator")
-        assert t.loc["snips", "lower"] == boot.loc["snips", "lower"]
+        # the same bootstrap (summation order may differ in the last bit between the calls)
+        assert t.loc["snips", "lower"] == pytest.approx(boot.loc["snips", "lower"], rel=1e-12)
         assert [w.code for w in res.warnings].count("interval_replaced") == 1
         assert "SNIPS" in next(w.message for w in res.warnings if w.code == "interval_replaced")
         # the difference from logging uses the same (finite-sample) bound: it holds the point
