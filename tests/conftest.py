@@ -85,7 +85,9 @@ def cli_process():
     """Run ``python -m ulr ARGS`` in a real process (for what only a process shows)."""
     import subprocess
 
-    def run(*args, cwd=None, timeout=180) -> CliResult:
+    # a cap, not a wait: the command returns as soon as it ends (a Spark JVM on a loaded
+    # two-core machine has needed over 180 s)
+    def run(*args, cwd=None, timeout=600) -> CliResult:
         p = subprocess.run([sys.executable, "-m", "ulr", *map(str, args)], capture_output=True,
                            text=True, cwd=cwd or ROOT, timeout=timeout)
         return CliResult(p.returncode, p.stdout, p.stderr)

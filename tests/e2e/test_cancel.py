@@ -34,11 +34,12 @@ def cpu_over(pid: int, seconds: float) -> float:
     return cpu_seconds(pid) - before
 
 
-def wait_busy(pid: int, timeout: float = 90) -> None:
-    """Until the server burns a third of a core or more (its estimate is running)."""
+def wait_busy(pid: int, timeout: float = 180) -> None:
+    """Until the server burns a tenth of a core or more over 2 s (its estimate is running;
+    with other processes on the machine it may get far less than a whole core)."""
     deadline = time.time() + timeout
     while time.time() < deadline:
-        if cpu_over(pid, 1.0) > 0.3:
+        if cpu_over(pid, 2.0) > 0.2:
             return
     pytest.fail("the heavy page never made the server busy")
 
