@@ -39,8 +39,15 @@ def cell_step(pair, idx, n, c, alpha, exam, with_ll=True):
         q = 1.0 - p
         ci = c[i]
         skip = n[i] - ci
-        num_a[pair[i]] += ci + skip * a * (1.0 - e) / q
-        num_e[idx[i]] += ci + skip * e * (1.0 - a) / q
+        if skip != 0.0:
+            qq = max(q, TINY)
+            num_a[pair[i]] += ci + skip * a * (1.0 - e) / qq
+            num_e[idx[i]] += ci + skip * e * (1.0 - a) / qq
+        else:
+            # without a prior, maximum likelihood may reach a = e = 1 (a pair clicked at every
+            # showing in a slot always examined): q = 0, and a cell without skips adds ci
+            num_a[pair[i]] += ci
+            num_e[idx[i]] += ci
         if with_ll:
             # a log only where its weight is not 0 (most cells have no click): the same sum,
             # to the bit (0 * log(p) added nothing)
