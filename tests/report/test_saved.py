@@ -16,7 +16,7 @@ from ulr.data import catalog, ingest
 from ulr.report import saved as reports
 from ulr.errors import UlrError
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 A, B = "browser:alice", "oidc:https://id.example|bob"  # two identities
