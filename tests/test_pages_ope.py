@@ -90,7 +90,7 @@ def test_simulation_shows_bias_and_variance_against_the_truth():
     at = run_page()
     at.segmented_control(key="ope_view").set_value("Simulation: bias and variance").run()
     assert "press **Run simulation**" in at.info[0].value
-    at.number_input(key="sim_draws").set_value(40)
+    at.number_input(key="sim_runs").set_value(40)
     at.number_input(key="sim_rows").set_value(300)
     at.checkbox(key="sim_ci").check()
     at.number_input(key="sim_boot").set_value(100)
@@ -161,7 +161,8 @@ def test_links_fill_each_view_and_are_written_back():
     assert not sim.exception
     assert sim.segmented_control(key="ope_view").value == "Simulation: bias and variance"
     assert sim.number_input(key="sim_rows").value == 300
-    assert sim.number_input(key="sim_draws").value == 40
+    assert sim.number_input(key="sim_runs").value == 40  # old key sim_draws
+    assert sim.query_params["sim_runs"] == "40" and "sim_draws" not in sim.query_params
     assert sim.selectbox(key="sim_target").value == "reversed"
     assert sim.selectbox(key="sim_logging").value == "softmax"
     assert sim.multiselect(key="sim_est").value == ["dr"]

@@ -12,9 +12,10 @@ from pages._ui.session import DATASET_KEY, OPE_SAMPLE, SOURCE_KEY
 
 # Old URL keys still read (links shared before the rename) and dropped when the page writes
 # the new one: one word per concept in the URL, the CLI (--bootstrap, --runs) and the JSON.
-# "runs" counts repeated simulations on every page (Debiased recommendations said "seeds");
-# "dataset" names the log on every page (Off-policy said "log").
-RENAMED = {"boot": "bootstrap", "seeds": "runs", "log": "dataset"}
+# "runs" counts repeated simulations on every page (Debiased recommendations said "seeds",
+# Off-policy's simulation "sim_draws"); "dataset" names the log on every page (Off-policy
+# said "log").
+RENAMED = {"boot": "bootstrap", "seeds": "runs", "sim_draws": "sim_runs", "log": "dataset"}
 # An old key wins over its new one when a link has both: Off-policy links carried the
 # app-wide dataset= beside log=, the page's own choice. Values an old key spelled otherwise:
 # Off-policy's log=sample was its bundled OPE sample.
