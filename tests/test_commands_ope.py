@@ -57,7 +57,7 @@ def test_target_column_and_stored_dataset(cli, tmp_path):
                          "--target-column", "Target Prob", "--bootstrap", "100", "--json")
     assert code == 0, err
     res = json.loads(out)
-    assert res["policy"] == {"source": "column"} and res["evaluated_rows"] == 10_000
+    assert res["policy"] == {"target_from": "column"} and res["evaluated_rows"] == 10_000
     # all weights are 1: every estimator equals the on-policy mean
     assert res["estimates"]["ips"]["value"] == pytest.approx(res["logging"]["value"])
     assert res["ess_fraction"] == pytest.approx(1.0)

@@ -14,8 +14,10 @@ from pages._ui.session import DATASET_KEY, OPE_SAMPLE, SOURCE_KEY
 # the new one: one word per concept in the URL, the CLI (--bootstrap, --runs) and the JSON.
 # "runs" counts repeated simulations on every page (Debiased recommendations said "seeds",
 # Off-policy's simulation "sim_draws"); "dataset" names the log on every page (Off-policy
-# said "log").
-RENAMED = {"boot": "bootstrap", "seeds": "runs", "sim_draws": "sim_runs", "log": "dataset"}
+# said "log"); "theta_from" says where Compare rankers' θ comes from ("theta_source": a
+# "source" is a registered lake table).
+RENAMED = {"boot": "bootstrap", "seeds": "runs", "sim_draws": "sim_runs", "log": "dataset",
+           "theta_source": "theta_from"}
 # An old key wins over its new one when a link has both: Off-policy links carried the
 # app-wide dataset= beside log=, the page's own choice. Values an old key spelled otherwise:
 # Off-policy's log=sample was its bundled OPE sample.

@@ -89,7 +89,7 @@ def test_verdicts_on_a_log_whose_slots_do_not_share_a_timestamp(page, app_url, t
 
     # Compare rankers with theta = 1 everywhere: IPW is the naive ranker
     _open(page, app_url, "compare_rankers")
-    page.locator('[data-testid="stSelectbox"]').filter(has_text="Propensity source").click()
+    page.locator('[data-testid="stSelectbox"]').filter(has_text="θ from").click()
     page.get_by_role("option", name="typed theta").click()
     wait_idle(page, timeout=180_000)
     box = page.get_by_label("θ per position, comma-separated (position 1 first)")
