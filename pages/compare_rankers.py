@@ -118,14 +118,14 @@ def _several(res, settings, evidence, caveats):
 
 # ---------------------------------------------------------------- settings
 true_theta = _true_theta(info.content_hash, info.name)
-sources = ([TRUE] if true_theta is not None else []) + \
+theta_options = ([TRUE] if true_theta is not None else []) + \
     [METHOD_PREFIX + m for m in propensity.METHODS] + [TYPED]
 c1, c2, c3 = st.columns([2, 1, 1])
-source = c1.selectbox("Propensity source", sources,
-                      index=ui.url_index("theta_source", sources), key="cr_source",
-                      help="Where θ (examination probability per position) comes from: the "
-                           "simulator's truth, an estimator from the Position bias page, or "
-                           "your own numbers (e.g. from an eye-tracking study).")
+theta_from = c1.selectbox("θ from", theta_options,
+                          index=ui.url_index("theta_from", theta_options), key="cr_theta_from",
+                          help="Where θ (examination probability per position) comes from: "
+                               "the simulator's truth, an estimator from the Position bias "
+                               "page, or your own numbers (e.g. from an eye-tracking study).")
 BOTH = ",".join(rankers.LEARNERS)
 learner_options = [*rankers.LEARNERS, BOTH]
 learner = c2.selectbox("Learner", learner_options,
@@ -144,7 +144,7 @@ n_bootstrap = c3.number_input("Bootstrap replicates", 100, 10_000,
                               "with both learners, as many sign flips for the randomization "
                               "test).")
 typed = None
-if source == TYPED:
+if theta_from == TYPED:
     typed = st.text_input("θ per position, comma-separated (position 1 first)",
                           ui.url_param("theta",
                                        "1, 0.5, 0.33, 0.25, 0.2, 0.17, 0.14, 0.125, 0.11, 0.1"),
@@ -176,10 +176,10 @@ with st.expander("Significance options (several learners)"):
         help="Many pairs are compared at once, so some look different by chance. Holm keeps "
              "the chance of any false difference at 5%; Benjamini-Hochberg keeps the share of "
              "false differences at 5% (more lenient).")
-ui.set_url_params(theta_source=source, learner=learner, seed=seed, bootstrap=int(n_bootstrap),
+ui.set_url_params(theta_from=theta_from, learner=learner, seed=seed, bootstrap=int(n_bootstrap),
                   test=sig_test, correction=correction,
                   clip=float(clip) if clip_on else 0.0, snips=bool(snips),
-                  theta=typed if source == TYPED else None)
+                  theta=typed if theta_from == TYPED else None)
 
 # ---------------------------------------------------------------- compute
 res = None
@@ -188,13 +188,13 @@ if ui.mapping_stops(log, "rankers", "Comparing rankers"):
     st.stop()
 try:
     with ui.cancellable() as stop, st.spinner("Estimating θ and training both rankers…"):
-        if source == TRUE:
+        if theta_from == TRUE:
             theta = tuple(float(t) for t in true_theta)
-        elif source == TYPED:
+        elif theta_from == TYPED:
             theta = _parse_theta(typed or "")
         else:
             theta = tuple(float(t) for t in _estimated_theta(
-                info.content_hash, info.name, source[len(METHOD_PREFIX):], seed,
+                info.content_hash, info.name, theta_from[len(METHOD_PREFIX):], seed,
                 _should_stop=stop))
         res = _compare(info.content_hash, info.name, theta, learner,
                        float(clip) if clip_on else None, bool(snips), seed, int(n_bootstrap),
@@ -202,7 +202,7 @@ try:
 except NeedsRandomizedRows:
     ui.dead_end("θ cannot be estimated by randomization: this log has no rows marked as "
                 "shown in random order. If every list was, declare it once in the Data "
-                "page's mapping; otherwise choose another propensity source above.",
+                "page's mapping; otherwise choose where θ comes from above.",
                 label="Declare it in the Data page's mapping")
 except NeedsFeatures:
     ui.dead_end("Cannot compare: training a ranker needs numeric feature columns, and this "
@@ -243,7 +243,7 @@ if res is not None:
     st.caption(f"Evidence: {res['evidence_line']}. θ used: "
                + ", ".join(plain(t) for t in theta))
 
-    settings = {"dataset": info.name, "source": source, "learner": learner,
+    settings = {"dataset": info.name, "theta_from": theta_from, "learner": learner,
                 "theta": list(theta), "clip": float(clip) if clip_on else None,
                 "snips": bool(snips), "seed": seed, "bootstrap": int(n_bootstrap)}
     if res["multi"]:

@@ -110,7 +110,7 @@ def _manage(info) -> None:
     actor = ui.identity()
     with st.expander("Manage datasets"):
         all_ds = catalog.list_datasets(cur)
-        st.dataframe([{"name": d.name, "rows": d.rows, "source": d.source,
+        st.dataframe([{"name": d.name, "rows": d.rows, "file": d.source,
                        "loaded": str(d.loaded_at)[:19], "loaded by": d.loaded_by(actor),
                        "skipped rows": d.rejected}
                       for d in all_ds], hide_index=True, width="stretch")

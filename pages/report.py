@@ -208,7 +208,7 @@ with st.container(border=True):
 # ---------------------------------------------------------------- items
 for i, p in enumerate(items):
     with st.container(border=True, key=f"rep_item_{p.id}"):
-        st.markdown(f"**{i + 1}.** {p.kind} · dataset **{_md(p.source)}** · created "
+        st.markdown(f"**{i + 1}.** {p.kind} · dataset **{_md(p.origin)}** · created "
                     f"{_md(p.created or '—')} · ulr {_md(p.version or '—')}")
         if p.id in status:
             st.error(status[p.id], icon=":material/sync_problem:")

@@ -191,13 +191,13 @@ def build_items(tmp) -> list[ReportItem]:
         caveats=[w.message for w in crm["result"].evaluation.warnings],
         evidence={"rows": crm["result"].evaluation.diagnostics["n"],
                   "clicks": crm["result"].evaluation.diagnostics["clicks"]}))
-    study = simulation_study(rows=300, draws=20, seed=0)
+    study = simulation_study(rows=300, runs=20, seed=0)
     tab = study["table"].copy()
     tab.insert(0, "method", tab["estimator"].map(lambda e: F.LABELS.get(e, e)))
     items.append(ReportItem.from_result(
         "OPE estimators over repeated simulated logs (target policy: true)",
         fig=F.bias_variance_figure(study["table"]), table=tab,
-        settings={"target policy": "true", "rows": 300, "draws": 20, "seed": 0},
+        settings={"target policy": "true", "rows": 300, "runs": 20, "seed": 0},
         evidence={"rows": 6000, "queries": 20}))
 
     # Debiased recommendation

@@ -57,7 +57,7 @@ def test_target_column_and_stored_dataset(cli, tmp_path):
                          "--target-column", "Target Prob", "--bootstrap", "100", "--json")
     assert code == 0, err
     res = json.loads(out)
-    assert res["policy"] == {"source": "column"} and res["evaluated_rows"] == 10_000
+    assert res["policy"] == {"target_from": "column"} and res["evaluated_rows"] == 10_000
     # all weights are 1: every estimator equals the on-policy mean
     assert res["estimates"]["ips"]["value"] == pytest.approx(res["logging"]["value"])
     assert res["ess_fraction"] == pytest.approx(1.0)
@@ -136,10 +136,15 @@ def test_balanced_ips_without_logger_propensities_says_so_in_one_sentence(cli, m
 
 
 def test_ope_study_json_and_bad_input(cli, user_error):
-    code, out, err = cli("ope-study", "--draws", "20", "--rows", "200",
+    code, out, err = cli("ope-study", "--runs", "20", "--rows", "200",
                          "--features", "3", "--json")
     assert code == 0, err
     res = json.loads(out)
+    assert res["settings"]["runs"] == 20 and "draws" not in res["settings"]
+    # the old flag still works, with one line on stderr, and gives the same numbers
+    code, old, err = cli("ope-study", "--draws", "20", "--rows", "200", "--features", "3", "--json")
+    assert code == 0 and err == "warning: --draws is deprecated; use --runs\n"
+    assert json.loads(old)["table"] == res["table"]
     assert {"true_value", "logging_value", "ess_fraction", "max_weight", "table"} <= set(res)
     assert {r["estimator"] for r in res["table"]} == {"ips", "clipped-ips", "snips", "dr"}
     assert all(r["draws"] == 20 for r in res["table"])
@@ -167,7 +172,7 @@ def test_ope_slate_json_and_bad_input(cli, user_error):
 def test_ope_study_level_sets_the_intervals_whose_coverage_it_reports(cli, user_error):
     from ulr.ope.study import simulation_study
 
-    small = ("--draws", "20", "--rows", "200", "--features", "3", "--intervals",
+    small = ("--runs", "20", "--rows", "200", "--features", "3", "--intervals",
              "--bootstrap", "100", "--estimators", "ips,snips")
     cov = {}
     for level in (0.5, 0.99):
@@ -176,7 +181,7 @@ def test_ope_study_level_sets_the_intervals_whose_coverage_it_reports(cli, user_
         res = json.loads(out)
         assert res["settings"]["level"] == level
         cov[level] = {r["estimator"]: r["coverage"] for r in res["table"]}
-    lib = simulation_study(draws=20, rows=200, features=3, intervals=True, n_bootstrap=100,
+    lib = simulation_study(runs=20, rows=200, features=3, intervals=True, n_bootstrap=100,
                            estimators=("ips", "snips"), level=0.5)
     assert cov[0.5] == lib["table"].set_index("estimator")["coverage"].to_dict()
     # the same replicates: the 50% interval lies inside the 99% one on every log

@@ -213,7 +213,7 @@ def test_propensity_and_rankers_sections_with_an_estimator(sim, monkeypatch, tmp
     pd.testing.assert_frame_equal(rk.frame(), ref.table(seed=4).reset_index(drop=True),
                                   check_dtype=False)
     assert set(rk.frame()["ranker"]) == {"naive", "ipw"}
-    assert rk.settings["theta_source"] == "estimated (em)"
+    assert rk.settings["theta_from"] == "estimated (em)"
     assert rk.evidence == {"rows": ref.n_train_rows, "clicks": ref.n_train_clicks,
                            "training queries": ref.n_train_queries,
                            "test queries": ref.n_compared,  # the verdict's count

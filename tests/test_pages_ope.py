@@ -65,7 +65,7 @@ def test_dataset_with_propensities_and_a_target_column(tmp_path):
     ingest.load_log(path, "ope with target", cur=catalog.cursor(), replace=True)
     at = run_page("ope with target")
     assert not at.info  # the current dataset has propensities: no fallback notice
-    assert at.radio(key="ope_source").value == "ope with target"
+    assert at.radio(key="ope_dataset").value == "ope with target"
     at.selectbox(key="ope_target").select("column").run()
     assert not at.exception and not at.error
     assert at.selectbox(key="ope_column").value == "target_prob"
@@ -90,7 +90,7 @@ def test_simulation_shows_bias_and_variance_against_the_truth():
     at = run_page()
     at.segmented_control(key="ope_view").set_value("Simulation: bias and variance").run()
     assert "press **Run simulation**" in at.info[0].value
-    at.number_input(key="sim_draws").set_value(40)
+    at.number_input(key="sim_runs").set_value(40)
     at.number_input(key="sim_rows").set_value(300)
     at.checkbox(key="sim_ci").check()
     at.number_input(key="sim_boot").set_value(100)
@@ -137,12 +137,14 @@ def test_learning_on_the_sample_and_in_a_simulation():
 
 def test_links_fill_each_view_and_are_written_back():
     at = AppTest.from_file(PAGE, default_timeout=120)
-    at.query_params.update(view="Evaluate a log", log="sample", target="uniform",
+    at.query_params.update(view="Evaluate a log", dataset="bundled-ope-sample", target="uniform",
                            temperature="2.5", action="position", estimators="ips,snips,bogus",
                            seed="4")
     at.run()
     assert not at.exception and not at.error
-    assert at.radio(key="ope_source").value == "sample"
+    assert not at.warning and "does not exist" not in " ".join(i.value for i in at.info)
+    assert at.radio(key="ope_dataset").value == "bundled-ope-sample"
+    assert at.query_params["dataset"] == "bundled-ope-sample"  # not the app-wide dataset
     assert at.selectbox(key="ope_target").value == "uniform"
     assert at.number_input(key="ope_temp").value == 2.5
     assert at.selectbox(key="ope_action").value == "position"
@@ -159,7 +161,8 @@ def test_links_fill_each_view_and_are_written_back():
     assert not sim.exception
     assert sim.segmented_control(key="ope_view").value == "Simulation: bias and variance"
     assert sim.number_input(key="sim_rows").value == 300
-    assert sim.number_input(key="sim_draws").value == 40
+    assert sim.number_input(key="sim_runs").value == 40  # old key sim_draws
+    assert sim.query_params["sim_runs"] == "40" and "sim_draws" not in sim.query_params
     assert sim.selectbox(key="sim_target").value == "reversed"
     assert sim.selectbox(key="sim_logging").value == "softmax"
     assert sim.multiselect(key="sim_est").value == ["dr"]
@@ -298,3 +301,25 @@ def test_concentration_bounds_with_the_default_estimators():
     assert any("SNIPS has percentile bootstrap intervals instead" in w.value
                for w in at.warning)
     assert any("interval" in str(m.delta) and "n/a" not in str(m.delta) for m in at.metric)
+
+
+def test_dataset_in_the_link_names_the_log_and_old_log_links_still_open(tmp_path):
+    """``dataset=`` is Off-policy's key as every page's; a link from before the rename
+    (``log=``, beside the app-wide ``dataset=``) opens on the log it named, rewritten."""
+    ingest.load_log(SAMPLE, "ope link", cur=catalog.cursor(), replace=True)
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    at.query_params.update(dataset="ope link", target="uniform")
+    at.run()
+    assert not at.exception and not at.info
+    assert at.radio(key="ope_dataset").value == "ope link"
+    assert at.query_params["dataset"] == "ope link"
+    at.radio(key="ope_dataset").set_value("bundled-ope-sample").run()
+    assert at.query_params["dataset"] == "bundled-ope-sample"  # the choice survives a share
+
+    for old, choice in (("sample", "bundled-ope-sample"), ("ope link", "ope link")):
+        at = AppTest.from_file(PAGE, default_timeout=120)
+        at.query_params.update(dataset="ope link", log=old, target="uniform")
+        at.run()
+        assert not at.exception
+        assert at.radio(key="ope_dataset").value == choice
+        assert at.query_params["dataset"] == choice and "log" not in at.query_params

@@ -31,7 +31,7 @@ def metric_values(at):
 def test_compare_defaults_to_true_theta_on_the_sample():
     at = run_page(COMPARE)
     assert at.title[0].value == "Compare rankers"
-    src = at.selectbox(key="cr_source")
+    src = at.selectbox(key="cr_theta_from")
     assert src.value == "true theta (recorded in the log)"
     assert "estimated: randomization" in src.options and "typed theta" in src.options
     # every position-bias method is offered (no "may not be installed" filter)
@@ -61,10 +61,10 @@ def test_compare_defaults_to_true_theta_on_the_sample():
 
 def test_compare_with_estimated_and_typed_theta():
     at = run_page(COMPARE)
-    at.selectbox(key="cr_source").select("estimated: randomization").run()
+    at.selectbox(key="cr_theta_from").select("estimated: randomization").run()
     assert not at.exception and not at.error
     assert "θ used: 1," in at.caption[1].value
-    at.selectbox(key="cr_source").select("typed theta").run()
+    at.selectbox(key="cr_theta_from").select("typed theta").run()
     at.text_input(key="cr_theta").input("1, 0.5").run()
     assert not at.exception
     assert any("position 10" in e.value for e in at.error)
@@ -146,11 +146,11 @@ def test_sweep_rejects_bad_etas():
 
 def test_compare_settings_come_from_and_go_to_the_url():
     at = AppTest.from_file(COMPARE, default_timeout=120)
-    at.query_params.update(theta_source="estimated: randomization", learner="gbdt", seed="3",
+    at.query_params.update(theta_from="estimated: randomization", learner="gbdt", seed="3",
                            boot="200", clip="0.1", snips="1")
     at.run()
     assert not at.exception and not at.error
-    assert at.selectbox(key="cr_source").value == "estimated: randomization"
+    assert at.selectbox(key="cr_theta_from").value == "estimated: randomization"
     assert at.selectbox(key="cr_learner").value == "gbdt"
     assert at.number_input(key="cr_seed").value == 3
     assert at.number_input(key="cr_boot").value == 200
@@ -158,18 +158,26 @@ def test_compare_settings_come_from_and_go_to_the_url():
     assert at.checkbox(key="cr_snips").value
     # written back every run (with the app-wide dataset), so the link reproduces the view
     assert at.query_params["seed"] == "3" and at.query_params["dataset"] == "sample"
-    # θ's source has its own key: ?source= names a registered source app-wide
-    assert at.query_params["theta_source"] == "estimated: randomization"
+    # where θ comes from has its own key: ?source= names a registered source app-wide
+    assert at.query_params["theta_from"] == "estimated: randomization"
     assert "source" not in at.query_params
     assert not [w for w in at.warning if "registered source" in w.value]
     at.selectbox(key="cr_learner").select("linear").run()
     assert at.query_params["learner"] == "linear"
     # values that do not parse or are out of range fall back to the defaults
+    # a link from before the rename (theta_source=) still opens, rewritten as theta_from=
+    old = AppTest.from_file(COMPARE, default_timeout=120)
+    old.query_params.update(theta_source="estimated: randomization", seed="3")
+    old.run()
+    assert not old.exception
+    assert old.selectbox(key="cr_theta_from").value == "estimated: randomization"
+    assert old.query_params["theta_from"] == "estimated: randomization"
+    assert "theta_source" not in old.query_params
     bad = AppTest.from_file(COMPARE, default_timeout=120)
-    bad.query_params.update(theta_source="nope", seed="-4", boot="x", clip="7", snips="no")
+    bad.query_params.update(theta_from="nope", seed="-4", boot="x", clip="7", snips="no")
     bad.run()
     assert not bad.exception
-    assert bad.selectbox(key="cr_source").value == "true theta (recorded in the log)"
+    assert bad.selectbox(key="cr_theta_from").value == "true theta (recorded in the log)"
     assert bad.number_input(key="cr_seed").value == 0
     assert bad.number_input(key="cr_boot").value == 1000
     assert not bad.checkbox(key="cr_clip_on").value and not bad.checkbox(key="cr_snips").value
@@ -312,7 +320,7 @@ def test_compare_page_and_cli_give_the_same_verdict_with_their_defaults(cli):
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
     at.run()
     at.switch_page("pages/compare_rankers.py").run()
-    at.selectbox(key="cr_source").select("estimated: randomization").run()
+    at.selectbox(key="cr_theta_from").select("estimated: randomization").run()
     assert not at.exception and not at.error, at.exception
     assert at.number_input(key="cr_boot").value == rankers.N_BOOTSTRAP
     rc, out, err = cli("rankers", "--propensity", "randomization", "--input",
@@ -336,7 +344,7 @@ def test_tiles_draw_an_arrow_only_for_a_difference_told_apart():
         flat = any(w in (m.proto.delta or "") for w in ("cannot be told apart", "no difference",
                                                          "the same on every"))
         assert (m.proto.direction == Metric.NONE) == flat, (m.label, m.proto.delta)
-    at.selectbox(key="cr_source").select("typed theta").run()
+    at.selectbox(key="cr_theta_from").select("typed theta").run()
     at.text_input(key="cr_theta").input(", ".join(["1"] * 10)).run()
     assert not at.exception, at.exception
     tiles = [m for m in at.metric if m.proto.delta]

@@ -157,7 +157,7 @@ def test_a_simulated_result_is_added_without_a_dataset():
     at.run()
     [b for b in at.button if b.label == "Add to report"][0].click().run()
     at.segmented_control(key="ope_view").set_value("Simulation: bias and variance").run()
-    at.number_input(key="sim_draws").set_value(20)
+    at.number_input(key="sim_runs").set_value(20)
     at.number_input(key="sim_rows").set_value(200)
     [b for b in at.button if b.label == "Run simulation"][0].click().run()
     [b for b in at.button if b.label == "Add to report"][0].click().run()

@@ -170,7 +170,7 @@ def test_a_run_writes_its_settings_to_the_url_in_one_message(monkeypatch):
     at.switch_page("pages/off_policy.py").run()
     assert not at.exception, at.exception
     assert len(sent) == 1
-    assert {"view", "log", "target", "temperature", "action", "estimators", "seed"} <= set(sent[0])
+    assert {"view", "dataset", "target", "temperature", "action", "estimators", "seed"} <= set(sent[0])
     sent.clear()
     at.run()                                   # nothing changed: nothing sent
     assert sent == []

@@ -401,7 +401,7 @@ def test_learned_policy_verdict_both_directions():
 def test_study_verdict():
     from ulr.ope.study import simulation_study
     from ulr.ope.verdicts import study_verdict
-    out = simulation_study(rows=300, draws=60, estimators=("ips", "snips"), seed=0,
+    out = simulation_study(rows=300, runs=60, estimators=("ips", "snips"), seed=0,
                            logging="softmax", temperature=0.3)
     v = study_verdict(out)
     assert v.level in V.LEVELS and "smallest RMSE" in v.takeaway
@@ -527,7 +527,7 @@ def _verdicts_of_every_type(tmp):
         "ope": _heavy_tailed().verdict(),
         "learned policy": crm_study(None, steps=40, rows=800, base_rate=0.02)["result"].verdict(),
         "slate": slate_verdict(slate_from_log(sample)),
-        "study": study_verdict(simulation_study(rows=200, draws=30, estimators=("ips", "snips"),
+        "study": study_verdict(simulation_study(rows=200, runs=30, estimators=("ips", "snips"),
                                                 logging="softmax", temperature=0.3)),
         "recommend": recommend_verdict([run_experiment(
             simulate_mnar(users=80, items=60, seed=s), models=("naive-mf", "propensity-mf"),

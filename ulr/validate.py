@@ -1,5 +1,6 @@
 """One rule for each option that several packages share: the confidence ``level``, the
-bootstrap count ``n_bootstrap`` and the ``seed`` (issue 26).
+bootstrap count ``n_bootstrap`` and the ``seed`` (issue 26), and old keyword names that
+still work (:func:`renamed`).
 
 Every package checks these options here, so a value is accepted or refused the same way
 by the position-bias estimators, the metrics, the ranker comparisons, off-policy
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 
 from ulr.errors import UlrError
 
@@ -70,3 +72,12 @@ def seed(value, *, option: str = "seed") -> int:
     if s < 0:
         raise _refuse(option, f"{option} must be 0 or more, got {value!r}.")
     return s
+
+
+def renamed(old_value, value, *, old: str, new: str):
+    """``value``, or ``old_value`` when the caller still passes the keyword ``old`` that was
+    renamed ``new`` (with a :class:`DeprecationWarning`; keep an alias one release)."""
+    if old_value is None:
+        return value
+    warnings.warn(f"{old}= is deprecated; use {new}=", DeprecationWarning, stacklevel=3)
+    return old_value

@@ -10,13 +10,13 @@ from ulr import verdict as V
 from ulr.ope import figures as F
 
 SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample_ope.csv"
-SAMPLE_SOURCE = "sample"
+OPE_SAMPLE = ui.OPE_SAMPLE  # the bundled sample's name in ?dataset=
 LABELS = F.LABELS
 VIEWS = ["Evaluate a log", "Simulation: bias and variance", "Learn a policy"]
 
 
-def _open(source: str, name: str):
-    if source == SAMPLE_SOURCE:
+def _open(dataset: str, name: str):
+    if dataset == OPE_SAMPLE:
         return ingest.open_file(SAMPLE)
     return catalog.open_dataset(name, cur=catalog.cursor())
 
@@ -27,21 +27,25 @@ def _sample_hash() -> str:
 
 
 def _pick_log():
-    """The current dataset if it has propensities, else the bundled OPE sample."""
+    """The current dataset if it has propensities, else the bundled OPE sample.
+
+    The choice is the link's ``dataset=`` (old links: ``log=``), which here may also name
+    the bundled sample (:data:`OPE_SAMPLE`); returns ``(dataset, name, content_hash, info)``.
+    """
     log = ui.current_log()
     has_p = log.info.has("propensity")
-    options = ([log.info.name] if has_p else []) + [SAMPLE_SOURCE]
-    label = {SAMPLE_SOURCE: "bundled OPE sample (uniform-random log, 3 positions)"}
+    options = list(dict.fromkeys(([log.info.name] if has_p else []) + [OPE_SAMPLE]))
+    label = {OPE_SAMPLE: "bundled OPE sample (uniform-random log, 3 positions)"}
     if not has_p:
         st.info(f"The current dataset “{log.info.name}” has no `propensity` column, so it "
                 "cannot be evaluated off-policy. Showing the bundled OPE sample: 10,000 rows "
                 "of a uniformly random 3-position log with a click-through rate under 1% "
                 "(upload your own log with propensities on the Data page).")
-    source = st.radio("Log", options, horizontal=True, key="ope_source",
-                      index=ui.url_index("log", options, options[0]),
-                      format_func=lambda o: label.get(o, f"current dataset “{o}”"))
-    if source == SAMPLE_SOURCE:
-        return SAMPLE_SOURCE, "sample_ope.csv", _sample_hash(), None
+    dataset = st.radio("Log", options, horizontal=True, key="ope_dataset",
+                       index=ui.url_index("dataset", options, options[0]),
+                       format_func=lambda o: label.get(o, f"current dataset “{o}”"))
+    if dataset == OPE_SAMPLE:
+        return OPE_SAMPLE, "sample_ope.csv", _sample_hash(), None
     return log.info.name, log.info.name, log.info.content_hash, log.info
 
 

@@ -12,12 +12,12 @@ from ulr.ope.study import crm_study
 
 
 @ui.cache_data(show_spinner=False, max_entries=16)
-def _learn(source: str, name: str, content_hash: str, action: str, settings: tuple,
+def _learn(dataset: str, name: str, content_hash: str, action: str, settings: tuple,
            _should_stop=None):
     s = dict(settings)
     fb = None
-    if source != "simulation":
-        fb, _ = feedback_from_log(_open(source, name), action=action)
+    if dataset != "simulation":
+        fb, _ = feedback_from_log(_open(dataset, name), action=action)
     return crm_study(fb, **s, should_stop=_should_stop)
 
 
@@ -31,25 +31,25 @@ def view_learn():
                     format_func={"log": "a log with propensities",
                                  "simulation": "a simulated log (true values known)"}.get)
     if data == "log":
-        source, name, content_hash, _ = _pick_log()
+        dataset, name, content_hash, _ = _pick_log()
     else:
-        source, name, content_hash = "simulation", "simulation", ""
+        dataset, name, content_hash = "simulation", "simulation", ""
     settings, submitted = _learn_form(data)
     s = dict(settings)
     ui.set_url_params(view=VIEWS[2], crm_data=data, crm_objective=s["objective"],
                       crm_steps=s["steps"], crm_seed=s["seed"],
-                      log=source if data == "log" else None)
-    key = (source, name, content_hash, settings)
+                      dataset=dataset if data == "log" else None)
+    key = (dataset, name, content_hash, settings)
     if submitted:
         with ui.user_errors("Cannot learn: "):
             with ui.cancellable() as stop, \
                     st.status(f"Learning ({s['steps']} gradient steps, then a bootstrap on "
                               "the held-out rows)…", expanded=False) as status:
-                _learn(source, name, content_hash, "doc_id", settings, _should_stop=stop)
+                _learn(dataset, name, content_hash, "doc_id", settings, _should_stop=stop)
                 status.update(label="Learned", state="complete")
             ui.submitted("crm_form", key)
     last = ui.submitted("crm_form")
-    if last is None or last[0] != source:
+    if last is None or last[0] != dataset:
         st.info("Press **Learn a policy**.")
         return
     out = None

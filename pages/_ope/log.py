@@ -3,7 +3,7 @@
 import streamlit as st
 
 from pages import _ui as ui
-from pages._ope.common import (LABELS, SAMPLE_SOURCE, VIEWS, _headline, _open, _pick_log,
+from pages._ope.common import (LABELS, OPE_SAMPLE, VIEWS, _headline, _open, _pick_log,
                                estimates_table)
 from ulr.data import schema
 from ulr.ope import figures as F
@@ -32,19 +32,19 @@ PAGE_MEETS = {"full_target": "choose a fitted, score or uniform **Target policy*
 
 
 @ui.cache_data(show_spinner=False, max_entries=32)
-def _evaluate(source: str, name: str, content_hash: str, settings: tuple,
+def _evaluate(dataset: str, name: str, content_hash: str, settings: tuple,
               table: bytes | None = None):
     # estimators the input does not identify are left out (and explained), not refused
-    return evaluate_log(_open(source, name), **dict(settings), target_table=table,
+    return evaluate_log(_open(dataset, name), **dict(settings), target_table=table,
                         explicit=False)
 
 
 
 def view_log():
-    source, name, content_hash, info = _pick_log()
+    dataset, name, content_hash, info = _pick_log()
     settings, table = _log_form(info)
     s = dict(settings)
-    ui.set_url_params(view=VIEWS[0], log=source, target=s["target"],
+    ui.set_url_params(view=VIEWS[0], dataset=dataset, target=s["target"],
                       temperature=s["temperature"], action=s["action"],
                       estimators=list(s["estimators"]), seed=s["seed"])
     if s["target"] == "table" and table is None:
@@ -55,9 +55,9 @@ def view_log():
     res = None
     with ui.user_errors("Cannot evaluate: "):
         with st.spinner("Estimating…"):
-            res = _evaluate(source, name, content_hash, settings, table)
+            res = _evaluate(dataset, name, content_hash, settings, table)
     if res is not None:
-        _show_log_result(res, source, name, content_hash, settings)
+        _show_log_result(res, dataset, name, content_hash, settings)
 
 
 def _log_form(info) -> tuple:
@@ -152,13 +152,13 @@ def _log_form(info) -> tuple:
     return settings, table
 
 
-def _show_log_result(res, source, name, content_hash, settings: tuple):
+def _show_log_result(res, dataset, name, content_hash, settings: tuple):
     """Diagnostics, warnings, the estimates (table, chart, download), the several-loggers
     and slate sections and the report item of one evaluation."""
     s = dict(settings)
     column = s["target_column"] or s["score_column"]
     d = res.diagnostics
-    mapping = ui.mapping_warnings(ui.current_log()) if source != SAMPLE_SOURCE else ()
+    mapping = ui.mapping_warnings(ui.current_log()) if dataset != OPE_SAMPLE else ()
     verdict = res.verdict(mapping=mapping)
     ui.show_verdict(verdict, key="ope")
     _headline(verdict)
@@ -201,7 +201,7 @@ def _show_log_result(res, source, name, content_hash, settings: tuple):
     ui.download_csv(table, f"ope_estimates_{name}.csv", "Download estimates (CSV)",
                     key="ope_csv")
     _loggers_section(res)
-    _slate_section(source, name, content_hash, s["target"], column, s["temperature"],
+    _slate_section(dataset, name, content_hash, s["target"], column, s["temperature"],
                    s["fit_fraction"], s["level"], s["seed"])
     policy = TARGETS[s["target"]] + (f" ({column})" if column else "")
     ui.add_to_report(
@@ -217,11 +217,11 @@ def _show_log_result(res, source, name, content_hash, settings: tuple):
 
 
 @ui.cache_data(show_spinner=False, max_entries=16)
-def _slates(source, name, content_hash, settings: tuple):
-    return slate_from_log(_open(source, name), **dict(settings))
+def _slates(dataset, name, content_hash, settings: tuple):
+    return slate_from_log(_open(dataset, name), **dict(settings))
 
 
-def _slate_section(source, name, content_hash, target, column, temperature, fit_fraction,
+def _slate_section(dataset, name, content_hash, target, column, temperature, fit_fraction,
                    level, seed):
     """Rankings: the target as a ranking policy, judged per whole slate; computed and drawn
     only while its section is open (most visits never open it)."""
@@ -245,12 +245,12 @@ def _slate_section(source, name, content_hash, target, column, temperature, fit_
                     ("temperature", max(temperature, 1e-3)),
                     ("fit_fraction", fit_fraction if fit_fraction > 0 else 0.5),
                     ("level", level), ("seed", seed))
-        if source != SAMPLE_SOURCE and ui.mapping_stops(ui.current_log(), "slate",
+        if dataset != OPE_SAMPLE and ui.mapping_stops(ui.current_log(), "slate",
                                                         "Judging whole rankings"):
             return
         out = None
         with ui.user_errors("Cannot evaluate rankings: "):
-            out = _slates(source, name, content_hash, settings)
+            out = _slates(dataset, name, content_hash, settings)
         if out is None:
             return
         ui.show_verdict(slate_verdict(out, level=level), key="ope_slate")

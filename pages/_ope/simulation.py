@@ -29,7 +29,7 @@ def view_simulation():
         "around the truth shows its bias and variance.")
     settings, run = _simulation_form()
     if run:
-        draws = dict(settings)["draws"]
+        runs = dict(settings)["runs"]
         with ui.user_errors("Cannot simulate: "):
             if not dict(settings)["estimators"]:
                 raise UlrError("choose at least one estimator.")
@@ -37,8 +37,8 @@ def view_simulation():
                 bar = st.progress(0.0)
 
                 def progress(done, total):
-                    bar.progress(done / total, text=f"{min(done * CHUNK, draws)} of "
-                                                    f"{draws} logs")
+                    bar.progress(done / total, text=f"{min(done * CHUNK, runs)} of "
+                                                    f"{runs} logs")
 
                 _simulate(settings, progress=progress)
                 status.update(label="Simulation done", state="complete")
@@ -67,9 +67,9 @@ def _simulation_form() -> tuple[tuple, bool]:
                                      ui.url_number("sim_rows", 1000, 50, 100_000), step=100,
                                      key="sim_rows"))
         c = st.columns(4)
-        draws = int(c[0].number_input("Repeated logs", 10, 2000,
-                                      ui.url_number("sim_draws", 200, 10, 2000), step=10,
-                                      key="sim_draws"))
+        runs = int(c[0].number_input("Repeated logs", 10, 2000,
+                                     ui.url_number("sim_runs", 200, 10, 2000), step=10,
+                                     key="sim_runs"))
         logging = c[1].selectbox("Logging policy", ["uniform", "softmax"], key="sim_logging",
                                  index=ui.url_index("sim_logging", ["uniform", "softmax"],
                                                   "uniform"),
@@ -107,10 +107,10 @@ def _simulation_form() -> tuple[tuple, bool]:
                                      key="sim_seed"))
         run = st.form_submit_button("Run simulation", type="primary")
     ui.set_url_params(view=VIEWS[1], sim_contexts=contexts, sim_actions=actions, sim_rows=rows,
-                      sim_draws=draws, sim_logging=logging, sim_target=target,
+                      sim_runs=runs, sim_logging=logging, sim_target=target,
                       sim_estimators=list(estimators), sim_seed=seed)
     settings = (("contexts", contexts), ("actions", actions), ("features", features),
-                ("slots", slots), ("rows", rows), ("draws", draws), ("logging", logging),
+                ("slots", slots), ("rows", rows), ("runs", runs), ("logging", logging),
                 ("logging_temperature", float(logging_temperature)),
                 ("base_rate", float(base_rate)), ("target", target),
                 ("temperature", float(temperature)), ("estimators", tuple(estimators)),
@@ -142,7 +142,7 @@ def _show_simulation(out: dict, s: dict):
                             key="sim_pick")
         st.plotly_chart(F.intervals_figure(out["estimates"], out["truth"], estimator=pick),
                         key="sim_intervals")
-    st.caption(f"{s['draws']} logs of {s['rows']:,} rows; bias ± 2 standard errors. Clipping "
+    st.caption(f"{s['runs']} logs of {s['rows']:,} rows; bias ± 2 standard errors. Clipping "
                "lowers the variance and biases the estimate downwards (rewards are ≥ 0); "
                "SNIPS trades a small bias for much less variance; DR leans on its reward model.")
     ui.download_csv(out["estimates"], "ope_simulation_estimates.csv",
@@ -153,6 +153,6 @@ def _show_simulation(out: dict, s: dict):
         fig=fig2, table=tab,
         settings={"target policy": s["target"], "estimator": ", ".join(s["estimators"]),
                   "seed": s["seed"], **s},
-        caveats=[], evidence={"rows": s["rows"] * s["draws"], "clicks": None,
+        caveats=[], evidence={"rows": s["rows"] * s["runs"], "clicks": None,
                               "queries": s["contexts"], "sessions": None},
         key="ope_sim", verdict=verdict, simulated=True)

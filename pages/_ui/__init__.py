@@ -29,8 +29,8 @@ from pages._ui.reporting import (BROWSER_COOKIE, REPORT_KEY, _browser_identity, 
                                  auth_configured, current_report_id, identity,
                                  presentation_toggle, require_sign_in, set_current_report,
                                  sign_in_button, signed_in)
-from pages._ui.session import (DATASET_KEY, NEEDS_ROWS, SOURCE_KEY, current_log,  # noqa: F401
-                               current_name, current_source, cursor, dataset_names,
+from pages._ui.session import (DATASET_KEY, NEEDS_ROWS, OPE_SAMPLE, SOURCE_KEY,  # noqa: F401
+                               current_log, current_name, current_source, cursor, dataset_names,
                                dataset_picker, mapping_stops, mapping_warnings, needs_rows,
                                set_current, set_current_source, source_names, wait_notice)
 from pages._ui.state import flash, show_flash, submitted  # noqa: F401

@@ -1,7 +1,8 @@
 """This session's dataset or registered source, and its reader connection.
 
 The app-wide state is the selected dataset name, ``st.session_state["dataset"]``.
-It defaults to the bundled sample and follows the ``?dataset=`` URL parameter.
+It defaults to the bundled sample and follows the ``?dataset=`` URL parameter (on
+Off-policy, ``?dataset=`` may also name that page's bundled OPE sample: :data:`OPE_SAMPLE`).
 A registered source (a lake or Spark table whose statistics only are stored,
 :mod:`ulr.engines.sources`) can be selected instead: ``st.session_state["source"]``
 and ``?source=``. Pages that need rows get one sentence from :func:`current_log`.
@@ -22,6 +23,9 @@ from ulr.errors import UlrError
 
 DATASET_KEY = keys.DATASET
 SOURCE_KEY = keys.SOURCE
+# Off-policy's name in ``?dataset=`` for its bundled OPE sample (data/sample_ope.csv): a log
+# that page can evaluate but no stored dataset, so a link naming it selects no dataset here.
+OPE_SAMPLE = "bundled-ope-sample"
 
 
 def cursor():
@@ -54,6 +58,8 @@ def current_name() -> str:
     names = dataset_names()
     if DATASET_KEY not in st.session_state:
         wanted = st.query_params.get("dataset")
+        if wanted == OPE_SAMPLE and wanted not in names:
+            wanted = None
         if wanted is not None and wanted not in names:
             flash(f"The link names a dataset “{wanted}” that does not exist here; "
                   f"showing the sample instead.")

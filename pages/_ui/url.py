@@ -7,19 +7,35 @@ import os
 import streamlit as st
 
 from pages._ui.nav import ensure_app_run
-from pages._ui.session import DATASET_KEY, SOURCE_KEY
+from pages._ui.session import DATASET_KEY, OPE_SAMPLE, SOURCE_KEY
 
 
 # Old URL keys still read (links shared before the rename) and dropped when the page writes
 # the new one: one word per concept in the URL, the CLI (--bootstrap, --runs) and the JSON.
-# "runs" counts repeated simulations on every page (Debiased recommendations said "seeds").
-RENAMED = {"boot": "bootstrap", "seeds": "runs"}
+# "runs" counts repeated simulations on every page (Debiased recommendations said "seeds",
+# Off-policy's simulation "sim_draws"); "dataset" names the log on every page (Off-policy
+# said "log"); "theta_from" says where Compare rankers' θ comes from ("theta_source": a
+# "source" is a registered lake table).
+RENAMED = {"boot": "bootstrap", "seeds": "runs", "sim_draws": "sim_runs", "log": "dataset",
+           "theta_source": "theta_from"}
+# An old key wins over its new one when a link has both: Off-policy links carried the
+# app-wide dataset= beside log=, the page's own choice. Values an old key spelled otherwise:
+# Off-policy's log=sample was its bundled OPE sample.
+OLD_VALUES = {("log", "sample"): OPE_SAMPLE}
 
 
 def _given(name: str) -> bool:
     """The URL has ``name`` (or the old key it was renamed from)."""
     return name in st.query_params or any(
         new == name and old in st.query_params for old, new in RENAMED.items())
+
+
+def _raw(name: str):
+    """The URL's text for ``name``, read from the old key it was renamed from if present."""
+    for old in (o for o, new in RENAMED.items() if new == name and o in st.query_params):
+        raw = st.query_params[old]
+        return OLD_VALUES.get((old, raw), raw)
+    return st.query_params.get(name)
 
 
 def url_param(name: str, default, *, kind=str):
@@ -30,9 +46,7 @@ def url_param(name: str, default, *, kind=str):
     parse falls back to the default.
     """
     ensure_app_run()
-    raw = st.query_params.get(name)
-    for old in (o for o, new in RENAMED.items() if new == name and raw is None):
-        raw = st.query_params.get(old)
+    raw = _raw(name)
     if raw is None:
         return default
     try:
@@ -135,7 +149,8 @@ def set_url_params(**values) -> None:
             changed[k] = str(v)
     for key, name in (("dataset", st.session_state.get(DATASET_KEY)),
                       ("source", st.session_state.get(SOURCE_KEY))):
-        if name and st.query_params.get(key) != name:
+        # the app-wide selection, unless the page names its own (Off-policy's bundled sample)
+        if name and values.get(key) is None and st.query_params.get(key) != name:
             changed[key] = name
     if changed:
         st.query_params.update(changed)

@@ -65,7 +65,7 @@ def test_data_env_and_replay(ulr, log_csv):
     assert rc == 0, err
     obj = json.loads(out)
     assert obj["environment"]["items"] == 20
-    assert obj["environment"]["theta_source"] == "randomized CTR ratios"
+    assert obj["environment"]["theta_from"] == "randomized CTR ratios"
     rc, out, err = ulr("--algorithm", "cascade-ts", "--env", "data", "--input", log_csv,
                        "--theta", "1,0.5,0.3", "--steps", 100, "--runs", 1, "--json")
     assert rc == 0, err

@@ -87,7 +87,7 @@ def test_data_env_matches_slow_reference(sim_log):
         assert got[doc] == pytest.approx(w, rel=1e-12)
     imps = np.array([ref[d][0] for d in env.item_ids])
     assert np.all(np.diff(imps) <= 0)              # most shown first
-    assert env.params["theta_source"] == "given"
+    assert env.params["theta_from"] == "given"
 
 
 def test_data_env_recovers_true_attraction_with_true_theta(sim_log):
@@ -109,7 +109,7 @@ def test_default_theta_from_randomized_rows(sim_log):
     ctr = df.groupby("position")["click"].mean().to_numpy()
     np.testing.assert_allclose(randomized_theta(log), ctr / ctr[0])
     env = data_env(log, items=30, k=3)
-    assert env.n_items == 30 and env.params["theta_source"] == "randomized CTR ratios"
+    assert env.n_items == 30 and env.params["theta_from"] == "randomized CTR ratios"
     ref = slow_data_w(sim.df, ctr / ctr[0])
     for doc, w in zip(env.item_ids, env.w):
         assert w == pytest.approx(ref[doc][1])
@@ -135,7 +135,7 @@ def test_data_env_without_randomized_rows_refuses_unless_raw_ctr_is_asked_for(tm
     with pytest.raises(NeedsRandomizedRows, match="no randomized rows"):
         data_env(log, items=None, k=2)
     env = data_env(log, items=None, k=2, raw_ctr=True)
-    assert env.params["theta_source"].startswith("none: raw CTR")
+    assert env.params["theta_from"].startswith("none: raw CTR")
     np.testing.assert_allclose(dict(zip(env.item_ids, env.w))["a"], 2 / 3)
     assert env.features is None
     with pytest.raises(UlrError, match="more than k"):

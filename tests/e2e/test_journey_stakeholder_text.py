@@ -120,7 +120,7 @@ PAGES = [  # path, URL settings that keep a simulating page quick, its run butto
     ("severity_sweep", {"queries": 40, "sessions": 1000, "runs": 2, "etas": "0,1"},
      "Run sweep", True),
     ("bandit_lab", {"steps": 500, "runs": 2, "L": 8}, "Start", True),
-    ("off_policy", {"log": NAME}, None, True),
+    ("off_policy", {}, None, True),
     ("debiased_recs", {"users": 40, "items": 30, "epochs": 3, "seeds": 2},
      "Train and compare", True),
 ]

@@ -91,7 +91,7 @@ def test_user_target_column_equals_the_same_policy_given_directly():
                       n_bootstrap=100, estimators=("ips", "snips"))
     assert res_col.estimate("ips") == pytest.approx(res_pi.estimate("ips"))
     assert res_col.estimate("snips") == pytest.approx(res_pi.estimate("snips"))
-    assert res_col.settings["policy"] == {"source": "column"}
+    assert res_col.settings["policy"] == {"target_from": "column"}
 
 
 def codes(res):

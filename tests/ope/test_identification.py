@@ -121,7 +121,7 @@ def test_the_cli_with_and_without_a_target_table(worlds, tmp_path, cli, user_err
     assert code == 0, err
     res = json.loads(out)
     fb, pi = w.feedback(s, whole=True)
-    assert res["policy"] == {"source": "table"} and res["settings"]["full_target"] is True
+    assert res["policy"] == {"target_from": "table"} and res["settings"]["full_target"] is True
     assert res["estimates"]["ips"]["value"] == pytest.approx(
         float(np.mean(pi[fb.pair] / fb.propensity * fb.reward)), rel=1e-9)
     assert res["verdict"]["basis"] in ("snips", "dr", "sndr")

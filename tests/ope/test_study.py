@@ -8,7 +8,7 @@ from ulr.ope.study import crm_study, simulation_study, study_chunk, study_world
 
 
 def test_simulation_study_sizes_are_options_and_chunks_add_up():
-    out = simulation_study(contexts=5, actions=4, features=3, rows=200, draws=30, chunk_size=7,
+    out = simulation_study(contexts=5, actions=4, features=3, rows=200, runs=30, chunk_size=7,
                            estimators=["ips", "snips"], seed=2)
     sim, pi = study_world(contexts=5, actions=4, features=3, seed=2)
     assert sim.candidates.features.shape[1] == 3
@@ -19,17 +19,25 @@ def test_simulation_study_sizes_are_options_and_chunks_add_up():
     # IPS is unbiased: its mean over the logs is within 4 standard errors of the truth
     assert abs(t.loc["ips", "bias"]) < 4 * t.loc["ips", "bias_se"]
     # one chunk by hand equals the same piece of the study
-    df, ess, mw = study_chunk(1, contexts=5, actions=4, features=3, rows=200, draws=30,
+    df, ess, mw = study_chunk(1, contexts=5, actions=4, features=3, rows=200, runs=30,
                               chunk_size=7, estimators=("ips", "snips"), seed=2)
     got = out["estimates"].query("7 <= draw < 14").reset_index(drop=True)
     assert np.allclose(df["value"].to_numpy(), got["value"].to_numpy(), atol=1e-15)
+
+
+def test_the_old_keyword_draws_still_counts_the_runs_with_a_deprecation_warning():
+    opts = dict(contexts=3, actions=3, features=2, rows=50, estimators=["ips"], seed=1)
+    with pytest.warns(DeprecationWarning, match="draws= is deprecated; use runs="):
+        old = simulation_study(draws=3, **opts)
+    new = simulation_study(runs=3, **opts)
+    assert old["table"].equals(new["table"]) and (new["table"]["draws"] == 3).all()
 
 
 def test_study_refuses_bad_options():
     with pytest.raises(UlrError):
         simulation_study(estimators=[])
     with pytest.raises(UlrError):
-        simulation_study(target="sideways", draws=2, rows=50)
+        simulation_study(target="sideways", runs=2, rows=50)
 
 
 def test_crm_study_on_a_simulated_log_reports_true_values():

@@ -189,11 +189,11 @@ def _rankers(c: Context, a: Answer) -> None:
     from ulr import rankers
     truth = c.log.true_theta()
     if truth is not None:
-        theta, source = tuple(float(t) for t in truth), "true theta (recorded in the log)"
+        theta, theta_from = tuple(float(t) for t in truth), "true theta (recorded in the log)"
     else:
         theta = tuple(float(t) for t in rankers.propensity_theta(
             c.log, a.method, seed=SEED, should_stop=c.should_stop))
-        source = f"estimated: {a.method}"
+        theta_from = f"estimated: {a.method}"
     sc = rankers.compare_learners(rankers.log_frame(c.log), None, np.array(theta),
                                   learners="linear", clip=None, normalize=False, seed=SEED,
                                   min_queries=rankers.MIN_TEST_QUERIES,
@@ -218,10 +218,10 @@ def _rankers(c: Context, a: Answer) -> None:
     a.evidence = {"rows": comp.n_train_rows, "clicks": comp.n_train_clicks,
                   "queries": comp.n_train_queries + comp.n_test_queries,
                   "sessions": comp.n_train_sessions}
-    a.settings = {"dataset": c.name, "source": source, "learner": "linear",
+    a.settings = {"dataset": c.name, "theta_from": theta_from, "learner": "linear",
                   "theta": list(theta), "clip": None, "snips": False, "seed": SEED,
                   "bootstrap": CR_BOOTSTRAP}
-    a.params = {"theta_source": source, "learner": "linear", "seed": SEED,
+    a.params = {"theta_from": theta_from, "learner": "linear", "seed": SEED,
                 "bootstrap": CR_BOOTSTRAP}
 
 
@@ -252,7 +252,7 @@ def _ope_common(c: Context, a: Answer, res, s) -> None:
                   else None}
     a.settings = {"log": c.name, "target policy": s["target"],
                   "estimator": ", ".join(s["estimators"]), "seed": SEED}
-    a.params = {"view": OPE_VIEWS[0], "log": c.name, "target": s["target"],
+    a.params = {"view": OPE_VIEWS[0], "dataset": c.name, "target": s["target"],
                 "temperature": s["temperature"], "action": s["action"],
                 "estimators": ",".join(s["estimators"]), "seed": SEED}
 
@@ -293,7 +293,7 @@ def _policy_learning(c: Context, a: Answer) -> None:
     a.settings = {"target policy": "learned linear softmax", "estimator": "snips",
                   "seed": SEED}
     a.params = {"view": OPE_VIEWS[2], "crm_data": "log", "crm_objective": "snips",
-                "crm_steps": 200, "crm_seed": SEED, "log": c.name}
+                "crm_steps": 200, "crm_seed": SEED, "dataset": c.name}
 
 
 def _replay(c: Context, a: Answer) -> None:
@@ -326,7 +326,7 @@ def _slates(c: Context, a: Answer) -> None:
     a.caveats = list(out["notes"])
     a.evidence = {"sessions": out["sessions"], "clicks": out["clicks"]}
     a.settings = {"log": c.name, "estimators": list(SLATE_ESTIMATORS), "seed": SEED}
-    a.params = {"view": OPE_VIEWS[0], "log": c.name, "target": s["target"], "seed": SEED}
+    a.params = {"view": OPE_VIEWS[0], "dataset": c.name, "target": s["target"], "seed": SEED}
 
 
 RUNNERS = {"ctr_by_position": _ctr_by_position, "position_bias": _position_bias,

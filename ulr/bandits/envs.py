@@ -248,10 +248,10 @@ def doc_features(log, ids) -> np.ndarray | None:
 
 def _env_theta(log, theta, raw_ctr: bool) -> tuple[np.ndarray, str]:
     """The position bias of :func:`data_env` and where it came from (checked)."""
-    source = "given"
+    theta_from = "given"
     if theta is None:
         theta = randomized_theta(log)
-        source = "randomized CTR ratios"
+        theta_from = "randomized CTR ratios"
         if theta is None and not raw_ctr:
             raise NeedsRandomizedRows("The data environment needs position bias theta to turn clicks into "
                            "attraction, and this log has no randomized rows to estimate it "
@@ -259,13 +259,13 @@ def _env_theta(log, theta, raw_ctr: bool) -> tuple[np.ndarray, str]:
         if theta is None:
             maxpos = log.cur.execute(f"SELECT max(position) FROM {log.table}").fetchone()[0]
             theta = np.ones(int(maxpos or 1))
-            source = "none: raw CTR, not corrected for position bias (asked for)"
+            theta_from = "none: raw CTR, not corrected for position bias (asked for)"
     theta = np.asarray(theta, dtype=np.float64).ravel()
     if theta.size == 0:
         raise UlrError("The position-bias vector theta is empty.")
     if np.any(theta[np.isfinite(theta)] < 0):
         raise UlrError("Position-bias values theta must not be negative.")
-    return theta, source
+    return theta, theta_from
 
 
 def data_env(log, *, items: int | None = 50, k: int = 4, theta=None,
@@ -297,8 +297,8 @@ def data_env(log, *, items: int | None = 50, k: int = 4, theta=None,
         has no randomized rows, UlrError, unless ``raw_ctr``.
     raw_ctr : bool
         Without theta and randomized rows, use the raw CTR (no position-bias
-        correction) instead of refusing. ``params["theta_source"]`` always
-        names the attraction's source.
+        correction) instead of refusing. ``params["theta_from"]`` always
+        says where the θ that turned clicks into attraction came from.
 
     Notes
     -----
@@ -309,7 +309,7 @@ def data_env(log, *, items: int | None = 50, k: int = 4, theta=None,
     if items is not None:
         items = _check_int("The number of items", items, low=2)
     k = _check_int("The list length k", k, low=1)
-    theta, source = _env_theta(log, theta, raw_ctr)
+    theta, theta_from = _env_theta(log, theta, raw_ctr)
     theta_list = [float(v) if np.isfinite(v) and v > 0 else None for v in theta]
     sql = (
         "SELECT doc_id, count(*) AS impressions, sum(click::INT) AS clicks, sum(th) AS exam "
@@ -332,7 +332,7 @@ def data_env(log, *, items: int | None = 50, k: int = 4, theta=None,
     return CascadeEnv("data", w, k, features=doc_features(log, ids), item_ids=ids,
                       params={"dataset": log.info.name, "theta": [None if v is None else round(v, 6)
                                                                   for v in theta_list],
-                              "theta_source": source})
+                              "theta_from": theta_from})
 
 
 def make_env(name: str, *, items: int = 16, k: int = 2, p: float = 0.2, delta: float = 0.15,

@@ -68,7 +68,7 @@ def run_datasets(args) -> dict:
     if args.rename is not None:
         catalog.rename_dataset(cur, *args.rename, actor=OPERATOR)
         out["renamed"] = list(args.rename)
-    out["datasets"] = [{"name": d.name, "rows": d.rows, "source": d.source,
+    out["datasets"] = [{"name": d.name, "rows": d.rows, "file_name": d.source,
                         "loaded_at": str(d.loaded_at), "rejected": d.rejected, "owner": d.owner}
                        for d in catalog.list_datasets(cur)]
     return out
@@ -81,7 +81,7 @@ def render(result: dict) -> str:
             head += f"renamed {result['renamed'][0]!r} to {result['renamed'][1]!r}\n"
         if not result["datasets"]:
             return head + "no datasets stored"
-        return head + "\n".join(f"{d['name']}\t{d['rows']} rows\t{d['source']}\t"
+        return head + "\n".join(f"{d['name']}\t{d['rows']} rows\t{d['file_name']}\t"
                                 f"loaded by {_who(d['owner'])}" for d in result["datasets"])
     s = f"stored {result['dataset']!r}: {result['rows']} rows"
     if result["rejected"]:

@@ -4,6 +4,7 @@ policy learning (CRM) on a simulated log."""
 from __future__ import annotations
 
 from ulr import validate
+from ulr.commands.common import add_option
 from ulr.errors import UlrError
 
 ORDER = 61
@@ -21,7 +22,8 @@ def register(sub):
     p.add_argument("--features", type=int, default=5)
     p.add_argument("--slots", type=int, default=1)
     p.add_argument("--rows", type=int, default=1000, help="rows per log")
-    p.add_argument("--draws", type=int, default=200, help="repeated logs")
+    add_option(p, "--runs", deprecated=("--draws",), type=int, default=200,
+               help="repeated logs, one simulation run each")
     p.add_argument("--logging", choices=["uniform", "softmax"], default="uniform")
     p.add_argument("--logging-temperature", type=float, default=1.0)
     p.add_argument("--base-rate", type=float, default=0.2, help="mean click probability")
@@ -45,7 +47,7 @@ def register(sub):
 
 
 def _check(args):
-    for name in ("contexts", "actions", "features", "rows", "draws", "slots", "steps"):
+    for name in ("contexts", "actions", "features", "rows", "runs", "slots", "steps"):
         if getattr(args, name) < 1:
             raise UlrError(f"--{name.replace('_', '-')} must be at least 1.")
     if not 0 < args.base_rate < 1:
@@ -78,7 +80,7 @@ def run(args) -> dict:
         raise UlrError(f"unknown estimator {', '.join(bad) or '(none)'}; choose from "
                        f"{', '.join(est.ESTIMATORS)}.")
     out = simulation_study(contexts=args.contexts, actions=args.actions, features=args.features,
-                           slots=args.slots, rows=args.rows, draws=args.draws,
+                           slots=args.slots, rows=args.rows, runs=args.runs,
                            logging=args.logging, logging_temperature=args.logging_temperature,
                            base_rate=args.base_rate, target=args.target,
                            temperature=args.temperature, estimators=names, clip=args.clip,

@@ -116,7 +116,7 @@ class _Skip(Exception):
 
 def _settings(log, **extra) -> dict:
     info = log.info
-    out = {"dataset": info.name, "source": info.source, "rows": info.rows,
+    out = {"dataset": info.name, "file_name": info.source, "rows": info.rows,
            "content_hash": info.content_hash}
     out.update({k: v for k, v in extra.items() if v is not None})
     return out
@@ -165,7 +165,7 @@ def section_propensity(log, ctx) -> list[report.ReportItem]:
     res = propensity.estimate(log, method=method, positions=ctx["positions"],
                               n_bootstrap=ctx["n_bootstrap"] or 0, seed=ctx["seed"])
     ctx["theta"] = np.asarray(res.theta, dtype=float)
-    ctx["theta_source"] = f"estimated ({method})"
+    ctx["theta_from"] = f"estimated ({method})"
     truth = log.true_theta()
     by_pos = ctr_by_position(log)
     table = propensity_plots.results_table([res], truth, clicks=by_pos["clicks"].to_numpy(),
@@ -203,7 +203,7 @@ def section_rankers(log, ctx) -> list[report.ReportItem]:
                                      min_queries=rankers.MIN_TEST_QUERIES)
     table = cmp.table(seed=ctx["seed"])
     note = (f"A {ctx['learner']} ranker trained on the clicks twice: naively and with inverse "
-            f"propensity weights 1/theta_k (theta {ctx['theta_source']}). Both are evaluated on "
+            f"propensity weights 1/theta_k (theta {ctx['theta_from']}). Both are evaluated on "
             f"{cmp.n_compared:,} test queries"
             + (" with click-based IPW relevance estimates (the log has no relevance labels)"
                if cmp.estimated else " on their relevance labels")
@@ -216,7 +216,7 @@ def section_rankers(log, ctx) -> list[report.ReportItem]:
         evidence=cmp.evidence(),
         settings=_settings(log, learner=ctx["learner"], seed=ctx["seed"],
                            theta=[round(float(t), 6) for t in theta],
-                           theta_source=ctx["theta_source"]))]
+                           theta_from=ctx["theta_from"]))]
 
 
 def _several_learners(log, ctx, theta) -> report.ReportItem:
@@ -228,7 +228,7 @@ def _several_learners(log, ctx, theta) -> report.ReportItem:
     pairs = sc.pairs(seed=ctx["seed"])
     comp = sc.first
     note = (f"Naive and IPW rankers of each learner ({ctx['learner'].replace(',', ', ')}), "
-            f"trained on the same clicks with theta {ctx['theta_source']} and evaluated on the "
+            f"trained on the same clicks with theta {ctx['theta_from']} and evaluated on the "
             f"same {comp.n_compared:,} test queries. Superscript letters name the rankers "
             "a value is significantly better than (paired randomization test, Holm correction "
             "over the pairs of each metric, 5% level).")
@@ -240,7 +240,7 @@ def _several_learners(log, ctx, theta) -> report.ReportItem:
         note=note, evidence=comp.evidence(),
         settings=_settings(log, learners=ctx["learner"], seed=ctx["seed"],
                            theta=[round(float(t), 6) for t in theta],
-                           theta_source=ctx["theta_source"], test="randomization",
+                           theta_from=ctx["theta_from"], test="randomization",
                            correction="holm"))
 
 
@@ -253,7 +253,7 @@ def build_items(log, sections, *, propensity_method=None, positions=None, n_boot
     """Report items of ``log`` for ``sections``; returns (items, status per section)."""
     ctx = {"propensity_method": propensity_method, "positions": positions,
            "n_bootstrap": n_bootstrap, "learner": learner, "seed": seed,
-           "theta": theta, "theta_source": "given with --theta" if theta is not None else None}
+           "theta": theta, "theta_from": "given with --theta" if theta is not None else None}
     items, status = [], {}
     for name in sections:
         try:

@@ -659,17 +659,17 @@ def target_policy(feedback: BanditFeedback, *, target: str = "fitted", temperatu
     if target == "column":
         if feedback.target_prob is None:
             raise UlrError("the target 'column' needs a column of target probabilities.")
-        return None, {"source": "column"}
+        return None, {"target_from": "column"}
     if target == "uniform":
-        return softmax_policy(np.zeros(cand.n_pairs), cand, temperature=1.0), {"source": "uniform"}
+        return softmax_policy(np.zeros(cand.n_pairs), cand, temperature=1.0), {"target_from": "uniform"}
     if target == "scores":
         if scores is None:
             raise UlrError("the target 'scores' needs a column of scores.")
         pi = softmax_policy(standardize_scores(scores), cand, temperature=temperature)
-        return pi, {"source": "scores", "temperature": temperature}
+        return pi, {"target_from": "scores", "temperature": temperature}
     if target == "fitted":
         sc = scorer if scorer is not None else fit_linear_scorer(feedback, fit_rows)
-        info = {"source": "fitted linear click model", "temperature": temperature}
+        info = {"target_from": "fitted linear click model", "temperature": temperature}
         if hasattr(sc, "coef"):
             info["coef"] = dict(zip(cand.feature_names, np.round(sc.coef, 6).tolist()))
         return policy_from_scorer(cand, sc, temperature=temperature), info
@@ -727,7 +727,7 @@ def evaluate_log(log, *, action: str = "doc_id", target: str = "fitted",
             fit_rows, eval_rows = fb.split(fit_fraction, seed=seed)
             eval_fb = fb.subset(eval_rows)
     if target == "table":
-        pi, pinfo = table_pi, {"source": "table"}
+        pi, pinfo = table_pi, {"target_from": "table"}
     else:
         pi, pinfo = target_policy(fb, target=target, temperature=temperature, scores=scores,
                                   fit_rows=fit_rows, scorer=scorer)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ulr import validate
 from ulr.errors import UlrError
 from ulr.ope import estimators as est
 from ulr.ope.crm import learn_policy
@@ -48,13 +49,15 @@ def study_world(*, contexts: int = 20, actions: int = 10, features: int = 5, slo
     return sim, sim.policy(target_weights(sim, target, seed=seed), temperature=temperature)
 
 
-def study_chunk(index: int, *, rows: int = 1000, draws: int = 200,
+def study_chunk(index: int, *, rows: int = 1000, runs: int = 200,
                 estimators=("ips", "clipped-ips", "snips", "dr"), clip: float | None = None,
                 intervals: bool = False, n_bootstrap: int = 400, level: float = 0.95,
-                chunk_size: int = CHUNK, seed: int = 0, **world):
-    """Logs ``index * chunk_size ...`` of a study: (estimates frame, ESS fractions, max weight)."""
+                chunk_size: int = CHUNK, seed: int = 0, draws: int | None = None, **world):
+    """Logs ``index * chunk_size ...`` of a study: (estimates frame, ESS fractions, max weight).
+    ``draws`` is the old name of ``runs``."""
+    runs = validate.renamed(draws, runs, old="draws", new="runs")
     sim, pi = study_world(seed=seed, **world)
-    n = min(chunk_size, draws - index * chunk_size)
+    n = min(chunk_size, runs - index * chunk_size)
     if n <= 0:
         raise ValueError("chunk index out of range")
     logs = sim.sample(rows, draws=n, seed=[seed, index])
@@ -68,16 +71,17 @@ def study_chunk(index: int, *, rows: int = 1000, draws: int = 200,
     return df, est.effective_sample_size(w) / rows, float(w.max())
 
 
-def simulation_study(*, rows: int = 1000, draws: int = 200,
+def simulation_study(*, rows: int = 1000, runs: int = 200,
                      estimators=("ips", "clipped-ips", "snips", "dr"), clip: float | None = None,
                      intervals: bool = False, n_bootstrap: int = 400, level: float = 0.95,
                      chunk_size: int = CHUNK, seed: int = 0, progress=None, run_chunk=None,
-                     **world) -> dict:
+                     draws: int | None = None, **world) -> dict:
     """Repeated simulated logs: every estimator against the exact true value.
 
     Parameters
     ----------
-    rows, draws : rows per log and number of logs.
+    rows, runs : rows per log and number of logs (simulation runs; ``draws`` is the old
+        name of ``runs``, still accepted with a DeprecationWarning).
     estimators, clip : as in :func:`ulr.ope.evaluate.evaluate`.
     intervals, n_bootstrap, level : also a bootstrap interval per log at ``level``
         (its coverage of the true value).
@@ -94,13 +98,14 @@ def simulation_study(*, rows: int = 1000, draws: int = 200,
     """
     if not estimators:
         raise UlrError("choose at least one estimator.")
-    if rows < 1 or draws < 1 or chunk_size < 1:
-        raise UlrError("rows, draws and chunk size must be positive.")
-    opts = dict(rows=rows, draws=draws, estimators=tuple(estimators), clip=clip,
+    runs = validate.renamed(draws, runs, old="draws", new="runs")
+    if rows < 1 or runs < 1 or chunk_size < 1:
+        raise UlrError("rows, runs and chunk size must be positive.")
+    opts = dict(rows=rows, runs=runs, estimators=tuple(estimators), clip=clip,
                 intervals=intervals, n_bootstrap=n_bootstrap, level=level,
                 chunk_size=chunk_size, seed=seed, **world)
     run_chunk = run_chunk or (lambda i, o: study_chunk(i, **o))
-    chunks = -(-draws // chunk_size)
+    chunks = -(-runs // chunk_size)
     parts = []
     for c in range(chunks):
         parts.append(run_chunk(c, opts))

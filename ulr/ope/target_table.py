@@ -29,14 +29,14 @@ TOLERANCE = 1e-6
 NAMED = 5
 
 
-def read_target_table(source, *, name: str = "the target table") -> pd.DataFrame:
+def read_target_table(table, *, name: str = "the target table") -> pd.DataFrame:
     """The table from a path, bytes or a file-like (CSV or Parquet, by suffix or content)
     or a DataFrame, with its ids as text and its probabilities as floats (checked)."""
-    if isinstance(source, pd.DataFrame):
-        df = source.copy()
+    if isinstance(table, pd.DataFrame):
+        df = table.copy()
     else:
         try:
-            df = _read(source)
+            df = _read(table)
         except UlrError:
             raise
         except Exception as exc:  # a parser's own words are not a sentence for a user
@@ -78,15 +78,15 @@ def _text(v) -> str:
     return str(v)
 
 
-def _read(source) -> pd.DataFrame:
-    if isinstance(source, (str, Path)):
-        path = Path(source)
+def _read(table) -> pd.DataFrame:
+    if isinstance(table, (str, Path)):
+        path = Path(table)
         if not path.exists():
             raise UlrError(f"no target table at {path}.")
         data, suffix = path.read_bytes(), path.suffix.lower()
     else:
-        data = source if isinstance(source, bytes) else source.read()
-        suffix = Path(getattr(source, "name", "")).suffix.lower()
+        data = table if isinstance(table, bytes) else table.read()
+        suffix = Path(getattr(table, "name", "")).suffix.lower()
     if suffix == ".parquet" or data[:4] == b"PAR1":
         return pd.read_parquet(io.BytesIO(data))
     return pd.read_csv(io.BytesIO(data), dtype={"query_id": str, "doc_id": str})

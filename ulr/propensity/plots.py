@@ -62,19 +62,19 @@ def with_precision(result, clicks, impressions):
         # the click-count floor, relative to the counts' own ratio estimate
         ratio = np.where(n > 0, c / np.maximum(n, 1), np.nan) / (c[0] / n[0] if c[0] else np.nan)
         floor = np.where(ratio > 0, (up - lo) / 2 / ratio, np.inf)
-    source = np.full(k, "click counts", dtype=object)
+    basis = np.full(k, "click counts", dtype=object)
     if result.lower is not None:
         boot = np.isfinite(result.lower) & np.isfinite(result.upper)
         lo = np.where(boot, result.lower, lo)
         up = np.where(boot, result.upper, up)
-        source[boot] = "bootstrap"
+        basis[boot] = "bootstrap"
     with np.errstate(divide="ignore", invalid="ignore"):
         rel = np.where(theta > 0, (up - lo) / 2 / theta, np.inf)
     rel = np.fmax(rel, floor)  # no estimate is more precise than the clicks behind it
     rel[0] = 0.0 if c[0] > 0 else np.inf  # theta_1 = 1 by definition
     thin = ~(rel <= THIN_RELATIVE_HALF_WIDTH) | ~np.isfinite(theta)
     return pd.DataFrame({"position": np.arange(1, k + 1), "theta": theta, "lower": lo,
-                         "upper": up, "interval": source, "relative_half_width": rel,
+                         "upper": up, "interval": basis, "relative_half_width": rel,
                          "thin": thin, "clicks": c.astype(int), "impressions": n.astype(int)})
 
 

@@ -18,7 +18,7 @@ The CSS and the deck's script are package files in ``ulr/report/assets``.
 
 from ulr.report.browser import (EXPORT_PREFIX, SYSTEM_BROWSERS, clean_orphans, export_folder,
                                 find_browser, static_export_problem)
-from ulr.report.browser import _start_time  # noqa: F401 (tests/test_export_cleanup.py)
+from ulr.report.browser import _start_time  # noqa: F401 (tests/report/test_browser.py)
 from ulr.report.deck import (APPENDIX_CHARS, SLIDE_CAVEAT_CHARS, SLIDE_CAVEAT_MAX,
                              SLIDE_TABLE_ROWS, build_deck, slide_caveats)
 from ulr.report.document import MAX_TABLE_ROWS_HTML, build_html, write_html

@@ -79,7 +79,7 @@ def _slide_html(i: int, it: ReportItem, status: str | None, appendix: int | None
     elif it.note.strip():
         parts.append(f'<div class="note">{esc(it.note)}</div>')
     parts.append(f'<div class="evidence">Evidence: {esc(evidence_text(it.evidence))}'
-                 f' · dataset {esc(it.source)}</div>')
+                 f' · dataset {esc(it.origin)}</div>')
     if hidden:
         lis = "".join(f"<li>{esc(c)}</li>" for c in it.caveats)
         parts.append(f'<aside class="notes"><ul>{lis}</ul></aside>')

@@ -50,7 +50,7 @@ def build_html(items, *, title: str = "ulr report", generated: str | None = None
     for i, it in enumerate(items, start=1):
         parts = [f'<section class="item" id="item-{i}">',
                  f"<h2>{i}. {esc(it.title)}</h2>",
-                 f'<div class="meta">Dataset <b>{esc(it.source)}</b> · created '
+                 f'<div class="meta">Dataset <b>{esc(it.origin)}</b> · created '
                  f'{esc(it.created or "—")} · ulr {esc(it.version or "—")}</div>']
         if it.note.strip():
             parts.append(f'<div class="note">{esc(it.note)}</div>')

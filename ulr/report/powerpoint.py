@@ -93,7 +93,7 @@ def _notes(it, status: str | None) -> str:
         out.append("Caveats:")
         out += [f"- {c}" for c in it.caveats]
     out.append(f"Evidence: {report.evidence_text(it.evidence)}")
-    out.append(f"Dataset: {it.source} · created {it.created or '—'} · "
+    out.append(f"Dataset: {it.origin} · created {it.created or '—'} · "
                f"ulr {it.version or '—'}")
     if it.note.strip():
         out.append(f"Note: {it.note}")
@@ -272,7 +272,7 @@ def build_pptx(items, *, title: str = "ulr report", status: dict | None = None,
         y, h, size = boxes["evidence"]
         _textbox(slide, MARGIN_IN, y, w, h,
                  [f"Evidence: {report.evidence_text(it.evidence)} · dataset "
-                  f"{it.source}"], size, color=(0x55, 0x55, 0x55))
+                  f"{it.origin}"], size, color=(0x55, 0x55, 0x55))
         slide.notes_slide.notes_text_frame.text = _notes(it, status.get(it.id))
     for p, page in enumerate(pages):
         _appendix(prs.slides.add_slide(blank), page, p + 1 if len(pages) > 1 else None)

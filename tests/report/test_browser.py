@@ -1,4 +1,5 @@
-"""Export folders: a killed export's browser and temp folder are removed by the next export,
+"""The system browser (ulr.report.browser): BROWSER_PATH, the sentences when static export
+cannot run, and export folders: a killed export's browser and temp folder are removed by the next export,
 and a timed-out export kills its whole browser process group.
 
 A fake browser (a Python script) stands in for Chromium: it writes the PDF, or hangs
@@ -8,9 +9,11 @@ with a child process, so no real Chromium is started or left behind.
 import os
 import subprocess
 import sys
+import importlib.util
 import tempfile
 import time
 
+import plotly.graph_objects as go
 import pytest
 
 from ulr import report
@@ -114,3 +117,28 @@ def test_a_cancelled_export_kills_its_browser_group_at_once(tmp_root, fake_brows
     main, child = map(int, pids.read_text().split())
     assert wait_gone(main) and wait_gone(child)
     assert list(tmp_root.iterdir()) == []
+
+
+def test_find_browser_honours_browser_path(tmp_path, monkeypatch):
+    exe = tmp_path / "my-chrome"
+    exe.write_text("#!/bin/sh\n")
+    exe.chmod(0o755)
+    monkeypatch.setenv("BROWSER_PATH", str(exe))
+    assert report.find_browser() == str(exe)
+    monkeypatch.setenv("BROWSER_PATH", str(tmp_path / "missing"))
+    assert report.find_browser() != str(tmp_path / "missing")
+
+
+def test_static_export_problems_are_sentences(monkeypatch):
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda n, *a: None if n == "kaleido" else real_find_spec(n, *a))
+    assert "kaleido" in report.static_export_problem()
+    with pytest.raises(UlrError, match="kaleido"):
+        report.to_image(go.Figure())
+    monkeypatch.undo()
+    monkeypatch.setattr(report.browser, "find_browser", lambda: None)
+    if importlib.util.find_spec("kaleido") is not None:
+        assert "Chromium" in report.static_export_problem()
+        with pytest.raises(UlrError, match="Chromium"):
+            report.to_image(go.Figure())

@@ -1,98 +1,17 @@
-"""HTML report, CSV ZIP and static images (ulr.report)."""
+"""The offline HTML report (ulr.report.document) and what every export shares: escaping,
+assets, one parse per figure, plain words."""
 
-import csv
 import io
-import importlib.util
-import json
 import re
-import struct
 import zipfile
 
-import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import pytest
-from plotly.offline import get_plotlyjs
 
 from ulr import __version__, report, theme
 from ulr.errors import UlrError
-
-XSS = "<script>alert(1)</script>"
-
-
-def make_items():
-    fig1 = theme.apply(go.Figure(go.Scatter(x=[1, 2, 3], y=[0.5, 0.25, 0.125], name="em")),
-                       title="theta", x="position", y="theta")
-    fig2 = go.Figure(go.Bar(x=["naive", "ipw"], y=[3.1, 2.7], name="arp"))
-    table = pd.DataFrame({"text": ["=cmd", "+x", "-x", "@x", XSS, "ok"],
-                          "n": [-1, 2, -3, 4, 5, 6],
-                          "f": [-1.5, 0.25, np.nan, 1e-9, 2.0, -0.0]})
-    a = report.ReportItem.from_result(XSS, fig=fig1, table=table, dataset="<b>ds</b>",
-                                      settings={"eta": [0.5, 1.0], "<i>k</i>": "<u>v</u>"},
-                                      note="line one\n<img src=x onerror=alert(2)>")
-    b = report.ReportItem.from_result("Second chart", fig=fig2, dataset="sample")
-    return a, b
-
-
-def plotlyjs_free(doc: str) -> str:
-    """The document without the one inline plotly.js bundle (which names URLs in its code)."""
-    js = get_plotlyjs()
-    assert doc.count(js) == 1
-    return doc.replace(js, "")
-
-
-# ----------------------------------------------------------------------------- items
-
-
-def test_item_round_trip_and_ui_dict_format():
-    a, _ = make_items()
-    d = a.to_dict()
-    assert report.ReportItem.from_dict(d) == a
-    # The dict pages/_ui.add_to_report stores has no id; unknown keys are ignored.
-    ui = {k: v for k, v in d.items() if k != "id"} | {"extra": 1}
-    b = report.ReportItem.from_dict(ui)
-    assert b.title == a.title and b.figure == a.figure and b.id and b.id != a.id
-    df = a.frame()
-    assert df["text"].tolist() == ["=cmd", "+x", "-x", "@x", XSS, "ok"]
-    assert df["n"].dtype.kind == "i" and df["n"].tolist() == [-1, 2, -3, 4, 5, 6]
-    assert df["f"].dtype.kind == "f"
-    assert a.fig().data[0].name == "em"
-    # A meaningful index becomes a column; strings that look like numbers stay text.
-    t = pd.DataFrame({"v": [1.0, 2.0]}, index=pd.Index(["naive", "ipw"], name="ranker"))
-    c = report.ReportItem.from_result("t", table=t)
-    assert c.frame()["index"].tolist() == ["naive", "ipw"]
-    s = report.ReportItem.from_result("s", table=pd.DataFrame({"id": ["007", "-5"]}))
-    assert s.frame()["id"].tolist() == ["007", "-5"]
-
-
-@pytest.mark.parametrize("change, needle", [
-    ({"title": ""}, "non-empty title"),
-    ({"title": "   "}, "non-empty title"),
-    ({"title": "x" * 301}, "at most 300"),
-    ({"title": 5}, "non-empty title"),
-    ({"note": 3}, "note must be text"),
-    ({"figure": "{not json"}, "figure is not valid JSON"),
-    ({"figure": "[1, 2]"}, "plotly figure JSON"),
-    ({"table": '{"data": []}'}, "split"),
-    ({"settings": [1]}, "settings must be a dict"),
-    ({"settings": {"f": object()}}, "JSON-able"),
-    ({"dataset": 3}, "'dataset' must be text"),
-])
-def test_item_validation(change, needle):
-    a, _ = make_items()
-    with pytest.raises(ValueError, match=re.escape(needle)):
-        report.ReportItem(**(a.to_dict() | change))
-
-
-def test_broken_item_in_a_list_is_a_user_error():
-    a, _ = make_items()
-    with pytest.raises(UlrError, match="report item 2 is broken"):
-        report.build_html([a, {"title": "x", "figure": "nope"}])
-    with pytest.raises(UlrError, match="report item 1 is broken"):
-        report.build_zip(["not a dict"])
-
-
-# ----------------------------------------------------------------------------- HTML
+from tests.report.items import XSS, make_items, plotlyjs_free
 
 
 def test_html_two_charts_plotlyjs_once_no_external_urls():
@@ -204,122 +123,6 @@ def test_html_opens_offline_in_chromium_with_interactive_charts(tmp_path, browse
     assert errors == [] and console == [] and dialogs == []  # no script injected
 
 
-# ----------------------------------------------------------------------------- ZIP
-
-
-def neutralized_reference(v):
-    """Slow obvious reference: what a text cell must look like in a safe CSV."""
-    if isinstance(v, str) and v[:1] in ("=", "+", "-", "@", "\t", "\r"):
-        return "'" + v
-    return v
-
-
-def test_zip_csvs_neutralize_formulas_but_keep_negative_numbers():
-    a, b = make_items()
-    hostile = report.ReportItem.from_result("=HYPERLINK(\"x\")", dataset="@evil",
-                                            note="-note", table=pd.DataFrame({"v": [1]}))
-    data = report.build_zip([a, b, hostile])
-    zf = zipfile.ZipFile(io.BytesIO(data))
-    names = zf.namelist()
-    assert names == ["01-script-alert-1-script.csv", "03-hyperlink-x.csv", "index.csv",
-                     "README.txt"]
-    rows = list(csv.reader(io.StringIO(zf.read(names[0]).decode("utf-8"))))
-    assert rows[0] == ["text", "n", "f"]
-    df = a.frame()
-    want_text = [neutralized_reference(v) for v in df["text"]]
-    assert [r[0] for r in rows[1:]] == want_text == ["'=cmd", "'+x", "'-x", "'@x", XSS, "ok"]
-    # Numbers are numbers: negative values keep their sign and no apostrophe.
-    assert [r[1] for r in rows[1:]] == ["-1", "2", "-3", "4", "5", "6"]
-    back = pd.read_csv(io.BytesIO(zf.read(names[0])))
-    assert back["n"].tolist() == [-1, 2, -3, 4, 5, 6] and back["n"].dtype.kind == "i"
-    assert back["f"].iloc[0] == -1.5 and np.isnan(back["f"].iloc[2])
-    # The index lists every item, itself neutralized.
-    idx = list(csv.DictReader(io.StringIO(zf.read("index.csv").decode("utf-8"))))
-    assert [r["item"] for r in idx] == ["1", "2", "3"]
-    assert [r["file"] for r in idx] == [names[0], "", names[1]]
-    assert idx[2]["title"] == "'=HYPERLINK(\"x\")" and idx[2]["dataset"] == "'@evil"
-    assert idx[2]["note"] == "'-note" and idx[0]["title"] == XSS
-    assert json.loads(idx[0]["settings"])["eta"] == [0.5, 1.0]
-    for name in names:
-        if name.endswith(".csv"):
-            for row in csv.reader(io.StringIO(zf.read(name).decode("utf-8"))):
-                for cell in row:
-                    assert not (cell[:1] in "=+@" and cell), (name, cell)
-                    if cell.startswith("-"):
-                        float(cell)  # only numbers may start with a minus
-
-
-def test_zip_of_nothing_has_only_the_index():
-    zf = zipfile.ZipFile(io.BytesIO(report.build_zip([])))
-    assert zf.namelist() == ["index.csv", "README.txt"]
-    assert zf.read("index.csv").decode().splitlines() == [
-        "item,title,file,kind,dataset,created,version,note,takeaway,verdict,caveats,evidence,"
-        "settings,content hash"]  # headers in words, as on every other surface
-
-
-# ----------------------------------------------------------------------------- images
-
-
-def test_find_browser_honours_browser_path(tmp_path, monkeypatch):
-    exe = tmp_path / "my-chrome"
-    exe.write_text("#!/bin/sh\n")
-    exe.chmod(0o755)
-    monkeypatch.setenv("BROWSER_PATH", str(exe))
-    assert report.find_browser() == str(exe)
-    monkeypatch.setenv("BROWSER_PATH", str(tmp_path / "missing"))
-    assert report.find_browser() != str(tmp_path / "missing")
-
-
-def test_static_export_problems_are_sentences(monkeypatch):
-    real_find_spec = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec",
-                        lambda n, *a: None if n == "kaleido" else real_find_spec(n, *a))
-    assert "kaleido" in report.static_export_problem()
-    with pytest.raises(UlrError, match="kaleido"):
-        report.to_image(go.Figure())
-    monkeypatch.undo()
-    monkeypatch.setattr(report.browser, "find_browser", lambda: None)
-    if importlib.util.find_spec("kaleido") is not None:
-        assert "Chromium" in report.static_export_problem()
-        with pytest.raises(UlrError, match="Chromium"):
-            report.to_image(go.Figure())
-
-
-def test_image_option_errors():
-    with pytest.raises(UlrError, match="format"):
-        report.to_image(go.Figure(), format="gif")
-    with pytest.raises(UlrError, match="scale"):
-        report.to_image(go.Figure(), scale=0)
-    with pytest.raises(UlrError, match="width"):
-        report.to_image(go.Figure(), width=5)
-    with pytest.raises(UlrError, match="no chart"):
-        report.to_images([report.ReportItem(title="only a note")],
-                         browser=report.find_browser() or "/bin/sh")
-
-
-@pytest.mark.skipif(report.static_export_problem() is not None,
-                    reason="kaleido or system Chromium missing")
-def test_png_and_pdf_through_system_chromium():
-    from choreographer.cli._cli_utils import get_chrome_download_path
-
-    downloaded = get_chrome_download_path(mkdir=False)
-    existed = downloaded.exists()
-    a, b = make_items()
-    pngs = report.to_images([a, b.fig()], format="png", width=640, height=400, scale=1.5)
-    for png in pngs:
-        assert png[:8] == b"\x89PNG\r\n\x1a\n"
-        w, h = struct.unpack(">II", png[16:24])  # IHDR: layout size times scale
-        assert (w, h) == (960, 600)
-    pdf = report.to_image(b.figure, format="pdf")
-    assert pdf[:5] == b"%PDF-"
-    assert downloaded.exists() == existed  # kaleido used the system browser, fetched none
-    with pytest.raises(UlrError, match="no executable browser"):
-        report.to_image(a, browser="/nonexistent/chromium")
-
-
-# ----------------------------------------------------------------------------- package
-
-
 def test_css_and_script_are_package_files_found_from_the_repo():
     from importlib import resources
 
@@ -353,7 +156,8 @@ def test_exports_parse_each_figure_once(monkeypatch):
 def test_a_simulated_item_shows_simulated_where_a_dataset_would_be():
     sim = report.ReportItem.from_result("Severity sweep", fig=go.Figure(),
                                         provenance="simulated")
-    assert (sim.dataset, sim.content_hash, sim.source) == ("", "", "simulated")
+    assert (sim.dataset, sim.content_hash, sim.origin) == ("", "", "simulated")
+    assert sim.source == sim.origin  # the old name still reads
     assert "Dataset <b>simulated</b>" in report.build_html([sim])
     assert " · dataset simulated</div>" in report.build_deck([sim])
     assert report.ReportItem.from_dict(sim.to_dict()).provenance == "simulated"

@@ -16,7 +16,7 @@ from ulr.data import catalog, ingest
 from ulr.report import saved as reports
 from ulr.errors import UlrError
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 A, B = "browser:alice", "oidc:https://id.example|bob"  # two identities
@@ -290,7 +290,7 @@ def test_a_simulated_item_keeps_its_provenance_through_the_store(db):
     reports.add_item(r.id, sim, actor=A, db=db)
     reports.add_item(r.id, item(), actor=A, db=db)
     back = reports.items(r.id, actor=A, db=db)
-    assert [(b.provenance, b.dataset, b.source) for b in back] == [
+    assert [(b.provenance, b.dataset, b.origin) for b in back] == [
         ("simulated", "", "simulated"), ("dataset", "sample", "sample")]
     # items saved before provenance existed read back as dataset-bound
     old = {k: v for k, v in item().to_dict().items() if k != "provenance"}
