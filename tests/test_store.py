@@ -1,5 +1,6 @@
 """Loader, catalog and concurrency tests for the store (ulr.data.catalog, ulr.data.ingest)."""
 
+import dataclasses
 import hashlib
 import re
 import tempfile
@@ -13,8 +14,9 @@ from ulr.data import catalog, ingest
 
 from ulr.data.log import OPERATOR
 
-from ulr.data.summary import ctr_by_position, summary
+from ulr.data.summary import ctr_by_position, summary, true_theta
 from ulr.data import catalog as catalog_mod
+from ulr.data import files
 from ulr.errors import UlrError
 from ulr.simulate import simulate_clicks, write_log
 
@@ -160,11 +162,11 @@ def test_duplicate_name_refused_then_replace(tmp_path, cur):
     assert views(cur) >= {catalog.get_dataset(cur, "d").table}
     # the replaced file stays in the trash for a grace period (a session may be reading
     # it); once a later write sweeps it, the next listing drops its view
-    catalog_mod.TRASH_GRACE_S, grace = 0.0, catalog_mod.TRASH_GRACE_S
+    files.TRASH_GRACE_S, grace = 0.0, files.TRASH_GRACE_S
     try:
         ingest.load_log(write(tmp_path, GOOD, "h.csv"), "e", cur=cur)
     finally:
-        catalog_mod.TRASH_GRACE_S = grace
+        files.TRASH_GRACE_S = grace
     catalog.list_datasets(cur)
     assert views(cur) == {catalog.get_dataset(cur, n).table for n in ("d", "e")}
 
@@ -185,7 +187,7 @@ def test_parquet_and_simulated_log(tmp_path, cur):
     assert res.rows == len(sim.df)
     assert sorted(log.info.features) == [f"feature_{i}" for i in range(1, 6)]
     np.testing.assert_array_equal(df["click"].astype(int), sim.df["click"])
-    np.testing.assert_allclose(log.true_theta(), sim.theta, rtol=1e-6)
+    np.testing.assert_allclose(true_theta(log), sim.theta, rtol=1e-6)
     bad = sim.df.copy()
     bad.loc[5, "position"] = 0
     write_log(bad, str(tmp_path / "b.parquet"))
@@ -300,9 +302,9 @@ def stored_state(db):
     infos = catalog.list_datasets(catalog.cursor(db))
     rows = [(d.name, d.table, d.rows, d.content_hash, d.rejects_table) for d in infos]
     tables = {t for d in infos for t in (d.table, d.rejects_table) if t}
-    files = {f.name: hashlib.sha256(f.read_bytes()).hexdigest()
-             for f in catalog.files_dir(db).glob("*.parquet") if f.stem in tables}
-    return rows, files
+    stored = {f.name: hashlib.sha256(f.read_bytes()).hexdigest()
+              for f in files.files_dir(db).glob("*.parquet") if f.stem in tables}
+    return rows, stored
 
 
 def big_csv(path, rows):
@@ -318,7 +320,7 @@ def test_datasets_are_parquet_files_and_a_reader_holds_no_lock(tmp_path):
     db = tmp_path / "s.duckdb"
     ingest.load_log(write(tmp_path, GOOD), "d", db_path=db)
     info = catalog.get_dataset(catalog.cursor(db), "d")
-    assert (catalog.files_dir(db) / f"{info.table}.parquet").is_file()
+    assert (files.files_dir(db) / f"{info.table}.parquet").is_file()
     log = catalog.open_dataset("d", db)
     # while a reader holds its dataset open, another process lists and loads
     rc, out, err = cli("datasets", "--db", db)
@@ -331,9 +333,9 @@ def test_datasets_are_parquet_files_and_a_reader_holds_no_lock(tmp_path):
 
 def test_two_concurrent_cli_loads_both_succeed(tmp_path):
     db = tmp_path / "c.duckdb"
-    files = [big_csv(tmp_path / f"l{i}.csv", 200_000 + i) for i in range(2)]
+    csvs = [big_csv(tmp_path / f"l{i}.csv", 200_000 + i) for i in range(2)]
     procs = [cli("load", f, "--db", db, "--name", f"load {i}", wait=False)
-             for i, f in enumerate(files)]
+             for i, f in enumerate(csvs)]
     outs = [p.communicate(timeout=180) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outs
     assert {d.name: d.rows for d in catalog.list_datasets(catalog.cursor(db))} == \
@@ -374,12 +376,12 @@ def test_trash_and_orphans_are_swept_on_a_later_write(tmp_path, monkeypatch):
     db = tmp_path / "t.duckdb"
     ingest.load_log(write(tmp_path, GOOD), "d", db_path=db)
     catalog.delete_dataset(catalog.cursor(db), "d")
-    folder = catalog.files_dir(db)
+    folder = files.files_dir(db)
     dead = folder / ".tmp-999999999-0123456789abcdef.parquet"  # a load of a dead process
     dead.write_bytes(b"x")
     live = folder / f".tmp-{os.getpid()}-0123456789abcdef.parquet"  # a live concurrent load
     live.write_bytes(b"x")
-    monkeypatch.setattr(catalog_mod, "TRASH_GRACE_S", 0.0)  # read by _sweep there
+    monkeypatch.setattr(files, "TRASH_GRACE_S", 0.0)  # read by files.sweep
     ingest.load_log(write(tmp_path, GOOD, "e.csv"), "e", db_path=db)
     info = catalog.get_dataset(catalog.cursor(db), "e")
     assert sorted(f.name for f in folder.iterdir()) == sorted([f"{info.table}.parquet",
@@ -407,7 +409,7 @@ def test_old_layout_is_moved_to_parquet_without_loss(tmp_path):
     log = catalog.open_dataset("old one", db)
     assert log.df().to_dict("list") == {"query_id": ["q", "q"], "doc_id": ["d", "e"],
                                         "position": [1, 2], "click": [True, False]}
-    assert (catalog.files_dir(db) / "ds_00000000000000aa.parquet").is_file()
+    assert (files.files_dir(db) / "ds_00000000000000aa.parquet").is_file()
     with catalog.catalog(db) as c:
         assert c.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name LIKE 'ds_%'"
                          ).fetchone()[0] == 0
@@ -442,12 +444,12 @@ def test_kill_9_mid_load_leaves_the_store_byte_identical(tmp_path):
     rc, out, err = cli("load", src, "--db", db, "--name", "big")
     assert rc == 0, err
     assert catalog.get_dataset(catalog.cursor(db), "big").rows == 1_500_000
-    assert not list(catalog.files_dir(db).glob(".tmp-*"))  # the dead loads' files are swept
+    assert not list(files.files_dir(db).glob(".tmp-*"))  # the dead loads' files are swept
     tables = {t for d in catalog.list_datasets(catalog.cursor(db))
               for t in (d.table, d.rejects_table) if t}
     with catalog.catalog(db) as con:  # deleted files wait in the trash for in-flight reads
         tables |= {t for (t,) in con.execute("SELECT table_name FROM ulr_trash").fetchall()}
-    assert {f.stem for f in catalog.files_dir(db).glob("*.parquet")} <= tables
+    assert {f.stem for f in files.files_dir(db).glob("*.parquet")} <= tables
 
 
 def test_no_spill_folders_are_left_behind(tmp_path):
@@ -455,7 +457,8 @@ def test_no_spill_folders_are_left_behind(tmp_path):
     p = cli("load", write(tmp_path, GOOD), "--db", db, "--name", "d", wait=False)
     p.communicate(timeout=120)
     assert p.returncode == 0
-    leftovers = [d for d in (catalog.SPILL_ROOT.iterdir() if catalog.SPILL_ROOT.is_dir() else [])
+    root = files.settings().spill_root
+    leftovers = [d for d in (root.iterdir() if root.is_dir() else [])
                  if d.name.split("-")[0] == str(p.pid)]
     assert leftovers == []
     assert not (Path(tempfile.gettempdir()) / f"ulr_duckdb_{p.pid}").exists()
@@ -778,13 +781,16 @@ def test_processes_opening_a_store_from_before_owners_at_once_all_see_every_data
     con.close()
 
 
-def test_a_query_that_spills_works_when_the_spill_root_is_missing(tmp_path, monkeypatch):
+def test_a_query_that_spills_works_when_the_spill_root_is_missing(tmp_path):
     """DuckDB creates a connection's spill folder but not its parent: a missing root made
     the first aggregate larger than the memory limit fail (seen on 10M-session logs)."""
     root = tmp_path / "no" / "spill"
-    monkeypatch.setattr(catalog, "SPILL_ROOT", root)
-    monkeypatch.setattr(catalog, "MEMORY_LIMIT", "64MB")
-    con = catalog._memory_connection()
+    before = files.settings()
+    files.configure(dataclasses.replace(before, spill_root=root, memory_limit="64MB"))
+    try:
+        con = files.memory_connection()
+    finally:
+        files.configure(before)
     con.execute("SET threads = 1; SET preserve_insertion_order = false")
     n = con.execute("SELECT count(*) FROM (SELECT i, md5(i::VARCHAR) AS h FROM range(3000000) "
                     "t(i) ORDER BY h)").fetchone()[0]
