@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from ulr import engines, propensity  # noqa: E402
 
-from ulr.data import catalog
+from ulr.data.files import memory_connection  # noqa: E402
 from ulr.engines import sources  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -45,7 +45,7 @@ def lake_of(csv: Path, parts: int) -> Path:
         tmp = lake.with_name(lake.name + ".tmp")
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir()
-        cur = catalog.new_memory_cursor()
+        cur = memory_connection()
         cur.execute("CREATE TABLE t AS SELECT * FROM read_csv($p, header = true)", {"p": str(csv)})
         for i in range(parts):
             cur.execute(f"COPY (SELECT * FROM t WHERE session_id % {parts} = {i}) TO "

@@ -53,7 +53,7 @@ sys.path.insert(0, str(ROOT))
 
 import duckdb  # noqa: E402
 
-from ulr.data import catalog, ingest  # noqa: E402
+from ulr.data import catalog, files, ingest  # noqa: E402
 
 from ulr.data.summary import ctr_by_position
 
@@ -331,7 +331,7 @@ def bench_reader_during_load(rows, tmp):
     # lock while it writes the table (staging and checks could run outside it)
     alt = duckdb.connect(str(tmp / "native.duckdb"))
     alt.execute("CREATE TEMP TABLE stg AS SELECT * FROM read_parquet(?)",
-                [str(catalog.files_dir(db) / (catalog.get_dataset(catalog.cursor(db), "big").table
+                [str(files.files_dir(db) / (catalog.get_dataset(catalog.cursor(db), "big").table
                                              + ".parquet"))])
     t = time.perf_counter()
     alt.execute("BEGIN; CREATE TABLE ds AS SELECT * FROM stg; COMMIT; CHECKPOINT")
@@ -343,7 +343,8 @@ def bench_reader_during_load(rows, tmp):
 
 
 def bench_groupby(rows, tmp):
-    con = duckdb.connect(str(tmp / "gb.duckdb"), config={"memory_limit": catalog.MEMORY_LIMIT})
+    con = duckdb.connect(str(tmp / "gb.duckdb"),
+                         config={"memory_limit": files.settings().memory_limit})
     con.execute(f"""CREATE TABLE t AS SELECT 'q' || (i // 10) AS query_id,
         'd' || (hash(i) % 200000) AS doc_id, (i % 10 + 1)::BIGINT AS position,
         hash(i * 7) % 100 < 5 AS click FROM range({rows}) r(i)""")

@@ -8,6 +8,7 @@ from pages import _ui as ui
 from pages._ui.reporting import pbm_fit_reason
 from ulr import propensity, rankers
 from ulr.data import catalog
+from ulr.data.summary import true_theta as recorded_theta
 from ulr.errors import NeedsFeatures, NeedsRandomizedRows, TooFewQueries, UlrError
 from ulr.lists import mapping_warnings
 from ulr.text import parse_numbers, plain
@@ -33,7 +34,7 @@ CORRECTION_LABELS = {"holm": "Holm (family-wise)", "bh": "Benjamini-Hochberg (fa
 
 @ui.cache_data(show_spinner=False, max_entries=64)
 def _true_theta(content_hash: str, name: str):
-    return catalog.open_dataset(name, cur=catalog.cursor()).true_theta()
+    return recorded_theta(catalog.open_dataset(name, cur=catalog.cursor()))
 
 
 @ui.cache_data(show_spinner=False, max_entries=64)

@@ -12,7 +12,7 @@ from pages import _ui as ui
 from pages._ui.reporting import pbm_fit_reason
 from ulr import propensity
 from ulr.data import catalog
-from ulr.data.summary import ctr_by_position, summary
+from ulr.data.summary import ctr_by_position, summary, true_theta
 from ulr.errors import NeedsRandomizedRows, UlrError
 from ulr.propensity import plots
 from ulr.propensity.result import N_BOOTSTRAP
@@ -36,7 +36,7 @@ def _max_position(content_hash: str, name: str) -> int:
 
 @ui.cache_data(show_spinner=False, max_entries=64)
 def _true_theta(content_hash: str, name: str):
-    return catalog.open_dataset(name, cur=catalog.cursor()).true_theta()
+    return true_theta(catalog.open_dataset(name, cur=catalog.cursor()))
 
 
 @ui.cache_data(show_spinner=False, max_entries=128)

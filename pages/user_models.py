@@ -13,6 +13,7 @@ from ulr.data import catalog
 from ulr.clickmodels import LABELS, MODELS, evaluate, plots, sessions
 from ulr.errors import UlrError
 from ulr.data.scan import scan_of
+from ulr.data.summary import true_theta
 st.title("User models")
 st.caption(
     "Which user model explains the clicks? Each click model is fitted on the training "
@@ -139,7 +140,7 @@ st.dataframe(table, hide_index=True, width="stretch", key="um_table",
              column_config={c: st.column_config.NumberColumn(format="%.4f")
                             for c in table.columns if c not in ("model", "within noise")})
 pbm = _pbm_theta(info.content_hash, info.name, res.scores[0].examination.shape[0])
-truth = log.true_theta()  # simulated logs record the average examination per rank
+truth = true_theta(log)  # simulated logs record the average examination per rank
 fig = plots.examination_figure(res, pbm, truth=truth)
 st.plotly_chart(fig, width="stretch", key="um_exam_chart")
 st.caption(f"Evidence: {res.train_sessions:,} training and {res.test_sessions:,} held-out "

@@ -19,7 +19,7 @@ from ulr import propensity, rankers
 
 from ulr.data import catalog, ingest
 
-from ulr.data.summary import ctr_by_position, summary
+from ulr.data.summary import ctr_by_position, summary, true_theta
 from ulr.bandits.plots import lab_figure
 from ulr.bandits.envs import make_env
 from ulr.bandits.replay import replay
@@ -86,12 +86,12 @@ def build_items(tmp) -> list[ReportItem]:
     # Position bias
     res = propensity.estimate(sim_log, method="em", seed=0)
     by_pos = ctr_by_position(sim_log)
-    table = pplots.results_table([res], sim_log.true_theta(), clicks=by_pos["clicks"].to_numpy(),
+    table = pplots.results_table([res], true_theta(sim_log), clicks=by_pos["clicks"].to_numpy(),
                                  impressions=by_pos["impressions"].to_numpy())
     thin = table[table["thin"] & (table["position"] > 1)]
     clicks = int(by_pos["clicks"].sum())
     items.append(ReportItem.from_result(
-        "Position bias", fig=pplots.theta_figure([res], sim_log.true_theta(), table=table),
+        "Position bias", fig=pplots.theta_figure([res], true_theta(sim_log), table=table),
         table=table, dataset="simulated", settings={"method": "em", "seed": 0},
         caveats=[f"Thin evidence: {len(thin)} of {int((table['position'] > 1).sum())} estimates "
                  f"rest on too few clicks ({clicks:,} in all): their 95% interval is wider than "

@@ -84,9 +84,9 @@ def _split_glob(typed: str) -> tuple[str, str]:
 
 def _own_store(db_path) -> list[str]:
     """Folders a visitor never reads through a source: the store's datasets and statistics."""
-    from ulr.data import catalog
-    db = Path(catalog.default_db_path() if db_path is None else db_path)
-    return [os.path.realpath(catalog.files_dir(db)), os.path.realpath(db.parent / "sources")]
+    from ulr.data import files
+    db = Path(files.default_db_path() if db_path is None else db_path)
+    return [os.path.realpath(files.files_dir(db)), os.path.realpath(db.parent / "sources")]
 
 
 def browser_path(typed: str, *, roots: tuple[str, ...] | None = None, db_path=None) -> str:

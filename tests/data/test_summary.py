@@ -69,7 +69,6 @@ def test_true_theta_of_a_stored_log_and_of_the_file_agree_with_the_simulator(log
     expected = sim.df.groupby("position")["true_theta"].mean().to_numpy()
     np.testing.assert_allclose(expected, sim.theta, rtol=1e-9)  # one value per position
     np.testing.assert_allclose(summary.true_theta(log), expected, rtol=1e-9)
-    np.testing.assert_allclose(log.true_theta(), expected, rtol=1e-9)
     np.testing.assert_allclose(summary.true_theta(S.csv_scan(path)), expected, rtol=1e-9)
     np.testing.assert_allclose(summary.true_theta(log, 3), expected[:3], rtol=1e-9)
     assert summary.true_theta(log, len(expected) + 1) is None

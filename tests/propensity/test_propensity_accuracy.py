@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from ulr.data import ingest
+from ulr.data.summary import true_theta
 from ulr.propensity import estimate
 from ulr.simulate import simulate_clicks, write_log
 
@@ -37,7 +38,7 @@ def test_randomization_is_exactly_the_ctr_ratio_of_randomized_rows(sim_log):
 ])
 def test_method_is_within_tolerance_of_true_theta(sim_log, method, tol):
     sim, log = sim_log
-    truth = log.true_theta()
+    truth = true_theta(log)
     np.testing.assert_allclose(truth, sim.theta, atol=1e-6)  # the log records it
     res = estimate(log, method=method)
     err = np.abs(res.theta - truth / truth[0])

@@ -130,7 +130,7 @@ def test_csv_scan_equals_stored_table(sim, tmp_path):
     np.testing.assert_array_equal(cells_frame(from_file), cells_frame(from_table))
     np.testing.assert_array_equal(np.sort(from_file.groups.group),
                                   np.sort(from_table.groups.group))
-    np.testing.assert_allclose(true_theta(scan), log.true_theta())
+    np.testing.assert_allclose(true_theta(scan), true_theta(log))
 
 
 def test_csv_scan_of_parquet_is_none(sim, tmp_path):

@@ -136,7 +136,7 @@ def _ctr_by_position(c: Context, a: Answer) -> None:
 
 def _position_bias(c: Context, a: Answer) -> None:
     from ulr import propensity
-    from ulr.data.summary import ctr_by_position
+    from ulr.data.summary import ctr_by_position, true_theta
     from ulr.propensity import plots
     positions = min(c.shape.positions, POSITIONS_SHOWN)
     assume = c.shape.declared_randomized and a.method == "randomization"
@@ -144,7 +144,7 @@ def _position_bias(c: Context, a: Answer) -> None:
                             n_bootstrap=PB_BOOTSTRAP, seed=SEED, assume_randomized=assume,
                             should_stop=c.should_stop)
     by_pos = c.once("ctr", lambda: ctr_by_position(c.log))
-    truth = c.log.true_theta()
+    truth = true_theta(c.log)
     table = plots.results_table([r], truth, clicks=by_pos["clicks"].to_numpy(),
                                 impressions=by_pos["impressions"].to_numpy())
     a.verdict = r.verdict_on(table, mapping=c.mapping)
@@ -162,6 +162,7 @@ def _user_models(c: Context, a: Answer) -> None:
     from ulr import propensity
     from ulr.clickmodels import MODELS, evaluate, sessions
     from ulr.data.scan import scan_of
+    from ulr.data.summary import true_theta
     S = sessions.collect(scan_of(c.log), test_fraction=UM_TEST_FRACTION, seed=SEED)
     res = evaluate.compare(S, list(MODELS), n_bootstrap=PB_BOOTSTRAP, seed=SEED,
                            test_fraction=UM_TEST_FRACTION, refit_intervals=False,
@@ -173,7 +174,7 @@ def _user_models(c: Context, a: Answer) -> None:
         pbm = None
     a.verdict, a.title, a.table = res.verdict, "User models", res.table()
     a.figure = _chart("ulr.clickmodels.plots", "examination_figure", res, pbm,
-                      truth=c.log.true_theta())
+                      truth=true_theta(c.log))
     a.caveats = [r.message for r in res.verdict.reasons]
     a.evidence = {"sessions": res.train_sessions + res.test_sessions,
                   "held-out sessions": res.test_sessions}
@@ -187,7 +188,8 @@ def _rankers(c: Context, a: Answer) -> None:
     import numpy as np
 
     from ulr import rankers
-    truth = c.log.true_theta()
+    from ulr.data.summary import true_theta
+    truth = true_theta(c.log)
     if truth is not None:
         theta, theta_from = tuple(float(t) for t in truth), "true theta (recorded in the log)"
     else:

@@ -23,9 +23,9 @@ import pandas as pd
 
 from ulr import propensity, rankers, report, validate
 
-from ulr.data import catalog
+from ulr.data import catalog, files
 
-from ulr.data.summary import ctr_by_position, summary
+from ulr.data.summary import ctr_by_position, summary, true_theta
 from ulr.propensity import plots as propensity_plots
 from ulr.commands.common import add_log_args, add_option, log_from_args
 from ulr.errors import UlrError
@@ -166,7 +166,7 @@ def section_propensity(log, ctx) -> list[report.ReportItem]:
                               n_bootstrap=ctx["n_bootstrap"] or 0, seed=ctx["seed"])
     ctx["theta"] = np.asarray(res.theta, dtype=float)
     ctx["theta_from"] = f"estimated ({method})"
-    truth = log.true_theta()
+    truth = true_theta(log)
     by_pos = ctr_by_position(log)
     table = propensity_plots.results_table([res], truth, clicks=by_pos["clicks"].to_numpy(),
                                            impressions=by_pos["impressions"].to_numpy())
@@ -296,7 +296,7 @@ def _saved_db(args) -> str:
     if args.input or args.name:
         raise UlrError("--list and --report read the reports saved in --db; drop "
                        "--input/--name.")
-    db = args.db or catalog.default_db_path()
+    db = args.db or files.default_db_path()
     if not Path(db).exists():
         raise UlrError(f"database {db} does not exist; reports are saved there by the app.")
     return db

@@ -1,4 +1,4 @@
-"""The store: immutable Parquet files behind a small DuckDB catalog, and its lock.
+"""The store's catalog: its lock, its rows (one per dataset), publishing a load, readers.
 
 Layout, for a store ``data/ulr.duckdb`` (``ULR_DB`` overrides it):
 
@@ -19,8 +19,12 @@ Layout, for a store ``data/ulr.duckdb`` (``ULR_DB`` overrides it):
 A load (:mod:`ulr.data.ingest`) stages and validates the file in a private
 in-memory database, without the lock; a refused, failed or killed load therefore leaves the catalog and
 every stored file exactly as they were. Deleted and replaced files stay in
-place for :data:`TRASH_GRACE_S` seconds so that reads in flight finish; files
+place for :data:`ulr.data.files.TRASH_GRACE_S` seconds so that reads in flight finish; files
 of dead loads are swept on a later write.
+
+The files themselves (their folder, durability, the trash, spill folders) are
+:mod:`ulr.data.files`'s; this module renames them into place (:func:`publish`) and
+records them.
 
 Dataset names are user text: they are stored verbatim and only ever bound as
 values. Table names are generated (``ds_<hex>``) and checked against an
@@ -29,15 +33,10 @@ allow-list before they reach SQL.
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import fcntl
-import itertools
 import json
 import os
-import re
-import shutil
-import tempfile
 import threading
 import time
 import uuid
@@ -50,27 +49,18 @@ import duckdb
 if TYPE_CHECKING:  # pandas is imported where it is used: start-up time of the CLI
     import pandas as pd
 
-from ulr.data.log import OPERATOR, DatasetInfo, Log  # noqa: F401 - OPERATOR: store's name
-from ulr.data.schema import TABLE_RE as _TABLE_RE
-from ulr.data.schema import table_ident as _table
-from ulr.errors import UlrError
+from ulr.data import files, schema
+from ulr.data.files import file_of, store_path
+from ulr.data.log import OPERATOR, DatasetInfo, Log
+from ulr.data.schema import table_ident
+from ulr.errors import Refused, UlrError
 
-ROOT = Path(__file__).resolve().parents[2]
-DATA_DIR = ROOT / "data"
-DEFAULT_DB = DATA_DIR / "ulr.duckdb"
-MEMORY_LIMIT = os.environ.get("ULR_MEMORY_LIMIT", "4GB")
-LOCK_TIMEOUT_S = float(os.environ.get("ULR_LOCK_TIMEOUT", "30"))
-TRASH_GRACE_S = 600.0
-SPILL_ROOT = Path(tempfile.gettempdir()) / "ulr_spill"
 BUSY = "the store is busy with another load; try again in a moment."
-
-_TMP_RE = re.compile(r"^\.tmp-(\d+)-[0-9a-f]{16}\.parquet$")
 _MAX_NAME = 200
 
 _local = threading.local()
 _ready: set[str] = set()
 _ready_lock = threading.Lock()
-_spill_ids = itertools.count()
 
 _CATALOG_DDL = """
 CREATE TABLE IF NOT EXISTS ulr_catalog (
@@ -95,80 +85,6 @@ CREATE TABLE IF NOT EXISTS ulr_trash (
 
 class NotOwner(UlrError):
     """The acting identity may not rename, replace or delete this dataset (not its own)."""
-
-
-def default_db_path() -> str:
-    return os.environ.get("ULR_DB") or str(DEFAULT_DB)
-
-
-def _resolve(db_path) -> str:
-    return str(Path(db_path or default_db_path()).resolve())
-
-
-def files_dir(db_path=None) -> Path:
-    """The folder of a store's Parquet files: ``data/ulr_files`` for ``data/ulr.duckdb``."""
-    p = Path(_resolve(db_path))
-    return p.with_name(p.stem + "_files")
-
-
-def _file_of(db: str, table: str) -> Path:
-    return files_dir(db) / f"{_table(table)}.parquet"
-
-
-def _sql_str(text: str) -> str:
-    """A SQL string literal (for file paths the store built itself; DDL cannot bind)."""
-    return "'" + str(text).replace("'", "''") + "'"
-
-
-def _first_line(exc: Exception) -> str:
-    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-# --------------------------------------------------------------------------- spill
-
-
-def _memory_connection() -> duckdb.DuckDBPyConnection:
-    """A private in-memory DuckDB with the memory limit and its own spill folder.
-
-    Spill folders live under one shared root, are created by DuckDB only when it
-    spills, and are removed at exit (and, for killed processes, by the next one).
-    """
-    spill = SPILL_ROOT / f"{os.getpid()}-{next(_spill_ids)}"
-    # DuckDB makes the spill folder itself, but not its parent: without the root, the
-    # first query that spills fails ("Failed to create directory")
-    SPILL_ROOT.mkdir(parents=True, exist_ok=True)
-    return duckdb.connect(":memory:", config={"memory_limit": MEMORY_LIMIT,
-                                              "temp_directory": str(spill)})
-
-
-def _clean_spill(*, mine: bool) -> None:
-    if not SPILL_ROOT.is_dir():
-        return
-    for d in SPILL_ROOT.iterdir():
-        pid = d.name.split("-", 1)[0]
-        if not pid.isdigit():
-            continue
-        if (mine and int(pid) == os.getpid()) or (not mine and not _pid_alive(int(pid))):
-            shutil.rmtree(d, ignore_errors=True)
-
-
-_clean_spill(mine=False)
-atexit.register(_clean_spill, mine=True)
-
-
-def new_memory_cursor() -> duckdb.DuckDBPyConnection:
-    """A private in-memory database (for ``--input`` files)."""
-    return _memory_connection()
 
 
 # --------------------------------------------------------------------------- catalog lock
@@ -218,10 +134,10 @@ def catalog(db_path: str | os.PathLike | None = None, *, write: bool = False,
     ``write=True`` also makes the block one transaction: it commits at the end and
     rolls back on an exception. A block nested in another block of the same thread
     (for the same store) reuses the outer connection and its transaction. ``on_wait(seconds)`` is called while another block
-    holds the store; after ``timeout`` seconds (default ``ULR_LOCK_TIMEOUT``, 30)
+    holds the store; after ``timeout`` seconds (default ``ULR_LOCK_TIMEOUT``, 30: :func:`ulr.data.files.settings`)
     an :class:`UlrError` says that the store is busy.
     """
-    path = _resolve(db_path)
+    path = store_path(db_path)
     held = getattr(_local, "held", None)
     if held is None:
         held = _local.held = {}
@@ -232,7 +148,7 @@ def catalog(db_path: str | os.PathLike | None = None, *, write: bool = False,
     fd = os.open(path + ".lock", os.O_RDWR | os.O_CREAT, 0o644)
     try:
         _acquire(fd, on_wait if on_wait is not None else getattr(_local, "on_wait", None),
-                 LOCK_TIMEOUT_S if timeout is None else timeout)
+                 files.settings().lock_timeout_s if timeout is None else timeout)
         con = held[path] = _open_catalog(path)
         try:
             if path not in _ready:
@@ -299,7 +215,7 @@ def catalog_read(db_path, key: str, read):
     block of this thread (a write in progress) it always reads. ``read`` must return a
     value nobody mutates (tuples, or rows copied by the caller).
     """
-    path = _resolve(db_path)
+    path = store_path(db_path)
     if path in (getattr(_local, "held", None) or {}):
         with catalog(db_path) as con:
             return read(con)
@@ -320,9 +236,9 @@ def _open_catalog(path: str) -> duckdb.DuckDBPyConnection:
     try:
         return duckdb.connect(path)
     except duckdb.IOException as exc:
-        raise UlrError(f"cannot open the database {path}: {_first_line(exc)}") from None
+        raise UlrError(f"cannot open the database {path}: {files.first_line(exc)}") from None
     except duckdb.Error as exc:
-        raise UlrError(f"{path} is not a usable DuckDB database: {_first_line(exc)}") from None
+        raise UlrError(f"{path} is not a usable DuckDB database: {files.first_line(exc)}") from None
 
 
 def _init_catalog(con, path: str) -> None:
@@ -337,77 +253,27 @@ def _init_catalog(con, path: str) -> None:
         "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' "
         "AND regexp_matches(table_name, '^(ds|rj)_[0-9a-f]{16}$')").fetchall()]
     if old:
-        folder = files_dir(path)
+        folder = files.files_dir(path)
         folder.mkdir(parents=True, exist_ok=True)
         for table in old:
-            tmp = _tmp_file(path)
-            con.execute(f"COPY (SELECT * FROM {_table(table)}) TO {_sql_str(tmp)} "
+            tmp = files.tmp_file(path)
+            con.execute(f"COPY (SELECT * FROM {table_ident(table)}) TO {files.sql_str(tmp)} "
                         "(FORMAT parquet, COMPRESSION zstd)")
-            _fsync(tmp)
-            os.replace(tmp, _file_of(path, table))
-        _fsync_dir(folder)
+            files.fsync(tmp)
+            os.replace(tmp, file_of(path, table))
+        files.fsync_dir(folder)
         con.execute("BEGIN TRANSACTION")
         for table in old:
-            con.execute(f"DROP TABLE {_table(table)}")
+            con.execute(f"DROP TABLE {table_ident(table)}")
         con.execute("COMMIT")
         con.execute("CHECKPOINT")
     with _ready_lock:
         _ready.add(path)
 
 
-def _tmp_file(db: str) -> Path:
-    return files_dir(db) / f".tmp-{os.getpid()}-{uuid.uuid4().hex[:16]}.parquet"
-
-
-def _fsync(path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _fsync_dir(folder: Path) -> None:
-    with contextlib.suppress(OSError):
-        _fsync(folder)
-
-
-def _sweep(con, db: str) -> None:
-    """Inside a write block: purge expired trash and files no live load will publish.
-
-    A file under a final name that the catalog and the trash do not know can
-    only come from a load killed between its rename and its catalog insert
-    (both happen inside the lock); a temporary file belongs to a load of a
-    process that no longer exists.
-    """
-    folder = files_dir(db)
-    if not folder.is_dir():
-        return
-    expired = [r[0] for r in con.execute(
-        "SELECT table_name FROM ulr_trash WHERE deleted_at < ?",
-        [time.time() - TRASH_GRACE_S]).fetchall()]
-    if expired:
-        con.execute("DELETE FROM ulr_trash WHERE deleted_at < ?", [time.time() - TRASH_GRACE_S])
-    known = {t for row in con.execute(
-        "SELECT table_name, rejects_table FROM ulr_catalog UNION ALL "
-        "SELECT table_name, NULL FROM ulr_trash").fetchall() for t in row if t}
-    for f in folder.iterdir():
-        m = _TMP_RE.match(f.name)
-        if m and not _pid_alive(int(m.group(1))):
-            f.unlink(missing_ok=True)
-        elif f.suffix == ".parquet" and _TABLE_RE.match(f.stem) and f.stem not in known:
-            f.unlink(missing_ok=True)
-
-
-def _trash(con, tables) -> None:
-    for t in tables:
-        if t:
-            con.execute("INSERT OR REPLACE INTO ulr_trash VALUES (?, ?)", [_table(t), time.time()])
-
-
 def _row_to_info(row) -> DatasetInfo:
     (name, table, rows, source, h, loaded, mapping, columns, rejected, rtable, owner) = row
-    return DatasetInfo(name=name, table=_table(table), rows=int(rows), source=source,
+    return DatasetInfo(name=name, table=table_ident(table), rows=int(rows), source=source,
                        content_hash=h, loaded_at=loaded, mapping=json.loads(mapping or "{}"),
                        columns=json.loads(columns or "{}"), rejected=int(rejected or 0),
                        rejects_table=rtable, owner=owner)
@@ -436,7 +302,9 @@ def _may_change(con, name: str, actor, verb: str):
     return row
 
 
-def _check_name(name) -> str:
+def check_name(name) -> str:
+    """``name`` when it may name a dataset (UlrError otherwise): non-empty text of at most
+    200 characters, without control characters."""
     if not isinstance(name, str) or not name.strip():
         raise UlrError("a dataset name must not be empty.")
     if len(name) > _MAX_NAME:
@@ -444,6 +312,71 @@ def _check_name(name) -> str:
     if any(ord(ch) < 32 or ord(ch) == 127 for ch in name):
         raise UlrError("a dataset name must not contain control characters.")
     return name
+
+
+# --------------------------------------------------------------------------- publish
+
+
+def _refuse_taken(row, name: str, actor, replace: bool) -> None:
+    """Refuse a load under the name of the stored dataset ``row`` (a catalog row, or None
+    when the name is free) unless ``replace`` is asked and ``actor`` may replace it."""
+    if row is None:
+        return
+    info = _row_to_info(row)
+    if not info.may_change(actor):
+        who = info.loaded_by(actor)
+        who = "before datasets had owners" if who == "nobody recorded" else "by " + who
+        raise NotOwner(f"a dataset named {name!r} exists already, loaded {who}; choose "
+                       "another name (only its owner can replace it).")
+    if not replace:
+        raise Refused(f"a dataset named {name!r} exists already; choose another name or "
+                      "replace it.", option="replace")
+
+
+def check_free(db: str, name: str, *, actor, replace: bool) -> None:
+    """Refuse (before a load's work) a name that is taken, unless ``replace`` is asked and
+    ``actor`` may replace its dataset; :func:`publish` checks again under the lock."""
+    _refuse_taken(_catalog_row(db, name)[0], name, actor, replace)
+
+
+def publish(db: str, name: str, data: Path, rejects: Path | None, *, rows: int, source: str,
+            content_hash: str, mapping: dict, columns: dict, rejected: int, replace: bool,
+            actor: str) -> DatasetInfo:
+    """Rename a load's fsync'ed files into place and insert its catalog row, in the lock.
+
+    ``data`` (and ``rejects``, its skipped rows, or None) are temporary files of store
+    ``db`` (:func:`ulr.data.files.tmp_file`); the other arguments are the row's values
+    (``columns``: ``{stored column: source label}``). Whether the name is free, or its
+    dataset ``actor``'s to replace, is checked again here, under the lock, so that two
+    loads cannot both take one name; a replaced dataset's files go to the trash."""
+    table = table_ident("ds_" + uuid.uuid4().hex[:16])
+    rtable = table_ident("rj_" + uuid.uuid4().hex[:16]) if rejects is not None else None
+    placed = []
+    try:
+        with catalog(db, write=True) as con:
+            old = con.execute(f"SELECT {_CAT_COLS} FROM ulr_catalog WHERE name = ?",
+                              [name]).fetchone()
+            _refuse_taken(old, name, actor, replace)
+            for src, t in ((data, table), (rejects, rtable)):
+                if t:
+                    os.replace(src, file_of(db, t))
+                    placed.append(file_of(db, t))
+            files.fsync_dir(files.files_dir(db))
+            if old is not None:
+                con.execute("DELETE FROM ulr_catalog WHERE name = ?", [name])
+                files.trash(con, (old[1], old[9]))  # its table and rejects table
+            con.execute(f"INSERT INTO ulr_catalog ({_CAT_COLS}) "
+                        "VALUES (?, ?, ?, ?, ?, now(), ?, ?, ?, ?, ?)",
+                        [name, table, int(rows), source, content_hash, json.dumps(mapping),
+                         json.dumps(columns), int(rejected), rtable, actor])
+            row = con.execute(f"SELECT {_CAT_COLS} FROM ulr_catalog WHERE name = ?",
+                              [name]).fetchone()
+            files.sweep(con, db)
+    except BaseException:
+        for f in placed:  # not in the catalog: the rollback made them unreferenced
+            f.unlink(missing_ok=True)
+        raise
+    return _row_to_info(row)
 
 
 # --------------------------------------------------------------------------- readers
@@ -458,7 +391,7 @@ def cursor(db_path: str | os.PathLike | None = None) -> duckdb.DuckDBPyConnectio
     their Parquet files, made once for every session. Opening a private database
     per session cost each new visitor ~15 ms, and each its own memory limit.
     """
-    db = _resolve(db_path)
+    db = store_path(db_path)
     with _shared_lock:  # the shared connection itself is used by one thread at a time
         cur = _shared_database(db).cursor()
     _cursor_db[cur] = db
@@ -469,11 +402,16 @@ def _shared_database(db: str) -> duckdb.DuckDBPyConnection:
     """This process's reader database of store ``db`` (under ``_shared_lock``)."""
     con = _shared.get(db)
     if con is None:
-        con = _memory_connection()
+        con = files.memory_connection()
         _shared[db] = con
         _shared_views[db] = set()
         _view_locks[db] = threading.Lock()
     return con
+
+
+def store_of(cur=None, db_path=None) -> str:
+    """The store of reader connection ``cur`` (:func:`cursor`), else the store ``db_path``."""
+    return _db_of(cur) if cur is not None else store_path(db_path)
 
 
 def _db_of(cur) -> str:
@@ -491,15 +429,15 @@ def _sync_views(cur, db: str, infos: list[DatasetInfo], *, drop_others: bool) ->
     The views of the store's shared reader database (:func:`cursor`) are remembered,
     so repeated opens ask DuckDB nothing. A view is dropped only once its file is gone
     (``drop_others``: one not in ``infos``): a session may still be reading a dataset
-    that another one deleted, whose file stays in the trash for :data:`TRASH_GRACE_S`;
-    the catalog, not the views, says what exists.
+    that another one deleted, whose file stays in the trash for
+    :data:`ulr.data.files.TRASH_GRACE_S`; the catalog, not the views, says what exists.
     """
     with _view_locks[db]:
         have = _shared_views[db]
         if drop_others:
             wanted = {t for d in infos for t in (d.table, d.rejects_table) if t}
-            for v in [v for v in have - wanted if not _file_of(db, v).exists()]:
-                cur.execute(f"DROP VIEW IF EXISTS {_table(v)}")
+            for v in [v for v in have - wanted if not file_of(db, v).exists()]:
+                cur.execute(f"DROP VIEW IF EXISTS {table_ident(v)}")
                 have.discard(v)
         _make_views(cur, db, infos, have)
 
@@ -509,11 +447,11 @@ def _make_views(cur, db: str, infos: list[DatasetInfo], have: set[str]) -> None:
         for t in (d.table, d.rejects_table):
             if t and t not in have:
                 try:
-                    cur.execute(f"CREATE OR REPLACE VIEW {_table(t)} AS SELECT * FROM "
-                                f"read_parquet({_sql_str(_file_of(db, t))})")
+                    cur.execute(f"CREATE OR REPLACE VIEW {table_ident(t)} AS SELECT * FROM "
+                                f"read_parquet({files.sql_str(file_of(db, t))})")
                 except duckdb.IOException:
                     raise UlrError(f"the files of dataset {d.name!r} are missing from "
-                                   f"{files_dir(db)}; load it again.") from None
+                                   f"{files.files_dir(db)}; load it again.") from None
                 have.add(t)
 
 
@@ -541,6 +479,17 @@ def _catalog_row(db: str, name: str):
     return catalog_read(db, "dataset:" + name, read)
 
 
+def lookup(db: str, name: str) -> DatasetInfo | None:
+    """The catalog row of dataset ``name`` in store ``db``, or None when there is none."""
+    row, _ = _catalog_row(db, name)
+    return None if row is None else _row_to_info(row)
+
+
+def show(cur, info: DatasetInfo) -> None:
+    """Make reader connection ``cur`` show dataset ``info`` (and its skipped rows) as views."""
+    _sync_views(cur, _db_of(cur), [info], drop_others=False)
+
+
 def get_dataset(cur, name: str) -> DatasetInfo:
     db = _db_of(cur)
     row, known = _catalog_row(db, name)
@@ -555,7 +504,7 @@ def get_dataset(cur, name: str) -> DatasetInfo:
 
 def rename_dataset(cur, old: str, new: str, *, actor: str | None = OPERATOR) -> None:
     """Rename ``old`` to ``new``; only its owner (or the operator, the default) may."""
-    _check_name(new)
+    check_name(new)
     with catalog(_db_of(cur), write=True) as con:
         _may_change(con, old, actor, "rename")
         if old == new:
@@ -572,30 +521,26 @@ def delete_dataset(cur, name: str, *, actor: str | None = OPERATOR) -> None:
     callers hold the store's files); a dataset loaded before owners existed is the
     operator's alone (:meth:`DatasetInfo.may_change`). The owner is read and the row
     deleted in one write block, under the store's lock. Sessions reading it finish
-    their reads (the files stay for :data:`TRASH_GRACE_S` seconds); new opens no
+    their reads (the files stay for :data:`ulr.data.files.TRASH_GRACE_S` seconds); new opens no
     longer find it.
     """
     db = _db_of(cur)
     with catalog(db, write=True) as con:
         row = _row_to_info(_may_change(con, name, actor, "delete"))
         con.execute("DELETE FROM ulr_catalog WHERE name = ?", [name])
-        _trash(con, (row.table, row.rejects_table))
-        _sweep(con, db)
+        files.trash(con, (row.table, row.rejects_table))
+        files.sweep(con, db)
     _cursor_rows.pop(cur, None)  # its view stays while its file may be read (_sync_views)
-
-
-def _no_rejects() -> pd.DataFrame:
-    import pandas as pd
-    return pd.DataFrame(columns=["line", "column", "problem", "raw"])
 
 
 def rejected_rows(cur, name: str) -> pd.DataFrame:
     """The rows skipped when ``name`` was loaded with skip-bad-rows."""
     info = get_dataset(cur, name)
     if not info.rejects_table:
-        return _no_rejects()
+        return schema.no_rejects()
     return cur.execute(
-        f"SELECT line, \"column\", problem, raw FROM {_table(info.rejects_table)} ORDER BY line"
+        f"SELECT line, \"column\", problem, raw FROM {table_ident(info.rejects_table)} "
+        "ORDER BY line"
     ).df()
 
 

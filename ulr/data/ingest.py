@@ -4,16 +4,15 @@ A load stages and validates the file in a private in-memory DuckDB, without
 the store's lock (:mod:`ulr.data.catalog`): a refused, failed or killed load
 leaves the catalog and every stored file as they were. Only the final rename of
 the fsync'ed Parquet files and the catalog insert take the lock
-(:func:`_publish`). :func:`open_file` runs the same steps and opens the result
-in memory without storing it.
+(:func:`ulr.data.catalog.publish`). :func:`open_file` runs the same steps and opens the
+result in memory without storing it. The steps (:func:`new_job`, :func:`stage`,
+:func:`check_rows`, :func:`problem_text`, :func:`list_warnings`) are public for the mapping
+check before Load (:mod:`ulr.data.precheck`), which runs them on a file's first rows.
 """
 
 from __future__ import annotations
 
-import codecs
-import csv
 import hashlib
-import io
 import json
 import os
 import threading
@@ -28,18 +27,14 @@ import numpy as np
 if TYPE_CHECKING:  # pandas is imported where it is used: start-up time of the CLI
     import pandas as pd
 
-from ulr.data import schema
-from ulr.data.catalog import (_CAT_COLS, DATA_DIR, NotOwner, _catalog_row, _check_name, _db_of,
-                              _file_of, _first_line, _fsync, _fsync_dir, _memory_connection,
-                              _no_rejects, _resolve, _row_to_info, _sql_str, _sweep, _sync_views,
-                              _table, _tmp_file, _trash, catalog, check_actor, files_dir,
-                              new_memory_cursor)
+from ulr.data import catalog, files, schema
+from ulr.data.files import first_line, memory_connection, sniff_kind
 from ulr.data.log import OPERATOR, DatasetInfo, Log
 from ulr.data.mapping import Mapping, derived_columns, plan_columns
-from ulr.data.schema import ColumnPlan, quote_ident, safe_ident
+from ulr.data.schema import ColumnPlan, quote_ident, safe_ident, table_ident
 from ulr.errors import Refused, UlrError
 
-SAMPLE_CSV = DATA_DIR / "sample_clicks.csv"
+SAMPLE_CSV = files.DATA_DIR / "sample_clicks.csv"
 SAMPLE_NAME = "sample"
 _FIRST_LINES = 5
 _sample_lock = threading.Lock()
@@ -64,62 +59,6 @@ def file_hash(path: str | os.PathLike, extra: str = "") -> str:
     return h.hexdigest()
 
 
-def sniff_kind(path: Path, shown: str | None = None) -> str:
-    """``"csv"`` or ``"parquet"``; UlrError for a missing, empty, binary or non-UTF-8 file.
-
-    ``shown`` is the file name messages use (default: the path's name); the
-    dashboard passes the user's own name, not its upload copy's.
-    """
-    if not path.exists():
-        raise UlrError(f"file not found: {shown or path}.")
-    shown = shown or path.name
-    if not path.is_file():
-        raise UlrError(f"{shown} is not a file.")
-    if path.stat().st_size == 0:
-        raise UlrError(f"{shown} is empty: a click log needs a header and at least one row.")
-    with open(path, "rb") as fh:
-        head = fh.read(65536)
-    if head[:4] == b"PAR1":
-        return "parquet"
-    if b"\x00" in head:
-        raise UlrError(f"{shown} looks like a binary file, not a CSV or Parquet click log.")
-    try:
-        head.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        if exc.start < len(head) - 4:  # not just a cut multi-byte character
-            raise UlrError(f"{shown} is not UTF-8 text (bad byte at offset {exc.start}); "
-                           "save it as UTF-8 CSV.") from None
-    if not head.removeprefix(codecs.BOM_UTF8).strip():
-        raise UlrError(f"{shown} is empty: a click log needs a header and at least one row.")
-    return "csv"
-
-
-def csv_header(path: Path, shown: str | None = None) -> tuple[list[str], str]:
-    """Column names from the first record, and the delimiter.
-
-    Read here rather than by DuckDB's sniffer, which can mistake a ragged
-    row for the header. A UTF-8 byte order mark (Excel's "CSV UTF-8") is not
-    part of the first name; an empty name becomes ``unnamed_<i>``; two
-    columns of the same name are refused (:func:`schema.refuse_duplicates`).
-    """
-    with open(path, "r", encoding="utf-8-sig", errors="replace", newline="") as fh:
-        sample = fh.read(65536)
-    first = sample.splitlines()[0] if sample.splitlines() else ""
-    delim = ","
-    if first.count(",") == 0:
-        counts = {d: first.count(d) for d in (";", "\t", "|")}
-        best = max(counts, key=counts.get)
-        if counts[best] > 0:
-            delim = best
-    header = next(csv.reader(io.StringIO(sample), delimiter=delim), [])
-    shown = shown or path.name
-    if not header or all(not h.strip() for h in header):
-        raise UlrError(f"{shown} has no header row.")
-    names = [h.strip() or f"unnamed_{i}" for i, h in enumerate(header)]
-    schema.refuse_duplicates(names, shown)
-    return names, delim
-
-
 def _check_parquet_names(path: Path, shown: str) -> None:
     """Refuse a Parquet file with two top-level columns of the same name.
 
@@ -129,7 +68,7 @@ def _check_parquet_names(path: Path, shown: str) -> None:
     try:
         names = pq.read_schema(path).names
     except Exception as exc:  # noqa: BLE001 - any reader failure is the file's problem
-        raise UlrError(f"cannot read {shown} as Parquet: {_first_line(exc)}") from None
+        raise UlrError(f"cannot read {shown} as Parquet: {first_line(exc)}") from None
     schema.refuse_duplicates(names, shown)
 
 
@@ -137,12 +76,12 @@ def _source_columns(cur, path: Path, kind: str,
                     shown: str | None = None) -> tuple[list[str], str | None]:
     shown = shown or path.name
     if kind == "csv":
-        return csv_header(path, shown)
+        return files.csv_header(path, shown)
     _check_parquet_names(path, shown)
     try:
         desc = cur.execute("SELECT * FROM read_parquet(?) LIMIT 0", [str(path)]).description
     except duckdb.Error as exc:
-        raise UlrError(f"cannot read {shown} as Parquet: {_first_line(exc)}") from None
+        raise UlrError(f"cannot read {shown} as Parquet: {first_line(exc)}") from None
     return [d[0] for d in desc], None
 
 
@@ -156,7 +95,7 @@ def _lines_of_rows(rowids: np.ndarray, reject_lines: np.ndarray) -> np.ndarray:
 
 
 @dataclass
-class _LoadJob:
+class LoadJob:
     """One load, passed through its steps: stage, check, refuse, publish (or view).
 
     ``con`` is the job's private in-memory DuckDB, holding the staged table ``stg``.
@@ -172,10 +111,10 @@ class _LoadJob:
     mapping: dict
     skip_bad_rows: bool
     con: object = None
-    stg: str = field(default_factory=lambda: _table("ds_" + uuid.uuid4().hex[:16]))
+    stg: str = field(default_factory=lambda: table_ident("ds_" + uuid.uuid4().hex[:16]))
     staged: int = 0
     reject_lines: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
-    cast_rejects: pd.DataFrame = field(default_factory=_no_rejects)
+    cast_rejects: pd.DataFrame = field(default_factory=schema.no_rejects)
     rules: list = field(default_factory=list)
     # (source, role, count, first lines, problem, first values)
     problems: list = field(default_factory=list)
@@ -198,12 +137,12 @@ class _LoadJob:
         return " AND ".join(f"NOT {cond}" for _, cond, _ in self.rules) or "true"
 
 
-def _new_job(path, name, mapping, skip_bad_rows, source_name, *, quick_hash: bool) -> _LoadJob:
-    _check_name(name)
+def new_job(path, name, mapping, skip_bad_rows, source_name, *, quick_hash: bool) -> LoadJob:
+    catalog.check_name(name)
     p = Path(path)
     shown = source_name or p.name
     kind = sniff_kind(p, shown)
-    con = _memory_connection()
+    con = memory_connection()
     columns, delim = _source_columns(con, p, kind, shown)
     m = Mapping.coerce(mapping, columns)  # once: plan_columns takes the Mapping as it is
     plans = plan_columns(columns, m)
@@ -216,12 +155,12 @@ def _new_job(path, name, mapping, skip_bad_rows, source_name, *, quick_hash: boo
             f"{p.resolve()}|{st_.st_size}|{st_.st_mtime_ns}|{extra}".encode()).hexdigest()
     else:
         content_hash = file_hash(p, extra)
-    return _LoadJob(path=p, kind=kind, delim=delim, plans=plans, name=name,
+    return LoadJob(path=p, kind=kind, delim=delim, plans=plans, name=name,
                     shown=shown, content_hash=content_hash, mapping=used,
                     skip_bad_rows=skip_bad_rows, con=con)
 
 
-def _stage(job: _LoadJob) -> None:
+def stage(job: LoadJob) -> None:
     """Read the file into the staged table with declared types."""
     if job.kind == "csv":
         _stage_csv(job)
@@ -242,15 +181,15 @@ def _stage(job: _LoadJob) -> None:
             job.con.execute(f"CREATE TABLE {job.stg} AS SELECT {', '.join(select)} "
                             f"FROM read_parquet(?){_limit(job)}", [str(job.path)])
         except duckdb.Error as exc:
-            raise UlrError(f"cannot read {job.shown} as Parquet: {_first_line(exc)}") from None
+            raise UlrError(f"cannot read {job.shown} as Parquet: {first_line(exc)}") from None
     job.staged = job.con.execute(f"SELECT count(*) FROM {job.stg}").fetchone()[0]
 
 
-def _limit(job: _LoadJob) -> str:
+def _limit(job: LoadJob) -> str:
     return "" if job.limit is None else f" LIMIT {int(job.limit)}"
 
 
-def _stage_csv(job: _LoadJob) -> None:
+def _stage_csv(job: LoadJob) -> None:
     import pandas as pd
     types = {pl.stored: pl.read_type for pl in job.plans}
     try:
@@ -261,7 +200,7 @@ def _stage_csv(job: _LoadJob) -> None:
             f"rejects_scan = 'ulr_reject_scans', null_padding = false){_limit(job)}",
             [str(job.path), types, job.delim])
     except duckdb.Error as exc:
-        raise UlrError(f"cannot read {job.shown} as CSV: {_first_line(exc)}") from None
+        raise UlrError(f"cannot read {job.shown} as CSV: {first_line(exc)}") from None
     last = "" if job.limit is None else f" AND line <= {int(job.limit) + 1}"  # in the sample
     rej = job.con.execute(
         "SELECT line, column_name, error_type, csv_line FROM ulr_rejects "
@@ -285,7 +224,7 @@ def _stage_csv(job: _LoadJob) -> None:
     job.reject_lines = job.cast_rejects["line"].to_numpy(dtype=np.int64)
 
 
-def _check(job: _LoadJob) -> None:
+def check_rows(job: LoadJob) -> None:
     """Count the rows that break a schema rule, with their first lines."""
     job.rules = schema.rule_conditions(job.plans)
     if not job.rules:
@@ -312,7 +251,7 @@ def _check(job: _LoadJob) -> None:
     job.good = job.staged - rule_bad
 
 
-def _first_breaks(job: _LoadJob, pl, cond: str) -> tuple[np.ndarray, list[str]]:
+def _first_breaks(job: LoadJob, pl, cond: str) -> tuple[np.ndarray, list[str]]:
     """Row ids of the first rows breaking a rule, and their distinct non-blank values.
 
     Numbers are shown as ``%g`` (``0``, ``1.5``, ``nan``, ``-inf``), other values as text.
@@ -325,10 +264,10 @@ def _first_breaks(job: _LoadJob, pl, cond: str) -> tuple[np.ndarray, list[str]]:
     return np.array([r for r, _ in rows], dtype=np.int64), values
 
 
-def _refuse(job: _LoadJob) -> None:
+def _refuse(job: LoadJob) -> None:
     """Raise the one-sentence refusal when the file may not be stored."""
     if job.problems and not job.skip_bad_rows:
-        raise Refused(f"refused {job.shown}: {_problem_text(job)}. {job.bad_total} of "
+        raise Refused(f"refused {job.shown}: {problem_text(job)}. {job.bad_total} of "
                       f"{job.staged + len(job.cast_rejects)} rows are bad and nothing was "
                       "stored; fix the file, or skip the bad rows to keep the valid ones.",
                       option="skip_bad_rows")
@@ -338,7 +277,7 @@ def _refuse(job: _LoadJob) -> None:
         raise UlrError(f"{job.shown} has no valid data rows; nothing was stored.")
 
 
-def _problem_text(job: _LoadJob) -> str:
+def problem_text(job: LoadJob) -> str:
     merged: dict = {}
     for src, role, n, lines, what, values in job.problems:
         m = merged.setdefault((src, what), [role, 0, [], []])
@@ -360,7 +299,7 @@ def _problem_text(job: _LoadJob) -> str:
     return "; ".join(parts)
 
 
-def _collect_rejects(job: _LoadJob) -> None:
+def _collect_rejects(job: LoadJob) -> None:
     """The skipped rows, for download: cast failures and rule breaks, by line."""
     import pandas as pd
     rejected = job.cast_rejects
@@ -386,7 +325,7 @@ def _collect_rejects(job: _LoadJob) -> None:
     job.rejected = rejected.astype({"line": "int64", "column": str, "problem": str, "raw": str})
 
 
-def _final_select(job: _LoadJob) -> str:
+def _final_select(job: LoadJob) -> str:
     """The stored columns, in storage types, of the rows that pass every rule (file order)."""
     select = []
     for pl in job.plans:
@@ -398,7 +337,7 @@ def _final_select(job: _LoadJob) -> str:
     return f"SELECT {', '.join(select)} FROM {job.stg} WHERE {job.where_ok}"
 
 
-def _stored_columns(job: _LoadJob) -> dict:
+def _stored_columns(job: LoadJob) -> dict:
     """``{stored column: source label}``, derived columns (composite keys, constants) included."""
     cols = {pl.stored: pl.source for pl in job.plans}
     cols.update({stored: label for stored, _, label in derived_columns(job.mapping,
@@ -406,84 +345,30 @@ def _stored_columns(job: _LoadJob) -> dict:
     return cols
 
 
-def _prepare(job: _LoadJob) -> None:
-    _stage(job)
-    _check(job)
+def _prepare(job: LoadJob) -> None:
+    stage(job)
+    check_rows(job)
     _refuse(job)
     _collect_rejects(job)
 
 
-def _write_files(job: _LoadJob, db: str) -> tuple[Path, Path | None]:
+def _write_files(job: LoadJob, db: str) -> tuple[Path, Path | None]:
     """Write the dataset (and its skipped rows) to fsync'ed temporary Parquet files."""
-    files_dir(db).mkdir(parents=True, exist_ok=True)
-    data = _tmp_file(db)
-    job.con.execute(f"COPY ({_final_select(job)}) TO {_sql_str(data)} "
+    files.files_dir(db).mkdir(parents=True, exist_ok=True)
+    data = files.tmp_file(db)
+    job.con.execute(f"COPY ({_final_select(job)}) TO {files.sql_str(data)} "
                     "(FORMAT parquet, COMPRESSION zstd)")
-    _fsync(data)
+    files.fsync(data)
     rejects = None
     if len(job.rejected):
-        rejects = _tmp_file(db)
+        rejects = files.tmp_file(db)
         job.con.register("ulr_rejected_df", job.rejected)
         job.con.execute(f"COPY (SELECT line::BIGINT AS line, \"column\"::VARCHAR AS \"column\", "
                         "problem::VARCHAR AS problem, raw::VARCHAR AS raw FROM ulr_rejected_df) "
-                        f"TO {_sql_str(rejects)} (FORMAT parquet)")
+                        f"TO {files.sql_str(rejects)} (FORMAT parquet)")
         job.con.unregister("ulr_rejected_df")
-        _fsync(rejects)
+        files.fsync(rejects)
     return data, rejects
-
-
-def _taken(row, name: str, actor, replace: bool) -> None:
-    """Refuse a load under the name of the stored dataset ``row`` (a catalog row, or None
-    when the name is free) unless ``replace`` is asked and ``actor`` may replace it."""
-    if row is None:
-        return
-    info = _row_to_info(row)
-    if not info.may_change(actor):
-        who = info.loaded_by(actor)
-        who = "before datasets had owners" if who == "nobody recorded" else "by " + who
-        raise NotOwner(f"a dataset named {name!r} exists already, loaded {who}; choose "
-                       "another name (only its owner can replace it).")
-    if not replace:
-        raise Refused(f"a dataset named {name!r} exists already; choose another name or "
-                      "replace it.", option="replace")
-
-
-def _publish(job: _LoadJob, db: str, data: Path, rejects: Path | None, *,
-             replace: bool, actor: str) -> DatasetInfo:
-    """Rename the files into place and insert the catalog row, inside the catalog lock.
-
-    Whether the name is free, or its dataset ``actor``'s to replace, is checked again
-    here, under the lock, so that two loads cannot both take one name."""
-    table = _table("ds_" + uuid.uuid4().hex[:16])
-    rtable = _table("rj_" + uuid.uuid4().hex[:16]) if rejects is not None else None
-    placed = []
-    try:
-        with catalog(db, write=True) as con:
-            old = con.execute(f"SELECT {_CAT_COLS} FROM ulr_catalog WHERE name = ?",
-                              [job.name]).fetchone()
-            _taken(old, job.name, actor, replace)
-            for src, t in ((data, table), (rejects, rtable)):
-                if t:
-                    os.replace(src, _file_of(db, t))
-                    placed.append(_file_of(db, t))
-            _fsync_dir(files_dir(db))
-            if old is not None:
-                con.execute("DELETE FROM ulr_catalog WHERE name = ?", [job.name])
-                _trash(con, (old[1], old[9]))  # its table and rejects table
-            con.execute(f"INSERT INTO ulr_catalog ({_CAT_COLS}) "
-                        "VALUES (?, ?, ?, ?, ?, now(), ?, ?, ?, ?, ?)",
-                        [job.name, table, int(job.good), job.shown, job.content_hash,
-                         json.dumps(job.mapping),
-                         json.dumps(_stored_columns(job)),
-                         int(len(job.rejected)), rtable, actor])
-            row = con.execute(f"SELECT {_CAT_COLS} FROM ulr_catalog WHERE name = ?",
-                              [job.name]).fetchone()
-            _sweep(con, db)
-    except BaseException:
-        for f in placed:  # not in the catalog: the rollback made them unreferenced
-            f.unlink(missing_ok=True)
-        raise
-    return _row_to_info(row)
 
 
 def load_log(path: str | os.PathLike, name: str, *, cur=None, db_path=None,
@@ -515,37 +400,42 @@ def load_log(path: str | os.PathLike, name: str, *, cur=None, db_path=None,
         stored then. The file is staged and validated without holding the
         store; only the final rename and catalog insert take its lock.
     """
-    db = _db_of(cur) if cur is not None else _resolve(db_path)
-    check_actor(actor)
+    db = catalog.store_of(cur, db_path)
+    catalog.check_actor(actor)
     if actor is None:
-        raise NotOwner("Sign in to load a dataset: every dataset belongs to whoever loaded it.")
-    job = _new_job(path, name, mapping, skip_bad_rows, source_name, quick_hash=False)
+        raise catalog.NotOwner("Sign in to load a dataset: every dataset belongs to whoever "
+                               "loaded it.")
+    job = new_job(path, name, mapping, skip_bad_rows, source_name, quick_hash=False)
     data = rejects = None
     try:
-        _taken(_catalog_row(db, name)[0], name, actor, replace)  # before the work; again below
+        catalog.check_free(db, name, actor=actor, replace=replace)  # before the work, and in publish
         _prepare(job)
         data, rejects = _write_files(job, db)
-        warnings = _list_warnings(job, data)
-        info = _publish(job, db, data, rejects, replace=replace, actor=actor)
+        warnings = list_warnings(job, data)
+        info = catalog.publish(db, job.name, data, rejects, rows=job.good, source=job.shown,
+                               content_hash=job.content_hash, mapping=job.mapping,
+                               columns=_stored_columns(job), rejected=len(job.rejected),
+                               replace=replace, actor=actor)
     finally:
         job.con.close()
         for f in (data, rejects):
             if f is not None:
                 Path(f).unlink(missing_ok=True)
     if cur is not None:
-        _sync_views(cur, db, [info], drop_others=False)
+        catalog.show(cur, info)
     return LoadResult(dataset=name, rows=info.rows, rejected=info.rejected, info=info,
                       rejected_rows=job.rejected, warnings=warnings)
 
 
-def _list_warnings(job: _LoadJob, data: Path | None = None, *, scope: str = "") -> tuple:
+def list_warnings(job: LoadJob, data: Path | None = None, *, scope: str = "") -> tuple:
     """:func:`ulr.lists.mapping_warnings` of the file about to be published (``data``), or
     of the staged rows that pass every rule (the mapping check's sample, ``scope`` saying
     which rows they are)."""
     from ulr.lists import mapping_warnings
 
-    view = _table("ds_" + uuid.uuid4().hex[:16])
-    rows = _final_select(job) if data is None else f"SELECT * FROM read_parquet({_sql_str(data)})"
+    view = table_ident("ds_" + uuid.uuid4().hex[:16])
+    rows = (_final_select(job) if data is None
+            else f"SELECT * FROM read_parquet({files.sql_str(data)})")
     job.con.execute(f"CREATE TEMP VIEW {view} AS {rows}")
     info = DatasetInfo(name=job.name, table=view, rows=int(job.good), source=job.shown,
                        content_hash=job.content_hash, mapping=job.mapping,
@@ -560,12 +450,12 @@ def _list_warnings(job: _LoadJob, data: Path | None = None, *, scope: str = "") 
 def open_file(path, mapping: dict | None = None, *, skip_bad_rows: bool = False) -> Log:
     """Validate a file into a private in-memory database and open it (nothing is stored)."""
     name = Path(path).name or "input"
-    job = _new_job(path, name, mapping, skip_bad_rows, None, quick_hash=True)
+    job = new_job(path, name, mapping, skip_bad_rows, None, quick_hash=True)
     try:
         _prepare(job)
         if len(job.rejected) and job.rules:
             job.con.execute(f"DELETE FROM {job.stg} WHERE NOT ({job.where_ok})")
-        view = _table("ds_" + uuid.uuid4().hex[:16])
+        view = table_ident("ds_" + uuid.uuid4().hex[:16])
         job.con.execute(f"CREATE VIEW {view} AS {_final_select(job)}")
     except BaseException:
         job.con.close()
@@ -579,18 +469,18 @@ def open_file(path, mapping: dict | None = None, *, skip_bad_rows: bool = False)
 
 def ensure_sample(db_path=None, *, cur=None) -> DatasetInfo:
     """Store the bundled sample log as dataset 'sample' if it is missing."""
-    db = _db_of(cur) if cur is not None else _resolve(db_path)
+    db = catalog.store_of(cur, db_path)
     with _sample_lock:  # the threads of one process load it once
-        row, _ = _catalog_row(db, SAMPLE_NAME)
-        if row is not None:
-            return _row_to_info(row)
+        info = catalog.lookup(db, SAMPLE_NAME)
+        if info is not None:
+            return info
         try:
             return load_log(SAMPLE_CSV, SAMPLE_NAME, db_path=db).info
         except UlrError:
-            row, _ = _catalog_row(db, SAMPLE_NAME)
-            if row is None:  # not a lost race with another process
+            info = catalog.lookup(db, SAMPLE_NAME)
+            if info is None:  # not a lost race with another process
                 raise
-            return _row_to_info(row)
+            return info
 
 
 def peek_columns(path, source_name: str | None = None) -> tuple[list[str], dict[str, str]]:
@@ -600,7 +490,7 @@ def peek_columns(path, source_name: str | None = None) -> tuple[list[str], dict[
     """
     p = Path(path)
     kind = sniff_kind(p, source_name)
-    con = new_memory_cursor() if kind == "parquet" else None
+    con = memory_connection() if kind == "parquet" else None
     try:
         cols, _ = _source_columns(con, p, kind, source_name)
     finally:

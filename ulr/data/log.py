@@ -10,8 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 if TYPE_CHECKING:  # pandas is imported where it is used: start-up time of the CLI
     import pandas as pd
 
@@ -110,9 +108,3 @@ class Log:
                                f"{', '.join(map(repr, unknown))}.")
             cols = ", ".join(quote_ident(safe_ident(c)) for c in columns)
         return self.cur.execute(f"SELECT {cols} FROM {self.table}").df()
-
-    def true_theta(self) -> np.ndarray | None:
-        """True absolute theta per position, when the log records it
-        (:func:`ulr.data.summary.true_theta`)."""
-        from ulr.data.summary import true_theta
-        return true_theta(self)

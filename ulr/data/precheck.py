@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ulr.data.ingest import (_check, _list_warnings, _new_job, _problem_text, _stage)
+from ulr.data.ingest import check_rows, list_warnings, new_job, problem_text, stage
 from ulr.errors import UlrError
 
 SAMPLE_ROWS = 50_000
@@ -60,11 +60,11 @@ def check_mapping(path, mapping=None, *, source_name: str | None = None,
     """
     if not isinstance(sample_rows, int) or sample_rows < 1:
         raise UlrError("sample_rows must be a whole number >= 1.")
-    job = _new_job(path, "mapping check", mapping, True, source_name, quick_hash=True)
+    job = new_job(path, "mapping check", mapping, True, source_name, quick_hash=True)
     job.limit = sample_rows
     try:
-        _stage(job)
-        _check(job)
+        stage(job)
+        check_rows(job)
         rows = job.staged + len(job.cast_rejects)
         scope = f" in the first {rows:,} rows" if rows >= sample_rows else ""
         out = [_range_issue(job, p, rows) for p in job.problems if p[1] == "propensity"
@@ -75,11 +75,11 @@ def check_mapping(path, mapping=None, *, source_name: str | None = None,
             job.problems = others
             where = f"the first {rows:,} rows" if scope else "the file"
             out.append(MappingIssue("bad_values", others[0][1],
-                                    f"In {where}, {_problem_text(job)}; the load will refuse "
+                                    f"In {where}, {problem_text(job)}; the load will refuse "
                                     "these rows unless bad rows are skipped."))
         if job.good > 0:
             out += [MappingIssue(w.code, _FIELD[w.code], w.message)
-                    for w in _list_warnings(job, scope=scope)]
+                    for w in list_warnings(job, scope=scope)]
         return tuple(out)
     finally:
         job.con.close()

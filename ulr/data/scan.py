@@ -42,8 +42,7 @@ import duckdb
 import numpy as np
 
 from ulr.data import schema
-from ulr.data.catalog import new_memory_cursor
-from ulr.data.ingest import csv_header, sniff_kind
+from ulr.data.files import csv_header, memory_connection, sniff_kind
 from ulr.data.log import Log
 from ulr.data.mapping import Mapping, plan_columns
 from ulr.errors import Cancelled, UlrError
@@ -164,7 +163,7 @@ def csv_scan(path, mapping: dict | None = None) -> Scan | None:
         return None  # composite keys, constants and feature patterns need the full loader
     plans = plan_columns(names, m)
     columns = {pl.stored: pl.read_type for pl in plans}
-    return Scan(cur=new_memory_cursor(), from_sql=_READ_CSV,
+    return Scan(cur=memory_connection(), from_sql=_READ_CSV,
                 params={"ulr_path": str(p), "ulr_columns": columns, "ulr_delim": delim},
                 columns=tuple(columns), name=p.name, checked=False, plans=tuple(plans))
 

@@ -146,6 +146,13 @@ PROBLEMS = {
 NOT_FINITE = "must be a finite number, not NaN or infinite"
 RAGGED_ROW = "wrong number of fields (ragged row)"
 WHOLE_ROW = "(whole row)"
+REJECT_COLUMNS = ("line", "column", "problem", "raw")  # a skipped row: where, what, its text
+
+
+def no_rejects():
+    """An empty table of skipped rows (:data:`REJECT_COLUMNS`)."""
+    import pandas as pd  # local: pandas costs the CLI's start-up time
+    return pd.DataFrame(columns=list(REJECT_COLUMNS))
 
 
 def quote_ident(ident: str) -> str:

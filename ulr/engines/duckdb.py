@@ -8,7 +8,7 @@ import re
 import stat
 from pathlib import Path
 
-from ulr.data import catalog, ingest
+from ulr.data.files import csv_header, memory_connection
 from ulr.engines.columns import declared_columns, typed_projection
 from ulr.errors import UlrError
 from ulr.data.scan import Scan
@@ -89,11 +89,11 @@ class DuckDBEngine:
         if table is not None:
             raise UlrError("a table name needs the spark engine; with duckdb give a path.")
         files, kind = expand(path)
-        cur = catalog.new_memory_cursor()
+        cur = memory_connection()
         if kind == "parquet":
             reader = "read_parquet($ulr_files, union_by_name = true)"
         else:  # header names first; every value read as text, then cast to the declared type
-            names, delim = ingest.csv_header(Path(files[0]))
+            names, delim = csv_header(Path(files[0]))
             reader = ("read_csv($ulr_files, header = true, all_varchar = true, "
                       "delim = $ulr_delim, union_by_name = true)")
         params = {"ulr_files": files} if kind == "parquet" else \

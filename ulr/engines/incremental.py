@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ulr.data import catalog
+from ulr.data.files import memory_connection
 from ulr.errors import UlrError
 from ulr.data import scan as A
 
@@ -118,7 +118,7 @@ def summary(parts, *, total: Path | None = None, name: str = "source") -> dict:
     files = [str(total)] if total is not None else [str(f) for f in parts]
     if not files:
         raise UlrError(f"the source {name!r} has no aggregated partitions yet; refresh it.")
-    rows, clicks, queries, docs, pairs, positions = catalog.new_memory_cursor().execute(
+    rows, clicks, queries, docs, pairs, positions = memory_connection().execute(
         "SELECT sum(n), sum(c), count(DISTINCT query_id), count(DISTINCT doc_id), "
         "count(DISTINCT (query_id, doc_id)), max(position) FROM read_parquet($f)",
         {"f": files}).fetchone()
@@ -158,7 +158,7 @@ def write_total(out: Path, parts, *, base: Path | None = None, plus=(), minus=()
            "position, CAST(n AS BIGINT) AS n, CAST(c AS BIGINT) AS c FROM cells "
            f"ORDER BY pair, position) TO {sql_literal(tmp)} (FORMAT parquet)")
     try:
-        catalog.new_memory_cursor().execute(sql, params)
+        memory_connection().execute(sql, params)
         return publish(tmp, out)
     finally:
         tmp.unlink(missing_ok=True)
@@ -186,7 +186,7 @@ def merged_cell_stats(parts, *, total: Path | None = None, positions: int | None
            f"GROUP BY {grp_key}query_id, doc_id, position) "
            f"SELECT {grp_key}dense_rank() OVER (ORDER BY query_id, doc_id) - 1 AS pair, "
            f"position, n, c FROM cells")
-    res = catalog.new_memory_cursor().execute(sql, params).fetchnumpy()
+    res = memory_connection().execute(sql, params).fetchnumpy()
     holder = A.Scan(cur=None, from_sql="", params={}, columns=(), name=name, checked=True)
     return A.cells_from(res, holder, positions=positions, groups=groups)
 
@@ -197,7 +197,7 @@ def _cells_of_total(total: Path, *, positions: int | None, name: str) -> A.CellS
     if positions is not None:
         where = "WHERE position <= $k"
         params["k"] = int(positions)
-    res = catalog.new_memory_cursor().execute(
+    res = memory_connection().execute(
         f"SELECT pair, position, n, c FROM read_parquet($t) {where}", params).fetchnumpy()
     if positions is not None and len(res["pair"]):  # pairs seen only deeper drop out
         res["pair"] = np.unique(np.asarray(res["pair"]), return_inverse=True)[1]

@@ -64,6 +64,7 @@ import duckdb
 from ulr import engines
 
 from ulr.data import catalog
+from ulr.data.files import default_db_path, files_dir
 from ulr.engines import incremental as inc
 from ulr.errors import UlrError
 from ulr.data import scan as A
@@ -85,7 +86,7 @@ def _crash_point(point: str) -> None:
 
 
 def _root(db_path=None) -> Path:
-    return catalog.files_dir(db_path) / "sources"
+    return files_dir(db_path) / "sources"
 
 
 def stats_dir(name: str, db_path=None) -> Path:
@@ -95,7 +96,7 @@ def stats_dir(name: str, db_path=None) -> Path:
 
 def _legacy_dir(name: str, db_path=None) -> Path:
     """Where older versions kept them, shared by every store of the folder."""
-    return Path(catalog.default_db_path() if db_path is None else db_path).parent / "sources" / name
+    return Path(default_db_path() if db_path is None else db_path).parent / "sources" / name
 
 
 # --------------------------------------------------------------------------- manifests

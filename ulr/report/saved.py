@@ -42,7 +42,7 @@ from pathlib import Path
 
 import duckdb
 
-from ulr.data import catalog
+from ulr.data import catalog, files
 from ulr.errors import UlrError
 from ulr.report.item import MAX_TITLE, ReportItem
 
@@ -98,7 +98,7 @@ def _migrate(db) -> str:
     """The store's path, after this process's first block on it has created and migrated
     the report tables (in a transaction of its own, so a failed operation cannot roll the
     migration back)."""
-    key = str(Path(db or catalog.default_db_path()).resolve())
+    key = str(Path(db or files.default_db_path()).resolve())
     if key not in _migrated:
         with catalog.catalog(db, write=True) as con:
             _ensure(con)

@@ -75,7 +75,7 @@ def test_composite_key_constants_features_and_facts_are_stored(foreign, tmp_path
 
 def test_input_of_every_command_takes_the_same_mapping(capsys):
     from pathlib import Path
-    path = Path(__file__).parent / "data" / "obd_like.csv"
+    path = Path(__file__).parent / "obd_like.csv"
     rc, out, err = run(capsys, "propensity", "--input", path, "--method", "randomization",
                        "--map", f"query_id={QUERY}", "--const", "randomized=1")
     assert rc == 0, err
@@ -142,7 +142,7 @@ def test_bundled_fixture_matches_its_generator(tmp_path):
     from pathlib import Path
 
     from ulr.simulate import write_obd_like_log
-    fixture = Path(__file__).parent / "data" / "obd_like.csv"
+    fixture = Path(__file__).parent / "obd_like.csv"
     out = tmp_path / "again.csv"
     df = write_obd_like_log(str(out), row_timestamps=True)
     assert out.read_bytes() == fixture.read_bytes()

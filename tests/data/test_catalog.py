@@ -1,128 +1,26 @@
-"""Loader, catalog and concurrency tests for the store (ulr.data.catalog, ulr.data.ingest)."""
+"""The store's catalog (ulr.data.catalog): names, replacing, readers and their views,
+concurrent sessions and processes, the lock, the trash, old layouts, owners."""
 
+import fcntl
 import hashlib
+import os
 import re
-import tempfile
+import subprocess
+import sys
 import threading
+import time
 
+import duckdb
 import numpy as np
 import pandas as pd
 import pytest
 
-from ulr.data import catalog, ingest
-
+from tests.data.helpers import GOOD, ROOT, cli, fingerprint, write
+from ulr.data import catalog, files, ingest
 from ulr.data.log import OPERATOR
-
-from ulr.data.summary import ctr_by_position, summary
-from ulr.data import catalog as catalog_mod
+from ulr.data.summary import summary
 from ulr.errors import UlrError
 from ulr.simulate import simulate_clicks, write_log
-
-GOOD = "query_id,doc_id,position,click\nq1,d1,1,1\nq1,d2,2,0\nq2,d3,1,true\nq2,d1,2,false\n"
-
-
-@pytest.fixture
-def cur(tmp_path):
-    return catalog.cursor(tmp_path / "t.duckdb")
-
-
-def write(tmp_path, text, name="f.csv", mode="w"):
-    p = tmp_path / name
-    if mode == "wb":
-        p.write_bytes(text)
-    else:
-        p.write_text(text)
-    return p
-
-
-def fingerprint(cur):
-    """Catalog rows plus a hash of every stored table's contents."""
-    out = []
-    for d in catalog.list_datasets(cur):
-        df = cur.execute(f"SELECT * FROM {d.table} ORDER BY ALL").df()
-        h = hashlib.sha256(pd.util.hash_pandas_object(df, index=False).values.tobytes())
-        out.append((d.name, d.table, d.rows, d.content_hash, h.hexdigest()))
-    tables = sorted(r[0] for r in cur.execute(
-        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'").fetchall())
-    return out, tables
-
-
-def test_good_file_roundtrip(tmp_path, cur):
-    res = ingest.load_log(write(tmp_path, GOOD), "good", cur=cur)
-    assert (res.rows, res.rejected) == (4, 0)
-    df = catalog.open_dataset("good", cur=cur).df()
-    assert df["position"].tolist() == [1, 2, 1, 2]
-    assert df["click"].astype(int).tolist() == [1, 0, 1, 0]
-    assert df["query_id"].tolist() == ["q1", "q1", "q2", "q2"]
-    info = catalog.get_dataset(cur, "good")
-    assert info.rows == 4 and info.source == "f.csv" and len(info.content_hash) == 64
-
-
-def test_mapped_file_and_auto_detection(tmp_path, cur):
-    text = "qid,item,rank,clicked,extra col\na,x,1,0,foo\na,y,2,1,bar\n"
-    res = ingest.load_log(write(tmp_path, text), "m", cur=cur)  # synonyms auto-detected
-    assert res.info.mapping == {"query_id": "qid", "doc_id": "item", "position": "rank",
-                                "click": "clicked"}
-    text2 = "Q,D,P,C\na,x,1,0\na,y,2,1\n"
-    res2 = ingest.load_log(write(tmp_path, text2, "g.csv"), "m2", cur=cur,
-                          mapping={"query_id": "Q", "doc_id": "D", "position": "P", "click": "C"})
-    assert res2.rows == 2
-    df = catalog.open_dataset("m", cur=cur).df()
-    assert "extra_col" in df.columns  # other columns are kept
-
-
-@pytest.mark.parametrize("text, needle", [
-    ("query_id,doc_id,click\nq,d,1\n", "missing required column 'position'"),
-    ("query_id,doc_id,position,click\nq,d,0,1\n", "column 'position'"),
-    ("query_id,doc_id,position,click\nq,d,-3,1\n", "must be an integer >= 1"),
-    ("query_id,doc_id,position,click\nq,d,first,1\n", "column 'position'"),
-    ("query_id,doc_id,position,click\nq,d,1.5,1\n", "must be an integer >= 1"),
-    ("query_id,doc_id,position,click\nq,d,1,2\n", "column 'click'"),
-    ("query_id,doc_id,position,click\nq,d,1,clicked\n", "must be 0/1 or true/false"),
-    ("query_id,doc_id,position,click\nq,d,1,1\nq,d,2\n", "wrong number of fields"),
-    ("query_id,doc_id,position,click\nq,d,1,1\nq,d,2,0,7\n", "wrong number of fields"),
-    ("", "is empty"),
-    ("query_id,doc_id,position,click\n", "no data rows"),
-    ("query_id,doc_id,position,click\n,d,1,1\n", "column 'query_id'"),
-])
-def test_bad_files_refused_and_store_unchanged(tmp_path, cur, text, needle):
-    ingest.load_log(write(tmp_path, GOOD, "good.csv"), "keep", cur=cur)
-    before = fingerprint(cur)
-    with pytest.raises(UlrError, match=needle.replace("(", r"\(").replace(")", r"\)")
-                       .replace(".", r"\.").replace("+", r"\+")):
-        ingest.load_log(write(tmp_path, text), "bad", cur=cur)
-    assert fingerprint(cur) == before
-    # Also refused when it would *replace* an existing dataset.
-    with pytest.raises(UlrError):
-        ingest.load_log(write(tmp_path, text), "keep", cur=cur, replace=True)
-    assert fingerprint(cur) == before
-
-
-def test_error_names_lines_and_count(tmp_path, cur):
-    rows = ["q,d,1,1"] * 10
-    rows[3] = "q,d,0,1"
-    rows[7] = "q,d,zero,1"
-    text = "query_id,doc_id,position,click\n" + "\n".join(rows) + "\n"
-    with pytest.raises(UlrError) as e:
-        ingest.load_log(write(tmp_path, text), "x", cur=cur)
-    msg = str(e.value)
-    assert "2 bad values" in msg and "lines 5, 9" in msg and "2 of 10 rows" in msg
-
-
-def test_binary_file(tmp_path, cur):
-    p = write(tmp_path, bytes(range(256)) * 20, "x.csv", mode="wb")
-    with pytest.raises(UlrError, match="binary"):
-        ingest.load_log(p, "bin", cur=cur)
-
-
-def test_skip_bad_rows_keeps_them_for_download(tmp_path, cur):
-    text = "query_id,doc_id,position,click\nq,a,1,1\nq,b,0,1\nq,c,2,2\nq,d,3\nq,e,4,0\n"
-    res = ingest.load_log(write(tmp_path, text), "s", cur=cur, skip_bad_rows=True)
-    assert res.rows == 2 and res.rejected == 3
-    rej = catalog.rejected_rows(cur, "s")
-    assert rej["line"].tolist() == [3, 4, 5]
-    assert set(rej["column"]) == {"position", "click", "(whole row)"}
-    assert catalog.open_dataset("s", cur=cur).df()["doc_id"].tolist() == ["a", "e"]
 
 
 @pytest.mark.parametrize("name", [
@@ -160,11 +58,11 @@ def test_duplicate_name_refused_then_replace(tmp_path, cur):
     assert views(cur) >= {catalog.get_dataset(cur, "d").table}
     # the replaced file stays in the trash for a grace period (a session may be reading
     # it); once a later write sweeps it, the next listing drops its view
-    catalog_mod.TRASH_GRACE_S, grace = 0.0, catalog_mod.TRASH_GRACE_S
+    files.TRASH_GRACE_S, grace = 0.0, files.TRASH_GRACE_S
     try:
         ingest.load_log(write(tmp_path, GOOD, "h.csv"), "e", cur=cur)
     finally:
-        catalog_mod.TRASH_GRACE_S = grace
+        files.TRASH_GRACE_S = grace
     catalog.list_datasets(cur)
     assert views(cur) == {catalog.get_dataset(cur, n).table for n in ("d", "e")}
 
@@ -173,45 +71,6 @@ def views(cur):
     return {r[0] for r in cur.execute("SELECT table_name FROM information_schema.tables "
                                       "WHERE table_schema = 'main' AND table_name LIKE 'ds_%'"
                                       ).fetchall()}
-
-
-def test_parquet_and_simulated_log(tmp_path, cur):
-    sim = simulate_clicks(queries=20, sessions=100, seed=3)
-    p = tmp_path / "s.parquet"
-    write_log(sim.df, str(p))
-    res = ingest.load_log(p, "pq", cur=cur)
-    log = catalog.open_dataset("pq", cur=cur)
-    df = log.df()
-    assert res.rows == len(sim.df)
-    assert sorted(log.info.features) == [f"feature_{i}" for i in range(1, 6)]
-    np.testing.assert_array_equal(df["click"].astype(int), sim.df["click"])
-    np.testing.assert_allclose(log.true_theta(), sim.theta, rtol=1e-6)
-    bad = sim.df.copy()
-    bad.loc[5, "position"] = 0
-    write_log(bad, str(tmp_path / "b.parquet"))
-    with pytest.raises(UlrError, match="row 6"):
-        ingest.load_log(tmp_path / "b.parquet", "pq2", cur=cur)
-
-
-def test_real_world_csv_with_index_timestamps_and_extras(tmp_path, cur):
-    rng = np.random.default_rng(0)
-    n = 200
-    df = pd.DataFrame({
-        "SearchId": rng.integers(0, 20, n), "ItemId": rng.integers(0, 50, n),
-        "Rank": rng.integers(1, 11, n), "Clicked": rng.integers(0, 2, n),
-        "ts": pd.date_range("2024-01-01", periods=n, freq="min").astype(str),
-        **{f"meta {i}": rng.random(n) for i in range(30)},
-        "comment": ["hello, world", "=cmd|' /C calc'!A0", 'quote "x"', ""] * (n // 4),
-    })
-    p = tmp_path / "real.csv"
-    df.to_csv(p)  # unnamed index column
-    res = ingest.load_log(p, "real", cur=cur, mapping={
-        "query_id": "SearchId", "doc_id": "ItemId", "position": "Rank", "click": "Clicked"})
-    assert res.rows == n
-    out = catalog.open_dataset("real", cur=cur).df()
-    assert out["position"].tolist() == df["Rank"].tolist()
-    assert out["ts"].tolist() == df["ts"].tolist()
-    assert "unnamed_0" in out.columns
 
 
 def test_concurrent_sessions_upload_and_read(tmp_path):
@@ -244,53 +103,6 @@ def test_concurrent_sessions_upload_and_read(tmp_path):
     assert len(catalog.list_datasets(catalog.cursor(db))) == 9
 
 
-def test_ctr_by_position_wilson_interval(tmp_path, cur):
-    text = "query_id,doc_id,position,click\n" + "".join(
-        f"q,d{i},{1 + i % 2},{int(i % 4 == 0)}\n" for i in range(400))
-    ingest.load_log(write(tmp_path, text), "c", cur=cur)
-    t = ctr_by_position(catalog.open_dataset("c", cur=cur))
-    assert t["impressions"].tolist() == [200, 200]
-    assert t["ctr"].tolist() == [0.5, 0.0]
-    # Wilson interval for 100/200 at z=1.96: 0.5 +- 0.0685 (textbook value)
-    assert t["lower"][0] == pytest.approx(0.4315, abs=1e-3)
-    assert t["upper"][0] == pytest.approx(0.5685, abs=1e-3)
-    assert t["lower"][1] == 0.0 and t["upper"][1] == pytest.approx(0.01884, abs=1e-4)
-
-
-def test_open_file_is_typed_and_validated(tmp_path):
-    p = write(tmp_path, "query_id,doc_id,position,click\nq,a,1,1\nq,b,0,1\nq,c,2,0\n")
-    with pytest.raises(UlrError, match="line 3"):
-        ingest.open_file(p)
-    log = ingest.open_file(p, skip_bad_rows=True)
-    df = log.df()
-    assert df["doc_id"].tolist() == ["a", "c"] and str(df["position"].dtype) == "int64"
-    assert log.info.rows == 2 and log.info.rejected == 1
-    assert summary(log)["rows"] == 2
-
-
-# --------------------------------------------------------------------------- shared store
-
-import fcntl  # noqa: E402
-import os  # noqa: E402
-import subprocess  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-import duckdb  # noqa: E402
-
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def cli(*args, wait=True):
-    cmd = [sys.executable, "-m", "ulr", *map(str, args)]
-    if not wait:
-        return subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True)
-    p = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=180)
-    return p.returncode, p.stdout, p.stderr
-
-
 def stored_state(db):
     """Catalog rows plus the bytes of every file the catalog refers to.
 
@@ -300,9 +112,9 @@ def stored_state(db):
     infos = catalog.list_datasets(catalog.cursor(db))
     rows = [(d.name, d.table, d.rows, d.content_hash, d.rejects_table) for d in infos]
     tables = {t for d in infos for t in (d.table, d.rejects_table) if t}
-    files = {f.name: hashlib.sha256(f.read_bytes()).hexdigest()
-             for f in catalog.files_dir(db).glob("*.parquet") if f.stem in tables}
-    return rows, files
+    stored = {f.name: hashlib.sha256(f.read_bytes()).hexdigest()
+              for f in files.files_dir(db).glob("*.parquet") if f.stem in tables}
+    return rows, stored
 
 
 def big_csv(path, rows):
@@ -318,7 +130,7 @@ def test_datasets_are_parquet_files_and_a_reader_holds_no_lock(tmp_path):
     db = tmp_path / "s.duckdb"
     ingest.load_log(write(tmp_path, GOOD), "d", db_path=db)
     info = catalog.get_dataset(catalog.cursor(db), "d")
-    assert (catalog.files_dir(db) / f"{info.table}.parquet").is_file()
+    assert (files.files_dir(db) / f"{info.table}.parquet").is_file()
     log = catalog.open_dataset("d", db)
     # while a reader holds its dataset open, another process lists and loads
     rc, out, err = cli("datasets", "--db", db)
@@ -331,9 +143,9 @@ def test_datasets_are_parquet_files_and_a_reader_holds_no_lock(tmp_path):
 
 def test_two_concurrent_cli_loads_both_succeed(tmp_path):
     db = tmp_path / "c.duckdb"
-    files = [big_csv(tmp_path / f"l{i}.csv", 200_000 + i) for i in range(2)]
+    csvs = [big_csv(tmp_path / f"l{i}.csv", 200_000 + i) for i in range(2)]
     procs = [cli("load", f, "--db", db, "--name", f"load {i}", wait=False)
-             for i, f in enumerate(files)]
+             for i, f in enumerate(csvs)]
     outs = [p.communicate(timeout=180) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outs
     assert {d.name: d.rows for d in catalog.list_datasets(catalog.cursor(db))} == \
@@ -374,19 +186,18 @@ def test_trash_and_orphans_are_swept_on_a_later_write(tmp_path, monkeypatch):
     db = tmp_path / "t.duckdb"
     ingest.load_log(write(tmp_path, GOOD), "d", db_path=db)
     catalog.delete_dataset(catalog.cursor(db), "d")
-    folder = catalog.files_dir(db)
+    folder = files.files_dir(db)
     dead = folder / ".tmp-999999999-0123456789abcdef.parquet"  # a load of a dead process
     dead.write_bytes(b"x")
     live = folder / f".tmp-{os.getpid()}-0123456789abcdef.parquet"  # a live concurrent load
     live.write_bytes(b"x")
-    monkeypatch.setattr(catalog_mod, "TRASH_GRACE_S", 0.0)  # read by _sweep there
+    monkeypatch.setattr(files, "TRASH_GRACE_S", 0.0)  # read by files.sweep
     ingest.load_log(write(tmp_path, GOOD, "e.csv"), "e", db_path=db)
     info = catalog.get_dataset(catalog.cursor(db), "e")
     assert sorted(f.name for f in folder.iterdir()) == sorted([f"{info.table}.parquet",
                                                                live.name])
 
 
-# The catalog as it was before datasets had owners (no ``owner`` column).
 PRE_OWNER_CATALOG = ("CREATE TABLE ulr_catalog (name VARCHAR PRIMARY KEY, table_name VARCHAR "
                      "NOT NULL, rows BIGINT NOT NULL, source VARCHAR, content_hash VARCHAR, "
                      "loaded_at TIMESTAMP, mapping VARCHAR, columns VARCHAR, rejected BIGINT, "
@@ -407,7 +218,7 @@ def test_old_layout_is_moved_to_parquet_without_loss(tmp_path):
     log = catalog.open_dataset("old one", db)
     assert log.df().to_dict("list") == {"query_id": ["q", "q"], "doc_id": ["d", "e"],
                                         "position": [1, 2], "click": [True, False]}
-    assert (catalog.files_dir(db) / "ds_00000000000000aa.parquet").is_file()
+    assert (files.files_dir(db) / "ds_00000000000000aa.parquet").is_file()
     with catalog.catalog(db) as c:
         assert c.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name LIKE 'ds_%'"
                          ).fetchone()[0] == 0
@@ -442,23 +253,12 @@ def test_kill_9_mid_load_leaves_the_store_byte_identical(tmp_path):
     rc, out, err = cli("load", src, "--db", db, "--name", "big")
     assert rc == 0, err
     assert catalog.get_dataset(catalog.cursor(db), "big").rows == 1_500_000
-    assert not list(catalog.files_dir(db).glob(".tmp-*"))  # the dead loads' files are swept
+    assert not list(files.files_dir(db).glob(".tmp-*"))  # the dead loads' files are swept
     tables = {t for d in catalog.list_datasets(catalog.cursor(db))
               for t in (d.table, d.rejects_table) if t}
     with catalog.catalog(db) as con:  # deleted files wait in the trash for in-flight reads
         tables |= {t for (t,) in con.execute("SELECT table_name FROM ulr_trash").fetchall()}
-    assert {f.stem for f in catalog.files_dir(db).glob("*.parquet")} <= tables
-
-
-def test_no_spill_folders_are_left_behind(tmp_path):
-    db = tmp_path / "sp.duckdb"
-    p = cli("load", write(tmp_path, GOOD), "--db", db, "--name", "d", wait=False)
-    p.communicate(timeout=120)
-    assert p.returncode == 0
-    leftovers = [d for d in (catalog.SPILL_ROOT.iterdir() if catalog.SPILL_ROOT.is_dir() else [])
-                 if d.name.split("-")[0] == str(p.pid)]
-    assert leftovers == []
-    assert not (Path(tempfile.gettempdir()) / f"ulr_duckdb_{p.pid}").exists()
+    assert {f.stem for f in files.files_dir(db).glob("*.parquet")} <= tables
 
 
 def test_catalog_blocks_nest_within_a_thread(tmp_path):
@@ -472,110 +272,6 @@ def test_catalog_blocks_nest_within_a_thread(tmp_path):
         assert con.execute("SELECT title FROM my_reports").fetchall() == [("r",)]
 
 
-# --------------------------------------------------------------------------- input defects
-
-BOM = "\ufeff"
-NONFINITE = ("query_id,doc_id,position,click,feature_a\nq,a,1,1,0.5\nq,b,2,0,nan\n"
-             "q,c,3,0,inf\nq,d,4,0,-inf\nq,e,5,1,NaN\nq,f,6,0,\n")
-
-
-def test_bom_csv_loads_with_the_right_columns(tmp_path, cur):
-    p = write(tmp_path, (BOM + "qid,doc_id,position,click\n" + GOOD.split("\n", 1)[1])
-              .encode("utf-8"), "excel.csv", mode="wb")
-    assert ingest.peek_columns(p)[0] == ["qid", "doc_id", "position", "click"]
-    res = ingest.load_log(p, "excel", cur=cur)  # qid is auto-mapped: the BOM is not in its name
-    assert res.rows == 4 and res.info.mapping["query_id"] == "qid"
-    assert catalog.open_dataset("excel", cur=cur).df()["query_id"].tolist() == ["q1", "q1", "q2",
-                                                                               "q2"]
-    assert ingest.open_file(p).info.columns["query_id"] == "qid"
-
-
-def test_nan_and_infinite_features_refused_naming_column_line_and_value(tmp_path, cur):
-    ingest.load_log(write(tmp_path, GOOD, "good.csv"), "keep", cur=cur)
-    before = fingerprint(cur)
-    p = write(tmp_path, NONFINITE)
-    with pytest.raises(UlrError) as e:
-        ingest.load_log(p, "nan", cur=cur)
-    msg = str(e.value)
-    assert "column 'feature_a': 4 bad values (must be a finite number" in msg
-    assert "first at lines 3, 4, 5, 6 (values 'nan', 'inf', '-inf')" in msg
-    assert fingerprint(cur) == before
-    with pytest.raises(UlrError, match="feature_a"):
-        ingest.open_file(p)
-
-
-def test_nan_and_infinite_features_skipped_on_request_and_kept_for_download(tmp_path, cur):
-    res = ingest.load_log(write(tmp_path, NONFINITE), "nan", cur=cur, skip_bad_rows=True)
-    assert (res.rows, res.rejected) == (2, 4)
-    rej = catalog.rejected_rows(cur, "nan")
-    assert rej["line"].tolist() == [3, 4, 5, 6] and set(rej["column"]) == {"feature_a"}
-    assert rej["raw"].str.endswith(("nan", "inf")).all()
-    df = catalog.open_dataset("nan", cur=cur).df()
-    assert df["doc_id"].tolist() == ["a", "f"]  # an empty feature cell is a missing value
-    assert df["feature_a"].iloc[0] == 0.5 and pd.isna(df["feature_a"].iloc[1])
-
-
-def test_nan_and_infinite_parquet_features_refused_naming_the_row(tmp_path, cur):
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-    t = pa.table({"query_id": ["q"] * 5, "doc_id": list("abcde"), "position": [1, 2, 3, 4, 5],
-                  "click": [1, 0, 0, 0, 1],  # a float NaN, not a null (pandas writes nulls)
-                  "feature_x": pa.array([0.1, np.inf, 0.3, np.nan, None], pa.float64())})
-    pq.write_table(t, tmp_path / "f.parquet")
-    with pytest.raises(UlrError, match=r"'feature_x': 2 bad values .*, "
-                                       r"first at rows 2, 4 \(values 'inf', 'nan'\)"):
-        ingest.load_log(tmp_path / "f.parquet", "pq", cur=cur)
-    assert catalog.list_datasets(cur) == []
-    res = ingest.load_log(tmp_path / "f.parquet", "pq", cur=cur, skip_bad_rows=True)
-    assert (res.rows, res.rejected) == (3, 2)  # the null is a missing value, kept
-
-
-@pytest.mark.parametrize("header, needle", [
-    ("query_id,doc_id,position,click,f,f", "more than one column named 'f'"),
-    ("query_id,doc_id,position,click,f, f,g,g", "more than one column named 'f', 'g'"),
-    ("query_id,query_id,doc_id,position,click", "more than one column named 'query_id'"),
-])
-def test_duplicate_column_names_refused_naming_them(tmp_path, cur, header, needle):
-    ingest.load_log(write(tmp_path, GOOD, "good.csv"), "keep", cur=cur)
-    before = fingerprint(cur)
-    width = header.count(",") + 1
-    p = write(tmp_path, header + "\n" + ",".join(["1"] * width) + "\n", "dup.csv")
-    for call in (lambda: ingest.load_log(p, "keep", cur=cur, replace=True),
-                 lambda: ingest.peek_columns(p), lambda: ingest.open_file(p)):
-        with pytest.raises(UlrError, match=needle):
-            call()
-    assert fingerprint(cur) == before
-
-
-def test_duplicate_parquet_column_names_refused(tmp_path, cur):
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-    t = pa.table([pa.array(["q"]), pa.array(["d"]), pa.array([1]), pa.array([1]),
-                  pa.array([0.5]), pa.array([0.7])],
-                 names=["query_id", "doc_id", "position", "click", "f", "f"])
-    pq.write_table(t, tmp_path / "dup.parquet")
-    with pytest.raises(UlrError, match="dup.parquet has more than one column named 'f'"):
-        ingest.load_log(tmp_path / "dup.parquet", "d", cur=cur)
-    assert catalog.list_datasets(cur) == []
-
-
-@pytest.mark.parametrize("text, needle, at_peek", [
-    ("", "their log.csv is empty", True),
-    ("query_id,doc_id,position,click,f,f\n1,2,3,4,5,6\n", "their log.csv has more than one",
-     True),
-    ("query_id,doc_id,position,click\nq,d,0,1\n", "refused their log.csv:", False),
-])
-def test_messages_name_the_source_name_not_the_copy(tmp_path, cur, text, needle, at_peek):
-    p = write(tmp_path, text, "41447401-abcd.csv")
-    calls = [lambda: ingest.load_log(p, "x", cur=cur, source_name="their log.csv")]
-    if at_peek:
-        calls.append(lambda: ingest.peek_columns(p, "their log.csv"))
-    for call in calls:
-        with pytest.raises(UlrError) as e:
-            call()
-        assert needle in str(e.value) and "41447401" not in str(e.value)
-
-
 def test_catalog_reads_are_reused_until_any_process_changes_the_catalog(tmp_path, monkeypatch):
     """catalog.catalog_read: a page view's repeated catalog reads open the database once;
     a load, rename or delete, in this process or another, is seen on the next read."""
@@ -583,8 +279,8 @@ def test_catalog_reads_are_reused_until_any_process_changes_the_catalog(tmp_path
     ingest.load_log(write(tmp_path, GOOD), "one", db_path=db)
     cur = catalog.cursor(db)
     opened = []
-    real_open = catalog_mod._open_catalog
-    monkeypatch.setattr(catalog_mod, "_open_catalog", lambda p: opened.append(p) or real_open(p))
+    real_open = catalog._open_catalog
+    monkeypatch.setattr(catalog, "_open_catalog", lambda p: opened.append(p) or real_open(p))
 
     def names():
         return [d.name for d in catalog.list_datasets(cur)]
@@ -630,8 +326,8 @@ def test_listing_again_asks_duckdb_nothing_until_the_catalog_changes(tmp_path):
     catalog.list_datasets(cur)
     assert [d.name for d in catalog.list_datasets(cur)] == [d.name for d in first] == ["one"]
     spy = Spy(cur)
-    catalog_mod._cursor_db[spy] = catalog_mod._cursor_db[cur]
-    catalog_mod._cursor_rows[spy] = catalog_mod._cursor_rows[cur]
+    catalog._cursor_db[spy] = catalog._cursor_db[cur]
+    catalog._cursor_rows[spy] = catalog._cursor_rows[cur]
     catalog.list_datasets(spy)
     assert queries == []
     rc, _, err = cli("load", write(tmp_path, "query_id,doc_id,position,click\nq,c,1,0\n",
@@ -673,8 +369,6 @@ def test_sessions_share_one_reader_database_without_conflicts(tmp_path):
     catalog.open_dataset("d0", cur=a)
     assert b.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == 4
 
-
-# --------------------------------------------------------------------------- owners (#36)
 
 A, B = "browser:" + "a" * 32, "oidc:https://idp|bob"
 
@@ -735,8 +429,8 @@ def test_datasets_from_before_owners_are_kept_and_only_the_operator_removes_them
     con = duckdb.connect(str(db))  # back to the catalog as it was before owners
     con.execute("ALTER TABLE ulr_catalog DROP COLUMN owner")
     con.close()
-    catalog_mod._ready.discard(str(db.resolve()))  # a new process: the catalog is checked again
-    catalog_mod._reads.clear()
+    catalog._ready.discard(str(db.resolve()))  # a new process: the catalog is checked again
+    catalog._reads.clear()
     info = catalog.get_dataset(cur, "old")
     assert info.owner is None and info.loaded_by(A) == "nobody recorded"
     pd.testing.assert_frame_equal(catalog.open_dataset("old", cur=cur).df(), rows)
@@ -745,7 +439,7 @@ def test_datasets_from_before_owners_are_kept_and_only_the_operator_removes_them
         catalog.delete_dataset(cur, "old", actor=A)
     with pytest.raises(NotOwner, match="before datasets had owners"):
         ingest.load_log(write(tmp_path, GOOD), "old", cur=cur, actor=A, replace=True)
-    catalog_mod._ready.discard(str(db.resolve()))  # migrating again is a no-op
+    catalog._ready.discard(str(db.resolve()))  # migrating again is a no-op
     stamp = catalog._stamp(str(db.resolve()))
     assert catalog.get_dataset(cur, "old").owner is None
     assert catalog._stamp(str(db.resolve())) == stamp  # a migrated catalog is not written
@@ -775,18 +469,4 @@ def test_processes_opening_a_store_from_before_owners_at_once_all_see_every_data
     con = duckdb.connect(str(db), read_only=True)
     assert con.execute("SELECT count(*) FROM duckdb_columns() WHERE table_name = "
                        "'ulr_catalog' AND column_name = 'owner'").fetchone()[0] == 1
-    con.close()
-
-
-def test_a_query_that_spills_works_when_the_spill_root_is_missing(tmp_path, monkeypatch):
-    """DuckDB creates a connection's spill folder but not its parent: a missing root made
-    the first aggregate larger than the memory limit fail (seen on 10M-session logs)."""
-    root = tmp_path / "no" / "spill"
-    monkeypatch.setattr(catalog, "SPILL_ROOT", root)
-    monkeypatch.setattr(catalog, "MEMORY_LIMIT", "64MB")
-    con = catalog._memory_connection()
-    con.execute("SET threads = 1; SET preserve_insertion_order = false")
-    n = con.execute("SELECT count(*) FROM (SELECT i, md5(i::VARCHAR) AS h FROM range(3000000) "
-                    "t(i) ORDER BY h)").fetchone()[0]
-    assert n == 3_000_000 and root.is_dir()
     con.close()
