@@ -185,27 +185,44 @@ def _comparison(queries, sessions, eta=1.5, seed=1, **kw):
 
 
 def test_ranker_verdict_both_directions():
-    big = _comparison(300, 30_000)
-    v = big.verdict(n_bootstrap=500)
+    big = _comparison(300, 30_000, n_bootstrap=500)
+    v = big.verdict
     assert v.level == "reliable" and v.takeaway.startswith("IPW is better"), v
-    thin = _comparison(40, 400, seed=1)
-    v = thin.verdict(n_bootstrap=500)
+    thin = _comparison(40, 400, seed=1, n_bootstrap=500)
+    v = thin.verdict
     assert v.level == "inconclusive" and "cannot be told apart" in v.takeaway, v
     assert v.to_settle is None or "more test queries" in v.to_settle
     for seed in (2, 3):  # thin evidence never reads as reliable (12 test queries)
-        v = _comparison(40, 400, seed=seed).verdict(n_bootstrap=300)
+        v = _comparison(40, 400, seed=seed, n_bootstrap=300).verdict
         assert v.level != "reliable" and ("few_test_queries" in v.codes
                                           or v.level == "inconclusive"), v
-    assert big.verdict(mapping=[_warning("single_document_queries")]).level == "invalid"
+    blocked = _comparison(60, 3000, mapping=[_warning("single_document_queries")])
+    assert blocked.verdict.level == "invalid"
+
+
+def test_ranker_verdict_is_set_when_the_comparison_is_built():
+    """The verdict is a field: the paired bootstrap of nDCG@10 with the comparison's own
+    replicates and seed, computed once; the evidence is a field too."""
+    comp = _comparison(60, 3000, seed=4, n_bootstrap=300)
+    row = comp.paired(n_bootstrap=300, seed=4).set_index("metric").loc["ndcg@10"]
+    v = comp.verdict
+    assert isinstance(v, V.Verdict) and v is comp.verdict  # no recomputation
+    assert (v.estimate["delta"], v.estimate["lower"], v.estimate["upper"]) == (
+        row["delta"], row["lower"], row["upper"])
+    assert v.estimate["n"] == row["queries"] == comp.n_compared
+    assert comp.evidence == {"rows": comp.n_train_rows, "clicks": comp.n_train_clicks,
+                             "training queries": comp.n_train_queries,
+                             "test queries": comp.n_compared,
+                             "sessions": comp.n_train_sessions}
 
 
 def test_rankers_that_order_every_list_identically():
     """With theta = 1 everywhere IPW equals naive: the verdict says so, not "+0.0000"."""
     from ulr.rankers.evaluate import train_and_evaluate
     sim = simulate_clicks(queries=120, docs_per_query=5, sessions=3000, eta=1.0, seed=2)
-    comp = train_and_evaluate(sim.df, None, np.ones(5), min_queries=0)
+    comp = train_and_evaluate(sim.df, None, np.ones(5), min_queries=0, n_bootstrap=200)
     assert comp.identical_order
-    v = comp.verdict(n_bootstrap=200)
+    v = comp.verdict
     assert v.level == "inconclusive" and "rank identically" in v.takeaway
     assert "rank_identically" in v.codes
 
@@ -214,17 +231,16 @@ def test_rankers_that_order_every_list_identically():
 
 
 def test_sweep_verdict_needs_several_runs():
-    from ulr.rankers.sweep import severity_sweep, sweep_summary, sweep_verdict
+    from ulr.rankers.sweep import severity_sweep, sweep_summary
     one = severity_sweep((2.0,), queries=80, sessions=4000, runs=1)
-    v = sweep_verdict(one, metric="ndcg@10")
+    v = one.verdicts["ndcg@10"]
     assert v.level == "inconclusive" and "single_run" in v.codes
-    strong = sweep_verdict(severity_sweep((2.0,), queries=150, sessions=10_000, runs=4),
-                           metric="ndcg@10")
+    strong = severity_sweep((2.0,), queries=150, sessions=10_000, runs=4).verdicts["ndcg@10"]
     assert strong.level == "reliable" and "better" in strong.takeaway, strong
     many = severity_sweep((0.0, 2.0), queries=150, sessions=15_000, runs=4)
-    s = sweep_summary(many)
+    s = sweep_summary(many.rows)
     assert s["lower"].notna().all() and (s["lower"] <= s["mean"]).all()
-    v = sweep_verdict(many, metric="ndcg@10")
+    v = many.verdicts["ndcg@10"]
     assert v.estimate["runs"] == 4 and v.level in V.LEVELS
     lo, hi = v.estimate["lower"], v.estimate["upper"]
     assert (v.level == "inconclusive") == V.contains_zero(lo, hi)
@@ -507,7 +523,7 @@ def _verdicts_of_every_type(tmp):
     from ulr.ope.slate import slate_from_log
     from ulr.ope.study import crm_study, simulation_study
     from ulr.ope.verdicts import slate_verdict, study_verdict
-    from ulr.rankers.sweep import severity_sweep, sweep_verdict
+    from ulr.rankers.sweep import severity_sweep
     from ulr.recommend.data import simulate_mnar
     from ulr.recommend.experiment import recommend_verdict, run_experiment
     from ulr.recommend.models import MFConfig
@@ -519,9 +535,8 @@ def _verdicts_of_every_type(tmp):
     return {
         "position bias": propensity.estimate(pb_log, method="randomization",
                                              n_bootstrap=30).verdict(),
-        "rankers": _comparison(40, 600).verdict(n_bootstrap=200),
-        "sweep": sweep_verdict(severity_sweep((1.0,), queries=60, sessions=2000, runs=2),
-                               metric="ndcg@10"),
+        "rankers": _comparison(40, 600, n_bootstrap=200).verdict,
+        "sweep": severity_sweep((1.0,), queries=60, sessions=2000, runs=2).verdicts["ndcg@10"],
         "replay": replay(_randomized(tmp, 200, "r.parquet"), "ucb1", k=1).verdict(),
         "bandit": simulate("ucb1", env, steps=200, runs=3).verdict(),
         "ope": _heavy_tailed().verdict(),
@@ -679,15 +694,17 @@ def test_each_verdict_states_the_counts_of_its_result():
 
     # Compare rankers: one count of test queries, in the verdict, its reasons, the evidence
     sim = simulate_clicks(queries=200, sessions=800, eta=1.0, seed=3)
-    comp = rankers.train_and_evaluate(sim.df.drop(columns=["relevance"]), None, sim.theta)
-    v = comp.verdict(n_bootstrap=200)
+    comp = rankers.train_and_evaluate(sim.df.drop(columns=["relevance"]), None, sim.theta,
+                                      n_bootstrap=200)
+    v = comp.verdict
     assert _counts(v, "test queries") == {comp.n_compared}
-    assert comp.evidence()["test queries"] == comp.n_compared
+    assert comp.evidence["test queries"] == comp.n_compared
     assert f"evaluated on {comp.n_compared:,} test queries" in comp.evidence_line()
 
     # Severity sweep: the runs behind the interval
     sw = rankers.severity_sweep((0.0, 1.5), queries=30, docs_per_query=5, sessions=600, runs=2)
-    v = rankers.sweep_verdict(sw, metric="arp")
+    v = sw.verdicts["arp"]
+    assert sw.verdict == v and sw.metric == "arp"  # the page's and the CLI's default metric
     assert _counts(v, "runs") == {2.0} and v.estimate["n"] == 2
 
     # Debiased recommendation: the worlds behind the interval

@@ -197,11 +197,12 @@ def _rankers(c: Context, a: Answer) -> None:
     sc = rankers.compare_learners(rankers.log_frame(c.log), None, np.array(theta),
                                   learners="linear", clip=None, normalize=False, seed=SEED,
                                   min_queries=rankers.MIN_TEST_QUERIES,
+                                  n_bootstrap=CR_BOOTSTRAP, mapping=c.mapping,
                                   should_stop=c.should_stop)
     comp = sc.first
     table = comp.table(n_bootstrap=CR_BOOTSTRAP, seed=SEED)
     paired = comp.paired(n_bootstrap=CR_BOOTSTRAP, seed=SEED)
-    a.verdict = comp.verdict(n_bootstrap=CR_BOOTSTRAP, seed=SEED, mapping=c.mapping)
+    a.verdict = comp.verdict
     a.title = "Naive vs IPW ranker"
     a.table = comp.side_by_side(table, paired)
     a.figure = _chart("ulr.rankers.plots", "comparison_figure", table,
