@@ -445,16 +445,25 @@ def test_slate_verdict(tmp_path):
 
 def test_recommend_verdict_over_seeds():
     from ulr.recommend.data import simulate_mnar
-    from ulr.recommend.experiment import recommend_verdict, run_experiment
+    from ulr.recommend.experiment import compare_seeds, run_experiment
     from ulr.recommend.models import MFConfig
     exps = [run_experiment(simulate_mnar(users=200, items=150, seed=s),
                            models=("naive-mf", "propensity-mf"),
                            base=MFConfig(seed=s, epochs=20)) for s in range(3)]
-    v = recommend_verdict(exps)
-    assert v.estimate["n"] == 3
+    seeds = compare_seeds(exps)
+    v = seeds.verdict  # set when the comparison of the worlds is built
+    assert isinstance(v, V.Verdict) and v.estimate["n"] == 3
     assert (v.level == "inconclusive") == V.contains_zero(v.estimate["lower"],
                                                            v.estimate["upper"])
-    assert recommend_verdict(exps[:1]).level == "inconclusive"
+    s = exps[0].summary
+    assert seeds.first is exps[0] and seeds.evidence == {
+        "rows": s["mnar_ratings"] + s["random_ratings"], "test ratings": s["test_ratings"],
+        "worlds": 3}
+    assert compare_seeds(exps[:1]).verdict.level == "inconclusive"
+    # without naive MF (or with it alone) there is nothing to compare: no verdict
+    alone = run_experiment(simulate_mnar(users=40, items=30, seed=0), models=("naive-mf",),
+                           base=MFConfig(seed=0, epochs=2))
+    assert compare_seeds([alone]).verdict is None
 
 
 # --------------------------------------------------------------------------- report items
@@ -525,7 +534,7 @@ def _verdicts_of_every_type(tmp):
     from ulr.ope.verdicts import slate_verdict, study_verdict
     from ulr.rankers.sweep import severity_sweep
     from ulr.recommend.data import simulate_mnar
-    from ulr.recommend.experiment import recommend_verdict, run_experiment
+    from ulr.recommend.experiment import compare_seeds, run_experiment
     from ulr.recommend.models import MFConfig
     sim = simulate_clicks(queries=60, docs_per_query=4, sessions=2000, randomized_fraction=1.0,
                           seed=5)
@@ -544,9 +553,9 @@ def _verdicts_of_every_type(tmp):
         "slate": slate_verdict(slate_from_log(sample)),
         "study": study_verdict(simulation_study(rows=200, draws=30, estimators=("ips", "snips"),
                                                 logging="softmax", temperature=0.3)),
-        "recommend": recommend_verdict([run_experiment(
+        "recommend": compare_seeds([run_experiment(
             simulate_mnar(users=80, items=60, seed=s), models=("naive-mf", "propensity-mf"),
-            base=MFConfig(seed=s, epochs=5)) for s in range(2)]),
+            base=MFConfig(seed=s, epochs=5)) for s in range(2)]).verdict,
         "ctr by position": V.ctr_by_position_verdict(
             pd.DataFrame({"position": [1, 2], "impressions": [500, 500], "clicks": [6, 3]})),
     }
@@ -689,7 +698,7 @@ def test_each_verdict_states_the_counts_of_its_result():
     evidence shows."""
     from ulr import rankers
     from ulr.recommend.data import simulate_mnar
-    from ulr.recommend.experiment import recommend_verdict, run_experiment
+    from ulr.recommend.experiment import compare_seeds, run_experiment
     from ulr.recommend.models import MFConfig
 
     # Compare rankers: one count of test queries, in the verdict, its reasons, the evidence
@@ -710,7 +719,7 @@ def test_each_verdict_states_the_counts_of_its_result():
     # Debiased recommendation: the worlds behind the interval
     exps = [run_experiment(simulate_mnar(users=40, items=30, seed=s), models=["naive-mf", "cause"],
                            base=MFConfig(epochs=2, seed=s)) for s in (0, 1)]
-    v = recommend_verdict(exps)
+    v = compare_seeds(exps).verdict
     assert _counts(v, "seeds") == {2.0} and v.estimate["n"] == 2
 
     # Position bias: the rows the advice adds to are the rows the estimate used
