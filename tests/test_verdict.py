@@ -416,11 +416,12 @@ def test_learned_policy_verdict_both_directions():
 
 def test_study_verdict():
     from ulr.ope.study import simulation_study
-    from ulr.ope.verdicts import study_verdict
     out = simulation_study(rows=300, draws=60, estimators=("ips", "snips"), seed=0,
-                           logging="softmax", temperature=0.3)
-    v = study_verdict(out)
-    assert v.level in V.LEVELS and "smallest RMSE" in v.takeaway
+                           logging="softmax", temperature=0.3, contexts=12)
+    v = out.verdict  # set when the study is built
+    assert isinstance(v, V.Verdict) and v.level in V.LEVELS and "smallest RMSE" in v.takeaway
+    assert v.estimate["n"] == 60 and v.basis == "squared error over 60 simulated logs"
+    assert out.evidence == {"rows": 300 * 60, "clicks": None, "queries": 12, "sessions": None}
     assert (v.level == "inconclusive") == V.contains_zero(v.estimate["lower"],
                                                            v.estimate["upper"])
 
@@ -428,16 +429,17 @@ def test_study_verdict():
 def test_slate_verdict(tmp_path):
     from ulr.ope.simulate import make_sample_log
     from ulr.ope.slate import slate_from_log
-    from ulr.ope.verdicts import slate_verdict
     log = _open(make_sample_log(rows=30_000, ctr=0.2, seed=1), tmp_path, "slate.parquet")
     out = slate_from_log(log, temperature=1.0)
-    v = slate_verdict(out)
+    v = out.verdict  # set when the slate estimates are built
     assert "slate_assumption" in v.codes and v.level == "reliable", v
     assert v.takeaway.startswith("The target ranking is better")
-    thin = slate_verdict(slate_from_log(_open(make_sample_log(rows=900, ctr=0.01, seed=1),
-                                              tmp_path, "thin_slate.parquet")))
+    assert out.evidence == {"sessions": out.sessions, "clicks": out.clicks}
+    thin = slate_from_log(_open(make_sample_log(rows=900, ctr=0.01, seed=1),
+                                tmp_path, "thin_slate.parquet")).verdict
     assert thin.level == "inconclusive" and "cannot be told apart" in thin.takeaway
-    assert slate_verdict(out, mapping=[_warning("single_row_sessions")]).level == "invalid"
+    blocked = slate_from_log(log, temperature=1.0, mapping=[_warning("single_row_sessions")])
+    assert blocked.verdict.level == "invalid"
 
 
 # --------------------------------------------------------------------------- recommendation
@@ -531,7 +533,6 @@ def _verdicts_of_every_type(tmp):
     from ulr.ope.simulate import make_sample_log
     from ulr.ope.slate import slate_from_log
     from ulr.ope.study import crm_study, simulation_study
-    from ulr.ope.verdicts import slate_verdict, study_verdict
     from ulr.rankers.sweep import severity_sweep
     from ulr.recommend.data import simulate_mnar
     from ulr.recommend.experiment import compare_seeds, run_experiment
@@ -550,9 +551,9 @@ def _verdicts_of_every_type(tmp):
         "bandit": simulate("ucb1", env, steps=200, runs=3).verdict(),
         "ope": _heavy_tailed().verdict(),
         "learned policy": crm_study(None, steps=40, rows=800, base_rate=0.02)["result"].verdict(),
-        "slate": slate_verdict(slate_from_log(sample)),
-        "study": study_verdict(simulation_study(rows=200, draws=30, estimators=("ips", "snips"),
-                                                logging="softmax", temperature=0.3)),
+        "slate": slate_from_log(sample).verdict,
+        "study": simulation_study(rows=200, draws=30, estimators=("ips", "snips"),
+                                  logging="softmax", temperature=0.3).verdict,
         "recommend": compare_seeds([run_experiment(
             simulate_mnar(users=80, items=60, seed=s), models=("naive-mf", "propensity-mf"),
             base=MFConfig(seed=s, epochs=5)) for s in range(2)]).verdict,

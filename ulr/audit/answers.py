@@ -315,17 +315,16 @@ def _replay(c: Context, a: Answer) -> None:
 
 def _slates(c: Context, a: Answer) -> None:
     from ulr.ope.slate import LABELS, slate_from_log
-    from ulr.ope.verdicts import slate_verdict
     s = _ope_settings(c.shape)
     out = slate_from_log(c.log, score_column=None, estimators=SLATE_ESTIMATORS,
                          temperature=s["temperature"], fit_fraction=s["fit_fraction"],
-                         level=s["level"], seed=SEED)
-    a.verdict = slate_verdict(out, level=s["level"], mapping=c.mapping)
-    tab = out["table"].copy()
+                         level=s["level"], seed=SEED, mapping=c.mapping)
+    a.verdict = out.verdict
+    tab = out.table.copy()
     tab.insert(0, "method", tab["estimator"].map(LABELS))
     a.title, a.table = "Clicks per ranking (slate estimators)", tab
-    a.caveats = list(out["notes"])
-    a.evidence = {"sessions": out["sessions"], "clicks": out["clicks"]}
+    a.caveats = list(out.notes)
+    a.evidence = dict(out.evidence)
     a.settings = {"log": c.name, "estimators": list(SLATE_ESTIMATORS), "seed": SEED}
     a.params = {"view": OPE_VIEWS[0], "log": c.name, "target": s["target"], "seed": SEED}
 
