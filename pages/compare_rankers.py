@@ -47,15 +47,13 @@ def _compare(content_hash: str, name: str, theta: tuple, learner: str, clip, sni
              seed: int, n_bootstrap: int, test: str = "randomization",
              correction: str = "holm", _should_stop=None):
     lg = catalog.open_dataset(name, cur=catalog.cursor())
-    mapping = mapping_warnings(lg)
     sc = rankers.compare_learners(rankers.log_frame(lg), None, np.array(theta),
                                   learners=learner, clip=clip, normalize=snips, seed=seed,
                                   min_queries=rankers.MIN_TEST_QUERIES, n_bootstrap=n_bootstrap,
-                                  mapping=mapping, should_stop=_should_stop)
+                                  mapping=mapping_warnings(lg), test=test, correction=correction,
+                                  n_resamples=rankers.PAIR_RESAMPLES, should_stop=_should_stop)
     comp, multi = sc.first, len(sc.comparisons) > 1
-    pairs = (sc.pairs(test=test, correction=correction, n_resamples=rankers.PAIR_RESAMPLES,
-                      seed=seed)
-             if multi else None)  # one learner: the paired table below says it all
+    pairs = sc.pair_table  # one learner: None, the paired table below says it all
     table = (sc if multi else comp).table(n_bootstrap=n_bootstrap, seed=seed)
     paired = comp.paired(n_bootstrap=n_bootstrap, seed=seed)
     return dict(multi=multi,
@@ -71,8 +69,7 @@ def _compare(content_hash: str, name: str, theta: tuple, learner: str, clip, sni
                 significance=(rankers.significance_wide(sc.significance(pairs))
                               if multi else None),
                 tukey=sc.tukey() if len(sc.systems) > 2 else None,
-                verdict=(sc.verdict(pairs, correction=correction, mapping=mapping)
-                         if multi else comp.verdict))
+                verdict=sc.verdict)
 
 
 def _parse_theta(text: str) -> tuple:

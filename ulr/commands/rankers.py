@@ -118,7 +118,8 @@ def run(args) -> dict:
     systems = compare_learners(
         train, test, theta, learners=learners, clip=args.clip, normalize=args.snips,
         seed=args.seed, test_fraction=args.test_fraction, min_queries=args.min_test_queries,
-        n_bootstrap=n_paired, mapping=mapping)
+        n_bootstrap=n_paired, mapping=mapping, test=args.sig_test, correction=args.correction,
+        n_resamples=args.resamples)
     comp = systems.first
     out = comp.metrics() if len(learners) == 1 else {"learners": list(learners)}
     out.update({
@@ -143,7 +144,7 @@ def run(args) -> dict:
     })
     if len(learners) == 1:
         _single(out, comp, args, n_paired)
-    out.update(_systems(systems, args, mapping, multi=len(learners) > 1))
+    out.update(_systems(systems, args, multi=len(learners) > 1))
     out["seconds"] = time.perf_counter() - t0
     return out
 
@@ -161,10 +162,12 @@ def _single(out: dict, comp, args, n_paired: int) -> None:
     out["verdict"] = comp.verdict.to_dict()  # built with n_paired replicates
 
 
-def _systems(systems, args, mapping, *, multi: bool) -> dict:
+def _systems(systems, args, *, multi: bool) -> dict:
     """Every pair of systems, corrected p-values, Tukey's HSD and the significance table."""
-    pairs = systems.pairs(test=args.sig_test, correction=args.correction,
-                          n_resamples=args.resamples, seed=args.seed)
+    pairs = systems.pair_table  # several learners: the pairs their verdict rests on
+    if pairs is None:
+        pairs = systems.pairs(test=args.sig_test, correction=args.correction,
+                              n_resamples=args.resamples, seed=args.seed)
     long = systems.significance(pairs)
     wide = significance_wide(long)
     if args.table_csv:
@@ -182,8 +185,7 @@ def _systems(systems, args, mapping, *, multi: bool) -> dict:
                           for s, r in systems.systems.items()}
         out["rank_identically"] = {lr: bool(c.identical_order)
                                    for lr, c in systems.comparisons.items()}
-        out["verdict"] = systems.verdict(pairs, correction=args.correction,
-                                         mapping=mapping).to_dict()
+        out["verdict"] = systems.verdict.to_dict()
     return out
 
 

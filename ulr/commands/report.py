@@ -224,8 +224,9 @@ def _several_learners(log, ctx, theta) -> report.ReportItem:
     (Holm-corrected randomization tests), the chart of every ranker and its verdict."""
     from ulr.lists import mapping_warnings
     sc = rankers.compare_learners(rankers.log_frame(log), None, theta, learners=ctx["learner"],
-                                  seed=ctx["seed"], min_queries=rankers.MIN_TEST_QUERIES)
-    pairs = sc.pairs(seed=ctx["seed"])
+                                  seed=ctx["seed"], min_queries=rankers.MIN_TEST_QUERIES,
+                                  mapping=mapping_warnings(log))
+    pairs = sc.pair_table
     comp = sc.first
     note = (f"Naive and IPW rankers of each learner ({ctx['learner'].replace(',', ', ')}), "
             f"trained on the same clicks with theta {ctx['theta_source']} and evaluated on the "
@@ -235,7 +236,7 @@ def _several_learners(log, ctx, theta) -> report.ReportItem:
     return report.ReportItem.from_result(
         "Rankers compared", fig=rankers.comparison_figure(sc.table(seed=ctx["seed"]),
                                                           estimated=comp.estimated),
-        verdict=sc.verdict(pairs, mapping=mapping_warnings(log)),
+        verdict=sc.verdict,
         table=rankers.significance_wide(sc.significance(pairs)), dataset=log.info.name,
         note=note, evidence=comp.evidence,
         settings=_settings(log, learners=ctx["learner"], seed=ctx["seed"],
