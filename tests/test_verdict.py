@@ -263,15 +263,21 @@ def _randomized(tmp_path, sessions, name):
 
 def test_replay_verdict_both_directions(tmp_path):
     from ulr.bandits.replay import replay
+    from dataclasses import replace
     big = replay(_randomized(tmp_path, 20_000, "big.parquet"), "ucb1", k=1)
-    v = big.verdict()
+    v = big.verdict  # set when the replay result is built
     assert v.level == "reliable" and "better" in v.takeaway, v
+    assert big.evidence == {"sessions": big.events, "clicks": big.clicks}
     thin = replay(_randomized(tmp_path, 30, "thin.parquet"), "ucb1", k=1)
-    v = thin.verdict()
+    v = thin.verdict
     assert v.level == "inconclusive", v
     assert "Replayed CTR" in v.takeaway and "%" in v.takeaway
-    assert big.verdict(mapping=[_warning("single_row_sessions")]).level == "invalid"
-    assert big.to_dict()["verdict"]["level"] == "reliable"
+    blocked = replay(_randomized(tmp_path, 200, "blocked.parquet"), "ucb1", k=1,
+                     mapping=[_warning("single_row_sessions")])
+    assert blocked.verdict.level == "invalid"
+    assert replace(big, mapping=[_warning("single_row_sessions")]).verdict.level == "invalid"
+    d = big.to_dict()
+    assert d["verdict"] == big.verdict.to_dict() and "mapping" not in d and "evidence" not in d
 
 
 def test_bandit_runs_verdict():
@@ -547,7 +553,7 @@ def _verdicts_of_every_type(tmp):
                                              n_bootstrap=30).verdict(),
         "rankers": _comparison(40, 600, n_bootstrap=200).verdict,
         "sweep": severity_sweep((1.0,), queries=60, sessions=2000, runs=2).verdicts["ndcg@10"],
-        "replay": replay(_randomized(tmp, 200, "r.parquet"), "ucb1", k=1).verdict(),
+        "replay": replay(_randomized(tmp, 200, "r.parquet"), "ucb1", k=1).verdict,
         "bandit": simulate("ucb1", env, steps=200, runs=3).verdict(),
         "ope": _heavy_tailed().verdict(),
         "learned policy": crm_study(None, steps=40, rows=800, base_rate=0.02)["result"].verdict(),

@@ -302,14 +302,14 @@ def _replay(c: Context, a: Answer) -> None:
 
     from ulr.bandits.replay import replay
     rr = replay(c.log, REPLAY_ALGORITHM, k=1, seed=SEED,
-                assume_randomized=c.shape.declared_randomized)
-    a.verdict = rr.verdict(mapping=c.mapping)
+                assume_randomized=c.shape.declared_randomized, mapping=c.mapping)
+    a.verdict = rr.verdict
     a.title = f"Replay of {REPLAY_ALGORITHM} (top 1)"
     a.table = pd.DataFrame([{"algorithm": rr.algorithm, "ctr": rr.ctr, "lower": rr.ci_lower,
                              "upper": rr.ci_upper, "random order ctr": rr.random_ctr,
                              "accepted sessions": rr.accepted, "sessions": rr.events}])
     a.caveats = list(rr.caveats())
-    a.evidence = {"sessions": rr.events, "clicks": rr.clicks}
+    a.evidence = dict(rr.evidence)
     a.settings = {"dataset": c.name, "algorithm": REPLAY_ALGORITHM, "k": 1, "seed": SEED}
 
 
