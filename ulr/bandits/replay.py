@@ -32,7 +32,7 @@ from ulr.bandits.envs import doc_features
 from ulr.bandits.policies import ALGORITHMS, cascade_feedback, make_policy
 from ulr.errors import NeedsRandomizedRows, NeedsSessions, UlrError
 from ulr.stats import wilson_interval
-from ulr.verdict import Verdict
+from ulr.verdict import Verdict, fill
 
 
 @dataclass(frozen=True)
@@ -84,15 +84,14 @@ class ReplayResult:
     verdict: Verdict = field(init=False, compare=False)
     evidence: dict = field(init=False, compare=False)
 
-    def __post_init__(self):
-        object.__setattr__(self, "mapping", tuple(self.mapping))
-        object.__setattr__(self, "evidence", {"sessions": self.events, "clicks": self.clicks})
-        object.__setattr__(self, "verdict", self._verdict())
-
     @property
     def acceptance_rate(self) -> float:
         """Share of the visited events whose logged list the policy matched."""
         return self.accepted / self.events if self.events else float("nan")
+
+    def __post_init__(self):
+        fill(self, mapping=tuple(self.mapping), verdict=self._verdict(),
+             evidence={"sessions": self.events, "clicks": self.clicks})
 
     def thin(self) -> bool:
         """True when the replayed CTR is as good as unknown: no accepted session, no click,

@@ -11,7 +11,7 @@ from ulr import metrics
 from ulr.errors import TooFewQueries, UlrError, check
 from ulr.rankers.clicks import _clicks, _positions, _require, check_theta, ipw_weights
 from ulr.rankers.learners import LEARNERS, make_ranker
-from ulr.verdict import Verdict, rank_identically
+from ulr.verdict import Verdict, fill, rank_identically
 
 METRICS = ("arp", "dcg", "ndcg@10", "auc", "pauc", "local_auc")
 LOWER_IS_BETTER = frozenset({"arp"})
@@ -131,9 +131,8 @@ class RankerComparison:
     evidence: dict = field(init=False, compare=False)
 
     def __post_init__(self):
-        object.__setattr__(self, "mapping", tuple(self.mapping))
-        object.__setattr__(self, "evidence", self._evidence())
-        object.__setattr__(self, "verdict", self._verdict())
+        fill(self, mapping=tuple(self.mapping), evidence=self._evidence(),
+             verdict=self._verdict())
 
     @property
     def n_compared(self) -> int:

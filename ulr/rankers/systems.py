@@ -23,7 +23,7 @@ from ulr.rankers import significance as S
 from ulr.rankers.evaluate import (LOWER_IS_BETTER, N_BOOTSTRAP, RankerComparison,
                                   train_and_evaluate)
 from ulr.rankers.learners import LEARNERS
-from ulr.verdict import Verdict, fmt
+from ulr.verdict import Verdict, fill, fmt
 
 KINDS = ("naive", "ipw")
 #: resamples of the pairwise tests of several systems, shared by the page and the CLI
@@ -94,15 +94,13 @@ class SystemsComparison:
     verdict: Verdict = field(init=False, compare=False)
 
     def __post_init__(self):
-        object.__setattr__(self, "mapping", tuple(self.mapping))
         pairs = None
         if len(self.comparisons) > 1:
             pairs = self.pairs(test=self.test, correction=self.correction,
                                n_resamples=self.n_resamples, level=self.level,
                                seed=self.first.settings.get("seed", 0))
-        object.__setattr__(self, "pair_table", pairs)
-        object.__setattr__(self, "verdict",
-                           self.first.verdict if pairs is None else self._verdict(pairs))
+        fill(self, mapping=tuple(self.mapping), pair_table=pairs,
+             verdict=self.first.verdict if pairs is None else self._verdict(pairs))
 
     @property
     def systems(self) -> dict[str, dict]:
