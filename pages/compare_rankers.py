@@ -50,18 +50,18 @@ def _compare(content_hash: str, name: str, theta: tuple, learner: str, clip, sni
     lg = catalog.open_dataset(name, cur=catalog.cursor())
     sc = rankers.compare_learners(rankers.log_frame(lg), None, np.array(theta),
                                   learners=learner, clip=clip, normalize=snips, seed=seed,
-                                  min_queries=rankers.MIN_TEST_QUERIES, should_stop=_should_stop)
+                                  min_queries=rankers.MIN_TEST_QUERIES, n_bootstrap=n_bootstrap,
+                                  mapping=mapping_warnings(lg), test=test, correction=correction,
+                                  n_resamples=rankers.PAIR_RESAMPLES, should_stop=_should_stop)
     comp, multi = sc.first, len(sc.comparisons) > 1
-    pairs = (sc.pairs(test=test, correction=correction, n_resamples=rankers.PAIR_RESAMPLES,
-                      seed=seed)
-             if multi else None)  # one learner: the paired table below says it all
+    pairs = sc.pair_table  # one learner: None, the paired table below says it all
     table = (sc if multi else comp).table(n_bootstrap=n_bootstrap, seed=seed)
     paired = comp.paired(n_bootstrap=n_bootstrap, seed=seed)
     return dict(multi=multi,
                 metrics=comp.metrics(),
                 table=table, paired=paired, noise=comp.within_noise(paired),
                 side_by_side=None if multi else comp.side_by_side(table, paired),
-                estimated=comp.estimated, evidence=comp.evidence(),
+                estimated=comp.estimated, evidence=comp.evidence,
                 evidence_line=comp.evidence_line(),
                 n_train=comp.n_train_queries, n_test=comp.n_compared,
                 same={m: comp.same_scores(m) for m in comp.naive},
@@ -70,10 +70,7 @@ def _compare(content_hash: str, name: str, theta: tuple, learner: str, clip, sni
                 significance=(rankers.significance_wide(sc.significance(pairs))
                               if multi else None),
                 tukey=sc.tukey() if len(sc.systems) > 2 else None,
-                verdict=(sc.verdict(pairs, correction=correction, mapping=mapping_warnings(lg))
-                         if multi else
-                         comp.verdict(n_bootstrap=n_bootstrap, seed=seed,
-                                      mapping=mapping_warnings(lg))))
+                verdict=sc.verdict)
 
 
 def _parse_theta(text: str) -> tuple:

@@ -9,10 +9,9 @@ from pages import _ui as ui
 from ulr import theme
 from ulr.errors import UlrError
 from ulr.recommend.data import simulate_mnar
-from ulr.recommend.experiment import (CRITERIA, LABELS, N_SEEDS, experiment_grids,
-                                      learning_curves_figure,
-                                      recommend_verdict, results_figure, results_table,
-                                      seeds_table, summarize_runs)
+from ulr.recommend.experiment import (CRITERIA, LABELS, N_SEEDS, compare_seeds,
+                                      experiment_grids, learning_curves_figure, results_figure,
+                                      results_table, seeds_table, summarize_runs)
 from ulr.recommend.models import MODELS, MFConfig, train
 
 st.title("Debiased recommendation")
@@ -125,7 +124,7 @@ if last is None:
     st.stop()
 
 world_k, models_k, prop_k, base_k, seeds_k = last
-exp = None
+exp = seeds = None
 with ui.user_errors("Cannot show the results: "), ui.cancellable() as stop:
     exps = []
     for world_i, base_i in _worlds(world_k, MFConfig(**dict(base_k)), seeds_k):
@@ -134,13 +133,12 @@ with ui.user_errors("Cannot show the results: "), ui.cancellable() as stop:
                 for m, grid in experiment_grids(models_k, base_i).items()
                 for r, cfg in enumerate(grid)]
         exps.append(summarize_runs(_data(world_i), runs, propensity=prop_k))
-    exp = exps[0]
+    seeds = compare_seeds(exps)
+    exp = seeds.first
 if exp is None:
     st.stop()
-verdict = None
-if "naive-mf" in models_k and len(models_k) > 1:
-    verdict = recommend_verdict(exps)
-    ui.show_verdict(verdict, key="recs")
+if seeds.verdict is not None:
+    ui.show_verdict(seeds.verdict, key="recs")
 
 s = exp.summary
 m = st.columns(4)
@@ -180,7 +178,7 @@ st.caption(
     "*best on test* is an oracle. A gap between them means the validation signal misleads — "
     "naive MF's biased validation keeps asking for more training while its test error grows.")
 if seeds_k > 1:
-    per_seed = seeds_table(exps).pivot(index="seed", columns="model", values="improvement")
+    per_seed = seeds_table(seeds.experiments).pivot(index="seed", columns="model", values="improvement")
     per_seed = per_seed.rename(columns=LABELS)
     per_seed.index = [int(dict(world_k)["seed"]) + i for i in per_seed.index]
     st.dataframe(per_seed.style.format("{:.1%}"), width="stretch", key="rec_seeds_table")
@@ -203,6 +201,4 @@ with c2:
 ui.add_to_report("Debiased recommendation: test MSE improvement", fig=fig_bar, table=table,
                  settings={**dict(world_k), "models": list(models_k), "propensity": prop_k,
                            **dict(base_k)},
-                 evidence={"rows": int(s["mnar_ratings"] + s["random_ratings"]),
-                           "test ratings": int(s["test_ratings"]), "worlds": seeds_k},
-                 key="recs", verdict=verdict, simulated=True)
+                 evidence=seeds.evidence, key="recs", verdict=seeds.verdict, simulated=True)

@@ -95,12 +95,12 @@ if submitted:
             with ui.cancellable() as stop:  # ends with the script run (tab closed, ...)
                 estimator = None if method == NONE else rankers.propensity_estimator(
                     method, seed=seed, should_stop=stop)
-                df = rankers.severity_sweep(etas, queries=queries, sessions=sessions, runs=runs,
-                                            learner=learner, estimate_theta=estimator,
-                                            estimator_name=method, seed=seed,
-                                            progress=progress, should_stop=stop)
+                res = rankers.severity_sweep(etas, queries=queries, sessions=sessions,
+                                             runs=runs, learner=learner,
+                                             estimate_theta=estimator, estimator_name=method,
+                                             seed=seed, progress=progress, should_stop=stop)
             bar.empty()
-            cache[key] = df
+            cache[key] = res
             while len(cache) > MAX_CACHED:
                 cache.popitem(last=False)
         else:
@@ -108,20 +108,20 @@ if submitted:
         ui.submitted("sweep_form", key)
 
 key = ui.submitted("sweep_form")
-df = _results().get(key) if key is not None else None
-if df is None:
+res = _results().get(key) if key is not None else None
+if res is None:
     st.info("Choose the settings and press **Run sweep**. With the defaults (5 values of η, "
             "300 queries, 20,000 sessions each) it takes a few seconds.")
 else:
     etas, learner_k, method_k, queries_k, sessions_k, runs_k, seed_k = key
-    metric_names = list(dict.fromkeys(df["metric"]))
+    df, metric_names = res.rows, res.metrics
     metric = st.selectbox("Metric", metric_names,
-                          index=ui.url_index("metric", metric_names, "arp"), key="sw_metric",
+                          index=ui.url_index("metric", metric_names, rankers.SWEEP_METRIC), key="sw_metric",
                           format_func=theme.metric_label,
                           help="Short names: " + ", ".join(f"{theme.metric_label(m)} = {m}"
                                                            for m in metric_names))
     ui.set_url_params(metric=metric)
-    verdict = rankers.sweep_verdict(df, metric=metric)
+    verdict = res.verdicts[metric]
     ui.show_verdict(verdict, key="sweep")
     fig = rankers.sweep_figure(df, metric=metric)
     st.plotly_chart(fig, key="sw_chart")
@@ -146,6 +146,5 @@ else:
                      settings={"etas": list(etas), "learner": learner_k, "estimator": method_k,
                                "queries": queries_k, "sessions": sessions_k, "runs": runs_k,
                                "seed": seed_k},
-                     evidence={"queries": queries_k, "runs per η": runs_k,
-                               "sessions": sessions_k * runs_k * len(etas)},
+                     evidence=res.evidence,
                      key="severity_sweep", verdict=verdict, simulated=True)

@@ -123,7 +123,8 @@ def build_items(tmp) -> list[ReportItem]:
         takeaway="The comparison cannot tell the rankers apart."))
 
     # Severity sweep
-    sw = rankers.severity_sweep((0.0, 1.0, 2.0), queries=60, docs_per_query=6, sessions=1500)
+    sw = rankers.severity_sweep((0.0, 1.0, 2.0), queries=60, docs_per_query=6,
+                                sessions=1500).rows
     arp = (sw[sw["metric"] == "arp"].groupby(["eta", "ranker"], sort=False)["value"].mean()
                .unstack("ranker").reset_index())
     items.append(ReportItem.from_result(
@@ -174,11 +175,11 @@ def build_items(tmp) -> list[ReportItem]:
         "estimators": list(multi), "clip": None}))
     sample = ingest.open_file(ROOT / "data" / "sample_ope.csv")
     sl = slate_from_log(sample, temperature=1.0, fit_fraction=0.5, seed=0)
-    st = sl["table"].copy()
+    st = sl.table.copy()
     st.insert(0, "method", st["estimator"].map(SLATE_LABELS))
     items.append(ReportItem.from_result(
         "Rankings: clicks per ranking (slate estimators)", table=st, dataset="sample_ope.csv",
-        caveats=list(sl["notes"]), evidence={"sessions": sl["sessions"], "clicks": sl["clicks"]}))
+        caveats=list(sl.notes), evidence={"sessions": sl.sessions, "clicks": sl.clicks}))
 
     # Off-policy: a learned policy, a study
     crm = crm_study(None, rows=1500, steps=40, n_bootstrap=100, seed=0)
@@ -192,11 +193,11 @@ def build_items(tmp) -> list[ReportItem]:
         evidence={"rows": crm["result"].evaluation.diagnostics["n"],
                   "clicks": crm["result"].evaluation.diagnostics["clicks"]}))
     study = simulation_study(rows=300, runs=20, seed=0)
-    tab = study["table"].copy()
+    tab = study.table.copy()
     tab.insert(0, "method", tab["estimator"].map(lambda e: F.LABELS.get(e, e)))
     items.append(ReportItem.from_result(
         "OPE estimators over repeated simulated logs (target policy: true)",
-        fig=F.bias_variance_figure(study["table"]), table=tab,
+        fig=F.bias_variance_figure(study.table), table=tab,
         settings={"target policy": "true", "rows": 300, "runs": 20, "seed": 0},
         evidence={"rows": 6000, "queries": 20}))
 

@@ -32,7 +32,10 @@ def test_json_matches_the_library_with_a_propensity_method(run_cli):
     assert res["propensity"] == "randomization" and not res["estimated"]
     log = ingest.open_file(SAMPLE)
     theta = rankers.propensity_theta(log, "randomization")
-    lib = rankers.train_and_evaluate(rankers.log_frame(log), None, theta).metrics()
+    comp = rankers.train_and_evaluate(rankers.log_frame(log), None, theta)
+    lib = comp.metrics()
+    # the verdict printed is the one the comparison was built with (1000 paired replicates)
+    assert res["verdict"] == comp.verdict.to_dict() and res["evidence"] == comp.evidence
     for r in ("naive", "ipw"):
         for k in KEYS:
             assert res[r][k] == pytest.approx(lib[r][k])

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from ulr.recommend.data import simulate_mnar
-from ulr.recommend.experiment import results_table, run_experiment
+from ulr.recommend.experiment import compare_seeds, results_table, run_experiment
 from ulr.recommend.models import MFConfig
 
 WORLD = dict(users=60, items=50, seed=3)
@@ -19,6 +19,8 @@ def test_json_equals_the_library_experiment(cli):
     exp = run_experiment(simulate_mnar(**WORLD), models=["naive-mf", "cause"],
                          base=MFConfig(epochs=4, seed=3))
     assert res["summary"]["mnar_ratings"] == exp.summary["mnar_ratings"]
+    # the verdict printed is the one the worlds' comparison was built with
+    assert res["verdict"] == compare_seeds([exp]).verdict.to_dict()
     assert res["summary"]["mean_rating_mnar"] == pytest.approx(exp.summary["mean_rating_mnar"])
     want = results_table(exp).to_dict("records")
     assert [r["method"] for r in res["results"]] == [r["method"] for r in want]

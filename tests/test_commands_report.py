@@ -330,10 +330,11 @@ def test_rankers_section_with_both_learners_is_the_pages_significance_item(sim, 
     sc = rankers.compare_learners(rankers.log_frame(ingest.open_file(path)), None,
                                   s.theta, learners="linear,gbdt", seed=2,
                                   min_queries=rankers.MIN_TEST_QUERIES)
-    pairs = sc.pairs(seed=2)
+    pairs = sc.pair_table
+    pd.testing.assert_frame_equal(pairs, sc.pairs(seed=2))
     pd.testing.assert_frame_equal(table.reset_index(drop=True), rankers.significance_wide(
         sc.significance(pairs)).reset_index(drop=True), check_dtype=False)
-    assert item.verdict == sc.verdict(pairs).to_dict()
+    assert item.verdict == sc.verdict.to_dict()
     assert "Rankers compared</h2>" in out.read_text(encoding="utf-8")
     rc, _, err = run_main(["report", "--input", path, "--out", tmp_path / "x.html",
                            "--learner", "linear,svm"], capsys)

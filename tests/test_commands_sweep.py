@@ -14,7 +14,10 @@ def test_json_equals_the_library_sweep(cli):
     rc, out, err = cli("sweep", *SMALL, "--json")
     assert rc == 0 and err == "", err
     res = json.loads(out)
-    want = rankers.severity_sweep([0.0, 1.5], queries=40, sessions=3000, seed=2)
+    sweep = rankers.severity_sweep([0.0, 1.5], queries=40, sessions=3000, seed=2)
+    want = sweep.rows
+    # the verdict printed is the one the sweep was built with, on the asked metric
+    assert res["verdict"] == sweep.verdict.to_dict() == sweep.verdicts["arp"].to_dict()
     got = pd.DataFrame(res["rows"])[list(want.columns)]
     pd.testing.assert_frame_equal(got, want, check_dtype=False)
     arp = [r for r in res["summary"] if r["metric"] == "arp"]

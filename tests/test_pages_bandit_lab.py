@@ -10,6 +10,8 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
+from pages._ui import keys as ui_keys
+
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = str(ROOT / "pages" / "bandit_lab.py")
 
@@ -99,6 +101,8 @@ def test_data_environment_and_replay_on_the_sample():
     assert " of " in rate.proto.delta and rate.proto.delta.split(" of ")[0] != "0"
     assert any(c.value.startswith("Evidence: ") for c in at.caption)
     assert any("θ from randomized CTR ratios" in c.value for c in at.caption)
+    rr = at.session_state[ui_keys.BANDIT_REPLAY]  # the page draws the verdict the result carries
+    assert any(m.value == f"**{rr.verdict.takeaway}**" for m in at.markdown)
 
 
 def test_bad_settings_show_an_error():

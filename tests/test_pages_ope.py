@@ -103,6 +103,9 @@ def test_simulation_shows_bias_and_variance_against_the_truth():
     assert float(metrics(at)["True value of the target"]) == pytest.approx(t["truth"].iloc[0],
                                                                           abs=1e-4)
     assert len(at.get("plotly_chart")) == 3  # box plot, bias/sd plane, intervals
+    # the study's verdict, set when it was built, is drawn as it is
+    assert any(m.value.startswith("**Over 40 simulated logs,") and "smallest RMSE" in m.value
+               for m in at.markdown)
     # the result stays after other interactions (cached, kept in the session)
     at.selectbox(key="sim_pick").select("dr").run()
     assert not at.exception and len(at.dataframe) == 1
@@ -244,6 +247,8 @@ def test_rankings_section_shows_the_three_slate_estimators():
     slate = [t for t in tables if "assumption" in t.columns]
     assert len(slate) == 1 and list(slate[0]["estimator"]) == ["sips", "iips", "rips"]
     assert (slate[0]["lower"] <= slate[0]["value"]).all()
+    assert any(m.value.startswith("**The target ranking") and "clicks per ranking" in m.value
+               for m in at.markdown)  # the slate result's own verdict
     at.selectbox(key="ope_target").select("uniform").run()
     assert any("ranking target" in i.value for i in at.info)
 

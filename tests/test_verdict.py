@@ -185,27 +185,44 @@ def _comparison(queries, sessions, eta=1.5, seed=1, **kw):
 
 
 def test_ranker_verdict_both_directions():
-    big = _comparison(300, 30_000)
-    v = big.verdict(n_bootstrap=500)
+    big = _comparison(300, 30_000, n_bootstrap=500)
+    v = big.verdict
     assert v.level == "reliable" and v.takeaway.startswith("IPW is better"), v
-    thin = _comparison(40, 400, seed=1)
-    v = thin.verdict(n_bootstrap=500)
+    thin = _comparison(40, 400, seed=1, n_bootstrap=500)
+    v = thin.verdict
     assert v.level == "inconclusive" and "cannot be told apart" in v.takeaway, v
     assert v.to_settle is None or "more test queries" in v.to_settle
     for seed in (2, 3):  # thin evidence never reads as reliable (12 test queries)
-        v = _comparison(40, 400, seed=seed).verdict(n_bootstrap=300)
+        v = _comparison(40, 400, seed=seed, n_bootstrap=300).verdict
         assert v.level != "reliable" and ("few_test_queries" in v.codes
                                           or v.level == "inconclusive"), v
-    assert big.verdict(mapping=[_warning("single_document_queries")]).level == "invalid"
+    blocked = _comparison(60, 3000, mapping=[_warning("single_document_queries")])
+    assert blocked.verdict.level == "invalid"
+
+
+def test_ranker_verdict_is_set_when_the_comparison_is_built():
+    """The verdict is a field: the paired bootstrap of nDCG@10 with the comparison's own
+    replicates and seed, computed once; the evidence is a field too."""
+    comp = _comparison(60, 3000, seed=4, n_bootstrap=300)
+    row = comp.paired(n_bootstrap=300, seed=4).set_index("metric").loc["ndcg@10"]
+    v = comp.verdict
+    assert isinstance(v, V.Verdict) and v is comp.verdict  # no recomputation
+    assert (v.estimate["delta"], v.estimate["lower"], v.estimate["upper"]) == (
+        row["delta"], row["lower"], row["upper"])
+    assert v.estimate["n"] == row["queries"] == comp.n_compared
+    assert comp.evidence == {"rows": comp.n_train_rows, "clicks": comp.n_train_clicks,
+                             "training queries": comp.n_train_queries,
+                             "test queries": comp.n_compared,
+                             "sessions": comp.n_train_sessions}
 
 
 def test_rankers_that_order_every_list_identically():
     """With theta = 1 everywhere IPW equals naive: the verdict says so, not "+0.0000"."""
     from ulr.rankers.evaluate import train_and_evaluate
     sim = simulate_clicks(queries=120, docs_per_query=5, sessions=3000, eta=1.0, seed=2)
-    comp = train_and_evaluate(sim.df, None, np.ones(5), min_queries=0)
+    comp = train_and_evaluate(sim.df, None, np.ones(5), min_queries=0, n_bootstrap=200)
     assert comp.identical_order
-    v = comp.verdict(n_bootstrap=200)
+    v = comp.verdict
     assert v.level == "inconclusive" and "rank identically" in v.takeaway
     assert "rank_identically" in v.codes
 
@@ -214,17 +231,16 @@ def test_rankers_that_order_every_list_identically():
 
 
 def test_sweep_verdict_needs_several_runs():
-    from ulr.rankers.sweep import severity_sweep, sweep_summary, sweep_verdict
+    from ulr.rankers.sweep import severity_sweep, sweep_summary
     one = severity_sweep((2.0,), queries=80, sessions=4000, runs=1)
-    v = sweep_verdict(one, metric="ndcg@10")
+    v = one.verdicts["ndcg@10"]
     assert v.level == "inconclusive" and "single_run" in v.codes
-    strong = sweep_verdict(severity_sweep((2.0,), queries=150, sessions=10_000, runs=4),
-                           metric="ndcg@10")
+    strong = severity_sweep((2.0,), queries=150, sessions=10_000, runs=4).verdicts["ndcg@10"]
     assert strong.level == "reliable" and "better" in strong.takeaway, strong
     many = severity_sweep((0.0, 2.0), queries=150, sessions=15_000, runs=4)
-    s = sweep_summary(many)
+    s = sweep_summary(many.rows)
     assert s["lower"].notna().all() and (s["lower"] <= s["mean"]).all()
-    v = sweep_verdict(many, metric="ndcg@10")
+    v = many.verdicts["ndcg@10"]
     assert v.estimate["runs"] == 4 and v.level in V.LEVELS
     lo, hi = v.estimate["lower"], v.estimate["upper"]
     assert (v.level == "inconclusive") == V.contains_zero(lo, hi)
@@ -247,15 +263,21 @@ def _randomized(tmp_path, sessions, name):
 
 def test_replay_verdict_both_directions(tmp_path):
     from ulr.bandits.replay import replay
+    from dataclasses import replace
     big = replay(_randomized(tmp_path, 20_000, "big.parquet"), "ucb1", k=1)
-    v = big.verdict()
+    v = big.verdict  # set when the replay result is built
     assert v.level == "reliable" and "better" in v.takeaway, v
+    assert big.evidence == {"sessions": big.events, "clicks": big.clicks}
     thin = replay(_randomized(tmp_path, 30, "thin.parquet"), "ucb1", k=1)
-    v = thin.verdict()
+    v = thin.verdict
     assert v.level == "inconclusive", v
     assert "Replayed CTR" in v.takeaway and "%" in v.takeaway
-    assert big.verdict(mapping=[_warning("single_row_sessions")]).level == "invalid"
-    assert big.to_dict()["verdict"]["level"] == "reliable"
+    blocked = replay(_randomized(tmp_path, 200, "blocked.parquet"), "ucb1", k=1,
+                     mapping=[_warning("single_row_sessions")])
+    assert blocked.verdict.level == "invalid"
+    assert replace(big, mapping=[_warning("single_row_sessions")]).verdict.level == "invalid"
+    d = big.to_dict()
+    assert d["verdict"] == big.verdict.to_dict() and "mapping" not in d and "evidence" not in d
 
 
 def test_bandit_runs_verdict():
@@ -400,11 +422,12 @@ def test_learned_policy_verdict_both_directions():
 
 def test_study_verdict():
     from ulr.ope.study import simulation_study
-    from ulr.ope.verdicts import study_verdict
     out = simulation_study(rows=300, runs=60, estimators=("ips", "snips"), seed=0,
-                           logging="softmax", temperature=0.3)
-    v = study_verdict(out)
-    assert v.level in V.LEVELS and "smallest RMSE" in v.takeaway
+                           logging="softmax", temperature=0.3, contexts=12)
+    v = out.verdict  # set when the study is built
+    assert isinstance(v, V.Verdict) and v.level in V.LEVELS and "smallest RMSE" in v.takeaway
+    assert v.estimate["n"] == 60 and v.basis == "squared error over 60 simulated logs"
+    assert out.evidence == {"rows": 300 * 60, "clicks": None, "queries": 12, "sessions": None}
     assert (v.level == "inconclusive") == V.contains_zero(v.estimate["lower"],
                                                            v.estimate["upper"])
 
@@ -412,16 +435,17 @@ def test_study_verdict():
 def test_slate_verdict(tmp_path):
     from ulr.ope.simulate import make_sample_log
     from ulr.ope.slate import slate_from_log
-    from ulr.ope.verdicts import slate_verdict
     log = _open(make_sample_log(rows=30_000, ctr=0.2, seed=1), tmp_path, "slate.parquet")
     out = slate_from_log(log, temperature=1.0)
-    v = slate_verdict(out)
+    v = out.verdict  # set when the slate estimates are built
     assert "slate_assumption" in v.codes and v.level == "reliable", v
     assert v.takeaway.startswith("The target ranking is better")
-    thin = slate_verdict(slate_from_log(_open(make_sample_log(rows=900, ctr=0.01, seed=1),
-                                              tmp_path, "thin_slate.parquet")))
+    assert out.evidence == {"sessions": out.sessions, "clicks": out.clicks}
+    thin = slate_from_log(_open(make_sample_log(rows=900, ctr=0.01, seed=1),
+                                tmp_path, "thin_slate.parquet")).verdict
     assert thin.level == "inconclusive" and "cannot be told apart" in thin.takeaway
-    assert slate_verdict(out, mapping=[_warning("single_row_sessions")]).level == "invalid"
+    blocked = slate_from_log(log, temperature=1.0, mapping=[_warning("single_row_sessions")])
+    assert blocked.verdict.level == "invalid"
 
 
 # --------------------------------------------------------------------------- recommendation
@@ -429,16 +453,25 @@ def test_slate_verdict(tmp_path):
 
 def test_recommend_verdict_over_seeds():
     from ulr.recommend.data import simulate_mnar
-    from ulr.recommend.experiment import recommend_verdict, run_experiment
+    from ulr.recommend.experiment import compare_seeds, run_experiment
     from ulr.recommend.models import MFConfig
     exps = [run_experiment(simulate_mnar(users=200, items=150, seed=s),
                            models=("naive-mf", "propensity-mf"),
                            base=MFConfig(seed=s, epochs=20)) for s in range(3)]
-    v = recommend_verdict(exps)
-    assert v.estimate["n"] == 3
+    seeds = compare_seeds(exps)
+    v = seeds.verdict  # set when the comparison of the worlds is built
+    assert isinstance(v, V.Verdict) and v.estimate["n"] == 3
     assert (v.level == "inconclusive") == V.contains_zero(v.estimate["lower"],
                                                            v.estimate["upper"])
-    assert recommend_verdict(exps[:1]).level == "inconclusive"
+    s = exps[0].summary
+    assert seeds.first is exps[0] and seeds.evidence == {
+        "rows": s["mnar_ratings"] + s["random_ratings"], "test ratings": s["test_ratings"],
+        "worlds": 3}
+    assert compare_seeds(exps[:1]).verdict.level == "inconclusive"
+    # without naive MF (or with it alone) there is nothing to compare: no verdict
+    alone = run_experiment(simulate_mnar(users=40, items=30, seed=0), models=("naive-mf",),
+                           base=MFConfig(seed=0, epochs=2))
+    assert compare_seeds([alone]).verdict is None
 
 
 # --------------------------------------------------------------------------- report items
@@ -506,10 +539,9 @@ def _verdicts_of_every_type(tmp):
     from ulr.ope.simulate import make_sample_log
     from ulr.ope.slate import slate_from_log
     from ulr.ope.study import crm_study, simulation_study
-    from ulr.ope.verdicts import slate_verdict, study_verdict
-    from ulr.rankers.sweep import severity_sweep, sweep_verdict
+    from ulr.rankers.sweep import severity_sweep
     from ulr.recommend.data import simulate_mnar
-    from ulr.recommend.experiment import recommend_verdict, run_experiment
+    from ulr.recommend.experiment import compare_seeds, run_experiment
     from ulr.recommend.models import MFConfig
     sim = simulate_clicks(queries=60, docs_per_query=4, sessions=2000, randomized_fraction=1.0,
                           seed=5)
@@ -519,19 +551,18 @@ def _verdicts_of_every_type(tmp):
     return {
         "position bias": propensity.estimate(pb_log, method="randomization",
                                              n_bootstrap=30).verdict(),
-        "rankers": _comparison(40, 600).verdict(n_bootstrap=200),
-        "sweep": sweep_verdict(severity_sweep((1.0,), queries=60, sessions=2000, runs=2),
-                               metric="ndcg@10"),
-        "replay": replay(_randomized(tmp, 200, "r.parquet"), "ucb1", k=1).verdict(),
+        "rankers": _comparison(40, 600, n_bootstrap=200).verdict,
+        "sweep": severity_sweep((1.0,), queries=60, sessions=2000, runs=2).verdicts["ndcg@10"],
+        "replay": replay(_randomized(tmp, 200, "r.parquet"), "ucb1", k=1).verdict,
         "bandit": simulate("ucb1", env, steps=200, runs=3).verdict(),
         "ope": _heavy_tailed().verdict(),
         "learned policy": crm_study(None, steps=40, rows=800, base_rate=0.02)["result"].verdict(),
-        "slate": slate_verdict(slate_from_log(sample)),
-        "study": study_verdict(simulation_study(rows=200, runs=30, estimators=("ips", "snips"),
-                                                logging="softmax", temperature=0.3)),
-        "recommend": recommend_verdict([run_experiment(
+        "slate": slate_from_log(sample).verdict,
+        "study": simulation_study(rows=200, runs=30, estimators=("ips", "snips"),
+                                  logging="softmax", temperature=0.3).verdict,
+        "recommend": compare_seeds([run_experiment(
             simulate_mnar(users=80, items=60, seed=s), models=("naive-mf", "propensity-mf"),
-            base=MFConfig(seed=s, epochs=5)) for s in range(2)]),
+            base=MFConfig(seed=s, epochs=5)) for s in range(2)]).verdict,
         "ctr by position": V.ctr_by_position_verdict(
             pd.DataFrame({"position": [1, 2], "impressions": [500, 500], "clicks": [6, 3]})),
     }
@@ -674,26 +705,28 @@ def test_each_verdict_states_the_counts_of_its_result():
     evidence shows."""
     from ulr import rankers
     from ulr.recommend.data import simulate_mnar
-    from ulr.recommend.experiment import recommend_verdict, run_experiment
+    from ulr.recommend.experiment import compare_seeds, run_experiment
     from ulr.recommend.models import MFConfig
 
     # Compare rankers: one count of test queries, in the verdict, its reasons, the evidence
     sim = simulate_clicks(queries=200, sessions=800, eta=1.0, seed=3)
-    comp = rankers.train_and_evaluate(sim.df.drop(columns=["relevance"]), None, sim.theta)
-    v = comp.verdict(n_bootstrap=200)
+    comp = rankers.train_and_evaluate(sim.df.drop(columns=["relevance"]), None, sim.theta,
+                                      n_bootstrap=200)
+    v = comp.verdict
     assert _counts(v, "test queries") == {comp.n_compared}
-    assert comp.evidence()["test queries"] == comp.n_compared
+    assert comp.evidence["test queries"] == comp.n_compared
     assert f"evaluated on {comp.n_compared:,} test queries" in comp.evidence_line()
 
     # Severity sweep: the runs behind the interval
     sw = rankers.severity_sweep((0.0, 1.5), queries=30, docs_per_query=5, sessions=600, runs=2)
-    v = rankers.sweep_verdict(sw, metric="arp")
+    v = sw.verdicts["arp"]
+    assert sw.verdict == v and sw.metric == "arp"  # the page's and the CLI's default metric
     assert _counts(v, "runs") == {2.0} and v.estimate["n"] == 2
 
     # Debiased recommendation: the worlds behind the interval
     exps = [run_experiment(simulate_mnar(users=40, items=30, seed=s), models=["naive-mf", "cause"],
                            base=MFConfig(epochs=2, seed=s)) for s in (0, 1)]
-    v = recommend_verdict(exps)
+    v = compare_seeds(exps).verdict
     assert _counts(v, "seeds") == {2.0} and v.estimate["n"] == 2
 
     # Position bias: the rows the advice adds to are the rows the estimate used

@@ -1,8 +1,11 @@
 """One verdict per result: how strongly the evidence supports the answer.
 
-Every result type of ulr computes a :class:`Verdict` (``result.verdict()``):
-a level, one plain sentence, the quantity it rests on, the reasons that
-weaken it and, where computable, how much more evidence would settle it.
+Every result type of ulr carries a :class:`Verdict` in its ``verdict`` field, set
+when the result is built (the function that builds it takes what the verdict
+weighs, e.g. the log's ``mapping`` warnings): a level, one plain sentence, the
+quantity it rests on, the reasons that weaken it and, where computable, how much
+more evidence would settle it. (Issue 38: position bias, off-policy, learned
+policies and bandit runs still compute theirs with a ``verdict(...)`` method.)
 The page, the saved takeaway, the slide and the ``--json`` output all show
 this one object, so they can never disagree. The rules are written once,
 here, and documented in ``docs/verdicts.md``.
@@ -131,6 +134,13 @@ def _plain(v):
     if isinstance(v, (list, tuple, np.ndarray)):
         return [_plain(x) for x in v]
     return v
+
+
+def fill(result, **computed) -> None:
+    """Set the fields a frozen result computes when it is built (its ``verdict``, its
+    ``evidence``, ...); called from the result's ``__post_init__``."""
+    for name, value in computed.items():
+        object.__setattr__(result, name, value)
 
 
 def weakest(*levels: str) -> str:

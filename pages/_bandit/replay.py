@@ -12,9 +12,9 @@ S = st.session_state
 REPLAY = ui.keys.BANDIT_REPLAY
 
 
-def _replay_result(rr, mapping=()) -> None:
+def _replay_result(rr) -> None:
     """Replay figures with their evidence; thin evidence is said first."""
-    verdict = rr.verdict(mapping=mapping)
+    verdict = rr.verdict
     ui.show_verdict(verdict, key="replay")
     lo, hi = rr.ci_lower, rr.ci_upper
     within = rr.accepted > 0 and lo <= rr.random_ctr <= hi
@@ -69,7 +69,8 @@ def replay_section() -> None:
             try:
                 with st.spinner("Replaying the randomized sessions…"):
                     S[REPLAY] = replay(log, r_algo, k=r_k, seed=r_seed,
-                                            assume_randomized=bool(r_assume))
+                                       assume_randomized=bool(r_assume),
+                                       mapping=ui.mapping_warnings(log))
             except UlrError as exc:
                 if isinstance(exc, NeedsRandomizedRows):
                     ui.dead_end("Cannot replay: no row of this log is marked as shown in random "
@@ -86,4 +87,4 @@ def replay_section() -> None:
                     st.error(f"Cannot replay: {exc}")
         rr = S.get(REPLAY)
         if rr is not None:
-            _replay_result(rr, ui.mapping_warnings(log))
+            _replay_result(rr)

@@ -12,7 +12,6 @@ from ulr.ope.evaluate import HEAVY_TAIL_ESS_FRACTION, HEAVY_TAIL_MAX_SHARE
 from ulr.ope.evaluate import evaluate_log
 from ulr.ope.slate import LABELS as SLATE_LABELS
 from ulr.ope.slate import slate_from_log
-from ulr.ope.verdicts import slate_verdict
 from ulr.verdict import MIN_EFFECTIVE_CLICKS
 
 INTERVAL_LABELS = {"bootstrap": "Percentile bootstrap intervals", "t": "Student t intervals",
@@ -253,13 +252,13 @@ def _slate_section(dataset, name, content_hash, target, column, temperature, fit
             out = _slates(dataset, name, content_hash, settings)
         if out is None:
             return
-        ui.show_verdict(slate_verdict(out, level=level), key="ope_slate")
-        tab = out["table"].copy()
+        ui.show_verdict(out.verdict, key="ope_slate")
+        tab = out.table.copy()
         tab.insert(0, "method", tab["estimator"].map(SLATE_LABELS))
-        st.caption(f"{out['sessions']:,} complete rankings of {out['slots']} slots, "
-                   f"{out['clicks']:,} clicks; values are expected clicks per ranking with "
+        st.caption(f"{out.sessions:,} complete rankings of {out.slots} slots, "
+                   f"{out.clicks:,} clicks; values are expected clicks per ranking with "
                    f"{level:.0%} normal intervals. Each estimator is right only under its "
-                   "assumption (last column). " + " ".join(out["notes"]))
+                   "assumption (last column). " + " ".join(out.notes))
         st.dataframe(tab, hide_index=True, width="stretch", key="ope_slates",
                      column_config={c: st.column_config.NumberColumn(format="%.5f")
                                     for c in ("value", "lower", "upper", "se")})

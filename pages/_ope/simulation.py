@@ -9,7 +9,6 @@ from ulr.errors import UlrError
 from ulr.ope import estimators as est
 from ulr.ope import figures as F
 from ulr.ope.study import CHUNK, simulation_study, study_chunk
-from ulr.ope.verdicts import study_verdict
 
 
 @ui.cache_data(show_spinner=False, max_entries=512)
@@ -17,7 +16,7 @@ def _simulate_chunk(index: int, opts: tuple):
     return study_chunk(index, **dict(opts))
 
 
-def _simulate(settings: tuple, progress=None) -> dict:
+def _simulate(settings: tuple, progress=None):
     return simulation_study(**dict(settings), progress=progress,
                             run_chunk=lambda i, o: _simulate_chunk(i, tuple(sorted(o.items()))))
 
@@ -119,40 +118,37 @@ def _simulation_form() -> tuple[tuple, bool]:
     return settings, run
 
 
-def _show_simulation(out: dict, s: dict):
+def _show_simulation(out, s: dict):
     """Truth, the per-estimator table, the spread and bias-variance figures, intervals,
     the download and the report item of one simulation study."""
-    ui.show_verdict(study_verdict(out), key="ope_sim")
+    ui.show_verdict(out.verdict, key="ope_sim")
     m = st.columns(4)
-    m[0].metric("True value of the target", f"{out['truth']:.4f}")
-    m[1].metric("Logging policy's value", f"{out['logging']:.4f}")
-    m[2].metric("Mean ESS / rows", f"{out['ess_fraction']:.0%}")
-    m[3].metric("Largest weight", f"{out['max_weight']:.3g}")
-    tab = out["table"].copy()
+    m[0].metric("True value of the target", f"{out.truth:.4f}")
+    m[1].metric("Logging policy's value", f"{out.logging:.4f}")
+    m[2].metric("Mean ESS / rows", f"{out.ess_fraction:.0%}")
+    m[3].metric("Largest weight", f"{out.max_weight:.3g}")
+    tab = out.table.copy()
     tab.insert(0, "method", tab["estimator"].map(lambda e: LABELS.get(e, e)))
     st.dataframe(tab, hide_index=True, width="stretch", key="sim_table")
     c1, c2 = st.columns(2)
-    fig1 = F.repeated_figure(out["estimates"], out["truth"])
+    fig1 = F.repeated_figure(out.estimates, out.truth)
     c1.plotly_chart(fig1, key="sim_box")
-    fig2 = F.bias_variance_figure(out["table"])
+    fig2 = F.bias_variance_figure(out.table)
     c2.plotly_chart(fig2, key="sim_bv")
     if s["intervals"]:
-        names = list(dict.fromkeys(out["estimates"]["estimator"]))
+        names = list(dict.fromkeys(out.estimates["estimator"]))
         pick = st.selectbox("Intervals of", names, format_func=lambda e: LABELS.get(e, e),
                             key="sim_pick")
-        st.plotly_chart(F.intervals_figure(out["estimates"], out["truth"], estimator=pick),
+        st.plotly_chart(F.intervals_figure(out.estimates, out.truth, estimator=pick),
                         key="sim_intervals")
     st.caption(f"{s['runs']} logs of {s['rows']:,} rows; bias ± 2 standard errors. Clipping "
                "lowers the variance and biases the estimate downwards (rewards are ≥ 0); "
                "SNIPS trades a small bias for much less variance; DR leans on its reward model.")
-    ui.download_csv(out["estimates"], "ope_simulation_estimates.csv",
+    ui.download_csv(out.estimates, "ope_simulation_estimates.csv",
                     "Download all estimates (CSV)", key="sim_csv")
-    verdict = study_verdict(out)
     ui.add_to_report(
         f"OPE estimators over repeated simulated logs (target policy: {s['target']})",
         fig=fig2, table=tab,
         settings={"target policy": s["target"], "estimator": ", ".join(s["estimators"]),
                   "seed": s["seed"], **s},
-        caveats=[], evidence={"rows": s["rows"] * s["runs"], "clicks": None,
-                              "queries": s["contexts"], "sessions": None},
-        key="ope_sim", verdict=verdict, simulated=True)
+        caveats=[], evidence=out.evidence, key="ope_sim", verdict=out.verdict, simulated=True)

@@ -168,7 +168,7 @@ def test_thin_replay_is_a_wilson_interval_wider_than_the_estimate(clicks, accept
     half = (rr.ci_upper - rr.ci_lower) / 2
     expected = clicks == 0 or half > WIDE * clicks / accepted
     assert rr.thin() == expected
-    v = rr.verdict()
+    v = rr.verdict
     assert ("wide_interval" in v.codes) == expected
     thin_lines = [c for c in rr.caveats() if c.startswith("Thin evidence")]
     assert len(thin_lines) == int(expected)

@@ -116,8 +116,8 @@ def test_a_log_of_uniformly_random_rankings_gives_the_exact_estimates():
     d.pop("context"), d.pop("slate")
     exact = slate_estimates(r, **d).set_index("estimator")
     got = slate_from_log(FrameLog(df), score_column="score", temperature=1.0)
-    assert got["sessions"] == S and got["dropped_sessions"] == 0
-    t = got["table"].set_index("estimator")
+    assert got.sessions == S and got.dropped_sessions == 0
+    t = got.table.set_index("estimator")
     for e in SLATE_ESTIMATORS:
         assert t.loc[e, "value"] == pytest.approx(exact.loc[e, "value"], abs=1e-12)
         assert t.loc[e, "se"] == pytest.approx(exact.loc[e, "se"], abs=1e-12)

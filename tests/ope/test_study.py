@@ -12,16 +12,16 @@ def test_simulation_study_sizes_are_options_and_chunks_add_up():
                            estimators=["ips", "snips"], seed=2)
     sim, pi = study_world(contexts=5, actions=4, features=3, seed=2)
     assert sim.candidates.features.shape[1] == 3
-    assert out["truth"] == pytest.approx(float(sim.true_value(pi)), abs=1e-15)
-    t = out["table"].set_index("estimator")
-    assert (t["draws"] == 30).all() and len(out["estimates"]) == 60
-    assert sorted(out["estimates"]["draw"].unique()) == list(range(30))
+    assert out.truth == pytest.approx(float(sim.true_value(pi)), abs=1e-15)
+    t = out.table.set_index("estimator")
+    assert (t["draws"] == 30).all() and len(out.estimates) == 60
+    assert sorted(out.estimates["draw"].unique()) == list(range(30))
     # IPS is unbiased: its mean over the logs is within 4 standard errors of the truth
     assert abs(t.loc["ips", "bias"]) < 4 * t.loc["ips", "bias_se"]
     # one chunk by hand equals the same piece of the study
     df, ess, mw = study_chunk(1, contexts=5, actions=4, features=3, rows=200, runs=30,
                               chunk_size=7, estimators=("ips", "snips"), seed=2)
-    got = out["estimates"].query("7 <= draw < 14").reset_index(drop=True)
+    got = out.estimates.query("7 <= draw < 14").reset_index(drop=True)
     assert np.allclose(df["value"].to_numpy(), got["value"].to_numpy(), atol=1e-15)
 
 

@@ -185,7 +185,7 @@ def test_the_verdict_states_the_scored_test_queries_once():
     # (DCG is 0, hence defined, on a query without a click; nDCG and ARP are not)
     paired = comp.paired(n_bootstrap=100).set_index("metric")
     assert (paired.loc[["ndcg@10", "arp"], "queries"] == comp.n_compared).all()
-    v = comp.verdict(n_bootstrap=200)
+    v = comp.verdict
     assert f"{comp.n_compared:,} test queries" in v.takeaway and v.estimate["n"] == comp.n_compared
     assert str(comp.n_test_queries) not in v.takeaway
     few = [r.message for r in v.reasons if r.code == "few_test_queries"]
@@ -220,9 +220,9 @@ def test_same_score_on_every_query_reads_as_such_not_as_a_zero_difference():
     comp = R.RankerComparison(naive=ra, ipw=rb, estimated=False, learner="linear",
                               n_train_queries=100, n_test_queries=n_q,
                               n_test_documents=4 * n_q, n_train_clicks=500,
-                              identical_order=False, n_scored_queries=n_q)
+                              identical_order=False, n_scored_queries=n_q, n_bootstrap=100)
     assert comp.same_scores("ndcg@10") and comp.same_scores("arp")
-    v = comp.verdict(n_bootstrap=100)
+    v = comp.verdict
     assert v.level == "inconclusive" and "same_scores" in v.codes
     assert f"score the same ndcg@10 on every one of the {n_q} test queries" in v.takeaway
     assert "0.000" not in v.takeaway and "cannot be told apart" not in v.takeaway

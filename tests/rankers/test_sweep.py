@@ -16,9 +16,10 @@ def test_severity_sweep_small(randomization_theta):
         est_calls.append(len(df))
         return randomization_theta(df)
 
-    out = R.severity_sweep([0.0, 1.5], queries=60, sessions=3000, estimate_theta=estimate,
+    res = R.severity_sweep([0.0, 1.5], queries=60, sessions=3000, estimate_theta=estimate,
                            estimator_name="randomization",
                            progress=lambda done, total, msg: calls.append((done, total, msg)))
+    out = res.rows
     assert list(out.columns[:5]) == ["eta", "run", "ranker", "metric", "value"]
     assert set(out["ranker"]) == {"naive", "ipw (true theta)", "ipw (estimated theta)"}
     assert set(out["eta"]) == {0.0, 1.5} and len(est_calls) == 2

@@ -29,7 +29,7 @@ def _comparison(naive: dict, ipw: dict, **kw) -> RankerComparison:
     return RankerComparison(naive=naive, ipw=ipw, **base)
 
 
-def _systems(shift_linear=0.0, shift_gbdt=0.0, seed=0) -> SystemsComparison:
+def _systems(shift_linear=0.0, shift_gbdt=0.0, seed=0, **kw) -> SystemsComparison:
     """Four systems on N queries: a shared query effect, small independent noise, and
     IPW shifted by ``shift_*`` on nDCG (ARP moves the opposite way: lower is better)."""
     rng = np.random.default_rng(seed)
@@ -42,7 +42,7 @@ def _systems(shift_linear=0.0, shift_gbdt=0.0, seed=0) -> SystemsComparison:
                 "arp": _res("arp", 3 + 2 * (1 - base) - 4 * shift + noise, rel)}
     comps = {"linear": _comparison(system(0.0), system(shift_linear)),
              "gbdt": _comparison(system(0.0), system(shift_gbdt), learner="gbdt")}
-    return SystemsComparison(comps)
+    return SystemsComparison(comps, **kw)
 
 
 def test_every_pair_of_every_metric_with_corrections_per_metric():
@@ -98,7 +98,7 @@ def test_tukey_rows_per_metric_and_pair_on_unweighted_means():
         ("ipw linear", "ndcg@10"), "beats"] == "acd"
 
 
-def _barely_linear(seed=3):
+def _barely_linear(seed=3, **kw):
     """IPW linear is shifted by a difference whose raw paired t p-value is about 0.02."""
     rng = np.random.default_rng(seed)
     base = rng.uniform(0.3, 0.9, N)
@@ -110,36 +110,40 @@ def _barely_linear(seed=3):
     comps = {"linear": _comparison(sys(base), sys(base + d)),
              "gbdt": _comparison(sys(base + rng.normal(0, 0.05, N)),
                                  sys(base + rng.normal(0, 0.05, N)), learner="gbdt")}
-    return SystemsComparison(comps)
+    return SystemsComparison(comps, **kw)
 
 
 def test_verdict_rests_on_the_corrected_p_value():
-    sc = _barely_linear()
-    holm = sc.pairs(test="t", correction="holm")
+    sc = _barely_linear(test="t", correction="holm")
+    holm = sc.pair_table  # computed once, when the comparison was built
+    pd.testing.assert_frame_equal(holm, sc.pairs(test="t", correction="holm"))
     row = holm.set_index(["a", "b"]).loc[("naive linear", "ipw linear")]
     assert row["p_value"] < 0.05 < row["p_adjusted"]
-    v = sc.verdict(holm, correction="holm")
+    v = sc.verdict
     assert v.level == "inconclusive" and "cannot be told apart for any learner" in v.takeaway
     assert "Holm" in v.takeaway and "Holm-corrected" in v.basis
     assert v.estimate["linear_p_adjusted"] == pytest.approx(row["p_adjusted"])
-    raw = sc.pairs(test="t", correction="none")
-    v = sc.verdict(raw, correction="none")  # linear told apart, gbdt not: mixed
+    v = _barely_linear(test="t", correction="none").verdict  # linear told apart, gbdt not
     assert v.level == "directional" and "mixed_learners" in v.codes
     assert "linear: IPW better" in v.takeaway and "gbdt: cannot be told apart" in v.takeaway
 
 
 def test_verdict_reliable_when_every_learner_is_told_apart_and_capped_when_thin():
-    sc = _systems(shift_linear=0.05, shift_gbdt=0.05)
-    pairs = sc.pairs(correction="holm", n_resamples=2000)
-    v = sc.verdict(pairs)
+    sc = _systems(shift_linear=0.05, shift_gbdt=0.05, correction="holm", n_resamples=2000)
+    v = sc.verdict
     assert v.level == "reliable" and "IPW ranks better than naive for every learner" in v.takeaway
     thin = SystemsComparison({k: _comparison(c.naive, c.ipw, estimated=True)
-                              for k, c in sc.comparisons.items()})
-    v = thin.verdict(pairs)
+                              for k, c in sc.comparisons.items()}, n_resamples=2000)
+    v = thin.verdict
     assert v.level == "directional" and "estimated_labels" in v.codes and "probably" in v.takeaway
-    worse = _systems(shift_linear=-0.05, shift_gbdt=-0.05)
-    v = worse.verdict(worse.pairs(test="t"))
+    worse = _systems(shift_linear=-0.05, shift_gbdt=-0.05, test="t")
+    v = worse.verdict
     assert v.level == "reliable" and "IPW ranks worse" in v.takeaway
+
+
+def test_one_learner_carries_its_comparison_verdict_and_no_pairs():
+    one = SystemsComparison({"linear": _systems(shift_linear=0.05).comparisons["linear"]})
+    assert one.pair_table is None and one.verdict is one.first.verdict
 
 
 def test_parse_learners():

@@ -199,11 +199,12 @@ def _rankers(c: Context, a: Answer) -> None:
     sc = rankers.compare_learners(rankers.log_frame(c.log), None, np.array(theta),
                                   learners="linear", clip=None, normalize=False, seed=SEED,
                                   min_queries=rankers.MIN_TEST_QUERIES,
+                                  n_bootstrap=CR_BOOTSTRAP, mapping=c.mapping,
                                   should_stop=c.should_stop)
     comp = sc.first
     table = comp.table(n_bootstrap=CR_BOOTSTRAP, seed=SEED)
     paired = comp.paired(n_bootstrap=CR_BOOTSTRAP, seed=SEED)
-    a.verdict = comp.verdict(n_bootstrap=CR_BOOTSTRAP, seed=SEED, mapping=c.mapping)
+    a.verdict = comp.verdict
     a.title = "Naive vs IPW ranker"
     a.table = comp.side_by_side(table, paired)
     a.figure = _chart("ulr.rankers.plots", "comparison_figure", table,
@@ -303,30 +304,29 @@ def _replay(c: Context, a: Answer) -> None:
 
     from ulr.bandits.replay import replay
     rr = replay(c.log, REPLAY_ALGORITHM, k=1, seed=SEED,
-                assume_randomized=c.shape.declared_randomized)
-    a.verdict = rr.verdict(mapping=c.mapping)
+                assume_randomized=c.shape.declared_randomized, mapping=c.mapping)
+    a.verdict = rr.verdict
     a.title = f"Replay of {REPLAY_ALGORITHM} (top 1)"
     a.table = pd.DataFrame([{"algorithm": rr.algorithm, "ctr": rr.ctr, "lower": rr.ci_lower,
                              "upper": rr.ci_upper, "random order ctr": rr.random_ctr,
                              "accepted sessions": rr.accepted, "sessions": rr.events}])
     a.caveats = list(rr.caveats())
-    a.evidence = {"sessions": rr.events, "clicks": rr.clicks}
+    a.evidence = dict(rr.evidence)
     a.settings = {"dataset": c.name, "algorithm": REPLAY_ALGORITHM, "k": 1, "seed": SEED}
 
 
 def _slates(c: Context, a: Answer) -> None:
     from ulr.ope.slate import LABELS, slate_from_log
-    from ulr.ope.verdicts import slate_verdict
     s = _ope_settings(c.shape)
     out = slate_from_log(c.log, score_column=None, estimators=SLATE_ESTIMATORS,
                          temperature=s["temperature"], fit_fraction=s["fit_fraction"],
-                         level=s["level"], seed=SEED)
-    a.verdict = slate_verdict(out, level=s["level"], mapping=c.mapping)
-    tab = out["table"].copy()
+                         level=s["level"], seed=SEED, mapping=c.mapping)
+    a.verdict = out.verdict
+    tab = out.table.copy()
     tab.insert(0, "method", tab["estimator"].map(LABELS))
     a.title, a.table = "Clicks per ranking (slate estimators)", tab
-    a.caveats = list(out["notes"])
-    a.evidence = {"sessions": out["sessions"], "clicks": out["clicks"]}
+    a.caveats = list(out.notes)
+    a.evidence = dict(out.evidence)
     a.settings = {"log": c.name, "estimators": list(SLATE_ESTIMATORS), "seed": SEED}
     a.params = {"view": OPE_VIEWS[0], "dataset": c.name, "target": s["target"], "seed": SEED}
 

@@ -24,7 +24,7 @@ a binomial proportion over the accepted events.
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
@@ -32,6 +32,7 @@ from ulr.bandits.envs import doc_features
 from ulr.bandits.policies import ALGORITHMS, cascade_feedback, make_policy
 from ulr.errors import NeedsRandomizedRows, NeedsSessions, UlrError
 from ulr.stats import wilson_interval
+from ulr.verdict import Verdict, fill
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,11 @@ class ReplayResult:
         distinct items: every policy shows the logged list there, so they
         cannot tell policies apart (e.g. sessions taken from a per-row
         timestamp hold one item each).
+    mapping : tuple
+        The log's mapping warnings (:func:`ulr.lists.mapping_warnings`) the verdict weighs.
+    verdict, evidence
+        Set when the result is built: does the replayed policy beat a random list
+        (:meth:`_verdict`), and the sessions and clicks behind it.
     """
 
     algorithm: str
@@ -74,11 +80,18 @@ class ReplayResult:
     seed: int
     seconds: float
     no_choice_sessions: int = 0
+    mapping: tuple = ()
+    verdict: Verdict = field(init=False, compare=False)
+    evidence: dict = field(init=False, compare=False)
 
     @property
     def acceptance_rate(self) -> float:
         """Share of the visited events whose logged list the policy matched."""
         return self.accepted / self.events if self.events else float("nan")
+
+    def __post_init__(self):
+        fill(self, mapping=tuple(self.mapping), verdict=self._verdict(),
+             evidence={"sessions": self.events, "clicks": self.clicks})
 
     def thin(self) -> bool:
         """True when the replayed CTR is as good as unknown: no accepted session, no click,
@@ -103,7 +116,7 @@ class ReplayResult:
                        "unknown.")
         return out
 
-    def verdict(self, *, mapping=()):
+    def _verdict(self):
         """Does the replayed policy beat a random list? (docs/verdicts.md, "Replay").
 
         The difference of the replayed CTR (over accepted sessions) and the
@@ -115,6 +128,7 @@ class ReplayResult:
         """
         from ulr import verdict as V
         from ulr.lists import blocking
+        mapping = self.mapping
         reasons = [w.reason() for w in mapping]
         basis = "replayed CTR - random-list CTR"
         if blocking(mapping, "replay"):
@@ -148,8 +162,10 @@ class ReplayResult:
                           "ctr_upper": self.ci_upper, "random_ctr": q})
 
     def to_dict(self) -> dict:
-        return {**asdict(self), "acceptance_rate": self.acceptance_rate,
-                "verdict": self.verdict().to_dict()}
+        plain = {f.name: getattr(self, f.name) for f in fields(self)
+                 if f.name not in ("mapping", "verdict", "evidence")}
+        return {**plain, "acceptance_rate": self.acceptance_rate,
+                "verdict": self.verdict.to_dict()}
 
 
 def _randomized_sessions(log, k: int, assume_randomized: bool = False):
@@ -202,7 +218,7 @@ def _check_options(algorithm: str, k, level: float) -> None:
 
 def replay(log, algorithm: str, *, k: int = 1, seed: int = 0, level: float = 0.95,
            max_events: int | None = None, assume_randomized: bool | None = None,
-           **options) -> ReplayResult:
+           mapping=(), **options) -> ReplayResult:
     """Estimate the click-through rate of ``algorithm`` by replay on ``log``.
 
     Parameters
@@ -226,6 +242,8 @@ def replay(log, algorithm: str, *, k: int = 1, seed: int = 0, level: float = 0.9
     assume_randomized : bool, optional
         Treat every row as randomized. Default: what was declared for the log
         when it was loaded (``log.info.facts.randomized``).
+    mapping : tuple
+        The log's mapping warnings, weighed by the result's verdict.
     options
         Algorithm options (``sigma``, ``c``).
 
@@ -275,4 +293,4 @@ def replay(log, algorithm: str, *, k: int = 1, seed: int = 0, level: float = 0.9
         ci_lower=lo, ci_upper=hi, accepted=accepted, clicks=hits, events=int(order.size),
         skipped_sessions=skipped, random_ctr=random_hits / order.size, items=int(ids.size),
         level=level, seed=int(seed), seconds=time.perf_counter() - tic,
-        no_choice_sessions=no_choice)
+        no_choice_sessions=no_choice, mapping=mapping)

@@ -86,9 +86,8 @@ def run(args) -> dict:
         log = common.log_from_args(args)
         res = replay(log, args.algorithm, k=1 if args.k is None else args.k, seed=args.seed,
                      level=0.95 if args.level is None else args.level,
-                     max_events=args.max_events, **opts)
-        return {"mode": "replay", "dataset": log.info.name, **res.to_dict(),
-                "verdict": res.verdict(mapping=common.mapping_warnings(log)).to_dict()}
+                     max_events=args.max_events, mapping=common.mapping_warnings(log), **opts)
+        return {"mode": "replay", "dataset": log.info.name, **res.to_dict()}
     if args.env == "data":
         log = common.log_from_args(args)
     elif common.has_log_args(args):

@@ -37,7 +37,6 @@ def register(sub):
 
 def run(args) -> dict:
     from ulr.ope.slate import slate_from_log
-    from ulr.ope.verdicts import slate_verdict
 
     if args.temperature <= 0:
         raise UlrError("--temperature must be positive.")
@@ -50,15 +49,14 @@ def run(args) -> dict:
                        "target; give --score-column COL.")
     out = slate_from_log(log, score_column=args.score_column, temperature=args.temperature,
                          fit_fraction=args.fit_fraction, estimators=names, level=args.level,
-                         logging_prefix=args.logging_prefix, seed=args.seed)
+                         logging_prefix=args.logging_prefix, seed=args.seed,
+                         mapping=mapping_warnings(log))
     est = {r.estimator: {"value": r.value, "lower": r.lower, "upper": r.upper, "se": r.se,
-                         "assumption": r.assumption} for r in out["table"].itertuples()}
-    return {"dataset": log.info.name, "estimates": est, "sessions": out["sessions"],
-            "dropped_sessions": out["dropped_sessions"], "slots": out["slots"],
-            "clicks": out["clicks"], "target": out["target"], "level": args.level,
-            "notes": out["notes"],
-            "verdict": slate_verdict(out, level=args.level,
-                                     mapping=mapping_warnings(log)).to_dict()}
+                         "assumption": r.assumption} for r in out.table.itertuples()}
+    return {"dataset": log.info.name, "estimates": est, "sessions": out.sessions,
+            "dropped_sessions": out.dropped_sessions, "slots": out.slots,
+            "clicks": out.clicks, "target": out.target, "level": args.level,
+            "notes": list(out.notes), "verdict": out.verdict.to_dict()}
 
 
 def render(result: dict) -> str:

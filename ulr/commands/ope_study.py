@@ -59,7 +59,6 @@ def _check(args):
 def run(args) -> dict:
     from ulr.ope import estimators as est
     from ulr.ope.study import crm_study, simulation_study
-    from ulr.ope.verdicts import study_verdict
 
     _check(args)
     if args.learn:
@@ -86,9 +85,9 @@ def run(args) -> dict:
                            temperature=args.temperature, estimators=names, clip=args.clip,
                            intervals=args.intervals, n_bootstrap=args.bootstrap,
                            level=args.level, seed=args.seed)
-    return {"true_value": out["truth"], "logging_value": out["logging"],
-            "ess_fraction": out["ess_fraction"], "max_weight": out["max_weight"],
-            "table": out["table"].to_dict(orient="records"),
-            "verdict": study_verdict(out, level=args.level).to_dict(),
+    return {"true_value": out.truth, "logging_value": out.logging,
+            "ess_fraction": out.ess_fraction, "max_weight": out.max_weight,
+            "table": out.table.to_dict(orient="records"),
+            "verdict": out.verdict.to_dict(),
             "settings": {k: v for k, v in vars(args).items()
                          if k not in ("run", "json", "command") and not k.startswith("_")}}

@@ -113,9 +113,13 @@ def run(args) -> dict:
         test_log = ingest.open_file(args.test_input, mapping_from_args(args),
                                    skip_bad_rows=args.skip_bad_rows)
         test = rankers.log_frame(test_log)
+    n_paired = args.bootstrap or PAIRED_BOOTSTRAP  # paired differences always carry intervals
+    mapping = mapping_warnings(log)
     systems = compare_learners(
         train, test, theta, learners=learners, clip=args.clip, normalize=args.snips,
-        seed=args.seed, test_fraction=args.test_fraction, min_queries=args.min_test_queries)
+        seed=args.seed, test_fraction=args.test_fraction, min_queries=args.min_test_queries,
+        n_bootstrap=n_paired, mapping=mapping, test=args.sig_test, correction=args.correction,
+        n_resamples=args.resamples)
     comp = systems.first
     out = comp.metrics() if len(learners) == 1 else {"learners": list(learners)}
     out.update({
@@ -134,19 +138,18 @@ def run(args) -> dict:
         "train_queries": comp.n_train_queries,
         "test_queries": comp.n_test_queries,
         "scored_test_queries": comp.n_compared,
-        "evidence": comp.evidence(),
+        "evidence": comp.evidence,
         "test_documents": comp.n_test_documents,
         "seed": args.seed,
     })
-    n_paired = args.bootstrap or PAIRED_BOOTSTRAP  # paired differences always carry intervals
     if len(learners) == 1:
-        _single(out, comp, args, n_paired, log)
-    out.update(_systems(systems, args, log, multi=len(learners) > 1))
+        _single(out, comp, args, n_paired)
+    out.update(_systems(systems, args, multi=len(learners) > 1))
     out["seconds"] = time.perf_counter() - t0
     return out
 
 
-def _single(out: dict, comp, args, n_paired: int, log) -> None:
+def _single(out: dict, comp, args, n_paired: int) -> None:
     """The keys of the one-learner comparison (naive vs IPW), unchanged."""
     if args.bootstrap:
         table = comp.table(n_bootstrap=args.bootstrap, seed=args.seed)
@@ -156,14 +159,15 @@ def _single(out: dict, comp, args, n_paired: int, log) -> None:
             for r in ("naive", "ipw")}
     out["paired"] = comp.paired(n_bootstrap=n_paired, seed=args.seed).to_dict("records")
     out["rank_identically"] = bool(comp.identical_order)
-    out["verdict"] = comp.verdict(n_bootstrap=n_paired, seed=args.seed,
-                                  mapping=mapping_warnings(log)).to_dict()
+    out["verdict"] = comp.verdict.to_dict()  # built with n_paired replicates
 
 
-def _systems(systems, args, log, *, multi: bool) -> dict:
+def _systems(systems, args, *, multi: bool) -> dict:
     """Every pair of systems, corrected p-values, Tukey's HSD and the significance table."""
-    pairs = systems.pairs(test=args.sig_test, correction=args.correction,
-                          n_resamples=args.resamples, seed=args.seed)
+    pairs = systems.pair_table  # several learners: the pairs their verdict rests on
+    if pairs is None:
+        pairs = systems.pairs(test=args.sig_test, correction=args.correction,
+                              n_resamples=args.resamples, seed=args.seed)
     long = systems.significance(pairs)
     wide = significance_wide(long)
     if args.table_csv:
@@ -181,8 +185,7 @@ def _systems(systems, args, log, *, multi: bool) -> dict:
                           for s, r in systems.systems.items()}
         out["rank_identically"] = {lr: bool(c.identical_order)
                                    for lr, c in systems.comparisons.items()}
-        out["verdict"] = systems.verdict(pairs, correction=args.correction,
-                                         mapping=mapping_warnings(log)).to_dict()
+        out["verdict"] = systems.verdict.to_dict()
     return out
 
 

@@ -59,7 +59,7 @@ def register(sub):
 def run(args) -> dict:
     from ulr.errors import UlrError
     from ulr.recommend.data import simulate_mnar
-    from ulr.recommend.experiment import recommend_verdict, results_table, run_experiment
+    from ulr.recommend.experiment import compare_seeds, results_table, run_experiment
     from ulr.recommend.models import MODELS, MFConfig
 
     models = [m.strip() for m in args.models.split(",") if m.strip()]
@@ -80,10 +80,9 @@ def run(args) -> dict:
                         discrepancy_norm=args.discrepancy_norm, seed=seed)
         exps.append(run_experiment(data, models=models, base=base,
                                    propensity=args.propensity))
-    exp = exps[0]
-    out = {}
-    if "naive-mf" in models and len(models) > 1:
-        out["verdict"] = recommend_verdict(exps).to_dict()
+    seeds = compare_seeds(exps)
+    exp = seeds.first
+    out = {} if seeds.verdict is None else {"verdict": seeds.verdict.to_dict()}
     return {"summary": exp.summary, "results": results_table(exp).to_dict("records"),
             "models": models, "propensity": args.propensity, "seed": args.seed,
             "seeds": args.runs, **out,

@@ -198,9 +198,11 @@ def section_rankers(log, ctx) -> list[report.ReportItem]:
                     "propensity section or pass --theta.")
     if len(rankers.parse_learners(ctx["learner"])) > 1:
         return [_several_learners(log, ctx, theta)]
+    from ulr.lists import mapping_warnings
     cmp = rankers.train_and_evaluate(rankers.log_frame(log), None, theta,
                                      learner=ctx["learner"], seed=ctx["seed"],
-                                     min_queries=rankers.MIN_TEST_QUERIES)
+                                     min_queries=rankers.MIN_TEST_QUERIES,
+                                     mapping=mapping_warnings(log))
     table = cmp.table(seed=ctx["seed"])
     note = (f"A {ctx['learner']} ranker trained on the clicks twice: naively and with inverse "
             f"propensity weights 1/theta_k (theta {ctx['theta_from']}). Both are evaluated on "
@@ -208,12 +210,10 @@ def section_rankers(log, ctx) -> list[report.ReportItem]:
             + (" with click-based IPW relevance estimates (the log has no relevance labels)"
                if cmp.estimated else " on their relevance labels")
             + "; whiskers show 95% bootstrap intervals over queries.")
-    from ulr.lists import mapping_warnings
     return [report.ReportItem.from_result(
         "Naive vs IPW ranker", fig=rankers.comparison_figure(table, estimated=cmp.estimated),
-        verdict=cmp.verdict(seed=ctx["seed"], mapping=mapping_warnings(log)),
-        table=table, dataset=log.info.name, note=note,
-        evidence=cmp.evidence(),
+        verdict=cmp.verdict, table=table, dataset=log.info.name, note=note,
+        evidence=cmp.evidence,
         settings=_settings(log, learner=ctx["learner"], seed=ctx["seed"],
                            theta=[round(float(t), 6) for t in theta],
                            theta_from=ctx["theta_from"]))]
@@ -224,8 +224,9 @@ def _several_learners(log, ctx, theta) -> report.ReportItem:
     (Holm-corrected randomization tests), the chart of every ranker and its verdict."""
     from ulr.lists import mapping_warnings
     sc = rankers.compare_learners(rankers.log_frame(log), None, theta, learners=ctx["learner"],
-                                  seed=ctx["seed"], min_queries=rankers.MIN_TEST_QUERIES)
-    pairs = sc.pairs(seed=ctx["seed"])
+                                  seed=ctx["seed"], min_queries=rankers.MIN_TEST_QUERIES,
+                                  mapping=mapping_warnings(log))
+    pairs = sc.pair_table
     comp = sc.first
     note = (f"Naive and IPW rankers of each learner ({ctx['learner'].replace(',', ', ')}), "
             f"trained on the same clicks with theta {ctx['theta_from']} and evaluated on the "
@@ -235,9 +236,9 @@ def _several_learners(log, ctx, theta) -> report.ReportItem:
     return report.ReportItem.from_result(
         "Rankers compared", fig=rankers.comparison_figure(sc.table(seed=ctx["seed"]),
                                                           estimated=comp.estimated),
-        verdict=sc.verdict(pairs, mapping=mapping_warnings(log)),
+        verdict=sc.verdict,
         table=rankers.significance_wide(sc.significance(pairs)), dataset=log.info.name,
-        note=note, evidence=comp.evidence(),
+        note=note, evidence=comp.evidence,
         settings=_settings(log, learners=ctx["learner"], seed=ctx["seed"],
                            theta=[round(float(t), 6) for t in theta],
                            theta_from=ctx["theta_from"], test="randomization",

@@ -11,7 +11,7 @@ import time
 from ulr import rankers
 from ulr.commands.common import add_option, parse_floats, render_verdict
 from ulr.errors import UlrError
-from ulr.rankers.sweep import SWEEP_RUNS
+from ulr.rankers.sweep import SWEEP_METRIC, SWEEP_RUNS
 
 ORDER = 55
 
@@ -38,8 +38,8 @@ def register(sub):
                default=None,
                help="also train IPW with theta estimated from each log by this propensity "
                     "method (randomization, em, regression-em, dla, intervention-harvesting)")
-    p.add_argument("--metric", default="arp",
-                   help="metric of the printed summary (default arp; --json has all)")
+    p.add_argument("--metric", default=SWEEP_METRIC,
+                   help=f"metric of the printed summary (default {SWEEP_METRIC}; --json has all)")
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(run=run)
 
@@ -52,17 +52,17 @@ def run(args) -> dict:
     estimator = (None if args.method is None
                  else rankers.propensity_estimator(args.method, seed=args.seed))
     t0 = time.perf_counter()
-    df = rankers.severity_sweep(etas, queries=args.queries, docs_per_query=args.docs_per_query,
-                                sessions=args.sessions, runs=args.runs, learner=args.learner,
-                                clip=args.clip, normalize=args.snips, estimate_theta=estimator,
-                                estimator_name=args.method or "estimated", seed=args.seed)
-    metrics = list(dict.fromkeys(df["metric"]))
+    res = rankers.severity_sweep(etas, queries=args.queries, docs_per_query=args.docs_per_query,
+                                 sessions=args.sessions, runs=args.runs, learner=args.learner,
+                                 clip=args.clip, normalize=args.snips, estimate_theta=estimator,
+                                 estimator_name=args.method or "estimated", seed=args.seed)
+    df, metrics = res.rows, res.metrics
     if args.metric not in metrics:
         raise UlrError(f"--metric must be one of {', '.join(metrics)}, not {args.metric!r}.")
     summary = (df.groupby(["metric", "eta", "ranker"], sort=False)["value"].mean()
                .unstack("ranker").reset_index())
     intervals = rankers.sweep_summary(df)
-    verdict = rankers.sweep_verdict(df, metric=args.metric)
+    verdict = res.verdicts[args.metric]
     return {"etas": etas, "learner": args.learner, "method": args.method,
             "queries": args.queries, "sessions": args.sessions, "runs": args.runs,
             "seed": args.seed, "metric": args.metric,

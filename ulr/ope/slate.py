@@ -29,6 +29,7 @@ import pandas as pd
 from scipy.stats import norm
 
 from ulr import validate
+from ulr import verdict as V
 from ulr.errors import UlrError
 
 SLATE_ESTIMATORS = ("sips", "iips", "rips")
@@ -274,7 +275,7 @@ def logging_prefix_prob(propensity, *, form: str = "sequential") -> np.ndarray:
 def slate_from_log(log, *, score_column: str | None = None, temperature: float = 1.0,
                    fit_fraction: float = 0.5, estimators=SLATE_ESTIMATORS,
                    level: float = 0.95, logging_prefix: str = "sequential",
-                   seed: int = 0) -> dict:
+                   seed: int = 0, mapping=()) -> "SlateResult":
     """Slate estimates of a Plackett-Luce target ranking on a log with sessions.
 
     The target ranks each context's candidate documents by a softmax (at
@@ -284,8 +285,9 @@ def slate_from_log(log, *, score_column: str | None = None, temperature: float =
     counted. ``logging_prefix`` says how the logger's prefix probabilities
     follow from the per-slot propensities (:func:`logging_prefix_prob`).
 
-    Returns ``table`` (see :func:`slate_estimates`), ``sessions``,
-    ``dropped_sessions``, ``slots``, ``clicks`` and ``notes``.
+    Returns a :class:`SlateResult`: ``table`` (see :func:`slate_estimates`), ``sessions``,
+    ``dropped_sessions``, ``slots``, ``clicks``, ``notes``, and the verdict at ``level``
+    weighing ``mapping`` (the log's :func:`ulr.lists.mapping_warnings`), set when it is built.
     """
     from ulr.ope.feedback import (feedback_from_log, fit_linear_scorer, policy_from_scorer,
                                   softmax_policy, standardize_scores)
@@ -336,11 +338,75 @@ def slate_from_log(log, *, score_column: str | None = None, temperature: float =
     table = slate_estimates(fb.reward[idx], estimators=estimators, level=level,
                             target_marginal=tm, logging_marginal=lm, target_prefix=tp,
                             logging_prefix=lp, extra_terms=extra)
-    return {"table": table, "sessions": int(len(idx)),
-            "dropped_sessions": int(len(sess) - len(idx)), "slots": K,
-            "clicks": int(fb.reward[idx].sum()),
-            "target": "scores" if scores is not None else "fitted", "temperature": temperature,
-            "notes": [LOGGING_PREFIX[logging_prefix]]}
+    n, clicks = int(len(idx)), int(fb.reward[idx].sum())
+    return SlateResult(
+        table=table, sessions=n, dropped_sessions=int(len(sess) - len(idx)), slots=K,
+        clicks=clicks, target="scores" if scores is not None else "fitted",
+        temperature=temperature, notes=(LOGGING_PREFIX[logging_prefix],), level=level,
+        verdict=_slate_verdict(table, n, clicks, level=level, mapping=mapping),
+        evidence={"sessions": n, "clicks": clicks})
+
+
+@dataclass(frozen=True)
+class SlateResult:
+    """Slate estimates of a target ranking (:func:`slate_from_log`) with their verdict.
+
+    ``verdict`` (the narrowest estimator against the logged clicks per ranking) and
+    ``evidence`` (complete rankings and their clicks) are set when it is built.
+    """
+
+    table: pd.DataFrame
+    sessions: int
+    dropped_sessions: int
+    slots: int
+    clicks: int
+    target: str
+    temperature: float
+    notes: tuple
+    level: float
+    verdict: V.Verdict
+    evidence: dict
+
+
+def _slate_verdict(table: pd.DataFrame, sessions: int, clicks: int, *, level: float = 0.95,
+                   mapping=()) -> V.Verdict:
+    """The verdict of :func:`slate_from_log`'s estimates ``table`` on ``sessions`` complete
+    rankings with ``clicks`` clicks.
+
+    Basis: the estimator with the narrowest interval (each is right only under
+    its own assumption, named in the reasons); compared with the logging
+    policy's clicks per ranking (``clicks / sessions``, Poisson standard error).
+    A mapping warning that blocks slates: ``invalid``.
+    """
+    from ulr.lists import blocking
+    reasons = [w.reason() for w in mapping]
+    if blocking(mapping, "slate"):
+        return V.Verdict("invalid", "The sessions of this log are not shown rankings; fix the "
+                         "session mapping before judging rankings.", "none", reasons=reasons)
+    t = table[np.isfinite(table["se"])]
+    if t.empty:
+        return V.Verdict("inconclusive", "No slate estimate has an interval.", "none",
+                         reasons=reasons)
+    row = t.sort_values("se").iloc[0]
+    reasons.append(V.Reason("slate_assumption", f"{LABELS.get(row.estimator, row.estimator)} "
+                            f"is right only if {row.assumption}."))
+    s = max(int(sessions), 1)
+    log_v = clicks / s
+    log_se = np.sqrt(max(clicks, 1)) / s
+    z = V.z_value(level)
+    d = float(row.value) - log_v
+    se = float(np.hypot(row.se, log_se))
+    thin = list(reasons[:-1]) if clicks >= V.MIN_EFFECTIVE_CLICKS else reasons[:-1] + [
+        V.Reason("few_clicks", f"{clicks} clicks in {s:,} rankings (thin below "
+                 f"{V.MIN_EFFECTIVE_CLICKS}).")]
+    v = V.difference_verdict(d, d - z * se, d + z * se, a="the logging policy",
+                             b="The target ranking", quantity="clicks per ranking",
+                             basis=row.estimator, n=s, unit="rankings", level=level,
+                             thin=tuple(thin))
+    return V.Verdict(v.level, v.takeaway[:-1] + f", by {LABELS.get(row.estimator)}.",
+                     v.basis, tuple(thin) + (reasons[-1],), v.to_settle,
+                     {**v.estimate, "estimator": row.estimator, "value": float(row.value),
+                      "logging": log_v})
 
 
 # --------------------------------------------------------------------------- Cascade-DR (issue 28)

@@ -12,12 +12,16 @@ to fix, ``features=5`` and ``n_bootstrap=1000``, are options here).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
 from ulr import validate
+from ulr import verdict as V
 from ulr.errors import UlrError
 from ulr.ope import estimators as est
+from ulr.ope import registry
 from ulr.ope.crm import learn_policy
 from ulr.ope.simulate import (bias_variance_table, repeated_intervals, repeated_point_estimates,
                               simulate_bandit)
@@ -75,7 +79,7 @@ def simulation_study(*, rows: int = 1000, runs: int = 200,
                      estimators=("ips", "clipped-ips", "snips", "dr"), clip: float | None = None,
                      intervals: bool = False, n_bootstrap: int = 400, level: float = 0.95,
                      chunk_size: int = CHUNK, seed: int = 0, progress=None, run_chunk=None,
-                     draws: int | None = None, **world) -> dict:
+                     draws: int | None = None, **world) -> "StudyResult":
     """Repeated simulated logs: every estimator against the exact true value.
 
     Parameters
@@ -92,9 +96,11 @@ def simulation_study(*, rows: int = 1000, runs: int = 200,
 
     Returns
     -------
-    dict with ``truth``, ``logging`` (the logging policy's true value),
-    ``estimates`` (one row per log and estimator), ``table`` (bias, sd, RMSE,
-    coverage per estimator), ``ess_fraction`` and ``max_weight``.
+    StudyResult
+        ``truth``, ``logging`` (the logging policy's true value), ``estimates`` (one row
+        per log and estimator), ``table`` (bias, sd, RMSE, coverage per estimator),
+        ``ess_fraction`` and ``max_weight``; its verdict (at ``level``) and evidence are
+        set when it is built.
     """
     if not estimators:
         raise UlrError("choose at least one estimator.")
@@ -114,10 +120,58 @@ def simulation_study(*, rows: int = 1000, runs: int = 200,
     sim, pi = study_world(seed=seed, **world)
     df = pd.concat([p[0] for p in parts], ignore_index=True)
     truth = float(sim.true_value(pi))
-    return {"truth": truth, "logging": float(sim.true_value(sim.logging)), "estimates": df,
-            "table": bias_variance_table(df, truth),
-            "ess_fraction": float(np.mean(np.concatenate([p[1] for p in parts]))),
-            "max_weight": max(p[2] for p in parts)}
+    table = bias_variance_table(df, truth)
+    return StudyResult(
+        truth=truth, logging=float(sim.true_value(sim.logging)), estimates=df, table=table,
+        ess_fraction=float(np.mean(np.concatenate([p[1] for p in parts]))),
+        max_weight=max(p[2] for p in parts),
+        verdict=_study_verdict(df, truth, table, level=level),
+        evidence={"rows": rows * runs, "clicks": None,
+                  "queries": int(sim.candidates.n_contexts), "sessions": None})
+
+
+@dataclass(frozen=True)
+class StudyResult:
+    """A simulation study (:func:`simulation_study`): estimates of every log against the
+    exact truth, and the verdict (which estimator errs least) set when it is built."""
+
+    truth: float
+    logging: float
+    estimates: pd.DataFrame
+    table: pd.DataFrame
+    ess_fraction: float
+    max_weight: float
+    verdict: V.Verdict
+    evidence: dict
+
+
+def _study_verdict(est_df: pd.DataFrame, truth: float, table: pd.DataFrame, *,
+                   level: float = 0.95) -> V.Verdict:
+    """Which estimator has the smallest error over the simulated logs?
+
+    The paired difference of squared errors, best (smallest RMSE) minus
+    runner-up, over the draws (each draw one simulated log), Student-t
+    interval. Contains 0: the two "cannot be told apart".
+    """
+    tab = table.sort_values("rmse")
+    best = tab.iloc[0].estimator
+    basis = f"squared error over {int(tab.iloc[0].draws)} simulated logs"
+    name = registry.label(best)
+    if len(tab) < 2:
+        return V.Verdict("inconclusive", f"Only {name} was simulated: nothing to compare.",
+                         basis)
+    second = tab.iloc[1].estimator
+    piv = est_df.assign(se2=(est_df["value"] - truth) ** 2).pivot_table(
+        index="draw" if "draw" in est_df else est_df.index // len(tab), columns="estimator",
+        values="se2")
+    diffs = (piv[best] - piv[second]).to_numpy()
+    m, lo, hi, se = V.paired_t_interval(diffs, level)
+    v = V.difference_verdict(m, lo, hi, a=registry.LABELS.get(second, second), b=name,
+                             quantity="squared error", basis=basis, n=len(diffs),
+                             unit="simulated logs", higher_is_better=False, level=level)
+    return V.Verdict(v.level, f"Over {len(diffs)} simulated logs, {name} has the smallest RMSE "
+                     f"({tab.iloc[0].rmse:.3g}; true value {truth:.3g}). " + v.takeaway,
+                     basis, v.reasons, v.to_settle, v.estimate)
 
 
 def crm_study(feedback=None, *, contexts: int = 20, actions: int = 10, features: int = 5,

@@ -29,7 +29,6 @@ import pandas as pd
 from ulr import verdict as V
 from ulr.ope import registry
 from ulr.ope.estimators import resample_counts
-from ulr.ope.slate import LABELS as SLATE_ESTIMATOR_LABELS
 from ulr.planning import plan_to_exclude_zero
 
 #: several loggers (the Off-policy page: "trust balanced IPS when available, WIPS otherwise")
@@ -299,76 +298,3 @@ def clipped_table(table: pd.DataFrame) -> pd.DataFrame:
     for c in ("value", "lower", "upper"):
         t[c] = t[c].clip(0.0, 1.0)
     return t
-
-
-SLATE_LABELS = SLATE_ESTIMATOR_LABELS  # one label per slate estimator (ulr.ope.slate)
-
-
-def slate_verdict(out: dict, *, level: float = 0.95, mapping=()) -> V.Verdict:
-    """The verdict of :func:`ulr.ope.slate.slate_from_log`'s output.
-
-    Basis: the estimator with the narrowest interval (each is right only under
-    its own assumption, named in the reasons); compared with the logging
-    policy's clicks per ranking (``clicks / sessions``, Poisson standard error).
-    A mapping warning that blocks slates: ``invalid``.
-    """
-    from ulr.lists import blocking
-    reasons = [w.reason() for w in mapping]
-    if blocking(mapping, "slate"):
-        return V.Verdict("invalid", "The sessions of this log are not shown rankings; fix the "
-                         "session mapping before judging rankings.", "none", reasons=reasons)
-    t = out["table"]
-    t = t[np.isfinite(t["se"])]
-    if t.empty:
-        return V.Verdict("inconclusive", "No slate estimate has an interval.", "none",
-                         reasons=reasons)
-    row = t.sort_values("se").iloc[0]
-    reasons.append(V.Reason("slate_assumption", f"{SLATE_LABELS.get(row.estimator, row.estimator)} "
-                            f"is right only if {row.assumption}."))
-    s = max(int(out["sessions"]), 1)
-    log_v = out["clicks"] / s
-    log_se = np.sqrt(max(out["clicks"], 1)) / s
-    z = V.z_value(level)
-    d = float(row.value) - log_v
-    se = float(np.hypot(row.se, log_se))
-    thin = list(reasons[:-1]) if out["clicks"] >= V.MIN_EFFECTIVE_CLICKS else reasons[:-1] + [
-        V.Reason("few_clicks", f"{out['clicks']} clicks in {s:,} rankings (thin below "
-                 f"{V.MIN_EFFECTIVE_CLICKS}).")]
-    v = V.difference_verdict(d, d - z * se, d + z * se, a="the logging policy",
-                             b="The target ranking", quantity="clicks per ranking",
-                             basis=row.estimator, n=s, unit="rankings", level=level,
-                             thin=tuple(thin))
-    return V.Verdict(v.level, v.takeaway[:-1] + f", by {SLATE_LABELS.get(row.estimator)}.",
-                     v.basis, tuple(thin) + (reasons[-1],), v.to_settle,
-                     {**v.estimate, "estimator": row.estimator, "value": float(row.value),
-                      "logging": log_v})
-
-
-def study_verdict(out: dict, *, level: float = 0.95) -> V.Verdict:
-    """Which estimator has the smallest error over the simulated logs?
-
-    The paired difference of squared errors, best (smallest RMSE) minus
-    runner-up, over the draws (each draw one simulated log), Student-t
-    interval. Contains 0: the two "cannot be told apart".
-    """
-    est_df = out["estimates"]
-    truth = out["truth"]
-    tab = out["table"].sort_values("rmse")
-    best = tab.iloc[0].estimator
-    basis = f"squared error over {int(tab.iloc[0].draws)} simulated logs"
-    name = registry.label(best)
-    if len(tab) < 2:
-        return V.Verdict("inconclusive", f"Only {name} was simulated: nothing to compare.",
-                         basis)
-    second = tab.iloc[1].estimator
-    piv = est_df.assign(se2=(est_df["value"] - truth) ** 2).pivot_table(
-        index="draw" if "draw" in est_df else est_df.index // len(tab), columns="estimator",
-        values="se2")
-    diffs = (piv[best] - piv[second]).to_numpy()
-    m, lo, hi, se = V.paired_t_interval(diffs, level)
-    v = V.difference_verdict(m, lo, hi, a=LABELS.get(second, second), b=name,
-                             quantity="squared error", basis=basis, n=len(diffs),
-                             unit="simulated logs", higher_is_better=False, level=level)
-    return V.Verdict(v.level, f"Over {len(diffs)} simulated logs, {name} has the smallest RMSE "
-                     f"({tab.iloc[0].rmse:.3g}; true value {truth:.3g}). " + v.takeaway,
-                     basis, v.reasons, v.to_settle, v.estimate)

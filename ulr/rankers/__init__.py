@@ -81,8 +81,8 @@ from ulr.rankers.plots import comparison_figure, sweep_figure
 from ulr.rankers.significance import CORRECTIONS, TESTS
 from ulr.rankers.systems import (PAIR_RESAMPLES, SystemsComparison, compare_learners, parse_learners,
                                  significance_wide)
-from ulr.rankers.sweep import (SWEEP_CHANGE, SWEEP_RUNS, propensity_estimator, severity_sweep,
-                               sweep_summary, sweep_table, sweep_verdict)
+from ulr.rankers.sweep import (SWEEP_CHANGE, SWEEP_METRIC, SWEEP_RUNS, SweepResult,
+                               propensity_estimator, severity_sweep, sweep_summary, sweep_table)
 
 __all__ = [
     "LEARNERS",
@@ -112,7 +112,8 @@ __all__ = [
     "sweep_table",
     "SWEEP_CHANGE",
     "SWEEP_RUNS",
-    "sweep_verdict",
+    "SWEEP_METRIC",
+    "SweepResult",
     "log_frame",
     "propensity_theta",
     "propensity_estimator",

@@ -11,7 +11,7 @@ from ulr import metrics
 from ulr.errors import TooFewQueries, UlrError, check
 from ulr.rankers.clicks import _clicks, _positions, _require, check_theta, ipw_weights
 from ulr.rankers.learners import LEARNERS, make_ranker
-from ulr.verdict import rank_identically
+from ulr.verdict import Verdict, fill, rank_identically
 
 METRICS = ("arp", "dcg", "ndcg@10", "auc", "pauc", "local_auc")
 LOWER_IS_BETTER = frozenset({"arp"})
@@ -99,6 +99,11 @@ class RankerComparison:
     n_train_queries, n_test_queries, n_test_documents : int
     settings : dict
         The options used (clip, normalize, seed, max_fpr, u, ...).
+    verdict : Verdict
+        Does IPW rank better than naive on nDCG@k: set when the comparison is built,
+        from a paired bootstrap of ``n_bootstrap`` replicates seeded by ``settings["seed"]``.
+    evidence : dict
+        What the verdict rests on (rows, clicks, training and test queries, sessions).
     """
 
     naive: dict
@@ -116,6 +121,18 @@ class RankerComparison:
     #: held-out queries that can be scored (with a click, or a relevant document): the
     #: one count of test queries every verdict, caveat, evidence line and tile states
     n_scored_queries: int | None = None
+    #: the paired bootstrap behind :attr:`verdict`: replicates and two-sided level
+    n_bootstrap: int = N_BOOTSTRAP
+    level: float = 0.95
+    #: the mapping's warnings (:func:`ulr.lists.mapping_warnings`) the verdict weighs
+    mapping: tuple = ()
+    #: filled in when the comparison is built (:meth:`_verdict`, :meth:`_evidence`)
+    verdict: Verdict = field(init=False, compare=False)
+    evidence: dict = field(init=False, compare=False)
+
+    def __post_init__(self):
+        fill(self, mapping=tuple(self.mapping), evidence=self._evidence(),
+             verdict=self._verdict())
 
     @property
     def n_compared(self) -> int:
@@ -130,19 +147,20 @@ class RankerComparison:
         d = (self.ipw[metric].per_query - self.naive[metric].per_query).dropna()
         return bool(len(d)) and bool((d == 0).all())
 
-    def verdict(self, *, n_bootstrap: int = N_BOOTSTRAP, level: float = 0.95, seed: int = 0,
-                mapping=()):
+    def _verdict(self):
         """Does IPW rank better than naive? (docs/verdicts.md, "Compare rankers").
 
-        Rests on the paired per-query difference of nDCG@k (IPW - naive). Rankers
-        that order every test list identically cannot differ: ``inconclusive``.
+        Rests on the paired per-query difference of nDCG@k (IPW - naive), with
+        :attr:`n_bootstrap` replicates at :attr:`level`, seeded by the comparison's seed.
+        Rankers that order every test list identically cannot differ: ``inconclusive``.
         An interval containing 0: ``inconclusive`` ("cannot be told apart").
         Labels estimated from clicks, fewer than ``MIN_EFFECTIVE_CLICKS`` training
         clicks or fewer than :data:`MIN_TEST_QUERIES` test queries: at most
-        ``directional``. A mapping warning that blocks rankers: ``invalid``.
+        ``directional``. A :attr:`mapping` warning that blocks rankers: ``invalid``.
         """
         from ulr import verdict as V
         from ulr.lists import blocking
+        mapping, level = self.mapping, self.level
         reasons = [w.reason() for w in mapping]
         k = self.settings.get("k", 10)
         metric = f"ndcg@{k}"
@@ -165,18 +183,17 @@ class RankerComparison:
                              "difference to report.", basis, reasons=thin + [V.Reason(
                                  "same_scores", f"Every per-query {metric} difference is 0.")],
                              estimate={"delta": 0.0, "n": n})
-        p = self.paired(n_bootstrap=n_bootstrap, level=level, seed=seed)
-        row = p[p["metric"] == metric]
-        if row.empty:
+        if metric not in self.naive or metric not in self.ipw:
             return V.Verdict("inconclusive", f"{metric} is undefined on these test queries.",
                              basis, reasons=thin)
-        r = row.iloc[0]
-        return V.difference_verdict(float(r["delta"]), float(r["lower"]), float(r["upper"]),
-                                    a="naive", b="IPW", quantity=metric, basis=basis,
-                                    n=int(r["queries"]), unit="test queries", level=level,
-                                    thin=tuple(thin))
+        t = metrics.paired_test(self.naive[metric], self.ipw[metric],
+                                n_bootstrap=self.n_bootstrap, level=level,
+                                seed=self.settings.get("seed", 0))
+        return V.difference_verdict(t.delta, t.lower, t.upper, a="naive", b="IPW",
+                                    quantity=metric, basis=basis, n=t.n_queries,
+                                    unit="test queries", level=level, thin=tuple(thin))
 
-    def evidence(self) -> dict:
+    def _evidence(self) -> dict:
         """What the comparison rests on, for a report item (one field per count)."""
         out = {"rows": self.n_train_rows, "clicks": self.n_train_clicks,
                "training queries": self.n_train_queries, "test queries": self.n_compared}
@@ -333,7 +350,8 @@ def train_and_evaluate(train_df: pd.DataFrame, test_df: pd.DataFrame | None = No
                        max_fpr: float = metrics.DEFAULT_MAX_FPR, u: float = metrics.DEFAULT_U,
                        learner_options: dict | None = None,
                        naive_model=None,
-                       min_queries: int = 0, should_stop=None) -> RankerComparison:
+                       min_queries: int = 0, n_bootstrap: int = N_BOOTSTRAP,
+                       level: float = 0.95, mapping=(), should_stop=None) -> RankerComparison:
     """Train the naive and the IPW ranker on clicks and evaluate both.
 
     Parameters
@@ -363,6 +381,10 @@ def train_and_evaluate(train_df: pd.DataFrame, test_df: pd.DataFrame | None = No
         click, or a relevant document: :func:`scored_queries`) unless the two rankers
         order every test list identically (then no metric can differ) (0: no check). The page and the
         ``rankers`` command pass :data:`MIN_TEST_QUERIES` (:func:`min_test_queries`).
+    n_bootstrap, level, mapping
+        The verdict's paired bootstrap (replicates, two-sided level) and the mapping's
+        warnings it weighs (:func:`ulr.lists.mapping_warnings` of the log); the page, the
+        CLI, the report and the audit pass their own.
     should_stop : callable() -> bool, optional
         Asked before each fit and before the evaluation; True raises
         :class:`ulr.errors.Cancelled` (a fit itself runs to its end).
@@ -408,7 +430,7 @@ def train_and_evaluate(train_df: pd.DataFrame, test_df: pd.DataFrame | None = No
         n_train_sessions=(int(train_df["session_id"].nunique())
                           if "session_id" in train_df else None),
         identical_order=identical,
-        n_scored_queries=n_scored,
+        n_scored_queries=n_scored, n_bootstrap=n_bootstrap, level=level, mapping=mapping,
         settings=dict(clip=clip, normalize=normalize, seed=seed, k=k, max_fpr=max_fpr, u=u,
                       pauc="mcclish-standardized", theta=[float(t) for t in theta],
                       learner_options=opts),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
@@ -12,6 +13,7 @@ from ulr.errors import UlrError, check
 from ulr.rankers.clicks import check_theta, propensity_theta
 from ulr.rankers.evaluate import split_queries, train_and_evaluate
 from ulr.rankers.learners import LEARNERS, make_ranker
+from ulr.verdict import Verdict
 
 ProgressFn = Callable[[int, int, str], None]
 
@@ -67,8 +69,8 @@ def severity_sweep(etas=(0.0, 0.5, 1.0, 1.5, 2.0), *, queries: int = 300,
                    estimate_theta: Callable[[pd.DataFrame], np.ndarray] | None = None,
                    estimator_name: str = "estimated", model: str = "pbm",
                    features: int = 5, randomized_fraction: float = 0.1, seed: int = 0,
-                   learner_options: dict | None = None,
-                   progress: ProgressFn | None = None, should_stop=None) -> pd.DataFrame:
+                   learner_options: dict | None = None, level: float = 0.95,
+                   progress: ProgressFn | None = None, should_stop=None) -> "SweepResult":
     """IPW vs naive as position bias grows: simulate, train, evaluate per eta.
 
     For every ``eta`` (and run ``r``) a log is simulated with
@@ -80,11 +82,12 @@ def severity_sweep(etas=(0.0, 0.5, 1.0, 1.5, 2.0), *, queries: int = 300,
 
     Returns
     -------
-    DataFrame
-        Tidy: ``eta``, ``run``, ``ranker`` (``naive``, ``ipw (true theta)``,
-        ``ipw (estimated theta)``), ``metric``, ``value``; plus ``theta_error``
+    SweepResult
+        Its ``rows`` are tidy: ``eta``, ``run``, ``ranker`` (``naive``, ``ipw (true
+        theta)``, ``ipw (estimated theta)``), ``metric``, ``value``; plus ``theta_error``
         (mean absolute error of the relative theta used, 0 for the truth, NaN
-        for naive) and ``estimator``.
+        for naive) and ``estimator``. Its verdicts (one per metric, at ``level``) and
+        evidence are set when it is built.
 
     ``should_stop`` is checked before each simulation and after each step
     (:class:`ulr.errors.Cancelled`).
@@ -110,7 +113,9 @@ def severity_sweep(etas=(0.0, 0.5, 1.0, 1.5, 2.0), *, queries: int = 300,
                               theta_error=err,
                               estimator=estimator_name if "estimated" in ranker else None)
                          for m, r in res.items()]
-    return pd.DataFrame(rows)
+    return SweepResult.of(pd.DataFrame(rows), level=level,
+                          evidence={"queries": queries, "runs per η": int(runs),
+                                    "sessions": sessions * int(runs) * len(etas)})
 
 
 def _counter(progress: ProgressFn | None, total: int, should_stop=None
@@ -202,7 +207,54 @@ def sweep_table(df: pd.DataFrame, *, metric: str, level: float = 0.95) -> pd.Dat
     return summary
 
 
-def sweep_verdict(df: pd.DataFrame, *, metric: str = "ndcg@10", level: float = 0.95):
+#: the metric a sweep's :attr:`SweepResult.verdict` speaks of unless asked (the page's and
+#: the ``sweep`` command's default)
+SWEEP_METRIC = "arp"
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    """A severity sweep: its tidy rows, and a verdict per metric set when it is built.
+
+    Attributes
+    ----------
+    rows : DataFrame
+        One row per eta, run, ranker and metric (:func:`severity_sweep`).
+    verdicts : dict[str, Verdict]
+        Does IPW (true theta) beat naive at the strongest bias, metric by metric
+        (:func:`_sweep_verdict`).
+    metric : str
+        The metric of :attr:`verdict`.
+    verdict : Verdict
+        ``verdicts[metric]``.
+    evidence : dict
+        What the verdicts rest on: queries per log, runs per eta, sessions in all.
+    """
+
+    rows: pd.DataFrame
+    verdicts: dict
+    metric: str
+    verdict: Verdict
+    evidence: dict = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, rows: pd.DataFrame, *, metric: str = SWEEP_METRIC, level: float = 0.95,
+           evidence: dict | None = None) -> "SweepResult":
+        """The result of the sweep ``rows``, every metric's verdict computed once; its
+        :attr:`verdict` is on ``metric`` (on the first metric when the sweep has not that one)."""
+        verdicts = {m: _sweep_verdict(rows, metric=m, level=level)
+                    for m in dict.fromkeys(rows["metric"])}
+        metric = metric if metric in verdicts else next(iter(verdicts))
+        return cls(rows=rows, verdicts=verdicts, metric=metric, verdict=verdicts[metric],
+                   evidence=dict(evidence or {}))
+
+    @property
+    def metrics(self) -> list[str]:
+        """The sweep's metrics, in their order."""
+        return list(self.verdicts)
+
+
+def _sweep_verdict(df: pd.DataFrame, *, metric: str, level: float = 0.95):
     """Does IPW (true theta) beat naive at the strongest bias? (docs/verdicts.md, "Sweep").
 
     The paired difference IPW - naive over runs (each run one simulated log,
@@ -213,13 +265,14 @@ def sweep_verdict(df: pd.DataFrame, *, metric: str = "ndcg@10", level: float = 0
     from ulr.rankers.evaluate import LOWER_IS_BETTER
     from ulr.text import plain
     d = df[df["metric"] == metric]
-    if d.empty:
-        raise UlrError(f"the sweep has no metric {metric!r}.")
     eta = float(d["eta"].max())
     at = d[d["eta"] == eta].pivot_table(index="run", columns="ranker", values="value")
+    basis = f"paired {metric} difference, IPW (true θ) - naive, at η = {plain(eta)}"
+    if not {"naive", "ipw (true theta)"} <= set(at.columns):
+        return V.Verdict("inconclusive", f"At η = {plain(eta)}, {metric} is undefined for "
+                         "the naive or the IPW ranker.", basis)
     diffs = (at["ipw (true theta)"] - at["naive"]).to_numpy()
     m, lo, hi, se = V.paired_t_interval(diffs, level)
-    basis = f"paired {metric} difference, IPW (true θ) - naive, at η = {plain(eta)}"
     runs = int(np.isfinite(diffs).sum())
     if runs < 2:
         return V.Verdict("inconclusive", f"At η = {plain(eta)}, one simulated run says IPW - "

@@ -13,7 +13,7 @@ after correction.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -23,7 +23,7 @@ from ulr.rankers import significance as S
 from ulr.rankers.evaluate import (LOWER_IS_BETTER, N_BOOTSTRAP, RankerComparison,
                                   train_and_evaluate)
 from ulr.rankers.learners import LEARNERS
-from ulr.verdict import fmt
+from ulr.verdict import Verdict, fill, fmt
 
 KINDS = ("naive", "ipw")
 #: resamples of the pairwise tests of several systems, shared by the page and the CLI
@@ -46,17 +46,24 @@ def parse_learners(value) -> tuple[str, ...]:
 
 
 def compare_learners(train_df, test_df=None, theta=None, *, learners=("linear", "gbdt"),
-                     should_stop=None, **options) -> "SystemsComparison":
+                     test: str = "randomization", correction: str = "holm",
+                     n_resamples: int = PAIR_RESAMPLES, should_stop=None,
+                     **options) -> "SystemsComparison":
     """:func:`~ulr.rankers.train_and_evaluate` for each learner, on the same split.
 
     ``options`` are those of :func:`~ulr.rankers.train_and_evaluate` (seed,
-    clip, normalize, k, min_queries, ...). Returns a :class:`SystemsComparison`.
+    clip, normalize, k, min_queries, n_bootstrap, level, mapping, ...). With several
+    learners, ``test``, ``correction`` and ``n_resamples`` make the pairwise tests the
+    verdict rests on (:meth:`SystemsComparison.pairs`, seeded by ``seed``). Returns a
+    :class:`SystemsComparison`.
     """
     comps = {}
     for learner in parse_learners(learners):
         comps[learner] = train_and_evaluate(train_df, test_df, theta, learner=learner,
                                             should_stop=should_stop, **options)
-    return SystemsComparison(comps)
+    return SystemsComparison(comps, test=test, correction=correction, n_resamples=n_resamples,
+                             level=options.get("level", 0.95),
+                             mapping=options.get("mapping", ()))
 
 
 @dataclass(frozen=True)
@@ -67,9 +74,33 @@ class SystemsComparison:
     ----------
     comparisons : dict[str, RankerComparison]
         Keyed by learner, in the order given.
+    test, correction, n_resamples, level, mapping
+        The pairwise tests of several learners' verdict and the mapping warnings it weighs.
+    pair_table : DataFrame or None
+        With several learners, :meth:`pairs` with those settings (seeded by the first
+        comparison's seed), computed once when built; None with one learner.
+    verdict : Verdict
+        Set when built: with several learners, does IPW beat naive learner by learner
+        (:meth:`_verdict`); with one, that learner's :attr:`RankerComparison.verdict`.
     """
 
     comparisons: dict
+    test: str = "randomization"
+    correction: str = "holm"
+    n_resamples: int = PAIR_RESAMPLES
+    level: float = 0.95
+    mapping: tuple = ()
+    pair_table: pd.DataFrame | None = field(init=False, compare=False)
+    verdict: Verdict = field(init=False, compare=False)
+
+    def __post_init__(self):
+        pairs = None
+        if len(self.comparisons) > 1:
+            pairs = self.pairs(test=self.test, correction=self.correction,
+                               n_resamples=self.n_resamples, level=self.level,
+                               seed=self.first.settings.get("seed", 0))
+        fill(self, mapping=tuple(self.mapping), pair_table=pairs,
+             verdict=self.first.verdict if pairs is None else self._verdict(pairs))
 
     @property
     def systems(self) -> dict[str, dict]:
@@ -174,11 +205,11 @@ class SystemsComparison:
                                                                 for c in beaten)))
         return pd.DataFrame(rows)
 
-    def verdict(self, pairs: pd.DataFrame, *, correction: str = "holm", level: float = 0.95,
-                mapping=()):
+    def _verdict(self, pairs: pd.DataFrame):
         """Does IPW rank better than naive, learner by learner? (docs/verdicts.md).
 
-        Rests on the nDCG@k pairs ``naive L`` vs ``ipw L`` of :meth:`pairs`, whose
+        Rests on the nDCG@k pairs ``naive L`` vs ``ipw L`` of :meth:`pairs` (with
+        :attr:`correction`, at :attr:`level`), whose
         p-values are corrected over all the pairs of the metric: a learner's IPW
         ranker is told apart from its naive one only when the corrected p-value
         is below ``1 - level`` and the interval excludes 0. None told apart:
@@ -187,6 +218,7 @@ class SystemsComparison:
         """
         from ulr import verdict as V
         from ulr.lists import blocking
+        correction, level, mapping = self.correction, self.level, self.mapping
         metric = f"ndcg@{self.first.settings.get('k', 10)}"
         cname = CORRECTION_NAMES[S._check_choice(correction, S.CORRECTIONS, "correction")]
         basis = (f"paired {metric} differences (IPW - naive per learner), "

@@ -27,6 +27,7 @@ from ulr import theme
 from ulr.errors import UlrError
 from ulr.recommend.data import MNARData
 from ulr.recommend.models import MODELS, MFConfig, train
+from ulr.verdict import Verdict
 
 #: simulated worlds averaged by default, on the page and the ``recommend`` command: the
 #: verdict needs a spread over seeds (one seed has no interval)
@@ -202,7 +203,46 @@ def seeds_table(experiments: list) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def recommend_verdict(experiments: list, *, level: float = 0.95):
+@dataclass(frozen=True)
+class SeedComparison:
+    """The experiments of several simulated worlds (seeds), with the verdict over them.
+
+    Attributes
+    ----------
+    experiments : tuple of Experiment
+        One per world, in seed order; the tables and charts show the first.
+    verdict : Verdict or None
+        Does a debiased model beat naive MF over the worlds (:func:`_verdict`); set when
+        built, None when the experiments lack naive MF or a debiased model.
+    evidence : dict
+        The first world's training rows and test ratings, and the number of worlds.
+    """
+
+    experiments: tuple
+    verdict: Verdict | None
+    evidence: dict
+
+    @property
+    def first(self) -> Experiment:
+        return self.experiments[0]
+
+
+def compare_seeds(experiments, *, level: float = 0.95) -> SeedComparison:
+    """The :class:`SeedComparison` of the :class:`Experiment` s of several seeds (seed = index)."""
+    exps = tuple(experiments)
+    if not exps:
+        raise UlrError("compare at least one simulated world.")
+    models = list(exps[0].table["model"])
+    verdict = (_verdict(exps, level=level)
+               if "naive-mf" in models and len(models) > 1 else None)
+    s = exps[0].summary
+    return SeedComparison(experiments=exps, verdict=verdict,
+                          evidence={"rows": int(s["mnar_ratings"] + s["random_ratings"]),
+                                    "test ratings": int(s["test_ratings"]),
+                                    "worlds": len(exps)})
+
+
+def _verdict(experiments, *, level: float = 0.95):
     """Does a debiased model beat naive MF? (docs/verdicts.md, "Debiased recommendation").
 
     Per seed (one simulated world each) the test improvement of the best
