@@ -30,7 +30,7 @@ def test_the_old_keyword_draws_still_counts_the_runs_with_a_deprecation_warning(
     with pytest.warns(DeprecationWarning, match="draws= is deprecated; use runs="):
         old = simulation_study(draws=3, **opts)
     new = simulation_study(runs=3, **opts)
-    assert old["table"].equals(new["table"]) and (new["table"]["draws"] == 3).all()
+    assert old.table.equals(new.table) and (new.table["draws"] == 3).all()
 
 
 def test_study_refuses_bad_options():
