@@ -68,8 +68,11 @@ def _delete(page, url, name):
     wait_idle(page)
     page.get_by_text("Manage datasets", exact=True).click()
     page.get_by_text(f"Yes, delete “{name}”").click()
-    wait_idle(page)
-    page.get_by_role("button", name="Delete", exact=True).click()
+    expect(page.get_by_role("checkbox", name=f"Yes, delete “{name}”")).to_be_checked()
+    # Delete is enabled by the box's rerun: on a loaded machine that took over 30 s once
+    button = page.get_by_role("button", name="Delete", exact=True)
+    expect(button).to_be_enabled(timeout=120_000)
+    button.click()
     wait_idle(page)
 
 
