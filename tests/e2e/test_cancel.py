@@ -1,7 +1,7 @@
 """Work ends with its visitor: a closed tab, a changed control or SIGTERM stops a heavy
 estimate at once.
 
-One served app gets a 500k-row simulated log; Position bias with DLA and 200
+One served app gets a 200k-row simulated log; Position bias with DLA and 200
 bootstrap replicates on it takes minutes. The server's own CPU time (from
 /proc, not the machine's load: other jobs share the cores) shows whether it
 still computes.
@@ -46,7 +46,7 @@ def wait_busy(pid: int, timeout: float = 180) -> None:
 
 @pytest.fixture
 def big_app(fresh_app_url, tmp_path):
-    sim = simulate.simulate_clicks(queries=2000, sessions=50_000, docs_per_query=10, seed=1)
+    sim = simulate.simulate_clicks(queries=2000, sessions=20_000, docs_per_query=10, seed=1)
     path = tmp_path / "big.parquet"
     sim.df.to_parquet(path)
     ingest.load_log(path, "big", db_path=fresh_app_url.db)
