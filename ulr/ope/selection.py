@@ -35,20 +35,18 @@ their variance. Without them a biased pick of low variance escapes the
 check against an unbiased estimate that happens to be less variable: with a
 reward model set too high and heavy-tailed weights, DR is noisier than IPS,
 Switch-DR's walk accepts a bias of about ``kappa se(DR)``, and IPS, often
-less variable than that pick, was never asked
-(``benchmarks/bench_ope_selection.py``, seeds 9 and 10).
+less variable than that pick, would never be asked.
 
 The last term (0 for the unbiased candidates ``U``; ``a = ALLOW = 1``) is the
 bias the walk could not rule out: agreeing with its chain's unbiased root within
 ``kappa`` standard errors of their difference bounds a candidate's bias only up to
 that much, and one standard error of it is charged. Without
-it a biased pick's bound counted its bias as zero whenever the disagreement hid
+it a biased pick's bound counts its bias as zero whenever the disagreement hides
 in the noise, and clipped IPS (clip far below the largest weight), or DM through
-Switch-DR and DRos, won on logs where it was biased by more than the unbiased
-estimates' error (issue 35: on contextual logs with the target's whole
-distribution, SLOPE's RMSE was 1.4x DR's; with ``a = 2`` it lost the issue-28
-worlds, where clipped IPS or a tuned DR is best, by 1.26x). The same term widens the chosen
-estimator's interval (:attr:`Selection.allowance`).
+Switch-DR and DRos, wins on logs where it is biased by more than the unbiased
+estimates' error; a larger ``a`` gives up the worlds where clipped IPS or a tuned DR
+is best (``benchmarks/bench_ope_selection.py`` has the figures for both). The same
+term widens the chosen estimator's interval (:attr:`Selection.allowance`).
 
 "Agrees" is ``|V_i - V_j| <= kappa se(V_i - V_j)`` for every earlier ``j``,
 with ``se(V_i - V_j)`` the standard error of the paired difference (both are
