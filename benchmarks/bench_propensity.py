@@ -19,6 +19,17 @@ aggregate scan, Poisson start and EM iterations (count, time per EM step, share
 of each). ``--out DIR`` puts the generated CSV elsewhere (big files belong
 outside the repository). ``--full-load`` also times the path through the loader
 (``load`` into a DuckDB file, then ``propensity --db``), for reference.
+
+Figures behind :mod:`ulr.propensity.em`'s defaults, as measured when they were set:
+
+- ``run(tol=1e-7)``, on 10M impressions of 200k pairs: theta moves by 2e-4 from the
+  ``tol=1e-8`` fit, ten times less than theta's sampling error there
+  (max |theta - truth| 0.0018), and the fit saves two of twelve SQUAREM iterations
+  (0.7 s of 2.3 s).
+- bootstrap replicates at ``tol=1e-6``: the interval's endpoints move by < 0.01 (less
+  than the Monte Carlo error of the replicates) at half the time.
+- loading numba and the compiled EM kernel costs about 0.5 s a process (hence
+  ``em._warm_kernel`` on a thread while the engine aggregates).
 """
 
 from __future__ import annotations

@@ -29,11 +29,10 @@ ranker's weights, and the pair can settle at a biased point. Where training
 starts (the ranker's random weights, the position logits) and the ranker's
 capacity both matter. We start from the neutral point (g = 0: no position
 bias; a small random ranker drawn from ``seed``), train with full-batch Adam
-for a fixed number of steps and clip weights at ``max_weight``. On our
-simulated logs (300k rows) seeds 0-2 gave max errors of 0.024-0.031, more
-spread than EM's; a linear ranker (``hidden=0``), too rigid for the
-saturating relevance, ends about 0.24 off. Compare seeds before trusting
-small differences.
+for a fixed number of steps and clip weights at ``max_weight``. Estimates
+spread more across seeds than EM's, and a linear ranker (``hidden=0``) is too
+rigid for a saturating relevance (figures in docs/benchmarks.md). Compare seeds
+before trusting small differences.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ and the M-step averages these posteriors:
 
 Each EM step is one compiled pass over the cells, never over rows: the kernel
 :func:`ulr.clickmodels.cells_jit.cell_step`, which the click models' PBM and UBM run too
-(one PBM, issue 37), once per replicate of a batch. An optional Beta prior
+(one PBM for both), once per replicate of a batch. An optional Beta prior
 (:mod:`ulr.clickmodels.prior`) adds pseudo-counts in the M-step; Position bias runs without
 one (its estimate of theta is unchanged; with every pair's impressions in the tens, a
 prior would only move gamma's scale, which theta relative to position 1 does not see).
@@ -179,7 +179,7 @@ def poisson_start(stats: CellStats, *, max_iter: int = 50, tol: float = 1e-12
     ``log theta``; Newton's method (:func:`_poisson_newton`) finds its maximum
     to floating precision in about five iterations. With CTRs well below 1
     that fit is close to the Bernoulli one, so EM started there has little
-    left to do, and the start no longer depends on an iteration cap. The
+    left to do, and the start does not depend on an iteration cap. The
     scale is set so that max theta = 0.9.
     """
     bt = _Batch(stats.position - 1, stats.pair, stats.impressions, stats.clicks,
@@ -324,7 +324,7 @@ def pbm_em(stats: CellStats, *, theta0=None, gamma0=None, tol: float = 1e-8,
 
 
 def _warm_kernel() -> None:
-    """Import numba and load the compiled kernel (about 0.5 s a process) with the types the
+    """Import numba and load the compiled kernel (a fixed cost per process) with the types the
     fit passes; :func:`run` does it on a thread while the engine aggregates (DuckDB's
     threads run without the GIL), so the first EM step does not wait for it."""
     try:
@@ -368,10 +368,9 @@ def run(scan, *, positions=None, n_bootstrap: int = 0, seed=0, assume_randomized
         should_stop=None):
     """EM estimate from one aggregate query; bootstrap by reweighting the cells.
 
-    ``tol`` 1e-7 (log-likelihood per impression): measured on 10M impressions
-    of 200k pairs it moves theta by 2e-4 from the 1e-8 fit, ten times less
-    than theta's sampling error there (max |theta - truth| 0.0018), and saves
-    two of twelve SQUAREM iterations (0.7 s of 2.3 s).
+    ``tol`` 1e-7 (log-likelihood per impression): on large logs it moves theta
+    from the 1e-8 fit by far less than theta's sampling error, and saves SQUAREM
+    iterations (figures in ``benchmarks/bench_propensity.py``).
     """
     from ulr.propensity import bootstrap as bs
     from ulr.data.scan import cell_stats
@@ -406,8 +405,8 @@ def run(scan, *, positions=None, n_bootstrap: int = 0, seed=0, assume_randomized
     lower = upper = None
     if n_bootstrap > 0:
         def batch(w):
-            # Replicates only feed percentiles: 1e-6 moves their endpoints by < 0.01
-            # (less than the Monte Carlo error of B replicates) at half the time.
+            # Replicates only feed percentiles: 1e-6 moves their endpoints by less than
+            # the Monte Carlo error of B replicates, in fewer iterations.
             t = pbm_em_replicates(stats, w, tol=max(tol, 1e-6), max_iter=max_iter,
                                   should_stop=should_stop)
             t[:, ~linked] = np.nan

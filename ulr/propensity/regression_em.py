@@ -152,7 +152,7 @@ class RegressionEMFit:
 def _threads(n_rows: int):
     """OpenMP threads for a GBDT fit: 1 for small fits.
 
-    On a busy machine OpenMP's spinning threads make a 20k-row fit 10x slower
+    On a busy machine OpenMP's spinning threads make a small fit many times slower
     than single-threaded; parallelism only pays on large data.
     """
     from threadpoolctl import threadpool_limits
@@ -160,10 +160,8 @@ def _threads(n_rows: int):
     return threadpool_limits(limits=1 if n_rows < 200_000 else None, user_api="openmp")
 
 
-# One GBDT shape for every fit. 50 trees at step 0.2 reach what 100 at 0.1 did: on five
-# simulated logs where most pairs are seen once and on a 1M-row log, theta's error was
-# the same or lower, at half the time of each fit and each prediction (a 10M-row log
-# refits about six times).
+# One GBDT shape for every fit: 50 trees at step 0.2 reach what 100 at 0.1 do, at half
+# the time of each fit and each prediction (figures in docs/benchmarks.md).
 _GBDT = dict(max_iter=50, learning_rate=0.2, max_leaf_nodes=15, min_samples_leaf=40,
              l2_regularization=1.0, early_stopping=False)
 
@@ -222,8 +220,8 @@ def poisson_start(fs: FeatureStats, *, theta0=None, max_iter: int = 20, tol: flo
                   ) -> tuple[np.ndarray, np.ndarray, int]:
     """Moment start: the fixed point of :func:`_poisson_step`, accelerated by SQUAREM.
 
-    The plain alternation contracts linearly (by about half per GBDT fit on
-    our logs), so reaching ``tol`` took seven fits; after every two maps the
+    The plain alternation contracts linearly (by about half per GBDT fit), so
+    reaching ``tol`` takes many fits; after every two maps the
     iterate jumps by :func:`_extrapolate` to where the sequence is heading.
     Stops when one map moves relative theta by less than ``tol`` at every
     position. Returns relative theta, gamma per item (same scale) and the
