@@ -1,6 +1,9 @@
 """Data-path figures: simulate 1M rows, write them as CSV, load (validate + store) them.
 
 Run: python benchmarks/bench_data.py [rows]
+
+For reference: :func:`ulr.simulate.simulate_clicks` (vectorized over sessions) took about
+a second for 1M rows when it was written.
 """
 
 import sys

@@ -17,7 +17,7 @@ The generative story (one *session* = one result list shown for one query):
    ``gamma(y) = eps + (1 - eps) (2^y - 1) / (2^ymax - 1)`` and examination is
    ``theta_k = (1/k)^eta`` unless a vector is given.
 
-Everything is vectorized over sessions; 1M rows take about a second.
+Everything is vectorized over sessions (``benchmarks/bench_data.py`` times 1M rows).
 """
 
 from __future__ import annotations
@@ -335,7 +335,7 @@ def write_obd_like_log(path: str, **kwargs) -> pd.DataFrame:
     return df
 
 
-# --------------------------------------------------------------------------- click models (#27)
+# --------------------------------------------------------------------------- click models
 
 CLICK_MODELS = ("pbm", "cascade", "dcm", "dbn", "sdbn", "ubm")
 

@@ -1,5 +1,5 @@
 """One rule for each option that several packages share: the confidence ``level``, the
-bootstrap count ``n_bootstrap`` and the ``seed`` (issue 26), and old keyword names that
+bootstrap count ``n_bootstrap`` and the ``seed``, and old keyword names that
 still work (:func:`renamed`).
 
 Every package checks these options here, so a value is accepted or refused the same way

@@ -1,4 +1,4 @@
-"""Click models beyond the PBM, fitted on one aggregate and compared on held-out sessions (#27).
+"""Click models beyond the PBM, fitted on one aggregate and compared on held-out sessions.
 
 One model per module: :mod:`pbm`, :mod:`cascade`, :mod:`dcm`, :mod:`dbn`,
 :mod:`sdbn`, :mod:`ubm`. Every fitted model gives ``conditional``,

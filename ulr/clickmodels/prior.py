@@ -1,4 +1,4 @@
-"""Beta priors on the click models' probabilities, as pseudo-counts in the M-step (#37).
+"""Beta priors on the click models' probabilities, as pseudo-counts in the M-step.
 
 Every probability parameter ``p`` of a click model (attractiveness, satisfaction,
 examination, continuation) is estimated from EM's expected counts: ``num`` (expected
@@ -9,7 +9,7 @@ Beta prior the M-step adds pseudo-counts,
 
 the posterior mode under Beta(A + 1, B + 1) (Chuklin, Markov & de Rijke, *Click Models for
 Web Search*, 2015, §4; PyClick starts every EM parameter's counts at one success in two
-trials, ``A = B = 1``). A pair seen once and clicked no longer gets 1, nor a pair seen and
+trials, ``A = B = 1``). With a prior, a pair seen once and clicked does not get 1, nor a pair seen and
 never clicked 0 (which cost ``log(1e-6)`` on held-out sessions), and EM has a fixed point
 for never-clicked pairs that no iteration cap decides.
 
@@ -22,7 +22,7 @@ Three settings (:func:`parse`):
   until EM converges; then once more the pooled ratio of the model's own expected counts
   at that fit (:meth:`Prior.recentred`), held fixed while EM converges again. A centre
   that followed EM's estimates at every step would leave the PBM's and UBM's free scale
-  (``theta alpha = (c theta)(alpha / c)``) unpinned, and EM crawled along it to the
+  (``theta alpha = (c theta)(alpha / c)``) unpinned, and EM would crawl along it to the
   iteration cap; a centre left at the counts' ratio (which counts every result of a
   session without clicks as examined) is too low for never-seen pairs. For the per-rank
   families ``m`` is the pooled value of the current expected counts. The per-pair families get

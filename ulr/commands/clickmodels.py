@@ -1,4 +1,4 @@
-"""``clickmodels``: which user model fits the log, compared on held-out sessions (#27).
+"""``clickmodels``: which user model fits the log, compared on held-out sessions.
 
     python -m ulr clickmodels --input log.csv --models pbm,cascade,dcm,dbn,sdbn,ubm \\
         --test-fraction 0.2 --bootstrap 50 --seed 0 [--prior auto|none|A,B]

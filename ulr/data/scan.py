@@ -159,7 +159,7 @@ def csv_scan(path, mapping: dict | None = None) -> Scan | None:
         return None
     names, delim = csv_header(p)
     m = Mapping.coerce(mapping, names)  # once: plan_columns takes the Mapping as it is
-    if not m.is_plain():  # byol (#11): derived fields
+    if not m.is_plain():  # derived fields
         return None  # composite keys, constants and feature patterns need the full loader
     plans = plan_columns(names, m)
     columns = {pl.stored: pl.read_type for pl in plans}

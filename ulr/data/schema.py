@@ -32,7 +32,7 @@ READ_TYPES = {
     "randomized": "BOOLEAN",
     "relevance": "DOUBLE",
     "propensity": "DOUBLE",
-    "logger": "VARCHAR",  # which logging policy wrote the row (several loggers, #14)
+    "logger": "VARCHAR",  # which logging policy wrote the row (logs of several loggers)
 }
 STORE_TYPES = {
     "query_id": "VARCHAR",

@@ -6,7 +6,7 @@ context of that row, that its logger put the logged action in that slot), for
 logs mixing several loggers, and for a log without a query column, where one
 "context" lumps many users.
 
-Averaging propensities per (context, action) and summing them (the old check)
+Averaging propensities per (context, action) and summing them (a tempting check)
 is not: a time-varying policy shows an item most when its propensity is high,
 so the averages are inflated and their sum exceeds 1 on a legitimate log.
 Even the smallest logged propensity of each action can add up to more than 1
@@ -99,7 +99,7 @@ def per_slot_fact(info) -> bool:
 
     Reads the fact defensively from ``info.mapping``: a key
     ``propensity_per_slot`` (or ``facts: {propensity_per_slot: ...}``), as the
-    mapping work of issue 11 stores it; anything else means per slot.
+    dataset mapping stores it; anything else means per slot.
     """
     mapping = getattr(info, "mapping", None)
     if not isinstance(mapping, dict):

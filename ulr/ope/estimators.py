@@ -259,7 +259,7 @@ def bootstrap_ratio(num, den, *, cluster=None, n_bootstrap: int = 1000, level: f
                     se=np.atleast_1d(se), n_bootstrap=n_bootstrap, level=level)
 
 
-# --------------------------------------------------------------------------- DR variants (issue 28)
+# --------------------------------------------------------------------------- DR variants
 #
 # Each takes the reward model as ``q_logged = q(x_i, a_i)`` and
 # ``q_target = sum_a pi(a | x_i) q(x_i, a)``, like :func:`doubly_robust`, and

@@ -409,7 +409,7 @@ def _slate_verdict(table: pd.DataFrame, sessions: int, clicks: int, *, level: fl
                       "logging": log_v})
 
 
-# --------------------------------------------------------------------------- Cascade-DR (issue 28)
+# --------------------------------------------------------------------------- Cascade-DR
 
 
 def cascade_dr_terms(reward, *, target_prefix, logging_prefix, q_logged, q_target) -> np.ndarray:

@@ -6,8 +6,8 @@
 - :func:`crm_study` -- learn a policy by counterfactual risk minimization on a
   log (or a simulated one, where the learned policy's true value is known).
 
-All options are keyword-only; nothing is hard-coded (the sizes the page used
-to fix, ``features=5`` and ``n_bootstrap=1000``, are options here).
+All options are keyword-only; nothing is hard-coded (sizes such as ``features=5`` and
+``n_bootstrap=1000`` are options here).
 """
 
 from __future__ import annotations
