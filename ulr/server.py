@@ -25,8 +25,8 @@ def frozen_imports():
 
     A page's first run in a process imports pandas, plotly, scikit-learn, DuckDB and
     ulr: some 200,000 objects that live as long as the server. Python's collector
-    walks all of them in each full collection, a pause of 40-130 ms holding the GIL in
-    whichever session's run triggers it. Frozen, they are skipped. The run's own
+    walks all of them in each full collection, a pause of tens of milliseconds holding
+    the GIL in whichever session's run triggers it. Frozen, they are skipped. The run's own
     cyclic garbage is collected first, so only what is still in use is frozen; objects
     freed by reference counting are freed as before. At most one run per page and
     process pays that collection.

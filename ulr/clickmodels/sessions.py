@@ -183,11 +183,10 @@ def _pattern_sql(k: int, where: str, *, key: str = "hash", code_type: str = "INT
     into patterns with their counts.
 
     ``key="hash"`` joins the rows to the numbered pairs on ``hash(query_id, doc_id)`` (an
-    integer: about half the join's CPU on 10M rows); a collision would join a row to two
+    integer: far cheaper than the join on two strings); a collision would join a row to two
     pairs, which :func:`_decode` sees as two results at one position (:class:`_Clash`),
     and :func:`collect` then runs ``key="text"``, the join on the two strings.
-    ``code_type`` INTEGER halves the pivot's aggregate state against BIGINT (about a third
-    of its CPU); it holds ``2 * pair + 1`` whenever the log has fewer than 2**30 rows.
+    ``code_type`` INTEGER halves the pivot's aggregate state against BIGINT; it holds ``2 * pair + 1`` whenever the log has fewer than 2**30 rows.
     A NULL click is counted (``nc < n``) rather than coded per slot."""
     code = (f"CAST(2 * pp.pair + CASE WHEN t.click <> 0 THEN 1 ELSE 0 END AS {code_type})")
     xs = [f"x{r}" for r in range(1, k + 1)]
@@ -213,7 +212,7 @@ def _pattern_sql(k: int, where: str, *, key: str = "hash", code_type: str = "INT
             "per AS (SELECT CAST(t.session_id AS STRING) AS sid, count(*) AS n, "
             f"count(t.click) AS nc, {pivot} FROM {rows} GROUP BY CAST(t.session_id AS STRING)), "
             # rows without a session id form one group, flagged and dropped in numpy: a
-            # WHERE on the session id (anywhere) made DuckDB hold the joined rows (+0.9 GB)
+            # WHERE on the session id (anywhere) makes DuckDB hold the joined rows in memory
             f"tagged AS (SELECT {cols}, n, nc, CAST(CASE WHEN {slot} < $ulr_cut THEN 1 ELSE 0 "
             "END AS TINYINT) AS test, CAST(CASE WHEN sid IS NULL THEN 1 ELSE 0 END AS TINYINT) "
             "AS nosid FROM per) "

@@ -388,8 +388,8 @@ def cursor(db_path: str | os.PathLike | None = None) -> duckdb.DuckDBPyConnectio
     It is a cursor of this process's in-memory DuckDB for the store (one database
     per store, with the memory limit and a spill folder of its own, shared by all
     its cursors): the datasets opened appear in it as views (``ds_<hex>``) over
-    their Parquet files, made once for every session. Opening a private database
-    per session cost each new visitor ~15 ms, and each its own memory limit.
+    their Parquet files, made once for every session. A private database per session
+    would make each new visitor pay for opening it, and give each its own memory limit.
     """
     db = store_path(db_path)
     with _shared_lock:  # the shared connection itself is used by one thread at a time

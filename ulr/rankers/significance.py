@@ -291,7 +291,8 @@ def tukey_hsd(values, *, blocked: bool = True, level: float = 0.95) -> pd.DataFr
 
 @functools.lru_cache(maxsize=256)
 def _studentized_range_ppf(level: float, k: int, df: int) -> float:
-    """The studentized range quantile (scipy takes ~0.2 s for one; metrics share k and df)."""
+    """The studentized range quantile, cached: scipy inverts the distribution numerically,
+    which is slow, and metrics share k and df."""
     from scipy.stats import studentized_range
     return float(studentized_range.ppf(level, k, df))
 
