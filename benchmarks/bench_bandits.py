@@ -9,7 +9,9 @@ per-item-loop CascadeLinTS for a few hundred steps and prints the speed-up.
 Issue 25: on Kveton et al.'s setting (L=16, K=2, 20 runs x 100,000 steps) CascadeKL-UCB
 within 2x CascadeUCB1's CPU time; ``--kveton`` prints both (in this process and as whole
 ``python -m ulr bandit`` processes), numba's start cost, and the per-step cost of the three
-KL-UCB paths on several shapes (what ``path=None`` chooses by).
+KL-UCB paths on several shapes (what ``path=None`` chooses by). When
+:mod:`ulr.bandits.policies.klucb_jit` was written, compiling it into an empty cache took
+about a second; later processes load it from ``__pycache__``.
 
 Run: python benchmarks/bench_bandits.py [--all | --klucb | --kveton]
 (--all adds the other algorithms, one run each, for information; --klucb runs only the

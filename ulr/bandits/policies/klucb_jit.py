@@ -32,8 +32,9 @@ items wrongly. The Newton iteration is that of
 :func:`ulr.bandits.policies.klucb_index_one` (in ``y = -log(1 - q)``, stopped
 when an iterate moves by at most 1e-10).
 
-Compiled with ``cache=True``: the first process compiles (about a second), later
-ones load the machine code from ``__pycache__``.
+Compiled with ``cache=True``: the first process compiles (a one-off cost;
+``benchmarks/bench_bandits.py --kveton`` prints numba's start), later ones load the
+machine code from ``__pycache__``.
 """
 
 from __future__ import annotations
