@@ -285,9 +285,9 @@ def test_bandit_runs_verdict():
     from ulr.bandits.simulate import simulate
     env = make_env("kveton", items=8, k=2, p=0.2, delta=0.15, seed=0)
     one = simulate("ucb1", env, steps=300, runs=1)
-    assert one.verdict().level == "inconclusive"
+    assert one.verdict.level == "inconclusive"
     many = simulate("ucb1", env, steps=2000, runs=20)
-    assert many.verdict().level in ("reliable", "directional")
+    assert many.verdict.level in ("reliable", "directional")
     assert "verdict" in many.summary()
 
 
@@ -554,7 +554,7 @@ def _verdicts_of_every_type(tmp):
         "rankers": _comparison(40, 600, n_bootstrap=200).verdict,
         "sweep": severity_sweep((1.0,), queries=60, sessions=2000, runs=2).verdicts["ndcg@10"],
         "replay": replay(_randomized(tmp, 200, "r.parquet"), "ucb1", k=1).verdict,
-        "bandit": simulate("ucb1", env, steps=200, runs=3).verdict(),
+        "bandit": simulate("ucb1", env, steps=200, runs=3).verdict,
         "ope": _heavy_tailed().verdict,
         "learned policy": crm_study(None, steps=40, rows=800, base_rate=0.02)["result"].verdict,
         "slate": slate_from_log(sample).verdict,
@@ -593,13 +593,13 @@ def test_bandit_lab_verdict_names_the_least_regret():
     lab = BanditLab(env=env, algorithms=("ucb1", "cascade-klucb"), steps=3000, runs=10)
     while not lab.done:
         lab.advance(1.0)
-    v = lab.verdict()
+    v = lab.verdict
     assert v.level in V.LEVELS and "cumulative regret" in v.takeaway
     lo, hi = v.estimate["lower"], v.estimate["upper"]
     assert (v.level == "inconclusive") == V.contains_zero(lo, hi)
     one = BanditLab(env=env, algorithms=("ucb1", "cascade-klucb"), steps=200, runs=1)
     one.advance(1.0)
-    assert one.verdict().level == "inconclusive"
+    assert one.verdict.level == "inconclusive"
 
 
 # --------------------------------------------------------------------------- command line
@@ -750,7 +750,7 @@ def test_bandit_ope_and_clickmodel_verdicts_state_their_results_counts(tmp_path)
 
     env = make_env("kveton", items=8, k=2, seed=0)
     runs = simulate("cascade-ucb1", env, steps=300, runs=3, seed=0)
-    v = runs.verdict()
+    v = runs.verdict
     assert _counts(v, "runs") == {3.0} and v.estimate["runs"] == runs.runs
 
     from pathlib import Path
