@@ -165,7 +165,7 @@ def live():
 # ---------------------------------------------------------------- results
 def results(lab):
     res = lab.results()
-    verdict = lab.verdict() if lab.t else None
+    verdict = lab.verdict if lab.t else None  # set as the lab advanced
     if verdict is not None:
         ui.show_verdict(verdict, key="bandit_lab")
     table = pd.DataFrame({

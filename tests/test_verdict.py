@@ -285,9 +285,9 @@ def test_bandit_runs_verdict():
     from ulr.bandits.simulate import simulate
     env = make_env("kveton", items=8, k=2, p=0.2, delta=0.15, seed=0)
     one = simulate("ucb1", env, steps=300, runs=1)
-    assert one.verdict().level == "inconclusive"
+    assert one.verdict.level == "inconclusive"
     many = simulate("ucb1", env, steps=2000, runs=20)
-    assert many.verdict().level in ("reliable", "directional")
+    assert many.verdict.level in ("reliable", "directional")
     assert "verdict" in many.summary()
 
 
@@ -319,16 +319,16 @@ def test_ope_verdict_both_directions(tmp_path):
     from ulr.ope.evaluate import evaluate_log
     big = evaluate_log(_ope_log(tmp_path, 60_000, 0.2, "big.parquet"), target="fitted",
                        temperature=0.2, n_bootstrap=200)
-    v = big.verdict()
+    v = big.verdict
     assert v.level == "reliable" and "beats" in v.takeaway, v
     thin = evaluate_log(_ope_log(tmp_path, 3000, 0.006, "thin.parquet"), target="fitted",
                         temperature=0.2, n_bootstrap=200)
-    v = thin.verdict()
+    v = thin.verdict
     assert v.level == "inconclusive" and "cannot be told apart" in v.takeaway, v
     assert v.to_settle and re.search(r"more (logged rows|shown lists)", v.to_settle)
     thinish = evaluate_log(_ope_log(tmp_path, 2000, 0.01, "thinish.parquet"), target="fitted",
                            temperature=0.2, n_bootstrap=200)
-    v = thinish.verdict()  # the interval excludes 0, but on under 30 effective clicks
+    v = thinish.verdict  # the interval excludes 0, but on under 30 effective clicks
     assert v.level == "directional" and "few_clicks" in v.codes and "probably" in v.takeaway
     assert big.to_dict()["verdict"]["level"] == "reliable"
 
@@ -353,12 +353,12 @@ def test_ope_takeaway_never_rests_on_an_estimator_its_caveats_distrust():
     res = _heavy_tailed()
     codes = [w.code for w in res.warnings]
     assert "heavy_tailed" in codes  # the case of the issue: IPS called unreliable
-    v = res.verdict()
+    v = res.verdict
     assert v.basis == "snips"
     assert _unreliable_named(v, codes) == []
     assert "IPS and its interval are unreliable" in " ".join(r.message for r in v.reasons)
     only_ips = _heavy_tailed(("ips",))
-    v = only_ips.verdict()
+    v = only_ips.verdict
     assert v.level == "inconclusive" and v.basis == "none"
     assert not re.search(r"(?<![\w-])IPS(?![\w-])", v.takeaway.replace("SNIPS", ""))
 
@@ -404,7 +404,7 @@ def test_several_loggers_rest_on_wips(tmp_path):
     log = _open(df, tmp_path, "multi.parquet")
     res = evaluate_log(log, target="fitted", n_bootstrap=200,
                        estimators=("ips", "snips", "dr", "wips"))
-    v = res.verdict()
+    v = res.verdict
     assert v.basis == "wips" and "WIPS" in v.takeaway and "several_loggers" in v.codes
     assert not re.search(r"(?<![\w-])IPS(?![\w-])", v.takeaway.replace("WIPS", ""))
 
@@ -412,9 +412,9 @@ def test_several_loggers_rest_on_wips(tmp_path):
 def test_learned_policy_verdict_both_directions():
     from ulr.ope.study import crm_study
     big = crm_study(None, steps=80, rows=20_000, seed=0)["result"]
-    assert big.verdict().level == "reliable"
+    assert big.verdict.level == "reliable"
     thin = crm_study(None, steps=80, rows=600, base_rate=0.01, seed=0)["result"]
-    v = thin.verdict()
+    v = thin.verdict
     assert v.level == "inconclusive" and "cannot be told apart" in v.takeaway
     assert v.takeaway.startswith("The learned policy")
     assert _unreliable_named(v, [w.code for w in thin.evaluation.warnings]) == []
@@ -554,9 +554,9 @@ def _verdicts_of_every_type(tmp):
         "rankers": _comparison(40, 600, n_bootstrap=200).verdict,
         "sweep": severity_sweep((1.0,), queries=60, sessions=2000, runs=2).verdicts["ndcg@10"],
         "replay": replay(_randomized(tmp, 200, "r.parquet"), "ucb1", k=1).verdict,
-        "bandit": simulate("ucb1", env, steps=200, runs=3).verdict(),
-        "ope": _heavy_tailed().verdict(),
-        "learned policy": crm_study(None, steps=40, rows=800, base_rate=0.02)["result"].verdict(),
+        "bandit": simulate("ucb1", env, steps=200, runs=3).verdict,
+        "ope": _heavy_tailed().verdict,
+        "learned policy": crm_study(None, steps=40, rows=800, base_rate=0.02)["result"].verdict,
         "slate": slate_from_log(sample).verdict,
         "study": simulation_study(rows=200, runs=30, estimators=("ips", "snips"),
                                   logging="softmax", temperature=0.3).verdict,
@@ -593,13 +593,13 @@ def test_bandit_lab_verdict_names_the_least_regret():
     lab = BanditLab(env=env, algorithms=("ucb1", "cascade-klucb"), steps=3000, runs=10)
     while not lab.done:
         lab.advance(1.0)
-    v = lab.verdict()
+    v = lab.verdict
     assert v.level in V.LEVELS and "cumulative regret" in v.takeaway
     lo, hi = v.estimate["lower"], v.estimate["upper"]
     assert (v.level == "inconclusive") == V.contains_zero(lo, hi)
     one = BanditLab(env=env, algorithms=("ucb1", "cascade-klucb"), steps=200, runs=1)
     one.advance(1.0)
-    assert one.verdict().level == "inconclusive"
+    assert one.verdict.level == "inconclusive"
 
 
 # --------------------------------------------------------------------------- command line
@@ -750,13 +750,13 @@ def test_bandit_ope_and_clickmodel_verdicts_state_their_results_counts(tmp_path)
 
     env = make_env("kveton", items=8, k=2, seed=0)
     runs = simulate("cascade-ucb1", env, steps=300, runs=3, seed=0)
-    v = runs.verdict()
+    v = runs.verdict
     assert _counts(v, "runs") == {3.0} and v.estimate["runs"] == runs.runs
 
     from pathlib import Path
     sample = Path(__file__).resolve().parents[1] / "data" / "sample_ope.csv"
     ope = evaluate_log(ingest.open_file(sample), n_bootstrap=100)
-    v = ope.verdict()
+    v = ope.verdict
     k = ope.diagnostics["effective_clicks"]
     assert _counts(v, "effective clicks") <= {round(k, 1)}
 

@@ -4,8 +4,8 @@ Every result type of ulr carries a :class:`Verdict` in its ``verdict`` field, se
 when the result is built (the function that builds it takes what the verdict
 weighs, e.g. the log's ``mapping`` warnings): a level, one plain sentence, the
 quantity it rests on, the reasons that weaken it and, where computable, how much
-more evidence would settle it. (Issue 38: position bias, off-policy, learned
-policies and bandit runs still compute theirs with a ``verdict(...)`` method.)
+more evidence would settle it. (Issue 38: position bias still computes its verdict
+with a ``verdict(...)`` method.)
 The page, the saved takeaway, the slide and the ``--json`` output all show
 this one object, so they can never disagree. The rules are written once,
 here, and documented in ``docs/verdicts.md``.

@@ -107,7 +107,7 @@ def _show_learned(out: dict, s: dict, *, simulated: bool):
     """Held-out values, warnings, the learning curve, the evaluation table, the weights,
     the download and the report item of one learned policy."""
     res = out["result"]
-    verdict = res.verdict()
+    verdict = res.verdict
     ui.show_verdict(verdict, key="crm")
     _headline(verdict, target="Learned policy (held out)")
     if "truth" in out:

@@ -32,10 +32,11 @@ PAGE_MEETS = {"full_target": "choose a fitted, score or uniform **Target policy*
 
 @ui.cache_data(show_spinner=False, max_entries=32)
 def _evaluate(dataset: str, name: str, content_hash: str, settings: tuple,
-              table: bytes | None = None):
-    # estimators the input does not identify are left out (and explained), not refused
+              table: bytes | None = None, mapping: tuple = ()):
+    # estimators the input does not identify are left out (and explained), not refused;
+    # the mapping warnings are part of the key: the result's verdict weighs them
     return evaluate_log(_open(dataset, name), **dict(settings), target_table=table,
-                        explicit=False)
+                        explicit=False, mapping=mapping)
 
 
 
@@ -52,9 +53,10 @@ def view_log():
                 "up to 1).", icon=":material/upload_file:")
         return
     res = None
+    mapping = ui.mapping_warnings(ui.current_log()) if dataset != OPE_SAMPLE else ()
     with ui.user_errors("Cannot evaluate: "):
         with st.spinner("Estimating…"):
-            res = _evaluate(dataset, name, content_hash, settings, table)
+            res = _evaluate(dataset, name, content_hash, settings, table, mapping)
     if res is not None:
         _show_log_result(res, dataset, name, content_hash, settings)
 
@@ -157,8 +159,7 @@ def _show_log_result(res, dataset, name, content_hash, settings: tuple):
     s = dict(settings)
     column = s["target_column"] or s["score_column"]
     d = res.diagnostics
-    mapping = ui.mapping_warnings(ui.current_log()) if dataset != OPE_SAMPLE else ()
-    verdict = res.verdict(mapping=mapping)
+    verdict = res.verdict  # set when evaluated, with the log's mapping warnings
     ui.show_verdict(verdict, key="ope")
     _headline(verdict)
     m = st.columns(5)

@@ -115,3 +115,46 @@ def test_validation_errors():
         BanditRuns("cascade-ts", env, 10**8, runs=10)
     with pytest.raises(UlrError):
         BanditLab(env, (), 10)
+
+
+def test_the_verdict_is_a_field_at_the_runs_level_kept_current():
+    """``level`` is set when the runs are built; ``verdict`` is a field (no method) that
+    every advance brings up to date, equal to a fresh build's on the same runs."""
+    import dataclasses
+
+    from ulr import verdict as V
+
+    for cls in (BanditRuns, BanditLab):
+        f = {x.name: x for x in dataclasses.fields(cls)}
+        assert not f["verdict"].init and not f["verdict"].compare and f["level"].init
+        assert f["level"].default == 0.95
+    env = kveton_env(items=8, k=2, seed=0)
+    sim = BanditRuns("cascade-ucb1", env, 600, runs=4, seed=0, level=0.8)
+    assert sim.verdict.estimate["mean"] == 0  # built: no step yet
+    sim.advance(300)
+    v = sim.verdict
+    assert "300 steps" in v.takeaway and "80% interval over 4 runs" in v.takeaway
+    m, lo, hi, _ = V.paired_t_interval(sim.final_regret(), 0.8)
+    assert (v.estimate["mean"], v.estimate["lower"], v.estimate["upper"]) == (m, lo, hi)
+    sim.advance()
+    assert "600 steps" in sim.verdict.takeaway and sim.summary()["verdict"] == \
+        sim.verdict.to_dict()
+    whole = simulate("cascade-ucb1", env, steps=600, runs=4, seed=0, level=0.8).verdict
+    assert (whole.level, whole.takeaway) == (sim.verdict.level, sim.verdict.takeaway)
+    with pytest.raises(UlrError):
+        BanditRuns("cascade-ucb1", env, 10, level=1.5)
+
+    lab = BanditLab(env, ("cascade-ucb1", "cascade-klucb"), 400, runs=3, seed=0, level=0.9)
+    assert [s.level for s in lab.sims] == [0.9, 0.9]
+    lab.advance(0.01, max_steps=200)
+    assert f"after {lab.t:,} steps" in lab.verdict.takeaway
+    while not lab.done:
+        lab.advance(0.05)
+    v = lab.verdict
+    a, b = sorted((s.final_regret() for s in lab.sims), key=lambda x: x.mean())
+    se = float(np.sqrt(a.var(ddof=1) / a.size + b.var(ddof=1) / b.size))
+    assert v.estimate["delta"] == pytest.approx(float(a.mean() - b.mean()))
+    assert v.estimate["upper"] - v.estimate["lower"] == pytest.approx(2 * V.z_value(0.9) * se)
+    one = BanditLab(env, ("cascade-ts",), 100, runs=2, level=0.9)
+    one.advance(1.0)
+    assert one.verdict is one.sims[0].verdict

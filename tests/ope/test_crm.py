@@ -75,3 +75,35 @@ def test_learning_on_the_sample_log_and_user_errors():
         pair=fb.pair, reward=fb.reward, propensity=fb.propensity)
     with pytest.raises(UlrError, match="feature"):
         learn_policy(no_feat)
+
+
+def test_the_learned_policys_verdict_is_a_field_set_when_it_is_built():
+    """learn_policy gives its evaluation and its result the mapping warnings; both
+    verdicts name the learned policy and equal ope_verdict's on the held-out estimates."""
+    import dataclasses
+
+    from ulr.lists import MappingWarning
+    from ulr.ope.crm import LEARNED, CRMResult
+    from ulr.ope.verdicts import ope_verdict
+
+    fields = {f.name: f for f in dataclasses.fields(CRMResult)}
+    assert not fields["verdict"].init and not fields["verdict"].compare
+    assert fields["mapping"].init
+    sim = simulate_bandit(contexts=10, actions=6, features=4, base_rate=0.3, seed=2)
+    fb = sim.sample(1500, seed=3).feedback(0)
+    warn = MappingWarning("single_row_sessions", "broken mapping; map a column that groups "
+                          "one shown list", share=0.8)
+    res = learn_policy(fb, steps=20, n_bootstrap=100, mapping=[warn])
+    ev = res.evaluation
+    expected = ope_verdict(ev.table, ev.warnings, ev.diagnostics, level=0.95,
+                           target="the learned policy", mapping=(warn,))
+    assert res.verdict == expected and ev.verdict == expected and res.mapping == (warn,)
+    assert ev.target_name == LEARNED and res.verdict.takeaway.startswith("The learned policy")
+    assert res.to_dict()["verdict"] == expected.to_dict()
+    # built with an evaluation of other inputs, the result still names the learned policy
+    # and weighs its own mapping
+    other = dataclasses.replace(ev, target_name="the target policy", mapping=())
+    rebuilt = CRMResult(coef=res.coef, pi=res.pi, curve=res.curve, evaluation=other,
+                        settings=res.settings)
+    assert rebuilt.verdict == ope_verdict(ev.table, ev.warnings, ev.diagnostics,
+                                          target="the learned policy")

@@ -248,3 +248,60 @@ def test_reward_column_and_gbdt_through_evaluate_log():
     gb = evaluate_log(log, target="uniform", estimators=["dr"], n_bootstrap=100,
                       reward_model="gbdt")
     assert gb.settings["reward_model"].startswith("HistGradientBoosting")
+
+
+def _mapping_warning():
+    from ulr.lists import MappingWarning
+    return MappingWarning("repeated_position", "broken mapping; map a column that groups one "
+                          "shown list", share=0.9)
+
+
+def test_the_verdict_is_a_field_set_when_the_result_is_built():
+    """No verdict method: the policy's name and the mapping warnings are the result's
+    inputs, and its verdict is the one ope_verdict gives them, computed once."""
+    import dataclasses
+
+    from ulr.ope.evaluate import OPEResult
+    from ulr.ope.verdicts import ope_verdict
+
+    fields = {f.name: f for f in dataclasses.fields(OPEResult)}
+    assert not fields["verdict"].init and not fields["verdict"].compare
+    assert fields["target_name"].init and fields["mapping"].init
+    assert not callable(OPEResult.__dict__.get("verdict"))
+
+    sim, fb = sim_feedback()
+    warn = _mapping_warning()
+    res = evaluate(fb, sim.policy(temperature=0.7), estimators=("ips", "snips", "dr"),
+                   n_bootstrap=100, target_name="policy B", mapping=[warn])
+    assert res.mapping == (warn,) and res.verdict is res.verdict
+    assert res.verdict == ope_verdict(res.table, res.warnings, res.diagnostics, level=0.95,
+                                      target="policy B", mapping=(warn,))
+    assert res.verdict.takeaway.startswith("Policy B") and "repeated_position" in \
+        res.verdict.codes
+    d = res.to_dict()
+    assert d["verdict"] == res.verdict.to_dict()
+    assert "target_name" not in d and "mapping" not in d
+    # a result rebuilt with other inputs gets their verdict
+    plain = dataclasses.replace(res, target_name="the target policy", mapping=())
+    assert plain.verdict == ope_verdict(res.table, res.warnings, res.diagnostics,
+                                        target="the target policy")
+    assert "repeated_position" not in plain.verdict.codes
+
+
+def test_evaluate_log_builds_the_verdict_of_its_inputs():
+    """The defaults (the sample, auto's choice named in the takeaway) and the level."""
+    from ulr.ope.verdicts import ope_verdict
+
+    res = evaluate_log(ingest.open_file(SAMPLE), estimators=["ips", "snips", "auto"],
+                       n_bootstrap=100, level=0.9)
+    chosen = res.settings["selected"]["estimator"]
+    assert res.verdict == ope_verdict(res.table, res.warnings, res.diagnostics, level=0.9,
+                                      chosen=chosen)
+    warn = _mapping_warning()
+    mapped = evaluate_log(ingest.open_file(SAMPLE), estimators=["ips", "snips", "auto"],
+                          n_bootstrap=100, level=0.9, mapping=(warn,),
+                          target_name="the new ranker")
+    assert mapped.verdict == ope_verdict(res.table, res.warnings, res.diagnostics, level=0.9,
+                                         chosen=chosen, mapping=(warn,),
+                                         target="the new ranker")
+    assert mapped.to_dict()["estimates"] == res.to_dict()["estimates"]

@@ -53,7 +53,7 @@ def test_given_only_the_logged_actions_probability_no_model_based_answer(worlds)
             assert set(res.table["estimator"]) == {"ips", "clipped-ips", "snips", "auto",
                                                    "logging"}
             assert "not_identified" in [x.code for x in res.warnings]
-            v = res.verdict()
+            v = res.verdict
             assert v.basis in ("auto", "snips", "ips", "clipped-ips")
             if v.level in ("directional", "reliable"):
                 better = w.value(w.target) > w.value(w.logging)
@@ -175,8 +175,8 @@ def test_auto_never_upgrades_an_inconclusive_verdict_on_a_sparse_log(seed):
         auto = evaluate_log(FrameLog(df), estimators=["ips", "clipped-ips", "snips", "auto"],
                             **kw)
     assert base.diagnostics["effective_clicks"] < 10
-    assert base.verdict().level == "inconclusive"
-    v = auto.verdict()
+    assert base.verdict.level == "inconclusive"
+    v = auto.verdict
     assert v.level == "inconclusive", v.takeaway
     assert "effective clicks" in (v.to_settle or "")
 

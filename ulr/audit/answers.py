@@ -243,12 +243,12 @@ def _ope_settings(shape: LogShape) -> dict:
 def _evaluation(c: Context):
     from ulr.ope.evaluate import evaluate_log
     s = _ope_settings(c.shape)
-    return c.once("ope", lambda: evaluate_log(c.log, **s)), s
+    return c.once("ope", lambda: evaluate_log(c.log, **s, mapping=c.mapping)), s
 
 
 def _ope_common(c: Context, a: Answer, res, s) -> None:
     d = res.diagnostics
-    a.verdict = res.verdict(mapping=c.mapping)
+    a.verdict = res.verdict  # weighs c.mapping (_evaluation)
     a.caveats = [w.message for w in res.warnings]
     a.evidence = {"rows": d["n"], "clicks": d["clicks"], "queries": res.settings.get("contexts"),
                   "sessions": d["units"] if res.settings["resampling"] == "impressions"
@@ -284,9 +284,10 @@ def _policy_learning(c: Context, a: Answer) -> None:
     from ulr.ope.feedback import feedback_from_log
     from ulr.ope.study import crm_study
     fb, _ = feedback_from_log(c.log, action="doc_id")
-    out = crm_study(fb, seed=SEED, should_stop=c.should_stop)  # the page's defaults
+    out = crm_study(fb, seed=SEED, should_stop=c.should_stop,
+                    mapping=c.mapping)  # the page's defaults
     res = out["result"]
-    a.verdict = res.verdict(mapping=c.mapping)
+    a.verdict = res.verdict
     a.title = "Policy learned by counterfactual risk minimization (SNIPS objective)"
     a.figure = _chart("ulr.ope.figures", "crm_curve_figure", res.curve)
     a.table = res.evaluation.estimates_table()

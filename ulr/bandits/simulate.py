@@ -29,9 +29,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ulr import validate
 from ulr.bandits.envs import CascadeEnv
 from ulr.bandits.policies import ALGORITHMS, Policy, cascade_feedback, make_policy
 from ulr.errors import UlrError
+from ulr.verdict import LEVEL, Verdict, fill
 
 MAX_CELLS = 25_000_000  # runs * steps of stored cumulative regret (200 MB)
 MAX_CHUNK = 20_000      # steps per inner chunk (bounds the pre-drawn uniforms) ...
@@ -56,9 +58,14 @@ class BanditRuns:
         Seed of all randomness.
     options : dict
         Algorithm options (``sigma``, ``c`` for the linear algorithms).
+    level : float
+        Two-sided level of the verdict's interval (default 0.95).
 
     Attributes
     ----------
+    verdict : Verdict
+        How precisely the runs pin the mean final regret so far (:meth:`_verdict`): set
+        when the runs are built and again whenever :meth:`advance` moves them on.
     t : int
         Steps simulated so far.
     seconds : float
@@ -75,10 +82,12 @@ class BanditRuns:
     runs: int = 1
     seed: int = 0
     options: dict = field(default_factory=dict)
+    level: float = LEVEL
     t: int = field(init=False, default=0)
     seconds: float = field(init=False, default=0.0)
     cum_regret: np.ndarray = field(init=False, repr=False)
     policy: Policy = field(init=False, repr=False)
+    verdict: Verdict = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
         if self.algorithm not in ALGORITHMS:
@@ -90,6 +99,7 @@ class BanditRuns:
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
                 raise UlrError(f"The number of {name} must be a whole number >= 1, got {v!r}.")
         self.steps, self.runs = int(self.steps), int(self.runs)
+        self.level = validate.level(self.level)
         if self.steps * self.runs > MAX_CELLS:
             raise UlrError(f"runs x steps = {self.steps * self.runs:,} is too large; keep it "
                            f"under {MAX_CELLS:,}.")
@@ -102,6 +112,7 @@ class BanditRuns:
             self.policy.initialize(self._env_rng.random((self.runs, self.env.n_items))
                                    < self.env.w)
         self.cum_regret = np.zeros((self.runs, self.steps))
+        fill(self, verdict=self._verdict())
 
     # ------------------------------------------------------------------ running
     @property
@@ -118,7 +129,8 @@ class BanditRuns:
         return self.seconds / self.t if self.t else None
 
     def advance(self, n_steps: int | None = None) -> int:
-        """Simulate ``n_steps`` more steps (default: to the horizon); returns the count."""
+        """Simulate ``n_steps`` more steps (default: to the horizon); returns the count.
+        The ``verdict`` is then the one of the runs so far."""
         todo = self.steps - self.t if n_steps is None else min(int(n_steps), self.steps - self.t)
         done = 0
         per_chunk = max(1, min(MAX_CHUNK, CHUNK_CELLS // (self.runs * self.env.k)))
@@ -126,6 +138,8 @@ class BanditRuns:
             m = min(per_chunk, todo - done)
             self._chunk(m)
             done += m
+        if done:
+            fill(self, verdict=self._verdict())
         return done
 
     def _chunk(self, n: int) -> None:
@@ -168,12 +182,14 @@ class BanditRuns:
         lower, upper = np.quantile(c, band, axis=0)
         return {"t": idx + 1, "mean": c.mean(axis=0), "lower": lower, "upper": upper}
 
-    def verdict(self, *, level: float = 0.95):
+    def _verdict(self) -> Verdict:
         """How precisely the runs pin the mean final regret (docs/verdicts.md, "Bandits").
 
-        Student-t interval over runs; a single run has none (``inconclusive``).
+        Student-t interval over runs at :attr:`level`; a single run has none
+        (``inconclusive``).
         """
         from ulr import verdict as V
+        level = self.level
         final = self.final_regret()
         m, lo, hi, se = V.paired_t_interval(final, level)
         basis = f"mean cumulative regret after {self.t:,} steps over {self.runs} runs"
@@ -209,14 +225,15 @@ class BanditRuns:
             "final_regret_std": float(final.std(ddof=1)) if self.runs > 1 else 0.0,
             "seconds": self.seconds,
             "steps_per_second": self.t / self.seconds if self.seconds > 0 else None,
-            "verdict": self.verdict().to_dict(),
+            "verdict": self.verdict.to_dict(),
         }
 
 
 def simulate(algorithm: str, env: CascadeEnv, *, steps: int, runs: int = 1, seed: int = 0,
-             **options) -> BanditRuns:
-    """Run ``runs`` runs of ``algorithm`` on ``env`` for ``steps`` steps."""
-    sim = BanditRuns(algorithm, env, steps, runs=runs, seed=seed, options=options)
+             level: float = LEVEL, **options) -> BanditRuns:
+    """Run ``runs`` runs of ``algorithm`` on ``env`` for ``steps`` steps (``level``: of the
+    verdict's interval; ``options``: the algorithm's)."""
+    sim = BanditRuns(algorithm, env, steps, runs=runs, seed=seed, options=options, level=level)
     sim.advance()
     return sim
 
@@ -228,6 +245,10 @@ class BanditLab:
     Every algorithm gets the same ``seed`` (so the same environment random
     stream). :meth:`advance` spends about ``seconds`` of wall time per call, so
     a live chart can call it a few times a second.
+
+    ``verdict`` (which algorithm has the least regret so far, at the two-sided
+    ``level``; :meth:`_verdict`) is set when the lab is built and again whenever
+    :meth:`advance` moves it on.
     """
 
     env: CascadeEnv
@@ -236,15 +257,19 @@ class BanditLab:
     runs: int = 1
     seed: int = 0
     options: dict = field(default_factory=dict)  # {algorithm: {option: value}}
+    level: float = LEVEL
     sims: list = field(init=False)
+    verdict: Verdict = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
         self.algorithms = tuple(dict.fromkeys(self.algorithms))
         if not self.algorithms:
             raise UlrError("Pick at least one algorithm.")
         self.sims = [BanditRuns(a, self.env, self.steps, runs=self.runs, seed=self.seed,
-                                      options=dict(self.options.get(a, {})))
+                                      options=dict(self.options.get(a, {})), level=self.level)
                      for a in self.algorithms]
+        self.level = self.sims[0].level
+        fill(self, verdict=self._verdict())
 
     @property
     def t(self) -> int:
@@ -280,18 +305,22 @@ class BanditLab:
             m = min(m, max_steps)
         for s in self.sims:
             s.advance(m)
+        if m:
+            fill(self, verdict=self._verdict())
         return m
 
-    def verdict(self, *, level: float = 0.95):
+    def _verdict(self) -> Verdict:
         """Which algorithm has the least regret? (docs/verdicts.md, "Bandit runs").
 
         The lowest mean cumulative regret against the runner-up: difference of
-        means over independent runs, normal (Welch) interval; a single run has
-        none (``inconclusive``). One algorithm: its own :meth:`BanditRuns.verdict`.
+        means over independent runs, normal (Welch) interval at :attr:`level`; a single
+        run has none (``inconclusive``). One algorithm: its own
+        :attr:`BanditRuns.verdict`.
         """
         from ulr import verdict as V
+        level = self.level
         if len(self.sims) == 1:
-            return self.sims[0].verdict(level=level)
+            return self.sims[0].verdict
         finals = sorted(((s.final_regret(), s.algorithm) for s in self.sims),
                         key=lambda x: float(x[0].mean()))
         (a, name_a), (b, name_b) = finals[:2]

@@ -108,11 +108,11 @@ def run(args) -> dict:
                        fit_fraction=args.fit_fraction, estimators=names, clip=args.clip,
                        n_bootstrap=args.bootstrap, level=args.level, folds=args.folds,
                        seed=args.seed, interval=args.interval, reward_model=args.reward_model,
-                       reward_column=args.reward_column, target_table=args.target_table)
-    out = res.to_dict()
+                       reward_column=args.reward_column, target_table=args.target_table,
+                       mapping=mapping_warnings(log))
+    out = res.to_dict()  # its verdict weighs the mapping warnings
     if res.settings.get("selected"):
         out["selected"] = res.settings["selected"]
-    out["verdict"] = res.verdict(mapping=mapping_warnings(log)).to_dict()
     settings = out.pop("settings")
     out = {"dataset": log.info.name, "rows": settings["log_rows"],
            "evaluated_rows": settings["evaluated_rows"], **out,

@@ -69,7 +69,7 @@ def run(args) -> dict:
                         fit_fraction=args.fit_fraction, n_bootstrap=args.bootstrap,
                         level=args.level, seed=args.seed)
         return {"learned": out["result"].to_dict(),
-                "verdict": out["result"].verdict().to_dict(), "true_value": out["truth"],
+                "verdict": out["result"].verdict.to_dict(), "true_value": out["truth"],
                 "logging_value": out["logging"], "best_value": out["best"],
                 "curve": out["result"].curve.assign(true_value=out["truth_path"])
                 .to_dict(orient="list")}

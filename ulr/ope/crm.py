@@ -21,7 +21,7 @@ estimated, with bootstrap intervals, on the rest.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -30,6 +30,7 @@ from ulr.errors import NeedsFeatures, UlrError, check
 from ulr.ope import estimators as est
 from ulr.ope.evaluate import OPEResult, evaluate
 from ulr.ope.feedback import BanditFeedback, Candidates, softmax_policy
+from ulr.verdict import Verdict, fill
 
 OBJECTIVES = ("ips", "snips")
 
@@ -80,9 +81,18 @@ def crm_objective(beta, Z, feedback: BanditFeedback, *, objective: str = "snips"
     return float(J), dJ
 
 
+#: how the verdict of a learned policy names it
+LEARNED = "the learned policy"
+
+
 @dataclass(frozen=True)
 class CRMResult:
-    """A learned policy, its learning curve and its held-out evaluation."""
+    """A learned policy, its learning curve and its held-out evaluation.
+
+    ``mapping``: the log's :class:`ulr.lists.MappingWarning` s, known when the result is
+    built; ``verdict`` (does the learned policy beat the logging policy on the held-out
+    rows?) is filled in then, from ``evaluation`` and ``mapping`` (:meth:`_verdict`).
+    """
 
     coef: np.ndarray  # weights on the standardized features
     pi: np.ndarray  # learned policy over the pairs
@@ -90,15 +100,27 @@ class CRMResult:
     evaluation: OPEResult  # IPS/SNIPS with intervals on the held-out rows (+ logging row)
     settings: dict = field(default_factory=dict)
     coef_path: np.ndarray | None = None  # (len(curve), d) weights at each recorded step
+    mapping: tuple = ()
+    #: filled in when the result is built (:meth:`_verdict`)
+    verdict: Verdict = field(init=False, compare=False)
+
+    def __post_init__(self):
+        fill(self, mapping=tuple(self.mapping), verdict=self._verdict())
 
     def policy_path(self, candidates: Candidates) -> np.ndarray:
         """The policy over the pairs at each recorded step, (len(curve), n_pairs)."""
         Z = standardized_features(candidates)
         return softmax_policy(self.coef_path @ Z.T, candidates)
 
-    def verdict(self, *, mapping=()):
-        """Does the learned policy beat the logging policy on the held-out rows?"""
-        return self.evaluation.verdict(target="the learned policy", mapping=mapping)
+    def _verdict(self) -> Verdict:
+        """Does the learned policy beat the logging policy on the held-out rows? The
+        evaluation's verdict (:func:`ulr.ope.verdicts.ope_verdict`) naming the policy
+        :data:`LEARNED`, with this result's ``mapping`` (what :func:`learn_policy` gives
+        its evaluation too, so the two verdicts agree)."""
+        ev = self.evaluation
+        if ev.target_name == LEARNED and ev.mapping == self.mapping:
+            return ev.verdict
+        return replace(ev, target_name=LEARNED, mapping=self.mapping).verdict
 
     def to_dict(self) -> dict:
         ev = self.evaluation.to_dict()
@@ -106,14 +128,14 @@ class CRMResult:
                 "coef": dict(zip(self.settings.get("feature_names", []), self.coef.tolist())),
                 "estimates": ev["estimates"], "logging": ev["logging"],
                 "holdout_rows": ev["n"], "warnings": ev["warnings"], "settings": self.settings,
-                "verdict": self.verdict().to_dict()}
+                "verdict": self.verdict.to_dict()}
 
 
 def learn_policy(feedback: BanditFeedback, *, objective: str = "snips", l2: float = 0.01,
                  variance_penalty: float = 0.0, clip: float | None = None, steps: int = 200,
                  learning_rate: float = 0.5, momentum: float = 0.9, fit_fraction: float = 0.5,
                  n_bootstrap: int = 1000, level: float = 0.95, seed=0,
-                 progress=None, should_stop=None) -> CRMResult:
+                 progress=None, should_stop=None, mapping=()) -> CRMResult:
     """Learn a linear softmax policy by counterfactual risk minimization.
 
     Parameters
@@ -127,6 +149,8 @@ def learn_policy(feedback: BanditFeedback, *, objective: str = "snips", l2: floa
     progress : optional ``callable(step, steps)``.
     should_stop : optional ``callable() -> bool``, asked every gradient step;
         True raises :class:`ulr.errors.Cancelled`.
+    mapping : the log's mapping warnings (:func:`ulr.lists.mapping_warnings`), which the
+        result's verdict (and its held-out evaluation's) weighs.
     """
     if objective not in OBJECTIVES:
         raise UlrError(f"unknown objective {objective!r}; choose ips or snips.")
@@ -166,7 +190,7 @@ def learn_policy(feedback: BanditFeedback, *, objective: str = "snips", l2: floa
     pi = softmax_policy(Z @ beta, feedback.candidates)
     check(should_stop)
     evaluation = evaluate(hold, pi, estimators=("ips", "snips"), n_bootstrap=n_bootstrap,
-                          level=level, seed=seed)
+                          level=level, seed=seed, target_name=LEARNED, mapping=mapping)
     curve = pd.DataFrame(rec, columns=["step", "objective", "train_snips", "holdout_snips",
                                        "holdout_ips"])
     settings = {"objective": objective, "l2": l2, "variance_penalty": variance_penalty,
@@ -176,4 +200,4 @@ def learn_policy(feedback: BanditFeedback, *, objective: str = "snips", l2: floa
                 "holdout_rows": hold.n,
                 "feature_names": list(feedback.candidates.feature_names)}
     return CRMResult(coef=beta, pi=pi, curve=curve, evaluation=evaluation, settings=settings,
-                     coef_path=np.array(path))
+                     coef_path=np.array(path), mapping=mapping)

@@ -45,7 +45,7 @@ from ulr.ope import estimators as est
 from ulr.ope import registry
 from ulr.ope.loggers import evaluate_loggers
 from ulr.ope.verdicts import bootstrap_difference, clipped_table, ope_verdict
-from ulr.verdict import MIN_EFFECTIVE_CLICKS, WIDE
+from ulr.verdict import MIN_EFFECTIVE_CLICKS, WIDE, Verdict, fill
 from ulr.ope.feedback import (BanditFeedback, fit_linear_scorer, policy_from_scorer,
                               policy_from_target_column, softmax_policy, standardize_scores)
 
@@ -68,6 +68,12 @@ class OPEResult:
     percentile interval at ``level``) and ``se`` (bootstrap standard error).
     The value is the expected reward per logged row (per slot) under the target
     policy.
+
+    ``target_name`` is how the verdict names the policy (``"the target policy"``,
+    ``"the learned policy"``); ``mapping`` the log's
+    :class:`ulr.lists.MappingWarning` s, shown as the verdict's reasons. Both are known
+    when the result is built, and ``verdict`` (:func:`ulr.ope.verdicts.ope_verdict`) is
+    filled in then (:meth:`_verdict`).
     """
 
     table: pd.DataFrame
@@ -75,19 +81,24 @@ class OPEResult:
     warnings: list
     settings: dict = field(default_factory=dict)
     per_logger: pd.DataFrame | None = None  # several loggers: see ulr.ope.loggers
+    target_name: str = "the target policy"
+    mapping: tuple = ()
+    #: filled in when the result is built (:meth:`_verdict`)
+    verdict: Verdict = field(init=False, compare=False)
+
+    def __post_init__(self):
+        fill(self, mapping=tuple(self.mapping), verdict=self._verdict())
 
     def estimate(self, name: str) -> float:
         return float(self.table.set_index("estimator").loc[name, "value"])
 
-    def verdict(self, *, target: str = "the target policy", mapping=()):
-        """What this evaluation supports (:func:`ulr.ope.verdicts.ope_verdict`).
-
-        ``mapping``: the log's :class:`ulr.lists.MappingWarning` s, shown as reasons.
-        """
+    def _verdict(self) -> Verdict:
+        """What this evaluation supports (:func:`ulr.ope.verdicts.ope_verdict`), with
+        :attr:`target_name` in its sentences and :attr:`mapping` among its reasons."""
         return ope_verdict(self.table, self.warnings, self.diagnostics,
                            several_loggers=self.per_logger is not None,
-                           level=float(self.settings.get("level", 0.95)), target=target,
-                           mapping=mapping,
+                           level=float(self.settings.get("level", 0.95)),
+                           target=self.target_name, mapping=self.mapping,
                            chosen=(self.settings.get("selected") or {}).get("estimator"))
 
     def estimates_table(self, *, clipped: bool = True) -> pd.DataFrame:
@@ -107,8 +118,7 @@ class OPEResult:
     def out_of_range(self) -> list[str]:
         """The estimators whose value or bounds leave [0, 1] (its reward model, not the
         clicks, drives a click-rate estimate there)."""
-        raw = self.table[["value", "lower", "upper"]]
-        return list(self.table.loc[((raw < 0) | (raw > 1)).any(axis=1), "estimator"])
+        return estimators_out_of_range(self.table)
 
     def to_dict(self) -> dict:
         """JSON-able: click rates within [0, 1] under ``estimates`` and ``logging`` (the
@@ -140,7 +150,13 @@ class OPEResult:
         return {"estimates": est_rows, "logging": logging, **self.diagnostics, **extra,
                 "warnings": [w.message for w in self.warnings],
                 "warning_codes": [w.code for w in self.warnings], "settings": self.settings,
-                "verdict": self.verdict().to_dict()}
+                "verdict": self.verdict.to_dict()}
+
+
+def estimators_out_of_range(table: pd.DataFrame) -> list[str]:
+    """The estimators of ``table`` whose value or bounds leave [0, 1]."""
+    raw = table[["value", "lower", "upper"]]
+    return list(table.loc[((raw < 0) | (raw > 1)).any(axis=1), "estimator"])
 
 
 # --------------------------------------------------------------------------- reward model
@@ -311,7 +327,8 @@ def evaluate(feedback: BanditFeedback, pi: np.ndarray | None = None, *,
              estimators=None, clip: float | None = None,
              n_bootstrap: int = 1000, level: float = 0.95, reward_model=None, folds: int = 2,
              seed=0, interval: str = "bootstrap", q_pair=None, explicit: bool = True,
-             full_target: bool | None = None) -> OPEResult:
+             full_target: bool | None = None, target_name: str = "the target policy",
+             mapping=()) -> OPEResult:
     """Estimate the target policy's value with the estimators of :mod:`ulr.ope.registry`.
 
     Parameters
@@ -348,6 +365,9 @@ def evaluate(feedback: BanditFeedback, pi: np.ndarray | None = None, *,
         otherwise invisible to a bootstrap that holds the model fixed.
     q_pair : optional reward prediction per pair (a user's column), used instead of
         fitting ``reward_model``.
+    target_name, mapping : how the verdict names the policy, and the log's mapping
+        warnings (:func:`ulr.lists.mapping_warnings`) it weighs; the result's
+        ``verdict`` is set from them when it is built.
 
     The verdict rests on one estimate, but never reads stronger than SNIPS or IPS (the
     least biased identified ones), which are computed whenever a biased estimator or
@@ -398,12 +418,11 @@ def evaluate(feedback: BanditFeedback, pi: np.ndarray | None = None, *,
                 "full_target": whole, "rates": rates,
                 "not_identified": {n: need for need, ns in excluded.items() for n in ns},
                 "references": chosen["added"]}
-    res = OPEResult(table=table, diagnostics=diag, warnings=[], settings=settings,
-                    per_logger=per_logger)
-    if rates and res.out_of_range():
-        warn.append(OPEWarning("clipped_rate", clipped_message(res.out_of_range())))
+    if rates and estimators_out_of_range(table):
+        warn.append(OPEWarning("clipped_rate", clipped_message(estimators_out_of_range(table))))
     return OPEResult(table=table, diagnostics=diag, warnings=_warnings(diag, table, level) + warn,
-                     settings=settings, per_logger=per_logger)
+                     settings=settings, per_logger=per_logger, target_name=target_name,
+                     mapping=mapping)
 
 
 def clipped_message(names) -> str:
@@ -683,7 +702,8 @@ def evaluate_log(log, *, action: str = "doc_id", target: str = "fitted",
                  n_bootstrap: int = 1000, level: float = 0.95, folds: int = 2,
                  seed: int = 0, scorer=None, interval: str = "bootstrap",
                  reward_model: str = "linear", reward_column: str | None = None,
-                 target_table=None, explicit: bool | None = None) -> OPEResult:
+                 target_table=None, explicit: bool | None = None,
+                 target_name: str = "the target policy", mapping=()) -> OPEResult:
     """Read a log (``store.Log``), build the target policy, and :func:`evaluate` it.
 
     With ``target="fitted"`` the linear scorer is fit on a seeded
@@ -694,7 +714,9 @@ def evaluate_log(log, *, action: str = "doc_id", target: str = "fitted",
     ``target_table``: the target's probability of every action of each context
     (a path, file or DataFrame; :mod:`ulr.ope.target_table`), implying
     ``target="table"``. ``explicit``: the estimators were named (default: when
-    ``estimators`` is given); see :func:`evaluate`.
+    ``estimators`` is given); see :func:`evaluate`. ``target_name`` and ``mapping``
+    (the log's :func:`ulr.lists.mapping_warnings`) are what the result's verdict weighs
+    besides the estimates.
     """
     from ulr.ope.feedback import feedback_from_log
 
@@ -740,10 +762,12 @@ def evaluate_log(log, *, action: str = "doc_id", target: str = "fitted",
     res = evaluate(eval_fb, pi, estimators=estimators, clip=clip, n_bootstrap=n_bootstrap,
                    level=level, folds=folds, seed=seed, interval=interval, q_pair=q_pair,
                    reward_model=make_reward_model(reward_model, binary=binary, seed=seed),
-                   explicit=estimators is not None if explicit is None else explicit)
+                   explicit=estimators is not None if explicit is None else explicit,
+                   target_name=target_name, mapping=mapping)
     settings = {**res.settings, "action": action, "target": target, "policy": pinfo,
                 "fit_fraction": fit_fraction if target == "fitted" else None,
                 "evaluated_rows": eval_fb.n, "log_rows": fb.n,
                 "contexts": fb.candidates.n_contexts, "pairs": fb.candidates.n_pairs}
     return OPEResult(table=res.table, diagnostics=res.diagnostics,
-                     warnings=res.warnings + extra, settings=settings, per_logger=res.per_logger)
+                     warnings=res.warnings + extra, settings=settings, per_logger=res.per_logger,
+                     target_name=target_name, mapping=mapping)

@@ -179,8 +179,9 @@ def crm_study(feedback=None, *, contexts: int = 20, actions: int = 10, features:
               l2: float = 0.01, variance_penalty: float = 0.0, clip: float | None = None,
               steps: int = 200, learning_rate: float = 0.5, fit_fraction: float = 0.5,
               n_bootstrap: int = 1000, level: float = 0.95, seed: int = 0,
-              progress=None, should_stop=None) -> dict:
-    """Learn a policy by CRM on ``feedback``, or on a simulated log when it is ``None``.
+              progress=None, should_stop=None, mapping=()) -> dict:
+    """Learn a policy by CRM on ``feedback``, or on a simulated log when it is ``None``;
+    ``mapping``: the log's mapping warnings, weighed by the result's verdict.
 
     Returns ``result`` (:class:`ulr.ope.crm.CRMResult`) and ``features``; on a
     simulated log also ``truth`` (true value of the learned policy),
@@ -195,7 +196,7 @@ def crm_study(feedback=None, *, contexts: int = 20, actions: int = 10, features:
     res = learn_policy(feedback, objective=objective, l2=l2, variance_penalty=variance_penalty,
                        clip=clip, steps=steps, learning_rate=learning_rate,
                        fit_fraction=fit_fraction, n_bootstrap=n_bootstrap, level=level,
-                       seed=seed, progress=progress, should_stop=should_stop)
+                       seed=seed, progress=progress, should_stop=should_stop, mapping=mapping)
     out = {"result": res, "features": list(feedback.candidates.feature_names)}
     if sim is not None:
         out["truth_path"] = sim.true_value(res.policy_path(feedback.candidates))
