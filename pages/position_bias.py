@@ -5,6 +5,8 @@ methods that need only (query, doc, position) counts run on its stored statistic
 the others say in one sentence that they need rows.
 """
 
+from dataclasses import replace
+
 import numpy as np
 import streamlit as st
 
@@ -17,7 +19,6 @@ from ulr.errors import NeedsRandomizedRows, UlrError
 from ulr.propensity import plots
 from ulr.propensity.result import N_BOOTSTRAP
 from ulr.text import words
-from ulr.verdict import with_reason
 
 st.title("Position bias")
 st.caption(
@@ -51,7 +52,8 @@ def _estimate(content_hash: str, name: str, method: str, positions: int, bootstr
         return "ok", propensity.estimate(lg, method=method, positions=positions,
                                          n_bootstrap=bootstrap, seed=seed,
                                          assume_randomized=assume_randomized,
-                                         should_stop=_should_stop)
+                                         should_stop=_should_stop,
+                                         mapping=ui.mapping_warnings(lg))
     except UlrError as exc:
         return "error", exc
 
@@ -175,20 +177,20 @@ def _evidence(content_hash: str, name: str):
 
 
 def _show(results, truth, by_pos, evidence: dict, *, label: str, settings: dict,
-          mapping=(), misfit=None) -> None:
+          misfit=None) -> None:
     """The verdict, chart, convergence, notes, table, download and report item."""
     if not results:
         st.stop()
+    # every method assumes the position-based model: a better-fitting user model is a caveat
+    results = [replace(r, misfit=misfit) for r in results]
     clicks_k = by_pos["clicks"].to_numpy()
     impr_k = by_pos["impressions"].to_numpy()
     table = plots.results_table(results, truth, clicks=clicks_k, impressions=impr_k)
-    # every method assumes the position-based model: a better-fitting user model is a caveat
-    verdicts = [with_reason(r.verdict_on(table, mapping=mapping), misfit) for r in results]
-    verdict = verdicts[0]  # the first method picked heads the page and the report item
-    for r, v in zip(results, verdicts):
+    verdict = results[0].verdict  # the first method picked heads the page and the report item
+    for r in results:
         if len(results) > 1:
             st.markdown(f"**{r.method}**")
-        ui.show_verdict(v, key=f"position_bias_{r.method}")
+        ui.show_verdict(r.verdict, key=f"position_bias_{r.method}")
     caveats = [n for n in [plots.thin_note(table, clicks=evidence["clicks"]),
                            misfit and misfit.message] if n]
     for c in caveats:
@@ -273,4 +275,4 @@ _show(results, _true_theta(info.content_hash, info.name), by_pos,
       label=info.name, settings={"dataset": info.name, "methods": methods, "positions": positions,
                                  "bootstrap": bootstrap, "seed": seed,
                                  "assume_randomized": assume},
-      mapping=ui.mapping_warnings(log), misfit=pbm_fit_reason(log, key="pb_pbm_check"))
+      misfit=pbm_fit_reason(log, key="pb_pbm_check"))

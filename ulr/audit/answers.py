@@ -142,12 +142,12 @@ def _position_bias(c: Context, a: Answer) -> None:
     assume = c.shape.declared_randomized and a.method == "randomization"
     r = propensity.estimate(c.log, method=a.method, positions=positions,
                             n_bootstrap=PB_BOOTSTRAP, seed=SEED, assume_randomized=assume,
-                            should_stop=c.should_stop)
+                            should_stop=c.should_stop, mapping=c.mapping)
     by_pos = c.once("ctr", lambda: ctr_by_position(c.log))
     truth = true_theta(c.log)
     table = plots.results_table([r], truth, clicks=by_pos["clicks"].to_numpy(),
                                 impressions=by_pos["impressions"].to_numpy())
-    a.verdict = r.verdict_on(table, mapping=c.mapping)
+    a.verdict = r.verdict
     a.title, a.table = "Position bias", table
     a.figure = _chart("ulr.propensity.plots", "theta_figure", [r], truth, table=table)
     a.caveats = [n for n in [plots.thin_note(table, clicks=c.shape.clicks)] if n]

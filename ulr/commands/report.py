@@ -161,9 +161,11 @@ def _thin_caveat(table: pd.DataFrame) -> list[str]:
 
 
 def section_propensity(log, ctx) -> list[report.ReportItem]:
+    from ulr.lists import mapping_warnings
     method = ctx["propensity_method"] or _default_method(log)
     res = propensity.estimate(log, method=method, positions=ctx["positions"],
-                              n_bootstrap=ctx["n_bootstrap"] or 0, seed=ctx["seed"])
+                              n_bootstrap=ctx["n_bootstrap"] or 0, seed=ctx["seed"],
+                              mapping=mapping_warnings(log))
     ctx["theta"] = np.asarray(res.theta, dtype=float)
     ctx["theta_from"] = f"estimated ({method})"
     truth = true_theta(log)
@@ -179,11 +181,9 @@ def section_propensity(log, ctx) -> list[report.ReportItem]:
             + (" The dashed line is the true theta recorded in the log." if truth is not None
                else "")
             + ("\n" + "\n".join(res.notes) if res.notes else ""))
-    from ulr.lists import mapping_warnings
-    verdict = res.verdict_on(table, mapping=mapping_warnings(log))  # as the page judges it
     return [report.ReportItem.from_result(
         f"Position bias ({method})", fig=propensity_plots.theta_figure([res], truth, table=table),
-        verdict=verdict,
+        verdict=res.verdict,  # as the page judges it
         table=table, dataset=log.info.name, note=note, caveats=_thin_caveat(table),
         evidence={"rows": s["rows"], "clicks": int(by_pos["clicks"].sum()),
                   "queries": s["queries"], "sessions": s["sessions"]},
