@@ -506,14 +506,15 @@ def test_click_rate_chart_never_goes_below_zero():
 
 
 def test_ctr_caption_is_computed_from_the_data():
+    from ulr.data.summary import CtrByPosition
     ctr = pd.DataFrame({"position": [1, 2, 3], "impressions": [3334] * 3,
                         "clicks": [12, 20, 9]})  # randomized log, position 2 highest
-    v = V.ctr_by_position_verdict(ctr, randomized_share=1.0)
+    v = CtrByPosition(ctr, randomized_share=1.0).verdict
     assert "better documents on top" not in v.takeaway and "randomized" in v.takeaway
     assert "cannot be told apart" in v.takeaway and v.level == "inconclusive"
     big = pd.DataFrame({"position": [1, 2, 3], "impressions": [100_000] * 3,
                         "clicks": [3000, 1500, 900]})
-    v = V.ctr_by_position_verdict(big)
+    v = CtrByPosition(big).verdict
     assert v.level == "reliable" and v.takeaway.startswith("Clicks fall with position")
     assert "better documents on top" in v.takeaway
 
@@ -539,6 +540,7 @@ def _verdicts_of_every_type(tmp):
     from ulr.bandits.envs import make_env
     from ulr.bandits.replay import replay
     from ulr.bandits.simulate import simulate
+    from ulr.data.summary import CtrByPosition
     from ulr.ope.simulate import make_sample_log
     from ulr.ope.slate import slate_from_log
     from ulr.ope.study import crm_study, simulation_study
@@ -566,8 +568,9 @@ def _verdicts_of_every_type(tmp):
         "recommend": compare_seeds([run_experiment(
             simulate_mnar(users=80, items=60, seed=s), models=("naive-mf", "propensity-mf"),
             base=MFConfig(seed=s, epochs=5)) for s in range(2)]).verdict,
-        "ctr by position": V.ctr_by_position_verdict(
-            pd.DataFrame({"position": [1, 2], "impressions": [500, 500], "clicks": [6, 3]})),
+        "ctr by position": CtrByPosition(
+            pd.DataFrame({"position": [1, 2], "impressions": [500, 500], "clicks": [6, 3]})
+        ).verdict,
     }
 
 
@@ -736,7 +739,7 @@ def test_each_verdict_states_the_counts_of_its_result():
     from ulr.propensity import PropensityResult
     r = PropensityResult(method="em", positions=3, theta=[1.0, 0.5, 0.3], lower=[1, 0.3, 0.2],
                          upper=[1, 0.7, 0.4], rows_used=5000)
-    v = r.verdict()
+    v = r.verdict
     more = V.more_for_precision(r.rows_used, v.estimate["relative_half_width"])
     assert f"about {V.about(more)} more rows" in v.to_settle
 

@@ -121,17 +121,16 @@ class Context:
 
 
 def _ctr_by_position(c: Context, a: Answer) -> None:
-    from ulr.data.summary import ctr_by_position
-    from ulr.verdict import ctr_by_position_verdict
-    ctr = ctr_by_position(c.log)
+    from ulr.data.summary import ctr_by_position_result
     s = c.shape
     share = 1.0 if s.declared_randomized else s.randomized_rows / max(s.rows, 1)
-    a.verdict = ctr_by_position_verdict(ctr, randomized_share=share)
-    a.title, a.table = "CTR by position", ctr
-    a.figure = _chart("ulr.plots", "ctr_by_position_figure", ctr)
+    res = ctr_by_position_result(c.log, randomized_share=share, **c.evidence())
+    a.verdict = res.verdict
+    a.title, a.table = "CTR by position", res.table
+    a.figure = _chart("ulr.plots", "ctr_by_position_figure", res.table)
     a.settings = {"dataset": c.name}
-    a.caveats = [r.message for r in a.verdict.reasons]
-    a.evidence = c.evidence()
+    a.caveats = list(res.caveats)
+    a.evidence = res.evidence
 
 
 def _position_bias(c: Context, a: Answer) -> None:

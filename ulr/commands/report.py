@@ -25,13 +25,12 @@ from ulr import propensity, rankers, report, validate
 
 from ulr.data import catalog, files
 
-from ulr.data.summary import ctr_by_position, summary, true_theta
+from ulr.data.summary import ctr_by_position, ctr_by_position_result, summary, true_theta
 from ulr.propensity import plots as propensity_plots
 from ulr.commands.common import add_log_args, add_option, log_from_args
 from ulr.errors import UlrError
 from ulr.plots import ctr_by_position_figure
 from ulr.text import parse_numbers
-from ulr.verdict import ctr_by_position_verdict
 
 ORDER = 90
 SECTIONS = ("summary", "propensity", "rankers")
@@ -129,16 +128,16 @@ def section_summary(log, ctx) -> list[report.ReportItem]:
               "randomized_share": "share of randomized rows", "positions": "deepest position"}
     key = pd.DataFrame({"figure": [labels[k] for k in labels],
                         "value": [s[k] for k in labels]})
-    ctr = ctr_by_position(log)
+    ctr = ctr_by_position_result(log, randomized_share=s["randomized_share"] or 0.0)
     name = log.info.name
     return [
         report.ReportItem.from_result(
             "Key figures", table=key, dataset=name, settings=_settings(log),
             note="Size of the click log and how often results were clicked."),
         report.ReportItem.from_result(
-            "Click-through rate by position", fig=ctr_by_position_figure(ctr), table=ctr,
-            dataset=name, settings=_settings(log, interval="95% Wilson score"),
-            verdict=ctr_by_position_verdict(ctr, randomized_share=s["randomized_share"] or 0.0),
+            "Click-through rate by position", fig=ctr_by_position_figure(ctr.table),
+            table=ctr.table, dataset=name, settings=_settings(log, interval="95% Wilson score"),
+            verdict=ctr.verdict,
             note="Bars are 95% Wilson score intervals."),
     ]
 
