@@ -12,7 +12,7 @@ from pages._data.register import register_form
 from pages._data.upload import upload_section
 from ulr import access
 from ulr.data import catalog, ingest, schema
-from ulr.data.summary import CtrByPosition, ctr_by_position_result, preview, summary
+from ulr.data.summary import preview, summary_and_ctr
 from ulr.engines import sources as _sources
 from ulr.plots import ctr_by_position_figure
 
@@ -81,9 +81,7 @@ def _source_summary(name: str) -> None:
 
 @ui.cache_data(show_spinner=False, max_entries=32)
 def _source_figures(version: str, name: str):
-    summ = _sources.summary(name)  # a source stores no session ids
-    return summ, CtrByPosition(_sources.ctr_by_position(name), rows=summ["rows"],
-                               clicks=summ["clicks"], queries=summ["queries"])
+    return _sources.summary(name), _sources.ctr_by_position_result(name)
 
 
 def _ctr_chart(res, label: str, settings: dict) -> None:
@@ -139,9 +137,7 @@ def _manage(info) -> None:
 @ui.cache_data(show_spinner=False, max_entries=64)
 def _summary(content_hash: str, name: str):
     lg = catalog.open_dataset(name, cur=catalog.cursor())
-    s = summary(lg)
-    return s, ctr_by_position_result(lg, randomized_share=s["randomized_share"], rows=s["rows"],
-                                     queries=s["queries"], sessions=s["sessions"]), preview(lg, 100)
+    return (*summary_and_ctr(lg), preview(lg, 100))
 
 
 def _dataset_summary(log) -> None:

@@ -14,7 +14,7 @@ from pages import _ui as ui
 from pages._ui.reporting import pbm_fit_reason
 from ulr import propensity
 from ulr.data import catalog
-from ulr.data.summary import ctr_by_position, summary, true_theta
+from ulr.data.summary import summary, summary_and_ctr, true_theta
 from ulr.errors import NeedsRandomizedRows, UlrError
 from ulr.propensity import plots
 from ulr.propensity.result import N_BOOTSTRAP
@@ -61,7 +61,7 @@ def _estimate(content_hash: str, name: str, method: str, positions: int, bootstr
 @ui.cache_data(show_spinner=False, max_entries=32)
 def _source_evidence(version: str, name: str):
     from ulr.engines import sources
-    return sources.summary(name), sources.ctr_by_position(name)
+    return sources.summary(name), sources.ctr_by_position_result(name)
 
 
 @ui.cache_data(show_spinner=False, max_entries=128)
@@ -82,7 +82,7 @@ def _source_page(name: str) -> None:
     from ulr.engines import sources
     meta = sources.get(name)
     version = sources.version(name)
-    summ, by_pos = _source_evidence(version, name)
+    summ, ctr = _source_evidence(version, name)
     st.caption(f"“{name}” is a registered source ({meta['engine']}, {meta['partitions']} "
                f"partitions, refreshed {meta['refreshed_at']} UTC): the estimates below come "
                "from its stored click statistics; the rows stay where they live.")
@@ -107,9 +107,7 @@ def _source_page(name: str) -> None:
         version, name, m, positions, bootstrap, seed, _should_stop=stop),
         running="Estimating position bias")
     _show_failures(failures)
-    evidence = {"rows": summ["rows"], "clicks": summ["clicks"], "queries": summ["queries"],
-                "sessions": None}
-    _show(results, None, by_pos, evidence, label=name, settings={
+    _show(results, None, ctr, label=name, settings={
         "source": name, "methods": methods, "positions": positions, "bootstrap": bootstrap,
         "seed": seed})
 
@@ -172,19 +170,19 @@ def _show_failures(failures: dict) -> None:
 
 @ui.cache_data(show_spinner=False, max_entries=64)
 def _evidence(content_hash: str, name: str):
-    lg = catalog.open_dataset(name, cur=catalog.cursor())
-    return summary(lg), ctr_by_position(lg)
+    return summary_and_ctr(catalog.open_dataset(name, cur=catalog.cursor()))[1]
 
 
-def _show(results, truth, by_pos, evidence: dict, *, label: str, settings: dict,
-          misfit=None) -> None:
-    """The verdict, chart, convergence, notes, table, download and report item."""
+def _show(results, truth, ctr, *, label: str, settings: dict, misfit=None) -> None:
+    """The verdict, chart, convergence, notes, table, download and report item; ``ctr``
+    (a :class:`ulr.data.summary.CtrByPosition`) gives the click counts and the evidence."""
     if not results:
         st.stop()
     # every method assumes the position-based model: a better-fitting user model is a caveat
     results = [replace(r, misfit=misfit) for r in results]
-    clicks_k = by_pos["clicks"].to_numpy()
-    impr_k = by_pos["impressions"].to_numpy()
+    evidence = ctr.evidence
+    clicks_k = ctr.table["clicks"].to_numpy()
+    impr_k = ctr.table["impressions"].to_numpy()
     table = plots.results_table(results, truth, clicks=clicks_k, impressions=impr_k)
     verdict = results[0].verdict  # the first method picked heads the page and the report item
     for r in results:
@@ -268,11 +266,8 @@ results, failures = ui.run_methods(info.name, methods, lambda m, stop: _estimate
     info.content_hash, info.name, m, positions, bootstrap, seed, assume and m == "randomization",
     _should_stop=stop), running="Estimating position bias")
 _show_failures(failures)
-summ, by_pos = _evidence(info.content_hash, info.name)
-_show(results, _true_theta(info.content_hash, info.name), by_pos,
-      {"rows": summ["rows"], "clicks": int(by_pos["clicks"].sum()), "queries": summ["queries"],
-       "sessions": summ["sessions"]},
-      label=info.name, settings={"dataset": info.name, "methods": methods, "positions": positions,
+_show(results, _true_theta(info.content_hash, info.name),
+      _evidence(info.content_hash, info.name), label=info.name, settings={"dataset": info.name, "methods": methods, "positions": positions,
                                  "bootstrap": bootstrap, "seed": seed,
                                  "assume_randomized": assume},
       misfit=pbm_fit_reason(log, key="pb_pbm_check"))

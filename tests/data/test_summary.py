@@ -116,6 +116,10 @@ def test_ctr_by_position_result_carries_its_verdict_and_evidence(logged):
     assert res.evidence == {"rows": int(res.table["impressions"].sum()),
                             "clicks": int(res.table["clicks"].sum()), "queries": 40,
                             "sessions": 300}
+    s, both = summary.summary_and_ctr(log)  # the pages' pair: the evidence states the figures
+    assert both.evidence == {"rows": s["rows"], "clicks": int(res.table["clicks"].sum()),
+                             "queries": s["queries"], "sessions": s["sessions"]}
+    assert both.randomized_share == s["randomized_share"] and both.verdict == res.verdict
     assert res.caveats == tuple(r.message for r in res.verdict.reasons)
     # a fall, not randomized; then the same counts declared randomized
     big = pd.DataFrame({"position": [1, 2, 3], "impressions": [100_000] * 3,

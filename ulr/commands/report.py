@@ -25,7 +25,7 @@ from ulr import propensity, rankers, report, validate
 
 from ulr.data import catalog, files
 
-from ulr.data.summary import ctr_by_position, ctr_by_position_result, summary, true_theta
+from ulr.data.summary import ctr_by_position_result, summary, summary_and_ctr, true_theta
 from ulr.propensity import plots as propensity_plots
 from ulr.commands.common import add_log_args, add_option, log_from_args
 from ulr.errors import UlrError
@@ -168,10 +168,10 @@ def section_propensity(log, ctx) -> list[report.ReportItem]:
     ctx["theta"] = np.asarray(res.theta, dtype=float)
     ctx["theta_from"] = f"estimated ({method})"
     truth = true_theta(log)
-    by_pos = ctr_by_position(log)
-    table = propensity_plots.results_table([res], truth, clicks=by_pos["clicks"].to_numpy(),
-                                           impressions=by_pos["impressions"].to_numpy())
-    s = summary(log)
+    by_pos = summary_and_ctr(log)[1]  # the click counts the chart draws, and the evidence
+    table = propensity_plots.results_table([res], truth,
+                                           clicks=by_pos.table["clicks"].to_numpy(),
+                                           impressions=by_pos.table["impressions"].to_numpy())
     note = (f"Position bias estimated with {method}; "
             + (f"intervals from {ctx['n_bootstrap']} bootstrap replicates where drawn, "
                "else from the click counts." if ctx["n_bootstrap"] else
@@ -184,8 +184,7 @@ def section_propensity(log, ctx) -> list[report.ReportItem]:
         f"Position bias ({method})", fig=propensity_plots.theta_figure([res], truth, table=table),
         verdict=res.verdict,  # as the page judges it
         table=table, dataset=log.info.name, note=note, caveats=_thin_caveat(table),
-        evidence={"rows": s["rows"], "clicks": int(by_pos["clicks"].sum()),
-                  "queries": s["queries"], "sessions": s["sessions"]},
+        evidence=by_pos.evidence,
         settings=_settings(log, method=method, positions=ctx["positions"],
                            bootstrap=ctx["n_bootstrap"], seed=ctx["seed"]))]
 

@@ -235,6 +235,16 @@ def true_theta(log, positions: int | None = None) -> np.ndarray | None:
     return t
 
 
+def summary_and_ctr(log: Log) -> tuple[dict, CtrByPosition]:
+    """:func:`summary` of a stored log and its :class:`CtrByPosition`, whose evidence
+    states those figures (rows, clicks, queries, sessions) and whose verdict weighs the
+    log's randomized share."""
+    s = summary(log)
+    return s, ctr_by_position_result(log, randomized_share=s["randomized_share"],
+                                     rows=s["rows"], queries=s["queries"],
+                                     sessions=s["sessions"])
+
+
 def summary(log: Log) -> dict:
     """Key figures of a log: rows, queries, documents, sessions, CTR, randomized share."""
     has_s = log.info.has("session_id")
