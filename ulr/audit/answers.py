@@ -174,9 +174,8 @@ def _user_models(c: Context, a: Answer) -> None:
     a.verdict, a.title, a.table = res.verdict, "User models", res.table()
     a.figure = _chart("ulr.clickmodels.plots", "examination_figure", res, pbm,
                       truth=true_theta(c.log))
-    a.caveats = [r.message for r in res.verdict.reasons]
-    a.evidence = {"sessions": res.train_sessions + res.test_sessions,
-                  "held-out sessions": res.test_sessions}
+    a.caveats = list(res.caveats)
+    a.evidence = res.evidence
     a.settings = {"dataset": c.name, "models": list(MODELS), "test_fraction": UM_TEST_FRACTION,
                   "bootstrap": PB_BOOTSTRAP, "seed": SEED}
     a.params = {"models": ",".join(MODELS), "test": UM_TEST_FRACTION,
