@@ -12,10 +12,9 @@ from pages._data.register import register_form
 from pages._data.upload import upload_section
 from ulr import access
 from ulr.data import catalog, ingest, schema
-from ulr.data.summary import ctr_by_position, preview, summary
+from ulr.data.summary import preview, summary_and_ctr
 from ulr.engines import sources as _sources
 from ulr.plots import ctr_by_position_figure
-from ulr.verdict import ctr_by_position_verdict
 
 st.title("Data")
 st.caption("Upload a click log (CSV or Parquet), check how it mapped, and see its key figures.")
@@ -49,7 +48,7 @@ def _source_summary(name: str) -> None:
     st.caption(f"{meta['engine']} · {meta['path'] or meta['tbl']} · {meta['partitions']} "
                f"partitions · refreshed {meta['refreshed_at']} UTC · the rows stay where they "
                "live; these figures come from the statistics stored here.")
-    summ, ctr = _source_figures(_sources.version(name), name)
+    summ, res = _source_figures(_sources.version(name), name)
     m = st.columns(6)
     m[0].metric("Rows", f"{summ['rows']:,}")
     m[1].metric("Queries", f"{summ['queries']:,}")
@@ -57,8 +56,7 @@ def _source_summary(name: str) -> None:
     m[3].metric("Query-document pairs", f"{summ['pairs']:,}")
     m[4].metric("Overall CTR", f"{summ['ctr']:.2%}")
     m[5].metric("Partitions", f"{meta['partitions']:,}")
-    _ctr_chart(ctr, name, {"source": name}, {"rows": summ["rows"], "clicks": summ["clicks"],
-                                             "queries": summ["queries"], "sessions": None})
+    _ctr_chart(res, name, {"source": name})
     c1, c2 = st.columns(2)
     if c1.button("Refresh (read new or changed files only)", key="src_refresh"):
         with ui.user_errors("Not refreshed: "), st.spinner("Aggregating new files…"):
@@ -83,25 +81,24 @@ def _source_summary(name: str) -> None:
 
 @ui.cache_data(show_spinner=False, max_entries=32)
 def _source_figures(version: str, name: str):
-    return _sources.summary(name), _sources.ctr_by_position(name)
+    return _sources.summary(name), _sources.ctr_by_position_result(name)
 
 
-def _ctr_chart(ctr, label: str, settings: dict, evidence: dict,
-               randomized_share: float = 0.0) -> None:
+def _ctr_chart(res, label: str, settings: dict) -> None:
     """CTR by position with its intervals, report item and download (dataset or source).
 
-    The caption is the data's own verdict (docs/verdicts.md): on a randomized log a
-    difference between positions is position bias alone, and "clicks fall" is said
-    only when position 1 and the last position can be told apart."""
-    verdict = ctr_by_position_verdict(ctr, randomized_share=randomized_share)
-    ui.show_verdict(verdict, key="data_ctr")
-    fig = ui.figure(ctr_by_position_figure, ctr)
+    The caption is the data's own verdict (``res``, a :class:`CtrByPosition`;
+    docs/verdicts.md): on a randomized log a difference between positions is position
+    bias alone, and "clicks fall" is said only when position 1 and the last position can
+    be told apart."""
+    ui.show_verdict(res.verdict, key="data_ctr")
+    fig = ui.figure(ctr_by_position_figure, res.table)
     st.plotly_chart(fig, key="ctr_chart")
     st.caption("Bars are 95% Wilson score intervals for the binomial click rate.")
-    ui.add_to_report("CTR by position", fig=fig, table=ctr, settings=settings, key="data_ctr",
-                     caveats=[r.message for r in verdict.reasons], evidence=evidence,
-                     verdict=verdict)
-    ui.download_csv(ctr, f"ctr_by_position_{label}.csv", "Download CTR table (CSV)")
+    ui.add_to_report("CTR by position", fig=fig, table=res.table, settings=settings,
+                     key="data_ctr", caveats=list(res.caveats), evidence=res.evidence,
+                     verdict=res.verdict)
+    ui.download_csv(res.table, f"ctr_by_position_{label}.csv", "Download CTR table (CSV)")
 
 
 def _manage(info) -> None:
@@ -140,7 +137,7 @@ def _manage(info) -> None:
 @ui.cache_data(show_spinner=False, max_entries=64)
 def _summary(content_hash: str, name: str):
     lg = catalog.open_dataset(name, cur=catalog.cursor())
-    return summary(lg), ctr_by_position(lg), preview(lg, 100)
+    return (*summary_and_ctr(lg), preview(lg, 100))
 
 
 def _dataset_summary(log) -> None:
@@ -151,7 +148,7 @@ def _dataset_summary(log) -> None:
     _show_mapping(info)
     for w in ui.mapping_warnings(log):
         st.warning(w.message, icon=":material/warning:")
-    s, ctr, preview = _summary(info.content_hash, info.name)
+    s, ctr, preview = _summary(info.content_hash, info.name)  # ctr: a CtrByPosition
     m = st.columns(6)
     m[0].metric("Rows", f"{s['rows']:,}")
     m[1].metric("Queries", f"{s['queries']:,}")
@@ -159,9 +156,7 @@ def _dataset_summary(log) -> None:
     m[3].metric("Sessions", "not mapped" if s["sessions"] is None else f"{s['sessions']:,}")
     m[4].metric("Overall CTR", f"{s['ctr']:.2%}")
     m[5].metric("Randomized", f"{s['randomized_share']:.1%}")
-    _ctr_chart(ctr, info.name, {"dataset": info.name},
-               {"rows": s["rows"], "clicks": int(ctr["clicks"].sum()), "queries": s["queries"],
-                "sessions": s["sessions"]}, randomized_share=s["randomized_share"])
+    _ctr_chart(ctr, info.name, {"dataset": info.name})
     st.subheader("Preview")
     st.dataframe(preview, hide_index=True, width="stretch")
     if info.rejected:

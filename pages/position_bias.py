@@ -5,6 +5,8 @@ methods that need only (query, doc, position) counts run on its stored statistic
 the others say in one sentence that they need rows.
 """
 
+from dataclasses import replace
+
 import numpy as np
 import streamlit as st
 
@@ -12,12 +14,11 @@ from pages import _ui as ui
 from pages._ui.reporting import pbm_fit_reason
 from ulr import propensity
 from ulr.data import catalog
-from ulr.data.summary import ctr_by_position, summary, true_theta
+from ulr.data.summary import summary, summary_and_ctr, true_theta
 from ulr.errors import NeedsRandomizedRows, UlrError
 from ulr.propensity import plots
 from ulr.propensity.result import N_BOOTSTRAP
 from ulr.text import words
-from ulr.verdict import with_reason
 
 st.title("Position bias")
 st.caption(
@@ -51,7 +52,8 @@ def _estimate(content_hash: str, name: str, method: str, positions: int, bootstr
         return "ok", propensity.estimate(lg, method=method, positions=positions,
                                          n_bootstrap=bootstrap, seed=seed,
                                          assume_randomized=assume_randomized,
-                                         should_stop=_should_stop)
+                                         should_stop=_should_stop,
+                                         mapping=ui.mapping_warnings(lg))
     except UlrError as exc:
         return "error", exc
 
@@ -59,7 +61,7 @@ def _estimate(content_hash: str, name: str, method: str, positions: int, bootstr
 @ui.cache_data(show_spinner=False, max_entries=32)
 def _source_evidence(version: str, name: str):
     from ulr.engines import sources
-    return sources.summary(name), sources.ctr_by_position(name)
+    return sources.summary(name), sources.ctr_by_position_result(name)
 
 
 @ui.cache_data(show_spinner=False, max_entries=128)
@@ -80,7 +82,7 @@ def _source_page(name: str) -> None:
     from ulr.engines import sources
     meta = sources.get(name)
     version = sources.version(name)
-    summ, by_pos = _source_evidence(version, name)
+    summ, ctr = _source_evidence(version, name)
     st.caption(f"“{name}” is a registered source ({meta['engine']}, {meta['partitions']} "
                f"partitions, refreshed {meta['refreshed_at']} UTC): the estimates below come "
                "from its stored click statistics; the rows stay where they live.")
@@ -105,9 +107,7 @@ def _source_page(name: str) -> None:
         version, name, m, positions, bootstrap, seed, _should_stop=stop),
         running="Estimating position bias")
     _show_failures(failures)
-    evidence = {"rows": summ["rows"], "clicks": summ["clicks"], "queries": summ["queries"],
-                "sessions": None}
-    _show(results, None, by_pos, evidence, label=name, settings={
+    _show(results, None, ctr, label=name, settings={
         "source": name, "methods": methods, "positions": positions, "bootstrap": bootstrap,
         "seed": seed})
 
@@ -170,25 +170,25 @@ def _show_failures(failures: dict) -> None:
 
 @ui.cache_data(show_spinner=False, max_entries=64)
 def _evidence(content_hash: str, name: str):
-    lg = catalog.open_dataset(name, cur=catalog.cursor())
-    return summary(lg), ctr_by_position(lg)
+    return summary_and_ctr(catalog.open_dataset(name, cur=catalog.cursor()))[1]
 
 
-def _show(results, truth, by_pos, evidence: dict, *, label: str, settings: dict,
-          mapping=(), misfit=None) -> None:
-    """The verdict, chart, convergence, notes, table, download and report item."""
+def _show(results, truth, ctr, *, label: str, settings: dict, misfit=None) -> None:
+    """The verdict, chart, convergence, notes, table, download and report item; ``ctr``
+    (a :class:`ulr.data.summary.CtrByPosition`) gives the click counts and the evidence."""
     if not results:
         st.stop()
-    clicks_k = by_pos["clicks"].to_numpy()
-    impr_k = by_pos["impressions"].to_numpy()
-    table = plots.results_table(results, truth, clicks=clicks_k, impressions=impr_k)
     # every method assumes the position-based model: a better-fitting user model is a caveat
-    verdicts = [with_reason(r.verdict_on(table, mapping=mapping), misfit) for r in results]
-    verdict = verdicts[0]  # the first method picked heads the page and the report item
-    for r, v in zip(results, verdicts):
+    results = [replace(r, misfit=misfit) for r in results]
+    evidence = ctr.evidence
+    clicks_k = ctr.table["clicks"].to_numpy()
+    impr_k = ctr.table["impressions"].to_numpy()
+    table = plots.results_table(results, truth, clicks=clicks_k, impressions=impr_k)
+    verdict = results[0].verdict  # the first method picked heads the page and the report item
+    for r in results:
         if len(results) > 1:
             st.markdown(f"**{r.method}**")
-        ui.show_verdict(v, key=f"position_bias_{r.method}")
+        ui.show_verdict(r.verdict, key=f"position_bias_{r.method}")
     caveats = [n for n in [plots.thin_note(table, clicks=evidence["clicks"]),
                            misfit and misfit.message] if n]
     for c in caveats:
@@ -266,11 +266,8 @@ results, failures = ui.run_methods(info.name, methods, lambda m, stop: _estimate
     info.content_hash, info.name, m, positions, bootstrap, seed, assume and m == "randomization",
     _should_stop=stop), running="Estimating position bias")
 _show_failures(failures)
-summ, by_pos = _evidence(info.content_hash, info.name)
-_show(results, _true_theta(info.content_hash, info.name), by_pos,
-      {"rows": summ["rows"], "clicks": int(by_pos["clicks"].sum()), "queries": summ["queries"],
-       "sessions": summ["sessions"]},
-      label=info.name, settings={"dataset": info.name, "methods": methods, "positions": positions,
+_show(results, _true_theta(info.content_hash, info.name),
+      _evidence(info.content_hash, info.name), label=info.name, settings={"dataset": info.name, "methods": methods, "positions": positions,
                                  "bootstrap": bootstrap, "seed": seed,
                                  "assume_randomized": assume},
-      mapping=ui.mapping_warnings(log), misfit=pbm_fit_reason(log, key="pb_pbm_check"))
+      misfit=pbm_fit_reason(log, key="pb_pbm_check"))

@@ -164,9 +164,7 @@ with c2:
                      settings={"dataset": info.name, "models": list(models),
                                "test_fraction": fraction, "bootstrap": bootstrap, "seed": seed,
                                "prior": res.prior.get("text", prior)},
-                     caveats=[r.message for r in res.verdict.reasons],
-                     evidence={"sessions": res.train_sessions + res.test_sessions,
-                               "held_out_sessions": res.test_sessions},
+                     caveats=list(res.caveats), evidence=res.evidence,
                      takeaway=res.verdict.takeaway, verdict=res.verdict)
 ui.set_url_params(models=list(models), test=fraction, bootstrap=bootstrap, seed=seed,
                   prior=prior)

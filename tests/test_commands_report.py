@@ -158,16 +158,20 @@ def test_summary_section_matches_the_log(sim):
 
 def fake_estimate(calls, *, fail=None):
     """Stands in for ``ulr.propensity.estimate``: theta_k = 1/k with a +-10% interval."""
+    from ulr.data.summary import ctr_by_position
     from ulr.propensity.result import PropensityResult
 
-    def estimate(log, *, method, positions=None, n_bootstrap=0, seed=0):
+    def estimate(log, *, method, positions=None, n_bootstrap=0, seed=0, mapping=()):
         calls.append(dict(method=method, positions=positions, n_bootstrap=n_bootstrap, seed=seed))
         if fail:
             raise UlrError(fail)
         k = positions or 5
         theta = 1.0 / np.arange(1, k + 1)
+        by_pos = ctr_by_position(log)  # as estimate() sets them: the verdict weighs the counts
         return PropensityResult(method=method, positions=k, theta=theta, lower=theta * 0.9,
-                                upper=np.minimum(theta * 1.1, 1.0), notes=("a caveat",))
+                                upper=np.minimum(theta * 1.1, 1.0), notes=("a caveat",),
+                                clicks=by_pos["clicks"].to_numpy(),
+                                impressions=by_pos["impressions"].to_numpy(), mapping=mapping)
 
     return estimate
 

@@ -157,21 +157,24 @@ def pbm_logs(tmp_path_factory):
 
 def test_position_bias_verdict_both_directions(pbm_logs):
     from ulr import propensity
+    from dataclasses import replace
     big = propensity.estimate(pbm_logs["big"], method="randomization", n_bootstrap=100)
-    v = big.verdict()
+    v = big.verdict
     assert v.level == "reliable", v
     assert v.estimate["relative_half_width"] <= V.PRECISE
     thin = propensity.estimate(pbm_logs["thin"], method="randomization", n_bootstrap=100)
-    v = thin.verdict()
+    v = thin.verdict
     assert v.level == "inconclusive", v
     assert v.to_settle and "more randomized rows" in v.to_settle
     # to_settle's count, derived from 1/sqrt(n), is of the order of what "big" needed
     more = int(re.search(r"about ([\d,]+)", v.to_settle).group(1).replace(",", ""))
     assert more > 10 * thin.rows_used
-    assert big.verdict(mapping=[_warning("repeated_position")]).level == "invalid"
-    assert "verdict" in big.to_dict()
+    assert propensity.estimate(pbm_logs["big"], method="randomization", n_bootstrap=100,
+                               mapping=[_warning("repeated_position")]).verdict.level == "invalid"
+    assert big.to_dict()["verdict"] == big.verdict.to_dict()
     no_ci = propensity.estimate(pbm_logs["big"], method="randomization")
-    assert no_ci.verdict().level == "inconclusive"  # no interval, no claim of precision
+    uncounted = replace(no_ci, clicks=None, impressions=None)
+    assert uncounted.verdict.level == "inconclusive"  # no interval, no claim of precision
 
 
 # --------------------------------------------------------------------------- rankers
@@ -503,14 +506,15 @@ def test_click_rate_chart_never_goes_below_zero():
 
 
 def test_ctr_caption_is_computed_from_the_data():
+    from ulr.data.summary import CtrByPosition
     ctr = pd.DataFrame({"position": [1, 2, 3], "impressions": [3334] * 3,
                         "clicks": [12, 20, 9]})  # randomized log, position 2 highest
-    v = V.ctr_by_position_verdict(ctr, randomized_share=1.0)
+    v = CtrByPosition(ctr, randomized_share=1.0).verdict
     assert "better documents on top" not in v.takeaway and "randomized" in v.takeaway
     assert "cannot be told apart" in v.takeaway and v.level == "inconclusive"
     big = pd.DataFrame({"position": [1, 2, 3], "impressions": [100_000] * 3,
                         "clicks": [3000, 1500, 900]})
-    v = V.ctr_by_position_verdict(big)
+    v = CtrByPosition(big).verdict
     assert v.level == "reliable" and v.takeaway.startswith("Clicks fall with position")
     assert "better documents on top" in v.takeaway
 
@@ -536,6 +540,7 @@ def _verdicts_of_every_type(tmp):
     from ulr.bandits.envs import make_env
     from ulr.bandits.replay import replay
     from ulr.bandits.simulate import simulate
+    from ulr.data.summary import CtrByPosition
     from ulr.ope.simulate import make_sample_log
     from ulr.ope.slate import slate_from_log
     from ulr.ope.study import crm_study, simulation_study
@@ -550,7 +555,7 @@ def _verdicts_of_every_type(tmp):
     env = make_env("kveton", items=6, k=2, p=0.2, delta=0.15, seed=0)
     return {
         "position bias": propensity.estimate(pb_log, method="randomization",
-                                             n_bootstrap=30).verdict(),
+                                             n_bootstrap=30).verdict,
         "rankers": _comparison(40, 600, n_bootstrap=200).verdict,
         "sweep": severity_sweep((1.0,), queries=60, sessions=2000, runs=2).verdicts["ndcg@10"],
         "replay": replay(_randomized(tmp, 200, "r.parquet"), "ucb1", k=1).verdict,
@@ -563,8 +568,9 @@ def _verdicts_of_every_type(tmp):
         "recommend": compare_seeds([run_experiment(
             simulate_mnar(users=80, items=60, seed=s), models=("naive-mf", "propensity-mf"),
             base=MFConfig(seed=s, epochs=5)) for s in range(2)]).verdict,
-        "ctr by position": V.ctr_by_position_verdict(
-            pd.DataFrame({"position": [1, 2], "impressions": [500, 500], "clicks": [6, 3]})),
+        "ctr by position": CtrByPosition(
+            pd.DataFrame({"position": [1, 2], "impressions": [500, 500], "clicks": [6, 3]})
+        ).verdict,
     }
 
 
@@ -733,7 +739,7 @@ def test_each_verdict_states_the_counts_of_its_result():
     from ulr.propensity import PropensityResult
     r = PropensityResult(method="em", positions=3, theta=[1.0, 0.5, 0.3], lower=[1, 0.3, 0.2],
                          upper=[1, 0.7, 0.4], rows_used=5000)
-    v = r.verdict()
+    v = r.verdict
     more = V.more_for_precision(r.rows_used, v.estimate["relative_half_width"])
     assert f"about {V.about(more)} more rows" in v.to_settle
 

@@ -4,8 +4,7 @@ Every result type of ulr carries a :class:`Verdict` in its ``verdict`` field, se
 when the result is built (the function that builds it takes what the verdict
 weighs, e.g. the log's ``mapping`` warnings): a level, one plain sentence, the
 quantity it rests on, the reasons that weaken it and, where computable, how much
-more evidence would settle it. (Issue 38: position bias still computes its verdict
-with a ``verdict(...)`` method.)
+more evidence would settle it.
 The page, the saved takeaway, the slide and the ``--json`` output all show
 this one object, so they can never disagree. The rules are written once,
 here, and documented in ``docs/verdicts.md``.
@@ -302,79 +301,6 @@ def paired_t_interval(diffs, level: float = LEVEL) -> tuple[float, float, float,
     se = float(d.std(ddof=1) / np.sqrt(d.size))
     q = float(t.ppf(0.5 + level / 2, d.size - 1))
     return m, m - q * se, m + q * se, se
-
-
-# --------------------------------------------------------------------------- CTR by position
-
-#: a log is "randomized" for the CTR caption when at least this share of rows is
-RANDOMIZED_SHARE = 0.99
-
-
-def ctr_by_position_verdict(ctr, *, randomized_share: float = 0.0,
-                            level: float = LEVEL) -> Verdict:
-    """What the CTR-by-position table (``position, impressions, clicks``) can say.
-
-    Compares position 1 with the last position (difference of two binomial
-    proportions, normal interval) and names the position with the highest CTR.
-    On a randomized log (``randomized_share >= RANDOMIZED_SHARE``) every document
-    is shown at every position alike, so a difference is position bias alone;
-    otherwise it mixes position bias with the ranker putting better documents on top.
-    """
-    import pandas as pd
-    t = pd.DataFrame(ctr).sort_values("position")
-    n = t["impressions"].to_numpy(dtype=float)
-    k = t["clicks"].to_numpy(dtype=float)
-    p = np.divide(k, n, out=np.zeros_like(k), where=n > 0)
-    pos = t["position"].to_numpy()
-    basis = "CTR at position 1 - CTR at the last position"
-    if len(t) < 2:
-        return Verdict("inconclusive", "The log shows a single position: no trend by position.",
-                       basis)
-    se = float(np.sqrt(p[0] * (1 - p[0]) / max(n[0], 1) + p[-1] * (1 - p[-1]) / max(n[-1], 1)))
-    d = float(p[0] - p[-1])
-    z = z_value(level)
-    lo, hi = d - z * se, d + z * se
-    top = int(np.argmax(p))
-    randomized = randomized_share >= RANDOMIZED_SHARE
-    se1 = float(np.sqrt(p[0] * (1 - p[0]) / max(n[0], 1)))
-    sek = float(np.sqrt(p[-1] * (1 - p[-1]) / max(n[-1], 1)))
-    common = min(x for x in (se1, sek, se) if x > 0) if max(se1, sek, se) > 0 else None
-    rates = (f"{fmt(p[0], common, pct=True)} at position 1, {fmt(p[-1], common, pct=True)} "
-             f"at position {pos[-1]}")  # one precision for both rates
-    # the words follow the data's shape: a fall, a rise, or no trend the clicks can show
-    shape = "flat" if contains_zero(lo, hi) else "fall" if d > 0 else "rise"
-    if randomized:
-        why = ("The log is randomized, so every document is shown at every position alike: a "
-               "difference between positions is position bias alone.")
-    elif shape == "fall":
-        why = ("A fall with position mixes position bias (users examine lower positions less) "
-               "with the ranker putting better documents on top; this chart alone does not "
-               "separate the two.")
-    elif shape == "rise":
-        why = ("A rise with position is not what position bias alone does (users examine "
-               "lower positions less): the logging policy puts more attractive documents "
-               "lower, and this chart alone does not separate the two.")
-    else:
-        why = ("The clicks show no trend by position that their intervals can support; "
-               "without randomization a trend would mix position bias with the ranker's "
-               "ordering.")
-    estimate = {"delta": d, "lower": lo, "upper": hi, "top_position": int(pos[top]),
-                "randomized": randomized, "shape": shape}
-    if contains_zero(lo, hi):
-        more = more_to_exclude_zero(float(n[0] + n[-1]) / 2, d, lo, hi)
-        return Verdict("inconclusive", f"Position 1 and position {pos[-1]} cannot be told apart "
-                       f"({rates}). {why}", basis,
-                       to_settle=(f"about {about(more)} more impressions per position would "
-                                  f"give this difference a {level:.0%} interval that excludes 0"
-                                  if more else None), estimate=estimate)
-    head = f"Clicks {shape} with position ({rates})."
-    if top not in (0, len(p) - 1):
-        head += f" Position {pos[top]} has the highest CTR."
-    lvl = "reliable" if k.sum() >= MIN_EFFECTIVE_CLICKS else "directional"
-    return Verdict(lvl, f"{head} {why}", basis, estimate=estimate,
-                   reasons=() if lvl == "reliable" else (Reason(
-                       "few_clicks", f"{int(k.sum())} clicks in all (thin below "
-                       f"{MIN_EFFECTIVE_CLICKS})."),))
 
 
 # --------------------------------------------------------------------------- results that know each other

@@ -77,6 +77,11 @@ def test_the_verdict_reads_as_the_issue_asks(simulated):
     assert res.verdict.level == "reliable" and not res.verdict.reasons
     res = evaluate.compare(sessions_of(simulated("pbm", N), test_every=4), ["pbm", "ubm"],
                            n_bootstrap=100, seed=3, refit_intervals=False)
+    # evidence and caveats are fields set when the comparison is built (issue #38): the page
+    # and the audit read them
+    assert res.evidence == {"sessions": res.train_sessions + res.test_sessions,
+                            "held-out sessions": res.test_sessions}
+    assert res.caveats == tuple(r.message for r in res.verdict.reasons)
     other = "UBM" if res.best == "pbm" else "PBM"
     best = "PBM" if res.best == "pbm" else "UBM"
     if res.verdict.level == "inconclusive":

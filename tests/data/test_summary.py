@@ -79,3 +79,72 @@ def test_true_theta_is_none_without_the_column(tmp_path):
     p.write_text("query_id,doc_id,position,click\nq,a,1,1\nq,b,2,0\n")
     assert summary.true_theta(ingest.open_file(p)) is None
     assert summary.true_theta(S.csv_scan(p)) is None
+
+
+# ------------------------------------------------------------------ CtrByPosition (#38)
+
+
+def _ctr_verdict_by_hand(ctr: pd.DataFrame, randomized: bool):
+    """The CTR caption's verdict written out with ulr.verdict's helpers (what the free
+    function ``ctr_by_position_verdict`` computed before the verdict became a field)."""
+    from ulr import verdict as V
+    n = ctr["impressions"].to_numpy(dtype=float)
+    k = ctr["clicks"].to_numpy(dtype=float)
+    p = k / n
+    se1, sek = (float(np.sqrt(p[i] * (1 - p[i]) / n[i])) for i in (0, -1))
+    se = float(np.sqrt(se1 ** 2 + sek ** 2))
+    d = float(p[0] - p[-1])
+    lo, hi = d - V.z_value() * se, d + V.z_value() * se
+    common = min(se1, sek, se)
+    rates = (f"{V.fmt(p[0], common, pct=True)} at position 1, "
+             f"{V.fmt(p[-1], common, pct=True)} at position {len(p)}")
+    return d, lo, hi, rates
+
+
+def test_ctr_by_position_result_carries_its_verdict_and_evidence(logged):
+    """The verdict, evidence and caveats are fields set when the result is built, equal to
+    the caption's rules written out here; the log's counts go to the evidence."""
+    from dataclasses import fields
+
+    from ulr import verdict as V
+    from ulr.data.summary import CtrByPosition, ctr_by_position_result
+    _, _, log = logged
+    assert {f.name for f in fields(CtrByPosition) if not f.init} == {"verdict", "evidence",
+                                                                      "caveats"}
+    res = ctr_by_position_result(log, queries=40, sessions=300)
+    pd.testing.assert_frame_equal(res.table, ctr_by_position(log))
+    assert res.evidence == {"rows": int(res.table["impressions"].sum()),
+                            "clicks": int(res.table["clicks"].sum()), "queries": 40,
+                            "sessions": 300}
+    s, both = summary.summary_and_ctr(log)  # the pages' pair: the evidence states the figures
+    assert both.evidence == {"rows": s["rows"], "clicks": int(res.table["clicks"].sum()),
+                             "queries": s["queries"], "sessions": s["sessions"]}
+    assert both.randomized_share == s["randomized_share"] and both.verdict == res.verdict
+    assert res.caveats == tuple(r.message for r in res.verdict.reasons)
+    # a fall, not randomized; then the same counts declared randomized
+    big = pd.DataFrame({"position": [1, 2, 3], "impressions": [100_000] * 3,
+                        "clicks": [3000, 1500, 900]})
+    d, lo, hi, rates = _ctr_verdict_by_hand(big, randomized=False)
+    v = CtrByPosition(big).verdict
+    assert v.level == "reliable" and not V.contains_zero(lo, hi)
+    assert v.takeaway.startswith(f"Clicks fall with position ({rates}). A fall with position")
+    assert v.estimate == {"delta": d, "lower": lo, "upper": hi, "top_position": 1,
+                          "randomized": False, "shape": "fall"}
+    r = CtrByPosition(big, randomized_share=1.0).verdict
+    assert r.takeaway == (f"Clicks fall with position ({rates}). The log is randomized, so "
+                          "every document is shown at every position alike: a difference "
+                          "between positions is position bias alone.")
+    # thin: cannot be told apart, with how many more impressions would settle it
+    thin = pd.DataFrame({"position": [1, 2], "impressions": [500, 500], "clicks": [6, 3]})
+    d, lo, hi, rates = _ctr_verdict_by_hand(thin, randomized=False)
+    v = CtrByPosition(thin).verdict
+    more = V.more_to_exclude_zero(500.0, d, lo, hi)
+    assert v.level == "inconclusive" and v.takeaway.startswith(
+        f"Position 1 and position 2 cannot be told apart ({rates}).")
+    assert v.to_settle == (f"about {V.about(more)} more impressions per position would give "
+                           "this difference a 95% interval that excludes 0")
+    few = pd.DataFrame({"position": [1, 2], "impressions": [200, 200], "clicks": [20, 1]})
+    v = CtrByPosition(few, rows=400, clicks=21).verdict
+    assert v.level == "directional" and v.codes == ["few_clicks"]
+    assert CtrByPosition(few, rows=400, clicks=21).caveats == ("21 clicks in all (thin below "
+                                                               "30).",)

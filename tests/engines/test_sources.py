@@ -37,6 +37,11 @@ def test_source_refresh_scans_only_new_files(cli, tmp_path, user_error):
     np.testing.assert_allclose(got["upper"], full["upper"], atol=1e-12)
     ctr = sources.ctr_by_position("clicks", db_path=db)
     assert ctr["impressions"].sum() == len(df) and ctr["clicks"].sum() == df.click.sum()
+    res = sources.ctr_by_position_result("clicks", db_path=db)  # the pages' CTR with evidence
+    summ = sources.summary("clicks", db_path=db)
+    assert res.table.equals(ctr) and res.verdict.level in ("reliable", "directional")
+    assert res.evidence == {"rows": summ["rows"], "clicks": summ["clicks"],
+                            "queries": summ["queries"], "sessions": None}
     listed = json.loads(cli("source", "list", "--db", db, "--json").out)["sources"]
     assert [s["name"] for s in listed] == ["clicks"]
     # bad input: one sentence, nothing written

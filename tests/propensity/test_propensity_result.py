@@ -28,21 +28,96 @@ def test_result_validates_itself():
                          upper=[1, 0.5])
 
 
-def test_verdict_on_judges_the_intervals_the_chart_draws():
-    """The per-method verdict rests on the table's intervals (bootstrap, else click counts)
-    for every position, and on the bootstrap's own when the table lacks a position."""
+def _judged(res, table=None, mapping=()):
+    """What the verdict of ``res`` must be, from the lower-level helpers: the bootstrap
+    interval alone, or (``table``: :func:`ulr.propensity.plots.results_table` with click
+    counts) the intervals and relative half-widths the chart draws."""
+    from dataclasses import replace
+    bare = replace(res, clicks=None, impressions=None, mapping=tuple(mapping), misfit=None)
+    if table is None:
+        return bare._judge(None, None, None)
+    rows = table[table["method"] == res.method].sort_values("position")
+    return bare._judge(rows["lower"].to_numpy(), rows["upper"].to_numpy(),
+                       rows["relative_half_width"].to_numpy(dtype=float))
+
+
+def test_the_verdict_is_a_field_set_when_the_result_is_built():
+    """With click counts the verdict judges the intervals the chart draws (bootstrap, else
+    the counts'); without them the bootstrap's own; a blocking mapping warning makes it
+    invalid and a PBM misfit caps it; dataclasses.replace builds it afresh."""
+    from dataclasses import fields, replace
+
+    from ulr.lists import MappingWarning
     from ulr.propensity.plots import results_table
-    r = PropensityResult(method="em", positions=3, theta=[1.0, 0.5, 0.25])
+    from ulr.verdict import Reason
+    assert {f.name: f.init for f in fields(PropensityResult)}["verdict"] is False
+    counts = dict(clicks=[400, 200, 100], impressions=[10_000] * 3)
+    r = PropensityResult(method="em", positions=3, theta=[1.0, 0.5, 0.25], rows_used=30_000)
     s = PropensityResult(method="dla", positions=3, theta=[1.0, 0.45, 0.3], lower=[1, 0.3, 0.2],
-                         upper=[1, 0.6, 0.4])
-    table = results_table([r, s], clicks=[400, 200, 100], impressions=[10_000] * 3)
+                         upper=[1, 0.6, 0.4], rows_used=30_000)
+    table = results_table([r, s], **counts)
     for res in (r, s):
-        rows = table[table["method"] == res.method].sort_values("position")
-        expected = res.verdict(lower=rows["lower"].to_numpy(), upper=rows["upper"].to_numpy())
-        assert res.verdict_on(table) == expected
-    assert r.verdict().level == "inconclusive" and r.verdict_on(table).level != "inconclusive"
-    short = table[table["position"] < 3]
-    assert s.verdict_on(short) == s.verdict() and r.verdict_on(short) == r.verdict()
+        assert res.verdict == _judged(res)  # no counts: the bootstrap's interval alone
+        counted = replace(res, **counts)
+        assert counted.verdict == _judged(res, table)
+    assert r.verdict.level == "inconclusive" and "no_interval" in r.verdict.codes
+    assert replace(r, **counts).verdict.level != "inconclusive"
+    assert replace(s, **counts).to_dict()["verdict"] == _judged(s, table).to_dict()
+    blocked = (MappingWarning("repeated_position", "Sessions show one position twice.", 1.0),)
+    assert replace(s, **counts, mapping=blocked).verdict == _judged(s, table, blocked)
+    assert replace(s, **counts, mapping=blocked).verdict.level == "invalid"
+    misfit = Reason("pbm_misfit", "The PBM fits worse.")
+    capped = replace(s, **counts, misfit=misfit).verdict
+    assert capped.reasons[-1] == misfit and capped.level in ("directional", "inconclusive")
+    with pytest.raises(ValueError, match="go together"):
+        PropensityResult(method="em", positions=2, theta=[1, 0.5], clicks=[3, 1])
+
+
+def test_the_verdict_field_is_the_old_judgement_on_the_charts_intervals():
+    """Expected written with the lower-level helpers of ulr.verdict, as PropensityResult's
+    ``verdict_on(results_table(...))`` computed it before the verdict became a field."""
+    from ulr import verdict as V
+    from ulr.propensity.plots import results_table
+    counts = dict(clicks=np.array([400, 120, 30, 9]), impressions=np.array([10_000] * 4))
+    for boot in (None, ([1, 0.5, 0.25, 0.2], [1, 0.7, 0.4, 0.45])):
+        lo_hi = {} if boot is None else dict(lower=boot[0], upper=boot[1], n_bootstrap=50)
+        res = PropensityResult(method="em", positions=4, theta=[1.0, 0.6, 0.3, 0.3],
+                               rows_used=40_000, **lo_hi, **counts)
+        t = results_table([res], **counts)
+        lo, hi = t["lower"].to_numpy(), t["upper"].to_numpy()
+        rel = t["relative_half_width"].to_numpy(dtype=float)
+        worst = int(np.argmax(rel[1:])) + 1
+        r = float(rel[worst])
+        se = V.se_of(lo[3], hi[3], 0.95)
+        takeaway = (f"Position 4 is examined {V.fmt(0.3, se)} times as often as position 1 "
+                    f"({V.fmt_interval(0.3, lo[3], hi[3], level=0.95)}, 95% interval); the "
+                    f"least precise position, {worst + 1}, is known to ±{r:.0%}.")
+        v = res.verdict
+        assert v.level == V.precision_level(r) and v.takeaway == takeaway
+        assert v.estimate["worst_position"] == worst + 1
+        assert v.estimate["relative_half_width"] == pytest.approx(r)
+        more = V.more_for_precision(40_000, r)
+        assert v.to_settle == (f"about {V.about(more)} more rows would pin theta at position "
+                               f"{worst + 1} to ±20%" if more else None)
+
+
+def test_estimate_judges_with_the_logs_click_counts(tmp_path):
+    """estimate() sets the counts of ulr.data.summary.ctr_by_position and the mapping it is
+    given, so the verdict is the one on the table the page and the report draw."""
+    from ulr.data.summary import ctr_by_position
+    from ulr.propensity.plots import results_table
+    sim = simulate_clicks(queries=20, docs_per_query=4, sessions=600, seed=0,
+                          randomized_fraction=1.0)
+    path = tmp_path / "l.parquet"
+    write_log(sim.df, str(path))
+    log = ingest.open_file(path)
+    by_pos = ctr_by_position(log)
+    for method, b in (("em", 0), ("randomization", 5)):
+        res = estimate(log, method=method, n_bootstrap=b)
+        np.testing.assert_array_equal(res.clicks, by_pos["clicks"])
+        table = results_table([res], clicks=by_pos["clicks"].to_numpy(),
+                              impressions=by_pos["impressions"].to_numpy())
+        assert res.verdict == _judged(res, table)
 
 
 def test_dispatcher_refuses_bad_options(tmp_path):
@@ -112,15 +187,17 @@ def test_least_precise_position_is_the_one_the_shown_table_says():
     """The bootstrap alone makes position 2 the widest; the click counts behind position 3
     are fewer, so the table the page shows (relative half-width with the click-count floor)
     makes 3 the least precise: the verdict names 3 and the table's own figure."""
+    from dataclasses import replace
+
     from ulr.propensity.plots import results_table
     r = PropensityResult(method="em", positions=3, theta=[1.0, 0.6, 0.5],
                          lower=[1.0, 0.2, 0.4], upper=[1.0, 1.0, 0.6], rows_used=10_000,
                          n_bootstrap=50)
-    assert r.verdict().estimate["worst_position"] == 2  # bootstrap alone
-    table = results_table([r], clicks=np.array([20, 12, 3]),
-                          impressions=np.array([3334, 3334, 3334]))
+    assert r.verdict.estimate["worst_position"] == 2  # bootstrap alone
+    counts = dict(clicks=np.array([20, 12, 3]), impressions=np.array([3334, 3334, 3334]))
+    table = results_table([r], **counts)
     rel = table.set_index("position")["relative_half_width"]
     assert rel[3] > rel[2]
-    v = r.verdict_on(table)
+    v = replace(r, **counts).verdict
     assert v.estimate["worst_position"] == 3
     assert f"the least precise position, 3, is known to ±{rel[3]:.0%}" in v.takeaway

@@ -121,17 +121,16 @@ class Context:
 
 
 def _ctr_by_position(c: Context, a: Answer) -> None:
-    from ulr.data.summary import ctr_by_position
-    from ulr.verdict import ctr_by_position_verdict
-    ctr = ctr_by_position(c.log)
+    from ulr.data.summary import ctr_by_position_result
     s = c.shape
     share = 1.0 if s.declared_randomized else s.randomized_rows / max(s.rows, 1)
-    a.verdict = ctr_by_position_verdict(ctr, randomized_share=share)
-    a.title, a.table = "CTR by position", ctr
-    a.figure = _chart("ulr.plots", "ctr_by_position_figure", ctr)
+    res = ctr_by_position_result(c.log, randomized_share=share, **c.evidence())
+    a.verdict = res.verdict
+    a.title, a.table = "CTR by position", res.table
+    a.figure = _chart("ulr.plots", "ctr_by_position_figure", res.table)
     a.settings = {"dataset": c.name}
-    a.caveats = [r.message for r in a.verdict.reasons]
-    a.evidence = c.evidence()
+    a.caveats = list(res.caveats)
+    a.evidence = res.evidence
 
 
 def _position_bias(c: Context, a: Answer) -> None:
@@ -142,12 +141,12 @@ def _position_bias(c: Context, a: Answer) -> None:
     assume = c.shape.declared_randomized and a.method == "randomization"
     r = propensity.estimate(c.log, method=a.method, positions=positions,
                             n_bootstrap=PB_BOOTSTRAP, seed=SEED, assume_randomized=assume,
-                            should_stop=c.should_stop)
+                            should_stop=c.should_stop, mapping=c.mapping)
     by_pos = c.once("ctr", lambda: ctr_by_position(c.log))
     truth = true_theta(c.log)
     table = plots.results_table([r], truth, clicks=by_pos["clicks"].to_numpy(),
                                 impressions=by_pos["impressions"].to_numpy())
-    a.verdict = r.verdict_on(table, mapping=c.mapping)
+    a.verdict = r.verdict
     a.title, a.table = "Position bias", table
     a.figure = _chart("ulr.propensity.plots", "theta_figure", [r], truth, table=table)
     a.caveats = [n for n in [plots.thin_note(table, clicks=c.shape.clicks)] if n]
@@ -175,9 +174,8 @@ def _user_models(c: Context, a: Answer) -> None:
     a.verdict, a.title, a.table = res.verdict, "User models", res.table()
     a.figure = _chart("ulr.clickmodels.plots", "examination_figure", res, pbm,
                       truth=true_theta(c.log))
-    a.caveats = [r.message for r in res.verdict.reasons]
-    a.evidence = {"sessions": res.train_sessions + res.test_sessions,
-                  "held-out sessions": res.test_sessions}
+    a.caveats = list(res.caveats)
+    a.evidence = res.evidence
     a.settings = {"dataset": c.name, "models": list(MODELS), "test_fraction": UM_TEST_FRACTION,
                   "bootstrap": PB_BOOTSTRAP, "seed": SEED}
     a.params = {"models": ",".join(MODELS), "test": UM_TEST_FRACTION,

@@ -30,7 +30,7 @@ from ulr import validate
 from ulr.clickmodels import CASCADE_TYPE, LABELS, MODELS, base
 from ulr.clickmodels import prior as priors
 from ulr.errors import UlrError, check
-from ulr.verdict import Reason, Verdict, about, more_to_exclude_zero
+from ulr.verdict import Reason, Verdict, about, fill, more_to_exclude_zero
 
 LEVEL = 0.95
 MIN_TEST_SESSIONS = 30
@@ -96,12 +96,19 @@ class Comparison:
     seconds: float = 0.0
     notes: tuple = field(default_factory=tuple)
     prior: dict = field(default_factory=dict)  # the prior every model used (Prior.to_dict)
+    #: filled in when the comparison is built: the sessions the verdict rests on, and its
+    #: reasons word for word (the caveats shown next to it on the page and in a report)
+    evidence: dict = field(init=False, compare=False)
+    caveats: tuple = field(init=False, compare=False)
 
     def __post_init__(self):
         if self.best not in [s.name for s in self.scores]:
             raise ValueError("best must be one of the scored models")
         if not isinstance(self.verdict, Verdict):
             raise ValueError("verdict must be a ulr.verdict.Verdict")
+        fill(self, evidence={"sessions": self.train_sessions + self.test_sessions,
+                             "held-out sessions": self.test_sessions},
+             caveats=tuple(r.message for r in self.verdict.reasons))
 
     def score(self, name: str) -> ModelScore:
         return next(s for s in self.scores if s.name == name)

@@ -22,7 +22,7 @@ from ulr import propensity, validate
 from ulr.commands import common
 from ulr.errors import UlrError
 from ulr.data.scan import NeedsFullLoad, csv_scan, scan_of
-from ulr.data.summary import ctr_by_position, true_theta
+from ulr.data.summary import true_theta
 from ulr.propensity.result import N_BOOTSTRAP
 
 ORDER = 30
@@ -107,15 +107,9 @@ def run(args) -> dict:
     if res is None:
         log = common.log_from_args(args)
         scan = scan_of(log)
-        res = propensity.estimate(log, **kwargs)
+        res = propensity.estimate(log, **kwargs, mapping=common.mapping_warnings(log))
     out = res.to_dict()
-    out["dataset"] = scan.name
-    # the page's verdict: on the intervals its chart draws (bootstrap, else click counts)
-    by_pos = ctr_by_position(scan)
-    mapping = common.mapping_warnings(log) if log is not None else ()
-    out["verdict"] = res.verdict_with_counts(by_pos["clicks"].to_numpy(),
-                                             by_pos["impressions"].to_numpy(),
-                                             mapping=mapping).to_dict()
+    out["dataset"] = scan.name  # the verdict is the page's: on the intervals its chart draws
     truth = true_theta(scan, res.positions)
     if truth is not None and truth[0] > 0:
         rel = truth / truth[0]

@@ -25,13 +25,12 @@ from ulr import propensity, rankers, report, validate
 
 from ulr.data import catalog, files
 
-from ulr.data.summary import ctr_by_position, summary, true_theta
+from ulr.data.summary import ctr_by_position_result, summary, summary_and_ctr, true_theta
 from ulr.propensity import plots as propensity_plots
 from ulr.commands.common import add_log_args, add_option, log_from_args
 from ulr.errors import UlrError
 from ulr.plots import ctr_by_position_figure
 from ulr.text import parse_numbers
-from ulr.verdict import ctr_by_position_verdict
 
 ORDER = 90
 SECTIONS = ("summary", "propensity", "rankers")
@@ -129,16 +128,16 @@ def section_summary(log, ctx) -> list[report.ReportItem]:
               "randomized_share": "share of randomized rows", "positions": "deepest position"}
     key = pd.DataFrame({"figure": [labels[k] for k in labels],
                         "value": [s[k] for k in labels]})
-    ctr = ctr_by_position(log)
+    ctr = ctr_by_position_result(log, randomized_share=s["randomized_share"] or 0.0)
     name = log.info.name
     return [
         report.ReportItem.from_result(
             "Key figures", table=key, dataset=name, settings=_settings(log),
             note="Size of the click log and how often results were clicked."),
         report.ReportItem.from_result(
-            "Click-through rate by position", fig=ctr_by_position_figure(ctr), table=ctr,
-            dataset=name, settings=_settings(log, interval="95% Wilson score"),
-            verdict=ctr_by_position_verdict(ctr, randomized_share=s["randomized_share"] or 0.0),
+            "Click-through rate by position", fig=ctr_by_position_figure(ctr.table),
+            table=ctr.table, dataset=name, settings=_settings(log, interval="95% Wilson score"),
+            verdict=ctr.verdict,
             note="Bars are 95% Wilson score intervals."),
     ]
 
@@ -161,16 +160,18 @@ def _thin_caveat(table: pd.DataFrame) -> list[str]:
 
 
 def section_propensity(log, ctx) -> list[report.ReportItem]:
+    from ulr.lists import mapping_warnings
     method = ctx["propensity_method"] or _default_method(log)
     res = propensity.estimate(log, method=method, positions=ctx["positions"],
-                              n_bootstrap=ctx["n_bootstrap"] or 0, seed=ctx["seed"])
+                              n_bootstrap=ctx["n_bootstrap"] or 0, seed=ctx["seed"],
+                              mapping=mapping_warnings(log))
     ctx["theta"] = np.asarray(res.theta, dtype=float)
     ctx["theta_from"] = f"estimated ({method})"
     truth = true_theta(log)
-    by_pos = ctr_by_position(log)
-    table = propensity_plots.results_table([res], truth, clicks=by_pos["clicks"].to_numpy(),
-                                           impressions=by_pos["impressions"].to_numpy())
-    s = summary(log)
+    by_pos = summary_and_ctr(log)[1]  # the click counts the chart draws, and the evidence
+    table = propensity_plots.results_table([res], truth,
+                                           clicks=by_pos.table["clicks"].to_numpy(),
+                                           impressions=by_pos.table["impressions"].to_numpy())
     note = (f"Position bias estimated with {method}; "
             + (f"intervals from {ctx['n_bootstrap']} bootstrap replicates where drawn, "
                "else from the click counts." if ctx["n_bootstrap"] else
@@ -179,14 +180,11 @@ def section_propensity(log, ctx) -> list[report.ReportItem]:
             + (" The dashed line is the true theta recorded in the log." if truth is not None
                else "")
             + ("\n" + "\n".join(res.notes) if res.notes else ""))
-    from ulr.lists import mapping_warnings
-    verdict = res.verdict_on(table, mapping=mapping_warnings(log))  # as the page judges it
     return [report.ReportItem.from_result(
         f"Position bias ({method})", fig=propensity_plots.theta_figure([res], truth, table=table),
-        verdict=verdict,
+        verdict=res.verdict,  # as the page judges it
         table=table, dataset=log.info.name, note=note, caveats=_thin_caveat(table),
-        evidence={"rows": s["rows"], "clicks": int(by_pos["clicks"].sum()),
-                  "queries": s["queries"], "sessions": s["sessions"]},
+        evidence=by_pos.evidence,
         settings=_settings(log, method=method, positions=ctx["positions"],
                            bootstrap=ctx["n_bootstrap"], seed=ctx["seed"]))]
 

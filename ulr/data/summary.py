@@ -1,4 +1,5 @@
-"""Summaries of a click log: key figures, CTR by position with Wilson intervals, true theta.
+"""Summaries of a click log: key figures, CTR by position with Wilson intervals (and what
+it can say, :class:`CtrByPosition`), true theta.
 
 One function per summary, for every kind of log: a stored :class:`ulr.data.log.Log`, a
 :class:`ulr.data.scan.Scan` on any engine (an in-place file, a lake path, a Spark
@@ -7,11 +8,13 @@ table) and the statistics a registered source stores (:class:`CellStats`).
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ulr.data.scan import CellStats, Scan, scan_of
+from ulr.verdict import LEVEL, Verdict, fill
 
 if TYPE_CHECKING:  # pandas is imported where it is used: start-up time of the CLI
     import pandas as pd
@@ -19,6 +22,8 @@ if TYPE_CHECKING:  # pandas is imported where it is used: start-up time of the C
     from ulr.data.log import Log
 
 TRUE_THETA_HEAD = 200_000
+#: a log is "randomized" for the CTR caption when at least this share of rows is
+RANDOMIZED_SHARE = 0.99
 
 
 def ctr_by_position(log, *, level: float = 0.95):
@@ -51,6 +56,131 @@ def ctr_by_position(log, *, level: float = 0.95):
     clk = np.bincount(log.position, log.clicks, minlength=log.positions + 1)[1:]
     ok = imp > 0
     return wilson_table(np.arange(1, log.positions + 1)[ok], imp[ok], clk[ok], level=level)
+
+
+def ctr_by_position_result(log, *, randomized_share: float = 0.0, level: float = LEVEL,
+                           rows: int | None = None, clicks: int | None = None,
+                           queries: int | None = None, sessions: int | None = None
+                           ) -> CtrByPosition:
+    """:func:`ctr_by_position` of ``log`` with its verdict and evidence
+    (:class:`CtrByPosition`; the other arguments are its fields)."""
+    return CtrByPosition(ctr_by_position(log, level=level), randomized_share=randomized_share,
+                         level=level, rows=rows, clicks=clicks, queries=queries,
+                         sessions=sessions)
+
+
+@dataclass(frozen=True)
+class CtrByPosition:
+    """CTR per position and what it can say (docs/verdicts.md, "CTR by position").
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        ``position, impressions, clicks, ...`` by position (:func:`ctr_by_position`).
+    randomized_share : float
+        Share of rows shown in random order (1.0 when the whole log is declared so). At
+        least :data:`RANDOMIZED_SHARE`: a difference between positions is position bias
+        alone; otherwise it mixes position bias with the ranker's ordering.
+    level : float
+        Two-sided level of the verdict's interval.
+    rows, clicks, queries, sessions : int or None
+        The log's counts the evidence states (``rows`` and ``clicks`` default to the
+        table's impressions and clicks; None: not known, e.g. no session column).
+    verdict : Verdict
+        Set when the result is built: position 1 against the last position (difference of
+        two binomial proportions, normal interval), naming the position with the highest
+        CTR when it is neither end.
+    evidence : dict
+        ``rows, clicks, queries, sessions``.
+    caveats : tuple of str
+        The verdict's reasons, word for word (what a page shows next to the chart).
+    """
+
+    table: object
+    randomized_share: float = 0.0
+    level: float = LEVEL
+    rows: int | None = None
+    clicks: int | None = None
+    queries: int | None = None
+    sessions: int | None = None
+    #: filled in when the result is built (:meth:`_verdict`)
+    verdict: Verdict = field(init=False, compare=False)
+    evidence: dict = field(init=False, compare=False)
+    caveats: tuple = field(init=False, compare=False)
+
+    def __post_init__(self):
+        verdict = self._verdict()
+        rows = int(self.table["impressions"].sum()) if self.rows is None else self.rows
+        clicks = int(self.table["clicks"].sum()) if self.clicks is None else self.clicks
+        fill(self, randomized_share=float(self.randomized_share or 0.0), verdict=verdict,
+             evidence={"rows": rows, "clicks": clicks, "queries": self.queries,
+                       "sessions": self.sessions},
+             caveats=tuple(r.message for r in verdict.reasons))
+
+    def _verdict(self) -> Verdict:
+        """Compares position 1 with the last position and names the position with the
+        highest CTR; the words follow the data's shape (a fall, a rise, no trend) and
+        whether the log is randomized (:attr:`randomized_share`)."""
+        import pandas as pd
+
+        from ulr import verdict as V
+        level = self.level
+        t = pd.DataFrame(self.table).sort_values("position")
+        n = t["impressions"].to_numpy(dtype=float)
+        k = t["clicks"].to_numpy(dtype=float)
+        p = np.divide(k, n, out=np.zeros_like(k), where=n > 0)
+        pos = t["position"].to_numpy()
+        basis = "CTR at position 1 - CTR at the last position"
+        if len(t) < 2:
+            return Verdict("inconclusive", "The log shows a single position: no trend by "
+                           "position.", basis)
+        se = float(np.sqrt(p[0] * (1 - p[0]) / max(n[0], 1)
+                           + p[-1] * (1 - p[-1]) / max(n[-1], 1)))
+        d = float(p[0] - p[-1])
+        z = V.z_value(level)
+        lo, hi = d - z * se, d + z * se
+        top = int(np.argmax(p))
+        randomized = (self.randomized_share or 0.0) >= RANDOMIZED_SHARE
+        se1 = float(np.sqrt(p[0] * (1 - p[0]) / max(n[0], 1)))
+        sek = float(np.sqrt(p[-1] * (1 - p[-1]) / max(n[-1], 1)))
+        common = min(x for x in (se1, sek, se) if x > 0) if max(se1, sek, se) > 0 else None
+        rates = (f"{V.fmt(p[0], common, pct=True)} at position 1, "
+                 f"{V.fmt(p[-1], common, pct=True)} at position {pos[-1]}")  # one precision
+        # the words follow the data's shape: a fall, a rise, or no trend the clicks can show
+        shape = "flat" if V.contains_zero(lo, hi) else "fall" if d > 0 else "rise"
+        if randomized:
+            why = ("The log is randomized, so every document is shown at every position "
+                   "alike: a difference between positions is position bias alone.")
+        elif shape == "fall":
+            why = ("A fall with position mixes position bias (users examine lower positions "
+                   "less) with the ranker putting better documents on top; this chart alone "
+                   "does not separate the two.")
+        elif shape == "rise":
+            why = ("A rise with position is not what position bias alone does (users examine "
+                   "lower positions less): the logging policy puts more attractive documents "
+                   "lower, and this chart alone does not separate the two.")
+        else:
+            why = ("The clicks show no trend by position that their intervals can support; "
+                   "without randomization a trend would mix position bias with the ranker's "
+                   "ordering.")
+        estimate = {"delta": d, "lower": lo, "upper": hi, "top_position": int(pos[top]),
+                    "randomized": randomized, "shape": shape}
+        if V.contains_zero(lo, hi):
+            more = V.more_to_exclude_zero(float(n[0] + n[-1]) / 2, d, lo, hi)
+            return Verdict("inconclusive", f"Position 1 and position {pos[-1]} cannot be told "
+                           f"apart ({rates}). {why}", basis,
+                           to_settle=(f"about {V.about(more)} more impressions per position "
+                                      f"would give this difference a {level:.0%} interval "
+                                      "that excludes 0" if more else None),
+                           estimate=estimate)
+        head = f"Clicks {shape} with position ({rates})."
+        if top not in (0, len(p) - 1):
+            head += f" Position {pos[top]} has the highest CTR."
+        lvl = "reliable" if k.sum() >= V.MIN_EFFECTIVE_CLICKS else "directional"
+        return Verdict(lvl, f"{head} {why}", basis, estimate=estimate,
+                       reasons=() if lvl == "reliable" else (V.Reason(
+                           "few_clicks", f"{int(k.sum())} clicks in all (thin below "
+                           f"{V.MIN_EFFECTIVE_CLICKS})."),))
 
 
 def wilson_table(position, impressions, clicks, *, level: float = 0.95):
@@ -103,6 +233,16 @@ def true_theta(log, positions: int | None = None) -> np.ndarray | None:
             return None
         t = t[:positions]
     return t
+
+
+def summary_and_ctr(log: Log) -> tuple[dict, CtrByPosition]:
+    """:func:`summary` of a stored log and its :class:`CtrByPosition`, whose evidence
+    states those figures (rows, clicks, queries, sessions) and whose verdict weighs the
+    log's randomized share."""
+    s = summary(log)
+    return s, ctr_by_position_result(log, randomized_share=s["randomized_share"],
+                                     rows=s["rows"], queries=s["queries"],
+                                     sessions=s["sessions"])
 
 
 def summary(log: Log) -> dict:

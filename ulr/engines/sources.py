@@ -478,3 +478,15 @@ def ctr_by_position(name: str, *, db_path=None, level: float = 0.95):
     st = _reading(name, db_path, lambda parts, total, v: inc.merged_cell_stats(
         parts, total=total, name=name))
     return data_summary.ctr_by_position(st, level=level)
+
+
+def ctr_by_position_result(name: str, *, db_path=None, level: float = 0.95
+                           ) -> data_summary.CtrByPosition:
+    """:func:`ctr_by_position` with its verdict, and the evidence of the same stored
+    statistics (rows, clicks, queries; a source stores no sessions)."""
+    summ, st = _reading(name, db_path, lambda parts, total, v: (
+        inc.summary(parts, total=total, name=name),
+        inc.merged_cell_stats(parts, total=total, name=name)))
+    return data_summary.CtrByPosition(data_summary.ctr_by_position(st, level=level),
+                                      level=level, rows=summ["rows"], clicks=summ["clicks"],
+                                      queries=summ["queries"])

@@ -131,7 +131,7 @@ __all__ = ["CELL_METHODS", "IN_PLACE_METHODS", "METHODS", "REGISTRY", "Method",
 
 def estimate(log, *, method: str, positions: int | None = None, n_bootstrap: int = 0,
              seed: int = 0, assume_randomized: bool = False, progress=None,
-             level: float = 0.95, should_stop=None) -> PropensityResult:
+             level: float = 0.95, should_stop=None, mapping=()) -> PropensityResult:
     """Estimate examination probability per position, relative to position 1.
 
     Parameters
@@ -158,10 +158,14 @@ def estimate(log, *, method: str, positions: int | None = None, n_bootstrap: int
         Asked between stages and in every loop (bootstrap replicate, EM
         iteration, GBDT refit, DLA step); when it returns True the work stops
         with :class:`ulr.errors.Cancelled` within one step.
+    mapping : tuple of MappingWarning
+        The log's mapping warnings (:func:`ulr.lists.mapping_warnings`) the verdict weighs.
 
     Returns
     -------
     PropensityResult
+        With the log's click counts per position, so its ``verdict`` judges the
+        intervals the chart draws (bootstrap, else from the click counts).
     """
     if method not in REGISTRY:
         raise UlrError(f"unknown propensity method {method!r}; choose one of "
@@ -179,10 +183,16 @@ def estimate(log, *, method: str, positions: int | None = None, n_bootstrap: int
     res = impl.run(scan, positions=positions, n_bootstrap=b, seed=int(seed),
                    assume_randomized=bool(assume_randomized), progress=progress,
                    level=float(level), should_stop=should_stop)
+    seconds = time.perf_counter() - t0
+    from ulr.data.summary import ctr_by_position
+    by_pos = ctr_by_position(scan)  # what the verdict weighs: the counts behind each position
     if progress is not None:
         progress(1.0, f"{method}: done")
     notes = tuple(res.notes)
     if assume_randomized and method != "randomization":
         notes += ("assume_randomized (every row treated as randomized) only affects the "
                   "randomization method.",)
-    return dataclasses.replace(res, notes=notes, seconds=time.perf_counter() - t0)
+    return dataclasses.replace(res, notes=notes, seconds=seconds,
+                               clicks=by_pos["clicks"].to_numpy(),
+                               impressions=by_pos["impressions"].to_numpy(),
+                               mapping=tuple(mapping))

@@ -6,76 +6,24 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ulr import theme, validate
-from ulr.verdict import WIDE
-
-
-#: A position's estimate is "thin" when its 95% interval's half-width exceeds
-#: this fraction of the estimate (the interval says the value could be half or
-#: one and a half times what is drawn).
-THIN_RELATIVE_HALF_WIDTH = WIDE
-
-
-def click_count_interval(clicks, impressions, *, level: float = 0.95, center=None):
-    """Delta-method interval of ``theta_k / theta_1`` from click counts per position.
-
-    ``theta_k / theta_1 = CTR_k / CTR_1`` for rows in random order; the
-    variance of its log is ``(1 - p_k) / c_k + (1 - p_1) / c_1`` (binomial
-    counts, Katz et al. 1978). For other methods it is a floor on the
-    uncertainty: no estimate is more precise than the clicks it rests on, so
-    the same log-scale width is drawn around that method's estimate
-    (``center``; default the count ratio ``CTR_k / CTR_1`` itself).
-    Returns (lower, upper) arrays; unbounded (inf) where a position has no click.
-    """
-    from scipy.stats import norm  # only here: scipy.stats is slow to import
-    z = float(norm.ppf(0.5 + validate.level(level) / 2))
-    c = np.asarray(clicks, dtype=float)
-    n = np.asarray(impressions, dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        p = np.where(n > 0, c / n, np.nan)
-        var = (1 - p) / c + (1 - p[0]) / c[0]
-        ratio = p / p[0] if center is None else np.asarray(center, dtype=float)
-        half = z * np.sqrt(var)
-        lower = np.where(c > 0, ratio * np.exp(-half), 0.0)
-        upper = np.where((c > 0) & (c[0] > 0), ratio * np.exp(half), np.inf)
-    return lower, upper
+from ulr import theme
+from ulr.propensity.precision import (  # noqa: F401  (read here too)
+    THIN_RELATIVE_HALF_WIDTH, click_count_interval, precision)
 
 
 def with_precision(result, clicks, impressions):
     """``result``'s interval (bootstrap, else the click-count approximation) and
-    which positions rest on too little evidence.
+    which positions rest on too little evidence (:func:`ulr.propensity.precision.precision`).
 
     Returns a frame: position, theta, lower, upper, interval ("bootstrap" or
     "click counts"), relative_half_width, thin.
     """
-    k = result.positions
-    c = np.zeros(k)
-    n = np.zeros(k)
-    m = min(k, len(clicks))
-    c[:m], n[:m] = np.asarray(clicks)[:m], np.asarray(impressions)[:m]
-    if result.method == "randomization" and "randomized_clicks" in result.extras:
-        c = np.asarray(result.extras["randomized_clicks"], dtype=float)[:k]
-        n = np.asarray(result.extras["randomized_impressions"], dtype=float)[:k]
-    theta = np.asarray(result.theta, dtype=float)
-    lo, up = click_count_interval(c, n, center=theta)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        # the click-count floor, relative to the counts' own ratio estimate
-        ratio = np.where(n > 0, c / np.maximum(n, 1), np.nan) / (c[0] / n[0] if c[0] else np.nan)
-        floor = np.where(ratio > 0, (up - lo) / 2 / ratio, np.inf)
-    basis = np.full(k, "click counts", dtype=object)
-    if result.lower is not None:
-        boot = np.isfinite(result.lower) & np.isfinite(result.upper)
-        lo = np.where(boot, result.lower, lo)
-        up = np.where(boot, result.upper, up)
-        basis[boot] = "bootstrap"
-    with np.errstate(divide="ignore", invalid="ignore"):
-        rel = np.where(theta > 0, (up - lo) / 2 / theta, np.inf)
-    rel = np.fmax(rel, floor)  # no estimate is more precise than the clicks behind it
-    rel[0] = 0.0 if c[0] > 0 else np.inf  # theta_1 = 1 by definition
-    thin = ~(rel <= THIN_RELATIVE_HALF_WIDTH) | ~np.isfinite(theta)
-    return pd.DataFrame({"position": np.arange(1, k + 1), "theta": theta, "lower": lo,
-                         "upper": up, "interval": basis, "relative_half_width": rel,
-                         "thin": thin, "clicks": c.astype(int), "impressions": n.astype(int)})
+    p = precision(result, clicks, impressions)
+    return pd.DataFrame({"position": np.arange(1, result.positions + 1), "theta": p["theta"],
+                         "lower": p["lower"], "upper": p["upper"], "interval": p["interval"],
+                         "relative_half_width": p["relative_half_width"], "thin": p["thin"],
+                         "clicks": p["clicks"].astype(int),
+                         "impressions": p["impressions"].astype(int)})
 
 
 def results_table(results, truth: np.ndarray | None = None, *, clicks=None,

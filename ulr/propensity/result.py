@@ -6,10 +6,19 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ulr import validate
+from ulr.verdict import fill
 
 #: bootstrap replicates of θ's interval when none are asked for: the Position bias page's
 #: default and the ``propensity`` command's, so that both give the same verdict
 N_BOOTSTRAP = 50
+
+
+def _counts(a) -> np.ndarray | None:
+    if a is None:
+        return None
+    arr = np.array(a, dtype=float).reshape(-1)
+    arr.setflags(write=False)
+    return arr
 
 
 def _frozen(a, n: int, what: str) -> np.ndarray | None:
@@ -51,6 +60,15 @@ class PropensityResult:
         Replicates behind ``lower``/``upper`` and the interval's level.
     seconds : float
         Wall-clock time of the estimate.
+    clicks, impressions : ndarray or None
+        Click counts per position of the log (set by :func:`ulr.propensity.estimate`).
+    mapping : tuple of MappingWarning
+        The mapping's warnings the verdict weighs.
+    misfit : Reason or None
+        The PBM-misfit caveat (a better-fitting user model) the verdict carries.
+    verdict : Verdict
+        How precisely the log pins theta down: set when the result is built, on the
+        intervals the chart draws (with ``clicks``: bootstrap, else from the counts).
     """
 
     method: str
@@ -66,6 +84,19 @@ class PropensityResult:
     n_bootstrap: int = 0
     level: float = 0.95
     seconds: float = 0.0
+    #: clicks and impressions per position (1, 2, ...) of the log the estimate ran on
+    #: (:func:`ulr.data.summary.ctr_by_position`): with them the verdict judges the
+    #: intervals the chart draws, bootstrap else from the counts (set by
+    #: :func:`ulr.propensity.estimate`)
+    clicks: np.ndarray | None = None
+    impressions: np.ndarray | None = None
+    #: the mapping's warnings (:func:`ulr.lists.mapping_warnings`) the verdict weighs
+    mapping: tuple = ()
+    #: the PBM-misfit caveat of the dataset (:func:`ulr.verdict.pbm_misfit`), if any: every
+    #: method assumes the position-based model
+    misfit: object = None
+    #: filled in when the result is built (:meth:`_verdict`)
+    verdict: object = field(init=False, compare=False)
 
     def __post_init__(self):
         k = int(self.positions)
@@ -91,24 +122,43 @@ class PropensityResult:
         object.__setattr__(self, "extras", dict(self.extras))  # a copy (picklable for caches)
         object.__setattr__(self, "rows_used", int(self.rows_used))
         object.__setattr__(self, "n_bootstrap", int(self.n_bootstrap))
+        if (self.clicks is None) != (self.impressions is None):
+            raise ValueError("clicks and impressions go together.")
+        counts = {name: _counts(getattr(self, name)) for name in ("clicks", "impressions")}
+        fill(self, **counts, mapping=tuple(self.mapping))
+        fill(self, verdict=self._verdict())
 
     @property
     def iterations(self) -> int:
         return len(self.loglik)
 
-    def verdict(self, *, lower=None, upper=None, relative=None, mapping=()):
+    def _verdict(self):
         """How precisely the log pins theta down (docs/verdicts.md, "Position bias").
 
-        Uses the bootstrap interval, or ``lower``/``upper`` when given (e.g.
-        from click counts). The least precise position decides: within
+        Judges the intervals the chart draws: with :attr:`clicks` per position, those of
+        :func:`ulr.propensity.precision.precision` (bootstrap, else from the click
+        counts, with their relative half-width and its click-count floor), else the
+        bootstrap interval alone. The least precise position decides: within
         ±``PRECISE`` of its theta ``reliable``, within ±``WIDE`` ``directional``,
-        else (or without any interval) ``inconclusive``. ``relative`` (one value per
-        position) is the relative half-width a table shows (e.g. with the click-count
-        floor of :func:`ulr.propensity.plots.with_precision`); the least precise position
-        is then the one that table shows as least precise.
+        else (or without any interval) ``inconclusive``. A :attr:`mapping` warning that
+        blocks position bias: ``invalid``. :attr:`misfit` caps it at ``directional``.
         """
         from ulr import verdict as V
+        lower = upper = relative = None
+        if self.clicks is not None:
+            from ulr.propensity.precision import precision
+            p = precision(self, self.clicks, self.impressions)
+            lower, upper = p["lower"], p["upper"]
+            relative = np.asarray(p["relative_half_width"], dtype=float)
+        return V.with_reason(self._judge(lower, upper, relative), self.misfit)
+
+    def _judge(self, lower, upper, relative):
+        """The verdict on the interval ``lower``/``upper`` (None: the bootstrap's), the
+        least precise position being the largest ``relative`` half-width (None: the
+        interval's own)."""
+        from ulr import verdict as V
         from ulr.lists import blocking
+        mapping = self.mapping
         lo = self.lower if lower is None else _frozen(lower, self.positions, "lower")
         hi = self.upper if upper is None else _frozen(upper, self.positions, "upper")
         reasons = [w.reason() for w in mapping]
@@ -164,30 +214,6 @@ class PropensityResult:
                                    "upper": hi.tolist(), "worst_position": worst + 1,
                                    "relative_half_width": r, "level": self.level})
 
-    def verdict_on(self, table, *, mapping=()):
-        """The verdict on the intervals a chart draws for this method.
-
-        ``table`` is :func:`ulr.propensity.plots.results_table` with click counts: its
-        rows of this method give an interval for every position (bootstrap, else from
-        the click counts), and :meth:`verdict` judges those; without a full set of
-        them, the bootstrap's own.
-        """
-        t = table[table["method"] == self.method].sort_values("position").head(self.positions)
-        lower = upper = relative = None
-        if len(t) == self.positions and {"lower", "upper"} <= set(t.columns):
-            lower, upper = t["lower"].to_numpy(), t["upper"].to_numpy()
-            if "relative_half_width" in t.columns:  # the precision the table shows
-                relative = t["relative_half_width"].to_numpy(dtype=float)
-        return self.verdict(lower=lower, upper=upper, relative=relative, mapping=mapping)
-
-    def verdict_with_counts(self, clicks, impressions, *, mapping=()):
-        """The verdict the Position bias page shows: :meth:`verdict_on` the table its
-        chart draws from these click counts per position (1, 2, ...)."""
-        from ulr.propensity.plots import results_table
-        table = results_table([self], clicks=np.asarray(clicks), impressions=np.asarray(
-            impressions))
-        return self.verdict_on(table, mapping=mapping)
-
     def to_dict(self) -> dict:
         """JSON-able dict with the docs/contract.md §2 keys first."""
         out = {"method": self.method, "positions": self.positions,
@@ -206,7 +232,7 @@ class PropensityResult:
         out["notes"] = list(self.notes)
         out.update({k: v for k, v in self.extras.items() if k not in out})
         out["seconds"] = self.seconds
-        out["verdict"] = self.verdict().to_dict()
+        out["verdict"] = self.verdict.to_dict()
         return out
 
     def to_frame(self) -> "pd.DataFrame":
