@@ -180,3 +180,29 @@ def test_connected_positions():
     st = CellStats(pair=np.array([0, 0, 1, 1, 2]), position=np.array([1, 2, 2, 3, 4]),
                      impressions=np.ones(5), clicks=np.zeros(5), n_pairs=3, positions=4)
     np.testing.assert_array_equal(A.connected_to_top(st), [True, True, True, False])
+
+
+@pytest.mark.parametrize("method", ["em", "intervention-harvesting"])
+@pytest.mark.parametrize("positions", [None, 4])
+def test_cell_methods_read_the_position_counts_off_their_cells(tmp_path, monkeypatch, method,
+                                                               positions):
+    """The verdict's clicks and impressions per position are the whole log's, and a cell
+    method reads them off its one aggregate instead of scanning the file again (unless
+    ``positions`` cut the cells short)."""
+    from ulr.data import scan as scan_mod
+    from ulr.data.summary import ctr_by_position
+    from ulr.propensity import estimate
+    sim = simulate_clicks(queries=60, docs_per_query=6, sessions=3000, seed=5)
+    path = tmp_path / "log.csv"
+    sim.df.to_csv(path, index=False)
+    scan = scan_mod.csv_scan(path, None)
+    want = ctr_by_position(scan)
+    statements = []
+    execute = scan_mod.Scan.execute
+    monkeypatch.setattr(scan_mod.Scan, "execute",
+                        lambda self, sql, params=None: statements.append(sql)
+                        or execute(self, sql, params))
+    res = estimate(scan, method=method, positions=positions)
+    np.testing.assert_array_equal(res.clicks, want["clicks"])
+    np.testing.assert_array_equal(res.impressions, want["impressions"])
+    assert len(statements) == (1 if positions is None else 2)

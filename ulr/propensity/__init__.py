@@ -184,15 +184,18 @@ def estimate(log, *, method: str, positions: int | None = None, n_bootstrap: int
                    assume_randomized=bool(assume_randomized), progress=progress,
                    level=float(level), should_stop=should_stop)
     seconds = time.perf_counter() - t0
-    from ulr.data.summary import ctr_by_position
-    by_pos = ctr_by_position(scan)  # what the verdict weighs: the counts behind each position
+    counts = {}
+    if res.clicks is None:  # what the verdict weighs: the counts behind each position (the
+        # cell methods read them off their cells; the others need one more aggregate)
+        from ulr.data.summary import ctr_by_position
+        by_pos = ctr_by_position(scan)
+        counts = {"clicks": by_pos["clicks"].to_numpy(),
+                  "impressions": by_pos["impressions"].to_numpy()}
     if progress is not None:
         progress(1.0, f"{method}: done")
     notes = tuple(res.notes)
     if assume_randomized and method != "randomization":
         notes += ("assume_randomized (every row treated as randomized) only affects the "
                   "randomization method.",)
-    return dataclasses.replace(res, notes=notes, seconds=seconds,
-                               clicks=by_pos["clicks"].to_numpy(),
-                               impressions=by_pos["impressions"].to_numpy(),
+    return dataclasses.replace(res, notes=notes, seconds=seconds, **counts,
                                mapping=tuple(mapping))

@@ -3,8 +3,9 @@
 The log handle (:class:`~ulr.data.scan.Scan`) and the cell statistics every estimator
 and engine aggregates live in :mod:`ulr.data.scan`, the per-position summaries in
 :mod:`ulr.data.summary`. This module holds what only estimation needs:
-whether the positions are identified (:func:`connected_to_top`) and the
-Poisson bootstrap weights (:func:`poisson_weights`).
+whether the positions are identified (:func:`connected_to_top`), the log's counts per
+position read off the cells (:func:`position_counts`) and the Poisson bootstrap weights
+(:func:`poisson_weights`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,18 @@ from __future__ import annotations
 import numpy as np
 
 from ulr.data.scan import CellStats
+
+
+def position_counts(stats: CellStats, positions: int | None) -> dict:
+    """``clicks`` and ``impressions`` per position of the whole log, from its cells: the
+    counts a result's verdict weighs (:class:`ulr.propensity.result.PropensityResult`),
+    without a second scan of the log. Empty when ``positions`` cut the cells to 1..K, which
+    then no longer hold every row."""
+    if positions is not None:
+        return {}
+    from ulr.data.summary import ctr_by_position
+    by_pos = ctr_by_position(stats)
+    return {"clicks": by_pos["clicks"].to_numpy(), "impressions": by_pos["impressions"].to_numpy()}
 
 
 def connected_to_top(stats: CellStats) -> np.ndarray:

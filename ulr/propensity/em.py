@@ -374,7 +374,7 @@ def run(scan, *, positions=None, n_bootstrap: int = 0, seed=0, assume_randomized
     """
     from ulr.propensity import bootstrap as bs
     from ulr.data.scan import cell_stats
-    from ulr.propensity.aggregate import connected_to_top
+    from ulr.propensity.aggregate import connected_to_top, position_counts
     from ulr.propensity.result import PropensityResult
 
     import threading
@@ -420,4 +420,4 @@ def run(scan, *, positions=None, n_bootstrap: int = 0, seed=0, assume_randomized
         method="em", positions=stats.positions, theta=theta, lower=lower, upper=upper,
         absolute=fit.theta, loglik=fit.loglik, rows_used=stats.rows, notes=notes,
         extras={"converged": fit.converged, "pairs": stats.n_pairs, "cells": len(stats.pair)},
-        n_bootstrap=n_bootstrap, level=level)
+        n_bootstrap=n_bootstrap, level=level, **position_counts(stats, positions))

@@ -141,6 +141,7 @@ def run(scan, *, positions=None, n_bootstrap: int = 0, seed=0, assume_randomized
     """Harvest interventions from one aggregate query; bootstrap by reweighting cells."""
     from ulr.propensity import bootstrap as bs
     from ulr.data.scan import cell_stats
+    from ulr.propensity.aggregate import position_counts
     from ulr.propensity.result import PropensityResult
 
     prog = bs.Progress(progress)
@@ -177,4 +178,4 @@ def run(scan, *, positions=None, n_bootstrap: int = 0, seed=0, assume_randomized
         extras={"position_pairs": info["position_pairs"],
                 "effective_trials_vs_top": neff[0].tolist(),
                 "converged": info["converged"]},
-        n_bootstrap=n_bootstrap, level=level)
+        n_bootstrap=n_bootstrap, level=level, **position_counts(stats, positions))
