@@ -13,11 +13,19 @@ _IDLE_JS = """() => {
 }"""
 
 
+#: how often (ms) wait_idle asks the page whether the script run has ended. Playwright's
+#: default polls on every animation frame, which makes the renderer draw 60 frames a second
+#: for as long as a computation runs: a sixth of a core per waiting page, taken from the
+#: server it waits on (the suite is CPU-bound on two cores).
+POLL_MS = 100
+
+
 def wait_idle(pg, timeout=60_000, settle_ms=400):
     """Wait until Streamlit has finished its script run and no new run starts right after."""
     deadline = time.time() + timeout / 1000
     while True:
-        pg.wait_for_function(_IDLE_JS, timeout=max(1, int((deadline - time.time()) * 1000)))
+        pg.wait_for_function(_IDLE_JS, polling=POLL_MS,
+                             timeout=max(1, int((deadline - time.time()) * 1000)))
         pg.wait_for_timeout(settle_ms)
         if pg.evaluate(_IDLE_JS) or time.time() > deadline:
             return
