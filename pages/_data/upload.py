@@ -179,7 +179,7 @@ def _checked(up, mapping) -> tuple:
     hit = st.session_state.get(_CHECK)
     if hit is None or hit[0] != key:
         try:
-            hit = (key, check_mapping(_upload_copy(up), mapping, source_name=up.name), None)
+            hit = (key, check_mapping(_upload_copy(up), mapping, file_name=up.name), None)
         except UlrError as exc:
             hit = (key, (), str(exc))
         st.session_state[_CHECK] = hit
@@ -222,7 +222,7 @@ def _load_upload(up, mapping, name: str, skip: bool, replace: bool):
         with st.status(f"Loading {up.name}…", expanded=False) as status:
             old = _hash_of(name) if replace else None
             res = ingest.load_log(_upload_copy(up), name, cur=ui.cursor(), mapping=mapping(),
-                                 skip_bad_rows=skip, replace=replace, source_name=up.name,
+                                 skip_bad_rows=skip, replace=replace, file_name=up.name,
                                  actor=ui.identity())
             ui.forget(old)
             status.update(label=f"Stored “{res.dataset}”: {res.rows:,} rows",

@@ -247,12 +247,25 @@ def test_duplicate_parquet_column_names_refused(tmp_path, cur):
      True),
     ("query_id,doc_id,position,click\nq,d,0,1\n", "refused their log.csv:", False),
 ])
-def test_messages_name_the_source_name_not_the_copy(tmp_path, cur, text, needle, at_peek):
+def test_messages_name_the_file_name_not_the_copy(tmp_path, cur, text, needle, at_peek):
     p = write(tmp_path, text, "41447401-abcd.csv")
-    calls = [lambda: ingest.load_log(p, "x", cur=cur, source_name="their log.csv")]
+    calls = [lambda: ingest.load_log(p, "x", cur=cur, file_name="their log.csv")]
     if at_peek:
         calls.append(lambda: ingest.peek_columns(p, "their log.csv"))
     for call in calls:
         with pytest.raises(UlrError) as e:
             call()
         assert needle in str(e.value) and "41447401" not in str(e.value)
+
+
+def test_source_name_is_still_accepted_as_the_file_name(tmp_path, cur):
+    """``file_name=`` was ``source_name=`` ("source" is a registered lake table only)."""
+    from ulr.data.precheck import check_mapping
+    p = write(tmp_path, "query_id,doc_id,position,click\nq,d,0,1\n", "41447401-abcd.csv")
+    with pytest.warns(DeprecationWarning, match="file_name"):
+        with pytest.raises(UlrError, match="their log.csv"):
+            ingest.load_log(p, "x", cur=cur, source_name="their log.csv")
+    with pytest.warns(DeprecationWarning, match="file_name"):
+        check_mapping(p, source_name="their log.csv")
+    with pytest.raises(TypeError, match="bogus"):
+        ingest.peek_columns(p, bogus=1)

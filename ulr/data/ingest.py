@@ -72,7 +72,7 @@ def _check_parquet_names(path: Path, shown: str) -> None:
     schema.refuse_duplicates(names, shown)
 
 
-def _source_columns(cur, path: Path, kind: str,
+def _file_columns(cur, path: Path, kind: str,
                     shown: str | None = None) -> tuple[list[str], str | None]:
     shown = shown or path.name
     if kind == "csv":
@@ -137,13 +137,13 @@ class LoadJob:
         return " AND ".join(f"NOT {cond}" for _, cond, _ in self.rules) or "true"
 
 
-def new_job(path, name, mapping, skip_bad_rows, source_name, *, quick_hash: bool) -> LoadJob:
+def new_job(path, name, mapping, skip_bad_rows, file_name, *, quick_hash: bool) -> LoadJob:
     catalog.check_name(name)
     p = Path(path)
-    shown = source_name or p.name
+    shown = file_name or p.name
     kind = sniff_kind(p, shown)
     con = memory_connection()
-    columns, delim = _source_columns(con, p, kind, shown)
+    columns, delim = _file_columns(con, p, kind, shown)
     m = Mapping.coerce(mapping, columns)  # once: plan_columns takes the Mapping as it is
     plans = plan_columns(columns, m)
     used = m.stored(plans)
@@ -373,8 +373,8 @@ def _write_files(job: LoadJob, db: str) -> tuple[Path, Path | None]:
 
 def load_log(path: str | os.PathLike, name: str, *, cur=None, db_path=None,
              mapping: dict | None = None, skip_bad_rows: bool = False,
-             replace: bool = False, source_name: str | None = None,
-             actor: str | None = OPERATOR) -> LoadResult:
+             replace: bool = False, file_name: str | None = None,
+             actor: str | None = OPERATOR, **old) -> LoadResult:
     """Validate a CSV/Parquet click log and store it as dataset ``name``.
 
     Parameters
@@ -388,7 +388,8 @@ def load_log(path: str | os.PathLike, name: str, *, cur=None, db_path=None,
         instead of refusing the file.
     replace : replace an existing dataset of the same name (atomically); only its owner
         may (or the operator).
-    source_name : file name to record (default: the path's name).
+    file_name : file name to record (default: the path's name; ``source_name=``, its old
+        keyword, is still accepted).
     actor : who loads it, recorded as its owner: an identity string (the dashboard's
         browser or signed-in user), or :data:`OPERATOR` (the default: the command line).
         ``None`` (nobody signed in) may not load.
@@ -400,12 +401,13 @@ def load_log(path: str | os.PathLike, name: str, *, cur=None, db_path=None,
         stored then. The file is staged and validated without holding the
         store; only the final rename and catalog insert take its lock.
     """
+    file_name = files.file_name_of(file_name, old)
     db = catalog.store_of(cur, db_path)
     catalog.check_actor(actor)
     if actor is None:
         raise catalog.NotOwner("Sign in to load a dataset: every dataset belongs to whoever "
                                "loaded it.")
-    job = new_job(path, name, mapping, skip_bad_rows, source_name, quick_hash=False)
+    job = new_job(path, name, mapping, skip_bad_rows, file_name, quick_hash=False)
     data = rejects = None
     try:
         catalog.check_free(db, name, actor=actor, replace=replace)  # before the work, and in publish
@@ -483,16 +485,19 @@ def ensure_sample(db_path=None, *, cur=None) -> DatasetInfo:
             return info
 
 
-def peek_columns(path, source_name: str | None = None) -> tuple[list[str], dict[str, str]]:
+def peek_columns(path, file_name: str | None = None, **old
+                 ) -> tuple[list[str], dict[str, str]]:
     """A file's column names and the auto-detected ``{canonical: source}`` map.
 
-    ``source_name`` is the file name messages use (default: the path's name).
+    ``file_name`` is the file name messages use (default: the path's name; ``source_name=``,
+    its old keyword, is still accepted).
     """
+    file_name = files.file_name_of(file_name, old)
     p = Path(path)
-    kind = sniff_kind(p, source_name)
+    kind = sniff_kind(p, file_name)
     con = memory_connection() if kind == "parquet" else None
     try:
-        cols, _ = _source_columns(con, p, kind, source_name)
+        cols, _ = _file_columns(con, p, kind, file_name)
     finally:
         if con is not None:
             con.close()

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ulr.data import files
 from ulr.data.ingest import check_rows, list_warnings, new_job, problem_text, stage
 from ulr.errors import UlrError
 
@@ -33,8 +34,8 @@ class MappingIssue:
     message: str
 
 
-def check_mapping(path, mapping=None, *, source_name: str | None = None,
-                  sample_rows: int = SAMPLE_ROWS) -> tuple[MappingIssue, ...]:
+def check_mapping(path, mapping=None, *, file_name: str | None = None,
+                  sample_rows: int = SAMPLE_ROWS, **old) -> tuple[MappingIssue, ...]:
     """Check ``mapping`` on the first ``sample_rows`` rows of the file at ``path``.
 
     Parameters
@@ -42,7 +43,8 @@ def check_mapping(path, mapping=None, *, source_name: str | None = None,
     path : CSV or Parquet file.
     mapping : a :class:`ulr.data.mapping.Mapping` or ``{canonical: source}``, as
         :func:`ulr.data.ingest.load_log` takes it.
-    source_name : the file name messages use (the user's, not an upload copy's).
+    file_name : the file name messages use (the user's, not an upload copy's; ``source_name=``,
+        its old keyword, is still accepted).
     sample_rows : how many of the first rows to check.
 
     Returns
@@ -58,9 +60,10 @@ def check_mapping(path, mapping=None, *, source_name: str | None = None,
         The mapping itself cannot be loaded (a column the file lacks, a pattern that
         matches nothing, a text column as a feature, ...): the load's own sentence.
     """
+    file_name = files.file_name_of(file_name, old)
     if not isinstance(sample_rows, int) or sample_rows < 1:
         raise UlrError("sample_rows must be a whole number >= 1.")
-    job = new_job(path, "mapping check", mapping, True, source_name, quick_hash=True)
+    job = new_job(path, "mapping check", mapping, True, file_name, quick_hash=True)
     job.limit = sample_rows
     try:
         stage(job)
