@@ -35,7 +35,6 @@ list of ``L`` slots) the decision is the context and the weights are ``L / (k_d 
 from __future__ import annotations
 
 import numpy as np
-from scipy.stats import norm
 
 LEVEL = 0.999  # one-sided; nominally one false alarm per thousand valid logs
 
@@ -88,6 +87,7 @@ def propensity_checks(*, context, action, propensity, slot=None, cluster=None,
     mu3 = float(np.mean((w - m) ** 3))
     var = float(np.var(w))
     shift = mu3 / (6 * var * n) if var > 0 else 0.0
+    from scipy.stats import norm  # here: scipy.stats takes most of a second to import
     z = norm.ppf(level)
     upper = m + max(shift, 0.0) + z * se
     return {"limit": limit, "mean_weight": m, "upper": float(upper),

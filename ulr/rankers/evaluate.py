@@ -307,9 +307,11 @@ def min_test_queries(*, effect: float = 0.5, alpha: float = 0.05, power: float =
     80%) give 32. It is never below the exact sign-flip test's own floor:
     with ``n`` queries its smallest p-value is ``2 / 2^n``.
     """
-    from scipy.stats import norm
-
-    n = int(np.ceil(((norm.ppf(1 - alpha / 2) + norm.ppf(power)) / effect) ** 2))
+    from statistics import NormalDist  # not scipy.stats: this runs at import, and
+    # scipy.stats takes most of a second to import (every command and page importing
+    # ulr.rankers paid it)
+    z = NormalDist().inv_cdf
+    n = int(np.ceil(((z(1 - alpha / 2) + z(power)) / effect) ** 2))
     floor = int(np.ceil(np.log2(2 / alpha))) + 1  # 2 / 2^n < alpha
     return max(n, floor)
 
