@@ -40,7 +40,8 @@ def _upload(page, url, path, name, *, session=False):
 
 def _load(page, name):
     page.get_by_role("button", name="Load", exact=True).click()
-    page.get_by_text(f"Stored “{name}”").wait_for(timeout=120_000)
+    page.get_by_text(f"Stored “{name}” with").wait_for(timeout=120_000)  # the flash, not
+    # the status box above it (st.status, "Stored “name”: N rows"), which may show as well
     wait_idle(page)
 
 
