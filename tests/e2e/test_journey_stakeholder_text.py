@@ -155,6 +155,9 @@ def test_every_surface_reads_as_words_and_numbers(browser, app_url, tmp_path):
             pg.set_viewport_size({"width": width, "height": 900})
             wait_idle(pg)
             for label in EXPORTS:
+                # the export buttons are drawn once their files are built: on a loaded
+                # machine that may end after the resize's rerun has settled
+                expect(pg.get_by_role("button", name=label)).to_be_visible(timeout=180_000)
                 state = pg.evaluate(_TRUNCATED_JS, label)
                 if state != "whole":
                     problems.append(f"{width} px: the button {label!r} is {state}")
