@@ -45,6 +45,8 @@ def _sample(root: int, seen: dict) -> None:
                 fields = f.read().rsplit(")", 1)[1].split()
             with open(f"/proc/{pid}/cmdline", "rb") as f:
                 cmd = f.read().replace(b"\0", b" ").decode(errors="replace")
+            with open(f"/proc/{pid}/comm") as f:  # the name, kept when argv is rewritten
+                cmd = f"{f.read().strip()} {cmd}"
         except OSError:
             continue
         seen[pid] = (cmd, (int(fields[11]) + int(fields[12])) / TICK)
@@ -60,7 +62,8 @@ def main(argv: list[str]) -> None:
     wall = time.perf_counter() - t0
     by_kind = collections.Counter()
     for cmd, cpu in seen.values():
-        kind = next((label for key, label in KINDS if key in cmd), "other")
+        kind = next((label for key, label in KINDS if key in cmd),
+                    "other: " + cmd.split(" ", 1)[0])
         by_kind[kind] += cpu
     total = sum(by_kind.values())
     print(f"\npytest exit {proc.returncode}, wall {wall:.0f} s, CPU {total:.0f} s "
