@@ -147,6 +147,40 @@ def test_newton_start_is_the_poisson_maximum(open_df, randomized):
     assert np.isclose(theta.max(), 0.9)
 
 
+@pytest.mark.parametrize("block", [None, 7, 1])
+def test_newtons_gram_matrix_is_the_sum_of_each_pairs_outer_product(block):
+    """Newton's K x K matrix B'B, built block by block from cells sorted by pair, against
+    the outer products summed pair by pair; ``block`` forces several blocks (7 cells, or
+    one pair a block)."""
+    rng = np.random.default_rng(5)
+    k, m = 4, 23
+    cells = sorted({(int(q), int(p)) for q, p in zip(rng.integers(0, m, 60),
+                                                      rng.integers(0, k, 60))})
+    P = np.array([q for q, _ in cells])
+    K = np.array([p for _, p in cells])
+    b = rng.uniform(0.1, 2.0, len(cells))
+    ref = np.zeros((k, k))
+    for q in range(m):
+        row = np.zeros(k)
+        row[K[P == q]] = b[P == q]
+        ref += np.outer(row, row)
+    got = em._gram(P, K, b, em._pair_blocks(P, m, k, block), k)
+    np.testing.assert_allclose(got, ref, rtol=1e-13)
+
+
+def test_newton_start_does_not_depend_on_the_order_of_the_cells(open_df):
+    sim = simulate_clicks(queries=30, docs_per_query=5, sessions=3000, features=0, seed=8)
+    st = cell_stats(scan_of(open_df(sim.df)))
+    bt = em._Batch(st.position - 1, st.pair, st.impressions, st.clicks, st.positions,
+                   st.n_pairs)
+    perm = np.random.default_rng(0).permutation(len(st.pair))
+    shuffled = em._Batch((st.position - 1)[perm], st.pair[perm], st.impressions[perm],
+                         st.clicks[perm], st.positions, st.n_pairs)
+    (t1, g1), (t2, g2) = em._poisson_start(bt), em._poisson_start(shuffled)
+    np.testing.assert_allclose(t2, t1, rtol=1e-10)
+    np.testing.assert_allclose(g2, g1, rtol=1e-10)
+
+
 @pytest.mark.parametrize("pseudo", [None, (1.0, 1.0), (0.5, 3.0)])
 def test_em_step_is_the_click_models_kernel_with_an_optional_prior(pseudo):
     """Position bias's EM step runs the click models' compiled PBM kernel; against the
