@@ -22,9 +22,13 @@ def position_counts(stats: CellStats, positions: int | None) -> dict:
     then no longer hold every row."""
     if positions is not None:
         return {}
-    from ulr.data.summary import ctr_by_position
-    by_pos = ctr_by_position(stats)
-    return {"clicks": by_pos["clicks"].to_numpy(), "impressions": by_pos["impressions"].to_numpy()}
+    # the rows of ulr.data.summary.ctr_by_position (positions with impressions), without
+    # its table: building that imported pandas and scipy.stats on the estimate's path
+    imp = np.bincount(stats.position, stats.impressions, minlength=stats.positions + 1)[1:]
+    clk = np.bincount(stats.position, stats.clicks, minlength=stats.positions + 1)[1:]
+    ok = imp > 0
+    return {"clicks": np.nan_to_num(clk[ok]).astype(np.int64),
+            "impressions": imp[ok].astype(np.int64)}
 
 
 def connected_to_top(stats: CellStats) -> np.ndarray:

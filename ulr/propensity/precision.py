@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ulr import validate
+from ulr.stats import normal_quantile
 from ulr.verdict import WIDE
 
 #: A position's estimate is "thin" when its 95% interval's half-width exceeds
@@ -27,8 +28,7 @@ def click_count_interval(clicks, impressions, *, level: float = 0.95, center=Non
     (``center``; default the count ratio ``CTR_k / CTR_1`` itself).
     Returns (lower, upper) arrays; unbounded (inf) where a position has no click.
     """
-    from scipy.stats import norm  # only here: scipy.stats is slow to import
-    z = float(norm.ppf(0.5 + validate.level(level) / 2))
+    z = normal_quantile(0.5 + validate.level(level) / 2)
     c = np.asarray(clicks, dtype=float)
     n = np.asarray(impressions, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
