@@ -180,6 +180,15 @@ def test_connected_positions():
     st = CellStats(pair=np.array([0, 0, 1, 1, 2]), position=np.array([1, 2, 2, 3, 4]),
                      impressions=np.ones(5), clicks=np.zeros(5), n_pairs=3, positions=4)
     np.testing.assert_array_equal(A.connected_to_top(st), [True, True, True, False])
+    # cells in any order (not the scan's): the same answer
+    for order in ([4, 2, 0, 3, 1], [1, 3, 0, 4, 2]):
+        shuffled = CellStats(pair=st.pair[order], position=st.position[order],
+                             impressions=np.ones(5), clicks=np.zeros(5), n_pairs=3, positions=4)
+        np.testing.assert_array_equal(A.connected_to_top(shuffled), [True, True, True, False])
+    # pair 1 at positions 3 and 2 only when read in order: unsorted, the link 2-3 is still seen
+    st2 = CellStats(pair=np.array([1, 0, 0, 1]), position=np.array([3, 1, 2, 2]),
+                    impressions=np.ones(4), clicks=np.zeros(4), n_pairs=2, positions=3)
+    np.testing.assert_array_equal(A.connected_to_top(st2), [True, True, True])
 
 
 @pytest.mark.parametrize("method", ["em", "intervention-harvesting"])

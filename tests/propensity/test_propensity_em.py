@@ -147,25 +147,29 @@ def test_newton_start_is_the_poisson_maximum(open_df, randomized):
     assert np.isclose(theta.max(), 0.9)
 
 
-@pytest.mark.parametrize("block", [None, 7, 1])
-def test_newtons_gram_matrix_is_the_sum_of_each_pairs_outer_product(block):
-    """Newton's K x K matrix B'B, built block by block from cells sorted by pair, against
-    the outer products summed pair by pair; ``block`` forces several blocks (7 cells, or
-    one pair a block)."""
-    rng = np.random.default_rng(5)
-    k, m = 4, 23
-    cells = sorted({(int(q), int(p)) for q, p in zip(rng.integers(0, m, 60),
-                                                      rng.integers(0, k, 60))})
-    P = np.array([q for q, _ in cells])
-    K = np.array([p for _, p in cells])
-    b = rng.uniform(0.1, 2.0, len(cells))
+@pytest.mark.parametrize("seed", [5, 6])
+def test_newtons_gram_matrix_is_the_sparse_product_to_the_bit(seed):
+    """Newton's K x K matrix B'B from one compiled pass over cells sorted by pair: the
+    outer products of each pair's row summed pair by pair, and bit for bit what scipy's
+    sparse ``B.T @ B`` gives (so the start, and EM after it, keep their last bits)."""
+    import scipy.sparse as sp
+    from ulr.clickmodels.cells_jit import pair_gram
+    rng = np.random.default_rng(seed)
+    k, m = 6, 400
+    cells = sorted({(int(q), int(p)) for q, p in zip(rng.integers(0, m, 1500),
+                                                      rng.integers(0, k, 1500))})
+    P = np.array([q for q, _ in cells], dtype=np.int64)
+    K = np.array([p for _, p in cells], dtype=np.int64)
+    b = rng.lognormal(0.0, 2.0, len(cells))
     ref = np.zeros((k, k))
     for q in range(m):
         row = np.zeros(k)
         row[K[P == q]] = b[P == q]
         ref += np.outer(row, row)
-    got = em._gram(P, K, b, em._pair_blocks(P, m, k, block), k)
-    np.testing.assert_allclose(got, ref, rtol=1e-13)
+    got = pair_gram(P, K, b, k)
+    np.testing.assert_allclose(got, ref, rtol=1e-12)
+    bb = sp.csr_matrix((b, (P, K)), shape=(m, k))
+    np.testing.assert_array_equal(got, (bb.T @ bb).toarray())
 
 
 def test_newton_start_does_not_depend_on_the_order_of_the_cells(open_df):

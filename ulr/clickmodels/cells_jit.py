@@ -59,6 +59,28 @@ def cell_step(pair, idx, n, c, alpha, exam, with_ll=True):
 
 
 @njit(cache=True)
+def pair_gram(pair, idx, b, k):
+    """``B'B`` (K x K) for the (pairs x K) matrix ``B`` with ``B[pair[i], idx[i]] = b[i]``,
+    one entry per cell, the cells of a pair adjacent: each entry sums its products pair by
+    pair in ascending order, as scipy's sparse ``B.T @ B`` does (the same bits), in one pass
+    without building the sparse matrices. Position bias's Newton start
+    (:func:`ulr.propensity.em._poisson_newton`) takes its Hessian from it."""
+    g = np.zeros((k, k))
+    n = pair.shape[0]
+    s = 0
+    while s < n:
+        e = s + 1
+        while e < n and pair[e] == pair[s]:
+            e += 1
+        for i in range(s, e):
+            bi = b[i]
+            for j in range(s, e):
+                g[idx[i], idx[j]] += bi * b[j]
+        s = e
+    return g
+
+
+@njit(cache=True)
 def dense_cells(pair, click, w, K, span, with_prev):
     """Weighted impressions and clicks per cell index ``(pair * K + r) * (K + 1) + prev``
     (``r`` the 0-based rank; ``prev`` the rank of the last click above, 0 without one or

@@ -41,8 +41,10 @@ def connected_to_top(stats: CellStats) -> np.ndarray:
     k = stats.positions
     seen = stats.impressions > 0
     pair, pos = stats.pair[seen], stats.position[seen] - 1
-    order = np.lexsort((pos, pair))
-    pair, pos = pair[order], pos[order]
+    key = pair * k + pos
+    if np.any(key[1:] < key[:-1]):  # cells usually come sorted (ulr.data.scan.cell_order)
+        order = np.lexsort((pos, pair))
+        pair, pos = pair[order], pos[order]
     same = pair[1:] == pair[:-1]
     edges = np.unique(pos[:-1][same] * k + pos[1:][same])
     parent = list(range(k))

@@ -120,19 +120,20 @@ def _poisson_newton(pos0, pair, n, c_k, c_q, k, m, *, max_iter, tol):
     concave in ``phi`` (a linear term minus log-sum-exps), with gradient
     ``C_k - E_k``, ``E_k = theta_k sum_qd n_qdk C_qd / S_qd``, and negative
     Hessian ``diag(E) - B'B``, ``B_qd,k = sqrt(C_qd) n_qdk theta_k / S_qd``
-    (a K x K matrix: :func:`_gram`, one dense product per block of pairs). Newton with step
+    (a K x K matrix: :func:`ulr.clickmodels.cells_jit.pair_gram`, one compiled pass over
+    the cells, summing in the order a sparse product ``B'B`` does). Newton with step
     halving converges in a handful of iterations where the alternating closed
     forms (iterative proportional fitting) crawl along the direction that a
     production ranker leaves weakly identified (a document that mostly stays
     at one position). The position with most clicks is held fixed (the
     overall scale is free); positions without clicks keep a tiny theta.
     """
+    from ulr.clickmodels.cells_jit import pair_gram
     live = c_q[pair] > 0  # pairs without clicks drop out of the profile
     P, K, N = pair[live], pos0[live], n[live]
-    if P.size and np.any(P[1:] < P[:-1]):  # _gram reads each pair's cells as one block
+    if P.size and np.any(P[1:] < P[:-1]):  # pair_gram reads each pair's cells as one run
         order = np.argsort(P, kind="stable")
         P, K, N = P[order], K[order], N[order]
-    blocks = _pair_blocks(P, m, k)
     n_k = np.bincount(pos0, n, minlength=k)
     ctr = np.divide(c_k, n_k, out=np.zeros(k), where=n_k > 0)
     ref = int(np.argmax(c_k))
@@ -153,7 +154,7 @@ def _poisson_newton(pos0, pair, n, c_k, c_q, k, m, *, max_iter, tol):
         nth = N * th[K]
         e = np.bincount(K, nth * rate[P], minlength=k)
         b = nth * np.sqrt(rate * np.divide(1.0, s, out=np.zeros(m), where=has))[P]
-        h = np.diag(e) - _gram(P, K, b, blocks, k)
+        h = np.diag(e) - pair_gram(P, K, b, k)
         d = np.zeros(k)
         d[free] = np.linalg.lstsq(h[np.ix_(free, free)], (c_k - e)[free], rcond=None)[0]
         step = 1.0
@@ -170,32 +171,6 @@ def _poisson_newton(pos0, pair, n, c_k, c_q, k, m, *, max_iter, tol):
             break
     gamma = np.divide(c_q, s, out=np.zeros(m), where=has)
     return th, gamma
-
-
-#: Cells of the dense block :func:`_gram` multiplies at once (32 MB of float64).
-GRAM_BLOCK = 1 << 22
-
-
-def _pair_blocks(P, m: int, k: int, block: int | None = None) -> list[tuple[int, int, int]]:
-    """``(first pair, first cell, end cell)`` of each run of at most ``block // k`` pairs in
-    ``P`` (sorted), so that one block's dense (pairs x K) matrix stays small."""
-    per = max(1, (GRAM_BLOCK if block is None else block) // max(k, 1))
-    lo = np.arange(0, max(m, 1), per)
-    cut = np.searchsorted(P, np.append(lo, m))
-    return [(int(a), int(s), int(e)) for a, s, e in zip(lo, cut[:-1], cut[1:]) if e > s]
-
-
-def _gram(P, K, b, blocks, k: int) -> np.ndarray:
-    """``B'B`` for ``B_{P_i, K_i} = b_i`` (one entry per cell, cells sorted by pair): the
-    K x K sum over pairs of the outer product of each pair's row, block by block as a dense
-    matrix product (a few milliseconds where a sparse product took a tenth of a second)."""
-    g = np.zeros((k, k))
-    for first, s, e in blocks:
-        rows = int(P[e - 1]) - first + 1
-        d = np.zeros((rows, k))
-        d[P[s:e] - first, K[s:e]] = b[s:e]
-        g += d.T @ d
-    return g
 
 
 def poisson_start(stats: CellStats, *, max_iter: int = 50, tol: float = 1e-12
