@@ -125,3 +125,34 @@ def test_csv_folder_and_bad_values_on_spark(spark, lake, tmp_path):
     for eng in (duck, spk):
         with pytest.raises(UlrError, match="'bad.csv'"):
             ctr_by_position(eng.scan(path=str(tmp_path / "bad.csv")))
+
+
+def test_integer_ids_group_before_their_cast_with_the_same_cells_and_estimate(tmp_path):
+    """Parquet ids stored as integers: the cell aggregate groups on the integers and casts
+    each group's ids to text once. The cells, their pair numbers (text order: "10" before
+    "2") and the estimate with its bootstrap are those of the typed rows, to the bit."""
+    from dataclasses import replace
+    from ulr.data.scan import cell_stats
+    sim = simulate_clicks(queries=40, docs_per_query=5, sessions=2000, seed=9)
+    df = sim.df.copy()
+    df["query_id"] = pd.factorize(df["query_id"])[0].astype(np.int64) * 7 + 2
+    df["doc_id"] = pd.factorize(df["doc_id"])[0].astype(np.int32) + 1
+    df = df.drop(columns=[c for c in ("session_id",) if c in df])  # unit: the query id
+    df.to_parquet(tmp_path / "ints.parquet")
+    scan = engines.get("duckdb").scan(path=str(tmp_path / "ints.parquet"))
+    assert scan.keys_sql is not None and scan.unit == "query_id"
+    typed = replace(scan, keys_sql=None, memo={})
+    for groups in (False, True):
+        a, b = cell_stats(scan, groups=groups), cell_stats(typed, groups=groups)
+        for f in ("pair", "position", "impressions", "clicks"):
+            np.testing.assert_array_equal(getattr(a, f), getattr(b, f))
+        if groups:
+            np.testing.assert_array_equal(a.groups.group, b.groups.group)
+            np.testing.assert_array_equal(a.groups.cell, b.groups.cell)
+    kw = dict(method="em", n_bootstrap=10, seed=2)
+    a, b = propensity.estimate(scan, **kw), propensity.estimate(typed, **kw)
+    for f in ("theta", "lower", "upper"):
+        np.testing.assert_array_equal(getattr(a, f), getattr(b, f))
+    # ids stored as text keep the one typed projection
+    df.astype({"query_id": str, "doc_id": str}).to_parquet(tmp_path / "text.parquet")
+    assert engines.get("duckdb").scan(path=str(tmp_path / "text.parquet")).keys_sql is None

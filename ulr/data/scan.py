@@ -80,6 +80,10 @@ class Scan:
     cells: object = None
     # callable() -> bool: asked while a statement runs; True interrupts it (Cancelled)
     should_stop: object = None
+    # the same rows with query_id and doc_id as the files store them, when those are integers
+    # (ulr.engines.columns.integer_keys): ``{keys}`` in a statement; cell_stats groups on
+    # them and casts each group's ids to text once, not each row's
+    keys_sql: str | None = None
 
     @property
     def features(self) -> list[str]:
@@ -94,9 +98,11 @@ class Scan:
         return "session_id" if self.has("session_id") else "query_id"
 
     def execute(self, sql: str, params: dict | None = None):
-        """Run ``sql`` (which references ``{src}``) with the scan's parameters."""
+        """Run ``sql`` (which references ``{src}``, or ``{keys}``: :attr:`keys_sql`, else
+        the same as ``{src}``) with the scan's parameters."""
         bound = {**self.params, **(params or {})}
-        text = sql.replace("{src}", self.from_sql)
+        text = sql.replace("{src}", self.from_sql).replace("{keys}",
+                                                            self.keys_sql or self.from_sql)
         if self.checked:
             return self._run(text, bound or None)
         try:
@@ -371,11 +377,16 @@ def cell_stats(scan: Scan, *, positions: int | None = None, groups: bool = False
         params["ulr_k"] = int(positions)
     used = set(_KEY_ROLES) | {"click"} | ({scan.unit} if groups else set())
     row_checks, checks = file_checks_sql(scan, used) if not scan.checked else ("", "")
-    source = f"(SELECT *, {bucket_sql(scan)} AS grp FROM {{src}})" if groups else "{src}"
+    # ids the files store as integers are grouped as they are and ordered by their text, the
+    # order (and so the pair numbers) the typed rows give; a file scan has no such ids
+    src = "{keys}" if scan.keys_sql and scan.checked else "{src}"
+    order = ("CAST(query_id AS STRING), CAST(doc_id AS STRING)" if src == "{keys}"
+             else "query_id, doc_id")
+    source = f"(SELECT *, {bucket_sql(scan)} AS grp FROM {src})" if groups else src
     sql = (f"WITH cells AS (SELECT {grp_key}query_id, doc_id, position, count(*) AS n, "
            f"count(click) AS n_known, sum(CAST(click AS INTEGER)) AS c{row_checks} "
            f"FROM {source} AS t {where} GROUP BY {grp_key}query_id, doc_id, position) "
-           f"SELECT {grp_key}dense_rank() OVER (ORDER BY query_id, doc_id) - 1 AS pair, "
+           f"SELECT {grp_key}dense_rank() OVER (ORDER BY {order}) - 1 AS pair, "
            f"position, n, c{checks} FROM cells")
     res = scan.execute(sql, params).fetchnumpy()
     if not scan.checked:

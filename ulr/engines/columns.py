@@ -42,16 +42,31 @@ def _plain(name: str) -> bool:
         return False
 
 
-def typed_projection(columns: dict[str, str], raw: str) -> str:
+def typed_projection(columns: dict[str, str], raw: str, *, keep=()) -> str:
     """``(SELECT CAST(col AS type) AS col, ... FROM raw)`` for the declared columns.
 
     ``randomized`` goes through INTEGER first, so 0/1 stored as text or numbers
-    become false/true identically on both engines.
+    become false/true identically on both engines. Columns in ``keep`` are passed
+    through as the files store them (:func:`integer_keys`).
     """
     parts = []
     for c, t in columns.items():
         q = schema.safe_ident(c)  # unquoted: DuckDB quotes with ", Spark with `
-        expr = f"CAST(CAST({q} AS INTEGER) AS BOOLEAN)" if c == "randomized" \
-            else f"CAST({q} AS {t})"
+        expr = q if c in keep else f"CAST(CAST({q} AS INTEGER) AS BOOLEAN)" \
+            if c == "randomized" else f"CAST({q} AS {t})"
         parts.append(f"{expr} AS {q}")
     return f"(SELECT {', '.join(parts)} FROM {raw})"
+
+
+#: Integer types whose text form (CAST AS STRING) is one to one.
+INTEGER_TYPES = frozenset({"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT",
+                           "USMALLINT", "UINTEGER", "UBIGINT", "UHUGEINT"})
+
+
+def integer_keys(types: dict[str, str]) -> tuple[str, ...]:
+    """The id columns (``query_id``, ``doc_id``) that the files store as integers (``types``:
+    column -> the reader's type). Grouping on such a column groups exactly as on its text,
+    since the cast to text is one to one, so an aggregate can group first and cast once per
+    group (:attr:`ulr.data.scan.Scan.keys_sql`) instead of once per row."""
+    return tuple(c for c in ("query_id", "doc_id") if str(types.get(c, "")).upper()
+                 in INTEGER_TYPES)

@@ -9,7 +9,7 @@ import stat
 from pathlib import Path
 
 from ulr.data.files import csv_header, memory_connection
-from ulr.engines.columns import declared_columns, typed_projection
+from ulr.engines.columns import declared_columns, integer_keys, typed_projection
 from ulr.errors import UlrError
 from ulr.data.scan import Scan
 
@@ -99,11 +99,13 @@ class DuckDBEngine:
         params = {"ulr_files": files} if kind == "parquet" else \
             {"ulr_files": files, "ulr_delim": delim}
         try:
-            names = [d[0] for d in cur.execute(f"DESCRIBE SELECT * FROM {reader}",
-                                               params).fetchall()]
+            types = {d[0]: d[1] for d in cur.execute(f"DESCRIBE SELECT * FROM {reader}",
+                                                     params).fetchall()}
         except Exception as exc:  # unreadable file
             raise UlrError(f"cannot read {str(path)!r} as {kind.upper()}{error_place(exc)}.") from None
-        cols = declared_columns(names)
+        cols = declared_columns(types)
         name = Path(str(path)).name or str(path)
+        keep = integer_keys(types)  # Parquet ids stored as integers: cast per group, not row
         return Scan(cur=_Cursor(cur, name), from_sql=typed_projection(cols, reader), params=params,
-                    columns=tuple(cols), name=name, checked=True)
+                    columns=tuple(cols), name=name, checked=True,
+                    keys_sql=typed_projection(cols, reader, keep=keep) if keep else None)
