@@ -331,9 +331,10 @@ def _warm_kernel() -> None:
     fit passes; :func:`run` does it on a thread while the engine aggregates (DuckDB's
     threads run without the GIL), so the first EM step does not wait for it."""
     try:
-        from ulr.clickmodels.cells_jit import cell_step
+        from ulr.clickmodels.cells_jit import cell_step, pair_gram
         i, x = np.zeros(1, dtype=np.int64), np.full(1, 0.5)
         cell_step(i, i, np.ones(1), np.zeros(1), x, x, True)
+        pair_gram(i, i, x, 1)  # the Poisson start's Hessian
     except Exception:  # noqa: BLE001 - the fit's own first call reports any real failure
         pass
 
