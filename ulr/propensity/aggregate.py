@@ -46,7 +46,7 @@ def connected_to_top(stats: CellStats) -> np.ndarray:
         order = np.lexsort((pos, pair))
         pair, pos = pair[order], pos[order]
     same = pair[1:] == pair[:-1]
-    edges = np.unique(pos[:-1][same] * k + pos[1:][same])
+    edges = np.flatnonzero(np.bincount(pos[:-1][same] * k + pos[1:][same], minlength=k * k))
     parent = list(range(k))
 
     def find(a):
