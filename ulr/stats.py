@@ -12,7 +12,7 @@ from ulr import validate
 #: scipy.stats, which takes most of a second, as much as EM's iterations on 10M rows.
 _NORMAL_QUANTILES = {0.975: 1.959963984540054, 0.95: 1.6448536269514722,
                      0.995: 2.5758293035489004, 0.9: 1.2815515655446004,
-                     0.99: 2.3263478740408408}
+                     0.99: 2.3263478740408408, 0.999: 3.090232306167813}
 
 
 def normal_quantile(p: float) -> float:

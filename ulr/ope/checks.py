@@ -36,6 +36,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ulr.stats import normal_quantile
+
 LEVEL = 0.999  # one-sided; nominally one false alarm per thousand valid logs
 
 
@@ -87,8 +89,7 @@ def propensity_checks(*, context, action, propensity, slot=None, cluster=None,
     mu3 = float(np.mean((w - m) ** 3))
     var = float(np.var(w))
     shift = mu3 / (6 * var * n) if var > 0 else 0.0
-    from scipy.stats import norm  # here: scipy.stats takes most of a second to import
-    z = norm.ppf(level)
+    z = normal_quantile(level)
     upper = m + max(shift, 0.0) + z * se
     return {"limit": limit, "mean_weight": m, "upper": float(upper),
             "lower": float(m - z * se), "decisions": n_dec, "fails": bool(upper < 1.0)}

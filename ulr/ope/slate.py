@@ -26,10 +26,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.stats import norm
 
 from ulr import validate
 from ulr import verdict as V
+from ulr.stats import normal_quantile
 from ulr.errors import UlrError
 
 SLATE_ESTIMATORS = ("sips", "iips", "rips")
@@ -88,7 +88,7 @@ def slate_estimates(reward, *, estimators=SLATE_ESTIMATORS, level: float = 0.95,
                        f"{', '.join(known)}.")
     terms = {**slate_terms(reward, **probs), **(extra_terms or {})}
     S = len(np.asarray(reward))
-    z = norm.ppf(0.5 + level / 2)
+    z = normal_quantile(0.5 + level / 2)
     rows = []
     for e in estimators:
         x = terms[e]
