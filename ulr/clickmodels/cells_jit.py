@@ -81,6 +81,32 @@ def pair_gram(pair, idx, b, k):
 
 
 @njit(cache=True)
+def pair_exposure(pair, idx, n, exam, m):
+    """``S[q] = sum over q's cells of n exam[idx]`` (``m`` pairs): ``np.bincount(pair,
+    n * exam[idx], minlength=m)`` in one pass without its two cell-sized temporaries, adding
+    in the same order (the same bits). The Newton start's exposure of each pair."""
+    out = np.zeros(m)
+    for i in range(pair.shape[0]):
+        out[pair[i]] += n[i] * exam[idx[i]]
+    return out
+
+
+@njit(cache=True)
+def newton_terms(pair, idx, n, exam, rate, w, k):
+    """The Newton start's expected clicks per position ``E[k] = sum n exam[idx] rate[pair]``
+    (over the cells at k) and Gram matrix :func:`pair_gram` of ``b = n exam[idx] w[pair]``,
+    as the numpy expressions ``bincount(idx, nth * rate[pair])`` and ``nth * w[pair]``
+    (``nth = n * exam[idx]``) give them, bit for bit, in two passes without temporaries."""
+    e = np.zeros(k)
+    b = np.empty(pair.shape[0])
+    for i in range(pair.shape[0]):
+        nth = n[i] * exam[idx[i]]
+        e[idx[i]] += nth * rate[pair[i]]
+        b[i] = nth * w[pair[i]]
+    return e, pair_gram(pair, idx, b, k)
+
+
+@njit(cache=True)
 def dense_cells(pair, click, w, K, span, with_prev):
     """Weighted impressions and clicks per cell index ``(pair * K + r) * (K + 1) + prev``
     (``r`` the 0-based rank; ``prev`` the rank of the last click above, 0 without one or

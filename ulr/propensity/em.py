@@ -128,10 +128,10 @@ def _poisson_newton(pos0, pair, n, c_k, c_q, k, m, *, max_iter, tol):
     at one position). The position with most clicks is held fixed (the
     overall scale is free); positions without clicks keep a tiny theta.
     """
-    from ulr.clickmodels.cells_jit import pair_gram
+    from ulr.clickmodels.cells_jit import newton_terms, pair_exposure
     live = c_q[pair] > 0  # pairs without clicks drop out of the profile
     P, K, N = pair[live], pos0[live], n[live]
-    if P.size and np.any(P[1:] < P[:-1]):  # pair_gram reads each pair's cells as one run
+    if P.size and np.any(P[1:] < P[:-1]):  # newton_terms reads each pair's cells as one run
         order = np.argsort(P, kind="stable")
         P, K, N = P[order], K[order], N[order]
     n_k = np.bincount(pos0, n, minlength=k)
@@ -143,7 +143,7 @@ def _poisson_newton(pos0, pair, n, c_k, c_q, k, m, *, max_iter, tol):
 
     def value(phi):
         th = np.exp(phi)
-        s = np.bincount(P, N * th[K], minlength=m)
+        s = pair_exposure(P, K, N, th, m)
         return th, s, float(c_k @ phi - c_q[has] @ np.log(s[has]))
 
     th, s, ll = value(phi)
@@ -151,10 +151,9 @@ def _poisson_newton(pos0, pair, n, c_k, c_q, k, m, *, max_iter, tol):
         if free.size == 0:
             break
         rate = np.divide(c_q, s, out=np.zeros(m), where=has)
-        nth = N * th[K]
-        e = np.bincount(K, nth * rate[P], minlength=k)
-        b = nth * np.sqrt(rate * np.divide(1.0, s, out=np.zeros(m), where=has))[P]
-        h = np.diag(e) - pair_gram(P, K, b, k)
+        w = np.sqrt(rate * np.divide(1.0, s, out=np.zeros(m), where=has))
+        e, gram = newton_terms(P, K, N, th, rate, w, k)
+        h = np.diag(e) - gram
         d = np.zeros(k)
         d[free] = np.linalg.lstsq(h[np.ix_(free, free)], (c_k - e)[free], rcond=None)[0]
         step = 1.0
@@ -331,10 +330,11 @@ def _warm_kernel() -> None:
     fit passes; :func:`run` does it on a thread while the engine aggregates (DuckDB's
     threads run without the GIL), so the first EM step does not wait for it."""
     try:
-        from ulr.clickmodels.cells_jit import cell_step, pair_gram
+        from ulr.clickmodels.cells_jit import cell_step, newton_terms, pair_exposure
         i, x = np.zeros(1, dtype=np.int64), np.full(1, 0.5)
         cell_step(i, i, np.ones(1), np.zeros(1), x, x, True)
-        pair_gram(i, i, x, 1)  # the Poisson start's Hessian
+        newton_terms(i, i, x, x, x, x, 1)  # the Poisson start's (and its pair_gram)
+        pair_exposure(i, i, x, x, 1)
     except Exception:  # noqa: BLE001 - the fit's own first call reports any real failure
         pass
 
