@@ -298,6 +298,12 @@ class CellStats:
     def rows(self) -> int:
         return int(round(self.impressions.sum()))
 
+    def by_position(self) -> tuple[np.ndarray, np.ndarray]:
+        """Impressions and clicks per position 1..``positions`` (arrays of that length)."""
+        imp = np.bincount(self.position, self.impressions, minlength=self.positions + 1)[1:]
+        clk = np.bincount(self.position, self.clicks, minlength=self.positions + 1)[1:]
+        return imp, clk
+
     def reweighted(self, weights: np.ndarray) -> "CellStats":
         """The statistics of a bootstrap replicate (bucket ``weights``)."""
         if self.groups is None:
@@ -366,6 +372,10 @@ def cell_stats(scan: Scan, *, positions: int | None = None, groups: bool = False
           FROM log [WHERE position <= K] GROUP BY [bucket,] query_id, doc_id, position)
         SELECT [bucket,] dense_rank() OVER (ORDER BY query_id, doc_id) - 1 AS pair,
                position, n, c FROM cells
+
+    With :attr:`Scan.keys_sql` (ids the files store as integers) the cells group on the
+    integers and the window orders by ``CAST(query_id AS STRING), CAST(doc_id AS STRING)``:
+    the same cells and pair numbers, one cast per cell instead of one per row.
     """
     if scan.cells is not None:
         return scan.cells(positions, groups)

@@ -52,8 +52,7 @@ def ctr_by_position(log, *, level: float = 0.95):
             return wilson_table(res["position"], res["impressions"], res["clicks"],
                                 level=level)
         log = scan.cells(None, False)
-    imp = np.bincount(log.position, log.impressions, minlength=log.positions + 1)[1:]
-    clk = np.bincount(log.position, log.clicks, minlength=log.positions + 1)[1:]
+    imp, clk = log.by_position()
     ok = imp > 0
     return wilson_table(np.arange(1, log.positions + 1)[ok], imp[ok], clk[ok], level=level)
 

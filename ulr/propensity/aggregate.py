@@ -24,8 +24,7 @@ def position_counts(stats: CellStats, positions: int | None) -> dict:
         return {}
     # the rows of ulr.data.summary.ctr_by_position (positions with impressions), without
     # its table: building that imported pandas and scipy.stats on the estimate's path
-    imp = np.bincount(stats.position, stats.impressions, minlength=stats.positions + 1)[1:]
-    clk = np.bincount(stats.position, stats.clicks, minlength=stats.positions + 1)[1:]
+    imp, clk = stats.by_position()
     ok = imp > 0
     return {"clicks": np.nan_to_num(clk[ok]).astype(np.int64),
             "impressions": imp[ok].astype(np.int64)}

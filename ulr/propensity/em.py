@@ -333,7 +333,7 @@ def _warm_kernel() -> None:
         from ulr.clickmodels.cells_jit import cell_step, newton_terms, pair_exposure
         i, x = np.zeros(1, dtype=np.int64), np.full(1, 0.5)
         cell_step(i, i, np.ones(1), np.zeros(1), x, x, True)
-        newton_terms(i, i, x, x, x, x, 1)  # the Poisson start's (and its pair_gram)
+        newton_terms(i, i, x, x, x, x, 1)  # the Poisson start's kernels
         pair_exposure(i, i, x, x, 1)
     except Exception:  # noqa: BLE001 - the fit's own first call reports any real failure
         pass
