@@ -37,28 +37,52 @@ _NO_MOTION_JS = """document.addEventListener('DOMContentLoaded', () => {
 });"""
 
 
+_CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                  "--disable-background-networking", "--disable-component-update",
+                  "--disable-sync", "--no-first-run"]
+
+
 @pytest.fixture(scope="session")
-def browser():
-    """One headless Debian Chromium for the whole test session (never downloaded)."""
+def _playwright():
     if not os.path.exists(CHROMIUM):
         if os.environ.get("CI"):
             pytest.fail("CI must install Debian's chromium (see .ci/run)")
         pytest.skip("no system Chromium at /usr/bin/chromium")
     from playwright.sync_api import sync_playwright
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-            "--disable-background-networking", "--disable-component-update", "--disable-sync",
-            "--no-first-run"])
-        new_context = b.new_context
+        yield p
 
-        def still_context(*args, **kwargs):
-            ctx = new_context(*args, **kwargs)
-            ctx.add_init_script(_NO_MOTION_JS)
-            return ctx
-        b.new_context = still_context
-        yield b
-        b.close()
+
+@pytest.fixture(scope="session")
+def warm_context(_playwright, tmp_path_factory):
+    """One Chromium profile on disk for the tests that need one fresh visitor each (the
+    ``page`` fixture clears its cookies and storage between tests, so each test is a new
+    browser to the app). Its disk cache keeps V8's compiled code of Streamlit's and Plotly's
+    scripts from one page to the next, which an in-memory context recompiles on every
+    page: a page load costs the browser about half the CPU (the suite is CPU-bound)."""
+    ctx = _playwright.chromium.launch_persistent_context(
+        str(tmp_path_factory.mktemp("chromium_profile")), executable_path=CHROMIUM,
+        headless=True, args=_CHROMIUM_ARGS, accept_downloads=True)
+    ctx.add_init_script(_NO_MOTION_JS)
+    yield ctx
+    ctx.close()
+
+
+@pytest.fixture(scope="session")
+def browser(_playwright):
+    """One headless Debian Chromium for the whole test session (never downloaded); its
+    contexts are in memory, one per identity a test needs at once."""
+    b = _playwright.chromium.launch(executable_path=CHROMIUM, headless=True,
+                                    args=_CHROMIUM_ARGS)
+    new_context = b.new_context
+
+    def still_context(*args, **kwargs):
+        ctx = new_context(*args, **kwargs)
+        ctx.add_init_script(_NO_MOTION_JS)
+        return ctx
+    b.new_context = still_context
+    yield b
+    b.close()
 
 
 

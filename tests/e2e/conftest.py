@@ -14,6 +14,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import expect
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -102,9 +103,18 @@ def fresh_app_url():
 
 
 @pytest.fixture
-def page(browser, app_url):
-    ctx = browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
-    pg = ctx.new_page()
+def page(warm_context, app_url):
+    """A new tab of the shared on-disk profile, as a first-time visitor: no cookie (so a
+    new browser identity) and no stored page state, before and after the test."""
+    warm_context.clear_cookies()
+    pg = warm_context.new_page()
+    pg.set_viewport_size({"width": 1400, "height": 1000})
     pg.set_default_timeout(30_000)
     yield pg
-    ctx.close()
+    if pg.url.startswith(app_url):
+        try:
+            pg.evaluate("() => { localStorage.clear(); sessionStorage.clear(); }")
+        except PlaywrightError:  # the tab crashed or is navigating: its storage goes below
+            pass
+    pg.close()
+    warm_context.clear_cookies()
