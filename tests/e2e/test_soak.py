@@ -75,7 +75,7 @@ def _csv(path, queries, seed):
 def _upload(pg, path, name):
     pg.get_by_text("Upload a click log", exact=True).click()
     pg.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(path))
-    # the mapping is checked on the file before Load (a rerun): with eight sessions on two
+    # the mapping is checked on the file before Load (a rerun): with several sessions on two
     # cores that can take a while, and a click on Load during the rerun may be dropped
     wait_idle(pg, timeout=120_000)
     box = pg.get_by_role("textbox", name="Dataset name")
@@ -86,11 +86,17 @@ def _upload(pg, path, name):
     pg.get_by_role("button", name="Load", exact=True).click()
 
 
-def test_eight_sessions_upload_and_estimate_without_cross_talk(browser, app_url, tmp_path):
-    files = [_csv(tmp_path / f"s{i}.csv", 20 + i, seed=i) for i in range(8)]
-    files[3] = tmp_path / "bad.csv"  # one session's bad file: only that session sees the error
-    files[3].write_text("query_id,doc_id,position,click\nq,d,0,1\nq,e,2,1\n")
-    ctxs, pages = _open_all(browser, app_url, ["/data?dataset=sample"] * 8)
+#: sessions uploading at once: two per core of CI's machine, each computing on its own data
+#: while another is refused; benchmarks/soak.py measures latency with up to eight.
+SESSIONS = 4
+BAD = 2  # the session whose file is refused
+
+
+def test_sessions_upload_and_estimate_at_once_without_cross_talk(browser, app_url, tmp_path):
+    files = [_csv(tmp_path / f"s{i}.csv", 20 + i, seed=i) for i in range(SESSIONS)]
+    files[BAD] = tmp_path / "bad.csv"  # one session's bad file: only that session sees it
+    files[BAD].write_text("query_id,doc_id,position,click\nq,d,0,1\nq,e,2,1\n")
+    ctxs, pages = _open_all(browser, app_url, ["/data?dataset=sample"] * SESSIONS)
     try:
         for pg in pages:
             wait_idle(pg, timeout=120_000)
@@ -98,7 +104,7 @@ def test_eight_sessions_upload_and_estimate_without_cross_talk(browser, app_url,
             _upload(pg, files[i], f"session {i}")
         for i, pg in enumerate(pages):
             wait_idle(pg, timeout=120_000)
-            if i == 3:
+            if i == BAD:
                 expect(pg.get_by_text("Not loaded: refused bad.csv")).to_be_visible()
                 continue
             expect(pg.get_by_text(f"Stored “session {i}” with {(20 + i) * 5:,} rows.")
@@ -108,11 +114,11 @@ def test_eight_sessions_upload_and_estimate_without_cross_talk(browser, app_url,
             _sidebar(pg).get_by_role("link", name="Position bias").click()
         for i, pg in enumerate(pages):
             wait_idle(pg, timeout=180_000)
-            want = "sample" if i == 3 else f"session {i}"
+            want = "sample" if i == BAD else f"session {i}"
             expect(_sidebar(pg).get_by_role("combobox", name="Dataset")).to_have_value(want)
             expect(pg.get_by_role("heading", name="Position bias")).to_be_visible()
             assert no_errors(pg) == [], i
-        shot(pages[0], "soak_eight_uploads_position_bias")
+        shot(pages[0], "soak_uploads_position_bias")
     finally:
         for ctx in ctxs:
             ctx.close()
