@@ -1,5 +1,6 @@
 """Test set-up: every test session works on its own throw-away database."""
 
+import contextlib
 import os
 import sys
 import tempfile
@@ -66,6 +67,27 @@ def warm_context(_playwright, tmp_path_factory):
     ctx.add_init_script(_NO_MOTION_JS)
     yield ctx
     ctx.close()
+
+
+@contextlib.contextmanager
+def visitor_tab(ctx, *, width: int, height: int, timeout_ms: int):
+    """A new tab of ``warm_context`` as a first-time visitor: no cookie (so a new browser
+    identity to the app) and no stored page state, before and after."""
+    from playwright.sync_api import Error as PlaywrightError
+    ctx.clear_cookies()
+    pg = ctx.new_page()
+    pg.set_viewport_size({"width": width, "height": height})
+    pg.set_default_timeout(timeout_ms)
+    try:
+        yield pg
+    finally:
+        if pg.url.startswith("http"):
+            try:
+                pg.evaluate("() => { localStorage.clear(); sessionStorage.clear(); }")
+            except PlaywrightError:  # the tab crashed or is navigating: nothing to keep
+                pass
+        pg.close()
+        ctx.clear_cookies()
 
 
 @pytest.fixture(scope="session")

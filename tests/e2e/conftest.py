@@ -14,8 +14,9 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import expect
+
+from tests.conftest import visitor_tab
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "tests" / "artifacts"
@@ -104,17 +105,6 @@ def fresh_app_url():
 
 @pytest.fixture
 def page(warm_context, app_url):
-    """A new tab of the shared on-disk profile, as a first-time visitor: no cookie (so a
-    new browser identity) and no stored page state, before and after the test."""
-    warm_context.clear_cookies()
-    pg = warm_context.new_page()
-    pg.set_viewport_size({"width": 1400, "height": 1000})
-    pg.set_default_timeout(30_000)
-    yield pg
-    if pg.url.startswith(app_url):
-        try:
-            pg.evaluate("() => { localStorage.clear(); sessionStorage.clear(); }")
-        except PlaywrightError:  # the tab crashed or is navigating: its storage goes below
-            pass
-    pg.close()
-    warm_context.clear_cookies()
+    """A new visitor's tab (see tests.conftest.visitor_tab)."""
+    with visitor_tab(warm_context, width=1400, height=1000, timeout_ms=30_000) as pg:
+        yield pg

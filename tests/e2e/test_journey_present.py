@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
+from tests.conftest import visitor_tab
 from tests.e2e.helpers import download, no_errors, shot, wait_idle
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -114,12 +115,9 @@ def server():
 
 
 @pytest.fixture
-def pg(browser):
-    ctx = browser.new_context(viewport={"width": 1280, "height": 720}, accept_downloads=True)
-    page = ctx.new_page()
-    page.set_default_timeout(60_000)
-    yield page
-    ctx.close()
+def pg(warm_context):
+    with visitor_tab(warm_context, width=1280, height=720, timeout_ms=60_000) as page:
+        yield page
 
 
 def report_titles(page, n=3):

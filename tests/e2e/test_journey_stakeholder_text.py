@@ -21,6 +21,7 @@ from urllib.parse import urlencode
 import pandas as pd
 from playwright.sync_api import expect
 
+from tests.conftest import visitor_tab
 from tests.e2e.helpers import download as _download
 from tests.e2e.helpers import wait_idle
 
@@ -126,15 +127,12 @@ PAGES = [  # path, URL settings that keep a simulating page quick, its run butto
 ]
 
 
-def test_every_surface_reads_as_words_and_numbers(browser, app_url, tmp_path):
+def test_every_surface_reads_as_words_and_numbers(warm_context, app_url, tmp_path):
     path = tmp_path / "two_loggers.csv"
     _write_log(path)
     _load(app_url.db, path)
-    ctx = browser.new_context(viewport={"width": 1280, "height": 900}, accept_downloads=True)
-    pg = ctx.new_page()
-    pg.set_default_timeout(60_000)
     problems = []
-    try:
+    with visitor_tab(warm_context, width=1280, height=900, timeout_ms=60_000) as pg:
         pg.goto(app_url + "/report")
         wait_idle(pg)
         pg.get_by_role("button", name="New report").click()
@@ -188,6 +186,4 @@ def test_every_surface_reads_as_words_and_numbers(browser, app_url, tmp_path):
             if name.endswith(".csv"):
                 header = zf.read(name).decode("utf-8").splitlines()[0]
                 problems += _problems(f"zip {name} header", header)
-    finally:
-        ctx.close()
     assert problems == [], "\n".join(problems)
