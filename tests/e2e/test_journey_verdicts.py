@@ -33,8 +33,15 @@ def _open(page, app_url, path: str, **params):
     wait_idle(page, timeout=180_000)
 
 
+# every chart on the page has been drawn by plotly (it draws after the script run ends)
+_DRAWN_JS = """() => {
+  const gds = [...document.querySelectorAll('.js-plotly-plot')];
+  return gds.length > 0 && gds.every(gd => (gd._fullData || []).length > 0);
+}"""
+
+
 def _lowest(page):
-    page.wait_for_timeout(500)  # plotly draws after the script run
+    page.wait_for_function(_DRAWN_JS, polling=100, timeout=60_000)
     return page.evaluate(_LOWEST_JS)
 
 
