@@ -102,10 +102,17 @@ def _main_text(pg) -> str:
     return re.sub(r"[\w.-]+\.(?:csv|parquet)\b", " ", text)  # and so are the user's file names
 
 
+# whether the button labelled ``label`` shows its label whole; its icon (drawn from a font
+# by its name) is no part of the label, whether or not _HIDE_ICONS_JS has hidden it yet (a
+# rerun after that draws the buttons anew)
 _TRUNCATED_JS = """(label) => {
-  const b = [...document.querySelectorAll('button')].find(x => x.innerText.trim() === label);
+  const icon = e => (getComputedStyle(e).fontFamily || '').includes('Material');
+  const words = b => [...b.querySelectorAll('*')]
+    .filter(e => e.children.length === 0 && !icon(e)).map(e => e.textContent).join('').trim();
+  const b = [...document.querySelectorAll('button')].find(x => words(x) === label);
   if (!b) return 'missing';
-  const cut = [b, ...b.querySelectorAll('*')].some(e => e.scrollWidth > e.clientWidth + 1);
+  const cut = [b, ...b.querySelectorAll('*')].filter(e => !icon(e))
+    .some(e => e.scrollWidth > e.clientWidth + 1);
   return cut ? 'cut' : 'whole';
 }"""
 
