@@ -5,6 +5,7 @@ nothing is ever downloaded. Without it the tests are skipped locally but fail un
 """
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -17,6 +18,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.conftest import visitor_tab
+from tests.e2e.helpers import shot
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "tests" / "artifacts"
@@ -103,8 +105,24 @@ def fresh_app_url():
     yield from _serve()
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Keep each phase's report on the test (``item.failed_call``) for ``page``'s teardown."""
+    report = yield
+    if report.when == "call":
+        item.failed_call = report.failed
+    return report
+
+
 @pytest.fixture
-def page(warm_context, app_url):
-    """A new visitor's tab (see tests.conftest.visitor_tab)."""
+def page(warm_context, app_url, request):
+    """A new visitor's tab (see tests.conftest.visitor_tab); if the test fails, its page as
+    it was then is kept in tests/artifacts/failed_TEST.png."""
     with visitor_tab(warm_context, width=1400, height=1000, timeout_ms=30_000) as pg:
         yield pg
+        if getattr(request.node, "failed_call", False) and pg.url.startswith("http"):
+            from playwright.sync_api import Error as PlaywrightError
+            try:
+                shot(pg, "failed_" + re.sub(r"\W+", "_", request.node.name), always=True)
+            except PlaywrightError:  # the tab crashed: the failure says why
+                pass

@@ -1,5 +1,6 @@
 """Helpers shared by the browser tests."""
 
+import os
 import re
 import time
 from pathlib import Path
@@ -31,9 +32,18 @@ def wait_idle(pg, timeout=60_000, settle_ms=400):
             return
 
 
-def shot(pg, name):
-    """Screenshot of the whole page: Streamlit scrolls inside its main panel, so the
-    viewport is stretched to the panel's height for the picture."""
+#: ``ULR_E2E_SHOTS=1 pytest tests/e2e`` keeps a picture of each page a journey passes in
+#: tests/artifacts. Off by default: nothing reads them, and each costs the browser a relayout
+#: at the page's full height, a software raster and a PNG (15% of three journeys' CPU); a
+#: failing test's page is pictured anyway (tests/e2e/conftest.py).
+SHOTS = os.environ.get("ULR_E2E_SHOTS", "") not in ("", "0")
+
+
+def shot(pg, name, *, always=False):
+    """Screenshot of the whole page (with ``ULR_E2E_SHOTS=1``, or ``always``): Streamlit
+    scrolls inside its main panel, so the viewport is stretched to the panel's height."""
+    if not (SHOTS or always):
+        return
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     size = pg.viewport_size
     height = pg.evaluate("""() => {
