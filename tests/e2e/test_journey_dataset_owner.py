@@ -5,13 +5,13 @@ session_id to that timestamp and is warned before Load (nothing is stored yet); 
 Browser B sees and uses A's dataset but is offered no rename or delete (one sentence says
 why) and cannot take its name with "Replace"; A deletes it. With sign-in through a local
 OpenID Connect provider the same holds for two signed-in users, and a visitor who is not
-signed in is asked to sign in before uploading.
+signed in is asked to sign in before uploading (test_journey_report_oidc.py, one journey
+with the reports, so each user signs in once).
 """
 
 import re
 from urllib.parse import quote
 
-import pytest
 from playwright.sync_api import expect
 
 from tests.e2e.helpers import no_errors, open_upload, pick, shot, wait_idle
@@ -27,7 +27,7 @@ def _names(db) -> list[str]:
     return [d.name for d in catalog.list_datasets(catalog.cursor(db))]
 
 
-def _upload(page, url, path, name, *, session=False):
+def upload(page, url, path, name, *, session=False):
     """Upload ``path`` on the Data page, mapped as the README maps such a log."""
     open_upload(page, url, path)
     pick(page, "query_id", QUERY)
@@ -38,14 +38,14 @@ def _upload(page, url, path, name, *, session=False):
     wait_idle(page)
 
 
-def _load(page, name):
+def load(page, name):
     page.get_by_role("button", name="Load", exact=True).click()
     page.get_by_text(f"Stored “{name}” with").wait_for(timeout=120_000)  # the flash, not
     # the status box above it (st.status, "Stored “name”: N rows"), which may show as well
     wait_idle(page)
 
 
-def _cannot_change(page, url, path, name):
+def cannot_change(page, url, path, name):
     """Another identity: uses ``name``, is told why it cannot rename or delete it, and
     cannot replace it with an upload of the same name."""
     page.goto(url + "/data?dataset=" + quote(name))
@@ -55,7 +55,7 @@ def _cannot_change(page, url, path, name):
     expect(page.get_by_text(NOT_YOURS)).to_be_visible()
     expect(page.get_by_role("button", name="Delete", exact=True)).to_have_count(0)
     expect(page.get_by_role("button", name="Rename", exact=True)).to_have_count(0)
-    _upload(page, url, path, name)
+    upload(page, url, path, name)
     page.get_by_text("Replace a dataset with the same name").click()
     wait_idle(page)
     expect(page.get_by_text(f"A dataset named “{name}” exists already.", exact=False)
@@ -64,7 +64,7 @@ def _cannot_change(page, url, path, name):
     assert no_errors(page) == []
 
 
-def _delete(page, url, name):
+def delete(page, url, name):
     page.goto(url + "/data?dataset=" + quote(name))
     wait_idle(page)
     page.get_by_text("Manage datasets", exact=True).click()
@@ -96,60 +96,22 @@ def test_the_mapping_is_checked_before_load_and_only_the_loader_removes(browser,
     ctx_a, ctx_b = browser.new_context(viewport=size), browser.new_context(viewport=size)
     try:
         a = ctx_a.new_page()
-        _upload(a, app_url, path, "alice log", session=True)
+        upload(a, app_url, path, "alice log", session=True)
         warning = a.get_by_text("'timestamp', mapped to session_id, differs between the "
                                 "documents shown together", exact=False)
         expect(warning).to_be_visible()  # before Load: nothing is stored yet
         assert "alice log" not in _names(app_url.db)
         shot(a, "mapping_checked_before_load")
-        _load(a, "alice log")
+        load(a, "alice log")
         assert catalog.get_dataset(catalog.cursor(app_url.db), "alice log").owner.startswith(
             "browser:")
 
-        _cannot_change(ctx_b.new_page(), app_url, path, "alice log")
+        cannot_change(ctx_b.new_page(), app_url, path, "alice log")
         assert "alice log" in _names(app_url.db)
 
-        _delete(a, app_url, "alice log")
+        delete(a, app_url, "alice log")
         assert "alice log" not in _names(app_url.db)
         assert no_errors(a) == []
     finally:
         ctx_a.close()
         ctx_b.close()
-
-
-def test_with_sign_in_the_signed_in_user_owns_the_dataset(browser, auth_app, provider,
-                                                          tmp_path):
-    pytest.importorskip("authlib", reason="Streamlit's st.login needs Authlib")
-    from tests.e2e.test_journey_report_oidc import sign_in
-    path = tmp_path / "slots.csv"
-    obd_like_log(impressions=200, items=12, row_timestamps=True).to_csv(path, index=False)
-    alice_ctx, alice = sign_in(browser, auth_app, "alice@example.com")
-    bob_ctx, bob = sign_in(browser, auth_app, "bob@example.com")
-    anon_ctx = browser.new_context()
-    try:
-        _upload(alice, auth_app, path, "alice signed")
-        _load(alice, "alice signed")
-        info = catalog.get_dataset(catalog.cursor(auth_app.db), "alice signed")
-        assert info.owner == f"oidc:{provider}|alice@example.com"
-
-        _cannot_change(bob, auth_app, path, "alice signed")
-
-        anon = anon_ctx.new_page()
-        anon.goto(auth_app + "/data")
-        wait_idle(anon)
-        anon.get_by_text("Upload a click log", exact=True).click()
-        expect(anon.get_by_text("Sign in to upload a click log", exact=False)).to_be_visible()
-        expect(anon.locator('input[type="file"]')).to_have_count(0)
-
-        _delete(alice, auth_app, "alice signed")
-        assert "alice signed" not in _names(auth_app.db)
-        assert no_errors(alice) == [] and no_errors(bob) == []
-    finally:
-        for ctx in (alice_ctx, bob_ctx, anon_ctx):
-            ctx.close()
-
-
-try:  # the local OpenID Connect provider and the app served against it
-    from tests.e2e.test_journey_report_oidc import auth_app, provider  # noqa: F401
-except pytest.skip.Exception:  # authlib or oidc-provider-mock missing: the test skips
-    pass

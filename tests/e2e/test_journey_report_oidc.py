@@ -1,11 +1,14 @@
-"""Journey: with Streamlit's OIDC sign-in configured, a report belongs to the signed-in user.
+"""Journey: with Streamlit's OIDC sign-in configured, reports and datasets belong to the
+signed-in user.
 
 A local OpenID Connect provider (oidc-provider-mock, on 127.0.0.1 only) signs in two
 users through its login form in Chromium; the app is served with a secrets.toml of its
 own (``--secrets.files``) that points Streamlit's ``[auth]`` at that provider. Alice
 makes a report; Bob can open its presentation link read-only but cannot rename, edit or
-delete it; once Alice marks it private, Bob's link shows nothing of it. Nobody signed in
-sees a sign-in button instead of any report.
+delete it; once Alice marks it private, Bob's link shows nothing of it. Alice loads a
+dataset; Bob uses it but cannot rename, delete or replace it; Alice deletes it. Nobody
+signed in sees a sign-in button instead of any report, and is asked to sign in before
+uploading. (One journey, so each user signs in once.)
 """
 
 import os
@@ -18,7 +21,10 @@ from playwright.sync_api import expect
 
 from tests.e2e.conftest import _free_port, _serve, stop, wait_for
 from tests.e2e.helpers import no_errors, shot, wait_idle
+from tests.e2e.test_journey_dataset_owner import cannot_change, delete, load, upload
+from ulr.data import catalog
 from ulr.report import saved as reports
+from ulr.simulate import obd_like_log
 
 pytest.importorskip("authlib", reason="Streamlit's st.login needs Authlib")
 pytest.importorskip("oidc_provider_mock", reason="the local OIDC provider")
@@ -73,7 +79,8 @@ def sign_in(browser, url, user):
     return ctx, page
 
 
-def test_only_the_signed_in_owner_changes_a_report(browser, auth_app, provider):
+def test_only_the_signed_in_owner_changes_a_report_or_a_dataset(browser, auth_app, provider,
+                                                                tmp_path):
     alice_ctx, alice = sign_in(browser, auth_app, "alice@example.com")
     bob_ctx, bob = sign_in(browser, auth_app, "bob@example.com")
     anon_ctx = browser.new_context()
@@ -128,6 +135,24 @@ def test_only_the_signed_in_owner_changes_a_report(browser, auth_app, provider):
         expect(bob.get_by_text("does not exist here or is private")).to_be_visible()
         expect(bob.locator("body")).not_to_contain_text("Alice findings")
         assert no_errors(alice) == []
+
+        # a dataset belongs to whoever loaded it, as a report does
+        path = tmp_path / "slots.csv"
+        obd_like_log(impressions=200, items=12, row_timestamps=True).to_csv(path, index=False)
+        upload(alice, auth_app, path, "alice signed")
+        load(alice, "alice signed")
+        info = catalog.get_dataset(catalog.cursor(auth_app.db), "alice signed")
+        assert info.owner == f"oidc:{provider}|alice@example.com"
+        cannot_change(bob, auth_app, path, "alice signed")
+        anon.goto(auth_app + "/data")
+        wait_idle(anon)
+        anon.get_by_text("Upload a click log", exact=True).click()
+        expect(anon.get_by_text("Sign in to upload a click log", exact=False)).to_be_visible()
+        expect(anon.locator('input[type="file"]')).to_have_count(0)
+        delete(alice, auth_app, "alice signed")
+        assert "alice signed" not in [
+            d.name for d in catalog.list_datasets(catalog.cursor(auth_app.db))]
+        assert no_errors(alice) == [] and no_errors(bob) == []
     finally:
         for ctx in (alice_ctx, bob_ctx, anon_ctx):
             ctx.close()
