@@ -5,6 +5,7 @@ from urllib.parse import parse_qs, urlparse
 
 from playwright.sync_api import expect
 
+from tests.conftest import visitor_tab
 from tests.e2e.helpers import no_errors, shot, wait_idle
 
 
@@ -13,10 +14,8 @@ def selectbox(page, label):
     return page.get_by_role("combobox", name=label, exact=True)
 
 
-def test_shared_link_reopens_the_settings(browser, fresh_app_url):
-    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
-    try:
-        page = ctx.new_page()
+def test_shared_link_reopens_the_settings(warm_context, fresh_app_url):
+    with visitor_tab(warm_context, width=1400, height=1000, timeout_ms=30_000) as page:
         # the first visit of a fresh server, as when a colleague opens the link
         page.goto(fresh_app_url + "/severity_sweep?dataset=sample&etas=0,1,2.5&learner=gbdt"
                   "&method=none&queries=120&sessions=4000&runs=2&seed=7")
@@ -50,8 +49,6 @@ def test_shared_link_reopens_the_settings(browser, fresh_app_url):
             expect(page.get_by_role("spinbutton", name=name, exact=True)).to_have_value(value)
         shot(page, "journey_shared_link_bandit")
         assert no_errors(page) == []
-    finally:
-        ctx.close()
 
 
 def test_link_to_a_missing_dataset_says_so_and_uses_the_sample(page, app_url):

@@ -47,19 +47,6 @@ def test_visit_every_page_without_errors(page, app_url):
         assert no_errors(page) == [], href
 
 
-def test_first_visit_deep_link_goes_through_app_navigation(browser, fresh_app_url):
-    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
-    pg = ctx.new_page()
-    pg.goto(fresh_app_url + "/data?dataset=sample")
-    wait_idle(pg)
-    expect(pg.get_by_role("heading", name="Data", exact=True)).to_be_visible(timeout=30_000)
-    sidebar = pg.locator('[data-testid="stSidebar"]')
-    expect(sidebar.get_by_text("Present the report")).to_be_visible()
-    expect(sidebar.get_by_role("link", name="Home")).to_be_visible()
-    assert no_errors(pg) == []
-    ctx.close()
-
-
 def test_off_policy_rankings_section_runs_when_opened(page, app_url):
     """The rankings (slate) section is computed only while open: opening it in the browser
     reruns the page and draws the three slate estimators."""

@@ -13,7 +13,8 @@ import subprocess
 
 import pytest
 
-from tests.e2e.helpers import ARTIFACTS
+from tests.conftest import visitor_tab
+from tests.e2e.helpers import ARTIFACTS, SHOTS
 from tests.e2e.slide_geometry import MEASURE_JS
 from tests.slide_items import build_items
 from ulr import report
@@ -48,13 +49,11 @@ def _words(text: str) -> str:
     return " ".join(text.split())
 
 
-def test_every_slide_holds_at_every_size_and_in_print(items, browser, tmp_path):
+def test_every_slide_holds_at_every_size_and_in_print(items, warm_context, tmp_path):
     path = tmp_path / "deck.html"
     deck = report.build_deck(items, title="Every kind of result", status={items[-1].id: STALE})
     path.write_text(deck, encoding="utf-8")
-    ctx = browser.new_context(viewport={"width": 1280, "height": 720})
-    page = ctx.new_page()
-    try:
+    with visitor_tab(warm_context, width=1280, height=720, timeout_ms=30_000) as page:
         page.goto(path.as_uri())
         page.wait_for_selector("body[data-ready]")
         for name, w, h, media in VIEWPORTS:
@@ -68,7 +67,7 @@ def test_every_slide_holds_at_every_size_and_in_print(items, browser, tmp_path):
                 assert s["chart"] is None or s["chart"] >= MIN_CHART, (name, s)
             charts = [s for s in slides if s["chart"] is not None]
             assert len(charts) == sum(it.figure is not None for it in items)
-            if media == "screen":  # for people to look at: the most crowded slide
+            if media == "screen" and SHOTS:  # for people to look at: the most crowded slide
                 page.evaluate(f"window.ulrShow({len(items)})")
                 ARTIFACTS.mkdir(parents=True, exist_ok=True)
                 page.screenshot(path=str(ARTIFACTS / f"slides_crowded_{name}.png"))
@@ -81,8 +80,6 @@ def test_every_slide_holds_at_every_size_and_in_print(items, browser, tmp_path):
         appendix = _words(page.locator(".slide.appendix").first.text_content())
         for c in items[crowded - 2].caveats:
             assert _words(c) in appendix
-    finally:
-        ctx.close()
 
 
 @pytest.mark.skipif(shutil.which("pdftotext") is None, reason="needs pdftotext (poppler-utils)")
