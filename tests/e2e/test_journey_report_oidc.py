@@ -11,7 +11,6 @@ signed in sees a sign-in button instead of any report, and is asked to sign in b
 uploading. (One journey, so each user signs in once.)
 """
 
-import os
 import secrets
 import subprocess
 import sys

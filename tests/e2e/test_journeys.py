@@ -1,7 +1,9 @@
-"""End-to-end journeys in a real headless browser (one test per journey)."""
+"""End-to-end journeys in a real headless browser (one test per journey).
+
+Every page is visited through the menu by test_journey_byol.py (on an uploaded log), and on
+the sample by the page journeys and the cold-server deep links (test_soak.py)."""
 
 import re
-from urllib.parse import urlparse
 
 from playwright.sync_api import expect
 
@@ -26,25 +28,6 @@ def test_upload_csv_through_file_input_and_see_summary(page, app_url, tmp_path):
     expect(page.get_by_role("heading", name="“browser upload”")).to_be_visible()
     shot(page, "data_after_upload")
     assert no_errors(page) == []
-
-
-def test_visit_every_page_without_errors(page, app_url):
-    page.goto(app_url)
-    wait_idle(page)
-    links = page.locator('[data-testid="stSidebarNav"] a')
-    expect(links.first).to_be_visible(timeout=30_000)
-    n = links.count()
-    assert n >= 9  # every page of app.py
-    hrefs = [links.nth(i).get_attribute("href") for i in range(n)]
-    for i, href in enumerate(hrefs):  # through the menu, as people move (no page reload)
-        links.nth(i).click()
-        path = urlparse(href).path  # its settings may follow as a query string
-        page.wait_for_url(lambda url, path=path: urlparse(url).path == path,
-                          wait_until="commit")
-        wait_idle(page, timeout=120_000)
-        name = re.sub(r"[^a-z0-9]+", "_", (href.rsplit("/", 1)[-1] or "home").lower())
-        shot(page, f"page_{name or 'home'}")
-        assert no_errors(page) == [], href
 
 
 def test_off_policy_rankings_section_runs_when_opened(page, app_url):
