@@ -1,7 +1,8 @@
 """Bring your own log in a real browser: upload a log in a foreign format (shaped like the
 Open Bandit Dataset, no session column), map it in the form as the README does (composite
 query, features, randomized), then visit every page. Each page runs or says what is missing
-(the replay needs shown lists); no error element; no alert names a command-line flag."""
+(the replay needs shown lists; User models, in one sentence, a session column); no error
+element; no alert names a command-line flag."""
 
 import re
 from pathlib import Path
@@ -11,6 +12,22 @@ from playwright.sync_api import expect
 from tests.e2e.helpers import FLAG, alerts, no_errors, open_upload, pick, shot, wait_idle
 
 FIXTURE = Path(__file__).resolve().parents[1] / "data" / "obd_like.csv"
+
+
+def _user_models_dead_end(page):
+    """A log loaded without a session: User models says in one sentence why no click model
+    can be fitted, links to the mapping and fits nothing."""
+    dead_end = page.get_by_text("has no session column", exact=False).first
+    expect(dead_end).to_be_visible(timeout=60_000)
+    said = [a for a in alerts(page) if "has no session column" in a]
+    assert len(said) == 1
+    sentence = said[0].split("\n")[0].strip()
+    assert len(re.findall(r"[.;]\s+[A-Z]", sentence)) == 0        # one sentence
+    assert "Data page's column mapping" in sentence and not FLAG.search(sentence)
+    link = page.get_by_role("link", name=re.compile("Map a session id"))
+    expect(link).to_be_visible()
+    assert "data" in (link.get_attribute("href") or "")
+    assert page.locator('[data-testid="stPlotlyChart"]').count() == 0   # nothing was fitted
 
 
 def test_bring_your_own_log_reaches_every_page(page, app_url):
@@ -31,7 +48,7 @@ def test_bring_your_own_log_reaches_every_page(page, app_url):
 
     links = page.locator('[data-testid="stSidebarNav"] a')
     titles = [links.nth(i).inner_text().strip().splitlines()[-1] for i in range(links.count())]
-    assert len(titles) >= 9
+    assert len(titles) >= 9 and {"Data", "User models", "Bandit lab"} <= set(titles)
     problems = {}
     for i, title in enumerate(titles):
         page.locator('[data-testid="stSidebarNav"] a').nth(i).click()
@@ -50,6 +67,8 @@ def test_bring_your_own_log_reaches_every_page(page, app_url):
             # On a busy machine the rerun may start after wait_idle's settle time.
             expect(said).to_be_visible(timeout=180_000)
             wait_idle(page, timeout=180_000)
+        if title == "User models":
+            _user_models_dead_end(page)
         if title == "Data":  # still on the uploaded dataset (navigation keeps the choice)
             expect(page.get_by_role("heading", name="“obd like”")).to_be_visible()
         shot(page, "byol_" + re.sub(r"[^a-z0-9]+", "_", title.lower()))
