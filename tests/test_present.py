@@ -198,13 +198,10 @@ def test_pdf_has_one_page_per_slide():
 # ----------------------------------------------------------------------------- CLI
 
 
-def ulr(*args):
-    p = subprocess.run([sys.executable, "-m", "ulr", *map(str, args)], capture_output=True,
-                       text=True, cwd=ROOT, timeout=180)
-    return p.returncode, p.stdout, p.stderr
-
-
-def test_cli_lists_and_exports_saved_reports(tmp_path):
+def test_cli_lists_and_exports_saved_reports(tmp_path, cli):
+    """The report command in this process (``cli``; test_commands_report.py runs it as a
+    real process), on a store another process wrote."""
+    ulr = cli
     db = str(tmp_path / "cli.duckdb")
     # seeded by another process, as the app would (a DuckDB file has one writer process)
     seed = ("import sys; sys.path.insert(0, 'tests'); from test_present import ope_item; "
