@@ -1,8 +1,9 @@
 """Bring your own log in a real browser: upload a log in a foreign format (shaped like the
-Open Bandit Dataset, no session column), map it in the form as the README does (composite
-query, features, randomized), then visit every page. Each page runs or says what is missing
-(the replay needs shown lists; User models, in one sentence, a session column); no error
-element; no alert names a command-line flag."""
+Open Bandit Dataset, no session column) through the file input, map it in the form as the
+README does (composite query, features, randomized), see its summary, then visit every
+page. Each page runs or says what is missing (the replay needs shown lists; User models,
+in one sentence, a session column); no error element; no alert names a command-line
+flag."""
 
 import re
 from pathlib import Path
@@ -43,6 +44,9 @@ def test_bring_your_own_log_reaches_every_page(page, app_url):
     wait_idle(page)
     expect(page.get_by_text("Declared: the whole log was shown in random order",
                             exact=False)).to_be_visible()
+    rows = page.locator('[data-testid="stMetric"]').filter(has_text="Rows")
+    expect(rows).to_contain_text("10,002")  # the summary is drawn anew on the new dataset
+    expect(page.get_by_role("heading", name="“obd like”")).to_be_visible()
     shot(page, "byol_data")
     assert no_errors(page) == []
 

@@ -1,33 +1,14 @@
 """End-to-end journeys in a real headless browser (one test per journey).
 
-Every page is visited through the menu by test_journey_byol.py (on an uploaded log), and on
-the sample by the page journeys and the cold-server deep links (test_soak.py)."""
+An upload through the file input and every page visited through the menu are
+test_journey_byol.py's; each page is opened on the sample by its own journey or by the
+cold-server deep links (test_soak.py)."""
 
 import re
 
 from playwright.sync_api import expect
 
-from tests.e2e.helpers import no_errors, shot, wait_idle
-
-
-def test_upload_csv_through_file_input_and_see_summary(page, app_url, tmp_path):
-    csv = tmp_path / "browser_upload.csv"
-    csv.write_text("qid,doc,rank,clicked\n" + "".join(
-        f"q{i % 9},d{i},{1 + i % 6},{int(i % 4 == 0)}\n" for i in range(240)))
-    page.goto(app_url + "/data")
-    wait_idle(page)
-    page.get_by_text("Upload a click log", exact=True).click()
-    page.locator('input[type="file"]').set_input_files(str(csv))
-    page.get_by_role("button", name="Load", exact=True).wait_for()
-    page.get_by_label("Dataset name").fill("browser upload")
-    page.get_by_role("button", name="Load", exact=True).click()
-    page.get_by_text("Stored “browser upload” with 240 rows").wait_for(timeout=60_000)
-    wait_idle(page)
-    rows = page.locator('[data-testid="stMetric"]').filter(has_text="Rows")
-    expect(rows).to_contain_text("240", timeout=30_000)  # re-rendered on the new dataset
-    expect(page.get_by_role("heading", name="“browser upload”")).to_be_visible()
-    shot(page, "data_after_upload")
-    assert no_errors(page) == []
+from tests.e2e.helpers import no_errors, wait_idle
 
 
 def test_off_policy_rankings_section_runs_when_opened(page, app_url):
