@@ -4,7 +4,7 @@ import re
 
 from playwright.sync_api import expect
 
-from tests.e2e.helpers import no_errors, shot, wait_idle
+from tests.e2e.helpers import POLL_MS, no_errors, shot, wait_idle
 
 # [last step, last mean cumulative regret] of an algorithm's line in the live chart, once
 # that step is past `after` (null while the chart is being redrawn, so the wait polls on).
@@ -25,7 +25,8 @@ def _step(progress) -> int:
 
 
 def _chart_end(page, after=0, timeout=30_000):
-    return page.wait_for_function(CHART_END, arg=[ALGO, after], timeout=timeout).json_value()
+    return page.wait_for_function(CHART_END, arg=[ALGO, after], polling=POLL_MS,
+                                  timeout=timeout).json_value()
 
 
 def test_bandit_regret_chart_grows_while_running_then_pauses(page, app_url):
@@ -43,8 +44,8 @@ def test_bandit_regret_chart_grows_while_running_then_pauses(page, app_url):
     expect(progress).to_contain_text("of 100,000")
     t1, regret1 = _chart_end(page, after=1)
     step1 = _step(progress)
-    page.wait_for_timeout(1000)
-    # the fragment redraws every 0.25 s; allow a loaded machine a bounded delay
+    # the fragment redraws every 0.25 s: the chart reaches past t1 (a loaded machine may
+    # take longer; the wait ends as soon as it does)
     t2, regret2 = _chart_end(page, after=t1, timeout=20_000)
     expect(progress).not_to_contain_text(f"step {step1:,} of", timeout=20_000)
     step2 = _step(progress)

@@ -2,7 +2,7 @@
 
 from playwright.sync_api import expect
 
-from tests.e2e.helpers import no_errors, shot, wait_idle
+from tests.e2e.helpers import POLL_MS, no_errors, shot, wait_idle
 
 # Names of the traces on the first chart and the length of each, from plotly's state.
 TRACES = """() => {
@@ -17,7 +17,8 @@ def test_two_methods_on_one_chart_with_truth(page, app_url):
     wait_idle(page, timeout=120_000)
     expect(page.get_by_role("heading", name="Position bias")).to_be_visible()
     expect(page.get_by_text("Estimated 2 of 2 methods")).to_be_visible(timeout=120_000)
-    page.wait_for_function(f"() => {{ const t = ({TRACES})(); return t && t.length >= 3; }}")
+    page.wait_for_function(f"() => {{ const t = ({TRACES})(); return t && t.length >= 3; }}",
+                           polling=POLL_MS)
     traces = dict(page.evaluate(TRACES))
     # Both methods and the simulator's truth, one value per position each.
     assert traces["randomization"] == traces["em"] == 10

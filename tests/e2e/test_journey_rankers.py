@@ -5,7 +5,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.helpers import no_errors, shot, wait_idle
+from tests.e2e.helpers import POLL_MS, no_errors, shot, wait_idle
 
 # Bar heights of the first subplot (ARP) per ranker, read from plotly's own figure state.
 ARP_BARS = """() => {
@@ -29,7 +29,7 @@ def test_compare_rankers_shows_naive_and_ipw(page, app_url):
     expect(chart).to_contain_text("ipw")
     expect(page.get_by_text("Paired comparison per metric")).to_be_visible()
     page.wait_for_function(f"() => {{ const b = ({ARP_BARS})(); "
-                           "return b && 'naive' in b && 'ipw' in b; }")
+                           "return b && 'naive' in b && 'ipw' in b; }", polling=POLL_MS)
     bars = page.evaluate(ARP_BARS)
 
     # the metric card and the chart agree: IPW ARP and its difference to naive

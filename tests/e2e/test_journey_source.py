@@ -6,7 +6,7 @@ import uuid
 import numpy as np
 from playwright.sync_api import expect
 
-from tests.e2e.helpers import no_errors, shot, wait_idle
+from tests.e2e.helpers import POLL_MS, no_errors, shot, wait_idle
 
 # (name, y) of every trace on the first chart, from plotly's state.
 TRACES = """() => {
@@ -41,7 +41,8 @@ def test_register_a_parquet_folder_then_position_bias_from_it(page, app_url, par
     wait_idle(page, timeout=120_000)
     expect(page.get_by_role("heading", name="Position bias")).to_be_visible()
     expect(page.get_by_text("Estimated 1 of 1 methods")).to_be_visible(timeout=120_000)
-    page.wait_for_function(f"() => {{ const t = ({TRACES})(); return t && t.length >= 1; }}")
+    page.wait_for_function(f"() => {{ const t = ({TRACES})(); return t && t.length >= 1; }}",
+                           polling=POLL_MS)
     traces = dict(page.evaluate(TRACES))
     direct = propensity.estimate(engines.get("duckdb").scan(path=str(lake)), method="em",
                                  n_bootstrap=0)
