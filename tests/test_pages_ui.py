@@ -12,21 +12,26 @@ from pages import _ui as ui
 from ulr.data import catalog
 
 
-def _wait_on_the_store(db: str, body) -> list:
-    """Run ``body`` while another thread holds the store's lock for 0.5 s; the wait
-    notices the dashboard's callback would have shown."""
+def _wait_on_the_store(db: str, body, *, noticed: bool) -> list:
+    """Run ``body`` while another thread holds the store's lock; the wait notices the
+    dashboard's callback would have shown. The lock is let go once the notice is recorded
+    (``noticed``), else after 0.5 s: that no notice comes can only be seen by waiting."""
     notices = []
-    held = threading.Event()
+    held, seen = threading.Event(), threading.Event()
 
     def holder():
         with catalog.catalog(db):
             held.set()
-            time.sleep(0.5)
+            seen.wait(60 if noticed else 0.5)
+
+    def notice(waited):
+        notices.append(waited)
+        seen.set()
 
     t = threading.Thread(target=holder)
     t.start()
     held.wait()
-    with catalog.waiting(notices.append):
+    with catalog.waiting(notice):
         body()
     t.join()
     return notices
@@ -44,8 +49,9 @@ def test_cached_page_work_never_records_the_wait_notice(tmp_path):
             return len(key)
 
     cached = ui.cache_data(show_spinner=False)(read_catalog)
-    assert _wait_on_the_store(db, lambda: read_catalog("plain"))  # the notice fires here
-    assert _wait_on_the_store(db, lambda: cached(f"cached-{os.getpid()}")) == []
+    assert _wait_on_the_store(db, lambda: read_catalog("plain"), noticed=True)  # it fires
+    assert _wait_on_the_store(db, lambda: cached(f"cached-{os.getpid()}"),
+                              noticed=False) == []
     assert cached(f"cached-{os.getpid()}") == len(f"cached-{os.getpid()}")
 
 
