@@ -236,10 +236,10 @@ def _open_files(pid: int) -> set[str]:
 
 
 def _kill_when(p: subprocess.Popen, reached, timeout: float = 180) -> bool:
-    """SIGKILL ``p`` the moment ``reached()`` holds; False if ``p`` ended first."""
+    """SIGKILL ``p`` the moment ``reached(p)`` holds; False if ``p`` ended first."""
     deadline = time.monotonic() + timeout
     while p.poll() is None and time.monotonic() < deadline:
-        if reached():
+        if reached(p):
             p.kill()
             return True
         time.sleep(0.002)
@@ -250,10 +250,10 @@ def test_kill_9_mid_load_leaves_the_store_byte_identical(tmp_path):
     """A load is killed at each step a process can be seen in, whatever the machine's
     speed: while it reads the file, while it writes the dataset's temporary Parquet file,
     and once that file is renamed into place (before its catalog row)."""
-    db = tmp_path / "k.duckdb"
+    db, rows = tmp_path / "k.duckdb", 400_000
     ingest.load_log(write(tmp_path, GOOD), "kept", db_path=db)
     before = stored_state(db)
-    src = big_csv(tmp_path / "big.csv", 400_000)
+    src = big_csv(tmp_path / "big.csv", rows)
     folder = files.files_dir(db)
     placed = set(folder.glob("ds_*.parquet"))
     steps = {
@@ -265,14 +265,14 @@ def test_kill_9_mid_load_leaves_the_store_byte_identical(tmp_path):
     killed = []
     for step, reached in steps.items():
         p = cli("load", src, "--db", db, "--name", "big", wait=False)
-        if _kill_when(p, lambda: reached(p)):
+        if _kill_when(p, reached):
             killed.append(step)
         p.wait()
         if "big" in {d.name for d in catalog.list_datasets(catalog.cursor(db))}:
             # published before the kill (the kill hit the exit): whole, never half
             log = catalog.open_dataset("big", db)
-            assert log.info.rows == 400_000
-            assert log.cur.execute(f"SELECT count(*) FROM {log.table}").fetchone()[0] == 400_000
+            assert log.info.rows == rows
+            assert log.cur.execute(f"SELECT count(*) FROM {log.table}").fetchone()[0] == rows
             catalog.delete_dataset(catalog.cursor(db), "big")
             break
         assert stored_state(db) == before, step
@@ -280,7 +280,7 @@ def test_kill_9_mid_load_leaves_the_store_byte_identical(tmp_path):
     assert killed[:2] == ["reading the file", "writing the dataset"], killed
     rc, out, err = cli("load", src, "--db", db, "--name", "big")
     assert rc == 0, err
-    assert catalog.get_dataset(catalog.cursor(db), "big").rows == 400_000
+    assert catalog.get_dataset(catalog.cursor(db), "big").rows == rows
     assert not list(files.files_dir(db).glob(".tmp-*"))  # the dead loads' files are swept
     tables = {t for d in catalog.list_datasets(catalog.cursor(db))
               for t in (d.table, d.rejects_table) if t}
