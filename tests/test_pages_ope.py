@@ -328,3 +328,28 @@ def test_dataset_in_the_link_names_the_log_and_old_log_links_still_open(tmp_path
         assert not at.exception
         assert at.radio(key="ope_dataset").value == choice
         assert at.query_params["dataset"] == choice and "log" not in at.query_params
+
+
+def test_the_learned_policy_weighs_the_logs_mapping_like_the_evaluated_one(tmp_path):
+    """A log whose sessions are not shown lists (each slot has its own timestamp, mapped
+    as session_id): the learned policy's verdict gives the same mapping reason as the
+    target's, as ``ope --learn`` does."""
+    from ulr.simulate import obd_like_log
+
+    path = tmp_path / "rows.csv"
+    obd_like_log(impressions=600, row_timestamps=True).to_csv(path, index=False)
+    res = ingest.load_log(path, "ope rows", cur=catalog.cursor(), replace=True,
+                          mapping={"query_id": "user_feature_0", "session_id": "timestamp",
+                                   "doc_id": "item_id", "features": ["user-item_affinity_*"]})
+    [warn] = res.warnings
+
+    def reasons(at):
+        return [m.value for e in at.expander if e.label == "Why this verdict"
+                for m in e.markdown]
+
+    at = run_page("ope rows")
+    assert any(warn.message in r for r in reasons(at))  # the evaluated target's verdict
+    at.segmented_control(key="ope_view").set_value("Learn a policy").run()
+    at.number_input(key="crm_steps").set_value(20)
+    press(at, "Learn a policy")
+    assert any(warn.message in r for r in reasons(at)), reasons(at)

@@ -635,9 +635,13 @@ def test_every_json_result_carries_its_verdict(tmp_path, capsys):
     rep = _cli(capsys, "bandit", "--replay", *log, "--algorithm", "ucb1")
     assert rep["verdict"]["level"] == "invalid"  # sessions are not shown lists
     assert "single_row_sessions" in [r["code"] for r in rep["verdict"]["reasons"]]
-    ope = _cli(capsys, "ope", *log, "--bootstrap", "100")
+    ope = _cli(capsys, "ope", *log, "--bootstrap", "100", "--learn", "snips", "--steps", "20")
     assert ope["verdict"]["level"] in ("inconclusive", "directional")  # 40 clicks
     assert ope["verdict"]["basis"] in ("snips", "dr")
+    # the learned policy is judged on the same log: its verdict weighs the same mapping
+    codes = {k: [r["code"] for r in v["reasons"]]
+             for k, v in (("target", ope["verdict"]), ("learned", ope["learned"]["verdict"]))}
+    assert "single_row_sessions" in codes["target"] and "single_row_sessions" in codes["learned"]
     prop = _cli(capsys, "propensity", *log, "--method", "randomization", "--bootstrap", "50")
     assert prop["verdict"]["level"] == "inconclusive" and prop["verdict"]["to_settle"]
     sim = tmp_path / "sim.csv"

@@ -5,7 +5,8 @@ import pandas as pd
 import streamlit as st
 
 from pages import _ui as ui
-from pages._ope.common import LABELS, VIEWS, _headline, _open, _pick_log, estimates_table
+from pages._ope.common import (LABELS, OPE_SAMPLE, VIEWS, _headline, _open, _pick_log,
+                               estimates_table)
 from ulr.ope import figures as F
 from ulr.ope.feedback import feedback_from_log
 from ulr.ope.study import crm_study
@@ -13,12 +14,13 @@ from ulr.ope.study import crm_study
 
 @ui.cache_data(show_spinner=False, max_entries=16)
 def _learn(dataset: str, name: str, content_hash: str, action: str, settings: tuple,
-           _should_stop=None):
+           mapping: tuple = (), _should_stop=None):
+    # the mapping warnings are part of the key: the learned policy's verdict weighs them
     s = dict(settings)
     fb = None
     if dataset != "simulation":
         fb, _ = feedback_from_log(_open(dataset, name), action=action)
-    return crm_study(fb, **s, should_stop=_should_stop)
+    return crm_study(fb, **s, should_stop=_should_stop, mapping=mapping)
 
 
 def view_learn():
@@ -40,12 +42,15 @@ def view_learn():
                       crm_steps=s["steps"], crm_seed=s["seed"],
                       dataset=dataset if data == "log" else None)
     key = (dataset, name, content_hash, settings)
+    mapping = () if dataset in ("simulation", OPE_SAMPLE) else \
+        ui.mapping_warnings(ui.current_log())
     if submitted:
         with ui.user_errors("Cannot learn: "):
             with ui.cancellable() as stop, \
                     st.status(f"Learning ({s['steps']} gradient steps, then a bootstrap on "
                               "the held-out rows)…", expanded=False) as status:
-                _learn(dataset, name, content_hash, "doc_id", settings, _should_stop=stop)
+                _learn(dataset, name, content_hash, "doc_id", settings, mapping,
+                       _should_stop=stop)
                 status.update(label="Learned", state="complete")
             ui.submitted("crm_form", key)
     last = ui.submitted("crm_form")
@@ -54,7 +59,7 @@ def view_learn():
         return
     out = None
     with ui.user_errors("Cannot learn: "), ui.cancellable() as stop:
-        out = _learn(last[0], last[1], last[2], "doc_id", last[3], _should_stop=stop)
+        out = _learn(last[0], last[1], last[2], "doc_id", last[3], mapping, _should_stop=stop)
     if out is None:
         return
     _show_learned(out, dict(last[3]), simulated=last[0] == "simulation")

@@ -103,13 +103,14 @@ def run(args) -> dict:
         raise UlrError("the log has no feature_* columns, so no scorer can be fit for the "
                        "target; supply target probabilities (--target-column) or scores "
                        "(--score-column).")
+    mapping = mapping_warnings(log)  # weighed by every verdict below, the learned one too
     res = evaluate_log(log, action=args.action, target=target, target_column=args.target_column,
                        score_column=args.score_column, temperature=args.temperature,
                        fit_fraction=args.fit_fraction, estimators=names, clip=args.clip,
                        n_bootstrap=args.bootstrap, level=args.level, folds=args.folds,
                        seed=args.seed, interval=args.interval, reward_model=args.reward_model,
                        reward_column=args.reward_column, target_table=args.target_table,
-                       mapping=mapping_warnings(log))
+                       mapping=mapping)
     out = res.to_dict()  # its verdict weighs the mapping warnings
     if res.settings.get("selected"):
         out["selected"] = res.settings["selected"]
@@ -122,7 +123,7 @@ def run(args) -> dict:
         crm = learn_policy(fb, objective=args.learn, l2=args.l2,
                            variance_penalty=args.variance_penalty, steps=args.steps,
                            fit_fraction=args.fit_fraction or 0.5, n_bootstrap=args.bootstrap,
-                           level=args.level, seed=args.seed)
+                           level=args.level, seed=args.seed, mapping=mapping)
         out["learned"] = crm.to_dict()
     return out
 
