@@ -169,6 +169,17 @@ def test_ope_slate_json_and_bad_input(cli, user_error):
         user_error(cli("ope-slate", "--input", SAMPLE, *argv))
 
 
+def test_ope_slate_on_sessions_that_mix_queries_is_one_error_line(cli, user_error, tmp_path):
+    """query_id mapped to a per-slot key: no session is one query's ranked list (this
+    was an internal IndexError)."""
+    df = pd.read_csv(SAMPLE)
+    df["slot_key"] = df["session_id"] + "-" + df["position"].astype(str)
+    path = tmp_path / "slot_key.csv"
+    df.to_csv(path, index=False)
+    user_error(cli("ope-slate", "--input", path, "--map", "query_id=slot_key"),
+               "answer different queries")
+
+
 def test_ope_study_level_sets_the_intervals_whose_coverage_it_reports(cli, user_error):
     from ulr.ope.study import simulation_study
 

@@ -121,3 +121,22 @@ def test_a_log_of_uniformly_random_rankings_gives_the_exact_estimates():
     for e in SLATE_ESTIMATORS:
         assert t.loc[e, "value"] == pytest.approx(exact.loc[e, "value"], abs=1e-12)
         assert t.loc[e, "se"] == pytest.approx(exact.loc[e, "se"], abs=1e-12)
+    # Sessions whose slots answer different queries are not one ranked list: they are left
+    # out and counted, and the estimates stay those of the true rankings (before, their
+    # documents were read from the first slot's query's candidates: a wrong number, or
+    # an IndexError when the offset fell outside them).
+    mixed = df[df["session_id"] < 40].copy()
+    mixed["session_id"] += S
+    second = mixed["position"] == 2
+    other = (mixed.loc[second, "query_id"] + 1) % 3
+    mixed.loc[second, "score"] = score[other, [int(x[1:]) for x in mixed.loc[second, "doc_id"]]]
+    mixed.loc[second, "query_id"] = other
+    got = slate_from_log(FrameLog(pd.concat([df, mixed])), score_column="score",
+                         temperature=1.0)
+    assert got.sessions == S and got.dropped_sessions == 40
+    assert any("40 sessions" in n and "different queries" in n for n in got.notes)
+    t = got.table.set_index("estimator")
+    for e in SLATE_ESTIMATORS:
+        assert t.loc[e, "value"] == pytest.approx(exact.loc[e, "value"], abs=1e-12)
+    with pytest.raises(UlrError, match="different queries"):
+        slate_from_log(FrameLog(mixed), score_column="score", temperature=1.0)

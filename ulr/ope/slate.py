@@ -272,6 +272,12 @@ def logging_prefix_prob(propensity, *, form: str = "sequential") -> np.ndarray:
     raise UlrError("the logging prefix form must be 'sequential' or 'product'.")
 
 
+#: why a session with slots of several queries is not a ranking (its count is ``n``)
+_MIXED = ("the rows of {n:,} sessions answer different queries, so they are not one ranked "
+          "list")
+_FIX_QUERY = "map to query_id the column that all the documents of one shown list share"
+
+
 def slate_from_log(log, *, score_column: str | None = None, temperature: float = 1.0,
                    fit_fraction: float = 0.5, estimators=SLATE_ESTIMATORS,
                    level: float = 0.95, logging_prefix: str = "sequential",
@@ -281,9 +287,10 @@ def slate_from_log(log, *, score_column: str | None = None, temperature: float =
     The target ranks each context's candidate documents by a softmax (at
     ``temperature``, on standardized scores) of a score column or of a linear
     click model fit on ``fit_fraction`` of the sessions (evaluated on the
-    rest). Sessions whose slots are not exactly ``1..K`` are left out and
-    counted. ``logging_prefix`` says how the logger's prefix probabilities
-    follow from the per-slot propensities (:func:`logging_prefix_prob`).
+    rest). Sessions whose slots are not exactly ``1..K``, or whose rows answer
+    several queries (not one shown list), are left out and counted.
+    ``logging_prefix`` says how the logger's prefix probabilities follow from
+    the per-slot propensities (:func:`logging_prefix_prob`).
 
     Returns a :class:`SlateResult`: ``table`` (see :func:`slate_estimates`), ``sessions``,
     ``dropped_sessions``, ``slots``, ``clicks``, ``notes``, and the verdict at ``level``
@@ -313,9 +320,16 @@ def slate_from_log(log, *, score_column: str | None = None, temperature: float =
     if len(idx):
         good = np.all(fb.slot[idx] == np.arange(K)[None, :], axis=1)
         idx = idx[good]
+    # a ranking is one query's shown list: the target ranks that query's candidates
+    in_ctx = fb.candidates.context[fb.pair[idx]]
+    one = np.all(in_ctx == in_ctx[:, :1], axis=1)
+    mixed = int(len(idx) - one.sum())
+    idx = idx[one]
     if len(idx) < 2:
-        raise UlrError("no complete rankings to evaluate: every session needs one row per "
-                       "position 1..K.")
+        raise UlrError(f"no complete rankings to evaluate: {_MIXED.format(n=mixed)}; "
+                       f"{_FIX_QUERY}." if mixed
+                       else "no complete rankings to evaluate: every session needs one row "
+                       "per position 1..K.")
     pair = fb.pair[idx]
     ctx = fb.candidates.context[pair[:, 0]]
     starts = fb.candidates.starts
@@ -342,7 +356,10 @@ def slate_from_log(log, *, score_column: str | None = None, temperature: float =
     return SlateResult(
         table=table, sessions=n, dropped_sessions=int(len(sess) - len(idx)), slots=K,
         clicks=clicks, target="scores" if scores is not None else "fitted",
-        temperature=temperature, notes=(LOGGING_PREFIX[logging_prefix],), level=level,
+        temperature=temperature, level=level,
+        notes=(LOGGING_PREFIX[logging_prefix],) + (
+            (f"T{_MIXED.format(n=mixed)[1:]}; they were left out ({_FIX_QUERY}).",) if mixed
+            else ()),
         verdict=_slate_verdict(table, n, clicks, level=level, mapping=mapping),
         evidence={"sessions": n, "clicks": clicks})
 
