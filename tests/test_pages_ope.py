@@ -353,3 +353,29 @@ def test_the_learned_policy_weighs_the_logs_mapping_like_the_evaluated_one(tmp_p
     at.number_input(key="crm_steps").set_value(20)
     press(at, "Learn a policy")
     assert any(warn.message in r for r in reasons(at)), reasons(at)
+
+
+def test_the_slate_verdict_weighs_the_logs_mapping_like_the_cli(tmp_path, cli):
+    """A log where most queries hold one document (one-row sessions of their own beside
+    complete rankings): a warning that does not stop slates, so the rankings are judged,
+    and the page's slate verdict gives its reason as ``ope-slate`` does."""
+    import json
+
+    df = pd.read_csv(SAMPLE)
+    extra = df[df["position"] == 1].head(150).copy()
+    extra["session_id"] = "one-" + extra["session_id"]
+    extra["query_id"] = "q-" + extra["session_id"]
+    path = tmp_path / "one_doc.csv"
+    pd.concat([df, extra]).to_csv(path, index=False)
+    [warn] = ingest.load_log(path, "ope one doc", cur=catalog.cursor(), replace=True).warnings
+    assert warn.code == "single_document_queries" and "slate" not in warn.blocks
+    code, out, err = cli("ope-slate", "--db", catalog.store_of(), "--name", "ope one doc",
+                         "--json")
+    assert code == 0, err
+    assert warn.message in [r["message"] for r in json.loads(out)["verdict"]["reasons"]]
+    at = run_page("ope one doc")
+    at.session_state["ope_slates_open"] = True  # the visitor opens the rankings section
+    at.run()
+    reasons = [m.value for e in at.expander if e.label == "Why this verdict" for m in e.markdown]
+    # once under the evaluated policy's verdict, once under the rankings'
+    assert sum(warn.message in r for r in reasons) == 2, reasons

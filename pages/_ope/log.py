@@ -217,8 +217,9 @@ def _show_log_result(res, dataset, name, content_hash, settings: tuple):
 
 
 @ui.cache_data(show_spinner=False, max_entries=16)
-def _slates(dataset, name, content_hash, settings: tuple):
-    return slate_from_log(_open(dataset, name), **dict(settings))
+def _slates(dataset, name, content_hash, settings: tuple, mapping: tuple = ()):
+    # the mapping warnings are part of the key: the slate verdict weighs them
+    return slate_from_log(_open(dataset, name), **dict(settings), mapping=mapping)
 
 
 def _slate_section(dataset, name, content_hash, target, column, temperature, fit_fraction,
@@ -245,12 +246,13 @@ def _slate_section(dataset, name, content_hash, target, column, temperature, fit
                     ("temperature", max(temperature, 1e-3)),
                     ("fit_fraction", fit_fraction if fit_fraction > 0 else 0.5),
                     ("level", level), ("seed", seed))
+        mapping = () if dataset == OPE_SAMPLE else ui.mapping_warnings(ui.current_log())
         if dataset != OPE_SAMPLE and ui.mapping_stops(ui.current_log(), "slate",
                                                         "Judging whole rankings"):
             return
         out = None
         with ui.user_errors("Cannot evaluate rankings: "):
-            out = _slates(dataset, name, content_hash, settings)
+            out = _slates(dataset, name, content_hash, settings, mapping)
         if out is None:
             return
         ui.show_verdict(out.verdict, key="ope_slate")
