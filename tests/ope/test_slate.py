@@ -3,6 +3,7 @@
 import itertools
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from ulr.errors import UlrError
@@ -140,3 +141,17 @@ def test_a_log_of_uniformly_random_rankings_gives_the_exact_estimates():
         assert t.loc[e, "value"] == pytest.approx(exact.loc[e, "value"], abs=1e-12)
     with pytest.raises(UlrError, match="different queries"):
         slate_from_log(FrameLog(mixed), score_column="score", temperature=1.0)
+
+
+def test_the_verdict_names_its_estimators_assumption_in_plain_sentences():
+    """The slate verdict's assumption reason reads as sentences (it once embedded the
+    assumption's own sentence mid-clause and ended in two full stops)."""
+    from ulr.ope.slate import LABELS, _slate_verdict
+
+    for e in SLATE_ESTIMATORS:
+        table = pd.DataFrame({"estimator": [e], "value": [0.3], "se": [0.01],
+                              "assumption": [ASSUMPTIONS[e]]})
+        [r] = [r for r in _slate_verdict(table, 2000, 600).reasons
+               if r.code == "slate_assumption"]
+        assert r.message.startswith(f"The verdict rests on {LABELS[e]}, ")
+        assert r.message.endswith(ASSUMPTIONS[e]) and ".." not in r.message

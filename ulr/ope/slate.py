@@ -405,8 +405,11 @@ def _slate_verdict(table: pd.DataFrame, sessions: int, clicks: int, *, level: fl
         return V.Verdict("inconclusive", "No slate estimate has an interval.", "none",
                          reasons=reasons)
     row = t.sort_values("se").iloc[0]
-    reasons.append(V.Reason("slate_assumption", f"{LABELS.get(row.estimator, row.estimator)} "
-                            f"is right only if {row.assumption}."))
+    # the assumption is a sentence of its own, naming its estimator
+    reasons.append(V.Reason("slate_assumption", f"The verdict rests on "
+                            f"{LABELS.get(row.estimator, row.estimator)}, the narrowest "
+                            f"interval, which is right only under its assumption. "
+                            f"{row.assumption}"))
     s = max(int(sessions), 1)
     log_v = clicks / s
     log_se = np.sqrt(max(clicks, 1)) / s
