@@ -95,6 +95,43 @@ def test_file_scan_and_stored_dataset_agree(capsys, files, monkeypatch, method):
     np.testing.assert_allclose(res.theta, a["theta"], rtol=1e-9)
 
 
+@pytest.mark.parametrize("method", ["em", "intervention-harvesting"])
+def test_a_file_read_in_place_weighs_its_mapping_like_the_stored_log(capsys, files, tmp_path,
+                                                                     monkeypatch, method):
+    """A session column that joins several shown lists (one value per query): the page,
+    on the stored log, says the estimate is invalid; the in-place scan of the same file
+    said "inconclusive" (its verdict never saw the mapping). Both now give one verdict,
+    with one wording; past the mapping check's sample, the scan says which rows it read."""
+    import pandas as pd
+
+    from ulr.commands import common
+    from ulr.data import precheck
+
+    _, csv, _ = files
+    df = pd.read_csv(csv)
+    df["visitor"] = df["query_id"]
+    path = tmp_path / "joined.csv"
+    df.to_csv(path, index=False)
+    db = tmp_path / "joined.duckdb"
+    ingest.load_log(path, "joined", db_path=db, mapping={"session_id": "visitor"})
+    stored = json.loads(ulr(capsys, "propensity", "--method", method, "--db", db, "--name",
+                            "joined", "--json", "--bootstrap", 0)[1])["verdict"]
+    assert stored["level"] == "invalid"
+
+    def no_load(args):
+        raise AssertionError("the file was loaded instead of scanned in place")
+    monkeypatch.setattr(common, "log_from_args", no_load)
+    args = ("propensity", "--method", method, "--input", path, "--map", "session_id=visitor",
+            "--json", "--bootstrap", 0)
+    rc, out, err = ulr(capsys, *args)
+    assert rc == 0, err
+    assert json.loads(out)["verdict"] == stored
+    monkeypatch.setattr(precheck, "SAMPLE_ROWS", 1000)
+    [reason] = json.loads(ulr(capsys, *args)[1])["verdict"]["reasons"]
+    assert reason["code"] == "repeated_position" and " in the first 1,000 rows " in reason[
+        "message"]
+
+
 def test_assume_randomized_and_human_output(capsys, files):
     _, csv, _ = files
     rc, out, err = ulr(capsys, "propensity", "--method", "randomization", "--input", csv,

@@ -62,28 +62,40 @@ class MappingWarning:
                 "blocks": list(self.blocks)}
 
 
-def _column(log, field: str) -> str:
+def _column(mapping: dict, field: str) -> str:
     """How a message names the column mapped to ``field``: its name in the user's file."""
-    src = (log.info.mapping or {}).get(field)
+    src = mapping.get(field)
     return f"{src!r}, mapped to {field}," if isinstance(src, str) else \
         f"the column mapped to {field}"
 
 
+def _rows_of(log):
+    """``(has, one_row, mapping)`` of a stored log (``ulr.data.log.Log``) or an in-place
+    file scan (``ulr.data.scan.Scan``): ``one_row(sql)`` runs ``sql`` on its rows
+    (``{src}``) and returns the first row; ``mapping`` names the user's columns."""
+    if hasattr(log, "table"):  # a stored log: ``table`` is a validated identifier
+        return (log.info.has,
+                lambda sql: log.cur.execute(sql.replace("{src}", log.table)).fetchone(),
+                log.info.mapping or {})
+    return (log.has, lambda sql: log.execute(sql).fetchone(),
+            {pl.role: pl.source for pl in log.plans})
+
+
 def mapping_warnings(log, *, scope: str = "") -> tuple[MappingWarning, ...]:
-    """The checks of the module doc on a stored log (``ulr.data.log.Log``); ``scope`` says
-    which rows were checked when they are not the whole log (" in the first 50,000
-    rows"). Each message names the column by its name in the user's file and says what
-    kind of column would be right."""
+    """The checks of the module doc on a stored log (``ulr.data.log.Log``) or on a file
+    read in place (``ulr.data.scan.Scan``); ``scope`` says which rows were checked when
+    they are not the whole log (" in the first 50,000 rows"). Each message names the
+    column by its name in the user's file and says what kind of column would be right."""
     out = []
-    cur, t = log.cur, log.table
-    if log.info.has("session_id"):
-        n_s, single, maxpos, repeated = cur.execute(
-            f"SELECT count(*), count(*) FILTER (WHERE n = 1), max(maxpos), "
-            f"count(*) FILTER (WHERE n > npos) FROM (SELECT session_id, count(*) AS n, "
-            f"count(DISTINCT position) AS npos, max(position) AS maxpos FROM {t} "
-            f"GROUP BY session_id)").fetchone()
+    has, one_row, mapping = _rows_of(log)
+    if has("session_id"):
+        n_s, single, maxpos, repeated = one_row(
+            "SELECT count(*), count(*) FILTER (WHERE n = 1), max(maxpos), "
+            "count(*) FILTER (WHERE n > npos) FROM (SELECT session_id, count(*) AS n, "
+            "count(DISTINCT position) AS npos, max(position) AS maxpos FROM {src} "
+            "GROUP BY session_id)")
         n_s = int(n_s or 0)
-        col = _column(log, "session_id")
+        col = _column(mapping, "session_id")
         if n_s and (maxpos or 0) > 1 and single / n_s > MOST:
             out.append(MappingWarning(
                 "single_row_sessions",
@@ -97,16 +109,16 @@ def mapping_warnings(log, *, scope: str = "") -> tuple[MappingWarning, ...]:
                 f"{repeated:,} of {n_s:,} sessions{scope} show one position twice: {col} joins "
                 f"several shown lists; {FIX} to session_id, one value per shown list (an "
                 "impression or request id).", share=repeated / n_s))
-    n_q, single_q = cur.execute(
-        f"SELECT count(*), count(*) FILTER (WHERE nd = 1) FROM (SELECT query_id, "
-        f"count(DISTINCT doc_id) AS nd FROM {t} GROUP BY query_id)").fetchone()
+    n_q, single_q = one_row(
+        "SELECT count(*), count(*) FILTER (WHERE nd = 1) FROM (SELECT query_id, "
+        "count(DISTINCT doc_id) AS nd FROM {src} GROUP BY query_id)")
     n_q = int(n_q or 0)
     if n_q and single_q / n_q > MOST:
         out.append(MappingWarning(
             "single_document_queries",
             f"{single_q:,} of {n_q:,} queries{scope} have a single document, so there is "
-            f"nothing to rank within them: {_column(log, 'query_id')} looks unique per row; "
-            f"{FIX} to query_id: the query or context that all its documents answered.",
+            f"nothing to rank within them: {_column(mapping, 'query_id')} looks unique per "
+            f"row; {FIX} to query_id: the query or context that all its documents answered.",
             share=single_q / n_q))
     return tuple(out)
 

@@ -30,6 +30,23 @@ ORDER = 30
 # propensity.register may add a method).
 
 
+def _head_warnings(scan) -> tuple:
+    """The mapping warnings (:func:`ulr.lists.mapping_warnings`) of a file read in place,
+    on its first rows, as the mapping check before a load reads them: the verdict weighs
+    what the page's would, and a pass over the whole file would cost as much as the
+    estimate."""
+    from dataclasses import replace
+
+    from ulr.data.precheck import SAMPLE_ROWS
+    from ulr.lists import mapping_warnings
+    head = replace(scan, from_sql="(SELECT * FROM " + scan.from_sql + " LIMIT $ulr_head)",
+                   params={**scan.params, "ulr_head": SAMPLE_ROWS + 1}, memo={})
+    if head.execute("SELECT count(*) FROM {src}").fetchone()[0] <= SAMPLE_ROWS:
+        return mapping_warnings(head)  # the whole file
+    head.params["ulr_head"] = SAMPLE_ROWS
+    return mapping_warnings(head, scope=f" in the first {SAMPLE_ROWS:,} rows")
+
+
 def register(sub):
     p = sub.add_parser("propensity", help="estimate position bias (theta per position)",
                        description="Estimate how examination falls with position, relative to "
@@ -101,7 +118,7 @@ def run(args) -> dict:
         scan = csv_scan(args.input, common.mapping_from_args(args))
         if scan is not None:
             try:
-                res = propensity.estimate(scan, **kwargs)
+                res = propensity.estimate(scan, **kwargs, mapping=_head_warnings(scan))
             except NeedsFullLoad:
                 res = scan = None
     if res is None:
