@@ -88,15 +88,11 @@ def build_items(tmp) -> list[ReportItem]:
     by_pos = ctr_by_position(sim_log)
     table = pplots.results_table([res], true_theta(sim_log), clicks=by_pos["clicks"].to_numpy(),
                                  impressions=by_pos["impressions"].to_numpy())
-    thin = table[table["thin"] & (table["position"] > 1)]
     clicks = int(by_pos["clicks"].sum())
     items.append(ReportItem.from_result(
         "Position bias", fig=pplots.theta_figure([res], true_theta(sim_log), table=table),
         table=table, dataset="simulated", settings={"method": "em", "seed": 0},
-        caveats=[f"Thin evidence: {len(thin)} of {int((table['position'] > 1).sum())} estimates "
-                 f"rest on too few clicks ({clicks:,} in all): their 95% interval is wider than "
-                 f"±{pplots.THIN_RELATIVE_HALF_WIDTH:.0%} of the estimate, so they are drawn "
-                 "hollow with their full interval. Treat them as unknown, not as flat."],
+        caveats=[n for n in [pplots.thin_note(table, clicks=clicks)] if n],
         evidence={"rows": len(sim.df), "clicks": clicks, "queries": 120,
                   "sessions": 3000},
         takeaway="Examination by position, with intervals."))

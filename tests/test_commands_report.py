@@ -248,9 +248,12 @@ def test_thin_positions_are_named_in_a_caveat(monkeypatch, tmp_path):
         if np.sinh(half) > 0.5:  # (ratio e^h - ratio e^-h) / 2 / ratio
             want.append(k)
     assert want, "the fixture should have thin positions"
-    assert item.caveats == [f"Thin evidence at position(s) {', '.join(map(str, want))}: the 95% "
-                            "interval is wider than ±50% of the estimate, so those points are "
-                            "drawn hollow; treat them as unknown, not as flat."]
+    where = ("position " if len(want) == 1 else "positions ") + ", ".join(map(str, want))
+    # the Position bias page's words (one wording for one fact), with the log's clicks
+    assert item.caveats == [f"Thin evidence: {len(want)} of 4 estimates ({where}) rest on too "
+                            f"few clicks ({int(c.sum()):,} in all): their 95% interval is "
+                            "wider than ±50% of the estimate, so they are drawn hollow with "
+                            "their full interval. Treat them as unknown, not as flat."]
 
 
 def test_failing_sections_become_notes(sim, monkeypatch, tmp_path, capsys):

@@ -97,7 +97,12 @@ def test_thin_note_counts_the_positions_whose_interval_is_wider_than_half_the_es
     half = Z95 * np.sqrt((1 - 3e-4) / 3 + (1 - 0.04) / 400)
     assert 0.4 * (np.exp(half) - np.exp(-half)) / 2 > 0.5 * 0.4  # the reference: thin
     note = plots.thin_note(table, clicks=603)
-    assert note.startswith("Thin evidence: 1 of 2 estimates rest on too few clicks (603 in all)")
+    assert note.startswith("Thin evidence: 1 of 2 estimates (position 3) rest on too few "
+                           "clicks (603 in all)")
+    two = plots.results_table([r, _result([1.0, 0.5, 0.4])], clicks=[400, 2, 3],
+                              impressions=[10_000] * 3)
+    assert plots.thin_note(two, clicks=405).startswith(
+        "Thin evidence: 4 of 4 estimates (positions 2, 3) rest")  # two methods, same positions
     assert "±50% of the estimate" in note
     full = plots.results_table([r], clicks=[4000, 2000, 1600], impressions=[10_000] * 3)
     assert plots.thin_note(full, clicks=7600) is None

@@ -148,17 +148,6 @@ def _default_method(log) -> str:
     return "randomization" if has_rand else "em"
 
 
-def _thin_caveat(table: pd.DataFrame) -> list[str]:
-    """The positions whose estimate rests on too few clicks, in one sentence (or none)."""
-    thin = table[table["thin"] & (table["position"] > 1)]
-    if thin.empty:
-        return []
-    shown = ", ".join(str(int(k)) for k in thin["position"])
-    return [f"Thin evidence at position(s) {shown}: the 95% interval is wider than "
-            f"±{propensity_plots.THIN_RELATIVE_HALF_WIDTH:.0%} of the estimate, so those "
-            "points are drawn hollow; treat them as unknown, not as flat."]
-
-
 def section_propensity(log, ctx) -> list[report.ReportItem]:
     from ulr.lists import mapping_warnings
     method = ctx["propensity_method"] or _default_method(log)
@@ -183,8 +172,9 @@ def section_propensity(log, ctx) -> list[report.ReportItem]:
     return [report.ReportItem.from_result(
         f"Position bias ({method})", fig=propensity_plots.theta_figure([res], truth, table=table),
         verdict=res.verdict,  # as the page judges it
-        table=table, dataset=log.info.name, note=note, caveats=_thin_caveat(table),
-        evidence=by_pos.evidence,
+        table=table, dataset=log.info.name, note=note, evidence=by_pos.evidence,
+        caveats=[n for n in [propensity_plots.thin_note(
+            table, clicks=by_pos.evidence["clicks"])] if n],  # the page's words
         settings=_settings(log, method=method, positions=ctx["positions"],
                            bootstrap=ctx["n_bootstrap"], seed=ctx["seed"]))]
 

@@ -53,13 +53,17 @@ def results_table(results, truth: np.ndarray | None = None, *, clicks=None,
 
 def thin_note(table: pd.DataFrame, *, clicks: int) -> str | None:
     """The sentence on the thin estimates of :func:`results_table` (positions below 1 whose
-    interval is wider than ±``THIN_RELATIVE_HALF_WIDTH`` of them), or None when none is."""
+    interval is wider than ±``THIN_RELATIVE_HALF_WIDTH`` of them), naming their positions,
+    or None when none is; ``clicks``: the log's clicks, from the result's evidence. The
+    page, the audit and the report's caveat all say it in these words."""
     below = table[table["position"] > 1]
     thin = below[below["thin"]]
     if not len(thin):
         return None
-    return (f"Thin evidence: {len(thin)} of {len(below)} estimates rest on too few clicks "
-            f"({clicks:,} in all): their 95% interval is wider than "
+    at = sorted({int(k) for k in thin["position"]})
+    where = ("position " if len(at) == 1 else "positions ") + ", ".join(map(str, at))
+    return (f"Thin evidence: {len(thin)} of {len(below)} estimates ({where}) rest on too few "
+            f"clicks ({clicks:,} in all): their 95% interval is wider than "
             f"±{THIN_RELATIVE_HALF_WIDTH:.0%} of the estimate, so they are drawn hollow with "
             "their full interval. Treat them as unknown, not as flat.")
 
