@@ -2,6 +2,7 @@
 
 import base64
 import json
+import re
 import subprocess
 import sys
 import zipfile
@@ -346,3 +347,23 @@ def test_rankers_section_with_both_learners_is_the_pages_significance_item(sim, 
     rc, _, err = run_main(["report", "--input", path, "--out", tmp_path / "x.html",
                            "--learner", "linear,svm"], capsys)
     assert rc == 2 and err.startswith("error: --learner must be linear, gbdt or both")
+
+
+def test_the_ctr_item_is_the_data_pages_with_its_evidence_and_caveats(tmp_path):
+    """The report's CTR item carries the Data page's verdict, caveats and evidence (it
+    had the verdict only), and a log without a session column shows no "None"."""
+    from ulr.data.summary import summary_and_ctr
+
+    log = ingest.open_file(SAMPLE)
+    key, ctr_item = cmd.build_items(log, ["summary"])[0]
+    page = summary_and_ctr(log)[1]  # what pages/data.py adds to the report
+    assert ctr_item.verdict == page.verdict.to_dict()
+    assert ctr_item.evidence == page.evidence and ctr_item.evidence["sessions"] == 5000
+    assert ctr_item.caveats == list(page.caveats)
+    path = tmp_path / "no_sessions.csv"
+    pd.read_csv(SAMPLE).drop(columns=["session_id"]).head(5000).to_csv(path, index=False)
+    out = tmp_path / "r.html"
+    rc, _, err = ulr("report", "--input", path, "--out", out, "--sections", "summary")
+    assert rc == 0, err
+    text = out.read_text(encoding="utf-8").replace(get_plotlyjs(), "")
+    assert not re.search(r"\bNone\b|\bnan\b", text)

@@ -25,7 +25,7 @@ from ulr import propensity, rankers, report, validate
 
 from ulr.data import catalog, files
 
-from ulr.data.summary import ctr_by_position_result, summary, summary_and_ctr, true_theta
+from ulr.data.summary import summary, summary_and_ctr, true_theta
 from ulr.propensity import plots as propensity_plots
 from ulr.commands.common import add_log_args, add_option, log_from_args
 from ulr.errors import UlrError
@@ -122,13 +122,12 @@ def _settings(log, **extra) -> dict:
 
 
 def section_summary(log, ctx) -> list[report.ReportItem]:
-    s = summary(log)
+    s, ctr = summary_and_ctr(log)  # the Data page's: one verdict, caveats and evidence
     labels = {"rows": "rows", "queries": "queries", "documents": "documents",
               "sessions": "sessions", "ctr": "overall click-through rate",
               "randomized_share": "share of randomized rows", "positions": "deepest position"}
     key = pd.DataFrame({"figure": [labels[k] for k in labels],
                         "value": [s[k] for k in labels]})
-    ctr = ctr_by_position_result(log, randomized_share=s["randomized_share"] or 0.0)
     name = log.info.name
     return [
         report.ReportItem.from_result(
@@ -137,7 +136,7 @@ def section_summary(log, ctx) -> list[report.ReportItem]:
         report.ReportItem.from_result(
             "Click-through rate by position", fig=ctr_by_position_figure(ctr.table),
             table=ctr.table, dataset=name, settings=_settings(log, interval="95% Wilson score"),
-            verdict=ctr.verdict,
+            verdict=ctr.verdict, caveats=list(ctr.caveats), evidence=ctr.evidence,
             note="Bars are 95% Wilson score intervals."),
     ]
 
