@@ -88,22 +88,25 @@ def _add(pg) -> None:
     wait_idle(pg)
 
 
-# icons are drawn from a font by their names ("keyboard_arrow_right"): not text anyone reads
-_HIDE_ICONS_JS = """() => {
-  for (const e of document.querySelectorAll('[data-testid="stMain"] span, [data-testid="stMain"] i'))
+# icons are drawn from a font by their names ("keyboard_arrow_right"): not text anyone reads.
+# Hidden and read in one script: no rerun can draw the buttons anew (icons shown) between
+# the two, as one did between two calls (the export buttons' icon names were read once).
+_MAIN_TEXT_JS = """() => {
+  const main = document.querySelector('[data-testid="stMain"]');
+  for (const e of main.querySelectorAll('span, i'))
     if ((getComputedStyle(e).fontFamily || '').includes('Material')) e.style.display = 'none';
+  return main.innerText;
 }"""
 
 
 def _main_text(pg) -> str:
-    pg.evaluate(_HIDE_ICONS_JS)
-    text = pg.inner_text('[data-testid="stMain"]')
+    text = pg.evaluate(_MAIN_TEXT_JS)
     text = re.sub(r"(?:/[\w.-]+){2,}", " ", text)  # folder paths (the server's own) are data
     return re.sub(r"[\w.-]+\.(?:csv|parquet)\b", " ", text)  # and so are the user's file names
 
 
 # whether the button labelled ``label`` shows its label whole; its icon (drawn from a font
-# by its name) is no part of the label, whether or not _HIDE_ICONS_JS has hidden it yet (a
+# by its name) is no part of the label, whether or not _MAIN_TEXT_JS has hidden it yet (a
 # rerun after that draws the buttons anew)
 _TRUNCATED_JS = """(label) => {
   const icon = e => (getComputedStyle(e).fontFamily || '').includes('Material');
