@@ -77,15 +77,17 @@ def _rows_of(log):
         return (log.info.has,
                 lambda sql: log.cur.execute(sql.replace("{src}", log.table)).fetchone(),
                 log.info.mapping or {})
+    # an engine's or a source's scan reads columns by their canonical names (no plans)
     return (log.has, lambda sql: log.execute(sql).fetchone(),
-            {pl.role: pl.source for pl in log.plans})
+            {pl.role: pl.source for pl in log.plans} or {c: c for c in log.columns})
 
 
 def mapping_warnings(log, *, scope: str = "") -> tuple[MappingWarning, ...]:
-    """The checks of the module doc on a stored log (``ulr.data.log.Log``) or on a file
-    read in place (``ulr.data.scan.Scan``); ``scope`` says which rows were checked when
-    they are not the whole log (" in the first 50,000 rows"). Each message names the
-    column by its name in the user's file and says what kind of column would be right."""
+    """The checks of the module doc on a stored log (``ulr.data.log.Log``) or on rows read
+    in place (``ulr.data.scan.Scan``: a file, an engine's path or table, a source's stored
+    statistics); ``scope`` says which rows were checked when they are not the whole log
+    (" in the first 50,000 rows"). Each message names the column by its name in the user's
+    file and says what kind of column would be right."""
     out = []
     has, one_row, mapping = _rows_of(log)
     if has("session_id"):

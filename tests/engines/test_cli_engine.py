@@ -26,6 +26,23 @@ def test_engines_agree_on_the_cli(spark, cli, pq):
     np.testing.assert_allclose(outs[1]["theta"], outs[0]["theta"], atol=1e-9, rtol=0)
     np.testing.assert_allclose(outs[1]["upper"], outs[0]["upper"], atol=1e-9, rtol=0)
     assert outs[0]["true_theta"] == outs[1]["true_theta"]
+    assert outs[0]["verdict"] == outs[1]["verdict"]
+
+
+def test_engines_weigh_the_query_column_on_the_first_rows(spark, cli, tmp_path):
+    """A query column that is a pair key turns the verdict invalid on both engines, with
+    the stored log's reason (tests/engines/test_sources.py compares it with the stored log)."""
+    df = simulate_clicks(queries=20, docs_per_query=5, sessions=300, seed=8).df
+    df["query_id"] = df.query_id.astype(str) + ":" + df.doc_id.astype(str)
+    df.to_parquet(tmp_path / "pairs.parquet")
+    verdicts = []
+    for engine in ("duckdb", "spark"):
+        r = cli("propensity", "--method", "em", "--engine", engine, "--input",
+                tmp_path / "pairs.parquet", "--bootstrap", "0", "--json")
+        assert r.rc == 0, r.err
+        verdicts.append(json.loads(r.out)["verdict"])
+    assert verdicts[0] == verdicts[1] and verdicts[0]["level"] == "invalid"
+    assert [r["code"] for r in verdicts[0]["reasons"]] == ["single_document_queries"]
 
 
 def test_bad_engine_input(spark, cli, pq, user_error, tmp_path):

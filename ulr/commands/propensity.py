@@ -31,10 +31,10 @@ ORDER = 30
 
 
 def _head_warnings(scan) -> tuple:
-    """The mapping warnings (:func:`ulr.lists.mapping_warnings`) of a file read in place,
-    on its first rows, as the mapping check before a load reads them: the verdict weighs
-    what the page's would, and a pass over the whole file would cost as much as the
-    estimate."""
+    """The mapping warnings (:func:`ulr.lists.mapping_warnings`) of rows read in place (a
+    CSV, or a path or table on an engine) on their first rows, as the mapping check before
+    a load reads them: the verdict weighs what the page's would, and a pass over all the
+    rows would cost as much as the estimate."""
     from dataclasses import replace
 
     from ulr.data.precheck import SAMPLE_ROWS
@@ -109,10 +109,11 @@ def run(args) -> dict:
                            f"{' and '.join(propensity.CELL_METHODS)}"
                            f"; {args.method} needs rows (use --engine with --input or --table).")
         scan = sources.scan(args.source, db_path=args.db)
-        res = propensity.estimate(scan, **kwargs)
+        res = propensity.estimate(scan, **kwargs, mapping=sources.mapping_warnings(
+            args.source, db_path=args.db))
     elif args.engine or args.table:
         scan = _engine_scan(args)
-        res = propensity.estimate(scan, **kwargs)
+        res = propensity.estimate(scan, **kwargs, mapping=_head_warnings(scan))
     if res is None and (args.input and not (args.name or args.db) and not args.skip_bad_rows
             and args.method in propensity.IN_PLACE_METHODS):
         scan = csv_scan(args.input, common.mapping_from_args(args))
