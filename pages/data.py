@@ -48,7 +48,9 @@ def _source_summary(name: str) -> None:
     st.caption(f"{meta['engine']} · {meta['path'] or meta['tbl']} · {meta['partitions']} "
                f"partitions · refreshed {meta['refreshed_at']} UTC · the rows stay where they "
                "live; these figures come from the statistics stored here.")
-    summ, res = _source_figures(_sources.version(name), name)
+    summ, res, warnings = _source_figures(_sources.version(name), name)
+    for w in warnings:
+        st.warning(w.message, icon=":material/warning:")
     m = st.columns(6)
     m[0].metric("Rows", f"{summ['rows']:,}")
     m[1].metric("Queries", f"{summ['queries']:,}")
@@ -81,7 +83,8 @@ def _source_summary(name: str) -> None:
 
 @ui.cache_data(show_spinner=False, max_entries=32)
 def _source_figures(version: str, name: str):
-    return _sources.summary(name), _sources.ctr_by_position_result(name)
+    return (_sources.summary(name), _sources.ctr_by_position_result(name),
+            _sources.mapping_warnings(name))
 
 
 def _ctr_chart(res, label: str, settings: dict) -> None:

@@ -72,7 +72,8 @@ def _source_estimate(version: str, name: str, method: str, positions: int, boots
     try:
         return "ok", propensity.estimate(sources.scan(name), method=method, positions=positions,
                                          n_bootstrap=bootstrap, seed=seed,
-                                         should_stop=_should_stop)
+                                         should_stop=_should_stop,
+                                         mapping=sources.mapping_warnings(name))
     except UlrError as exc:
         return "error", exc
 

@@ -218,3 +218,31 @@ def test_a_link_to_an_unknown_or_removed_source_falls_back_with_a_sentence(lake)
         if "_ulr_flash" in at.session_state else [w.value for w in at.warning]
     assert said == [f"The registered source “{name}” was removed elsewhere; showing a "
                     "dataset instead."]
+
+
+def test_a_source_whose_query_column_is_a_pair_key_says_so_on_both_pages(tmp_path, cli):
+    """The Data page shows the source's mapping warning as it does a dataset's, and the
+    position-bias verdict weighs it as `propensity --source` does (the same reason)."""
+    import json
+
+    df = simulate_clicks(queries=20, docs_per_query=5, sessions=600, seed=6).df
+    df["query_id"] = df.query_id.astype(str) + ":" + df.doc_id.astype(str)
+    (tmp_path / "lake").mkdir()
+    df.to_parquet(tmp_path / "lake" / "a.parquet")
+    at, name = _app_on_source((tmp_path / "lake", df), "pair", "pages/data.py")
+    assert not at.exception, at.exception
+    said = [w.value for w in at.warning if "have a single document" in w.value]
+    n_q = df.query_id.nunique()  # every "query" holds one document
+    assert said == [f"{n_q:,} of {n_q:,} queries have a single document, so there is "
+                    "nothing to rank within them: 'query_id', mapped to query_id, looks "
+                    "unique per row; map a column that groups one shown list to query_id: "
+                    "the query or context that all its documents answered."]
+    at.query_params["boot"] = "10"
+    at.switch_page("pages/position_bias.py").run()
+    assert not at.exception, at.exception
+    why = [m.value for e in at.expander if e.label == "Why this verdict" for m in e.markdown]
+    assert f"- {said[0]}" in why, why
+    r = cli("propensity", "--method", "em", "--source", name, "--bootstrap", "10", "--json")
+    verdict = json.loads(r.out)["verdict"]
+    assert verdict["level"] == "invalid" and \
+        [r["message"] for r in verdict["reasons"]][0] == said[0]

@@ -228,3 +228,48 @@ def test_a_second_run_on_a_busy_source_is_refused_and_readers_keep_their_generat
     else:
         raise AssertionError("the reader's files are gone")
     assert sources.scan("s", db_path=db).cells(None, False).rows == len(df)
+
+
+def _pair_keyed(df):
+    """The log with query_id mapped to a pair key: most "queries" hold one document."""
+    out = df.copy()
+    out["query_id"] = out.query_id.astype(str) + ":" + out.doc_id.astype(str)
+    return out
+
+
+def test_a_source_and_an_engine_weigh_the_query_column_like_the_stored_log(cli, tmp_path):
+    """The query check reads a source's stored statistics (exact: they keep query and
+    document per cell) and an engine's first rows, and gives the stored log's verdict."""
+    db = tmp_path / "store" / "ulr.duckdb"
+    df = _pair_keyed(simulate_clicks(queries=20, docs_per_query=5, sessions=900, seed=2).df)
+    df["query_id"] = df.query_id.where(df.index % 7 > 0, "q0:shared")  # one shared query
+    lake, _ = _lake(tmp_path, df, n_parts=2)
+    csv = tmp_path / "log.csv"
+    df.to_csv(csv, index=False)
+    assert cli("source", "add", "lk", "--path", str(lake / "*.parquet"), "--db", db).rc == 0
+    assert cli("load", csv, "--db", db, "--name", "lg").rc == 0
+    verdicts = {}
+    for how in (["--source", "lk", "--db", db], ["--engine", "duckdb", "--input", lake],
+                ["--name", "lg", "--db", db], ["--input", csv]):
+        r = cli("propensity", "--method", "em", *how, "--bootstrap", "10", "--json")
+        assert r.rc == 0, r.err
+        verdicts[how[0]] = json.loads(r.out)["verdict"]
+    v = verdicts["--name"]
+    assert v["level"] == "invalid" and "single_document_queries" in \
+        [r["code"] for r in v["reasons"]]
+    assert all(other == v for other in verdicts.values()), verdicts
+    # the counts in the message: a slow count of distinct documents per query
+    docs = df.groupby("query_id").doc_id.nunique()
+    message = next(r["message"] for r in v["reasons"] if r["code"] == "single_document_queries")
+    assert message.startswith(f"{(docs == 1).sum():,} of {len(docs):,} queries have a single "
+                              "document"), message
+    assert [w.code for w in sources.mapping_warnings("lk", db_path=db)] == \
+        ["single_document_queries"]
+
+
+def test_a_source_of_a_well_mapped_log_has_no_mapping_warning(tmp_path):
+    db = tmp_path / "store" / "ulr.duckdb"
+    df = simulate_clicks(queries=20, docs_per_query=5, sessions=300, seed=3).df
+    lake, _ = _lake(tmp_path, df, n_parts=2)
+    sources.add("ok", path=str(lake), db_path=db)
+    assert sources.mapping_warnings("ok", db_path=db) == ()

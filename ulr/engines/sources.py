@@ -64,7 +64,7 @@ import duckdb
 from ulr import engines
 
 from ulr.data import catalog
-from ulr.data.files import default_db_path, files_dir
+from ulr.data.files import default_db_path, files_dir, memory_connection
 from ulr.engines import incremental as inc
 from ulr.errors import UlrError
 from ulr.data import scan as A
@@ -459,6 +459,20 @@ def scan(name: str, *, db_path=None) -> A.Scan:
             raise
     return A.Scan(cur=None, from_sql="", params={}, columns=(), name=name, checked=False,
                   cells=cells)
+
+
+def mapping_warnings(name: str, *, db_path=None) -> tuple:
+    """:func:`ulr.lists.mapping_warnings` of a source, on its stored statistics: they keep
+    (query, document) per cell, so the query check is exact over every row. A source stores
+    no sessions, so the session checks do not apply."""
+    from ulr.lists import mapping_warnings as check
+
+    def read(parts, total, _version):
+        files = [str(total)] if total is not None else [str(p) for p in parts]
+        return check(A.Scan(cur=memory_connection(), from_sql="read_parquet($ulr_files)",
+                            params={"ulr_files": files}, columns=("query_id", "doc_id"),
+                            name=name, checked=True))
+    return _reading(name, db_path, read)
 
 
 def version(name: str, *, db_path=None) -> str:
