@@ -61,19 +61,19 @@ def _estimate(content_hash: str, name: str, method: str, positions: int, bootstr
 @ui.cache_data(show_spinner=False, max_entries=32)
 def _source_evidence(version: str, name: str):
     from ulr.engines import sources
-    return sources.summary(name), sources.ctr_by_position_result(name)
+    return (sources.summary(name), sources.ctr_by_position_result(name),
+            sources.mapping_warnings(name))
 
 
 @ui.cache_data(show_spinner=False, max_entries=128)
 def _source_estimate(version: str, name: str, method: str, positions: int, bootstrap: int,
-                     seed: int, _should_stop=None):
+                     seed: int, mapping: tuple, _should_stop=None):
     """As :func:`_estimate`, on a registered source's stored statistics."""
     from ulr.engines import sources
     try:
         return "ok", propensity.estimate(sources.scan(name), method=method, positions=positions,
                                          n_bootstrap=bootstrap, seed=seed,
-                                         should_stop=_should_stop,
-                                         mapping=sources.mapping_warnings(name))
+                                         should_stop=_should_stop, mapping=mapping)
     except UlrError as exc:
         return "error", exc
 
@@ -83,7 +83,7 @@ def _source_page(name: str) -> None:
     from ulr.engines import sources
     meta = sources.get(name)
     version = sources.version(name)
-    summ, ctr = _source_evidence(version, name)
+    summ, ctr, mapping = _source_evidence(version, name)  # mapping: read once per version
     st.caption(f"“{name}” is a registered source ({meta['engine']}, {meta['partitions']} "
                f"partitions, refreshed {meta['refreshed_at']} UTC): the estimates below come "
                "from its stored click statistics; the rows stay where they live.")
@@ -105,7 +105,7 @@ def _source_page(name: str) -> None:
     if not methods:
         st.stop()
     results, failures = ui.run_methods(name, methods, lambda m, stop: _source_estimate(
-        version, name, m, positions, bootstrap, seed, _should_stop=stop),
+        version, name, m, positions, bootstrap, seed, mapping, _should_stop=stop),
         running="Estimating position bias")
     _show_failures(failures)
     _show(results, None, ctr, label=name, settings={
