@@ -70,8 +70,8 @@ def _column(mapping: dict, field: str) -> str:
 
 
 def _rows_of(log):
-    """``(has, one_row, mapping)`` of a stored log (``ulr.data.log.Log``) or an in-place
-    file scan (``ulr.data.scan.Scan``): ``one_row(sql)`` runs ``sql`` on its rows
+    """``(has, one_row, mapping)`` of a stored log (``ulr.data.log.Log``) or a scan of rows
+    read in place (``ulr.data.scan.Scan``): ``one_row(sql)`` runs ``sql`` on its rows
     (``{src}``) and returns the first row; ``mapping`` names the user's columns."""
     if hasattr(log, "table"):  # a stored log: ``table`` is a validated identifier
         return (log.info.has,

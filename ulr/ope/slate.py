@@ -278,6 +278,11 @@ _MIXED = ("the rows of {n:,} sessions answer different queries, so they are not 
 _FIX_QUERY = "map to query_id the column that all the documents of one shown list share"
 
 
+def _capitalized(clause: str) -> str:
+    """``clause`` as the start of a sentence (only its first letter raised)."""
+    return clause[:1].upper() + clause[1:]
+
+
 def slate_from_log(log, *, score_column: str | None = None, temperature: float = 1.0,
                    fit_fraction: float = 0.5, estimators=SLATE_ESTIMATORS,
                    level: float = 0.95, logging_prefix: str = "sequential",
@@ -358,8 +363,8 @@ def slate_from_log(log, *, score_column: str | None = None, temperature: float =
         clicks=clicks, target="scores" if scores is not None else "fitted",
         temperature=temperature, level=level,
         notes=(LOGGING_PREFIX[logging_prefix],) + (
-            (f"T{_MIXED.format(n=mixed)[1:]}; they were left out ({_FIX_QUERY}).",) if mixed
-            else ()),
+            (_capitalized(_MIXED.format(n=mixed)) + f"; they were left out ({_FIX_QUERY}).",)
+            if mixed else ()),
         verdict=_slate_verdict(table, n, clicks, level=level, mapping=mapping),
         evidence={"sessions": n, "clicks": clicks})
 
