@@ -5,23 +5,23 @@ import pandas as pd
 import streamlit as st
 
 from pages import _ui as ui
-from pages._ui.reporting import pbm_fit_reason
 from ulr import propensity, rankers
 from ulr.data import catalog
 from ulr.data.summary import true_theta as recorded_theta
 from ulr.errors import NeedsFeatures, NeedsRandomizedRows, TooFewQueries, UlrError
-from ulr.lists import mapping_warnings
 from ulr.text import parse_numbers, plain
-from ulr.verdict import fmt_interval, with_reason
+from ulr.verdict import fmt_interval
 
 st.title("Compare rankers")
+log = ui.current_log()
+info = log.info
 st.caption(
     "Does bias correction make the ranker you train on your clicks better? Both rankers learn "
     "from the same clicks; the IPW one weights each click by 1/θ at its position. Both are "
-    "scored on relevance labels of held-out queries (30%, seeded), which they never trained on.")
-
-log = ui.current_log()
-info = log.info
+    + ("scored on relevance labels of held-out queries (30%, seeded), which they never "
+       "trained on." if info.has("relevance") else
+       "scored on held-out queries (30%, seeded), which they never trained on; this log has "
+       "no relevance labels, so the scores are click-based IPW estimates."))
 
 TRUE = "true theta (recorded in the log)"
 TYPED = "typed theta"
@@ -46,13 +46,15 @@ def _estimated_theta(content_hash: str, name: str, method: str, seed: int, _shou
 @ui.cache_data(show_spinner=False, max_entries=32)
 def _compare(content_hash: str, name: str, theta: tuple, learner: str, clip, snips: bool,
              seed: int, n_bootstrap: int, test: str = "randomization",
-             correction: str = "holm", _should_stop=None):
+             correction: str = "holm", theta_method: str | None = None, _should_stop=None):
     lg = catalog.open_dataset(name, cur=catalog.cursor())
     sc = rankers.compare_learners(rankers.log_frame(lg), None, np.array(theta),
                                   learners=learner, clip=clip, normalize=snips, seed=seed,
                                   min_queries=rankers.MIN_TEST_QUERIES, n_bootstrap=n_bootstrap,
-                                  mapping=mapping_warnings(lg), test=test, correction=correction,
-                                  n_resamples=rankers.PAIR_RESAMPLES, should_stop=_should_stop)
+                                  test=test, correction=correction,
+                                  n_resamples=rankers.PAIR_RESAMPLES, should_stop=_should_stop,
+                                  **rankers.weighed_facts(lg, theta_from=theta_method,
+                                                          should_stop=_should_stop))
     comp, multi = sc.first, len(sc.comparisons) > 1
     pairs = sc.pair_table  # one learner: None, the paired table below says it all
     table = (sc if multi else comp).table(n_bootstrap=n_bootstrap, seed=seed)
@@ -70,7 +72,7 @@ def _compare(content_hash: str, name: str, theta: tuple, learner: str, clip, sni
                 significance=(rankers.significance_wide(sc.significance(pairs))
                               if multi else None),
                 tukey=sc.tukey() if len(sc.systems) > 2 else None,
-                verdict=sc.verdict)
+                verdict=sc.verdict, misfit=sc.misfit)
 
 
 def _parse_theta(text: str) -> tuple:
@@ -119,8 +121,13 @@ true_theta = _true_theta(info.content_hash, info.name)
 theta_options = ([TRUE] if true_theta is not None else []) + \
     [METHOD_PREFIX + m for m in propensity.METHODS] + [TYPED]
 c1, c2, c3 = st.columns([2, 1, 1])
+# opened from the menu: the recorded truth, else the first method this dataset supports
+supported = [METHOD_PREFIX + m for m in ui.page_methods(log)]
 theta_from = c1.selectbox("θ from", theta_options,
-                          index=ui.url_index("theta_from", theta_options), key="cr_theta_from",
+                          index=ui.url_index("theta_from", theta_options,
+                                             theta_options[0] if true_theta is not None
+                                             else (supported or [TYPED])[0]),
+                          key="cr_theta_from",
                           help="Where θ (examination probability per position) comes from: "
                                "the simulator's truth, an estimator from the Position bias "
                                "page, or your own numbers (e.g. from an eye-tracking study).")
@@ -196,7 +203,9 @@ try:
                 _should_stop=stop))
         res = _compare(info.content_hash, info.name, theta, learner,
                        float(clip) if clip_on else None, bool(snips), seed, int(n_bootstrap),
-                       sig_test, correction, _should_stop=stop)
+                       sig_test, correction,
+                       theta_from[len(METHOD_PREFIX):] if theta_from.startswith(METHOD_PREFIX)
+                       else None, _should_stop=stop)
 except NeedsRandomizedRows:
     ui.dead_end("θ cannot be estimated by randomization: this log has no rows marked as "
                 "shown in random order. If every list was, declare it once in the Data "
@@ -207,16 +216,13 @@ except NeedsFeatures:
                 "log has none mapped. Pick them as features in the Data page's mapping.",
                 label="Map features in the Data page's mapping")
 except TooFewQueries as exc:
-    ui.dead_end(f"Cannot compare: {exc} Map a query key with more distinct values (several "
-                "columns can be combined) in the Data page's mapping.",
-                label="Change the query key in the Data page's mapping")
+    ui.dead_end(f"Cannot compare: {exc}", label="Change the query key in the Data page's mapping")
 except UlrError as exc:
     st.error(f"Cannot compare: {exc}")
 
 if res is not None:
     m = res["metrics"]
-    misfit = pbm_fit_reason(log, key="cr_pbm_check")  # IPW weights by the PBM's θ
-    res = {**res, "verdict": with_reason(res["verdict"], misfit)}
+    misfit = res["misfit"]  # IPW weights by the PBM's θ: the verdict weighs it already
     ui.show_verdict(res["verdict"], key="rankers")
     caveats = [misfit.message] if misfit else []
     pt = res["paired"].set_index("metric") if len(res["paired"]) else None

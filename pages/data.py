@@ -140,7 +140,7 @@ def _manage(info) -> None:
 @ui.cache_data(show_spinner=False, max_entries=64)
 def _summary(content_hash: str, name: str):
     lg = catalog.open_dataset(name, cur=catalog.cursor())
-    return (*summary_and_ctr(lg), preview(lg, 100))
+    return (*summary_and_ctr(lg, mapping=ui.mapping_warnings(lg)), preview(lg, 100))
 
 
 def _dataset_summary(log) -> None:

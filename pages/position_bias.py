@@ -5,13 +5,10 @@ methods that need only (query, doc, position) counts run on its stored statistic
 the others say in one sentence that they need rows.
 """
 
-from dataclasses import replace
-
 import numpy as np
 import streamlit as st
 
 from pages import _ui as ui
-from pages._ui.reporting import pbm_fit_reason
 from ulr import propensity
 from ulr.data import catalog
 from ulr.data.summary import summary, summary_and_ctr, true_theta
@@ -171,16 +168,18 @@ def _show_failures(failures: dict) -> None:
 
 @ui.cache_data(show_spinner=False, max_entries=64)
 def _evidence(content_hash: str, name: str):
-    return summary_and_ctr(catalog.open_dataset(name, cur=catalog.cursor()))[1]
+    lg = catalog.open_dataset(name, cur=catalog.cursor())
+    return summary_and_ctr(lg, mapping=ui.mapping_warnings(lg))[1]
 
 
-def _show(results, truth, ctr, *, label: str, settings: dict, misfit=None) -> None:
+def _show(results, truth, ctr, *, label: str, settings: dict) -> None:
     """The verdict, chart, convergence, notes, table, download and report item; ``ctr``
     (a :class:`ulr.data.summary.CtrByPosition`) gives the click counts and the evidence."""
     if not results:
         st.stop()
-    # every method assumes the position-based model: a better-fitting user model is a caveat
-    results = [replace(r, misfit=misfit) for r in results]
+    # every method assumes the position-based model: a better-fitting user model is a
+    # caveat, read from the dataset's facts by every result (the same for each method)
+    misfit = next((r.misfit for r in results if r.misfit is not None), None)
     evidence = ctr.evidence
     clicks_k = ctr.table["clicks"].to_numpy()
     impr_k = ctr.table["impressions"].to_numpy()
@@ -259,7 +258,8 @@ if max_pos < 2:
              "position bias to estimate. Pick another dataset in the sidebar.")
     st.stop()
 
-methods_default = ui.url_options("methods", propensity.METHODS, ["randomization", "em"],
+# opened from the menu: the methods this dataset supports (the audit's answerability)
+methods_default = ui.url_options("methods", propensity.METHODS, ui.page_methods(log),
                                  cap="ULR_MAX_METHODS", what="methods")
 methods, positions, bootstrap, seed, assume = _settings(
     max_pos, methods_default, assume=True if info.facts.randomized else False)
@@ -270,5 +270,4 @@ _show_failures(failures)
 _show(results, _true_theta(info.content_hash, info.name),
       _evidence(info.content_hash, info.name), label=info.name, settings={"dataset": info.name, "methods": methods, "positions": positions,
                                  "bootstrap": bootstrap, "seed": seed,
-                                 "assume_randomized": assume},
-      misfit=pbm_fit_reason(log, key="pb_pbm_check"))
+                                 "assume_randomized": assume})

@@ -1,6 +1,8 @@
 """``python -m ulr rankers``: JSON per docs/contract.md §2, theta sources, test input, user errors."""
 
 import json
+
+import pandas as pd
 from pathlib import Path
 
 import numpy as np
@@ -128,19 +130,46 @@ def test_subprocess_prints_exactly_one_json_object(cli_process):
     assert np.isfinite(res["naive"]["arp"])
 
 
-def test_too_few_held_out_queries_is_refused_in_one_line(run_cli, tmp_path):
-    """20 queries hold out 6: below what the paired test needs (32), so no comparison."""
+def test_too_few_held_out_queries_is_an_inconclusive_answer(run_cli, tmp_path):
+    """20 queries hold out 6: below what the paired test needs (32). Thin evidence is an
+    answer (issue #50): exit 0, an inconclusive verdict, and what would settle it for this
+    log (more distinct queries: every held-out query here has a relevant document)."""
     assert rankers.MIN_TEST_QUERIES == rankers.min_test_queries() == 32
     df = simulate_clicks(queries=20, sessions=600, eta=1.0, seed=3).df
     path = tmp_path / "few.csv"
     write_log(df, str(path))
-    code, out, err = run_cli("rankers", "--input", str(path), "--theta", THETA)
-    assert code == 2 and out == ""
-    line = err.strip()
-    assert "\n" not in line and "Only 6 test queries" in line and "at least 32" in line
+    code, out, err = run_cli("rankers", "--input", str(path), "--theta", THETA, "--json")
+    assert code == 0, err
+    v = json.loads(out)["verdict"]
+    assert v["level"] == "inconclusive"
+    assert "Too few test queries" in v["takeaway"] and "at least 32" in v["takeaway"]
+    assert "more distinct queries" in v["to_settle"]
     code, out, err = run_cli("rankers", "--input", str(path), "--theta", THETA,
                              "--min-test-queries", "0", "--json")
     assert code == 0, err
+    assert "Too few" not in json.loads(out)["verdict"]["takeaway"]
+
+
+def test_a_log_with_too_few_clicks_asks_for_clicks_not_another_key(run_cli, tmp_path):
+    """A recommendation-shaped log (3 slots, CTR under 1%, no session column, no labels):
+    many held-out queries, few with a click. The answer is inconclusive, and what would
+    settle it is more clicks; it names the log's clicks in all, not a query key."""
+    rng = np.random.default_rng(7)
+    n = 9000
+    df = pd.DataFrame({"query_id": rng.integers(0, 240, n), "doc_id": rng.integers(0, 80, n),
+                       "position": np.tile([1, 2, 3], n // 3),
+                       "click": (rng.random(n) < 0.004).astype(int),
+                       "feature_1": rng.normal(size=n), "feature_2": rng.normal(size=n)})
+    path = tmp_path / "rec.csv"
+    df.to_csv(path, index=False)
+    code, out, err = run_cli("rankers", "--input", str(path), "--theta", "1, 0.6, 0.4",
+                             "--json")
+    assert code == 0, err
+    res = json.loads(out)
+    v = res["verdict"]
+    assert v["level"] == "inconclusive" and res["scored_test_queries"] < 32
+    assert "more clicks" in v["to_settle"] and f"{int(df.click.sum()):,} clicks" in v["to_settle"]
+    assert "query key" not in v["to_settle"]
 
 
 def test_sessions_of_one_item_pair_within_the_query():

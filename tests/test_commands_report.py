@@ -284,17 +284,19 @@ def test_failing_sections_become_notes(sim, monkeypatch, tmp_path, capsys):
     assert "position 5" in json.loads(stdout)["sections"]["rankers"]
 
 
-def test_rankers_section_refuses_too_few_test_queries(tmp_path):
-    """As on the page and in the rankers command: no comparison on fewer held-out queries
-    than a paired test needs."""
+def test_rankers_section_on_too_few_test_queries_is_an_inconclusive_item(tmp_path):
+    """As on the page and in the rankers command: fewer held-out queries than a paired test
+    needs give an inconclusive answer, saved as an item with what would settle it."""
     s = simulate_clicks(model="pbm", queries=40, docs_per_query=5, sessions=2000, features=3,
                         seed=3)
     path = tmp_path / "small.csv"
     write_log(s.df, str(path))
     items, status = cmd.build_items(ingest.open_file(path), ["rankers"], theta=s.theta)
-    assert status["rankers"].startswith("skipped: Only 12 test queries would be held out")
-    assert f"at least {rankers.MIN_TEST_QUERIES}" in status["rankers"]
-    assert [i.kind for i in items] == ["note"]
+    assert status["rankers"] == "ok", status
+    v = items[0].verdict
+    assert v["level"] == "inconclusive" and v["takeaway"].startswith("Too few test queries")
+    assert f"at least {rankers.MIN_TEST_QUERIES}" in v["takeaway"]
+    assert "more distinct queries" in v["to_settle"]
 
 
 def test_sections_parse_in_canonical_order():

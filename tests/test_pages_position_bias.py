@@ -250,9 +250,10 @@ def test_page_and_cli_give_the_same_verdict_with_their_defaults(capsys):
 
 
 def test_a_better_user_model_is_a_caveat_of_the_pbm_theta(tmp_path):
-    """A log made by a cascade-type model (DCM): once the user-model comparison is run
-    (the page's button; cached per dataset version after that), θ's verdict carries the
-    PBM's gap to the best model and is at most directional; the caveat goes to the report."""
+    """A log made by a cascade-type model (DCM): the user-model comparison is a dataset fact
+    (ulr.facts, computed for every log with sessions), so θ's verdict carries the PBM's gap
+    to the best model on first view, with no button to press, and is at most directional;
+    the caveat goes to the report."""
     from ulr.data import ingest
     from ulr.simulate import simulate_click_model, write_log
     sim = simulate_click_model("dcm", sessions=3000, queries=20, docs_per_query=5, seed=1)
@@ -266,9 +267,7 @@ def test_a_better_user_model_is_a_caveat_of_the_pbm_theta(tmp_path):
     at.switch_page("pages/position_bias.py").run()
     at.multiselect(key="pb_methods").set_value(["em"]).run()
     assert not at.exception, at.exception
-    assert not [w for w in at.warning if "position-based model" in w.value]
-    at.button(key="pb_pbm_check").click().run()
-    assert not at.exception, at.exception
+    assert not [b for b in at.button if b.key == "pb_pbm_check"]
     said = [w.value for w in at.warning if "fitting worse than" in w.value]
     # the best model is cascade-type: DCM made the log, and DBN nests it (with priors on
     # 3,000 sessions either may come out ahead)
@@ -276,6 +275,33 @@ def test_a_better_user_model_is_a_caveat_of_the_pbm_theta(tmp_path):
     assert any(f"worse than {m} by" in said[0] for m in ("DCM", "DBN", "SDBN")), said[0]
     badge = next(m.value for m in at.markdown if "badge[" in m.value)
     assert not badge.endswith("Reliable]")
-    at.run()  # the comparison is cached now: no button, the caveat stays
-    assert any("fitting worse than" in w.value for w in at.warning)
-    assert not [b for b in at.button if b.key == "pb_pbm_check"]
+    at.run()  # the same on every run
+    assert [w.value for w in at.warning if "fitting worse than" in w.value] == said
+
+
+def test_a_declared_randomization_the_data_contradict_is_said_on_the_page(tmp_path):
+    """A production-ranked log declared randomized at load (issue #50): the page opens with
+    a method the log supports (not randomization), and randomization, when picked, is
+    invalid with the one sentence the CLI gives."""
+    from ulr.data import ingest
+    from ulr.simulate import simulate_clicks, write_log
+    sim = simulate_clicks(queries=60, docs_per_query=6, sessions=3000, seed=2,
+                          randomized_fraction=0.0)
+    path = tmp_path / "prod.csv"
+    write_log(sim.df.drop(columns=["randomized"]), str(path))
+    ingest.load_log(path, "prod declared random", replace=True,
+                    mapping={"constants": {"randomized": True}})
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.session_state["dataset"] = "prod declared random"
+    at.run()
+    at.query_params["boot"] = "20"
+    at.switch_page("pages/position_bias.py").run()
+    assert not at.exception, at.exception
+    assert at.multiselect(key="pb_methods").value == ["em"]  # never a dead end
+    at.multiselect(key="pb_methods").set_value(["randomization"]).run()
+    assert not at.exception, at.exception
+    badge = next(m.value for m in at.markdown if "badge[" in m.value)
+    assert "Invalid" in badge
+    marks = " ".join(m.value for m in at.markdown)
+    assert "The rows treated as randomized are not randomly ordered" in marks
+    assert "do not look randomly ordered" in marks and "--" not in marks

@@ -220,9 +220,10 @@ def test_sweep_link_fills_the_form_and_reopens_a_finished_sweep():
     assert bad.selectbox(key="sw_learner").value == "linear"
 
 
-def test_compare_refuses_too_few_held_out_queries_and_links_to_the_mapping(tmp_path):
-    """20 queries hold out 6 < 32: one sentence, a link to the Data page's mapping, no
-    error element, no bare nDCG of 0.0000 with a red arrow."""
+def test_compare_on_too_few_held_out_queries_is_an_inconclusive_answer(tmp_path):
+    """20 queries hold out 6 < 32: thin evidence is an answer (issue #50): an inconclusive
+    verdict saying what would settle it (more distinct queries), no error element, no CLI
+    flag, no arrow on a tile, and the result can go to the report."""
     from ulr.data import ingest
     from ulr.simulate import simulate_clicks, write_log
     sim = simulate_clicks(queries=20, docs_per_query=5, sessions=600, features=3, seed=1)
@@ -235,11 +236,12 @@ def test_compare_refuses_too_few_held_out_queries_and_links_to_the_mapping(tmp_p
     at.switch_page("pages/compare_rankers.py").run()
     assert not at.exception, at.exception
     assert not at.error, [e.value for e in at.error]
-    warnings = [w.value for w in at.warning]
-    assert len(warnings) == 1 and "Only 6 test queries" in warnings[0]
-    assert "at least 32" in warnings[0] and "--" not in warnings[0]
-    assert any("mapping" in link.proto.label for link in at.get("page_link"))
-    assert not at.metric
+    marks = " ".join(m.value for m in at.markdown)
+    assert "Too few test queries" in marks and "at least 32" in marks and "--" not in marks
+    assert "more distinct queries" in marks
+    badge = next(m.value for m in at.markdown if "badge[" in m.value)
+    assert "Inconclusive" in badge
+    assert any(b.label == "Add to report" for b in at.button)
 
 
 def test_compare_several_learners_shows_the_significance_table():
@@ -350,3 +352,28 @@ def test_tiles_draw_an_arrow_only_for_a_difference_told_apart():
     tiles = [m for m in at.metric if m.proto.delta]
     assert tiles and all(m.proto.direction == Metric.NONE for m in tiles)
     assert all("0.000000" not in m.proto.delta for m in tiles)
+
+
+def test_theta_from_a_contradicted_randomization_is_invalid_on_the_page(tmp_path):
+    """Compare rankers with θ from randomization on a production-ranked log declared
+    randomized: invalid, with the same sentence as the CLI (issue #50)."""
+    from ulr.data import ingest
+    from ulr.simulate import simulate_clicks, write_log
+    sim = simulate_clicks(queries=120, docs_per_query=6, sessions=4000, seed=2,
+                          randomized_fraction=0.0)
+    path = tmp_path / "prod.csv"
+    write_log(sim.df.drop(columns=["randomized", "true_theta"]), str(path))
+    ingest.load_log(path, "prod random theta", replace=True,
+                    mapping={"constants": {"randomized": True}})
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+    at.session_state["dataset"] = "prod random theta"
+    at.run()
+    at.switch_page("pages/compare_rankers.py").run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="cr_theta_from").value == "estimated: em"  # what the log supports
+    at.selectbox(key="cr_theta_from").select("estimated: randomization").run()
+    assert not at.exception, at.exception
+    badge = next(m.value for m in at.markdown if "badge[" in m.value)
+    assert "Invalid" in badge
+    assert any("The rows treated as randomized are not randomly ordered" in m.value
+               for m in at.markdown)

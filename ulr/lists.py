@@ -16,6 +16,9 @@ Rules (``MOST`` = more than half):
   column joins several lists.
 - ``single_document_queries``: most queries hold a single document -- the
   query column is (nearly) unique per row, so there is nothing to rank.
+- ``randomization_contradicted``: rows declared randomized (a column, the constant
+  ``randomized=1``, or "treat every row as randomized") whose positions depend on the
+  document, which a random order rules out (:func:`ulr.facts.randomization_check`).
 """
 
 from __future__ import annotations
@@ -34,6 +37,10 @@ BLOCKS = {
     # every (query, document) seen once: nothing to rank, and click models
     # (EM, regression EM, harvesting) cannot separate relevance from position
     "single_document_queries": ("rankers", "propensity"),
+    # a declared randomization that the data contradict (ulr.facts): everything
+    # that relies on a random order; "randomized-theta" is any use of theta from the
+    # randomization method (the IPW rankers' weights)
+    "randomization_contradicted": ("randomization", "replay", "randomized-theta"),
 }
 
 
@@ -122,7 +129,45 @@ def mapping_warnings(log, *, scope: str = "") -> tuple[MappingWarning, ...]:
             f"nothing to rank within them: {_column(mapping, 'query_id')} looks unique per "
             f"row; {FIX} to query_id: the query or context that all its documents answered.",
             share=single_q / n_q))
+    out.extend(randomization_warnings(log))
     return tuple(out)
+
+
+def randomization_warnings(log, *, assume: bool = False) -> tuple[MappingWarning, ...]:
+    """The warning of a declared randomization that the log's data contradict
+    (:func:`ulr.facts.randomization_check`, kept per dataset version), as a tuple
+    (empty when it holds or nothing was declared). ``assume``: every row is treated as
+    randomized, as "treat every row as randomized" does for one analysis."""
+    from ulr.facts import randomization_check
+    chk = randomization_check(log, assume=assume)
+    if chk is None or not chk.contradicted:
+        return ()
+    return (MappingWarning("randomization_contradicted", chk.message(), share=1.0),)
+
+
+def theta_warnings(warnings, method: str) -> tuple[MappingWarning, ...]:
+    """``warnings`` as weighed by a result that uses theta from ``method`` (the IPW
+    rankers): with theta from randomization, a contradicted randomization blocks it."""
+    if method != "randomization":
+        return tuple(warnings)
+    from dataclasses import replace
+    return tuple(replace(w, blocks=tuple(w.blocks) + ("rankers",))
+                 if w.code == "randomization_contradicted" and "rankers" not in w.blocks
+                 else w for w in warnings)
+
+
+RANDOM_ORDER_STOP = ("The rows treated as randomized are not randomly ordered, so an answer "
+                     "that relies on a random order means nothing here; declare randomized "
+                     "only the rows whose order was really shuffled.")
+
+
+def stopped_takeaway(stops, mapping_sentence: str) -> str:
+    """The takeaway of a result that ``stops`` (warnings from :func:`blocking`) make
+    ``invalid``: ``mapping_sentence`` for a mapping that does not group lists, one sentence
+    of its own for a contradicted randomization."""
+    if stops and all(w.code == "randomization_contradicted" for w in stops):
+        return RANDOM_ORDER_STOP
+    return mapping_sentence
 
 
 def blocking(warnings, analysis: str) -> list[MappingWarning]:

@@ -314,7 +314,8 @@ def pbm_misfit(comparison, *, level: float = LEVEL) -> Reason | None:
     public fields: ``best``, ``scores`` with ``gap`` and ``gap_interval``, and
     ``test_sessions``). "Beyond noise": the bootstrap interval of the PBM's gap in held-out
     log-likelihood per session excludes 0. Without the PBM, without a bootstrap, or with
-    the PBM best or within noise of the best, there is nothing to say.
+    the PBM best or within noise of the best, there is nothing to say. Every surface reads
+    it through the dataset's facts (:func:`ulr.facts.pbm_fit`).
     """
     if comparison is None:
         return None
@@ -324,14 +325,22 @@ def pbm_misfit(comparison, *, level: float = LEVEL) -> Reason | None:
     lo, hi = (float(x) for x in pbm.gap_interval)
     if not (np.isfinite(lo) and np.isfinite(hi)) or not told_apart(lo, hi):
         return None
+    return pbm_misfit_reason(best=comparison.best, gap=pbm.gap, lower=lo, upper=hi,
+                             test_sessions=comparison.test_sessions, level=level)
+
+
+def pbm_misfit_reason(*, best: str, gap: float, lower: float, upper: float,
+                      test_sessions: int, level: float = LEVEL) -> Reason:
+    """The ``pbm_misfit`` caveat's one wording: the best model, the PBM's gap in held-out
+    log-likelihood per session and its interval."""
     from ulr.clickmodels import LABELS
-    se = se_of(lo, hi, level)
+    se = se_of(lower, upper, level)
     return Reason("pbm_misfit",
                   f"This result assumes the position-based model (PBM), and the user-model "
                   f"comparison on the same dataset finds the PBM fitting worse than "
-                  f"{LABELS.get(comparison.best, comparison.best)} by "
-                  f"{fmt(pbm.gap, se)} nats per session ({level:.0%} interval "
-                  f"{fmt(lo, se)} to {fmt(hi, se)}, {comparison.test_sessions:,} held-out "
+                  f"{LABELS.get(best, best)} by "
+                  f"{fmt(gap, se)} nats per session ({level:.0%} interval "
+                  f"{fmt(lower, se)} to {fmt(upper, se)}, {int(test_sessions):,} held-out "
                   "sessions): read it as an approximation.")
 
 

@@ -31,7 +31,7 @@ from pages._ui.reporting import (BROWSER_COOKIE, REPORT_KEY, _browser_identity, 
                                  sign_in_button, signed_in)
 from pages._ui.session import (DATASET_KEY, NEEDS_ROWS, OPE_SAMPLE, SOURCE_KEY,  # noqa: F401
                                current_log, current_name, current_source, cursor, dataset_names,
-                               dataset_picker, mapping_stops, mapping_warnings, needs_rows,
+                               dataset_picker, mapping_stops, mapping_warnings, needs_rows, page_methods,
                                set_current, set_current_source, source_names, wait_notice)
 from pages._ui.state import flash, show_flash, submitted  # noqa: F401
 from pages._ui.url import (LIMITS, limit, set_url_params, url_index, url_number,  # noqa: F401

@@ -10,9 +10,8 @@ import pandas as pd
 import streamlit as st
 
 from pages._ui import keys
-from pages._ui.cache import cache_data, cached_only
 from pages._ui.session import DATASET_KEY, SOURCE_KEY, cursor
-from pages._ui.widgets import cancellable, user_errors
+from pages._ui.widgets import user_errors
 from ulr.data import catalog, ingest
 from ulr.errors import UlrError
 
@@ -217,50 +216,3 @@ def presentation_toggle() -> bool:
     except Exception:  # noqa: BLE001 - the page is not registered (e.g. AppTest of one page)
         pass
     return False
-
-
-# ---------------------------------------------------------------- results that know each other
-#
-# A PBM-based result (Position bias' θ, the IPW rankers) carries a caveat when the dataset's
-# user-model comparison finds the PBM fitting worse than the best click model beyond noise
-# (ulr.verdict.pbm_misfit). The comparison is the one of ulr.clickmodels (its public API),
-# with the User models page's defaults; it is computed once per dataset version and shared
-# by every page and visitor.
-
-PBM_CHECK_FRACTION = 0.2
-PBM_CHECK_BOOTSTRAP = 50
-
-
-@cache_data(show_spinner=False, max_entries=32)
-def _user_models(content_hash: str, name: str, _should_stop=None):
-    from ulr.clickmodels import MODELS, evaluate, sessions
-    from ulr.data.scan import scan_of
-    lg = catalog.open_dataset(name, cur=cursor())
-    S = sessions.collect(scan_of(lg), test_fraction=PBM_CHECK_FRACTION, seed=0)
-    return evaluate.compare(S, list(MODELS), n_bootstrap=PBM_CHECK_BOOTSTRAP, seed=0,
-                            test_fraction=PBM_CHECK_FRACTION, refit_intervals=False,
-                            should_stop=_should_stop)
-
-
-def pbm_fit_reason(log, *, key: str):
-    """The PBM-misfit caveat of this dataset (a :class:`ulr.verdict.Reason`) or ``None``.
-
-    Reads the user-model comparison when it is cached; otherwise offers a button that
-    computes it (about ten seconds on 50,000 rows). Logs without sessions have none.
-    """
-    from ulr.verdict import pbm_misfit
-    info = log.info
-    if not info.has("session_id"):
-        return None
-    held, comp = cached_only(lambda: _user_models(info.content_hash, info.name))
-    if not held:
-        comp = None
-        if not st.button("Check that the position-based model fits this log", key=key,
-                         help="Compares the click models of the User models page on held-out "
-                              "sessions; a result that assumes the position-based model then "
-                              "says whether a better model fits."):
-            return None
-        with user_errors("Could not compare the user models: "), cancellable() as stop, \
-                st.spinner("Comparing the user models…"):
-            comp = _user_models(info.content_hash, info.name, _should_stop=stop)
-    return pbm_misfit(comp)

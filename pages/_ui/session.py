@@ -196,11 +196,30 @@ def mapping_warnings(log) -> tuple:
         return ()
 
 
+@cache_data(show_spinner=False, max_entries=64)
+def _page_methods(content_hash: str, name: str) -> tuple:
+    from ulr import audit
+    return tuple(audit.page_methods(audit.read_shape(catalog.open_dataset(name, cur=cursor()))))
+
+
+def page_methods(log) -> list[str]:
+    """The position-bias methods a page opens with on this dataset: those the audit finds
+    it supports (:func:`ulr.audit.page_methods`), cached per content; never a dead end."""
+    try:
+        return list(_page_methods(log.info.content_hash or "", log.info.name))
+    except UlrError:
+        return ["em"]
+
+
 def mapping_stops(log, analysis: str, what: str) -> bool:
     """Say which mapping warning stops ``analysis`` and link to the mapping; True if stopped."""
     from ulr.lists import blocking
     stops = blocking(mapping_warnings(log), analysis)
     for w in stops:
-        dead_end(f"{what} needs shown lists, and this log's mapping does not group them: "
-                 f"{w.message}", label="Fix the mapping on the Data page")
+        if w.code == "randomization_contradicted":
+            dead_end(f"{what} needs lists shown in random order, and this log's data say "
+                     f"otherwise: {w.message}", label="Review the randomized rows on the Data page")
+        else:
+            dead_end(f"{what} needs shown lists, and this log's mapping does not group them: "
+                     f"{w.message}", label="Fix the mapping on the Data page")
     return bool(stops)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from ulr.audit.answers import Answer, Context, answer, link
 from ulr.audit.questions import (BY_ID, EXPLORE, IDS, QUESTIONS, Assessment, Question, assess,
-                                 ope_needs, position_bias_method)
+                                 ope_needs, page_methods, position_bias_method)
 from ulr.audit.report import build_report, title_item
 from ulr.audit.shape import LogShape, read_shape
 
@@ -84,4 +84,4 @@ def run(log, *, shape: LogShape | None = None, only=None, progress=None,
 
 __all__ = ["Answer", "Assessment", "Audit", "BY_ID", "Context", "EXPLORE", "IDS", "LogShape",
            "QUESTIONS", "Question", "answer", "assess", "build_report", "link", "ope_needs",
-           "position_bias_method", "read_shape", "run", "steps", "title_item"]
+           "page_methods", "position_bias_method", "read_shape", "run", "steps", "title_item"]

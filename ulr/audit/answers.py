@@ -124,7 +124,8 @@ def _ctr_by_position(c: Context, a: Answer) -> None:
     from ulr.data.summary import ctr_by_position_result
     s = c.shape
     share = 1.0 if s.declared_randomized else s.randomized_rows / max(s.rows, 1)
-    res = ctr_by_position_result(c.log, randomized_share=share, **c.evidence())
+    res = ctr_by_position_result(c.log, randomized_share=share, mapping=c.mapping,
+                                 **c.evidence())
     a.verdict = res.verdict
     a.title, a.table = "CTR by position", res.table
     a.figure = _chart("ulr.plots", "ctr_by_position_figure", res.table)
@@ -194,11 +195,13 @@ def _rankers(c: Context, a: Answer) -> None:
         theta = tuple(float(t) for t in rankers.propensity_theta(
             c.log, a.method, seed=SEED, should_stop=c.should_stop))
         theta_from = f"estimated: {a.method}"
+    facts = rankers.weighed_facts(c.log, theta_from=None if truth is not None else a.method,
+                                  should_stop=c.should_stop)
     sc = rankers.compare_learners(rankers.log_frame(c.log), None, np.array(theta),
                                   learners="linear", clip=None, normalize=False, seed=SEED,
                                   min_queries=rankers.MIN_TEST_QUERIES,
-                                  n_bootstrap=CR_BOOTSTRAP, mapping=c.mapping,
-                                  should_stop=c.should_stop)
+                                  n_bootstrap=CR_BOOTSTRAP, should_stop=c.should_stop,
+                                  **facts)
     comp = sc.first
     table = comp.table(n_bootstrap=CR_BOOTSTRAP, seed=SEED)
     paired = comp.paired(n_bootstrap=CR_BOOTSTRAP, seed=SEED)

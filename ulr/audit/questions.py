@@ -160,7 +160,7 @@ def position_bias_method(shape: LogShape) -> tuple[str | None, str]:
     if stop:
         return None, stop
     candidates = []
-    if shape.randomized:
+    if shape.randomized and not shape.blocked("randomization"):
         candidates.append(("randomization", "the whole log was shown in random order"))
     if shape.pairs_at_several_positions:
         candidates.append(("em", f"{shape.pairs_at_several_positions:,} query-document pairs "
@@ -176,6 +176,26 @@ def position_bias_method(shape: LogShape) -> tuple[str | None, str]:
             return method, why
     return None, ("No query-document pair was shown at more than one position and the log has "
                   f"neither {_FIELD['randomized']} nor {_FIELD['features']}.")
+
+
+def page_methods(shape: LogShape, *, most: int = 2) -> list[str]:
+    """The position-bias methods a page opens with on this log: those of
+    ``("randomization", "em")`` (the Position bias page's pair) that the log supports, else
+    :func:`position_bias_method`'s choice; never a dead end (a method the log cannot run).
+    Randomization needs rows marked randomized that the data do not contradict; EM, a
+    query-document pair shown at more than one position."""
+    from ulr import propensity
+    out = []
+    if shape.has_randomized_rows and not shape.blocked("randomization") \
+            and "randomization" in propensity.REGISTRY:
+        out.append("randomization")
+    if shape.pairs_at_several_positions and not shape.blocked("propensity") \
+            and "em" in propensity.REGISTRY:
+        out.append("em")
+    if not out:
+        chosen = position_bias_method(shape)[0]
+        out = [chosen] if chosen else []
+    return out[:most]
 
 
 def _rows(shape: LogShape, method) -> str | None:

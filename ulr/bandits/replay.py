@@ -127,14 +127,15 @@ class ReplayResult:
         ``invalid``.
         """
         from ulr import verdict as V
-        from ulr.lists import blocking
+        from ulr.lists import blocking, stopped_takeaway
         mapping = self.mapping
         reasons = [w.reason() for w in mapping]
         basis = "replayed CTR - random-list CTR"
-        if blocking(mapping, "replay"):
-            return V.Verdict("invalid", "The sessions of this log are not shown lists, so a "
-                             "replay cannot match them; fix the session mapping first.", basis,
-                             reasons=reasons)
+        stops = blocking(mapping, "replay")
+        if stops:
+            return V.Verdict("invalid", stopped_takeaway(
+                stops, "The sessions of this log are not shown lists, so a replay cannot "
+                       "match them; fix the session mapping first."), basis, reasons=reasons)
         if not self.accepted:
             return V.Verdict("inconclusive", "No session was accepted: the replay says nothing "
                              "about this policy.", basis, reasons=reasons)
@@ -293,4 +294,15 @@ def replay(log, algorithm: str, *, k: int = 1, seed: int = 0, level: float = 0.9
         ci_lower=lo, ci_upper=hi, accepted=accepted, clicks=hits, events=int(order.size),
         skipped_sessions=skipped, random_ctr=random_hits / order.size, items=int(ids.size),
         level=level, seed=int(seed), seconds=time.perf_counter() - tic,
-        no_choice_sessions=no_choice, mapping=mapping)
+        no_choice_sessions=no_choice, mapping=_weighed(log, mapping, bool(assume_randomized)))
+
+
+def _weighed(log, mapping, assume: bool) -> tuple:
+    """The caller's mapping warnings and the dataset's randomization check (kept per dataset
+    version, :func:`ulr.lists.randomization_warnings`; with ``assume``, on every row): a
+    replay relies on a random order, so the verdict weighs it on every surface."""
+    from ulr.lists import randomization_warnings
+    out = tuple(mapping)
+    have = {w.code for w in out}
+    return out + tuple(w for w in randomization_warnings(log, assume=assume)
+                       if w.code not in have)

@@ -25,7 +25,7 @@ from ulr import propensity, rankers, validate
 
 from ulr.data import ingest
 from ulr.commands.common import add_log_args, log_from_args
-from ulr.commands.common import mapping_from_args, mapping_warnings, parse_floats
+from ulr.commands.common import mapping_from_args, parse_floats
 from ulr.commands.common import readable, render_verdict
 from ulr.errors import UlrError
 from ulr.rankers import significance
@@ -114,12 +114,11 @@ def run(args) -> dict:
                                    skip_bad_rows=args.skip_bad_rows)
         test = rankers.log_frame(test_log)
     n_paired = args.bootstrap or PAIRED_BOOTSTRAP  # paired differences always carry intervals
-    mapping = mapping_warnings(log)
     systems = compare_learners(
         train, test, theta, learners=learners, clip=args.clip, normalize=args.snips,
         seed=args.seed, test_fraction=args.test_fraction, min_queries=args.min_test_queries,
-        n_bootstrap=n_paired, mapping=mapping, test=args.sig_test, correction=args.correction,
-        n_resamples=args.resamples)
+        n_bootstrap=n_paired, test=args.sig_test, correction=args.correction,
+        n_resamples=args.resamples, **rankers.weighed_facts(log, theta_from=source))
     comp = systems.first
     out = comp.metrics() if len(learners) == 1 else {"learners": list(learners)}
     out.update({

@@ -122,7 +122,8 @@ def _settings(log, **extra) -> dict:
 
 
 def section_summary(log, ctx) -> list[report.ReportItem]:
-    s, ctr = summary_and_ctr(log)  # the Data page's: one verdict, caveats and evidence
+    from ulr.lists import mapping_warnings
+    s, ctr = summary_and_ctr(log, mapping=mapping_warnings(log))  # the Data page's verdict
     labels = {"rows": "rows", "queries": "queries", "documents": "documents",
               "sessions": "sessions", "ctr": "overall click-through rate",
               "randomized_share": "share of randomized rows", "positions": "deepest position"}
@@ -150,13 +151,15 @@ def _default_method(log) -> str:
 def section_propensity(log, ctx) -> list[report.ReportItem]:
     from ulr.lists import mapping_warnings
     method = ctx["propensity_method"] or _default_method(log)
+    warnings = mapping_warnings(log)
     res = propensity.estimate(log, method=method, positions=ctx["positions"],
                               n_bootstrap=ctx["n_bootstrap"] or 0, seed=ctx["seed"],
-                              mapping=mapping_warnings(log))
+                              mapping=warnings)
     ctx["theta"] = np.asarray(res.theta, dtype=float)
     ctx["theta_from"] = f"estimated ({method})"
+    ctx["theta_method"] = method
     truth = true_theta(log)
-    by_pos = summary_and_ctr(log)[1]  # the click counts the chart draws, and the evidence
+    by_pos = summary_and_ctr(log, mapping=warnings)[1]  # the chart's counts, the evidence
     table = propensity_plots.results_table([res], truth,
                                            clicks=by_pos.table["clicks"].to_numpy(),
                                            impressions=by_pos.table["impressions"].to_numpy())
@@ -173,7 +176,8 @@ def section_propensity(log, ctx) -> list[report.ReportItem]:
         verdict=res.verdict,  # as the page judges it
         table=table, dataset=log.info.name, note=note, evidence=by_pos.evidence,
         caveats=[n for n in [propensity_plots.thin_note(
-            table, clicks=by_pos.evidence["clicks"])] if n],  # the page's words
+            table, clicks=by_pos.evidence["clicks"]),
+            res.misfit and res.misfit.message] if n],  # the page's words
         settings=_settings(log, method=method, positions=ctx["positions"],
                            bootstrap=ctx["n_bootstrap"], seed=ctx["seed"]))]
 
@@ -185,11 +189,11 @@ def section_rankers(log, ctx) -> list[report.ReportItem]:
                     "propensity section or pass --theta.")
     if len(rankers.parse_learners(ctx["learner"])) > 1:
         return [_several_learners(log, ctx, theta)]
-    from ulr.lists import mapping_warnings
     cmp = rankers.train_and_evaluate(rankers.log_frame(log), None, theta,
                                      learner=ctx["learner"], seed=ctx["seed"],
                                      min_queries=rankers.MIN_TEST_QUERIES,
-                                     mapping=mapping_warnings(log))
+                                     **rankers.weighed_facts(log, theta_from=ctx.get(
+                                         "theta_method")))
     table = cmp.table(seed=ctx["seed"])
     note = (f"A {ctx['learner']} ranker trained on the clicks twice: naively and with inverse "
             f"propensity weights 1/theta_k (theta {ctx['theta_from']}). Both are evaluated on "
@@ -209,10 +213,10 @@ def section_rankers(log, ctx) -> list[report.ReportItem]:
 def _several_learners(log, ctx, theta) -> report.ReportItem:
     """The Compare rankers page's item for several learners: the significance table
     (Holm-corrected randomization tests), the chart of every ranker and its verdict."""
-    from ulr.lists import mapping_warnings
     sc = rankers.compare_learners(rankers.log_frame(log), None, theta, learners=ctx["learner"],
                                   seed=ctx["seed"], min_queries=rankers.MIN_TEST_QUERIES,
-                                  mapping=mapping_warnings(log))
+                                  **rankers.weighed_facts(log, theta_from=ctx.get(
+                                      "theta_method")))
     pairs = sc.pair_table
     comp = sc.first
     note = (f"Naive and IPW rankers of each learner ({ctx['learner'].replace(',', ', ')}), "

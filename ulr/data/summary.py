@@ -59,13 +59,13 @@ def ctr_by_position(log, *, level: float = 0.95):
 
 def ctr_by_position_result(log, *, randomized_share: float = 0.0, level: float = LEVEL,
                            rows: int | None = None, clicks: int | None = None,
-                           queries: int | None = None, sessions: int | None = None
-                           ) -> CtrByPosition:
+                           queries: int | None = None, sessions: int | None = None,
+                           mapping=()) -> CtrByPosition:
     """:func:`ctr_by_position` of ``log`` with its verdict and evidence
     (:class:`CtrByPosition`; the other arguments are its fields)."""
     return CtrByPosition(ctr_by_position(log, level=level), randomized_share=randomized_share,
                          level=level, rows=rows, clicks=clicks, queries=queries,
-                         sessions=sessions)
+                         sessions=sessions, mapping=tuple(mapping))
 
 
 @dataclass(frozen=True)
@@ -102,6 +102,9 @@ class CtrByPosition:
     clicks: int | None = None
     queries: int | None = None
     sessions: int | None = None
+    #: the log's warnings the verdict weighs (:func:`ulr.lists.mapping_warnings`): a
+    #: declared randomization that the data contradict is not read as randomized
+    mapping: tuple = ()
     #: filled in when the result is built (:meth:`_verdict`)
     verdict: Verdict = field(init=False, compare=False)
     evidence: dict = field(init=False, compare=False)
@@ -117,6 +120,20 @@ class CtrByPosition:
              caveats=tuple(r.message for r in verdict.reasons))
 
     def _verdict(self) -> Verdict:
+        """:meth:`_judge`, with the reason of a declared randomization that the data
+        contradict (:attr:`mapping`), which the words then do not call randomized."""
+        from dataclasses import replace
+        v = self._judge()
+        extra = tuple(w.reason() for w in self.mapping
+                      if w.code == "randomization_contradicted")
+        return replace(v, reasons=v.reasons + extra) if extra else v
+
+    @property
+    def _random_order(self) -> bool:
+        return ((self.randomized_share or 0.0) >= RANDOMIZED_SHARE
+                and not any(w.code == "randomization_contradicted" for w in self.mapping))
+
+    def _judge(self) -> Verdict:
         """Compares position 1 with the last position and names the position with the
         highest CTR; the words follow the data's shape (a fall, a rise, no trend) and
         whether the log is randomized (:attr:`randomized_share`)."""
@@ -139,7 +156,7 @@ class CtrByPosition:
         z = V.z_value(level)
         lo, hi = d - z * se, d + z * se
         top = int(np.argmax(p))
-        randomized = (self.randomized_share or 0.0) >= RANDOMIZED_SHARE
+        randomized = self._random_order
         se1 = float(np.sqrt(p[0] * (1 - p[0]) / max(n[0], 1)))
         sek = float(np.sqrt(p[-1] * (1 - p[-1]) / max(n[-1], 1)))
         common = min(x for x in (se1, sek, se) if x > 0) if max(se1, sek, se) > 0 else None
@@ -234,14 +251,15 @@ def true_theta(log, positions: int | None = None) -> np.ndarray | None:
     return t
 
 
-def summary_and_ctr(log: Log) -> tuple[dict, CtrByPosition]:
+def summary_and_ctr(log: Log, *, mapping=()) -> tuple[dict, CtrByPosition]:
     """:func:`summary` of a stored log and its :class:`CtrByPosition`, whose evidence
     states those figures (rows, clicks, queries, sessions) and whose verdict weighs the
-    log's randomized share."""
+    log's randomized share and its warnings (``mapping``: :func:`ulr.lists.mapping_warnings`
+    of the log, where a declared randomization that the data contradict is said)."""
     s = summary(log)
     return s, ctr_by_position_result(log, randomized_share=s["randomized_share"],
                                      rows=s["rows"], queries=s["queries"],
-                                     sessions=s["sessions"])
+                                     sessions=s["sessions"], mapping=mapping)
 
 
 def summary(log: Log) -> dict:

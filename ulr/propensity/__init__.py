@@ -197,5 +197,22 @@ def estimate(log, *, method: str, positions: int | None = None, n_bootstrap: int
     if assume_randomized and method != "randomization":
         notes += ("assume_randomized (every row treated as randomized) only affects the "
                   "randomization method.",)
+    mapping, misfit = _facts(log, method, mapping, bool(assume_randomized), should_stop)
     return dataclasses.replace(res, notes=notes, seconds=seconds, **counts,
-                               mapping=tuple(mapping))
+                               mapping=mapping, misfit=misfit)
+
+
+def _facts(log, method: str, mapping, assume: bool, should_stop):
+    """What the verdict weighs about the dataset beyond the caller's ``mapping``, read from
+    its facts (:mod:`ulr.facts`, kept per dataset version), so that every surface
+    gives one verdict: a declared randomization that the data contradict (the
+    randomization method; with ``assume``, tested on every row) and the PBM's fit (every
+    method assumes the position-based model)."""
+    from ulr import facts
+    from ulr.lists import randomization_warnings
+    out = tuple(mapping)
+    if method == "randomization":
+        have = {w.code for w in out}
+        out += tuple(w for w in randomization_warnings(log, assume=assume)
+                     if w.code not in have)
+    return out, facts.pbm_misfit(log, should_stop=should_stop)

@@ -157,17 +157,19 @@ class PropensityResult:
         least precise position being the largest ``relative`` half-width (None: the
         interval's own)."""
         from ulr import verdict as V
-        from ulr.lists import blocking
+        from ulr.lists import blocking, stopped_takeaway
         mapping = self.mapping
         lo = self.lower if lower is None else _frozen(lower, self.positions, "lower")
         hi = self.upper if upper is None else _frozen(upper, self.positions, "upper")
         reasons = [w.reason() for w in mapping]
         unit = "randomized rows" if self.method == "randomization" else "rows"
         analysis = "randomization" if self.method == "randomization" else "propensity"
-        if blocking(mapping, analysis):
-            return V.Verdict("invalid", "The mapping does not group shown lists, so this "
-                             "estimate of position bias means nothing; fix the mapping first.",
-                             f"theta ({self.method})", reasons=reasons)
+        stops = blocking(mapping, analysis)
+        if stops:
+            return V.Verdict("invalid", stopped_takeaway(
+                stops, "The mapping does not group shown lists, so this estimate of "
+                       "position bias means nothing; fix the mapping first."),
+                f"theta ({self.method})", reasons=reasons)
         if self.positions < 2:
             return V.Verdict("inconclusive", "With one position there is no position bias to "
                              "estimate.", f"theta ({self.method})", reasons=reasons)

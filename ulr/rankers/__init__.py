@@ -70,7 +70,7 @@ Modules
 """
 
 from ulr.rankers.clicks import (MAX_PAIRS, ClickPairs, check_theta, click_pairs, ipw_weights,
-                                log_frame, propensity_theta)
+                                log_frame, propensity_theta, weighed_facts)
 from ulr.rankers.evaluate import (ESTIMATE_UNDEFINED, LOWER_IS_BETTER, METRICS, MIN_TEST_QUERIES,
                                   N_BOOTSTRAP, TEST_FRACTION,
                                   RankerComparison, evaluate_scores, held_out_documents,
@@ -85,6 +85,7 @@ from ulr.rankers.sweep import (SWEEP_CHANGE, SWEEP_METRIC, SWEEP_RUNS, SweepResu
                                propensity_estimator, severity_sweep, sweep_summary, sweep_table)
 
 __all__ = [
+    "weighed_facts",
     "LEARNERS",
     "METRICS",
     "LOWER_IS_BETTER",

@@ -193,3 +193,18 @@ def propensity_theta(log, method: str, *, seed: int = 0, progress=None,
         raise UlrError(f"The {method} estimate has no usable theta for position(s) {shown}; "
                        "choose another method or give theta explicitly.")
     return theta
+
+
+def weighed_facts(log, *, theta_from: str | None = None, should_stop=None) -> dict:
+    """What a ranker comparison's verdict weighs about a stored log, as keyword arguments
+    of :func:`ulr.rankers.train_and_evaluate` / :func:`ulr.rankers.compare_learners`:
+    ``mapping`` (its mapping warnings, with a contradicted randomization blocking the
+    comparison when ``theta_from`` is ``"randomization"``) and ``misfit`` (the dataset's
+    PBM-misfit caveat: the IPW weights assume the position-based model). The page, the
+    ``rankers`` and ``report`` commands and the audit all call it, so they give one verdict.
+    """
+    from ulr import facts
+    from ulr.lists import mapping_warnings, theta_warnings
+    return {"mapping": theta_warnings(mapping_warnings(log), theta_from or ""),
+            "misfit": facts.pbm_misfit(log, should_stop=should_stop)}
+

@@ -126,6 +126,14 @@ class RankerComparison:
     level: float = 0.95
     #: the mapping's warnings (:func:`ulr.lists.mapping_warnings`) the verdict weighs
     mapping: tuple = ()
+    #: the dataset's PBM-misfit caveat (:func:`ulr.facts.pbm_misfit`): the IPW weights
+    #: assume the position-based model
+    misfit: object = None
+    #: the fewest scored test queries a paired comparison needs (0: no floor); below it the
+    #: verdict is ``inconclusive`` and says what would settle it
+    min_queries: int = 0
+    #: clicks in the whole log the comparison was drawn from (for what would settle it)
+    n_log_clicks: int | None = None
     #: filled in when the comparison is built (:meth:`_verdict`, :meth:`_evidence`)
     verdict: Verdict = field(init=False, compare=False)
     evidence: dict = field(init=False, compare=False)
@@ -159,16 +167,22 @@ class RankerComparison:
         ``directional``. A :attr:`mapping` warning that blocks rankers: ``invalid``.
         """
         from ulr import verdict as V
-        from ulr.lists import blocking
+        return V.with_reason(self._judge(), self.misfit)
+
+    def _judge(self):
+        """The verdict before the PBM-misfit caveat (:meth:`_verdict`)."""
+        from ulr import verdict as V
+        from ulr.lists import blocking, stopped_takeaway
         mapping, level = self.mapping, self.level
         reasons = [w.reason() for w in mapping]
         k = self.settings.get("k", 10)
         metric = f"ndcg@{k}"
         basis = f"paired {metric} difference (IPW - naive)"
-        if blocking(mapping, "rankers"):
-            return V.Verdict("invalid", "The queries of this log hold single documents, so "
-                             "there is nothing to rank; fix the mapping first.", basis,
-                             reasons=reasons)
+        stops = blocking(mapping, "rankers")
+        if stops:
+            return V.Verdict("invalid", stopped_takeaway(
+                stops, "The queries of this log hold single documents, so there is nothing "
+                       "to rank; fix the mapping first."), basis, reasons=reasons)
         if self.identical_order:
             return V.Verdict("inconclusive", "The naive and the IPW ranker rank identically: "
                              "they order every test list the same way, so no metric can "
@@ -176,6 +190,8 @@ class RankerComparison:
                                  "rank_identically", "Both rankers order every test list "
                                  "identically.")])
         thin = list(reasons) + self.thin_reasons()
+        if self.min_queries and self.n_compared < self.min_queries:
+            return self._too_few(basis, thin)
         if self.same_scores(metric):
             n = self.n_compared
             return V.Verdict("inconclusive", f"The naive and the IPW ranker score the same "
@@ -192,6 +208,33 @@ class RankerComparison:
         return V.difference_verdict(t.delta, t.lower, t.upper, a="naive", b="IPW",
                                     quantity=metric, basis=basis, n=t.n_queries,
                                     unit="test queries", level=level, thin=tuple(thin))
+
+    def _too_few(self, basis: str, thin: list):
+        """Fewer scored test queries than a paired comparison needs: an answer
+        (``inconclusive``), with what would settle it for this log: more clicks when the
+        held-out queries are many but few have a click, more distinct queries when they
+        are few."""
+        from ulr import verdict as V
+        n, m, need = self.n_compared, self.n_test_queries, int(self.min_queries)
+        what = "a click" if self.estimated else "a relevant document"
+        take = (f"Too few test queries to compare the rankers: {n:,} of the {m:,} held-out "
+                f"queries have {what}, and only those can be scored; a paired comparison "
+                f"needs at least {need} to detect even a medium per-query difference (80% "
+                "power at the 5% level).")
+        if m >= need:  # queries enough: what is missing is what makes them scorable
+            clicks = self.n_log_clicks
+            in_all = (f" (the log has {clicks:,} clicks in all)" if clicks is not None
+                      else "")
+            settle = (f"a log with more clicks{in_all}: at least {need} held-out queries "
+                      f"need {what}, and {n:,} have one now" if self.estimated else
+                      f"relevance labels on more held-out queries: at least {need} need a "
+                      f"relevant document, and {n:,} have one now")
+        else:
+            settle = (f"a log with more distinct queries: {m:,} are held out and at least "
+                      f"{need} must have {what}; if the query column merges several queries, "
+                      "a query key with more distinct values")
+        return V.Verdict("inconclusive", take, basis,
+                         reasons=thin, to_settle=settle, estimate={"n": n, "held_out": m, "needed": need})
 
     def _evidence(self) -> dict:
         """What the comparison rests on, for a report item (one field per count)."""
@@ -321,11 +364,8 @@ MIN_TEST_QUERIES = min_test_queries()
 
 def _check_test_queries(n_test: int, min_queries: int) -> None:
     if n_test < min_queries:
-        raise TooFewQueries(
-            f"Only {n_test} test quer{'y' if n_test == 1 else 'ies'} would be held out, and a "
-            f"paired comparison needs at least {min_queries} to detect even a medium "
-            "per-query difference (80% power at the 5% level), so the rankers are not "
-            "compared; the log needs more distinct queries.")
+        raise TooFewQueries("No query would be held out for testing, so the rankers cannot be "
+                            "compared; the log needs more distinct queries.")
 
 
 def scored_queries(docs: pd.DataFrame) -> int:
@@ -333,16 +373,6 @@ def scored_queries(docs: pd.DataFrame) -> int:
     ones on which nDCG, ARP and the AUC family are defined."""
     return int((pd.to_numeric(docs["label"], errors="coerce").fillna(0) > 0)
                .groupby(docs["query_id"].to_numpy()).any().sum())
-
-
-def _check_scored_queries(n_scored: int, n_test: int, min_queries: int, estimated: bool) -> None:
-    if n_scored < min_queries:
-        what = "a click" if estimated else "a relevant document"
-        raise TooFewQueries(
-            f"Only {n_scored:,} of the {n_test:,} held-out queries have {what}, and only those "
-            f"can be scored; a paired comparison needs at least {min_queries} to detect even a "
-            "medium per-query difference (80% power at the 5% level), so the rankers are not "
-            "compared; the log needs more queries with clicks.")
 
 
 def train_and_evaluate(train_df: pd.DataFrame, test_df: pd.DataFrame | None = None,
@@ -353,7 +383,8 @@ def train_and_evaluate(train_df: pd.DataFrame, test_df: pd.DataFrame | None = No
                        learner_options: dict | None = None,
                        naive_model=None,
                        min_queries: int = 0, n_bootstrap: int = N_BOOTSTRAP,
-                       level: float = 0.95, mapping=(), should_stop=None) -> RankerComparison:
+                       level: float = 0.95, mapping=(), misfit=None,
+                       should_stop=None) -> RankerComparison:
     """Train the naive and the IPW ranker on clicks and evaluate both.
 
     Parameters
@@ -379,10 +410,14 @@ def train_and_evaluate(train_df: pd.DataFrame, test_df: pd.DataFrame | None = No
     naive_model : fitted ranker, optional
         Reuse an already fitted naive model (the severity sweep trains it once).
     min_queries : int
-        Refuse when fewer test queries remain, or fewer of them can be scored (have a
-        click, or a relevant document: :func:`scored_queries`) unless the two rankers
-        order every test list identically (then no metric can differ) (0: no check). The page and the
-        ``rankers`` command pass :data:`MIN_TEST_QUERIES` (:func:`min_test_queries`).
+        The fewest held-out queries that can be scored (have a click, or a relevant
+        document: :func:`scored_queries`) for a paired comparison; below it the verdict is
+        ``inconclusive`` and says what would settle it (thin evidence is an answer, not a
+        refusal); a split that holds out no query at all is refused (0: no check). The page
+        and the ``rankers`` command pass :data:`MIN_TEST_QUERIES` (:func:`min_test_queries`).
+    misfit : Reason, optional
+        The dataset's PBM-misfit caveat (:func:`ulr.facts.pbm_misfit`), which caps the
+        verdict at ``directional``: the IPW weights assume the position-based model.
     n_bootstrap, level, mapping
         The verdict's paired bootstrap (replicates, two-sided level) and the mapping's
         warnings it weighs (:func:`ulr.lists.mapping_warnings` of the log); the page, the
@@ -400,7 +435,7 @@ def train_and_evaluate(train_df: pd.DataFrame, test_df: pd.DataFrame | None = No
     _require(train_df, ["query_id", "doc_id", "position", "click"], "training log")
     if test_df is None:
         train_df, test_df = split_queries(train_df, test_fraction=test_fraction, seed=seed)
-    _check_test_queries(int(test_df["query_id"].nunique()), min_queries)
+    _check_test_queries(int(test_df["query_id"].nunique()), 1 if min_queries else 0)
     theta = check_theta(theta, max_position=int(_positions(train_df).max()))
     opts = dict(learner_options or {})
     check(should_stop)
@@ -419,9 +454,8 @@ def train_and_evaluate(train_df: pd.DataFrame, test_df: pd.DataFrame | None = No
                 res.pop(m, None)
     n_scored = scored_queries(docs)
     identical = rank_identically(docs["query_id"].to_numpy(), s_naive, s_ipw)
-    if not identical:  # identical orders need no test: no metric can differ, on any count
-        _check_scored_queries(n_scored, int(docs["query_id"].nunique()), min_queries,
-                              estimated)
+    # fewer scored test queries than ``min_queries``: an inconclusive answer that says what
+    # would settle it (RankerComparison._too_few), not a refusal
     return RankerComparison(
         naive=res_naive, ipw=res_ipw, estimated=estimated, learner=learner,
         n_train_queries=int(train_df["query_id"].nunique()),
@@ -433,6 +467,8 @@ def train_and_evaluate(train_df: pd.DataFrame, test_df: pd.DataFrame | None = No
                           if "session_id" in train_df else None),
         identical_order=identical,
         n_scored_queries=n_scored, n_bootstrap=n_bootstrap, level=level, mapping=mapping,
+        misfit=misfit, min_queries=int(min_queries),
+        n_log_clicks=int(_clicks(train_df).sum() + _clicks(test_df).sum()),
         settings=dict(clip=clip, normalize=normalize, seed=seed, k=k, max_fpr=max_fpr, u=u,
                       pauc="mcclish-standardized", theta=[float(t) for t in theta],
                       learner_options=opts),

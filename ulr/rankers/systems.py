@@ -23,7 +23,7 @@ from ulr.rankers import significance as S
 from ulr.rankers.evaluate import (LOWER_IS_BETTER, N_BOOTSTRAP, RankerComparison,
                                   train_and_evaluate)
 from ulr.rankers.learners import LEARNERS
-from ulr.verdict import Verdict, fill, fmt
+from ulr.verdict import Verdict, fill, fmt, with_reason
 
 KINDS = ("naive", "ipw")
 #: resamples of the pairwise tests of several systems, shared by the page and the CLI
@@ -63,7 +63,8 @@ def compare_learners(train_df, test_df=None, theta=None, *, learners=("linear", 
                                             should_stop=should_stop, **options)
     return SystemsComparison(comps, test=test, correction=correction, n_resamples=n_resamples,
                              level=options.get("level", 0.95),
-                             mapping=options.get("mapping", ()))
+                             mapping=options.get("mapping", ()),
+                             misfit=options.get("misfit"))
 
 
 @dataclass(frozen=True)
@@ -90,6 +91,8 @@ class SystemsComparison:
     n_resamples: int = PAIR_RESAMPLES
     level: float = 0.95
     mapping: tuple = ()
+    #: the dataset's PBM-misfit caveat (:func:`ulr.facts.pbm_misfit`), if any
+    misfit: object = None
     pair_table: pd.DataFrame | None = field(init=False, compare=False)
     verdict: Verdict = field(init=False, compare=False)
 
@@ -100,7 +103,8 @@ class SystemsComparison:
                                n_resamples=self.n_resamples, level=self.level,
                                seed=self.first.settings.get("seed", 0))
         fill(self, mapping=tuple(self.mapping), pair_table=pairs,
-             verdict=self.first.verdict if pairs is None else self._verdict(pairs))
+             verdict=self.first.verdict if pairs is None else with_reason(
+                 self._verdict(pairs), self.misfit))
 
     @property
     def systems(self) -> dict[str, dict]:
@@ -217,17 +221,22 @@ class SystemsComparison:
         under a rule of thin evidence); a mix: ``directional``.
         """
         from ulr import verdict as V
-        from ulr.lists import blocking
+        from ulr.lists import blocking, stopped_takeaway
         correction, level, mapping = self.correction, self.level, self.mapping
         metric = f"ndcg@{self.first.settings.get('k', 10)}"
         cname = CORRECTION_NAMES[S._check_choice(correction, S.CORRECTIONS, "correction")]
         basis = (f"paired {metric} differences (IPW - naive per learner), "
                  + ("uncorrected" if correction == "none" else f"{cname}-corrected"))
         reasons = [w.reason() for w in mapping]
-        if blocking(mapping, "rankers"):
-            return V.Verdict("invalid", "The queries of this log hold single documents, so "
-                             "there is nothing to rank; fix the mapping first.", basis,
-                             reasons=reasons)
+        stops = blocking(mapping, "rankers")
+        if stops:
+            return V.Verdict("invalid", stopped_takeaway(
+                stops, "The queries of this log hold single documents, so there is nothing "
+                       "to rank; fix the mapping first."), basis, reasons=reasons)
+        short = [c for c in self.comparisons.values()
+                 if c.min_queries and c.n_compared < c.min_queries]
+        if short:  # every learner is scored on the same test queries
+            return short[0].verdict
         thin = reasons + [r for c in self.comparisons.values() for r in c.thin_reasons()]
         rows = pairs[(pairs["metric"] == metric)].set_index(["a", "b"])
         parts, signs, est, n_learners = [], [], {"level": level}, 0
