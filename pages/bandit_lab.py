@@ -19,6 +19,41 @@ TICK = 0.25      # seconds between redraw requests of the live chart (a tick tha
                  # longer is followed at once by the next)
 LIVE_POINTS = 150  # points per curve while running (400 in the finished chart)
 run = LabRun(st.session_state, prefix=ui.keys.BANDIT_RUN)
+RUNS_KEPT = 32  # runs a refresh can find again (the server's most recent ones)
+
+
+@st.cache_resource(show_spinner=False)
+def _kept_runs() -> dict:
+    """Every session's lab by run id (the link's ``run``), most recent last: a refresh
+    or a shared link finds the run again, as it stood."""
+    return {}
+
+
+def _keep(lab) -> str:
+    import uuid
+    kept = _kept_runs()
+    rid = uuid.uuid4().hex[:16]
+    kept[rid] = lab
+    for old in list(kept)[:-RUNS_KEPT]:
+        kept.pop(old, None)
+    return rid
+
+
+def _restore() -> None:
+    """Once per session: the run the link names, copied and stopped where it stands."""
+    import copy
+    if st.session_state.get(ui.keys.BANDIT_RUN + "checked"):
+        return
+    st.session_state[ui.keys.BANDIT_RUN + "checked"] = True
+    rid = ui.url_param("run", "")
+    lab = _kept_runs().get(rid) if rid else None
+    if lab is not None and run.lab is None:
+        with run.lock:
+            run.adopt(copy.deepcopy(lab))
+        st.session_state[ui.keys.BANDIT_RUN + "id"] = rid
+
+
+_restore()
 
 st.title("Bandit lab")
 st.caption(
@@ -103,7 +138,9 @@ if start:
             if theta_text.strip():
                 raise UlrError("θ applies to the data environment only.")
             env = make_env(env_name, items=items, k=k, p=p, delta=delta, features=d, seed=seed)
-        run.start(BanditLab(env, tuple(algorithms), steps, runs=runs, seed=seed))
+        new_lab = BanditLab(env, tuple(algorithms), steps, runs=runs, seed=seed)
+        run.start(new_lab)
+        st.session_state[ui.keys.BANDIT_RUN + "id"] = _keep(new_lab)
     except UlrError as exc:
         if isinstance(exc, NeedsRandomizedRows):
             ui.dead_end("Cannot start the data environment: turning its clicks into attraction "
@@ -122,6 +159,11 @@ if lab_env is not None and lab_env.name == "data":
 # The controls act in callbacks, before the script runs, so the buttons are drawn for
 # the new state (a Pause drawn before its own click was handled stayed off after Resume).
 lab, status = run.lab, run.status
+if lab is not None and st.session_state.get(ui.keys.BANDIT_RUN + "id"):
+    ui.set_url_params(run=st.session_state[ui.keys.BANDIT_RUN + "id"])
+elif lab is None and "run" in st.query_params:  # reset: the link no longer names a run
+    st.session_state.pop(ui.keys.BANDIT_RUN + "id", None)
+    del st.query_params["run"]
 
 # ---------------------------------------------------------------- controls
 controls = st.container(horizontal=True)

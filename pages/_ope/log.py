@@ -135,7 +135,10 @@ def _log_form(info) -> tuple:
                                     format_func=REWARD_LABELS.get, key="ope_reward_model")
         reward_column = (o2.selectbox("Prediction column", extras, key="ope_reward_column")
                          if reward_model == "column" else None)
-    auto = st.toggle("Choose for me", False, key="ope_auto",
+    # "auto" lives in the link's estimators (set_url_params below): a link or a refresh
+    # reopens with the choice on
+    auto = st.toggle("Choose for me", "auto" in ui.url_param("estimators", [], kind=list),
+                     key="ope_auto",
                      help="Picks the estimator and its tuning from the log itself (SLOPE: the "
                           "least variable estimate that still agrees with the less biased "
                           "ones) and says why.")

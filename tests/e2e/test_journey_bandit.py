@@ -76,5 +76,17 @@ def test_bandit_regret_chart_grows_while_running_then_pauses(page, app_url):
     _chart_end(page, after=paused, timeout=20_000)
     page.get_by_role("button", name="Pause").click()
     expect(progress).to_contain_text("paused: step", timeout=30_000)
-    assert _step(progress) > paused
+    again = _step(progress)
+    assert again > paused
+    assert no_errors(page) == []
+
+    # a refresh finds the run again, where it stood (issue #50), and it can go on
+    assert "run=" in page.url
+    page.reload()
+    wait_idle(page)
+    expect(page.get_by_role("heading", name=f"Results so far (paused at step {again:,})")
+           ).to_be_visible(timeout=60_000)
+    expect(progress).to_contain_text(f"paused: step {again:,}")
+    page.get_by_role("button", name="Resume").click()
+    expect(progress).to_contain_text("running: step", timeout=30_000)
     assert no_errors(page) == []

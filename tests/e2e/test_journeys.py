@@ -26,3 +26,27 @@ def test_off_policy_rankings_section_runs_when_opened(page, app_url):
         timeout=180_000)
     expect(page.get_by_text("Also Cascade-DR", exact=False)).to_be_visible()
     assert no_errors(page) == []
+
+
+def test_choose_for_me_survives_its_link_a_refresh_and_the_report(page, app_url):
+    """A link with "Choose for me" reopens with SLOPE's choice (the page no longer rewrites
+    it away), keeps it on a refresh, and the report saves that answer (issue #50)."""
+    link = app_url + "/off_policy?dataset=sample&estimators=ips,clipped-ips,snips,dr,auto"
+    page.goto(link)
+    wait_idle(page, timeout=180_000)
+    main = page.locator('[data-testid="stMain"]')
+    chosen = main.get_by_text("Chosen for you:", exact=False)
+    expect(chosen).to_be_visible(timeout=180_000)
+    assert "auto" in page.url.split("estimators=")[1].split("&")[0]
+    takeaway = page.locator(".st-key-verdict_ope strong").first.inner_text()
+    page.reload()
+    wait_idle(page, timeout=180_000)
+    expect(chosen).to_be_visible(timeout=180_000)
+    assert page.locator(".st-key-verdict_ope strong").first.inner_text() == takeaway
+    page.get_by_role("button", name="Add to report").click()
+    expect(page.get_by_text("to the report (")).to_be_visible(timeout=60_000)
+    page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name="Report").click()
+    wait_idle(page, timeout=120_000)
+    expect(page.locator('[data-testid="stMain"]').get_by_text(takeaway, exact=False).first
+           ).to_be_visible(timeout=60_000)
+    assert no_errors(page) == []

@@ -63,6 +63,13 @@ class LabRun:
         with self.lock:
             self._set(lab=lab, status="running", elapsed=0.0, t0=self._clock())
 
+    def adopt(self, lab: BanditLab) -> None:
+        """Take over ``lab`` as this session's run, stopped where it is: ``done`` at its
+        horizon, else ``paused`` (a refreshed page finds its run again; Resume goes on)."""
+        with self.lock:
+            self._set(lab=lab, status="done" if lab.done else "paused", elapsed=0.0,
+                      t0=self._clock())
+
     def pause(self) -> None:
         """Stop the clock and the simulation; nothing happens unless running."""
         with self.lock:
