@@ -36,8 +36,12 @@ if not items:
 
 status = reports.stale_status(items, cur=ui.cursor())
 deck = report.build_deck(items, title=info.name, status=status, embedded=True)
-st.html("<style>[data-testid='stMainBlockContainer']{padding-top:2.5rem;}</style>")
-st.iframe(deck, height=640, alt="Slides")  # fits 1280x720 with the header
+# 640 px fits 1280x720 with the header; a shorter window gets a shorter frame (the deck zooms
+# its slides to the frame), so the slide and its arrow buttons stay in view (820x620 too)
+st.html("<style>[data-testid='stMainBlockContainer']{padding-top:2.5rem;}"
+        "[data-testid='stMainBlockContainer'] iframe{height:min(640px,calc(100vh - 6rem))"
+        " !important;}</style>")
+st.iframe(deck, height=640, alt="Slides")
 c = st.columns([2, 2, 3])
 c[0].page_link("pages/report.py", icon=":material/edit:", query_params={"report": rid},
                label="Edit the report" if reports.can_edit(info, actor=actor)

@@ -195,6 +195,25 @@ def test_presentation_view_moves_with_arrow_keys_large_and_without_settings(serv
     assert no_errors(pg) == []
 
 
+def test_presentation_is_usable_in_a_small_window(server, warm_context):
+    """At 820x620 the slide and both arrow buttons are inside the window, and they work
+    (issue #50: the buttons fell below it)."""
+    with visitor_tab(warm_context, width=820, height=620, timeout_ms=60_000) as page:
+        page.goto(server.url + f"/present?report={server.ope_report}")
+        wait_idle(page)
+        frame = page.frame_locator("iframe").first
+        body = frame.locator("body")
+        expect(body).to_have_attribute("data-slide", "1", timeout=60_000)
+        for name in ("Previous slide", "Next slide"):
+            box = frame.get_by_role("button", name=name).bounding_box()
+            assert box is not None and box["y"] >= 0 and box["y"] + box["height"] <= 620, box
+            assert box["x"] >= 0 and box["x"] + box["width"] <= 820, box
+        frame.get_by_role("button", name="Next slide").click()
+        expect(body).to_have_attribute("data-slide", "2")
+        shot(page, "present_small_window")
+        assert no_errors(page) == []
+
+
 _download = download
 
 
