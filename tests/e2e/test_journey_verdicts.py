@@ -108,3 +108,17 @@ def test_verdicts_on_a_log_whose_slots_do_not_share_a_timestamp(page, app_url, t
     assert "+0.0000" not in page.inner_text('[data-testid="stMain"]')
     shot(page, "verdicts_rankers")
     assert no_errors(page) == []
+
+    # with a theta that weighs positions, too few held-out queries have a click: thin
+    # evidence is an answer (inconclusive, what would settle it), which goes to the report
+    box.fill("1, 0.6, 0.4")
+    box.press("Enter")
+    wait_idle(page, timeout=180_000)
+    main = page.locator('[data-testid="stMain"]')
+    expect(main.get_by_text("Too few test queries", exact=False).first).to_be_visible(
+        timeout=180_000)
+    assert "Inconclusive" in main.inner_text()
+    assert "Cannot compare" not in main.inner_text()
+    page.get_by_role("button", name="Add to report").click()
+    expect(page.get_by_text("to the report (")).to_be_visible(timeout=60_000)
+    assert no_errors(page) == []
