@@ -49,7 +49,7 @@ def test_start_advance_pause_resume_to_the_results_table():
     t2 = lab(at).t
     assert 0 < t1 < t2 < 10_000
     assert {"cascade-ucb1", "cascade-klucb", "cascade-ts",
-            "lower bound (Kveton et al.)"} <= set(chart_traces(at))
+            "asymptotic lower bound (Kveton et al.)"} <= set(chart_traces(at))
     assert "running: step" in at.get("progress")[0].proto.text
 
     at.button(key="bl_pause").click().run()
@@ -85,7 +85,7 @@ def test_start_advance_pause_resume_to_the_results_table():
 def test_ucb1_bound_drawn_for_plain_bandit():
     at = start(bl_k=1, bl_items=6, bl_algos=["ucb1", "ts"], bl_steps=500, bl_runs=2)
     names = chart_traces(at)
-    assert "ucb1 upper bound" in names and "lower bound (Kveton et al.)" in names
+    assert "ucb1 upper bound" in names and "asymptotic lower bound (Kveton et al.)" in names
 
 
 def test_data_environment_and_replay_on_the_sample():

@@ -74,7 +74,7 @@ def test_env_bounds_apply_only_where_valid():
     t = np.array([1, 10, 100])
     kv = kveton_env(items=6, k=1)
     assert set(env_bounds(kv, t, algorithms=("ucb1",))) == {"ucb1 upper bound",
-                                                            "lower bound (Kveton et al.)"}
+                                                            "asymptotic lower bound (Kveton et al.)"}
     assert set(env_bounds(kveton_env(items=6, k=2), t, algorithms=("ucb1",))) == {
-        "lower bound (Kveton et al.)"}
+        "asymptotic lower bound (Kveton et al.)"}
     assert env_bounds(CascadeEnv("data", [0.1, 0.2, 0.3], 1), t, algorithms=("ts",)) == {}

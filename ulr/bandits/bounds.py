@@ -107,7 +107,7 @@ def cascade_lower_bound(t, *, items: int, k: int, p: float, delta: float) -> np.
 def env_bounds(env, t, *, algorithms=()) -> dict:
     """The bounds that apply to ``env`` and ``algorithms``, evaluated at ``t``.
 
-    Returns ``{"ucb1 upper bound": array, "lower bound (Kveton et al.)": array}``
+    Returns ``{"ucb1 upper bound": array, "asymptotic lower bound (Kveton et al.)": array}``
     with only the entries that apply: the UCB1 bound when ``"ucb1"`` is among
     the algorithms and ``env.k == 1`` (the plain bandit), the lower bound for
     the ``kveton`` environment.
@@ -117,7 +117,7 @@ def env_bounds(env, t, *, algorithms=()) -> dict:
     if "ucb1" in algorithms and env.k == 1:
         out["ucb1 upper bound"] = ucb1_upper_bound(env.w, np.maximum(t, 1))
     if env.name == "kveton":
-        out["lower bound (Kveton et al.)"] = cascade_lower_bound(
+        out["asymptotic lower bound (Kveton et al.)"] = cascade_lower_bound(
             t, items=env.n_items, k=env.k, p=env.params["p"], delta=env.params["delta"])
     return out
 

@@ -10,7 +10,7 @@ from ulr.bandits.bounds import env_bounds
 
 BOUND_STYLE = {
     "ucb1 upper bound": dict(color=theme.color_for("ucb1"), dash="dash"),
-    "lower bound (Kveton et al.)": dict(color=theme.color_for("truth"), dash="dot"),
+    "asymptotic lower bound (Kveton et al.)": dict(color=theme.color_for("truth"), dash="dot"),
 }
 
 
