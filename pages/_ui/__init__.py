@@ -36,6 +36,7 @@ from pages._ui.session import (DATASET_KEY, NEEDS_ROWS, OPE_SAMPLE, SOURCE_KEY, 
 from pages._ui.state import flash, show_flash, submitted  # noqa: F401
 from pages._ui.url import (LIMITS, limit, set_url_params, url_index, url_number,  # noqa: F401
                            url_options, url_param)
+from ulr.text import clip, literal  # noqa: F401 - visitor text shown as text
 from pages._ui.widgets import (VERDICT_COLORS, VERDICT_ICONS, cancellable,  # noqa: F401
                                dead_end, download_csv, run_methods, show_verdict,
                                user_errors)
