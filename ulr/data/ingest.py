@@ -257,6 +257,21 @@ def check_rows(job: LoadJob) -> None:
     job.good = job.staged - rule_bad
 
 
+def _raw_lines(path: Path, lines) -> list[str]:
+    """The text of ``lines`` (1-based line numbers) of a CSV file, exactly as written
+    (without the line break), read in one pass that stops after the last one."""
+    wanted = {int(n) for n in lines}
+    last = max(wanted, default=0)
+    found: dict[int, str] = {}
+    with open(path, "rb") as fh:
+        for n, line in enumerate(fh, start=1):
+            if n in wanted:
+                found[n] = line.rstrip(b"\r\n").decode("utf-8", errors="replace")
+            if n >= last:
+                break
+    return [found.get(int(n), "") for n in lines]
+
+
 def _first_breaks(job: LoadJob, pl, cond: str) -> tuple[np.ndarray, list[str]]:
     """Row ids of the first rows breaking a rule, and their distinct non-blank values.
 
@@ -325,8 +340,11 @@ def _collect_rejects(job: LoadJob) -> None:
             hit = np.isin(rid, np.asarray(ids, dtype=np.int64))
             names[hit] = pl.source
             whats[hit] = what
-        rule_df = pd.DataFrame({"line": job.lines(rid), "column": names, "problem": whats,
-                                "raw": raw.to_numpy()})
+        lines = job.lines(rid)
+        if job.kind == "csv":  # the text exactly as read, not the typed values rejoined
+            raw = _raw_lines(job.path, lines)
+        rule_df = pd.DataFrame({"line": lines, "column": names, "problem": whats,
+                                "raw": np.asarray(raw, dtype=object)})
         rejected = pd.concat([job.cast_rejects, rule_df], ignore_index=True).sort_values("line")
     rejected = rejected.reset_index(drop=True)[["line", "column", "problem", "raw"]]
     job.rejected = rejected.astype({"line": "int64", "column": str, "problem": str, "raw": str})
