@@ -269,6 +269,7 @@ def _init_catalog(con, path: str) -> None:
             con.execute(f"DROP TABLE {table_ident(table)}")
         con.execute("COMMIT")
         con.execute("CHECKPOINT")
+    files.sweep_dead_tmp(path)  # a killed load's temporary files: gone when a process starts
     with _ready_lock:
         _ready.add(path)
 

@@ -281,6 +281,21 @@ def trash(con, tables) -> None:
                         [schema.table_ident(t), time.time()])
 
 
+def sweep_dead_tmp(db: str) -> list[Path]:
+    """Delete the temporary files of loads whose process no longer exists (a load killed
+    before its ``finally``); run once per store by each process that opens it, and by
+    :func:`sweep`. Needs no lock: no live load owns them."""
+    folder = files_dir(db)
+    gone = []
+    if folder.is_dir():
+        for f in folder.iterdir():
+            m = _TMP_RE.match(f.name)
+            if m and not _pid_alive(int(m.group(1))):
+                f.unlink(missing_ok=True)
+                gone.append(f)
+    return gone
+
+
 def sweep(con, db: str) -> None:
     """Inside a catalog write block: purge expired trash and files no live load will publish.
 
