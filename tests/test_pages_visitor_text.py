@@ -30,7 +30,7 @@ MISSING = "gone " + HOSTILE  # a link naming something that is not stored
 # What the hostile text would leave in Markdown if it were not escaped: each one is a live
 # construct (a link, an image, an HTML tag, emphasis, an autolink, a directive, LaTeX).
 LIVE = [re.compile(p) for p in (
-    r"(?<!\\)\]\(", r"(?<!\\)!\[", r"(?<!\\)<img", r"(?<!\\)\*\*\[", r"(?<!\\)\*\*Sign",
+    r"\]\(", r"(?<!\\)<img", r"(?<!\\)\*\*\[", r"(?<!\\)\*\*Sign",
     r"https?://", r"(?<![\\])www\.", r"(?<!\\):red\[red", r"(?<!\\)\$x", r"(?<!\\)_it")]
 
 # Proto fields that Streamlit renders as Markdown (selectbox and multiselect options, text

@@ -67,12 +67,14 @@ def test_literal_escapes_every_markdown_html_and_directive_construct():
     assert "\n" not in out                         # one paragraph
     assert shown(out) == hostile.replace("\n", " ")  # the same characters, once read
     for i, ch in enumerate(out):                   # every markup character is escaped
-        if ch in "*[]<>&`~$":
+        if ch in "*<>&`~$":
             assert out[i - 1] == "\\", (i, ch, out)
     # what a renderer finds after reading the escapes is broken by a zero-width space
     for live in ("http:\u200b//", "www\u200b.", ":\u200bred", ":\u200bmaterial", "@\u200bb.c"):
         assert live in out.replace("\\", ""), live
     assert "\\_it\\_" in out and "snake_case" in out   # emphasis, not a word's underscore
+    assert "](" not in out and "]\\(" in out            # no inline link or image
+    assert literal("[-0.5, +0.2]") == "[-0.5, +0.2]"     # brackets alone make no link
     assert literal("# title") == "\\# title" and literal("1. one") == "1\\. one"
     assert literal("- item") == "\\- item" and literal("a - b 1. c") == "a - b 1. c"
     assert literal("plain words 12, ok.") == "plain words 12, ok."

@@ -133,9 +133,11 @@ ECHO_MAX = 80
 
 # What starts Markdown or HTML anywhere in a line: backslash-escaped everywhere. ``_`` only
 # where it can start or end emphasis (not inside a word: ``session_id`` stays as written);
-# ``#``, ``>``, ``-``, ``+``, ``=``, ``|`` and a number's ``.`` or ``)`` only where they
-# would start a block (the first character).
-_MARKUP = frozenset("\\`*[]<>&~$")
+# ``(`` only right after ``]`` (an inline link or image: brackets alone make none, as no
+# page defines a link reference, and ``[-0.5, +0.2]`` reads as written); ``#``, ``>``,
+# ``-``, ``+``, ``=``, ``|`` and a number's ``.`` or ``)`` only where they would start a
+# block (the first character).
+_MARKUP = frozenset("\\`*<>&~$")
 _LEAD = re.compile(r"^(\s*)(?:([#>+=|*-])|(\d+)([.)]))")
 _LONE_UNDERSCORE = re.compile(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
 _BREAKS = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029]+")
@@ -170,6 +172,6 @@ def literal(text) -> str:
     """
     s = _AUTOLINK.sub(lambda m: m.group(0) + _ZWSP, _BREAKS.sub(" ", str(text)))
     s = "".join("\\" + ch if ch in _MARKUP else ch for ch in s)
-    s = _LONE_UNDERSCORE.sub(r"\\_", s)
+    s = _LONE_UNDERSCORE.sub(r"\\_", s).replace("](", "]\\(")
     return _LEAD.sub(lambda m: m.group(1) + ("\\" + m.group(2) if m.group(2)
                                              else m.group(3) + "\\" + m.group(4)), s, count=1)

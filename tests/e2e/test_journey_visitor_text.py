@@ -7,7 +7,7 @@ operator beforehand, so that this visitor is a second one) shows its name as lit
 One journey, one tab: each ``goto`` is a new session, so the link's sentence shows on each page.
 """
 
-from urllib.parse import quote
+from urllib.parse import quote, urlparse
 
 from playwright.sync_api import expect
 
@@ -38,16 +38,25 @@ def _text(locator) -> str:
     return locator.first.inner_text().replace("\u200b", "").strip()
 
 
+_OUTSIDE_JS = """() => [...document.querySelectorAll('a[href], img[src], [src]')]
+  .map(e => new URL(e.href || e.src, location.href))
+  .filter(u => u.hostname.endsWith('evil.example') || u.pathname === '/x').length"""
+
+
 def _no_live_markup(page, where: str) -> None:
-    for sel in ('a[href*="evil.example"]', 'img[src*="evil.example"]', 'img[src="x"]',
-                '[data-testid="stMarkdownContainer"] b', '[data-testid="stMarkdownContainer"] img'):
+    """No link or image that points out to the attacker's host (a link to this app's own
+    page with the dataset in its query is fine), no HTML from the text, no bold from it."""
+    assert page.evaluate(_OUTSIDE_JS) == 0, where
+    for sel in ('[data-testid="stMarkdownContainer"] b',
+                '[data-testid="stMarkdownContainer"] img'):
         assert page.locator(sel).count() == 0, (where, sel)
 
 
 def test_links_and_names_with_markup_show_as_text_on_every_page(page, app_url, tmp_path):
     _store_hostile_dataset(app_url.db, tmp_path)
     outside = []
-    page.on("request", lambda r: outside.append(r.url) if "evil.example" in r.url else None)
+    page.on("request", lambda r: outside.append(r.url)
+            if (urlparse(r.url).hostname or "").endswith("evil.example") else None)
     bad = quote(HOSTILE)
     for path, title, _icon, is_home in ui.PAGES:
         stem = "" if is_home else path.split("/")[-1][:-3]
