@@ -120,3 +120,10 @@ def test_a_link_to_a_missing_dataset_echoes_it_as_text(page):
     assert_no_live_markup(at, page)
     assert any("does not exist here" in w.value and ui.literal(ui.clip(MISSING)) in w.value
                for w in at.warning), [w.value for w in at.warning]
+
+
+def test_the_identity_cookie_is_same_site_and_secure_over_https():
+    from pages._ui.reporting import cookie_text
+    plain = cookie_text("ab" * 16, False)
+    assert plain == f"ulr_browser={'ab' * 16}; Path=/; Max-Age=31536000; SameSite=Lax"
+    assert cookie_text("ab" * 16, True) == plain + "; Secure"

@@ -64,7 +64,9 @@ def test_links_and_names_with_markup_show_as_text_on_every_page(page, app_url, t
         wait_idle(page, timeout=120_000)
         expect(page.get_by_text("does not exist here").first).to_be_visible()  # the source's
         _no_live_markup(page, stem or "home")
-        if is_home:  # the name, as written, to a second visitor
+        if is_home:  # the name, as written, to a second visitor; its identity cookie
+            cookie = [c for c in page.context.cookies() if c["name"] == "ulr_browser"]
+            assert len(cookie) == 1 and cookie[0]["sameSite"] == "Lax", cookie
             heading = page.get_by_role("heading").filter(has_text="Current dataset")
             assert _text(heading) == f"Current dataset: “{ui.clip(NAME)}”"
             shot(page, "journey_visitor_text_home")
