@@ -41,7 +41,7 @@ def test_a_name_that_reads_like_a_stored_one_is_refused(store, cli, user_error, 
 
 def test_names_are_stored_trimmed_collapsed_and_composed(store, cli):
     db, good = store
-    rc, out, err = cli("load", good, "--db", db, "--name", "  my \t  cafe\u0301 ", "--json")
+    rc, out, err = cli("load", good, "--db", db, "--name", "  my \u00a0  cafe\u0301 ", "--json")
     assert rc == 0, err
     assert json.loads(out)["dataset"] == "my caf\u00e9"          # NFC: one character
     assert sorted(_names(cli, db)) == ["base", "my caf\u00e9"]

@@ -70,7 +70,7 @@ def test_literal_escapes_every_markdown_html_and_directive_construct():
         if ch in "*<>&`~$":
             assert out[i - 1] == "\\", (i, ch, out)
     # what a renderer finds after reading the escapes is broken by a zero-width space
-    for live in ("http:\u200b//", "www\u200b.", ":\u200bred", ":\u200bmaterial", "@\u200bb.c"):
+    for live in ("http\u200b://", "www\u200b.", ":\u200bred", ":\u200bmaterial", "@\u200bb.c"):
         assert live in out.replace("\\", ""), live
     assert "\\_it\\_" in out and "snake_case" in out   # emphasis, not a word's underscore
     assert "](" not in out and "]\\(" in out            # no inline link or image
@@ -90,3 +90,8 @@ def test_clip_keeps_a_value_on_one_line_and_readable():
     assert cut.startswith("x" * 79 + "…") and cut.endswith("(60,000,000 characters)")
     assert len(cut) < 120
     assert clip("abcdef", 4) == "abc… (6 characters)"
+
+
+def test_literal_leaves_colons_that_make_nothing_as_typed():
+    from ulr.text import literal
+    assert literal("spark://127.0.0.1:7077 at 3:2") == "spark://127.0.0.1:7077 at 3:2"

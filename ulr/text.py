@@ -143,9 +143,11 @@ _LONE_UNDERSCORE = re.compile(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
 _BREAKS = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029]+")
 # GitHub's autolinks (``www.x``, ``http://x``, ``a@b.c``), emoji shortcodes (``:smile:``) and
 # Streamlit's icons (``:material/home:``) are found in the text after the escapes are read,
-# so a backslash does not stop them: a zero-width space does (after "www", after a colon
-# that a word follows, after the "@" of an address); it shows as nothing.
-_AUTOLINK = re.compile(r"(?i)(\bwww(?=\.)|:(?=[a-z0-9_+/-])|@(?=[-\w]+\.[-\w]))")
+# so a backslash does not stop them: a zero-width space does (after "www", after a scheme
+# GitHub links, after the colon of ``:name:`` or ``:color[``, after the "@" of an address);
+# it shows as nothing. Other colons (``spark://h:7077``) are left as typed.
+_AUTOLINK = re.compile(r"(?i)(\bwww(?=\.)|(?:(?<=https)|(?<=http)|(?<=ftp)|(?<=mailto)|"
+                       r"(?<=xmpp))(?=:)|:(?=[a-z0-9_+/-]+:|[a-z]+\[)|@(?=[-\w]+\.[-\w]))")
 _ZWSP = "\u200b"
 
 

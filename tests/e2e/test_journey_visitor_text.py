@@ -80,3 +80,35 @@ def test_links_and_names_with_markup_show_as_text_on_every_page(page, app_url, t
         assert f"“{ui.clip(HOSTILE)}”" in _text(flash)
         _no_live_markup(page, stem or "home")
     assert outside == []
+
+
+def test_an_abandoned_uploads_copy_is_private_and_gone_within_a_minute(warm_context, app_url,
+                                                                       tmp_path):
+    """The open form keeps its copy (0600, in a 0700 folder); once the tab is closed the
+    copy goes within a minute, with no Load and no other visitor (issue 55)."""
+    import stat
+    import time
+    from pathlib import Path
+
+    from tests.e2e.helpers import open_upload
+
+    db = Path(app_url.db)
+    folder = db.with_name(db.stem + "_uploads")
+    before = set(folder.iterdir()) if folder.exists() else set()
+    path = tmp_path / "abandoned.csv"
+    path.write_text("query_id,doc_id,position,click\nq,a,1,1\nq,b,2,0\n")
+    warm_context.clear_cookies()
+    tab = warm_context.new_page()
+    tab.set_default_timeout(60_000)
+    open_upload(tab, app_url, path)
+    copies = set(folder.iterdir()) - before
+    assert len(copies) == 1, copies
+    copy = copies.pop()
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    assert stat.S_IMODE(copy.stat().st_mode) == 0o600
+    closed = time.time()
+    tab.close()
+    while copy.exists() and time.time() - closed < 60:
+        time.sleep(1)
+    assert not copy.exists(), f"still there {time.time() - closed:.0f} s after the tab closed"
+    warm_context.clear_cookies()

@@ -340,12 +340,12 @@ def name_key(name: str) -> str:
 def check_name(name) -> str:
     """``name`` as stored (:func:`normal_name`) when it may name a dataset (UlrError
     otherwise): non-empty text of at most 200 characters, without control characters
-    (tabs and line breaks are whitespace, collapsed to one space)."""
+    (tabs and line breaks included)."""
     if not isinstance(name, str) or not normal_name(name):
         raise UlrError("a dataset name must not be empty.")
-    name = normal_name(name)  # tabs and line breaks are whitespace: one space
     if any(ord(ch) < 32 or 127 <= ord(ch) < 160 for ch in name):
         raise UlrError("a dataset name must not contain control characters.")
+    name = normal_name(name)
     if len(name) > _MAX_NAME:
         raise UlrError(f"a dataset name may have at most {_MAX_NAME} characters.")
     return name
