@@ -317,3 +317,18 @@ def test_only_the_browser_that_loaded_a_dataset_renames_deletes_or_replaces_it()
     a.run()
     assert not a.exception, a.exception
     assert "alice log" not in [d.name for d in catalog.list_datasets(catalog.cursor())]
+
+
+def test_a_name_that_reads_like_a_stored_one_is_named_before_load():
+    """'Sample ' and 'SAMPLE' read like the stored 'sample': the form says so, naming it,
+    and Load is off (issue 55); ' sample' is the sample's own name, trimmed."""
+    at = run_app()
+    at.get("file_uploader")[0].set_value(
+        ("alike.csv", b"query_id,doc_id,position,click\nq,a,1,1\nq,b,2,0\n", "text/csv")).run()
+    at.text_input(key="ds_name").input("SAMPLE").run()
+    warns = [w.value for w in at.warning if "reads like the stored dataset" in w.value]
+    assert len(warns) == 1 and "“sample”" in warns[0] and "“SAMPLE”" in warns[0], warns
+    assert load_button(at).disabled
+    at.text_input(key="ds_name").input("  sample ").run()
+    assert not [w for w in at.warning if "reads like" in w.value]
+    assert any("dataset named “sample”" in m.value for m in [*at.warning, *at.info])
