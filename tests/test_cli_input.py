@@ -88,3 +88,14 @@ def test_a_huge_line_is_refused_in_one_short_sentence(store, cli, user_error, tm
     files = catalog.files.files_dir(db)
     assert not [f for f in files.iterdir() if f.name.startswith(".tmp-")]
     path.unlink()
+
+
+def test_a_source_name_that_reads_like_a_registered_one_is_refused(cli, user_error, tmp_path):
+    from ulr.simulate import simulate_clicks
+    db = tmp_path / "store" / "ulr.duckdb"
+    simulate_clicks(queries=5, docs_per_query=3, sessions=50, seed=1).df.to_parquet(
+        tmp_path / "a.parquet")
+    assert cli("source", "add", "lake", "--path", tmp_path / "a.parquet", "--db", db).rc == 0
+    for alike in ("LAKE", "1ake"):
+        user_error(cli("source", "add", alike, "--path", tmp_path / "a.parquet", "--db", db),
+                   "reads like the registered source 'lake'")
