@@ -63,7 +63,7 @@ def _run(info, todo: list) -> dict:
         return dict(zip(ids, values))
     out = {}
     with ui.cancellable() as stop, \
-            st.status(f"Answering {len(ids)} questions on {ui.literal(repr(ui.clip(info.name)))}…",
+            st.status(f"Answering {len(ids)} questions on '{ui.shown(info.name)}'…",
                       expanded=False) as status:
         ctx = audit.Context(catalog.open_dataset(info.name, cur=ui.cursor()),
                             _shape(info.content_hash, info.name), stop)
@@ -75,7 +75,7 @@ def _run(info, todo: list) -> dict:
                      f"({out[a.id].seconds:.1f} s)")
         bar.progress(1.0, text="done")
         status.update(label=f"Answered {sum(x.answerable for x in out.values())} of "
-                            f"{len(ids)} questions on {ui.literal(repr(ui.clip(info.name)))}", state="complete")
+                            f"{len(ids)} questions on '{ui.shown(info.name)}'", state="complete")
     return out
 
 
@@ -135,7 +135,7 @@ def _report_form(result, info) -> None:
     built = st.session_state.get(keys.AUDIT_BUILT)
     if built and built[0] == info.content_hash:
         built = built[1:]
-        st.success(f"Saved the report “{ui.literal(ui.clip(built[1]))}” with {built[2]} items.")
+        st.success(f"Saved the report “{ui.shown(built[1])}” with {built[2]} items.")
         try:
             st.page_link("pages/report.py", label="Open the report",
                          icon=":material/description:", query_params={"report": built[0]})

@@ -44,10 +44,10 @@ def _show_mapping(info) -> None:
 def _source_summary(name: str) -> None:
     """A registered source's key figures and CTR by position, from its stored statistics."""
     meta = _sources.get(name)
-    shown = ui.literal(ui.clip(name))
+    shown = ui.shown(name)
     st.subheader(f"“{shown}” (registered source)")
-    st.caption(f"{meta['engine']} · {ui.literal(meta['path'] or meta['tbl'])} · {meta['partitions']} "
-               f"partitions · refreshed {meta['refreshed_at']} UTC · the rows stay where they "
+    st.caption(f"{meta['engine']} · {ui.literal(meta['path'] or meta['tbl'])} · "
+               f"{meta['partitions']} partitions · refreshed {meta['refreshed_at']} UTC · the rows stay where they "
                "live; these figures come from the statistics stored here.")
     summ, res, warnings = _source_figures(_sources.version(name), name)
     for w in warnings:
@@ -68,7 +68,8 @@ def _source_summary(name: str) -> None:
             ui.flash(f"Refreshed “{shown}”: {r['scanned']} new or changed partitions read; "
                      f"{r['rows']:,} rows in all.", at=ui.keys.SOURCE_FLASH)
             st.rerun()
-    sure = c2.checkbox(f"Yes, remove the source “{shown}” (its files stay)", key="src_remove_sure")
+    sure = c2.checkbox(f"Yes, remove the source “{shown}” (its files stay)",
+                       key="src_remove_sure")
     if c2.button("Remove source", key="src_remove", disabled=not sure):
         with ui.user_errors("Not removed: "):
             _sources.remove(name)
@@ -127,7 +128,7 @@ def _manage(info) -> None:
                     ui.set_current(catalog.rename_dataset(cur, info.name, new_name, actor=actor))
                     st.rerun()
         with c2:
-            sure = st.checkbox(f"Yes, delete “{ui.literal(ui.clip(info.name))}”", key="delete_sure")
+            sure = st.checkbox(f"Yes, delete “{ui.shown(info.name)}”", key="delete_sure")
             if st.button("Delete", key="delete_btn", disabled=not sure):
                 with ui.user_errors("Not deleted: "):
                     catalog.delete_dataset(cur, info.name, actor=actor)
@@ -145,8 +146,8 @@ def _summary(content_hash: str, name: str):
 
 def _dataset_summary(log) -> None:
     info = log.info
-    st.subheader(f"“{ui.literal(ui.clip(info.name))}”")
-    st.caption(f"From {ui.literal(ui.clip(info.source))} · loaded {str(info.loaded_at)[:19]} · "
+    st.subheader(f"“{ui.shown(info.name)}”")
+    st.caption(f"From {ui.shown(info.source)} · loaded {str(info.loaded_at)[:19]} · "
                f"content hash {str(info.content_hash)[:12]}")
     _show_mapping(info)
     for w in ui.mapping_warnings(log):

@@ -84,7 +84,7 @@ def _source_page(name: str) -> None:
     meta = sources.get(name)
     version = sources.version(name)
     summ, ctr, mapping = _source_evidence(version, name)  # mapping: read once per version
-    shown = ui.literal(ui.clip(name))
+    shown = ui.shown(name)
     st.caption(f"“{shown}” is a registered source ({meta['engine']}, {meta['partitions']} "
                f"partitions, refreshed {meta['refreshed_at']} UTC): the estimates below come "
                "from its stored click statistics; the rows stay where they live.")
@@ -256,8 +256,8 @@ log = ui.current_log()
 info = log.info
 max_pos = _max_position(info.content_hash, info.name)
 if max_pos < 2:
-    st.error(f"The dataset {ui.literal(repr(ui.clip(info.name)))} shows results at a single position, so there is no "
-             "position bias to estimate. Pick another dataset in the sidebar.")
+    st.error(f"The dataset '{ui.shown(info.name)}' shows results at a single position, so "
+             "there is no position bias to estimate. Pick another dataset in the sidebar.")
     st.stop()
 
 methods_default = ui.url_options("methods", propensity.METHODS, ["randomization", "em"],

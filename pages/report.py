@@ -105,7 +105,8 @@ st.query_params["report"] = rid
 
 ui.show_flash(ui.keys.REPORT_FLASH)
 if not editable:
-    st.info(f"“{_md(ui.clip(info.name))}” belongs to someone else: you can read, present and export it, or "
+    st.info(f"“{ui.shown(info.name)}” belongs to someone else: you can read, present and "
+            "export it, or "
             "duplicate it to work on your own copy; only its owner can change it.",
             icon=":material/visibility:")
 elif info.owner is None:

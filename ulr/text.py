@@ -177,3 +177,8 @@ def literal(text) -> str:
     s = _LONE_UNDERSCORE.sub(r"\\_", s).replace("](", "]\\(")
     return _LEAD.sub(lambda m: m.group(1) + ("\\" + m.group(2) if m.group(2)
                                              else m.group(3) + "\\" + m.group(4)), s, count=1)
+
+
+def shown(value, limit: int = ECHO_MAX) -> str:
+    """A visitor's value as a page message echoes it: :func:`clip` then :func:`literal`."""
+    return literal(clip(value, limit))

@@ -45,7 +45,7 @@ def register_form() -> None:
             path, table, master = access.browser_source(src_where, src_engine, src_master)
             r = _sources.add(src_name.strip(), path=path, table=table, engine=src_engine,
                              master=master)
-            ui.flash(f"Registered “{ui.literal(ui.clip(r['name']))}”: {r['rows']:,} rows in {r['partitions']} "
-                     "partitions.", at=ui.keys.SOURCE_FLASH)
+            ui.flash(f"Registered “{ui.shown(r['name'])}”: {r['rows']:,} rows in "
+                     f"{r['partitions']} partitions.", at=ui.keys.SOURCE_FLASH)
             ui.set_current_source(r["name"])
             st.rerun()

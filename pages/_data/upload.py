@@ -206,35 +206,35 @@ def _show_check(up, build, name: str, replace: bool) -> bool:
         taken = None
     twin = catalog.look_alike(ui.cursor(), name) if taken is None else None
     if twin is not None:
-        st.warning(f"The name “{ui.literal(ui.clip(name))}” reads like the stored dataset "
-                   f"“{ui.literal(ui.clip(twin))}” (they differ only by case, spaces or "
+        st.warning(f"The name “{ui.shown(name)}” reads like the stored dataset "
+                   f"“{ui.shown(twin)}” (they differ only by case, spaces or "
                    "look-alike characters): choose a clearly different name.",
                    icon=":material/warning:")
         return False
     if taken is not None:
         theirs = taken.refusal(ui.identity(), "replace")
         if theirs:
-            st.warning(f"A dataset named “{ui.literal(ui.clip(name))}” exists already. "
+            st.warning(f"A dataset named “{ui.shown(name)}” exists already. "
                        f"{ui.literal(theirs)} Choose another "
                        "name.", icon=":material/warning:")
             return False
         if not replace:
-            st.info(f"You have a dataset named “{ui.literal(ui.clip(name))}” already: choose another name, or "
-                    "tick “Replace a dataset with the same name”.")
+            st.info(f"You have a dataset named “{ui.shown(name)}” already: choose another "
+                    "name, or tick “Replace a dataset with the same name”.")
     return not refusal
 
 
 def _load_upload(up, mapping, name: str, skip: bool, replace: bool):
     """Load the upload; its copy is deleted whether it was stored or refused."""
     try:
-        with st.status(f"Loading {ui.literal(ui.clip(up.name))}…", expanded=False) as status:
+        with st.status(f"Loading {ui.shown(up.name)}…", expanded=False) as status:
             old = _hash_of(name) if replace else None
             with uploads.in_use(_upload_copy(up)) as copy:
                 res = ingest.load_log(copy, name, cur=ui.cursor(), mapping=mapping(),
                                      skip_bad_rows=skip, replace=replace, file_name=up.name,
                                      actor=ui.identity())
             ui.forget(old)
-            status.update(label=f"Stored “{ui.literal(ui.clip(res.dataset))}”: {res.rows:,} rows",
+            status.update(label=f"Stored “{ui.shown(res.dataset)}”: {res.rows:,} rows",
                           state="complete")
     except Refused as exc:
         st.error(f"Not loaded: {ui.literal(exc)}"
@@ -289,7 +289,7 @@ def upload_section() -> None:
 
     last = st.session_state.get(ui.keys.LAST_LOAD)
     if last:
-        msg = f"Stored “{ui.literal(ui.clip(last['dataset']))}” with {last['rows']:,} rows."
+        msg = f"Stored “{ui.shown(last['dataset'])}” with {last['rows']:,} rows."
         if last["rejected"]:
             msg += f" {last['rejected']:,} bad rows were skipped; download them below."
         st.success(msg)  # the mapping warnings follow, in the dataset's summary

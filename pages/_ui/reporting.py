@@ -15,7 +15,7 @@ from pages._ui.session import DATASET_KEY, SOURCE_KEY, cursor
 from pages._ui.widgets import cancellable, user_errors
 from ulr.data import catalog, ingest
 from ulr.errors import UlrError
-from ulr.text import clip, literal
+from ulr.text import shown
 
 REPORT_KEY = keys.REPORT
 
@@ -95,7 +95,7 @@ def account_box() -> None:
         if signed_in():
             user = st.user.to_dict()
             st.sidebar.caption("Signed in as "
-                              + literal(clip(user.get('email') or user.get('name') or 'you')))
+                              + shown(user.get('email') or user.get('name') or 'you'))
             st.sidebar.button("Sign out", key="ulr_logout", on_click=st.logout,
                               icon=":material/logout:")
         else:
@@ -223,8 +223,8 @@ def add_to_report(title: str, *, fig=None, table: pd.DataFrame | None = None,
             reports.add_item(target.id, item, actor=actor)
             n = reports.get_info(target.id, actor=actor).items
             where = ("the report" if viewed in (None, target.id)  # None: it has just begun
-                     else f"your report “{literal(clip(target.name))}”")
-            st.toast(f"Added “{literal(clip(title))}” to {where} ({n} item{'s' if n != 1 else ''}).")
+                     else f"your report “{shown(target.name)}”")
+            st.toast(f"Added “{shown(title)}” to {where} ({n} item{'s' if n != 1 else ''}).")
 
 
 def presentation_toggle() -> bool:

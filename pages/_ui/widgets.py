@@ -15,7 +15,7 @@ from pages._ui.cache import cached_only
 from pages._ui.nav import ensure_app_run
 from ulr.errors import Cancelled, UlrError
 from ulr.export import safe_csv_bytes
-from ulr.text import clip, literal
+from ulr.text import literal, shown
 
 
 @contextlib.contextmanager
@@ -127,7 +127,7 @@ def run_methods(label: str, methods: list[str], estimate, *,
         return results, failures
     outcomes = []
     with cancellable() as stop, \
-            st.status(f"{running} on {literal(repr(clip(label)))}…", expanded=False) as status:
+            st.status(f"{running} on '{shown(label)}'…", expanded=False) as status:
         bar = st.progress(0.0)
         for i, method in enumerate(methods):
             bar.progress(i / len(methods), text=f"{method} ({i + 1} of {len(methods)})")
@@ -161,4 +161,4 @@ def _outcome_lines(outcomes) -> None:
 
 
 def _done_label(label: str, results: list, methods: list) -> str:
-    return f"Estimated {len(results)} of {len(methods)} methods on {literal(repr(clip(label)))}"
+    return f"Estimated {len(results)} of {len(methods)} methods on '{shown(label)}'"
