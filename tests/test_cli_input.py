@@ -99,3 +99,33 @@ def test_a_source_name_that_reads_like_a_registered_one_is_refused(cli, user_err
     for alike in ("LAKE", "1ake"):
         user_error(cli("source", "add", alike, "--path", tmp_path / "a.parquet", "--db", db),
                    "reads like the registered source 'lake'")
+
+
+def test_a_load_stopped_by_sigterm_removes_its_temporary_files(tmp_path):
+    """kill (SIGTERM) during a load: the command ends like Ctrl-C (exit 130, one line) and
+    its temporary Parquet files are gone (issue 55)."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.conftest import ROOT
+    csv = tmp_path / "big.csv"
+    csv.write_text("query_id,doc_id,position,click\n" + "".join(
+        f"q{i % 997},d{i % 89},{1 + i % 10},{i % 2}\n" for i in range(400_000)))
+    db = tmp_path / "t.duckdb"
+    folder = catalog.files.files_dir(db)
+    p = subprocess.Popen([sys.executable, "-m", "ulr", "load", str(csv), "--db", str(db),
+                          "--name", "big"], cwd=ROOT, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    seen = False
+    while p.poll() is None:
+        if folder.is_dir() and any(f.name.startswith(".tmp-") for f in folder.iterdir()):
+            p.send_signal(signal.SIGTERM)
+            seen = True
+            break
+        time.sleep(0.001)
+    out, err = p.communicate(timeout=120)
+    assert seen, "the load ended before its temporary file was seen"
+    assert p.returncode == 130 and err.strip() == "error: interrupted", (p.returncode, err)
+    assert not [f for f in folder.iterdir() if f.name.startswith(".tmp-")]
