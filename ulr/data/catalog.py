@@ -563,9 +563,9 @@ def get_dataset(cur, name: str) -> DatasetInfo:
     db = _db_of(cur)
     row, known = _catalog_row(db, name)
     if row is None:
-        hint = f" Stored datasets: {', '.join(repr(k) for k in known)}." if known else \
-            " No datasets are stored yet; load one first."
-        raise UlrError(f"there is no dataset named {name!r}.{hint}")
+        hint = f" Stored datasets: {', '.join(repr(clip(k, 40)) for k in known)}." if known \
+            else " No datasets are stored yet; load one first."
+        raise UlrError(f"there is no dataset named {clip(name)!r}.{hint}")
     info = _row_to_info(row)
     _sync_views(cur, db, [info], drop_others=False)
     return info
