@@ -127,3 +127,17 @@ def test_the_identity_cookie_is_same_site_and_secure_over_https():
     plain = cookie_text("ab" * 16, False)
     assert plain == f"ulr_browser={'ab' * 16}; Path=/; Max-Age=31536000; SameSite=Lax"
     assert cookie_text("ab" * 16, True) == plain + "; Secure"
+
+
+def test_the_source_forms_refusals_echo_the_name_and_path_as_text(monkeypatch, tmp_path):
+    """A hostile source name or path is refused in one sentence that shows it as typed."""
+    monkeypatch.setenv("ULR_DATA_ROOTS", str(tmp_path))
+    at = _run("pages/data.py", {})
+    for name, where in ((HOSTILE, str(tmp_path / "*.parquet")),
+                        ("ok_name", "/etc/" + HOSTILE)):
+        at.text_input(key="src_name").set_value(name)
+        at.text_input(key="src_where").set_value(where)
+        at.button(key="FormSubmitter:source_form-Register and aggregate").click().run()
+        errs = [e.value for e in at.error]
+        assert len(errs) == 1 and errs[0].startswith("Not registered: "), errs
+        assert_no_live_markup(at, "source form")
