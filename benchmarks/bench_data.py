@@ -13,7 +13,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ulr.data import ingest  # noqa: E402
+from ulr.data import files, ingest  # noqa: E402
 from ulr.simulate import simulate_clicks, write_log  # noqa: E402
 
 
@@ -34,6 +34,9 @@ def main(rows: int = 1_000_000) -> None:
     t = time.perf_counter()
     log = ingest.open_file(csv)
     t_open = time.perf_counter() - t
+    t = time.perf_counter()  # the line-length pass every CSV load makes first (issue 55)
+    assert files.long_line(csv, files.MAX_LINE_BYTES) is None
+    t_lines = time.perf_counter() - t
     assert res.rows == len(sim.df) == log.info.rows
     mb = csv.stat().st_size / 1e6
     print(f"rows                      {len(sim.df):>12,}")
@@ -41,6 +44,7 @@ def main(rows: int = 1_000_000) -> None:
     print(f"write CSV ({mb:.0f} MB)         {t_write:>10.2f} s")
     print(f"load into DuckDB file     {t_load:>10.2f} s  ({len(sim.df) / t_load / 1e6:.2f} M rows/s)")
     print(f"open_file (in memory)     {t_open:>10.2f} s")
+    print(f"of which line lengths     {t_lines:>10.2f} s  ({mb / t_lines:,.0f} MB/s)")
 
 
 if __name__ == "__main__":

@@ -50,7 +50,7 @@ def _show_shape(shape) -> None:
     m[4].metric("Positions", f"{shape.positions:,}")
     m[5].metric("Features", f"{len(shape.features):,}")
     with st.expander("What the log holds"):
-        st.markdown("\n".join(f"- {line}" for line in shape.lines()))
+        st.markdown("\n".join(f"- {ui.literal(line)}" for line in shape.lines()))
 
 
 def _run(info, todo: list) -> dict:
@@ -63,7 +63,7 @@ def _run(info, todo: list) -> dict:
         return dict(zip(ids, values))
     out = {}
     with ui.cancellable() as stop, \
-            st.status(f"Answering {len(ids)} questions on {info.name!r}…",
+            st.status(f"Answering {len(ids)} questions on '{ui.shown(info.name)}'…",
                       expanded=False) as status:
         ctx = audit.Context(catalog.open_dataset(info.name, cur=ui.cursor()),
                             _shape(info.content_hash, info.name), stop)
@@ -75,7 +75,7 @@ def _run(info, todo: list) -> dict:
                      f"({out[a.id].seconds:.1f} s)")
         bar.progress(1.0, text="done")
         status.update(label=f"Answered {sum(x.answerable for x in out.values())} of "
-                            f"{len(ids)} questions on {info.name!r}", state="complete")
+                            f"{len(ids)} questions on '{ui.shown(info.name)}'", state="complete")
     return out
 
 
@@ -83,7 +83,7 @@ def _show_answer(a, name: str) -> None:
     with st.container(border=True, key=f"audit_answer_{a.id}"):
         st.markdown(f"#### {a.question}")
         if not a.answerable:
-            st.caption(a.reason)
+            st.caption(ui.literal(a.reason))
             return
         if a.method:
             st.caption(f"Method: {a.method} (what this log supports).")
@@ -102,7 +102,7 @@ def _not_answerable(items) -> None:
     for a in items:
         with st.container(border=True, key=f"audit_missing_{a.id}"):
             st.markdown(f"**{a.question}**")
-            st.caption(a.reason)
+            st.caption(ui.literal(a.reason))
     ui.dead_end("A question becomes answerable when the log maps the field its reason names.",
                 level="info")
 
@@ -135,7 +135,7 @@ def _report_form(result, info) -> None:
     built = st.session_state.get(keys.AUDIT_BUILT)
     if built and built[0] == info.content_hash:
         built = built[1:]
-        st.success(f"Saved the report “{built[1]}” with {built[2]} items.")
+        st.success(f"Saved the report “{ui.shown(built[1])}” with {built[2]} items.")
         try:
             st.page_link("pages/report.py", label="Open the report",
                          icon=":material/description:", query_params={"report": built[0]})

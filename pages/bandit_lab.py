@@ -149,12 +149,12 @@ if start:
                         "shown in random order, declare it in the Data page's mapping.",
                         label="Declare it in the Data page's mapping")
         else:
-            st.error(f"Cannot start: {exc}")
+            st.error(f"Cannot start: {ui.literal(exc)}")
 lab_env = run.lab.env if run.lab is not None else None
 if lab_env is not None and lab_env.name == "data":
     st.caption(f"Data environment: attraction of the {lab_env.n_items} most shown documents of "
-               f"“{lab_env.params.get('dataset')}” = clicks / expected examinations, with θ from "
-               f"{lab_env.params.get('theta_from')}.")
+               f"“{ui.shown(lab_env.params.get('dataset'))}” = clicks / expected examinations, "
+               f"with θ from {lab_env.params.get('theta_from')}.")
 
 # The controls act in callbacks, before the script runs, so the buttons are drawn for
 # the new state (a Pause drawn before its own click was handled stayed off after Resume).

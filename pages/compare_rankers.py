@@ -1,5 +1,7 @@
 """Compare rankers: naive vs IPW trained on the same clicks, with per-query CIs and a paired test."""
 
+import html
+
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -81,7 +83,8 @@ def _parse_theta(text: str) -> tuple:
 
 def _chart(res):
     fig = ui.figure(rankers.comparison_figure, res["table"], estimated=res["estimated"],
-                    title=f"Naive vs IPW ({learner.replace(',', ' and ')}) on “{info.name}”")
+                    title=f"Naive vs IPW ({learner.replace(',', ' and ')}) on "
+                          f"“{html.escape(ui.clip(info.name))}”")  # Plotly reads tags
     st.plotly_chart(fig, key="cr_chart")
     st.caption("Dots show the metric on the held-out queries; whiskers are 95% percentile "
                "bootstrap intervals over queries. pAUC is McClish-standardized at max FPR "
@@ -216,9 +219,10 @@ except NeedsFeatures:
                 "log has none mapped. Pick them as features in the Data page's mapping.",
                 label="Map features in the Data page's mapping")
 except TooFewQueries as exc:
-    ui.dead_end(f"Cannot compare: {exc}", label="Change the query key in the Data page's mapping")
+    ui.dead_end(f"Cannot compare: {ui.literal(exc)}",
+                label="Change the query key in the Data page's mapping")
 except UlrError as exc:
-    st.error(f"Cannot compare: {exc}")
+    st.error(f"Cannot compare: {ui.literal(exc)}")
 
 if res is not None:
     m = res["metrics"]

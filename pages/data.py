@@ -36,7 +36,7 @@ def _show_mapping(info) -> None:
     with st.expander("Column mapping and declared facts", expanded=bool(m.get("facts"))):
         st.dataframe(rows, hide_index=True, width="stretch", key="mapping_table")
         facts = info.facts.describe()
-        st.write("Declared: " + "; ".join(facts) + "." if facts else
+        st.write("Declared: " + ui.literal("; ".join(facts)) + "." if facts else
                  "No facts declared. Declare them when you upload the log (for example that "
                  "the whole log is randomized); every page then uses them.")
 
@@ -44,13 +44,14 @@ def _show_mapping(info) -> None:
 def _source_summary(name: str) -> None:
     """A registered source's key figures and CTR by position, from its stored statistics."""
     meta = _sources.get(name)
-    st.subheader(f"“{name}” (registered source)")
-    st.caption(f"{meta['engine']} · {meta['path'] or meta['tbl']} · {meta['partitions']} "
-               f"partitions · refreshed {meta['refreshed_at']} UTC · the rows stay where they "
+    shown = ui.shown(name)
+    st.subheader(f"“{shown}” (registered source)")
+    st.caption(f"{meta['engine']} · {ui.literal(meta['path'] or meta['tbl'])} · "
+               f"{meta['partitions']} partitions · refreshed {meta['refreshed_at']} UTC · the rows stay where they "
                "live; these figures come from the statistics stored here.")
     summ, res, warnings = _source_figures(_sources.version(name), name)
     for w in warnings:
-        st.warning(w.message, icon=":material/warning:")
+        st.warning(ui.literal(w.message), icon=":material/warning:")
     m = st.columns(6)
     m[0].metric("Rows", f"{summ['rows']:,}")
     m[1].metric("Queries", f"{summ['queries']:,}")
@@ -64,14 +65,15 @@ def _source_summary(name: str) -> None:
         with ui.user_errors("Not refreshed: "), st.spinner("Aggregating new files…"):
             access.browser_source(meta["path"] or meta["tbl"], meta["engine"], meta["spark_master"])
             r = _sources.refresh(name)
-            ui.flash(f"Refreshed “{name}”: {r['scanned']} new or changed partitions read; "
+            ui.flash(f"Refreshed “{shown}”: {r['scanned']} new or changed partitions read; "
                      f"{r['rows']:,} rows in all.", at=ui.keys.SOURCE_FLASH)
             st.rerun()
-    sure = c2.checkbox(f"Yes, remove the source “{name}” (its files stay)", key="src_remove_sure")
+    sure = c2.checkbox(f"Yes, remove the source “{shown}” (its files stay)",
+                       key="src_remove_sure")
     if c2.button("Remove source", key="src_remove", disabled=not sure):
         with ui.user_errors("Not removed: "):
             _sources.remove(name)
-            ui.flash(f"Removed the source “{name}” and its stored statistics; its files are "
+            ui.flash(f"Removed the source “{shown}” and its stored statistics; its files are "
                      "untouched.", at=ui.keys.SOURCE_FLASH)
             ui.set_current(ingest.SAMPLE_NAME)
             st.rerun()
@@ -116,18 +118,17 @@ def _manage(info) -> None:
                       for d in all_ds], hide_index=True, width="stretch")
         refusal = info.refusal(actor, "rename or delete")
         if refusal:
-            st.caption(refusal)
+            st.caption(ui.literal(refusal))
             return
         c1, c2 = st.columns(2)
         with c1:
             new_name = st.text_input("Rename the current dataset to", key="rename_to")
             if st.button("Rename", key="rename_btn", disabled=not new_name):
                 with ui.user_errors("Not renamed: "):
-                    catalog.rename_dataset(cur, info.name, new_name, actor=actor)
-                    ui.set_current(new_name)
+                    ui.set_current(catalog.rename_dataset(cur, info.name, new_name, actor=actor))
                     st.rerun()
         with c2:
-            sure = st.checkbox(f"Yes, delete “{info.name}”", key="delete_sure")
+            sure = st.checkbox(f"Yes, delete “{ui.shown(info.name)}”", key="delete_sure")
             if st.button("Delete", key="delete_btn", disabled=not sure):
                 with ui.user_errors("Not deleted: "):
                     catalog.delete_dataset(cur, info.name, actor=actor)
@@ -145,12 +146,12 @@ def _summary(content_hash: str, name: str):
 
 def _dataset_summary(log) -> None:
     info = log.info
-    st.subheader(f"“{info.name}”")
-    st.caption(f"From {info.source} · loaded {str(info.loaded_at)[:19]} · "
+    st.subheader(f"“{ui.shown(info.name)}”")
+    st.caption(f"From {ui.shown(info.source)} · loaded {str(info.loaded_at)[:19]} · "
                f"content hash {str(info.content_hash)[:12]}")
     _show_mapping(info)
     for w in ui.mapping_warnings(log):
-        st.warning(w.message, icon=":material/warning:")
+        st.warning(ui.literal(w.message), icon=":material/warning:")
     s, ctr, preview = _summary(info.content_hash, info.name)  # ctr: a CtrByPosition
     m = st.columns(6)
     m[0].metric("Rows", f"{s['rows']:,}")

@@ -23,11 +23,11 @@ src = ui.current_source()  # a registered source: its figures come from its stor
 if src is not None:
     from ulr.engines import sources
     s = sources.summary(src)
-    st.subheader(f"Current dataset: “{src}” (registered source)")
+    st.subheader(f"Current dataset: “{ui.shown(src)}” (registered source)")
 else:
     log = ui.current_log()
     s = _summary(log.info.content_hash, log.info.name)
-    st.subheader(f"Current dataset: “{log.info.name}”")
+    st.subheader(f"Current dataset: “{ui.shown(log.info.name)}”")
 c = st.columns(5)
 c[0].metric("Rows", f"{s['rows']:,}")
 c[1].metric("Queries", f"{s['queries']:,}")

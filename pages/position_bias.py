@@ -81,11 +81,12 @@ def _source_page(name: str) -> None:
     meta = sources.get(name)
     version = sources.version(name)
     summ, ctr, mapping = _source_evidence(version, name)  # mapping: read once per version
-    st.caption(f"“{name}” is a registered source ({meta['engine']}, {meta['partitions']} "
+    shown = ui.shown(name)
+    st.caption(f"“{shown}” is a registered source ({meta['engine']}, {meta['partitions']} "
                f"partitions, refreshed {meta['refreshed_at']} UTC): the estimates below come "
                "from its stored click statistics; the rows stay where they live.")
     if summ["positions"] < 2:
-        st.error(f"The source “{name}” shows results at a single position, so there is no "
+        st.error(f"The source “{shown}” shows results at a single position, so there is no "
                  "position bias to estimate. Pick another dataset in the sidebar.")
         st.stop()
     wanted = ui.url_options("methods", propensity.METHODS, ["em"], cap="ULR_MAX_METHODS",
@@ -94,7 +95,7 @@ def _source_page(name: str) -> None:
         summ["positions"], [m for m in wanted if m in SOURCE_METHODS] or ["em"], assume=None)
     for method in [m for m in methods if m not in SOURCE_METHODS]:
         needs = propensity.REGISTRY[method].rows
-        ui.dead_end(f"**{method}** needs {needs}, and “{name}” keeps "
+        ui.dead_end(f"**{method}** needs {needs}, and “{shown}” keeps "
                     "only click counts per query, document and position: pick a dataset in "
                     "the sidebar, or upload a sample of the log on the Data page.",
                     label="Upload a sample on the Data page")
@@ -163,7 +164,7 @@ def _show_failures(failures: dict) -> None:
                         "randomized” above, or declare it once in the Data page's mapping.",
                         label="Declare it in the Data page's mapping")
         else:
-            st.warning(f"**{method}** cannot run on this log: {why}")
+            st.warning(f"**{method}** cannot run on this log: {ui.literal(why)}")
 
 
 @ui.cache_data(show_spinner=False, max_entries=64)
@@ -192,7 +193,7 @@ def _show(results, truth, ctr, *, label: str, settings: dict) -> None:
     caveats = [n for n in [plots.thin_note(table, clicks=evidence["clicks"]),
                            misfit and misfit.message] if n]
     for c in caveats:
-        st.warning(c)
+        st.warning(ui.literal(c))
     st.caption(f"Evidence: {evidence['rows']:,} impressions, {evidence['clicks']:,} clicks, "
                f"{evidence['queries']:,} queries"
                + ("" if evidence["sessions"] is None else f", {evidence['sessions']:,} sessions")
@@ -254,8 +255,8 @@ log = ui.current_log()
 info = log.info
 max_pos = _max_position(info.content_hash, info.name)
 if max_pos < 2:
-    st.error(f"The dataset {info.name!r} shows results at a single position, so there is no "
-             "position bias to estimate. Pick another dataset in the sidebar.")
+    st.error(f"The dataset '{ui.shown(info.name)}' shows results at a single position, so "
+             "there is no position bias to estimate. Pick another dataset in the sidebar.")
     st.stop()
 
 # opened from the menu: the methods this dataset supports (the audit's answerability)

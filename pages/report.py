@@ -16,16 +16,11 @@ from ulr.report.powerpoint import build_pptx
 
 ui.ensure_app_run()
 
-_MD_SPECIAL = set("\\`*_{}[]()<>#+-.!|~$:")
-
-
-def _md(text) -> str:
-    """User text shown literally inside markdown (no links, no formatting)."""
-    return "".join("\\" + ch if ch in _MD_SPECIAL else ch for ch in str(text))
+_md = ui.literal  # user text shown literally inside markdown (no links, no formatting)
 
 
 def _flash(msg: str) -> None:
-    ui.flash(msg, at=ui.keys.REPORT_FLASH)
+    ui.flash(ui.literal(msg), at=ui.keys.REPORT_FLASH)
 
 
 def _safe(fn, *args, **kw) -> None:
@@ -110,7 +105,8 @@ st.query_params["report"] = rid
 
 ui.show_flash(ui.keys.REPORT_FLASH)
 if not editable:
-    st.info(f"“{info.name}” belongs to someone else: you can read, present and export it, or "
+    st.info(f"“{ui.shown(info.name)}” belongs to someone else: you can read, present and "
+            "export it, or "
             "duplicate it to work on your own copy; only its owner can change it.",
             icon=":material/visibility:")
 elif info.owner is None:
@@ -201,7 +197,7 @@ with st.container(border=True):
         help="Each table as CSV plus index.csv with every item's takeaway, caveats, evidence "
              "and settings.")
     if image_problem:
-        st.caption(f"PNG/PDF export of single charts is off here: {image_problem}")
+        st.caption(f"PNG/PDF export of single charts is off here: {_md(image_problem)}")
     st.caption(f"{len(items)} item{'s' if len(items) != 1 else ''}. Link to this report: "
                "copy the address bar (it ends in ?report=…).")
 
@@ -211,7 +207,7 @@ for i, p in enumerate(items):
         st.markdown(f"**{i + 1}.** {p.kind} · dataset **{_md(p.origin)}** · created "
                     f"{_md(p.created or '—')} · ulr {_md(p.version or '—')}")
         if p.id in status:
-            st.error(status[p.id], icon=":material/sync_problem:")
+            st.error(_md(status[p.id]), icon=":material/sync_problem:")
         st.text_input("Title", value=p.title, key=f"{ui.keys.REPORT_ITEM}title_{p.id}", disabled=not editable,
                       max_chars=report.MAX_TITLE, on_change=_edit, args=(rid, p.id, "title"))
         if p.verdict:  # what the result can support, as computed when it was saved
@@ -232,7 +228,7 @@ for i, p in enumerate(items):
                 st.dataframe(df.style.format(theme.styler_formats(df)), hide_index=True,
                              width="stretch")
         for cav in p.caveats:
-            st.warning(cav, icon=":material/warning:")
+            st.warning(_md(cav), icon=":material/warning:")
         st.caption(f"Evidence: {_md(report.evidence_text(p.evidence))}")
         st.caption("Settings: " + (" · ".join(f"{_md(words(k))} = {_md(report.setting_text(v))}"
                                               for k, v in p.settings.items()) or "none recorded"))

@@ -109,8 +109,8 @@ def _verdict(res) -> None:
 log = ui.current_log()
 info = log.info
 if not info.has("session_id"):
-    ui.dead_end(f"The dataset {info.name!r} has no session column, so there is no result list "
-                "whose clicks can be read in rank order, which every click model needs; map a "
+    ui.dead_end(f"The dataset '{ui.shown(info.name)}' has no session column, so there is no "
+                "result list whose clicks can be read in rank order, which every click model needs; map a "
                 "session id in the Data page's column mapping.",
                 label="Map a session id in the Data page's column mapping")
     st.stop()
@@ -122,17 +122,17 @@ if held:   # fitted before: no progress box (opening one pauses the run 50 ms)
     kind, res = value
 else:
     with ui.user_errors(), ui.cancellable() as stop, \
-            st.status(f"Fitting {len(models)} click models on {info.name!r}…",
+            st.status(f"Fitting {len(models)} click models on '{ui.shown(info.name)}'…",
                       expanded=False) as status:
         kind, res = _compare(info.content_hash, info.name, models, fraction, bootstrap, seed,
                              prior, _should_stop=stop)
         if kind == "ok":
-            status.update(label=f"Fitted {len(models)} click models on {info.name!r} in "
+            status.update(label=f"Fitted {len(models)} click models on '{ui.shown(info.name)}' in "
                                 f"{res.seconds:.1f} s", state="complete")
         else:
             status.update(label="Could not fit the click models", state="error")
 if kind != "ok":
-    st.error(res)
+    st.error(ui.literal(res))
     st.stop()
 _verdict(res)
 table = res.table()

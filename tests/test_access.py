@@ -163,3 +163,13 @@ def test_browser_source_reads_a_plain_spark_name_as_a_table(monkeypatch, tree):
     assert access.browser_source("lake", "duckdb", None) == (str(root / "lake"), None, None)
     with pytest.raises(AccessDenied):
         access.browser_source("warehouse.clicks", "spark", "yarn")
+
+
+def test_a_glob_matching_a_link_out_gets_the_roots_refusal_before_any_type_check(tree):
+    """root/*/*.* matches a Parquet file inside and a CSV link to a file outside: the roots'
+    refusal, not "mixes Parquet and CSV files" (issue 55: path checks come first)."""
+    root, _ = tree
+    typed = f"{root}/*/*.*"
+    msg = _denied(typed, (str(root),))
+    assert msg.startswith(f"“{typed}” is not in a folder this server opens"), msg
+    assert "mixes" not in msg

@@ -28,3 +28,15 @@ def test_text_cells_neutralized_numbers_kept():
     back = pd.read_csv(io.BytesIO(safe_csv_bytes(df)))
     assert back["num"].tolist() == [-1.0, -2.0, 3.0, 4.0, 5.0, 6.0]
     assert not any(str(v).startswith(("=", "+", "@")) for v in back["text"].dropna())
+
+
+def test_a_formula_after_leading_whitespace_or_a_line_break_is_neutralized():
+    """Spreadsheets skip leading spaces and line breaks before a formula (issue 55)."""
+    cells = ["\n@SUM(1+1)", "  =1+1", "\t-2", "\r\n+3", "\u00a0=x", "a\n=b", "plain =x", " 1"]
+    df = pd.DataFrame({"text": cells, "obj": pd.Series(cells, dtype=object),
+                       "str": pd.Series(cells, dtype="string")})
+    out = neutralize(df)
+    want = ["'" + c for c in cells[:5]] + cells[5:]  # a formula only where a cell starts
+    for col in ("text", "obj", "str"):
+        assert out[col].tolist() == want, col
+    assert "'\n=head" in neutralize(pd.DataFrame({"\n=head": [1]})).columns

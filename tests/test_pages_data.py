@@ -144,7 +144,7 @@ def test_form_refuses_each_bad_spec_in_one_sentence_and_stores_nothing():
     at.multiselect(key="map_query_id").set_value(["user_feature_0"])
     cases = [
         (lambda: at.text_input(key="feature_patterns").input("nothing_like_this_*"),
-         "nothing_like_this_*"),
+         "nothing_like_this\\_\\*"),  # shown as typed (ulr.text.literal)
         (lambda: at.text_input(key="feature_patterns").input("user_feature_2"),
          "'user_feature_2' is not numeric"),
         (lambda: (at.text_input(key="feature_patterns").input(""),
@@ -164,16 +164,16 @@ def test_form_refuses_each_bad_spec_in_one_sentence_and_stores_nothing():
 
 def test_upload_copies_are_deleted_and_messages_name_the_users_file(tmp_path, monkeypatch):
     import os
-    import tempfile
+    import stat
     import time
 
-    from ulr.data import catalog
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the page's <tmp>/ulr_uploads
-    folder = tmp_path / "ulr_uploads"
-    folder.mkdir()
+    from ulr.data import catalog, uploads
+    folder = uploads.folder()  # the store's private folder of pending copies
+    for f in folder.iterdir():  # forms earlier tests left open
+        f.unlink()
     abandoned = folder / "abandoned.csv"
-    abandoned.write_text("left by a session that never pressed Load")
-    os.utime(abandoned, (time.time() - 2 * 86400,) * 2)
+    abandoned.write_text("left by a session whose tab is gone")
+    os.utime(abandoned, (time.time() - uploads.STALE_S - 5,) * 2)  # no heartbeat since
 
     def copies():
         return sorted(p.name for p in folder.iterdir())
@@ -191,6 +191,8 @@ def test_upload_copies_are_deleted_and_messages_name_the_users_file(tmp_path, mo
     at = run_app()
     upload("my clicks.csv", "query_id,doc_id,position,click\nq,a,1,1\nq,b,2,0\n")
     assert len(copies()) == 1 and "abandoned.csv" not in copies()  # pending; old one swept
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700  # only the server's account reads
+    assert stat.S_IMODE((folder / copies()[0]).stat().st_mode) == 0o600
     at.text_input(key="ds_name").input("copies gone")
     press_load(at)
     assert any("Stored “copies gone” with 2 rows" in s.value for s in at.success)
@@ -315,3 +317,18 @@ def test_only_the_browser_that_loaded_a_dataset_renames_deletes_or_replaces_it()
     a.run()
     assert not a.exception, a.exception
     assert "alice log" not in [d.name for d in catalog.list_datasets(catalog.cursor())]
+
+
+def test_a_name_that_reads_like_a_stored_one_is_named_before_load():
+    """'Sample ' and 'SAMPLE' read like the stored 'sample': the form says so, naming it,
+    and Load is off (issue 55); ' sample' is the sample's own name, trimmed."""
+    at = run_app()
+    at.get("file_uploader")[0].set_value(
+        ("alike.csv", b"query_id,doc_id,position,click\nq,a,1,1\nq,b,2,0\n", "text/csv")).run()
+    at.text_input(key="ds_name").input("SAMPLE").run()
+    warns = [w.value for w in at.warning if "reads like the stored dataset" in w.value]
+    assert len(warns) == 1 and "“sample”" in warns[0] and "“SAMPLE”" in warns[0], warns
+    assert load_button(at).disabled
+    at.text_input(key="ds_name").input("  sample ").run()
+    assert not [w for w in at.warning if "reads like" in w.value]
+    assert any("dataset named “sample”" in m.value for m in [*at.warning, *at.info])

@@ -67,7 +67,7 @@ def test_a_method_that_cannot_run_says_why_and_the_rest_is_shown(tmp_path):
     at.run()
     assert not at.exception, at.exception
     warnings = " ".join(w.value for w in at.warning)
-    assert "regression-em** cannot run" in warnings and "no feature_* columns" in warnings
+    assert "regression-em** cannot run" in warnings and "no feature\\_\\* columns" in warnings  # shown as text
     assert "randomization** cannot run" in warnings and "shown in random order" in warnings
     assert "--" not in warnings  # the app names its controls, not command-line flags
     assert any(link.proto.page.endswith("data.py") or "Data page" in link.proto.label

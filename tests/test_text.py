@@ -1,3 +1,5 @@
+import re
+
 import pytest
 
 from ulr.errors import UlrError
@@ -46,3 +48,50 @@ def test_counts_words_and_one_precision_per_sentence():
     assert fmt(None) == "n/a" and fmt(0.01234, 0.0012) == "0.012"
     from ulr import verdict
     assert verdict.fmt is fmt  # the verdicts use the same formatter
+
+
+# ---------------------------------------------------------------- visitor text (issue 55)
+
+
+def shown(markdown: str) -> str:
+    """What a Markdown renderer shows of ``literal``'s output: escapes read, zero-width
+    spaces invisible."""
+    return re.sub(r"\\(.)", r"\1", markdown).replace("\u200b", "")
+
+
+def test_literal_escapes_every_markdown_html_and_directive_construct():
+    from ulr.text import literal
+    hostile = ("**[x](http://evil.example)** ![i](http://e/i.png) <img src=x> www.e.com "
+               ":red[r] :material/home: $x$ # h\n- item &amp; a@b.c `c` ~s~ _it_ snake_case")
+    out = literal(hostile)
+    assert "\n" not in out                         # one paragraph
+    assert shown(out) == hostile.replace("\n", " ")  # the same characters, once read
+    for i, ch in enumerate(out):                   # every markup character is escaped
+        if ch in "*<>&`~$":
+            assert out[i - 1] == "\\", (i, ch, out)
+    # what a renderer finds after reading the escapes is broken by a zero-width space
+    for live in ("http\u200b://", "www\u200b.", ":\u200bred", ":\u200bmaterial", "@\u200bb.c"):
+        assert live in out.replace("\\", ""), live
+    assert "\\_it\\_" in out and "snake_case" in out   # emphasis, not a word's underscore
+    assert "](" not in out and "]\\(" in out            # no inline link or image
+    assert literal("[-0.5, +0.2]") == "[-0.5, +0.2]"     # brackets alone make no link
+    assert literal("# title") == "\\# title" and literal("1. one") == "1\\. one"
+    assert literal("- item") == "\\- item" and literal("a - b 1. c") == "a - b 1. c"
+    assert literal("plain words 12, ok.") == "plain words 12, ok."
+    assert literal("a\\b") == "a\\\\b"           # a backslash stays a backslash
+
+
+def test_clip_keeps_a_value_on_one_line_and_readable():
+    from ulr.text import clip
+    assert clip("short name") == "short name"
+    assert clip("two\nlines\r\tend") == "two lines end"
+    long = "x" * 60_000_000
+    cut = clip(long)
+    assert cut.startswith("x" * 79 + "…") and cut.endswith("(60,000,000 characters)")
+    assert len(cut) < 120
+    assert clip("abcdef", 4) == "abc… (6 characters)"
+
+
+def test_literal_leaves_colons_that_make_nothing_as_typed():
+    from ulr.text import literal
+    assert literal("spark://127.0.0.1:7077 at 3:2") == "spark://127.0.0.1:7077 at 3:2"

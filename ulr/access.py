@@ -135,13 +135,15 @@ def browser_path(typed: str, *, roots: tuple[str, ...] | None = None, db_path=No
 
 
 def _check_files(typed: str, checked: str, roots: list[str], own: list[str]) -> None:
-    """Every file the path expands to must resolve inside a root and outside the store."""
-    from ulr.engines.duckdb import expand
-    files = expand(checked, label=typed)[0]
-    for f in files:
+    """Every file the path expands to must resolve inside a root and outside the store:
+    checked before anything is said about the files themselves (their kinds, their
+    number), so a link out of the roots gets the roots' refusal and nothing else."""
+    from ulr.engines.duckdb import expand, matching
+    for f in matching(checked):
         real = os.path.realpath(f)
         if not any(_inside(real, r) for r in roots) or any(_inside(real, o) for o in own):
             raise _refuse(typed)
+    expand(checked, label=typed)  # none, or a mix of kinds: said once the paths are fine
 
 
 def _browser_uri(typed: str, roots: tuple[str, ...]) -> str:

@@ -102,6 +102,12 @@ def cli_words(exc: UlrError) -> str:
     return message
 
 
+def _interrupted(exc: Exception) -> bool:
+    """DuckDB turns a KeyboardInterrupt raised during its query into its own error."""
+    return (type(exc).__name__ == "InterruptException"
+            or (isinstance(exc, RuntimeError) and str(exc).strip() == "Query interrupted"))
+
+
 def main(argv=None) -> int:
     try:
         argv = sys.argv[1:] if argv is None else list(argv)
@@ -125,6 +131,9 @@ def main(argv=None) -> int:
         sys.stderr.write("error: interrupted\n")
         return 130
     except Exception as exc:  # a bug: still one line, but a different status
+        if _interrupted(exc):  # Ctrl-C or SIGTERM while DuckDB ran a query
+            sys.stderr.write("error: interrupted\n")
+            return 130
         sys.stderr.write(f"error: internal error ({type(exc).__name__}: "
                          f"{' '.join(str(exc).split())[:300]}); please report it\n")
         return 1

@@ -1,16 +1,25 @@
 """Safe exports.
 
 Spreadsheet programs execute cells that start with ``=``, ``+``, ``-`` or
-``@`` (CSV formula injection). Every CSV the product writes passes through
-:func:`neutralize` first: such text cells get a leading apostrophe. Numbers
-are left alone (a negative number is not text).
+``@`` (CSV formula injection), also after leading spaces, tabs or line breaks, which
+some of them skip. Every CSV the product writes passes through :func:`neutralize`
+first: such text cells get a leading apostrophe. Numbers are left alone (a negative
+number is not text).
 """
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 
-_TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
+# A formula's first character, after any whitespace (line breaks, tabs, no-break and
+# zero-width spaces, a byte order mark), or a cell that starts with a tab or a return.
+_FORMULA = re.compile(r"[\s\u00a0\u200b\ufeff]*[=+\-@]|[\t\r]")
+
+
+def _risky(v) -> bool:
+    return isinstance(v, str) and _FORMULA.match(v) is not None
 
 
 def neutralize(df: pd.DataFrame) -> pd.DataFrame:
@@ -19,15 +28,14 @@ def neutralize(df: pd.DataFrame) -> pd.DataFrame:
     for col in out.columns:
         s = out[col]
         if pd.api.types.is_string_dtype(s) and s.dtype != object:
-            bad = s.str.startswith(_TRIGGERS).fillna(False).to_numpy(dtype=bool)
+            bad = s.str.match(_FORMULA).fillna(False).to_numpy(dtype=bool)
         elif s.dtype == object:  # mixed: only actual strings are at risk, not numbers
-            bad = s.map(lambda v: isinstance(v, str) and v.startswith(_TRIGGERS)).to_numpy(
-                dtype=bool)
+            bad = s.map(_risky).to_numpy(dtype=bool)
         else:
             continue
         if bad.any():
             out[col] = s.astype(object).where(~bad, "'" + s.astype("string").fillna(""))
-    out.columns = [("'" + str(c)) if str(c).startswith(_TRIGGERS) else c for c in out.columns]
+    out.columns = [("'" + str(c)) if _risky(str(c)) else c for c in out.columns]
     return out
 
 

@@ -5,6 +5,7 @@ Shared by the CLI, the pages and every export."""
 from __future__ import annotations
 
 import math
+import re
 
 from ulr.errors import UlrError
 
@@ -118,3 +119,66 @@ def words(name) -> str:
         parts = parts[1:]
     out = " ".join(parts)
     return out.replace("held out", "held-out")
+
+
+# --------------------------------------------------------------------------- visitor text
+#
+# Text a visitor controls (link parameters, dataset, report and source names, column names,
+# cell values, file names, and ulr's own messages that echo them) is shown as text on every
+# surface: the pages pass it through :func:`literal` before Streamlit renders Markdown, and
+# ulr cuts a value it echoes in a sentence with :func:`clip`.
+
+#: the most characters of one value a sentence echoes; a longer value is cut with "…"
+ECHO_MAX = 80
+
+# What starts Markdown or HTML anywhere in a line: backslash-escaped everywhere. ``_`` only
+# where it can start or end emphasis (not inside a word: ``session_id`` stays as written);
+# ``(`` only right after ``]`` (an inline link or image: brackets alone make none, as no
+# page defines a link reference, and ``[-0.5, +0.2]`` reads as written); ``#``, ``>``,
+# ``-``, ``+``, ``=``, ``|`` and a number's ``.`` or ``)`` only where they would start a
+# block (the first character).
+_MARKUP = frozenset("\\`*<>&~$")
+_LEAD = re.compile(r"^(\s*)(?:([#>+=|*-])|(\d+)([.)]))")
+_LONE_UNDERSCORE = re.compile(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
+_BREAKS = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029]+")
+# GitHub's autolinks (``www.x``, ``http://x``, ``a@b.c``), emoji shortcodes (``:smile:``) and
+# Streamlit's icons (``:material/home:``) are found in the text after the escapes are read,
+# so a backslash does not stop them: a zero-width space does (after "www", after a scheme
+# GitHub links, after the colon of ``:name:`` or ``:color[``, after the "@" of an address);
+# it shows as nothing. Other colons (``spark://h:7077``) are left as typed.
+_AUTOLINK = re.compile(r"(?i)(\bwww(?=\.)|(?:(?<=https)|(?<=http)|(?<=ftp)|(?<=mailto)|"
+                       r"(?<=xmpp))(?=:)|:(?=[a-z0-9_+/-]+:|[a-z]+\[)|@(?=[-\w]+\.[-\w]))")
+_ZWSP = "\u200b"
+
+
+def clip(value, limit: int = ECHO_MAX) -> str:
+    """``value`` as a sentence echoes it: on one line (line breaks and control characters
+    read as one space), at most ``limit`` characters, a longer one cut and ended with "…"
+    and its full length ("…" (60,000,000 characters))."""
+    s = _BREAKS.sub(" ", str(value))
+    if len(s) <= limit:
+        return s
+    return f"{s[:max(1, limit - 1)]}… ({len(s):,} characters)"
+
+
+def literal(text) -> str:
+    """``text`` as Markdown that shows exactly its characters: no link, image, HTML,
+    emphasis, heading, list, LaTeX or Streamlit directive survives.
+
+    Every page message that includes text a visitor controls passes that text (or the
+    whole message, when it is one of ulr's plain-text sentences) through this function
+    before ``st.markdown``, ``st.warning``, ``st.error``, ``st.info``, ``st.caption``,
+    ``st.subheader`` or a widget label renders it. Line breaks read as spaces (one message,
+    one paragraph); a zero-width space breaks what would become a link, an emoji or an icon
+    after the escapes are read (``www.``, ``http:``, ``:name:``, ``a@b.c``).
+    """
+    s = _AUTOLINK.sub(lambda m: m.group(0) + _ZWSP, _BREAKS.sub(" ", str(text)))
+    s = "".join("\\" + ch if ch in _MARKUP else ch for ch in s)
+    s = _LONE_UNDERSCORE.sub(r"\\_", s).replace("](", "]\\(")
+    return _LEAD.sub(lambda m: m.group(1) + ("\\" + m.group(2) if m.group(2)
+                                             else m.group(3) + "\\" + m.group(4)), s, count=1)
+
+
+def shown(value, limit: int = ECHO_MAX) -> str:
+    """A visitor's value as a page message echoes it: :func:`clip` then :func:`literal`."""
+    return literal(clip(value, limit))

@@ -20,7 +20,7 @@ def _replay_result(rr) -> None:
     within = rr.accepted > 0 and lo <= rr.random_ctr <= hi
     thin = rr.thin()
     for c in rr.caveats():
-        st.warning(c)
+        st.warning(ui.literal(c))
     c1, c2, c3 = st.columns(3)
     e = verdict.estimate
     c1.metric(f"Estimated CTR of {rr.algorithm} (top {rr.k})",
@@ -84,7 +84,7 @@ def replay_section() -> None:
                                 "mapping.",
                                 label="Map the session in the Data page's mapping")
                 else:
-                    st.error(f"Cannot replay: {exc}")
+                    st.error(f"Cannot replay: {ui.literal(exc)}")
         rr = S.get(REPLAY)
         if rr is not None:
             _replay_result(rr)

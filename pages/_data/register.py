@@ -24,7 +24,7 @@ def register_form() -> None:
                "rows stay where they are. Refresh after new files land: only those are read. "
                "Position bias and this page then work from the statistics (pick the source in "
                "the sidebar). Folders opened to the browser: "
-               + (", ".join(f"`{r}`" for r in roots) or "none") + ".")
+               + (", ".join(ui.literal(r) for r in roots) or "none") + ".")
     with st.form("source_form"):
         c1, c2 = st.columns(2)
         src_name = c1.text_input("Source name", key="src_name")
@@ -45,7 +45,7 @@ def register_form() -> None:
             path, table, master = access.browser_source(src_where, src_engine, src_master)
             r = _sources.add(src_name.strip(), path=path, table=table, engine=src_engine,
                              master=master)
-            ui.flash(f"Registered “{r['name']}”: {r['rows']:,} rows in {r['partitions']} "
-                     "partitions.", at=ui.keys.SOURCE_FLASH)
+            ui.flash(f"Registered “{ui.shown(r['name'])}”: {r['rows']:,} rows in "
+                     f"{r['partitions']} partitions.", at=ui.keys.SOURCE_FLASH)
             ui.set_current_source(r["name"])
             st.rerun()

@@ -7,16 +7,13 @@ page, and the mapping is checked on the file's first rows at once
 is named before Load stores anything. Loading records the visitor as the dataset's owner.
 """
 
-import contextlib
 import hashlib
-import tempfile
-import time
 from pathlib import Path
 
 import streamlit as st
 
 from pages import _ui as ui
-from ulr.data import catalog, ingest, schema
+from ulr.data import catalog, ingest, schema, uploads
 from ulr.data.mapping import COMPOSITE_FIELDS, Mapping
 from ulr.data.precheck import check_mapping
 from ulr.errors import Refused, UlrError
@@ -90,13 +87,14 @@ def _mapping_form(columns: list[str], auto: dict, file_name: str):
 
 
 # ---------------------------------------------------------------- upload
-# The upload is copied to <tmp>/ulr_uploads/ for the loader, which reads files. The
-# copy lives while the mapping form is pending (the script re-runs several times
-# before Load is pressed) and is deleted once the file is loaded or refused, or
-# when another file replaces it; copies older than a day (sessions that never
-# pressed Load) are swept whenever a new copy is written.
-UPLOAD_MAX_AGE_S = 24 * 3600
+# The upload is copied for the loader, which reads files, into the store's private folder
+# (ulr.data.uploads: 0700, files 0600). The copy lives while the mapping form is pending
+# (the script re-runs several times before Load is pressed) and is deleted once the file
+# is loaded or refused, when another file replaces it or it is removed from the form, and
+# when the tab is gone: the form touches it every few seconds (_heartbeat), and copies
+# without a heartbeat are swept by every dashboard process, from its start.
 _COPY, _PEEK = ui.keys.UPLOAD_COPY, ui.keys.UPLOAD_PEEK
+uploads.start_sweeper()
 
 
 def _upload_id(up) -> str:
@@ -105,41 +103,41 @@ def _upload_id(up) -> str:
 
 def _drop_copy() -> None:
     """Delete this session's upload copy, if it has one."""
-    copy = st.session_state.pop(_COPY, None)
-    if copy:
-        Path(copy).unlink(missing_ok=True)
-
-
-def _sweep_uploads(folder: Path) -> None:
-    """Delete upload copies older than :data:`UPLOAD_MAX_AGE_S` (abandoned forms)."""
-    cutoff = time.time() - UPLOAD_MAX_AGE_S
-    for f in folder.iterdir():
-        with contextlib.suppress(OSError):  # another session may delete it first
-            if f.stat().st_mtime < cutoff:
-                f.unlink()
+    uploads.remove(st.session_state.pop(_COPY, None))
 
 
 def _upload_copy(up) -> Path:
-    """The loader's copy of the uploaded file; written (with progress) when missing."""
-    folder = Path(tempfile.gettempdir()) / "ulr_uploads"
-    folder.mkdir(exist_ok=True)
-    path = folder / f"{_upload_id(up)}{Path(up.name).suffix.lower() or '.csv'}"
+    """The loader's copy of the uploaded file; written (with progress) when missing (a
+    copy swept while its tab was throttled is written again from the upload)."""
+    path = uploads.path_of(_upload_id(up), _suffix(up))
     if st.session_state.get(_COPY) != str(path):
         _drop_copy()  # a different file replaced the pending one
     if not path.exists():
-        _sweep_uploads(folder)
         bar = st.progress(0.0, text="Receiving file…")
         size = max(up.size, 1)
-        with open(path, "wb") as fh:
-            done = 0
+
+        def chunks():
             up.seek(0)
             while chunk := up.read(1 << 20):
-                fh.write(chunk)
-                done += len(chunk)
-                bar.progress(min(done / size, 1.0), text=f"Received {done:,} bytes")
-        bar.empty()
+                yield chunk
+        try:
+            path = uploads.write(chunks(), up.size, key=_upload_id(up), suffix=_suffix(up),
+                                 progress=lambda done: bar.progress(
+                                     min(done / size, 1.0), text=f"Received {done:,} bytes"))
+        finally:
+            bar.empty()
     st.session_state[_COPY] = str(path)
     return path
+
+
+def _suffix(up) -> str:
+    return Path(up.name).suffix.lower() or ".csv"
+
+
+@st.fragment(run_every=uploads.HEARTBEAT_S)
+def _heartbeat() -> None:
+    """While the form is open, its copy is still wanted (ulr.data.uploads.sweep)."""
+    uploads.touch(st.session_state.get(_COPY))
 
 
 def _peek(up) -> dict:
@@ -150,9 +148,9 @@ def _peek(up) -> dict:
     fid = _upload_id(up)
     peek = st.session_state.get(_PEEK)
     if peek is None or peek["fid"] != fid:
-        path = _upload_copy(up)
         try:
-            columns, auto = ingest.peek_columns(path, up.name)
+            with uploads.in_use(_upload_copy(up)) as path:
+                columns, auto = ingest.peek_columns(path, up.name)
             peek = {"fid": fid, "columns": columns, "auto": auto, "error": None}
         except UlrError as exc:
             peek = {"fid": fid, "columns": None, "auto": None, "error": str(exc)}
@@ -179,7 +177,8 @@ def _checked(up, mapping) -> tuple:
     hit = st.session_state.get(_CHECK)
     if hit is None or hit[0] != key:
         try:
-            hit = (key, check_mapping(_upload_copy(up), mapping, file_name=up.name), None)
+            with uploads.in_use(_upload_copy(up)) as copy:
+                hit = (key, check_mapping(copy, mapping, file_name=up.name), None)
         except UlrError as exc:
             hit = (key, (), str(exc))
         st.session_state[_CHECK] = hit
@@ -195,44 +194,54 @@ def _show_check(up, build, name: str, replace: bool) -> bool:
     except UlrError as exc:  # the form's own values do not make a mapping
         issues, refusal = (), str(exc)
     if refusal:
-        st.error(f"This mapping cannot be loaded: {refusal}", icon=":material/block:")
+        st.error(f"This mapping cannot be loaded: {ui.literal(refusal)}", icon=":material/block:")
     for issue in issues:
-        st.warning(f"Check the mapping: {issue.message}", icon=":material/warning:")
+        st.warning(f"Check the mapping: {ui.literal(issue.message)}", icon=":material/warning:")
     if not issues and not refusal:
         st.caption("The mapping fits the file's first rows.")
+    name = catalog.normal_name(name)  # as it would be stored
     try:
-        taken = catalog.get_dataset(ui.cursor(), name) if name.strip() else None
+        taken = catalog.get_dataset(ui.cursor(), name) if name else None
     except UlrError:
         taken = None
+    twin = catalog.look_alike(ui.cursor(), name) if taken is None else None
+    if twin is not None:
+        st.warning(f"The name “{ui.shown(name)}” reads like the stored dataset "
+                   f"“{ui.shown(twin)}” (they differ only by case, spaces or "
+                   "look-alike characters): choose a clearly different name.",
+                   icon=":material/warning:")
+        return False
     if taken is not None:
         theirs = taken.refusal(ui.identity(), "replace")
         if theirs:
-            st.warning(f"A dataset named “{name}” exists already. {theirs} Choose another "
+            st.warning(f"A dataset named “{ui.shown(name)}” exists already. "
+                       f"{ui.literal(theirs)} Choose another "
                        "name.", icon=":material/warning:")
             return False
         if not replace:
-            st.info(f"You have a dataset named “{name}” already: choose another name, or "
-                    "tick “Replace a dataset with the same name”.")
+            st.info(f"You have a dataset named “{ui.shown(name)}” already: choose another "
+                    "name, or tick “Replace a dataset with the same name”.")
     return not refusal
 
 
 def _load_upload(up, mapping, name: str, skip: bool, replace: bool):
     """Load the upload; its copy is deleted whether it was stored or refused."""
     try:
-        with st.status(f"Loading {up.name}…", expanded=False) as status:
+        with st.status(f"Loading {ui.shown(up.name)}…", expanded=False) as status:
             old = _hash_of(name) if replace else None
-            res = ingest.load_log(_upload_copy(up), name, cur=ui.cursor(), mapping=mapping(),
-                                 skip_bad_rows=skip, replace=replace, file_name=up.name,
-                                 actor=ui.identity())
+            with uploads.in_use(_upload_copy(up)) as copy:
+                res = ingest.load_log(copy, name, cur=ui.cursor(), mapping=mapping(),
+                                     skip_bad_rows=skip, replace=replace, file_name=up.name,
+                                     actor=ui.identity())
             ui.forget(old)
-            status.update(label=f"Stored “{res.dataset}”: {res.rows:,} rows",
+            status.update(label=f"Stored “{ui.shown(res.dataset)}”: {res.rows:,} rows",
                           state="complete")
     except Refused as exc:
-        st.error(f"Not loaded: {exc}"
+        st.error(f"Not loaded: {ui.literal(exc)}"
                  + (f" To do so, {CONTROL_OF[exc.option]}." if exc.option in CONTROL_OF else ""))
         return None
     except UlrError as exc:
-        st.error(f"Not loaded: {exc}")
+        st.error(f"Not loaded: {ui.literal(exc)}")
         return None
     finally:
         _drop_copy()
@@ -271,15 +280,16 @@ def upload_section() -> None:
             st.session_state.pop(_PEEK, None)
             st.session_state.pop(_CHECK, None)
         else:
+            _heartbeat()
             peek = _peek(up)
             if peek["error"]:
-                st.error("This file cannot be read: " + peek["error"])
+                st.error("This file cannot be read: " + ui.literal(peek["error"]))
             else:
                 _mapping_step(up, peek)
 
     last = st.session_state.get(ui.keys.LAST_LOAD)
     if last:
-        msg = f"Stored “{last['dataset']}” with {last['rows']:,} rows."
+        msg = f"Stored “{ui.shown(last['dataset'])}” with {last['rows']:,} rows."
         if last["rejected"]:
             msg += f" {last['rejected']:,} bad rows were skipped; download them below."
         st.success(msg)  # the mapping warnings follow, in the dataset's summary

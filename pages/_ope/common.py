@@ -37,13 +37,13 @@ def _pick_log():
     options = list(dict.fromkeys(([log.info.name] if has_p else []) + [OPE_SAMPLE]))
     label = {OPE_SAMPLE: "bundled OPE sample (uniform-random log, 3 positions)"}
     if not has_p:
-        st.info(f"The current dataset “{log.info.name}” has no `propensity` column, so it "
-                "cannot be evaluated off-policy. Showing the bundled OPE sample: 10,000 rows "
+        st.info(f"The current dataset “{ui.shown(log.info.name)}” has no `propensity` column, "
+                "so it cannot be evaluated off-policy. Showing the bundled OPE sample: 10,000 rows "
                 "of a uniformly random 3-position log with a click-through rate under 1% "
                 "(upload your own log with propensities on the Data page).")
     dataset = st.radio("Log", options, horizontal=True, key="ope_dataset",
                        index=ui.url_index("dataset", options, options[0]),
-                       format_func=lambda o: label.get(o, f"current dataset “{o}”"))
+                       format_func=lambda o: label.get(o, f"current dataset “{ui.shown(o)}”"))
     if dataset == OPE_SAMPLE:
         return OPE_SAMPLE, "sample_ope.csv", _sample_hash(), None
     return log.info.name, log.info.name, log.info.content_hash, log.info
@@ -82,5 +82,5 @@ def estimates_table(res):
     with the ``clipped_rate`` warning as the caption under them when it applies."""
     note = next((w.message for w in res.warnings if w.code == "clipped_rate"), None)
     if note:
-        st.caption(note)
+        st.caption(ui.literal(note))
     return res.estimates_table()

@@ -123,7 +123,7 @@ def _show_learned(out: dict, s: dict, *, simulated: bool):
         m[2].metric("Best possible (greedy on the truth)", f"{out['best']:.2%}")
     for w in res.evaluation.warnings:
         if w.code != "clipped_rate":  # the caption under the table says it
-            st.warning(w.message, icon=":material/warning:")
+            st.warning(ui.literal(w.message), icon=":material/warning:")
     fig = F.crm_curve_figure(res.curve, truth=out.get("truth_path"),
                              logging_value=out.get("logging"))
     st.plotly_chart(fig, key="crm_chart")

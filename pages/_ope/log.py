@@ -179,13 +179,13 @@ def _show_log_result(res, dataset, name, content_hash, settings: tuple):
     selected = res.settings.get("selected")
     if selected:
         st.info(f"**Chosen for you: {LABELS.get(selected['estimator'], selected['estimator'])}**"
-                f". {selected['reason']}", icon=":material/auto_awesome:")
+                f". {ui.literal(selected['reason'])}", icon=":material/auto_awesome:")
     left_out = not_computed(res)
     if left_out:
         st.info(left_out, icon=":material/block:")
     for w in res.warnings:
         if w.code not in ("not_identified", "clipped_rate"):  # said with the controls/table
-            st.warning(w.message, icon=":material/warning:")
+            st.warning(ui.literal(w.message), icon=":material/warning:")
     table = estimates_table(res)
     st.dataframe(table, hide_index=True, width="stretch", key="ope_table",
                  column_config={c: st.column_config.NumberColumn(format="%.5f")

@@ -16,6 +16,10 @@ re-exported here from the module that holds it:
 - :mod:`pages._ui.state`: flash messages and the last submitted settings, under the
   session keys of :mod:`pages._ui.keys` (``ui.keys.X``).
 
+Text a visitor controls (names, link parameters, file and column names, cell values, and
+ulr's sentences that echo them) goes into every page message through ``ui.shown`` (a value,
+cut and escaped) or ``ui.literal`` (a whole sentence, escaped), from :mod:`ulr.text`.
+
 The server's own setup (sockets, garbage collection) is :mod:`ulr.server`, called by app.py.
 """
 
@@ -36,6 +40,7 @@ from pages._ui.session import (DATASET_KEY, NEEDS_ROWS, OPE_SAMPLE, SOURCE_KEY, 
 from pages._ui.state import flash, show_flash, submitted  # noqa: F401
 from pages._ui.url import (LIMITS, limit, set_url_params, url_index, url_number,  # noqa: F401
                            url_options, url_param)
+from ulr.text import clip, literal, shown  # noqa: F401 - visitor text shown as text
 from pages._ui.widgets import (VERDICT_COLORS, VERDICT_ICONS, cancellable,  # noqa: F401
                                dead_end, download_csv, run_methods, show_verdict,
                                user_errors)

@@ -14,6 +14,7 @@ from pages._ui.session import DATASET_KEY, SOURCE_KEY, cursor
 from pages._ui.widgets import user_errors
 from ulr.data import catalog, ingest
 from ulr.errors import UlrError
+from ulr.text import shown
 
 REPORT_KEY = keys.REPORT
 
@@ -92,7 +93,8 @@ def account_box() -> None:
     if auth_configured():
         if signed_in():
             user = st.user.to_dict()
-            st.sidebar.caption(f"Signed in as {user.get('email') or user.get('name') or 'you'}")
+            st.sidebar.caption("Signed in as "
+                              + shown(user.get('email') or user.get('name') or 'you'))
             st.sidebar.button("Sign out", key="ulr_logout", on_click=st.logout,
                               icon=":material/logout:")
         else:
@@ -102,9 +104,33 @@ def account_box() -> None:
     token = st.session_state.get(_COOKIE_TO_SET)
     if token:  # a fresh browser: remember its id (one year; this site only; not in links)
         with st.sidebar:
-            st.html(f"<script>document.cookie = '{BROWSER_COOKIE}={token}; Path=/; "
-                    "Max-Age=31536000; SameSite=Lax';</script>", unsafe_allow_javascript=True,
-                    width=1)
+            st.html(f"<script>document.cookie = '{cookie_text(token, _served_over_https())}';"
+                    "</script>", unsafe_allow_javascript=True, width=1)
+
+
+def cookie_text(token: str, https: bool) -> str:
+    """The identity cookie as the page's script sets it.
+
+    ``SameSite=Lax``: another site's page never sends it (forms, images, frames), so a
+    crafted link cannot act as this browser; ``Secure`` when the app is served over HTTPS.
+    It cannot be ``HttpOnly``: a browser refuses that attribute from a script, and
+    Streamlit 1.67 gives a page no public way to add a ``Set-Cookie`` header to an HTTP
+    response (the page talks over a websocket; ``st.context.cookies`` only reads). No page
+    renders visitor text as HTML or script (``ulr.text.literal``), and the store keeps only
+    a hash of the token.
+    """
+    return (f"{BROWSER_COOKIE}={token}; Path=/; Max-Age=31536000; SameSite=Lax"
+            + ("; Secure" if https else ""))
+
+
+def _served_over_https() -> bool:
+    """The browser reached the app over HTTPS (directly, or through a proxy that says so)."""
+    try:
+        if str(st.context.url or "").startswith("https://"):
+            return True
+        return (st.context.headers.get("X-Forwarded-Proto") or "").lower() == "https"
+    except Exception:  # noqa: BLE001 - no browser request behind this run (AppTest)
+        return False
 
 
 def current_report_id() -> str | None:
@@ -196,8 +222,8 @@ def add_to_report(title: str, *, fig=None, table: pd.DataFrame | None = None,
             reports.add_item(target.id, item, actor=actor)
             n = reports.get_info(target.id, actor=actor).items
             where = ("the report" if viewed in (None, target.id)  # None: it has just begun
-                     else f"your report “{target.name}”")
-            st.toast(f"Added “{title}” to {where} ({n} item{'s' if n != 1 else ''}).")
+                     else f"your report “{shown(target.name)}”")
+            st.toast(f"Added “{shown(title)}” to {where} ({n} item{'s' if n != 1 else ''}).")
 
 
 def presentation_toggle() -> bool:

@@ -20,6 +20,7 @@ from pages._ui.widgets import dead_end
 from ulr.data import catalog, ingest
 from ulr.data.log import Log
 from ulr.errors import UlrError
+from ulr.text import literal, shown
 
 DATASET_KEY = keys.DATASET
 SOURCE_KEY = keys.SOURCE
@@ -49,7 +50,7 @@ def dataset_names() -> list[str]:
 
 def _deleted_elsewhere(name: str) -> None:
     st.session_state[DATASET_KEY] = ingest.SAMPLE_NAME
-    flash(f"The dataset “{name}” was deleted in another session; showing the sample.")
+    flash(f"The dataset “{shown(name)}” was deleted in another session; showing the sample.")
 
 
 def current_name() -> str:
@@ -61,7 +62,7 @@ def current_name() -> str:
         if wanted == OPE_SAMPLE and wanted not in names:
             wanted = None
         if wanted is not None and wanted not in names:
-            flash(f"The link names a dataset “{wanted}” that does not exist here; "
+            flash(f"The link names a dataset “{shown(wanted)}” that does not exist here; "
                   f"showing the sample instead.")
             wanted = None
         st.session_state[DATASET_KEY] = wanted or ingest.SAMPLE_NAME
@@ -95,13 +96,13 @@ def current_source() -> str | None:
             if wanted in source_names():
                 st.session_state[SOURCE_KEY] = wanted
             else:
-                flash(f"The link names a registered source “{wanted}” that does not exist "
-                      "here; showing a dataset instead.")
+                flash(f"The link names a registered source “{shown(wanted)}” that does not "
+                      "exist here; showing a dataset instead.")
         return st.session_state[SOURCE_KEY]
     name = st.session_state[SOURCE_KEY]
     if name is not None and name not in source_names():
         st.session_state[SOURCE_KEY] = None
-        flash(f"The registered source “{name}” was removed elsewhere; showing a dataset "
+        flash(f"The registered source “{shown(name)}” was removed elsewhere; showing a dataset "
               "instead.")
     return st.session_state[SOURCE_KEY]
 
@@ -119,7 +120,7 @@ NEEDS_ROWS = ("“{name}” is a registered source whose rows stay where they li
 
 def needs_rows(name: str) -> None:
     """The one sentence a page that needs rows shows for a registered source; stops the page."""
-    dead_end(NEEDS_ROWS.format(name=name), label="Upload a sample on the Data page",
+    dead_end(NEEDS_ROWS.format(name=shown(name)), label="Upload a sample on the Data page",
              level="info")
     st.stop()
 
@@ -218,8 +219,9 @@ def mapping_stops(log, analysis: str, what: str) -> bool:
     for w in stops:
         if w.code == "randomization_contradicted":
             dead_end(f"{what} needs lists shown in random order, and this log's data say "
-                     f"otherwise: {w.message}", label="Review the randomized rows on the Data page")
+                     f"otherwise: {literal(w.message)}",
+                     label="Review the randomized rows on the Data page")
         else:
             dead_end(f"{what} needs shown lists, and this log's mapping does not group them: "
-                     f"{w.message}", label="Fix the mapping on the Data page")
+                     f"{literal(w.message)}", label="Fix the mapping on the Data page")
     return bool(stops)

@@ -15,6 +15,7 @@ from pages._ui.cache import cached_only
 from pages._ui.nav import ensure_app_run
 from ulr.errors import Cancelled, UlrError
 from ulr.export import safe_csv_bytes
+from ulr.text import literal, shown
 
 
 @contextlib.contextmanager
@@ -24,7 +25,7 @@ def user_errors(prefix: str = ""):
     try:
         yield
     except UlrError as exc:
-        st.error(f"{prefix}{exc}".strip())
+        st.error(f"{prefix}{literal(exc)}".strip())
 
 
 def download_csv(df: pd.DataFrame, file_name: str, label: str = "Download CSV",
@@ -96,13 +97,13 @@ def show_verdict(v, *, key: str | None = None) -> None:
     and (folded) the reasons and what would settle it."""
     with st.container(key=f"verdict_{key}" if key else None):
         st.badge(v.label, icon=VERDICT_ICONS[v.level], color=VERDICT_COLORS[v.level])
-        st.markdown(f"**{v.takeaway}**")
+        st.markdown(f"**{literal(v.takeaway)}**")
         if v.reasons or v.to_settle:
             with st.expander("Why this verdict"):
                 for r in v.reasons:
-                    st.markdown(f"- {r.message}")
+                    st.markdown(f"- {literal(r.message)}")
                 if v.to_settle:
-                    st.markdown(f"To settle it: {v.to_settle}.")
+                    st.markdown(f"To settle it: {literal(v.to_settle)}.")
 
 
 def run_methods(label: str, methods: list[str], estimate, *,
@@ -126,7 +127,7 @@ def run_methods(label: str, methods: list[str], estimate, *,
         return results, failures
     outcomes = []
     with cancellable() as stop, \
-            st.status(f"{running} on {label!r}…", expanded=False) as status:
+            st.status(f"{running} on '{shown(label)}'…", expanded=False) as status:
         bar = st.progress(0.0)
         for i, method in enumerate(methods):
             bar.progress(i / len(methods), text=f"{method} ({i + 1} of {len(methods)})")
@@ -160,4 +161,4 @@ def _outcome_lines(outcomes) -> None:
 
 
 def _done_label(label: str, results: list, methods: list) -> str:
-    return f"Estimated {len(results)} of {len(methods)} methods on {label!r}"
+    return f"Estimated {len(results)} of {len(methods)} methods on '{shown(label)}'"

@@ -498,3 +498,24 @@ def test_processes_opening_a_store_from_before_owners_at_once_all_see_every_data
     assert con.execute("SELECT count(*) FROM duckdb_columns() WHERE table_name = "
                        "'ulr_catalog' AND column_name = 'owner'").fetchone()[0] == 1
     con.close()
+
+
+def test_a_killed_loads_temporary_files_are_swept_when_a_process_opens_the_store(tmp_path):
+    """A load killed before its ``finally`` (kill -9) leaves ``.tmp-PID-*.parquet``; the next
+    process to open the store removes it (issue 55), and never a live process's file."""
+    import os
+    import subprocess
+    import sys
+
+    from ulr.data import catalog, files
+    db = tmp_path / "k.duckdb"
+    folder = files.files_dir(db)
+    folder.mkdir(parents=True)
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True).stdout.strip()
+    stale = folder / f".tmp-{dead}-{'a' * 16}.parquet"
+    live = folder / f".tmp-{os.getpid()}-{'b' * 16}.parquet"
+    stale.write_bytes(b"PAR1")
+    live.write_bytes(b"PAR1")
+    catalog.list_datasets(catalog.cursor(db))  # the first open of this store here
+    assert not stale.exists() and live.exists()

@@ -26,7 +26,8 @@ The files themselves (their folder, durability, the trash, spill folders) are
 :mod:`ulr.data.files`'s; this module renames them into place (:func:`publish`) and
 records them.
 
-Dataset names are user text: they are stored verbatim and only ever bound as
+Dataset names are user text: they are stored normalized (:func:`normal_name`), two
+names that read alike are never both stored (:func:`name_key`), and they are only ever bound as
 values. Table names are generated (``ds_<hex>``) and checked against an
 allow-list before they reach SQL.
 """
@@ -54,6 +55,7 @@ from ulr.data.files import file_of, store_path
 from ulr.data.log import OPERATOR, DatasetInfo, Log
 from ulr.data.schema import table_ident
 from ulr.errors import Refused, UlrError
+from ulr.text import clip
 
 BUSY = "the store is busy with another load; try again in a moment."
 _MAX_NAME = 200
@@ -267,6 +269,7 @@ def _init_catalog(con, path: str) -> None:
             con.execute(f"DROP TABLE {table_ident(table)}")
         con.execute("COMMIT")
         con.execute("CHECKPOINT")
+    files.sweep_dead_tmp(path)  # a killed load's temporary files: gone when a process starts
     with _ready_lock:
         _ready.add(path)
 
@@ -302,16 +305,65 @@ def _may_change(con, name: str, actor, verb: str):
     return row
 
 
+# Characters that show as nothing (zero-width spaces and joiners, the word joiner, the BOM,
+# the soft hyphen): a name keeps none of them.
+_INVISIBLE = dict.fromkeys(map(ord, "\u00ad\u180e\u200b\u200c\u200d\u2060\ufeff"))
+
+# Look-alikes that NFKC and case folding leave apart: Cyrillic and Greek letters drawn like
+# Latin ones (after case folding), dashes and the minus sign, typographic quotes, and the
+# digits 0 and 1 beside o and l. A chosen subset of Unicode's confusables (UTS #39) that
+# covers the letters of Latin-script names; extend it here.
+_LOOK_ALIKE = str.maketrans({
+    **dict(zip("аеорсухіјѕԁԛԝһӏɡ", "aeopcyxijsdqwhlg")),        # Cyrillic (and Latin ɡ)
+    **dict(zip("αβεηικμνοτυχρ", "abenikmvotuxp")),              # Greek
+    **dict.fromkeys("‐‑‒–—―−﹣", "-"),
+    **dict.fromkeys("‘’‚‛′", "'"), **dict.fromkeys("“”„‟″", '"'),
+    "0": "o", "1": "l",
+})
+
+
+def normal_name(name: str) -> str:
+    """A dataset name as it is stored: Unicode NFC, invisible characters dropped, leading
+    and trailing whitespace trimmed and every run of whitespace one space."""
+    import unicodedata
+    return " ".join(unicodedata.normalize("NFC", name).translate(_INVISIBLE).split())
+
+
+def name_key(name: str) -> str:
+    """What two names that read alike share: NFKC, case folded, look-alike characters
+    (:data:`_LOOK_ALIKE`) replaced and whitespace removed. Two datasets never share one."""
+    import unicodedata
+    s = unicodedata.normalize("NFKC", normal_name(name)).casefold()
+    return "".join(unicodedata.normalize("NFKC", s).translate(_LOOK_ALIKE).split())
+
+
 def check_name(name) -> str:
-    """``name`` when it may name a dataset (UlrError otherwise): non-empty text of at most
-    200 characters, without control characters."""
-    if not isinstance(name, str) or not name.strip():
+    """``name`` as stored (:func:`normal_name`) when it may name a dataset (UlrError
+    otherwise): non-empty text of at most 200 characters, without control characters
+    (tabs and line breaks included)."""
+    if not isinstance(name, str) or not normal_name(name):
         raise UlrError("a dataset name must not be empty.")
+    if any(ord(ch) < 32 or 127 <= ord(ch) < 160 for ch in name):
+        raise UlrError("a dataset name must not contain control characters.")
+    name = normal_name(name)
     if len(name) > _MAX_NAME:
         raise UlrError(f"a dataset name may have at most {_MAX_NAME} characters.")
-    if any(ord(ch) < 32 or ord(ch) == 127 for ch in name):
-        raise UlrError("a dataset name must not contain control characters.")
     return name
+
+
+def _look_alike(names, name: str, *, besides: str | None = None) -> str | None:
+    """The stored name among ``names`` (other than ``name`` itself and ``besides``) that
+    reads like ``name`` (:func:`name_key`), or None."""
+    key = name_key(name)
+    return next((n for n in names if n not in (name, besides) and name_key(n) == key), None)
+
+
+def _refuse_look_alike(names, name: str, *, besides: str | None = None) -> None:
+    twin = _look_alike(names, name, besides=besides)
+    if twin is not None:
+        raise UlrError(f"the name {clip(name)!r} reads like the stored dataset {clip(twin)!r} "
+                       "(they differ only by case, spaces or look-alike characters); choose a "
+                       "clearly different name, or use that dataset's own name.")
 
 
 # --------------------------------------------------------------------------- publish
@@ -335,8 +387,24 @@ def _refuse_taken(row, name: str, actor, replace: bool) -> None:
 
 def check_free(db: str, name: str, *, actor, replace: bool) -> None:
     """Refuse (before a load's work) a name that is taken, unless ``replace`` is asked and
-    ``actor`` may replace its dataset; :func:`publish` checks again under the lock."""
+    ``actor`` may replace its dataset, and a name that reads like a stored one
+    (:func:`name_key`); :func:`publish` checks again under the lock."""
     _refuse_taken(_catalog_row(db, name)[0], name, actor, replace)
+    _refuse_look_alike(catalog_read(db, "names", _all_names), name)
+
+
+def look_alike(cur, name: str) -> str | None:
+    """The stored dataset whose name reads like ``name`` without being it (as stored), or
+    None: such a name is refused (:func:`name_key`). For a form's check before Load."""
+    try:
+        name = check_name(name)
+    except UlrError:
+        return None
+    return _look_alike(catalog_read(_db_of(cur), "names", _all_names), name)
+
+
+def _all_names(con) -> tuple[str, ...]:
+    return tuple(r[0] for r in con.execute("SELECT name FROM ulr_catalog").fetchall())
 
 
 def publish(db: str, name: str, data: Path, rejects: Path | None, *, rows: int, source: str,
@@ -357,6 +425,7 @@ def publish(db: str, name: str, data: Path, rejects: Path | None, *, rows: int, 
             old = con.execute(f"SELECT {_CAT_COLS} FROM ulr_catalog WHERE name = ?",
                               [name]).fetchone()
             _refuse_taken(old, name, actor, replace)
+            _refuse_look_alike(_all_names(con), name)
             for src, t in ((data, table), (rejects, rtable)):
                 if t:
                     os.replace(src, file_of(db, t))
@@ -494,24 +563,28 @@ def get_dataset(cur, name: str) -> DatasetInfo:
     db = _db_of(cur)
     row, known = _catalog_row(db, name)
     if row is None:
-        hint = f" Stored datasets: {', '.join(repr(k) for k in known)}." if known else \
-            " No datasets are stored yet; load one first."
-        raise UlrError(f"there is no dataset named {name!r}.{hint}")
+        hint = f" Stored datasets: {', '.join(repr(clip(k, 40)) for k in known)}." if known \
+            else " No datasets are stored yet; load one first."
+        raise UlrError(f"there is no dataset named {clip(name)!r}.{hint}")
     info = _row_to_info(row)
     _sync_views(cur, db, [info], drop_others=False)
     return info
 
 
-def rename_dataset(cur, old: str, new: str, *, actor: str | None = OPERATOR) -> None:
-    """Rename ``old`` to ``new``; only its owner (or the operator, the default) may."""
-    check_name(new)
+def rename_dataset(cur, old: str, new: str, *, actor: str | None = OPERATOR) -> str:
+    """Rename ``old`` to ``new`` (returns ``new`` as stored, :func:`normal_name`); only its
+    owner (or the operator, the default) may; a name that reads like another stored
+    dataset's is refused."""
+    new = check_name(new)
     with catalog(_db_of(cur), write=True) as con:
         _may_change(con, old, actor, "rename")
         if old == new:
-            return
+            return new
         if con.execute("SELECT 1 FROM ulr_catalog WHERE name = ?", [new]).fetchone():
-            raise UlrError(f"a dataset named {new!r} exists already.")
+            raise UlrError(f"a dataset named {clip(new)!r} exists already.")
+        _refuse_look_alike(_all_names(con), new, besides=old)
         con.execute("UPDATE ulr_catalog SET name = ? WHERE name = ?", [new, old])
+    return new
 
 
 def delete_dataset(cur, name: str, *, actor: str | None = OPERATOR) -> None:

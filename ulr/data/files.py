@@ -165,6 +165,65 @@ def sniff_kind(path: Path, shown: str | None = None) -> str:
     return "csv"
 
 
+#: the longest line a CSV may have: DuckDB's reader (``max_line_size``) skips a longer one
+MAX_LINE_BYTES = 2_000_000
+#: the longest header line read (a LETOR file's 136 feature names take about 2 KB)
+MAX_HEADER_BYTES = 64_000
+_CHUNK = 1 << 20
+
+
+def size_text(n: int) -> str:
+    """A byte count as people read it: "60 MB", "1.5 MB", "64 KB", "900 bytes"."""
+    if n >= 10_000_000:
+        return f"{n / 1e6:,.0f} MB"
+    if n >= 1_000_000:
+        return f"{n / 1e6:.1f}".removesuffix(".0") + " MB"
+    if n >= 1_000:
+        return f"{n / 1e3:,.0f} KB"
+    return f"{n} bytes"
+
+
+def long_line(path, limit: int, *, first_only: bool = False) -> tuple[int, int] | None:
+    """``(line number, bytes)`` of the first line of ``path`` longer than ``limit`` bytes
+    (without its line break), or None; ``first_only`` looks at line 1 alone. ``limit`` is
+    at least 1 MB unless ``first_only``.
+
+    One pass in 1 MB chunks, counting line breaks with ``bytes.count`` (memchr speed): a
+    line longer than the chunk spans a chunk without a line break, so only the lines that
+    cross a chunk's edge are measured.
+    """
+    lines, run = 0, 0  # complete lines before the current one; its bytes so far
+    with open(path, "rb") as fh:
+        while chunk := fh.read(_CHUNK):
+            first = chunk.find(b"\n")
+            if first < 0:
+                run += len(chunk)
+                continue
+            if run + first > limit:
+                return lines + 1, run + first
+            if first_only:
+                return None
+            lines += chunk.count(b"\n")
+            run = len(chunk) - chunk.rfind(b"\n") - 1
+    return (lines + 1, run) if run > limit else None
+
+
+def refuse_long_lines(path, shown: str, *, header_only: bool = False) -> None:
+    """Refuse (one sentence) a CSV whose header passes :data:`MAX_HEADER_BYTES` or whose
+    rows pass :data:`MAX_LINE_BYTES`: named as such, before anything reads it."""
+    hit = long_line(path, MAX_HEADER_BYTES, first_only=True)
+    if hit:
+        raise UlrError(f"line 1 of {shown} (its header) is {size_text(hit[1])} long, and a "
+                       f"header may take {size_text(MAX_HEADER_BYTES)} (one row per line); "
+                       "nothing was stored.")
+    if header_only:
+        return
+    hit = long_line(path, MAX_LINE_BYTES)
+    if hit:
+        raise UlrError(f"line {hit[0]:,} of {shown} is {size_text(hit[1])} long, and a row "
+                       f"may take {size_text(MAX_LINE_BYTES)}; nothing was stored.")
+
+
 def csv_header(path: Path, shown: str | None = None) -> tuple[list[str], str]:
     """Column names from the first record, and the delimiter.
 
@@ -173,6 +232,7 @@ def csv_header(path: Path, shown: str | None = None) -> tuple[list[str], str]:
     part of the first name; an empty name becomes ``unnamed_<i>``; two
     columns of the same name are refused (:func:`schema.refuse_duplicates`).
     """
+    refuse_long_lines(path, shown or path.name, header_only=True)
     with open(path, "r", encoding="utf-8-sig", errors="replace", newline="") as fh:
         sample = fh.read(65536)
     first = sample.splitlines()[0] if sample.splitlines() else ""
@@ -219,6 +279,21 @@ def trash(con, tables) -> None:
         if t:
             con.execute("INSERT OR REPLACE INTO ulr_trash VALUES (?, ?)",
                         [schema.table_ident(t), time.time()])
+
+
+def sweep_dead_tmp(db: str) -> list[Path]:
+    """Delete the temporary files of loads whose process no longer exists (a load killed
+    before its ``finally``); run once per store by each process that opens it, and by
+    :func:`sweep`. Needs no lock: no live load owns them."""
+    folder = files_dir(db)
+    gone = []
+    if folder.is_dir():
+        for f in folder.iterdir():
+            m = _TMP_RE.match(f.name)
+            if m and not _pid_alive(int(m.group(1))):
+                f.unlink(missing_ok=True)
+                gone.append(f)
+    return gone
 
 
 def sweep(con, db: str) -> None:

@@ -33,6 +33,7 @@ from ulr.data.log import OPERATOR, DatasetInfo, Log
 from ulr.data.mapping import Mapping, derived_columns, plan_columns
 from ulr.data.schema import ColumnPlan, quote_ident, safe_ident, table_ident
 from ulr.errors import Refused, UlrError
+from ulr.text import clip
 
 SAMPLE_CSV = files.DATA_DIR / "sample_clicks.csv"
 SAMPLE_NAME = "sample"
@@ -137,11 +138,16 @@ class LoadJob:
         return " AND ".join(f"NOT {cond}" for _, cond, _ in self.rules) or "true"
 
 
-def new_job(path, name, mapping, skip_bad_rows, file_name, *, quick_hash: bool) -> LoadJob:
-    catalog.check_name(name)
+def new_job(path, name, mapping, skip_bad_rows, file_name, *, quick_hash: bool,
+            whole: bool = True) -> LoadJob:
+    """A load of ``path`` (``whole``: every row, so every line's length is checked first:
+    the reader would skip a longer one, :func:`ulr.data.files.refuse_long_lines`)."""
+    name = catalog.check_name(name)
     p = Path(path)
-    shown = file_name or p.name
+    shown = clip(file_name or p.name)
     kind = sniff_kind(p, shown)
+    if kind == "csv" and whole:
+        files.refuse_long_lines(p, shown)
     con = memory_connection()
     columns, delim = _file_columns(con, p, kind, shown)
     m = Mapping.coerce(mapping, columns)  # once: plan_columns takes the Mapping as it is
@@ -251,6 +257,21 @@ def check_rows(job: LoadJob) -> None:
     job.good = job.staged - rule_bad
 
 
+def _raw_lines(path: Path, lines) -> list[str]:
+    """The text of ``lines`` (1-based line numbers) of a CSV file, exactly as written
+    (without the line break), read in one pass that stops after the last one."""
+    wanted = {int(n) for n in lines}
+    last = max(wanted, default=0)
+    found: dict[int, str] = {}
+    with open(path, "rb") as fh:
+        for n, line in enumerate(fh, start=1):
+            if n in wanted:
+                found[n] = line.rstrip(b"\r\n").decode("utf-8", errors="replace")
+            if n >= last:
+                break
+    return [found.get(int(n), "") for n in lines]
+
+
 def _first_breaks(job: LoadJob, pl, cond: str) -> tuple[np.ndarray, list[str]]:
     """Row ids of the first rows breaking a rule, and their distinct non-blank values.
 
@@ -291,9 +312,10 @@ def problem_text(job: LoadJob) -> str:
         if src == schema.WHOLE_ROW:
             parts.append(f"{n} row{'s' if n != 1 else ''} with the {what}, {where}")
             continue
-        label = f"column {src!r}" + (f" ({role})" if role != src and role in
+        label = f"column {clip(src, 40)!r}" + (f" ({role})" if role != src and role in
                                      schema.CANONICAL else "")
-        found = (f" (value{'s' if len(values) > 1 else ''} {', '.join(map(repr, values))})"
+        found = (f" (value{'s' if len(values) > 1 else ''} "
+                 f"{', '.join(repr(clip(v, 40)) for v in values)})"
                  if values else "")
         parts.append(f"{label}: {n} bad value{'s' if n != 1 else ''} ({what}), {where}{found}")
     return "; ".join(parts)
@@ -318,8 +340,11 @@ def _collect_rejects(job: LoadJob) -> None:
             hit = np.isin(rid, np.asarray(ids, dtype=np.int64))
             names[hit] = pl.source
             whats[hit] = what
-        rule_df = pd.DataFrame({"line": job.lines(rid), "column": names, "problem": whats,
-                                "raw": raw.to_numpy()})
+        lines = job.lines(rid)
+        if job.kind == "csv":  # the text exactly as read, not the typed values rejoined
+            raw = _raw_lines(job.path, lines)
+        rule_df = pd.DataFrame({"line": lines, "column": names, "problem": whats,
+                                "raw": np.asarray(raw, dtype=object)})
         rejected = pd.concat([job.cast_rejects, rule_df], ignore_index=True).sort_values("line")
     rejected = rejected.reset_index(drop=True)[["line", "column", "problem", "raw"]]
     job.rejected = rejected.astype({"line": "int64", "column": str, "problem": str, "raw": str})
@@ -380,7 +405,9 @@ def load_log(path: str | os.PathLike, name: str, *, cur=None, db_path=None,
     Parameters
     ----------
     path : file to read (CSV with a header row, or Parquet).
-    name : dataset name (any text; stored verbatim).
+    name : dataset name (any text; stored normalized: Unicode NFC, whitespace trimmed and
+        collapsed, :func:`ulr.data.catalog.normal_name`). A name that reads like a stored
+        one (differs only by case, whitespace or look-alike characters) is refused.
     cur : reader connection (:func:`cursor`) of the store to load into, which
         then shows the new dataset; default: the store ``db_path``.
     mapping : ``{canonical: source column}``; unmapped columns are auto-detected.
@@ -403,6 +430,7 @@ def load_log(path: str | os.PathLike, name: str, *, cur=None, db_path=None,
     """
     file_name = files.file_name_of(file_name, old)
     db = catalog.store_of(cur, db_path)
+    name = catalog.check_name(name)
     catalog.check_actor(actor)
     if actor is None:
         raise catalog.NotOwner("Sign in to load a dataset: every dataset belongs to whoever "
@@ -537,7 +565,8 @@ def check_feature_values(path, kind: str, delim: str | None, plans: list[ColumnP
         for i, pl in enumerate(feats):
             example, numeric = row[2 * i], row[2 * i + 1]
             if example is not None and numeric == 0:  # no value parses: not a numeric column
-                raise UlrError(f"column {pl.source!r} is not numeric (it holds {example!r}), "
+                raise UlrError(f"column {clip(pl.source, 40)!r} is not numeric (it holds "
+                               f"{clip(example, 40)!r}), "
                                "so it cannot be a feature.")
     finally:
         con.close()

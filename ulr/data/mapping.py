@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from ulr.data.schema import (CANONICAL, FEATURE_PREFIX, REQUIRED, STORE_TYPES, ColumnPlan,
                              preview_columns, auto_mapping, safe_ident, sanitize)
 from ulr.errors import UlrError
+from ulr.text import clip
 
 COMPOSITE_FIELDS = ("query_id", "doc_id", "session_id")
 CONSTANT_TYPES = {"randomized": bool, "propensity": float, "relevance": int}
@@ -149,7 +150,7 @@ class Mapping:
         for pat in self.features:
             hits = [c for c in columns if fnmatch.fnmatchcase(c, pat)]
             if not hits:
-                raise UlrError(f"the feature pattern {pat!r} matches no column of the file; "
+                raise UlrError(f"the feature pattern {clip(pat)!r} matches no column of the file; "
                                f"the file has: {preview_columns(columns)}.")
             picked += [c for c in hits if c not in picked]
         return [c for c in columns if c in picked]
@@ -159,7 +160,7 @@ class Mapping:
         for canon, parts in self.columns.items():
             for src in parts:
                 if src not in columns:
-                    raise UlrError(f"column {src!r} mapped to {canon!r} is not in the file; "
+                    raise UlrError(f"column {clip(src)!r} mapped to {canon!r} is not in the file; "
                                    f"the file has: {preview_columns(columns)}.")
         self.feature_columns(columns)
 

@@ -63,7 +63,8 @@ def check_mapping(path, mapping=None, *, file_name: str | None = None,
     file_name = files.file_name_of(file_name, old)
     if not isinstance(sample_rows, int) or sample_rows < 1:
         raise UlrError("sample_rows must be a whole number >= 1.")
-    job = new_job(path, "mapping check", mapping, True, file_name, quick_hash=True)
+    job = new_job(path, "mapping check", mapping, True, file_name, quick_hash=True,
+                  whole=False)
     job.limit = sample_rows
     try:
         stage(job)

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 
 from ulr.errors import UlrError
+from ulr.text import clip
 
 REQUIRED = ("query_id", "doc_id", "position", "click")
 OPTIONAL = ("session_id", "randomized", "relevance", "propensity", "logger")
@@ -124,7 +125,7 @@ def auto_mapping(columns: list[str]) -> dict[str, str]:
 
 def preview_columns(columns, n=12) -> str:
     """The first ``n`` column names of a file, quoted, for messages."""
-    shown = ", ".join(repr(c) for c in columns[:n])
+    shown = ", ".join(repr(clip(c, 40)) for c in columns[:n])
     return shown + (f" and {len(columns) - n} more" if len(columns) > n else "")
 
 
@@ -204,7 +205,7 @@ def refuse_duplicates(columns: list[str], shown: str) -> None:
         seen.add(c)
     if dups:
         raise UlrError(f"{shown} has more than one column named "
-                       f"{', '.join(repr(d) for d in dups)}; give every column its own "
+                       f"{preview_columns(dups, 3)}; give every column its own "
                        "name and load it again.")
 
 

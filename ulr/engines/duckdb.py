@@ -35,11 +35,7 @@ def expand(path: str, *, label: str | None = None) -> tuple[list[str], str]:
     """
     p = str(path)
     shown = f"“{label}”" if label else repr(p)
-    try:
-        found = _walk(p) if os.path.isdir(p) else _glob.glob(p, recursive=True)
-    except OSError:
-        found = []
-    files = sorted(f for f in found if Path(f).suffix.lower() in _KINDS and _regular(f))
+    files = matching(p)
     if not files:
         raise UlrError(f"no Parquet or CSV file matches {shown}; check the path (a "
                        "file, a folder or a glob such as 'lake/*.parquet').")
@@ -47,6 +43,18 @@ def expand(path: str, *, label: str | None = None) -> tuple[list[str], str]:
     if len(kinds) > 1:
         raise UlrError(f"{shown} mixes Parquet and CSV files; point it at one kind.")
     return files, kinds.pop()
+
+
+def matching(path: str) -> list[str]:
+    """The regular ``.parquet``, ``.pq`` and ``.csv`` files behind a path, folder or glob
+    (sorted), of either kind: what :func:`expand` checks, and what a browser's path is
+    checked against the roots with (:mod:`ulr.access`) before any check of their kinds."""
+    p = str(path)
+    try:
+        found = _walk(p) if os.path.isdir(p) else _glob.glob(p, recursive=True)
+    except OSError:
+        found = []
+    return sorted(f for f in found if Path(f).suffix.lower() in _KINDS and _regular(f))
 
 
 def _regular(f: str) -> bool:

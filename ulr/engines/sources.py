@@ -67,6 +67,7 @@ from ulr.data import catalog
 from ulr.data.files import default_db_path, files_dir, memory_connection
 from ulr.engines import incremental as inc
 from ulr.errors import UlrError
+from ulr.text import clip
 from ulr.data import scan as A
 from ulr.data import summary as data_summary
 
@@ -303,7 +304,8 @@ def add(name: str, *, path: str | None = None, table: str | None = None,
         engine: str = "duckdb", master: str | None = "local[2]", db_path=None) -> dict:
     """Register a source and aggregate it (the catalog row is the commit point)."""
     if not _NAME.match(name or ""):
-        raise UlrError(f"source name {name!r} must be letters, digits, '_', '.' or '-'.")
+        raise UlrError(f"source name {clip(str(name))!r} must be letters, digits, '_', '.' "
+                       "or '-'.")
     if (path is None) == (table is None):
         raise UlrError("a source is either a path or a table.")
     if table is not None and engine != "spark":
@@ -322,6 +324,12 @@ def add(name: str, *, path: str | None = None, table: str | None = None,
         if _row(name, db_path) is not None:
             raise UlrError(f"a source called {name!r} already exists; refresh it or pick "
                            "another name.")
+        twin = next((s["name"] for s in _rows(db_path)
+                     if catalog.name_key(s["name"]) == catalog.name_key(name)), None)
+        if twin is not None:  # the picker would show two names that read alike
+            raise UlrError(f"the source name {name!r} reads like the registered source "
+                           f"{twin!r} (they differ only by case or look-alike characters); "
+                           "choose a clearly different name.")
         try:
             return _run(name, src, db_path, insert)
         except BaseException:
