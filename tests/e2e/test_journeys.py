@@ -47,6 +47,8 @@ def test_choose_for_me_survives_its_link_a_refresh_and_the_report(page, app_url)
     expect(page.get_by_text("to the report (")).to_be_visible(timeout=60_000)
     page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name="Report").click()
     wait_idle(page, timeout=120_000)
-    expect(page.locator('[data-testid="stMain"]').get_by_text(takeaway, exact=False).first
-           ).to_be_visible(timeout=60_000)
+    # the saved item's takeaway (editable on the Report page) is the page's, SLOPE's choice
+    expect(page.get_by_role("textbox", name="Takeaway").first).to_have_value(
+        takeaway, timeout=60_000)
+    assert "chosen by SLOPE" in takeaway
     assert no_errors(page) == []
