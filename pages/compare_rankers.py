@@ -57,24 +57,7 @@ def _compare(content_hash: str, name: str, theta: tuple, learner: str, clip, sni
                                   n_resamples=rankers.PAIR_RESAMPLES, should_stop=_should_stop,
                                   **rankers.weighed_facts(lg, theta_from=theta_method,
                                                           should_stop=_should_stop))
-    comp, multi = sc.first, len(sc.comparisons) > 1
-    pairs = sc.pair_table  # one learner: None, the paired table below says it all
-    table = (sc if multi else comp).table(n_bootstrap=n_bootstrap, seed=seed)
-    paired = comp.paired(n_bootstrap=n_bootstrap, seed=seed)
-    return dict(multi=multi,
-                metrics=comp.metrics(),
-                table=table, paired=paired, noise=comp.within_noise(paired),
-                side_by_side=None if multi else comp.side_by_side(table, paired),
-                estimated=comp.estimated, evidence=comp.evidence,
-                evidence_line=comp.evidence_line(),
-                n_train=comp.n_train_queries, n_test=comp.n_compared,
-                same={m: comp.same_scores(m) for m in comp.naive},
-                max_fpr=comp.settings["max_fpr"],
-                u=comp.settings["u"], identical=comp.identical_order, pairs=pairs,
-                significance=(rankers.significance_wide(sc.significance(pairs))
-                              if multi else None),
-                tukey=sc.tukey() if len(sc.systems) > 2 else None,
-                verdict=sc.verdict, misfit=sc.misfit)
+    return sc.view(n_bootstrap=n_bootstrap, seed=seed)  # computed and worded in ulr
 
 
 def _parse_theta(text: str) -> tuple:
@@ -226,27 +209,16 @@ except UlrError as exc:
 
 if res is not None:
     m = res["metrics"]
-    misfit = res["misfit"]  # IPW weights by the PBM's θ: the verdict weighs it already
-    ui.show_verdict(res["verdict"], key="rankers")
-    caveats = [misfit.message] if misfit else []
+    ui.show_verdict(res["verdict"], key="rankers")  # the misfit caveat is in its reasons
     pt = res["paired"].set_index("metric") if len(res["paired"]) else None
     noise = res["noise"]
-    same = [k for k in noise if res["same"].get(k)]
-    noise = [k for k in noise if k not in same]
-    if same and not res["identical"] and not res["multi"]:
-        caveats.append(f"The two rankers score the same {', '.join(same)} on every one of "
-                       f"these {res['n_test']:,} test queries.")
-        st.info(caveats[-1])
-    if noise and not res["identical"] and not res["multi"]:  # the verdict says it all
-        caveats.append(f"Within noise: the 95% paired interval of IPW − naive includes 0 for "
-                       f"{', '.join(noise)}, so these {res['n_test']:,} test queries cannot "
-                       "tell the two rankers apart on them.")
-        st.warning(caveats[-1])
-    if res["estimated"]:
-        caveats.append("This log has no relevance labels: the numbers below are click-based "
-                       "IPW estimates (relevance = P(click | examined)). The AUC family needs "
-                       "labels.")
-        st.warning(caveats[-1])
+    caveats = []
+    for kind, text in res["caveats"]:  # the sentences the audit and the report give
+        caveats.append(text)
+        if kind == "info":
+            st.info(text)
+        elif kind == "warning":
+            st.warning(text)
     evidence = res["evidence"]
     st.caption(f"Evidence: {res['evidence_line']}. θ used: "
                + ", ".join(plain(t) for t in theta))

@@ -203,22 +203,13 @@ def _rankers(c: Context, a: Answer) -> None:
                                   n_bootstrap=CR_BOOTSTRAP, should_stop=c.should_stop,
                                   **facts)
     comp = sc.first
-    table = comp.table(n_bootstrap=CR_BOOTSTRAP, seed=SEED)
-    paired = comp.paired(n_bootstrap=CR_BOOTSTRAP, seed=SEED)
-    a.verdict = comp.verdict
+    view = sc.view(n_bootstrap=CR_BOOTSTRAP, seed=SEED)  # the page's tables and caveats
+    a.verdict = view["verdict"]
     a.title = "Naive vs IPW ranker"
-    a.table = comp.side_by_side(table, paired)
-    a.figure = _chart("ulr.rankers.plots", "comparison_figure", table,
+    a.table = view["side_by_side"]
+    a.figure = _chart("ulr.rankers.plots", "comparison_figure", view["table"],
                       estimated=comp.estimated, title=f"Naive vs IPW (linear) on “{c.name}”")
-    noise = comp.within_noise(paired)
-    if noise and not comp.identical_order:
-        a.caveats.append(f"Within noise: the 95% paired interval of IPW − naive includes 0 for "
-                         f"{', '.join(noise)}, so these {comp.n_test_queries:,} held-out "
-                         "queries cannot tell the two rankers apart on them.")
-    if comp.estimated:
-        a.caveats.append("This log has no relevance labels: the numbers below are click-based "
-                         "IPW estimates (relevance = P(click | examined)). The AUC family "
-                         "needs labels.")
+    a.caveats.extend(text for _, text in view["caveats"])
     a.evidence = {"rows": comp.n_train_rows, "clicks": comp.n_train_clicks,
                   "queries": comp.n_train_queries + comp.n_test_queries,
                   "sessions": comp.n_train_sessions}

@@ -205,6 +205,8 @@ def section_rankers(log, ctx) -> list[report.ReportItem]:
         "Naive vs IPW ranker", fig=rankers.comparison_figure(table, estimated=cmp.estimated),
         verdict=cmp.verdict, table=table, dataset=log.info.name, note=note,
         evidence=cmp.evidence,
+        caveats=([cmp.misfit.message] if cmp.misfit is not None else [])  # the page's words
+        + [text for _, text in cmp.caveats(cmp.paired(seed=ctx["seed"]))],
         settings=_settings(log, learner=ctx["learner"], seed=ctx["seed"],
                            theta=[round(float(t), 6) for t in theta],
                            theta_from=ctx["theta_from"]))]

@@ -312,6 +312,29 @@ class RankerComparison:
             columns={"lower": "delta lower", "upper": "delta upper"}))
         return out.reset_index()
 
+    def caveats(self, paired: pd.DataFrame) -> list[tuple[str, str]]:
+        """The caveats every surface states beside the verdict, as ``(kind, sentence)``
+        (kind ``"info"`` or ``"warning"``: how a page draws it): metrics on which the two
+        rankers score the same on every test query, metrics within noise, labels estimated
+        from clicks. Counts are :attr:`n_compared`'s, as in the verdict and the tiles."""
+        out = []
+        n = self.n_compared
+        noise = self.within_noise(paired)
+        same = [k for k in noise if self.same_scores(k)]
+        noise = [k for k in noise if k not in same]
+        if same and not self.identical_order:
+            out.append(("info", f"The two rankers score the same {', '.join(same)} on every "
+                                f"one of these {n:,} test queries."))
+        if noise and not self.identical_order:
+            out.append(("warning", f"Within noise: the 95% paired interval of IPW − naive "
+                                   f"includes 0 for {', '.join(noise)}, so these {n:,} test "
+                                   "queries cannot tell the two rankers apart on them."))
+        if self.estimated:
+            out.append(("warning", "This log has no relevance labels: the numbers below are "
+                                   "click-based IPW estimates (relevance = P(click | "
+                                   "examined)). The AUC family needs labels."))
+        return out
+
     @staticmethod
     def within_noise(paired: pd.DataFrame, metrics=("arp", "ndcg@10", "auc")) -> list[str]:
         """The ``metrics`` whose paired interval of IPW - naive contains 0: on them the

@@ -119,6 +119,35 @@ class SystemsComparison:
     def first(self) -> RankerComparison:
         return next(iter(self.comparisons.values()))
 
+    def view(self, *, n_bootstrap: int = N_BOOTSTRAP, seed: int = 0) -> dict:
+        """Everything a surface shows of this comparison, computed once here (the page, the
+        audit and the report draw it; none recomputes or rewords it): the tables (``table``,
+        ``paired``, ``side_by_side`` for one learner; ``pairs``, ``significance`` and
+        ``tukey`` for several), the metrics, the evidence, the ``verdict`` and the
+        ``caveats`` as ``(kind, sentence)`` (with several learners, the estimated-labels
+        one only; the PBM-misfit caveat first, kind ``"note"``: the verdict says it)."""
+        comp, multi = self.first, len(self.comparisons) > 1
+        table = (self if multi else comp).table(n_bootstrap=n_bootstrap, seed=seed)
+        paired = comp.paired(n_bootstrap=n_bootstrap, seed=seed)
+        caveats = comp.caveats(paired)
+        if multi:
+            caveats = [c for c in caveats if c[1].startswith("This log has no relevance")]
+        if self.misfit is not None:
+            caveats = [("note", self.misfit.message)] + caveats
+        return dict(
+            multi=multi, metrics=comp.metrics(), table=table, paired=paired,
+            noise=comp.within_noise(paired),
+            side_by_side=None if multi else comp.side_by_side(table, paired),
+            estimated=comp.estimated, evidence=comp.evidence,
+            evidence_line=comp.evidence_line(), n_train=comp.n_train_queries,
+            n_test=comp.n_compared, same={m: comp.same_scores(m) for m in comp.naive},
+            max_fpr=comp.settings["max_fpr"], u=comp.settings["u"],
+            identical=comp.identical_order, pairs=self.pair_table,
+            significance=(significance_wide(self.significance(self.pair_table))
+                          if multi else None),
+            tukey=self.tukey() if len(self.systems) > 2 else None,
+            verdict=self.verdict, misfit=self.misfit, caveats=caveats)
+
     def metric_names(self) -> list[str]:
         """The metrics defined for every system, in the standard order."""
         return [m for m in self.first._keys() if all(m in r for r in self.systems.values())]
