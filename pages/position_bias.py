@@ -218,6 +218,16 @@ def _show(results, truth, ctr, *, label: str, settings: dict, misfit=None) -> No
                                     "± relative to θ", format="percent",
                                     help="Half the interval's width relative to θ: the "
                                          "verdict's 'least precise position' is the largest")})
+    for r in results:
+        trust = plots.trust_table(r)
+        if trust is not None:
+            st.markdown("**Trust bias (trust-em)**: α is how much more often a relevant result "
+                        "is clicked than an irrelevant one at each position, β how often an "
+                        "irrelevant one is clicked; θ above is α relative to position 1.")
+            st.dataframe(trust, hide_index=True, width="stretch", key="pb_trust_table",
+                         column_config={c: st.column_config.NumberColumn(
+                             words(c).replace("alpha", "α").replace("beta", "β"),
+                             format="%.4f") for c in trust.columns if c != "position"})
     c1, c2 = st.columns([1, 4])
     with c1:
         ui.download_csv(table, f"position_bias_{label}.csv", "Download CSV", key="pb_download")

@@ -10,7 +10,7 @@ import streamlit as st
 from pages import _ui as ui
 from ulr import propensity
 from ulr.data import catalog
-from ulr.clickmodels import LABELS, MODELS, evaluate, plots, sessions
+from ulr.clickmodels import DEFAULT, LABELS, MODELS, evaluate, plots, sessions
 from ulr.errors import UlrError
 from ulr.data.scan import scan_of
 from ulr.data.summary import true_theta
@@ -49,7 +49,7 @@ def _pbm_theta(content_hash: str, name: str, positions: int):
 def _settings():
     """The controls, pre-set from the shareable URL (models, test, boot, seed, prior)."""
     models = st.multiselect("Models", list(MODELS),
-                            default=ui.url_options("models", list(MODELS), list(MODELS)),
+                            default=ui.url_options("models", list(MODELS), list(DEFAULT)),
                             key="um_models", format_func=lambda m: LABELS[m],
                             help="PBM and UBM: examination by rank (and distance to the last "
                                  "click); cascade, DCM, DBN, SDBN: users scan down and may stop "

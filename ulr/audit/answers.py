@@ -159,7 +159,7 @@ def _position_bias(c: Context, a: Answer) -> None:
 
 def _user_models(c: Context, a: Answer) -> None:
     from ulr import propensity
-    from ulr.clickmodels import MODELS, evaluate, sessions
+    from ulr.clickmodels import DEFAULT as MODELS, evaluate, sessions
     from ulr.data.scan import scan_of
     from ulr.data.summary import true_theta
     S = sessions.collect(scan_of(c.log), test_fraction=UM_TEST_FRACTION, seed=SEED)

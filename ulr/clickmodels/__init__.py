@@ -1,7 +1,8 @@
 """Click models beyond the PBM, fitted on one aggregate and compared on held-out sessions.
 
 One model per module: :mod:`pbm`, :mod:`cascade`, :mod:`dcm`, :mod:`dbn`,
-:mod:`sdbn`, :mod:`ubm`. Every fitted model gives ``conditional``,
+:mod:`sdbn`, :mod:`ubm`, and the trust-bias model :mod:`trust` (offered, not in the
+default comparison :data:`DEFAULT`). Every fitted model gives ``conditional``,
 ``marginal`` and ``examination`` probabilities on a
 :class:`~ulr.clickmodels.sessions.Sessions`; :mod:`ulr.clickmodels.evaluate`
 turns them into held-out log-likelihood, perplexity and the comparison.
@@ -15,11 +16,15 @@ from ulr.clickmodels.dbn import DBN
 from ulr.clickmodels.dcm import DCM
 from ulr.clickmodels.pbm import PBM
 from ulr.clickmodels.sdbn import SDBN
+from ulr.clickmodels.trust import Trust
 from ulr.clickmodels.ubm import UBM
 
-MODELS = {"pbm": PBM, "cascade": Cascade, "dcm": DCM, "dbn": DBN, "sdbn": SDBN, "ubm": UBM}
+MODELS = {"pbm": PBM, "cascade": Cascade, "dcm": DCM, "dbn": DBN, "sdbn": SDBN, "ubm": UBM,
+          "trust": Trust}
 LABELS = {"pbm": "PBM", "cascade": "cascade", "dcm": "DCM", "dbn": "DBN", "sdbn": "SDBN",
-          "ubm": "UBM"}
+          "ubm": "UBM", "trust": "trust bias"}
+#: the models compared when none are named (the page's, the CLI's and the audit's default)
+DEFAULT = ("pbm", "cascade", "dcm", "dbn", "sdbn", "ubm")
 CASCADE_TYPE = ("cascade", "dcm", "dbn", "sdbn")
 
 

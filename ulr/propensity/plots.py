@@ -184,3 +184,20 @@ def _finish(fig, results, truth, *, top: float, title: str):
     fig.update_xaxes(dtick=1)
     fig.update_yaxes(range=[0, min(top * 1.08, 3.0)])
     return fig
+
+
+def trust_table(result) -> pd.DataFrame | None:
+    """``trust-em``'s click probabilities by position: ``alpha`` (what a relevant result adds)
+    and ``beta`` (the click probability of an irrelevant one), with their bootstrap intervals
+    where replicates were drawn; None for the other methods."""
+    ex = result.extras
+    if "alpha" not in ex or "beta" not in ex:
+        return None
+    k = result.positions
+    out = {"position": np.arange(1, k + 1)}
+    for name in ("alpha", "beta", "beta_relative"):
+        out[name] = np.asarray(ex[name], dtype=float)
+        for side in ("lower", "upper"):
+            key = f"{name}_{side}"
+            out[key] = np.asarray(ex[key], dtype=float) if key in ex else np.full(k, np.nan)
+    return pd.DataFrame(out)
