@@ -8,6 +8,7 @@ model's examination-by-rank curve beside the PBM estimate of the Position bias p
 import streamlit as st
 
 from pages import _ui as ui
+from pages._ui.identification import show_identification
 from ulr import propensity
 from ulr.data import catalog
 from ulr.clickmodels import DEFAULT, LABELS, MODELS, evaluate, plots, sessions
@@ -115,6 +116,7 @@ if not info.has("session_id"):
                 label="Map a session id in the Data page's column mapping")
     st.stop()
 models, fraction, bootstrap, seed, prior = _settings()
+show_identification(info, key="um")
 kind, res = "error", "The click models did not run."
 held, value = ui.cached_only(lambda: _compare(info.content_hash, info.name, models, fraction,
                                                bootstrap, seed, prior))

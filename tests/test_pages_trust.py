@@ -46,6 +46,7 @@ def test_position_bias_shows_alpha_and_beta(trust_log):
 def test_user_models_compares_trust_and_keeps_the_default(trust_log):
     at = open_page("pages/user_models.py", trust_log)
     assert "trust" not in at.multiselect(key="um_models").value  # not in the default six
+    assert any(e.label.startswith("What this log can identify") for e in at.expander)
     at.multiselect(key="um_models").set_value(["pbm", "trust"])
     at.number_input(key="um_boot").set_value(10)
     at.run()

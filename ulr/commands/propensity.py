@@ -64,6 +64,9 @@ def register(sub):
                    help="estimate theta per value of COLUMN (a column kept at load, such as "
                         "device or query_type; 2 to 12 values) and say whether the segments "
                         "differ, Holm-corrected over positions")
+    p.add_argument("--identify", action="store_true",
+                   help="instead of estimating: which positions the log links (documents seen "
+                        "at both), the pairs linking them, and which theta can be identified")
     common.add_log_args(p)
     e = p.add_argument_group("engine (aggregate a path, folder, glob or table where it lives)")
     e.add_argument("--engine", choices=("duckdb", "spark"),
@@ -105,6 +108,8 @@ def run(args) -> dict:
         validate.n_bootstrap(args.bootstrap, option="--bootstrap")
     if args.positions is not None and args.positions < 2:
         raise UlrError(f"--positions must be at least 2, got {args.positions}.")
+    if args.identify:
+        return _identify(args)
     if args.by:
         return _by_segment(args, kwargs)
     res = scan = log = None
@@ -160,6 +165,32 @@ def _by_segment(args, kwargs) -> dict:
     return out
 
 
+def _identify(args) -> dict:
+    """``--identify``: the position graph of the log (:mod:`ulr.propensity.identify`)."""
+    from ulr.propensity.identify import identify
+    if args.source or args.engine or args.table or args.by:
+        raise UlrError("--identify reads a loaded log; use --input or --name, without "
+                       "--source, --engine, --table or --by.")
+    log = common.log_from_args(args)
+    out = identify(log, positions=args.positions, method=args.method).to_dict()
+    out["dataset"] = scan_of(log).name
+    out["identify"] = True
+    return out
+
+
+def _render_identify(result: dict) -> str:
+    k = result["positions"]
+    lines = [f"what {result.get('dataset', '?')} identifies: pairs seen at both positions "
+             f"({result['pairs']:,} pairs, {result['pairs_at_several_positions']:,} seen at "
+             "several positions)",
+             "         " + "".join(f"{j + 1:>8d}" for j in range(k)) + "  identified"]
+    for i in range(k):
+        lines.append(f"{i + 1:9d}" + "".join(f"{x:8,d}" for x in result["links"][i])
+                     + f"  {'yes' if result['identified'][i] else 'no'}")
+    lines.append(common.render_verdict(result))
+    return "\n".join(lines)
+
+
 def _render_segments(result: dict) -> str:
     k = result["positions"]
     vals = list(result["segments"])
@@ -187,6 +218,8 @@ def _render_segments(result: dict) -> str:
 
 
 def render(result: dict) -> str:
+    if result.get("identify"):
+        return _render_identify(result)
     if "segments" in result:
         return _render_segments(result)
     k = result["positions"]
