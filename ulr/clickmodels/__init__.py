@@ -2,7 +2,8 @@
 
 One model per module: :mod:`pbm`, :mod:`cascade`, :mod:`dcm`, :mod:`dbn`,
 :mod:`sdbn`, :mod:`ubm`, and the trust-bias model :mod:`trust` (offered, not in the
-default comparison :data:`DEFAULT`). Every fitted model gives ``conditional``,
+default comparison :data:`DEFAULT`), and SDBN by the book's counting estimate alone
+(``sdbn-counts``, PyClick's SDBN; also offered, not in the default). Every fitted model gives ``conditional``,
 ``marginal`` and ``examination`` probabilities on a
 :class:`~ulr.clickmodels.sessions.Sessions`; :mod:`ulr.clickmodels.evaluate`
 turns them into held-out log-likelihood, perplexity and the comparison.
@@ -15,17 +16,17 @@ from ulr.clickmodels.cascade import Cascade
 from ulr.clickmodels.dbn import DBN
 from ulr.clickmodels.dcm import DCM
 from ulr.clickmodels.pbm import PBM
-from ulr.clickmodels.sdbn import SDBN
+from ulr.clickmodels.sdbn import SDBN, SDBNCounts
 from ulr.clickmodels.trust import Trust
 from ulr.clickmodels.ubm import UBM
 
 MODELS = {"pbm": PBM, "cascade": Cascade, "dcm": DCM, "dbn": DBN, "sdbn": SDBN, "ubm": UBM,
-          "trust": Trust}
+          "trust": Trust, "sdbn-counts": SDBNCounts}
 LABELS = {"pbm": "PBM", "cascade": "cascade", "dcm": "DCM", "dbn": "DBN", "sdbn": "SDBN",
-          "ubm": "UBM", "trust": "trust bias"}
+          "ubm": "UBM", "trust": "trust bias", "sdbn-counts": "SDBN (counting)"}
 #: the models compared when none are named (the page's, the CLI's and the audit's default)
 DEFAULT = ("pbm", "cascade", "dcm", "dbn", "sdbn", "ubm")
-CASCADE_TYPE = ("cascade", "dcm", "dbn", "sdbn")
+CASCADE_TYPE = ("cascade", "dcm", "dbn", "sdbn", "sdbn-counts")
 
 
 def parse_models(text) -> list[str]:
