@@ -2,7 +2,8 @@
 against the PBM's.
 
     python benchmarks/bench_trust.py [--sessions 150000] [--queries 1000] [--bootstrap 50]
-                                     [--speed-sessions 1000000] [--out DIR]
+                                     [--speed-sessions 1000000] [--segment-sessions 400000]
+                                     [--only accuracy|speed|segments] [--out DIR]
 
 1. Accuracy: a trust-biased log (``simulate_click_model("trust")``: each query's list in one
    of 3 fixed orders, 10% of sessions in a random order), written to Parquet and read as the
@@ -14,6 +15,9 @@ against the PBM's.
    called clearly better than the PBM.
 2. Speed: the PBM's and the trust model's fits (EM to convergence) on the same session
    patterns of ``--speed-sessions`` sessions (the issue's goal: trust within 1.5x the PBM).
+3. Segments: ``propensity --method em`` on a log of ``--segment-sessions`` sessions with a
+   ``device`` column of two values, once for the whole log and once ``--by device`` (the
+   issue's goal: within 1.3x), both with ``--bootstrap`` replicates, best of ``--repeat``.
 """
 
 from __future__ import annotations
@@ -113,6 +117,40 @@ def speed(args) -> None:
     print(f"  trust / PBM: {times['trust'] / times['pbm']:.2f}x (goal: within 1.5x)")
 
 
+def segments_speed(args) -> None:
+    import pandas as pd
+
+    from ulr import propensity
+    from ulr.data import ingest
+    from ulr.propensity.segments import by_segment
+    from ulr.simulate import simulate_clicks, write_log
+    parts = []
+    for i, (dev, eta) in enumerate((("mobile", 1.3), ("desktop", 0.9))):
+        d = simulate_clicks(queries=args.speed_queries // 10, sessions=args.segment_sessions // 2,
+                            eta=eta, features=0, seed=11 + i).df.drop(columns=["true_theta"])
+        d["session_id"] = d["session_id"].astype(str) + dev
+        d["device"] = dev
+        parts.append(d)
+    path = args.out / f"segments_{args.segment_sessions}.parquet"
+    write_log(pd.concat(parts, ignore_index=True), str(path))
+    log = ingest.open_file(path)
+    propensity.estimate(log, method="em")  # compile the kernels before timing
+    times = {"single theta": [], "by device": []}
+    for _ in range(args.repeat):
+        t0 = time.perf_counter()
+        propensity.estimate(log, method="em", n_bootstrap=args.bootstrap)
+        times["single theta"].append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        res = by_segment(log, method="em", column="device", n_bootstrap=args.bootstrap)
+        times["by device"].append(time.perf_counter() - t0)
+    for k, v in times.items():
+        print(f"  {k:>12s}: {min(v):.2f} s ({args.segment_sessions:,} sessions, "
+              f"{args.bootstrap} replicates; best of {args.repeat})")
+    print(f"  by device / single theta: {min(times['by device']) / min(times['single theta']):.2f}x"
+          " (goal: within 1.3x)")
+    print(f"  verdict [{res.verdict.level}]: {res.verdict.takeaway}")
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sessions", type=int, default=150_000)
@@ -123,14 +161,18 @@ def main(argv=None) -> None:
     ap.add_argument("--speed-queries", type=int, default=10_000)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--out", type=Path, default=Path("/tmp"))
-    ap.add_argument("--skip", choices=("accuracy", "speed"), default=None)
+    ap.add_argument("--segment-sessions", type=int, default=400_000)
+    ap.add_argument("--only", choices=("accuracy", "speed", "segments"), default=None)
     args = ap.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
-    if args.skip != "accuracy":
+    if args.only in (None, "accuracy"):
         accuracy(args)
-    if args.skip != "speed":
+    if args.only in (None, "speed"):
         print("\n== speed")
         speed(args)
+    if args.only in (None, "segments"):
+        print("\n== segments")
+        segments_speed(args)
 
 
 if __name__ == "__main__":

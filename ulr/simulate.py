@@ -13,7 +13,9 @@ The generative story (one *session* = one result list shown for one query):
 3. A fraction of sessions is shown in uniformly random order (``randomized=1``).
 4. Clicks follow the position-based model (PBM),
    ``P(click) = theta_k * gamma(y)``, or the cascade model (scan top-down,
-   click the first attractive document, stop). Attractiveness is
+   click the first attractive document, stop), or trust bias (``model="trust"``: a
+   document is relevant when its grade is above 0, and ``P(click) = theta_k (eps+_k R +
+   eps-_k (1 - R))`` with :func:`trust_truth`'s ``eps``). Attractiveness is
    ``gamma(y) = eps + (1 - eps) (2^y - 1) / (2^ymax - 1)`` and examination is
    ``theta_k = (1/k)^eta`` unless a vector is given.
 
@@ -68,8 +70,8 @@ class SimulationConfig:
     seed: int = 0
 
     def __post_init__(self):
-        if self.model not in ("pbm", "cascade"):
-            raise UlrError(f"model must be 'pbm' or 'cascade', not {self.model!r}.")
+        if self.model not in ("pbm", "cascade", "trust"):
+            raise UlrError(f"model must be 'pbm', 'cascade' or 'trust', not {self.model!r}.")
         for name in ("queries", "docs_per_query", "sessions"):
             if int(getattr(self, name)) < 1:
                 raise UlrError(f"{name} must be at least 1.")
@@ -169,7 +171,10 @@ def simulate_clicks(*, model: str = "pbm", queries: int = 1000, docs_per_query: 
     grade = np.searchsorted(cuts, latent, side="right").astype(np.int64)  # 0..4
     gamma = attractiveness(grade, eps=cfg.eps)
     q_of_s, randomized, order = _sessions(cfg, rng, prod_score)
-    g_shown = np.take_along_axis(gamma[q_of_s], order, axis=1)
+    if cfg.model == "trust":  # binary relevance: any grade above 0
+        g_shown = np.take_along_axis((grade >= 1).astype(float)[q_of_s], order, axis=1)
+    else:
+        g_shown = np.take_along_axis(gamma[q_of_s], order, axis=1)
     clicks, exam_true, theta_out = _clicks(cfg, rng, g_shown)
     df = _log_frame(cfg, X, grade, q_of_s, randomized, order, clicks, exam_true)
     return SimulatedLog(df=df, theta=theta_out, relevance_weights=w_true,
@@ -213,6 +218,12 @@ def _clicks(cfg: SimulationConfig, rng, g_shown):
     per-position theta (for the cascade model, the average probability that the
     position is examined)."""
     S, D = g_shown.shape
+    if cfg.model == "trust":  # g_shown is the binary relevance R (trust_truth's eps)
+        exam = cfg.examination()
+        tt = trust_truth(D, theta=exam)
+        p = tt["beta"][None, :] + tt["alpha"][None, :] * g_shown
+        clicks = rng.random((S, D)) < p
+        return clicks, np.broadcast_to(exam, (S, D)), exam.copy()
     if cfg.model == "pbm":
         exam = cfg.examination()
         clicks = rng.random((S, D)) < exam[None, :] * g_shown

@@ -233,7 +233,7 @@ PBM_CHECK_BOOTSTRAP = 50
 
 @cache_data(show_spinner=False, max_entries=32)
 def _user_models(content_hash: str, name: str, _should_stop=None):
-    from ulr.clickmodels import MODELS, evaluate, sessions
+    from ulr.clickmodels import DEFAULT as MODELS, evaluate, sessions
     from ulr.data.scan import scan_of
     lg = catalog.open_dataset(name, cur=cursor())
     S = sessions.collect(scan_of(lg), test_fraction=PBM_CHECK_FRACTION, seed=0)

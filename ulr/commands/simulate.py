@@ -22,7 +22,7 @@ ORDER = 10
 
 def register(sub):
     p = sub.add_parser("simulate", help="write a synthetic click log with known theta")
-    p.add_argument("--model", choices=["pbm", "cascade"], default="pbm")
+    p.add_argument("--model", choices=["pbm", "cascade", "trust"], default="pbm")
     p.add_argument("--click-model", choices=CLICK_MODELS, metavar="M",
                    help=f"instead: a log from the click model M ({', '.join(CLICK_MODELS)}), "
                         "sessions in session_id, truth in the output (docs/clickmodels.md)")
