@@ -68,3 +68,23 @@ def test_refuses_what_it_cannot_correct(trust_df):
         BoostedClickRanker().fit(trust_df, affine=(np.ones(3), np.zeros(3)))
     with pytest.raises(UlrError, match="alpha > 0"):
         BoostedClickRanker().fit(trust_df, affine=(np.zeros(10), np.zeros(10)))
+
+
+def test_rankers_cli_debias_affine(cli, tmp_path, trust_df):
+    import json
+
+    from ulr.simulate import write_log
+    path = tmp_path / "trust.csv"
+    write_log(trust_df.drop(columns=["true_theta"]), str(path))
+    r = cli("rankers", "--input", path, "--propensity", "trust-em", "--debias", "affine",
+            "--learner", "gbdt", "--json")
+    assert r.rc == 0, r.err
+    out = json.loads(r.out)
+    assert out["debias"] == "affine" and len(out["alpha"]) == len(out["beta"]) == 10
+    assert "affine-corrected" in out["verdict"]["takeaway"] or \
+        "affine-corrected" in out["verdict"]["basis"]
+    r = cli("rankers", "--input", path, "--propensity", "trust-em", "--debias", "affine",
+            "--json")
+    assert r.rc == 2 and "gbdt learner" in r.err
+    r = cli("rankers", "--input", path, "--propensity", "em", "--debias", "affine")
+    assert r.rc == 2 and r.err.startswith("error:")

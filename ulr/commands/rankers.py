@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
+
 from ulr import propensity, rankers, validate
 
 from ulr.data import ingest
@@ -71,6 +73,12 @@ def register(sub):
     p.add_argument("--clip", type=float, metavar="C",
                    help="clip theta from below at C (IPW weights at most 1/C)")
     p.add_argument("--snips", action="store_true", help="self-normalize the IPW weights")
+    p.add_argument("--debias", choices=("ipw", "affine"), default="ipw",
+                   help="how the corrected ranker removes the bias: ipw (divide clicks by "
+                        "theta, default) or affine ((click - beta_k) / alpha_k with trust-em's "
+                        "alpha and beta: removes trust bias too; gbdt learner, needs "
+                        "--propensity trust-em). --correction names the multiple-comparison "
+                        "correction")
     p.add_argument("--test-fraction", type=float, default=rankers.TEST_FRACTION,
                    help="share of queries held out when there is no --test-input (default 0.3)")
     p.add_argument("--bootstrap", type=int, default=0, metavar="B",
@@ -84,6 +92,13 @@ def register(sub):
 
 
 def _theta(args, log):
+    if args.debias == "affine":
+        if args.propensity != "trust-em":
+            raise UlrError("--debias affine takes alpha and beta from --propensity trust-em.")
+        res = propensity.estimate(log, method="trust-em", seed=args.seed)
+        alpha, beta = np.asarray(res.extras["alpha"]), np.asarray(res.extras["beta"])
+        args._affine = (alpha, beta)
+        return rankers.check_theta(res.theta), "trust-em"
     if args.theta:
         return rankers.check_theta(parse_floats(args.theta, "--theta")), "given"
     return rankers.propensity_theta(log, args.propensity, seed=args.seed), args.propensity
@@ -119,7 +134,8 @@ def run(args) -> dict:
         train, test, theta, learners=learners, clip=args.clip, normalize=args.snips,
         seed=args.seed, test_fraction=args.test_fraction, min_queries=args.min_test_queries,
         n_bootstrap=n_paired, mapping=mapping, test=args.sig_test, correction=args.correction,
-        n_resamples=args.resamples)
+        n_resamples=args.resamples, **({"affine": args._affine} if args.debias == "affine"
+                                       else {}))
     comp = systems.first
     out = comp.metrics() if len(learners) == 1 else {"learners": list(learners)}
     out.update({
@@ -132,6 +148,8 @@ def run(args) -> dict:
         "theta": [float(t) for t in theta],
         "clip": args.clip,
         "snips": bool(args.snips),
+        **({"debias": "affine", "alpha": [float(a) for a in args._affine[0]],
+            "beta": [float(b) for b in args._affine[1]]} if args.debias == "affine" else {}),
         "pauc_max_fpr": comp.settings["max_fpr"],
         "pauc": "McClish-standardized",
         "local_auc_u": comp.settings["u"],
