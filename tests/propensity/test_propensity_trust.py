@@ -39,3 +39,23 @@ def test_cli_json_has_alpha_beta_and_theta(cli, tmp_path):
     out = json.loads(r.out)
     assert {"alpha", "beta", "theta", "alpha_lower", "beta_upper"} <= set(out)
     assert out["theta"][0] == 1.0
+
+
+def test_trust_em_runs_on_a_registered_source_as_on_the_rows(cli, tmp_path):
+    """trust-em needs cell counts only, so a registered source's statistics give the same
+    alpha and beta as the rows do (on an engine scan of the same files)."""
+    sim = simulate_click_model("trust", sessions=2000, queries=30, seed=6, orders=2,
+                               randomized=0.2, docs_per_query=5)
+    lake = tmp_path / "lake"
+    lake.mkdir()
+    sim.df.iloc[:5000].to_parquet(lake / "a.parquet")
+    sim.df.iloc[5000:].to_parquet(lake / "b.parquet")
+    db = tmp_path / "store" / "ulr.duckdb"
+    r = cli("source", "add", "trust", "--path", str(lake / "*.parquet"), "--db", db, "--json")
+    assert r.rc == 0, r.err
+    src = json.loads(cli("propensity", "--method", "trust-em", "--source", "trust", "--db", db,
+                         "--bootstrap", "0", "--json").out)
+    rows = json.loads(cli("propensity", "--method", "trust-em", "--engine", "duckdb", "--input",
+                          str(lake / "*.parquet"), "--bootstrap", "0", "--json").out)
+    np.testing.assert_allclose(src["alpha"], rows["alpha"], atol=1e-9)
+    np.testing.assert_allclose(src["beta"], rows["beta"], atol=1e-9)
