@@ -17,7 +17,8 @@ against the PBM's.
    patterns of ``--speed-sessions`` sessions (the issue's goal: trust within 1.5x the PBM).
 3. Segments: ``propensity --method em`` on a log of ``--segment-sessions`` sessions with a
    ``device`` column of two values, once for the whole log and once ``--by device`` (the
-   issue's goal: within 1.3x), both with ``--bootstrap`` replicates, best of ``--repeat``.
+   issue's goal: within 1.3x), both with ``--bootstrap`` replicates, best of ``--repeat``
+   (``--same-eta``: both devices share eta, a log where one theta is the right model).
 """
 
 from __future__ import annotations
@@ -125,13 +126,14 @@ def segments_speed(args) -> None:
     from ulr.propensity.segments import by_segment
     from ulr.simulate import simulate_clicks, write_log
     parts = []
-    for i, (dev, eta) in enumerate((("mobile", 1.3), ("desktop", 0.9))):
+    etas = (1.0, 1.0) if args.same_eta else (1.3, 0.9)
+    for i, (dev, eta) in enumerate(zip(("mobile", "desktop"), etas)):
         d = simulate_clicks(queries=args.speed_queries // 10, sessions=args.segment_sessions // 2,
                             eta=eta, features=0, seed=11 + i).df.drop(columns=["true_theta"])
         d["session_id"] = d["session_id"].astype(str) + dev
         d["device"] = dev
         parts.append(d)
-    path = args.out / f"segments_{args.segment_sessions}.parquet"
+    path = args.out / f"segments_{args.segment_sessions}_{int(args.same_eta)}.parquet"
     write_log(pd.concat(parts, ignore_index=True), str(path))
     log = ingest.open_file(path)
     propensity.estimate(log, method="em")  # compile the kernels before timing
@@ -162,6 +164,8 @@ def main(argv=None) -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--out", type=Path, default=Path("/tmp"))
     ap.add_argument("--segment-sessions", type=int, default=400_000)
+    ap.add_argument("--same-eta", action="store_true",
+                    help="segments: both devices with eta 1 (default: 1.3 and 0.9)")
     ap.add_argument("--only", choices=("accuracy", "speed", "segments"), default=None)
     args = ap.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
