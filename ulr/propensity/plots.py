@@ -189,7 +189,7 @@ def _finish(fig, results, truth, *, top: float, title: str):
 def trust_table(result) -> pd.DataFrame | None:
     """``trust-em``'s click probabilities by position: ``alpha`` (what a relevant result adds)
     and ``beta`` (the click probability of an irrelevant one), with their bootstrap intervals
-    where replicates were drawn; None for the other methods."""
+    where replicates were drawn (no interval columns without); None for the other methods."""
     ex = result.extras
     if "alpha" not in ex or "beta" not in ex:
         return None
@@ -197,9 +197,10 @@ def trust_table(result) -> pd.DataFrame | None:
     out = {"position": np.arange(1, k + 1)}
     for name in ("alpha", "beta", "beta_relative"):
         out[name] = np.asarray(ex[name], dtype=float)
-        for side in ("lower", "upper"):
+        for side in ("lower", "upper"):  # intervals only where replicates were drawn
             key = f"{name}_{side}"
-            out[key] = np.asarray(ex[key], dtype=float) if key in ex else np.full(k, np.nan)
+            if key in ex:
+                out[key] = np.asarray(ex[key], dtype=float)
     return pd.DataFrame(out)
 
 
