@@ -96,13 +96,16 @@ def speed(args) -> None:
         n = min(200_000, args.speed_sessions - done)
         d = simulate_click_model("trust", sessions=n, queries=args.speed_queries, seed=0,
                                  session_seed=i, orders=3, randomized=0.1).df
-        parts.append(Sessions.from_rows(d.session_id + done, d.doc_id, d.position, d.click,
+        # chunk-local session ids: from_rows sizes its matrices by the largest id
+        parts.append(Sessions.from_rows(d.session_id, d.doc_id, d.position, d.click,
                                         (d.session_id % 5 == 0).to_numpy()))
+        del d
         done, i = done + n, i + 1
     S = Sessions(pair=np.concatenate([p.pair for p in parts]),
                  click=np.concatenate([p.click for p in parts]),
                  test=np.concatenate([p.test for p in parts]),
                  n_pairs=max(p.n_pairs for p in parts))
+    del parts
     Trust.fit(S.subset(slice(0, 1000)))  # compile the kernels before timing
     PBM.fit(S.subset(slice(0, 1000)))
     times = {}
