@@ -43,16 +43,27 @@ def _estimated_theta(content_hash: str, name: str, method: str, seed: int, _shou
     return rankers.propensity_theta(lg, method, seed=seed, should_stop=_should_stop)
 
 
+@ui.cache_data(show_spinner=False, max_entries=64)
+def _trust_em(content_hash: str, name: str, seed: int, _should_stop=None):
+    """theta, alpha and beta of trust-em (the affine correction's inputs), as tuples."""
+    lg = catalog.open_dataset(name, cur=catalog.cursor())
+    res = propensity.estimate(lg, method="trust-em", seed=seed, should_stop=_should_stop)
+    return (tuple(float(t) for t in res.theta), tuple(res.extras["alpha"]),
+            tuple(res.extras["beta"]))
+
+
 @ui.cache_data(show_spinner=False, max_entries=32)
 def _compare(content_hash: str, name: str, theta: tuple, learner: str, clip, snips: bool,
              seed: int, n_bootstrap: int, test: str = "randomization",
-             correction: str = "holm", _should_stop=None):
+             correction: str = "holm", affine: tuple | None = None, _should_stop=None):
     lg = catalog.open_dataset(name, cur=catalog.cursor())
+    extra = {} if affine is None else {"affine": (np.array(affine[0]), np.array(affine[1]))}
     sc = rankers.compare_learners(rankers.log_frame(lg), None, np.array(theta),
                                   learners=learner, clip=clip, normalize=snips, seed=seed,
                                   min_queries=rankers.MIN_TEST_QUERIES, n_bootstrap=n_bootstrap,
                                   mapping=mapping_warnings(lg), test=test, correction=correction,
-                                  n_resamples=rankers.PAIR_RESAMPLES, should_stop=_should_stop)
+                                  n_resamples=rankers.PAIR_RESAMPLES, should_stop=_should_stop,
+                                  **extra)
     comp, multi = sc.first, len(sc.comparisons) > 1
     pairs = sc.pair_table  # one learner: None, the paired table below says it all
     table = (sc if multi else comp).table(n_bootstrap=n_bootstrap, seed=seed)
@@ -78,8 +89,11 @@ def _parse_theta(text: str) -> tuple:
 
 
 def _chart(res):
-    fig = ui.figure(rankers.comparison_figure, res["table"], estimated=res["estimated"],
-                    title=f"Naive vs IPW ({learner.replace(',', ' and ')}) on “{info.name}”")
+    table = res["table"]
+    if CORR != "IPW":  # the corrected ranker by its name
+        table = table.assign(ranker=table["ranker"].replace({"ipw": CORR}))
+    fig = ui.figure(rankers.comparison_figure, table, estimated=res["estimated"],
+                    title=f"Naive vs {CORR} ({learner.replace(',', ' and ')}) on “{info.name}”")
     st.plotly_chart(fig, key="cr_chart")
     st.caption("Dots show the metric on the held-out queries; whiskers are 95% percentile "
                "bootstrap intervals over queries. pAUC is McClish-standardized at max FPR "
@@ -158,6 +172,16 @@ with st.expander("IPW options"):
                         key="cr_snips")
     seed = int(o3.number_input("Seed", 0, 10**6, ui.url_number("seed", 0, 0, 10**6),
                                key="cr_seed"))
+    debias_options = ["ipw", "affine"]
+    debias = st.selectbox(
+        "Bias correction", debias_options, index=ui.url_index("debias", debias_options),
+        key="cr_debias", format_func={"ipw": "IPW: each click weighted by 1/θ",
+                                      "affine": "affine: (click − β) / α, also removes trust "
+                                                "bias (gradient boosting)"}.get,
+        help="IPW divides clicks by θ, so clicks users give the top results out of trust stay "
+             "in. The affine correction subtracts them with the trust-bias model's α and β, "
+             "estimated from this log by trust-em (Vardasbi et al. 2020).")
+CORR = "affine-corrected" if debias == "affine" else "IPW"
 with st.expander("Significance options (several learners)"):
     s1, s2 = st.columns(2)
     sig_test = s1.selectbox(
@@ -176,6 +200,7 @@ with st.expander("Significance options (several learners)"):
              "false differences at 5% (more lenient).")
 ui.set_url_params(theta_from=theta_from, learner=learner, seed=seed, bootstrap=int(n_bootstrap),
                   test=sig_test, correction=correction,
+                  debias=debias if debias != "ipw" or "debias" in st.query_params else None,
                   clip=float(clip) if clip_on else 0.0, snips=bool(snips),
                   theta=typed if theta_from == TYPED else None)
 
@@ -184,9 +209,17 @@ res = None
 theta = None
 if ui.mapping_stops(log, "rankers", "Comparing rankers"):
     st.stop()
+if debias == "affine" and learner != "gbdt":
+    st.error("The affine correction is implemented for gradient boosting: pick it as the "
+             "learner, or IPW as the bias correction.")
+    st.stop()
+affine = None
 try:
     with ui.cancellable() as stop, st.spinner("Estimating θ and training both rankers…"):
-        if theta_from == TRUE:
+        if debias == "affine":
+            theta, *affine = _trust_em(info.content_hash, info.name, seed, _should_stop=stop)
+            affine = tuple(affine)
+        elif theta_from == TRUE:
             theta = tuple(float(t) for t in true_theta)
         elif theta_from == TYPED:
             theta = _parse_theta(typed or "")
@@ -196,7 +229,7 @@ try:
                 _should_stop=stop))
         res = _compare(info.content_hash, info.name, theta, learner,
                        float(clip) if clip_on else None, bool(snips), seed, int(n_bootstrap),
-                       sig_test, correction, _should_stop=stop)
+                       sig_test, correction, affine, _should_stop=stop)
 except NeedsRandomizedRows:
     ui.dead_end("θ cannot be estimated by randomization: this log has no rows marked as "
                 "shown in random order. If every list was, declare it once in the Data "
@@ -228,7 +261,7 @@ if res is not None:
                        f"these {res['n_test']:,} test queries.")
         st.info(caveats[-1])
     if noise and not res["identical"] and not res["multi"]:  # the verdict says it all
-        caveats.append(f"Within noise: the 95% paired interval of IPW − naive includes 0 for "
+        caveats.append(f"Within noise: the 95% paired interval of {CORR} − naive includes 0 for "
                        f"{', '.join(noise)}, so these {res['n_test']:,} test queries cannot "
                        "tell the two rankers apart on them.")
         st.warning(caveats[-1])
@@ -239,11 +272,15 @@ if res is not None:
         st.warning(caveats[-1])
     evidence = res["evidence"]
     st.caption(f"Evidence: {res['evidence_line']}. θ used: "
-               + ", ".join(plain(t) for t in theta))
+               + ", ".join(plain(t) for t in theta)
+               + ("" if affine is None else " (trust-em's α relative to position 1; α: "
+                  + ", ".join(plain(a) for a in affine[0]) + "; β: "
+                  + ", ".join(plain(b) for b in affine[1]) + ")"))
 
     settings = {"dataset": info.name, "theta_from": theta_from, "learner": learner,
                 "theta": list(theta), "clip": float(clip) if clip_on else None,
-                "snips": bool(snips), "seed": seed, "bootstrap": int(n_bootstrap)}
+                "snips": bool(snips), "seed": seed, "bootstrap": int(n_bootstrap),
+                **({} if affine is None else {"bias_correction": "affine (trust-em)"})}
     if res["multi"]:
         settings.update(test=sig_test, correction=correction)
         _several(res, settings, evidence, caveats)
@@ -254,7 +291,7 @@ if res is not None:
     for col, key, label in zip(cols, ["arp", "ndcg@10", "auc"],
                                ["ARP (lower is better)", "nDCG@10", "AUC"]):
         if m["ipw"][key] is None or ("ipw", key) not in tb.index:
-            col.metric(f"IPW {label}", "—")
+            col.metric(f"{CORR} {label}", "—")
             continue
         r = tb.loc[("ipw", key)]
         if res["identical"]:
@@ -268,7 +305,7 @@ if res is not None:
         else:
             delta = None
         flat = key in noise or res["identical"] or res["same"].get(key, False)
-        col.metric(f"IPW {label}", fmt_interval(r["value"], r["lower"], r["upper"]),
+        col.metric(f"{CORR} {label}", fmt_interval(r["value"], r["lower"], r["upper"]),
                    delta=delta, delta_color="off" if flat else
                    "inverse" if key in rankers.LOWER_IS_BETTER else "normal",
                    delta_arrow="off" if flat else "auto",
@@ -278,15 +315,18 @@ if res is not None:
     fig = _chart(res)
 
     table = res["side_by_side"]
+    if CORR != "IPW":  # the corrected ranker's columns by its name
+        table = table.rename(columns={c: c.replace("ipw", CORR) for c in table.columns})
+        table = table.assign(better=table["better"].replace({"ipw": CORR}))
     st.subheader("Paired comparison per metric")
     st.dataframe(table, hide_index=True, width="stretch",
                  column_config={"p_value": st.column_config.NumberColumn("p-value",
                                                                          format="%.4f")})
-    st.caption("delta = IPW − naive over the same queries, with a paired bootstrap interval; "
-               "the p-value is a two-sided paired randomization (sign-flip) test of no "
-               "difference. For ARP a negative delta favours IPW.")
+    st.caption(f"delta = {CORR} − naive over the same queries, with a paired bootstrap "
+               "interval; the p-value is a two-sided paired randomization (sign-flip) test of "
+               f"no difference. For ARP a negative delta favours {CORR}.")
     ui.download_csv(pd.DataFrame(table), f"compare_rankers_{info.name}.csv",
                     "Download comparison (CSV)", key="cr_csv")
-    ui.add_to_report("Naive vs IPW ranker", fig=fig, table=table, settings=settings,
+    ui.add_to_report(f"Naive vs {CORR} ranker", fig=fig, table=table, settings=settings,
                      evidence=evidence, caveats=caveats, key="compare_rankers",
                      verdict=res["verdict"])

@@ -54,3 +54,25 @@ def test_user_models_compares_trust_and_keeps_the_default(trust_log):
     table = at.dataframe[0].value
     assert list(table["model"]) == ["trust bias", "PBM"]
     assert any("trust bias fits best" in m.value for m in at.markdown)
+
+
+def test_compare_rankers_offers_the_affine_correction(tmp_path):
+    from ulr.data import ingest
+    from ulr.simulate import simulate_clicks, write_log
+    df = simulate_clicks(model="trust", queries=150, sessions=5000, features=5, seed=3).df
+    path = tmp_path / "trust_features.csv"
+    write_log(df.drop(columns=["true_theta"]), str(path))
+    ingest.load_log(path, "trust features", replace=True)
+    at = open_page("pages/compare_rankers.py", "trust features")
+    at.selectbox(key="cr_debias").set_value("affine").run()
+    assert not at.exception, at.exception
+    assert any("gradient boosting" in e.value for e in at.error)  # linear: one sentence
+    at.selectbox(key="cr_learner").set_value("gbdt").run()
+    assert not at.exception, at.exception
+    texts = " ".join(m.value for m in at.markdown)
+    assert "affine-corrected" in texts and "IPW" not in texts.split("affine-corrected")[0][-40:]
+    assert [m.label for m in at.metric][:2] == ["affine-corrected ARP (lower is better)",
+                                                 "affine-corrected nDCG@10"]
+    table = next(d.value for d in at.dataframe if "delta" in d.value.columns)
+    assert "affine-corrected" in table.columns
+    assert any("trust-em's α" in c.value for c in at.caption)
