@@ -73,6 +73,10 @@ def register(sub):
     p.add_argument("--clip", type=float, metavar="C",
                    help="clip theta from below at C (IPW weights at most 1/C)")
     p.add_argument("--snips", action="store_true", help="self-normalize the IPW weights")
+    p.add_argument("--by", metavar="COLUMN",
+                   help="IPW with theta by segment: --propensity's theta estimated on each "
+                        "value of COLUMN (a column kept at load, 2 to 12 values), each click "
+                        "weighted by its own segment's theta")
     p.add_argument("--debias", choices=("ipw", "affine"), default="ipw",
                    help="how the corrected ranker removes the bias: ipw (divide clicks by "
                         "theta, default) or affine ((click - beta_k) / alpha_k with trust-em's "
@@ -121,13 +125,31 @@ def run(args) -> dict:
     learners = _check_args(args)
     t0 = time.perf_counter()
     log = log_from_args(args)
-    theta, source = _theta(args, log)
-    train = rankers.log_frame(log)
+    theta_by = None
+    if args.by:
+        if not args.propensity or args.debias == "affine":
+            raise UlrError("--by estimates theta per segment with --propensity METHOD (IPW); "
+                           "it does not go with --theta or --debias affine.")
+        from ulr.propensity.segments import by_segment
+        seg = by_segment(log, method=args.propensity, column=args.by, seed=args.seed)
+        theta_by = {v: seg.theta[v] for v in seg.values}
+        bad = [v for v, t in theta_by.items() if not np.all(np.isfinite(t) & (t > 0))]
+        if bad:
+            raise UlrError(f"{args.propensity} has no usable theta at every position of the "
+                           f"{args.by} segment {bad[0]!r}; choose another method.")
+        source = f"{args.propensity} by {args.by}"
+        train = rankers.log_frame(log, extra=[seg.column])
+        train, theta = rankers.segment_positions(train, seg.column, theta_by)
+    else:
+        theta, source = _theta(args, log)
+        train = rankers.log_frame(log)
     test = None
     if args.test_input:
         test_log = ingest.open_file(args.test_input, mapping_from_args(args),
                                    skip_bad_rows=args.skip_bad_rows)
-        test = rankers.log_frame(test_log)
+        test = rankers.log_frame(test_log, extra=[args.by] if args.by else [])
+        if args.by:
+            test, _ = rankers.segment_positions(test, args.by, theta_by)
     n_paired = args.bootstrap or PAIRED_BOOTSTRAP  # paired differences always carry intervals
     mapping = mapping_warnings(log)
     systems = compare_learners(
@@ -148,6 +170,8 @@ def run(args) -> dict:
         "theta": [float(t) for t in theta],
         "clip": args.clip,
         "snips": bool(args.snips),
+        **({"by": args.by, "theta_by": {v: [float(x) for x in t] for v, t in theta_by.items()}}
+           if theta_by else {}),
         **({"debias": "affine", "alpha": [float(a) for a in args._affine[0]],
             "beta": [float(b) for b in args._affine[1]]} if args.debias == "affine" else {}),
         "pauc_max_fpr": comp.settings["max_fpr"],
