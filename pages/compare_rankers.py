@@ -44,6 +44,27 @@ def _estimated_theta(content_hash: str, name: str, method: str, seed: int, _shou
 
 
 @ui.cache_data(show_spinner=False, max_entries=64)
+def _segment_columns(content_hash: str, name: str) -> dict:
+    from ulr.propensity.segments import segment_columns
+    return segment_columns(catalog.open_dataset(name, cur=catalog.cursor()))
+
+
+@ui.cache_data(show_spinner=False, max_entries=64)
+def _segment_theta(content_hash: str, name: str, method: str, column: str, seed: int,
+                   _should_stop=None):
+    """``((value, theta tuple), ...)`` of ``method`` on each value of ``column``."""
+    from ulr.propensity.segments import by_segment
+    lg = catalog.open_dataset(name, cur=catalog.cursor())
+    seg = by_segment(lg, method=method, column=column, seed=seed, should_stop=_should_stop)
+    for v in seg.values:
+        t = seg.theta[v]
+        if not np.all(np.isfinite(t) & (t > 0)):
+            raise UlrError(f"{method} has no usable θ at every position of the {column} "
+                           f"segment “{v}”; choose another method.")
+    return tuple((v, tuple(float(x) for x in seg.theta[v])) for v in seg.values)
+
+
+@ui.cache_data(show_spinner=False, max_entries=64)
 def _trust_em(content_hash: str, name: str, seed: int, _should_stop=None):
     """theta, alpha and beta of trust-em (the affine correction's inputs), as tuples."""
     lg = catalog.open_dataset(name, cur=catalog.cursor())
@@ -55,10 +76,14 @@ def _trust_em(content_hash: str, name: str, seed: int, _should_stop=None):
 @ui.cache_data(show_spinner=False, max_entries=32)
 def _compare(content_hash: str, name: str, theta: tuple, learner: str, clip, snips: bool,
              seed: int, n_bootstrap: int, test: str = "randomization",
-             correction: str = "holm", affine: tuple | None = None, _should_stop=None):
+             correction: str = "holm", affine: tuple | None = None, by: tuple | None = None,
+             _should_stop=None):
     lg = catalog.open_dataset(name, cur=catalog.cursor())
     extra = {} if affine is None else {"affine": (np.array(affine[0]), np.array(affine[1]))}
-    sc = rankers.compare_learners(rankers.log_frame(lg), None, np.array(theta),
+    frame = rankers.log_frame(lg, extra=[by[0]] if by else [])
+    if by:  # theta by segment: each click weighted by its own segment's theta
+        frame, theta = rankers.segment_positions(frame, by[0], dict(by[1]))
+    sc = rankers.compare_learners(frame, None, np.array(theta),
                                   learners=learner, clip=clip, normalize=snips, seed=seed,
                                   min_queries=rankers.MIN_TEST_QUERIES, n_bootstrap=n_bootstrap,
                                   mapping=mapping_warnings(lg), test=test, correction=correction,
@@ -181,6 +206,14 @@ with st.expander("IPW options"):
         help="IPW divides clicks by θ, so clicks users give the top results out of trust stay "
              "in. The affine correction subtracts them with the trust-bias model's α and β, "
              "estimated from this log by trust-em (Vardasbi et al. 2020).")
+    seg_cols = _segment_columns(info.content_hash, info.name)
+    by_options = ["(none)"] + list(seg_cols)
+    by_col = st.selectbox(
+        "θ by segment", by_options, index=ui.url_index("by", by_options), key="cr_by",
+        disabled=not seg_cols, format_func=lambda c: "one θ for the whole log" if c == "(none)"
+        else f"{c} ({seg_cols[c]} values)",
+        help="Estimate θ separately for each value of a column (such as a device) with the "
+             "estimator picked above, and weight each click by its own segment's θ.")
 CORR = "affine-corrected" if debias == "affine" else "IPW"
 with st.expander("Significance options (several learners)"):
     s1, s2 = st.columns(2)
@@ -201,6 +234,7 @@ with st.expander("Significance options (several learners)"):
 ui.set_url_params(theta_from=theta_from, learner=learner, seed=seed, bootstrap=int(n_bootstrap),
                   test=sig_test, correction=correction,
                   debias=debias if debias != "ipw" or "debias" in st.query_params else None,
+                  by=by_col if by_col != "(none)" or "by" in st.query_params else None,
                   clip=float(clip) if clip_on else 0.0, snips=bool(snips),
                   theta=typed if theta_from == TYPED else None)
 
@@ -213,7 +247,11 @@ if debias == "affine" and learner != "gbdt":
     st.error("The affine correction is implemented for gradient boosting: pick it as the "
              "learner, or IPW as the bias correction.")
     st.stop()
-affine = None
+if by_col != "(none)" and (debias == "affine" or not theta_from.startswith(METHOD_PREFIX)):
+    st.error("θ by segment is estimated from the log: pick an estimator as where θ comes from, "
+             "and IPW as the bias correction.")
+    st.stop()
+affine = by = None
 try:
     with ui.cancellable() as stop, st.spinner("Estimating θ and training both rankers…"):
         if debias == "affine":
@@ -223,13 +261,18 @@ try:
             theta = tuple(float(t) for t in true_theta)
         elif theta_from == TYPED:
             theta = _parse_theta(typed or "")
+        elif by_col != "(none)":
+            by = (by_col, _segment_theta(info.content_hash, info.name,
+                                         theta_from[len(METHOD_PREFIX):], by_col, seed,
+                                         _should_stop=stop))
+            theta = by[1][0][1]  # drawn per segment below; the first segment's for the caption
         else:
             theta = tuple(float(t) for t in _estimated_theta(
                 info.content_hash, info.name, theta_from[len(METHOD_PREFIX):], seed,
                 _should_stop=stop))
         res = _compare(info.content_hash, info.name, theta, learner,
                        float(clip) if clip_on else None, bool(snips), seed, int(n_bootstrap),
-                       sig_test, correction, affine, _should_stop=stop)
+                       sig_test, correction, affine, by, _should_stop=stop)
 except NeedsRandomizedRows:
     ui.dead_end("θ cannot be estimated by randomization: this log has no rows marked as "
                 "shown in random order. If every list was, declare it once in the Data "
@@ -272,7 +315,8 @@ if res is not None:
         st.warning(caveats[-1])
     evidence = res["evidence"]
     st.caption(f"Evidence: {res['evidence_line']}. θ used: "
-               + ", ".join(plain(t) for t in theta)
+               + ("; ".join(f"{by[0]} = {v}: " + ", ".join(plain(t) for t in th)
+                            for v, th in by[1]) if by else ", ".join(plain(t) for t in theta))
                + ("" if affine is None else " (trust-em's α relative to position 1; α: "
                   + ", ".join(plain(a) for a in affine[0]) + "; β: "
                   + ", ".join(plain(b) for b in affine[1]) + ")"))
@@ -280,7 +324,8 @@ if res is not None:
     settings = {"dataset": info.name, "theta_from": theta_from, "learner": learner,
                 "theta": list(theta), "clip": float(clip) if clip_on else None,
                 "snips": bool(snips), "seed": seed, "bootstrap": int(n_bootstrap),
-                **({} if affine is None else {"bias_correction": "affine (trust-em)"})}
+                **({} if affine is None else {"bias_correction": "affine (trust-em)"}),
+                **({} if by is None else {"theta_by": by[0]})}
     if res["multi"]:
         settings.update(test=sig_test, correction=correction)
         _several(res, settings, evidence, caveats)

@@ -42,3 +42,34 @@ def test_split_by_device_draws_one_curve_per_segment(tmp_path):
     assert set(table["segment"]) == {"mobile", "desktop"}
     box.set_value("(none)").run()
     assert "by" not in at.query_params
+
+
+def test_compare_rankers_weights_clicks_by_their_segments_theta(tmp_path):
+    import pandas as pd
+
+    from ulr.data import ingest
+    from ulr.simulate import simulate_clicks, write_log
+    parts = []
+    for i, (dev, eta) in enumerate((("mobile", 1.5), ("desktop", 0.7))):
+        d = simulate_clicks(queries=80, docs_per_query=6, sessions=2000, eta=eta, features=3,
+                            seed=30 + i).df.drop(columns=["true_theta"])
+        for c in ("query_id", "doc_id", "session_id"):
+            d[c] = d[c].astype(str) + dev
+        d["device"] = dev
+        parts.append(d)
+    path = tmp_path / "devices_features.csv"
+    write_log(pd.concat(parts, ignore_index=True), str(path))
+    ingest.load_log(path, "device features", replace=True)
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.session_state["dataset"] = "device features"
+    at.run()
+    at.switch_page("pages/compare_rankers.py").run()
+    assert not at.exception, at.exception
+    at.selectbox(key="cr_theta_from").set_value("estimated: em")
+    at.selectbox(key="cr_by").set_value("device").run()
+    assert not at.exception, at.exception
+    assert any("device = mobile:" in c.value and "device = desktop:" in c.value
+               for c in at.caption)
+    assert any("IPW" in m.label for m in at.metric)
+    at.selectbox(key="cr_theta_from").set_value("typed theta").run()
+    assert any("estimated from the log" in e.value for e in at.error)
