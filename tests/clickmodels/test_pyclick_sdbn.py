@@ -94,3 +94,56 @@ def test_on_users_who_never_abandon_the_em_sdbn_is_the_more_accurate(search):
 
 def test_default_comparison_is_unchanged():
     assert DEFAULT == ("pbm", "cascade", "dcm", "dbn", "sdbn", "ubm")
+
+
+def pyclick_dcm_perplexity(S):
+    """PyClick's DCM (``pyclick/click_models/DCM.py``): attractiveness counted as SDBN's,
+    continuation per rank = (1 + clicks at r that are not the last) / (2 + clicks at r),
+    ``exam *= cont attr + (1 - attr)``."""
+    tr, te = np.flatnonzero(~S.test), np.flatnonzero(S.test)
+    num_a, den_a = {}, {}
+    num_c, den_c = [1.0] * S.ranks, [2.0] * S.ranks
+    for i in tr:
+        c = int(S.count[i])
+        n = int((S.pair[i] >= 0).sum())
+        clicked = [r for r in range(n) if S.click[i, r]]
+        last = clicked[-1] if clicked else n
+        for r in range(n):
+            q = int(S.pair[i, r])
+            if r <= last:
+                num_a[q] = num_a.get(q, 0) + c * int(S.click[i, r])
+                den_a[q] = den_a.get(q, 0) + c
+            if S.click[i, r]:
+                num_c[r] += c * int(r != last)
+                den_c[r] += c
+    logs, shown = [0.0] * S.ranks, [0] * S.ranks
+    for i in te:
+        c = int(S.count[i])
+        exam = 1.0
+        for r in range(S.ranks):
+            q = int(S.pair[i, r])
+            if q < 0:
+                break
+            a = (1 + num_a.get(q, 0)) / (2 + den_a.get(q, 0))
+            cont = num_c[r] / den_c[r]
+            p = a * exam
+            logs[r] += c * math.log2(p if S.click[i, r] else 1 - p)
+            shown[r] += c
+            exam *= cont * a + (1 - a)
+    by_rank = [2 ** (-x / n) for x, n in zip(logs, shown)]
+    return sum(by_rank) / len(by_rank)
+
+
+def test_dcm_counts_with_pyclicks_prior_is_pyclicks_dcm(search):
+    """With "1,1" dcm-counts is PyClick's DCM. With the default (auto) prior it is 0.0019
+    behind PyClick on this fixture (measured; unlike SDBN, where the auto prior is ahead):
+    the issue's bar of 0.0005 holds for DCM only with PyClick's prior, which is why
+    docs/clickmodels.md says to pick it for DCM. ulr's EM DCM is further behind, by
+    definition (users who abandon)."""
+    S = search("dbn")
+    ref = pyclick_dcm_perplexity(S)
+    exact = evaluate.compare(S, ["dcm-counts"], prior="1,1").score("dcm-counts")
+    assert exact.perplexity == pytest.approx(ref, abs=1e-9)
+    res = evaluate.compare(S, ["dcm", "dcm-counts"])
+    assert res.score("dcm-counts").perplexity <= ref + 0.0025
+    assert res.score("dcm").perplexity > res.score("dcm-counts").perplexity
