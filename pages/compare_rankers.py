@@ -45,18 +45,53 @@ def _estimated_theta(content_hash: str, name: str, method: str, seed: int, _shou
     return rankers.propensity_theta(lg, method, seed=seed, should_stop=_should_stop)
 
 
+@ui.cache_data(show_spinner=False, max_entries=64)
+def _segment_columns(content_hash: str, name: str) -> dict:
+    from ulr.propensity.segments import segment_columns
+    return segment_columns(catalog.open_dataset(name, cur=catalog.cursor()))
+
+
+@ui.cache_data(show_spinner=False, max_entries=64)
+def _segment_theta(content_hash: str, name: str, method: str, column: str, seed: int,
+                   _should_stop=None):
+    """``((value, theta tuple), ...)`` of ``method`` on each value of ``column``."""
+    from ulr.propensity.segments import by_segment
+    lg = catalog.open_dataset(name, cur=catalog.cursor())
+    seg = by_segment(lg, method=method, column=column, seed=seed, should_stop=_should_stop)
+    for v in seg.values:
+        t = seg.theta[v]
+        if not np.all(np.isfinite(t) & (t > 0)):
+            raise UlrError(f"{method} has no usable θ at every position of the {column} "
+                           f"segment “{v}”; choose another method.")
+    return tuple((v, tuple(float(x) for x in seg.theta[v])) for v in seg.values)
+
+
+@ui.cache_data(show_spinner=False, max_entries=64)
+def _trust_em(content_hash: str, name: str, seed: int, _should_stop=None):
+    """theta, alpha and beta of trust-em (the affine correction's inputs), as tuples."""
+    lg = catalog.open_dataset(name, cur=catalog.cursor())
+    res = propensity.estimate(lg, method="trust-em", seed=seed, should_stop=_should_stop)
+    return (tuple(float(t) for t in res.theta), tuple(res.extras["alpha"]),
+            tuple(res.extras["beta"]))
+
+
 @ui.cache_data(show_spinner=False, max_entries=32)
 def _compare(content_hash: str, name: str, theta: tuple, learner: str, clip, snips: bool,
              seed: int, n_bootstrap: int, test: str = "randomization",
-             correction: str = "holm", theta_method: str | None = None, _should_stop=None):
+             correction: str = "holm", theta_method: str | None = None,
+             affine: tuple | None = None, by: tuple | None = None, _should_stop=None):
     lg = catalog.open_dataset(name, cur=catalog.cursor())
-    sc = rankers.compare_learners(rankers.log_frame(lg), None, np.array(theta),
+    extra = {} if affine is None else {"affine": (np.array(affine[0]), np.array(affine[1]))}
+    frame = rankers.log_frame(lg, extra=[by[0]] if by else [])
+    if by:  # theta by segment: each click weighted by its own segment's theta
+        frame, theta = rankers.segment_positions(frame, by[0], dict(by[1]))
+    sc = rankers.compare_learners(frame, None, np.array(theta),
                                   learners=learner, clip=clip, normalize=snips, seed=seed,
                                   min_queries=rankers.MIN_TEST_QUERIES, n_bootstrap=n_bootstrap,
                                   test=test, correction=correction,
                                   n_resamples=rankers.PAIR_RESAMPLES, should_stop=_should_stop,
                                   **rankers.weighed_facts(lg, theta_from=theta_method,
-                                                          should_stop=_should_stop))
+                                                          should_stop=_should_stop), **extra)
     return sc.view(n_bootstrap=n_bootstrap, seed=seed)  # computed and worded in ulr
 
 
@@ -65,8 +100,11 @@ def _parse_theta(text: str) -> tuple:
 
 
 def _chart(res):
-    fig = ui.figure(rankers.comparison_figure, res["table"], estimated=res["estimated"],
-                    title=f"Naive vs IPW ({learner.replace(',', ' and ')}) on "
+    table = res["table"]
+    if CORR != "IPW":  # the corrected ranker by its name
+        table = table.assign(ranker=table["ranker"].replace({"ipw": CORR}))
+    fig = ui.figure(rankers.comparison_figure, table, estimated=res["estimated"],
+                    title=f"Naive vs {CORR} ({learner.replace(',', ' and ')}) on "
                           f"“{html.escape(ui.clip(info.name))}”")  # Plotly reads tags
     st.plotly_chart(fig, key="cr_chart")
     st.caption("Dots show the metric on the held-out queries; whiskers are 95% percentile "
@@ -151,6 +189,24 @@ with st.expander("IPW options"):
                         key="cr_snips")
     seed = int(o3.number_input("Seed", 0, 10**6, ui.url_number("seed", 0, 0, 10**6),
                                key="cr_seed"))
+    debias_options = ["ipw", "affine"]
+    debias = st.selectbox(
+        "Bias correction", debias_options, index=ui.url_index("debias", debias_options),
+        key="cr_debias", format_func={"ipw": "IPW: each click weighted by 1/θ",
+                                      "affine": "affine: (click − β) / α, also removes trust "
+                                                "bias (gradient boosting)"}.get,
+        help="IPW divides clicks by θ, so clicks users give the top results out of trust stay "
+             "in. The affine correction subtracts them with the trust-bias model's α and β, "
+             "estimated from this log by trust-em (Vardasbi et al. 2020).")
+    seg_cols = _segment_columns(info.content_hash, info.name)
+    by_options = ["(none)"] + list(seg_cols)
+    by_col = st.selectbox(
+        "θ by segment", by_options, index=ui.url_index("by", by_options), key="cr_by",
+        disabled=not seg_cols, format_func=lambda c: "one θ for the whole log" if c == "(none)"
+        else f"{c} ({seg_cols[c]} values)",
+        help="Estimate θ separately for each value of a column (such as a device) with the "
+             "estimator picked above, and weight each click by its own segment's θ.")
+CORR = "affine-corrected" if debias == "affine" else "IPW"
 with st.expander("Significance options (several learners)"):
     s1, s2 = st.columns(2)
     sig_test = s1.selectbox(
@@ -169,6 +225,8 @@ with st.expander("Significance options (several learners)"):
              "false differences at 5% (more lenient).")
 ui.set_url_params(theta_from=theta_from, learner=learner, seed=seed, bootstrap=int(n_bootstrap),
                   test=sig_test, correction=correction,
+                  debias=debias if debias != "ipw" or "debias" in st.query_params else None,
+                  by=by_col if by_col != "(none)" or "by" in st.query_params else None,
                   clip=float(clip) if clip_on else 0.0, snips=bool(snips),
                   theta=typed if theta_from == TYPED else None)
 
@@ -177,12 +235,29 @@ res = None
 theta = None
 if ui.mapping_stops(log, "rankers", "Comparing rankers"):
     st.stop()
+if debias == "affine" and learner != "gbdt":
+    st.error("The affine correction is implemented for gradient boosting: pick it as the "
+             "learner, or IPW as the bias correction.")
+    st.stop()
+if by_col != "(none)" and (debias == "affine" or not theta_from.startswith(METHOD_PREFIX)):
+    st.error("θ by segment is estimated from the log: pick an estimator as where θ comes from, "
+             "and IPW as the bias correction.")
+    st.stop()
+affine = by = None
 try:
     with ui.cancellable() as stop, st.spinner("Estimating θ and training both rankers…"):
-        if theta_from == TRUE:
+        if debias == "affine":
+            theta, *affine = _trust_em(info.content_hash, info.name, seed, _should_stop=stop)
+            affine = tuple(affine)
+        elif theta_from == TRUE:
             theta = tuple(float(t) for t in true_theta)
         elif theta_from == TYPED:
             theta = _parse_theta(typed or "")
+        elif by_col != "(none)":
+            by = (by_col, _segment_theta(info.content_hash, info.name,
+                                         theta_from[len(METHOD_PREFIX):], by_col, seed,
+                                         _should_stop=stop))
+            theta = by[1][0][1]  # drawn per segment below; the first segment's for the caption
         else:
             theta = tuple(float(t) for t in _estimated_theta(
                 info.content_hash, info.name, theta_from[len(METHOD_PREFIX):], seed,
@@ -191,7 +266,7 @@ try:
                        float(clip) if clip_on else None, bool(snips), seed, int(n_bootstrap),
                        sig_test, correction,
                        theta_from[len(METHOD_PREFIX):] if theta_from.startswith(METHOD_PREFIX)
-                       else None, _should_stop=stop)
+                       else None, affine, by, _should_stop=stop)
 except NeedsRandomizedRows:
     ui.dead_end("θ cannot be estimated by randomization: this log has no rows marked as "
                 "shown in random order. If every list was, declare it once in the Data "
@@ -221,11 +296,17 @@ if res is not None:
             st.warning(text)
     evidence = res["evidence"]
     st.caption(f"Evidence: {res['evidence_line']}. θ used: "
-               + ", ".join(plain(t) for t in theta))
+               + ("; ".join(f"{by[0]} = {v}: " + ", ".join(plain(t) for t in th)
+                            for v, th in by[1]) if by else ", ".join(plain(t) for t in theta))
+               + ("" if affine is None else " (trust-em's α relative to position 1; α: "
+                  + ", ".join(plain(a) for a in affine[0]) + "; β: "
+                  + ", ".join(plain(b) for b in affine[1]) + ")"))
 
     settings = {"dataset": info.name, "theta_from": theta_from, "learner": learner,
                 "theta": list(theta), "clip": float(clip) if clip_on else None,
-                "snips": bool(snips), "seed": seed, "bootstrap": int(n_bootstrap)}
+                "snips": bool(snips), "seed": seed, "bootstrap": int(n_bootstrap),
+                **({} if affine is None else {"bias_correction": "affine (trust-em)"}),
+                **({} if by is None else {"theta_by": by[0]})}
     if res["multi"]:
         settings.update(test=sig_test, correction=correction)
         _several(res, settings, evidence, caveats)
@@ -236,7 +317,7 @@ if res is not None:
     for col, key, label in zip(cols, ["arp", "ndcg@10", "auc"],
                                ["ARP (lower is better)", "nDCG@10", "AUC"]):
         if m["ipw"][key] is None or ("ipw", key) not in tb.index:
-            col.metric(f"IPW {label}", "—")
+            col.metric(f"{CORR} {label}", "—")
             continue
         r = tb.loc[("ipw", key)]
         if res["identical"]:
@@ -250,7 +331,7 @@ if res is not None:
         else:
             delta = None
         flat = key in noise or res["identical"] or res["same"].get(key, False)
-        col.metric(f"IPW {label}", fmt_interval(r["value"], r["lower"], r["upper"]),
+        col.metric(f"{CORR} {label}", fmt_interval(r["value"], r["lower"], r["upper"]),
                    delta=delta, delta_color="off" if flat else
                    "inverse" if key in rankers.LOWER_IS_BETTER else "normal",
                    delta_arrow="off" if flat else "auto",
@@ -260,15 +341,18 @@ if res is not None:
     fig = _chart(res)
 
     table = res["side_by_side"]
+    if CORR != "IPW":  # the corrected ranker's columns by its name
+        table = table.rename(columns={c: c.replace("ipw", CORR) for c in table.columns})
+        table = table.assign(better=table["better"].replace({"ipw": CORR}))
     st.subheader("Paired comparison per metric")
     st.dataframe(table, hide_index=True, width="stretch",
                  column_config={"p_value": st.column_config.NumberColumn("p-value",
                                                                          format="%.4f")})
-    st.caption("delta = IPW − naive over the same queries, with a paired bootstrap interval; "
-               "the p-value is a two-sided paired randomization (sign-flip) test of no "
-               "difference. For ARP a negative delta favours IPW.")
+    st.caption(f"delta = {CORR} − naive over the same queries, with a paired bootstrap "
+               "interval; the p-value is a two-sided paired randomization (sign-flip) test of "
+               f"no difference. For ARP a negative delta favours {CORR}.")
     ui.download_csv(pd.DataFrame(table), f"compare_rankers_{info.name}.csv",
                     "Download comparison (CSV)", key="cr_csv")
-    ui.add_to_report("Naive vs IPW ranker", fig=fig, table=table, settings=settings,
+    ui.add_to_report(f"Naive vs {CORR} ranker", fig=fig, table=table, settings=settings,
                      evidence=evidence, caveats=caveats, key="compare_rankers",
                      verdict=res["verdict"])

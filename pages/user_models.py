@@ -8,9 +8,10 @@ model's examination-by-rank curve beside the PBM estimate of the Position bias p
 import streamlit as st
 
 from pages import _ui as ui
+from pages._ui.identification import show_identification
 from ulr import propensity
 from ulr.data import catalog
-from ulr.clickmodels import LABELS, MODELS, evaluate, plots, sessions
+from ulr.clickmodels import DEFAULT, LABELS, MODELS, evaluate, plots, sessions
 from ulr.errors import UlrError
 from ulr.data.scan import scan_of
 from ulr.data.summary import true_theta
@@ -49,7 +50,7 @@ def _pbm_theta(content_hash: str, name: str, positions: int):
 def _settings():
     """The controls, pre-set from the shareable URL (models, test, boot, seed, prior)."""
     models = st.multiselect("Models", list(MODELS),
-                            default=ui.url_options("models", list(MODELS), list(MODELS)),
+                            default=ui.url_options("models", list(MODELS), list(DEFAULT)),
                             key="um_models", format_func=lambda m: LABELS[m],
                             help="PBM and UBM: examination by rank (and distance to the last "
                                  "click); cascade, DCM, DBN, SDBN: users scan down and may stop "
@@ -115,6 +116,7 @@ if not info.has("session_id"):
                 label="Map a session id in the Data page's column mapping")
     st.stop()
 models, fraction, bootstrap, seed, prior = _settings()
+show_identification(info, key="um")
 kind, res = "error", "The click models did not run."
 held, value = ui.cached_only(lambda: _compare(info.content_hash, info.name, models, fraction,
                                                bootstrap, seed, prior))

@@ -357,12 +357,12 @@ def pbm_fit(log, *, should_stop=None) -> PbmFit | None:
         return None
 
     def compute():
-        from ulr.clickmodels import MODELS, evaluate, sessions
+        from ulr.clickmodels import DEFAULT, evaluate, sessions
         from ulr.errors import Cancelled, UlrError
         try:
             S = sessions.collect(_rows_for_fit(log), test_fraction=PBM_CHECK_FRACTION,
                                  seed=0)
-            comp = evaluate.compare(S, list(MODELS), n_bootstrap=PBM_CHECK_BOOTSTRAP,
+            comp = evaluate.compare(S, list(DEFAULT), n_bootstrap=PBM_CHECK_BOOTSTRAP,
                                     seed=0, test_fraction=PBM_CHECK_FRACTION,
                                     refit_intervals=False, should_stop=should_stop)
         except Cancelled:

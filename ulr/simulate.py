@@ -13,7 +13,9 @@ The generative story (one *session* = one result list shown for one query):
 3. A fraction of sessions is shown in uniformly random order (``randomized=1``).
 4. Clicks follow the position-based model (PBM),
    ``P(click) = theta_k * gamma(y)``, or the cascade model (scan top-down,
-   click the first attractive document, stop). Attractiveness is
+   click the first attractive document, stop), or trust bias (``model="trust"``: a
+   document is relevant when its grade is above 0, and ``P(click) = theta_k (eps+_k R +
+   eps-_k (1 - R))`` with :func:`trust_truth`'s ``eps``). Attractiveness is
    ``gamma(y) = eps + (1 - eps) (2^y - 1) / (2^ymax - 1)`` and examination is
    ``theta_k = (1/k)^eta`` unless a vector is given.
 
@@ -68,8 +70,8 @@ class SimulationConfig:
     seed: int = 0
 
     def __post_init__(self):
-        if self.model not in ("pbm", "cascade"):
-            raise UlrError(f"model must be 'pbm' or 'cascade', not {self.model!r}.")
+        if self.model not in ("pbm", "cascade", "trust"):
+            raise UlrError(f"model must be 'pbm', 'cascade' or 'trust', not {self.model!r}.")
         for name in ("queries", "docs_per_query", "sessions"):
             if int(getattr(self, name)) < 1:
                 raise UlrError(f"{name} must be at least 1.")
@@ -169,7 +171,10 @@ def simulate_clicks(*, model: str = "pbm", queries: int = 1000, docs_per_query: 
     grade = np.searchsorted(cuts, latent, side="right").astype(np.int64)  # 0..4
     gamma = attractiveness(grade, eps=cfg.eps)
     q_of_s, randomized, order = _sessions(cfg, rng, prod_score)
-    g_shown = np.take_along_axis(gamma[q_of_s], order, axis=1)
+    if cfg.model == "trust":  # binary relevance: any grade above 0
+        g_shown = np.take_along_axis((grade >= 1).astype(float)[q_of_s], order, axis=1)
+    else:
+        g_shown = np.take_along_axis(gamma[q_of_s], order, axis=1)
     clicks, exam_true, theta_out = _clicks(cfg, rng, g_shown)
     df = _log_frame(cfg, X, grade, q_of_s, randomized, order, clicks, exam_true)
     return SimulatedLog(df=df, theta=theta_out, relevance_weights=w_true,
@@ -213,6 +218,12 @@ def _clicks(cfg: SimulationConfig, rng, g_shown):
     per-position theta (for the cascade model, the average probability that the
     position is examined)."""
     S, D = g_shown.shape
+    if cfg.model == "trust":  # g_shown is the binary relevance R (trust_truth's eps)
+        exam = cfg.examination()
+        tt = trust_truth(D, theta=exam)
+        p = tt["beta"][None, :] + tt["alpha"][None, :] * g_shown
+        clicks = rng.random((S, D)) < p
+        return clicks, np.broadcast_to(exam, (S, D)), exam.copy()
     if cfg.model == "pbm":
         exam = cfg.examination()
         clicks = rng.random((S, D)) < exam[None, :] * g_shown
@@ -337,13 +348,39 @@ def write_obd_like_log(path: str, **kwargs) -> pd.DataFrame:
 
 # --------------------------------------------------------------------------- click models
 
-CLICK_MODELS = ("pbm", "cascade", "dcm", "dbn", "sdbn", "ubm")
+CLICK_MODELS = ("pbm", "cascade", "dcm", "dbn", "sdbn", "ubm", "trust")
+RELEVANT_ABOVE = 0.4  # trust: a document is relevant when its attractiveness draw exceeds this
+
+
+def trust_truth(docs: int, *, theta=None, eps_plus=None, eps_minus=None) -> dict:
+    """The trust-bias simulation's per-rank truth: ``theta_k = 1 / k^0.8``,
+    ``eps+_k = 0.98 - 0.02 (k - 1)`` and ``eps-_k = 0.35 / k`` unless given; ``alpha_k =
+    theta_k (eps+_k - eps-_k)``, ``beta_k = theta_k eps-_k``."""
+    r = np.arange(1, docs + 1, dtype=float)
+    out = {}
+    for name, given, default in (("theta", theta, r ** -0.8),
+                                 ("eps_plus", eps_plus, np.clip(0.98 - 0.02 * (r - 1), 0.5, 1)),
+                                 ("eps_minus", eps_minus, 0.35 / r)):
+        v = default if given is None else np.asarray(given, dtype=float)
+        if v.shape != (docs,):
+            raise UlrError(f"{name.replace('_', ' ')} needs one value per position ({docs}), "
+                           f"got {len(v)}.")
+        if np.any(~np.isfinite(v)) or np.any((v < 0) | (v > 1)):
+            raise UlrError(f"{name.replace('_', ' ')} values must lie in [0, 1].")
+        out[name] = v
+    if np.any(out["eps_minus"] > out["eps_plus"]):
+        raise UlrError("eps minus (clicks on irrelevant results) must not exceed eps plus at "
+                       "any position.")
+    out["alpha"] = out["theta"] * (out["eps_plus"] - out["eps_minus"])
+    out["beta"] = out["theta"] * out["eps_minus"]
+    return out
 
 
 def simulate_click_model(model: str, *, sessions: int = 10000, queries: int = 100,
                          docs_per_query: int = 10, seed: int = 0,
                          orders: int = 0, session_seed: int | None = None,
-                         query_weights=None) -> SimulatedLog:
+                         query_weights=None, randomized: float = 0.0, theta=None,
+                         eps_plus=None, eps_minus=None) -> SimulatedLog:
     """A log generated by one click model of :mod:`ulr.clickmodels`, with its true parameters.
 
     Each session shows the ``docs_per_query`` documents of a random query in a
@@ -354,7 +391,12 @@ def simulate_click_model(model: str, *, sessions: int = 10000, queries: int = 10
     ``sigma ~ Uniform(0.2, 0.8)``. Per model: PBM ``theta_r = 1 / r^0.8``; UBM
     ``gamma_{r, r'} = 1 / (r - r')^0.6`` times 0.9 without a click above
     (``r' = 0``: ``0.9 / r^0.6``); DCM ``lambda_r = 0.7 - 0.03 r``; DBN
-    ``gamma = 0.85``; SDBN ``gamma = 1``; cascade stops at the first click.
+    ``gamma = 0.85``; SDBN ``gamma = 1``; cascade stops at the first click. Trust bias
+    (Agarwal et al. 2019): a document is relevant (``R = 1``) when its ``alpha`` exceeds
+    ``RELEVANT_ABOVE``, and ``P(click) = theta_k (eps+_k R + eps-_k (1 - R))``
+    (:func:`trust_truth`; ``theta``, ``eps_plus``, ``eps_minus`` per position override it).
+    ``randomized``: with ``orders``, this share of sessions is shown in a uniformly random
+    order instead (as a randomized bucket of traffic).
 
     ``extra["truth"]`` holds ``alpha`` and ``sigma`` per document (index
     ``doc_id``), and ``theta``, ``gamma`` or ``lam`` as the model has them.
@@ -371,6 +413,12 @@ def simulate_click_model(model: str, *, sessions: int = 10000, queries: int = 10
         raise UlrError("sessions, queries and docs_per_query must be at least 1.")
     if int(orders) < 0:
         raise UlrError(f"orders must be 0 (a random order per session) or more, not {orders}.")
+    if not 0.0 <= float(randomized) <= 1.0:
+        raise UlrError(f"the randomized share must lie in [0, 1], got {randomized}.")
+    if model != "trust" and not (theta is None and eps_plus is None and eps_minus is None):
+        raise UlrError("theta, eps plus and eps minus per position go with the trust model.")
+    tt = trust_truth(D, theta=theta, eps_plus=eps_plus, eps_minus=eps_minus) \
+        if model == "trust" else None
     rng = np.random.default_rng(seed)
     alpha = rng.beta(1.0, 2.0, size=Q * D)
     sigma = rng.uniform(0.2, 0.8, size=Q * D)
@@ -386,6 +434,9 @@ def simulate_click_model(model: str, *, sessions: int = 10000, queries: int = 10
         if session_seed is None:
             lists = np.argsort(rng.random((Q, int(orders), D)), axis=2)
         doc = q[:, None] * D + lists[q, rng.integers(0, int(orders), size=S)]
+        if randomized > 0:  # a randomized bucket: these sessions get a random order
+            rand = rng.random(S) < float(randomized)
+            doc[rand] = q[rand, None] * D + np.argsort(rng.random((int(rand.sum()), D)), axis=1)
     else:
         doc = q[:, None] * D + np.argsort(rng.random((S, D)), axis=1)
     a, s = alpha[doc], sigma[doc]
@@ -394,7 +445,15 @@ def simulate_click_model(model: str, *, sessions: int = 10000, queries: int = 10
     truth = {"alpha": alpha, "sigma": sigma}
     click = np.zeros((S, D), dtype=bool)
     exam_p = np.zeros((S, D))
-    if model in ("pbm", "ubm"):
+    if model == "trust":
+        relevant = alpha > RELEVANT_ABOVE
+        truth = {"alpha": alpha, "sigma": sigma, "relevant": relevant.astype(np.int8),
+                 **{k: tt[k] for k in ("theta", "eps_plus", "eps_minus")},
+                 "alpha_rank": tt["alpha"], "beta_rank": tt["beta"]}
+        p = tt["beta"][None, :] + tt["alpha"][None, :] * relevant[doc]
+        click = u[:, :, 0] < p
+        exam_p = np.broadcast_to(tt["theta"][None, :], (S, D))
+    elif model in ("pbm", "ubm"):
         theta = r ** -0.8
         gamma = np.zeros((D, D))
         for k in range(D):

@@ -17,7 +17,7 @@ import json
 import pytest
 
 from tests.clickmodels.helpers import long_tail_log, sessions_of
-from ulr.clickmodels import MODELS, evaluate
+from ulr.clickmodels import DEFAULT, evaluate
 from ulr.simulate import write_log
 
 NESTED_IN = {"pbm": {"ubm"}, "cascade": {"dcm", "dbn", "sdbn", "ubm"}, "sdbn": {"dbn"},
@@ -41,7 +41,7 @@ def long_tail_csv(tmp_path_factory):
     return get
 
 
-@pytest.mark.parametrize("truth", list(MODELS))
+@pytest.mark.parametrize("truth", list(DEFAULT))
 def test_the_cli_names_the_true_model_on_a_long_tailed_log(cli, long_tail_csv, truth):
     """``clickmodels`` with every default (six models, the auto prior, the shared bootstrap
     default) names the model that generated the log, or one that nests it with the gap
@@ -70,7 +70,7 @@ def test_the_cli_names_the_true_model_on_a_long_tailed_log(cli, long_tail_csv, t
 def test_the_verdict_reads_as_the_issue_asks(simulated):
     """DCM's log: a cascade-type model clearly ahead of PBM and UBM says users stop after a
     click; the PBM sample: PBM (or UBM, which nests it) best, the other within noise or not."""
-    res = evaluate.compare(sessions_of(simulated("dcm", N), test_every=4), list(MODELS),
+    res = evaluate.compare(sessions_of(simulated("dcm", N), test_every=4), list(DEFAULT),
                            n_bootstrap=100, seed=3, refit_intervals=False)
     assert res.verdict.takeaway == ("cascade-type models fit far better: users stop after a "
                                     "click (DCM best).")

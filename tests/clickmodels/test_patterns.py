@@ -7,11 +7,11 @@ import pytest
 
 from tests.clickmodels.helpers import compress, per_session, record_joins
 from ulr.data import ingest
-from ulr.clickmodels import MODELS, evaluate, sessions
+from ulr.clickmodels import DEFAULT, MODELS, evaluate, sessions
 from ulr.data.scan import scan_of
 from ulr.simulate import simulate_click_model, write_log
 
-MODEL_NAMES = list(MODELS)
+MODEL_NAMES = list(DEFAULT)
 
 
 @pytest.fixture(scope="module")

@@ -130,7 +130,7 @@ def test_dispatcher_refuses_bad_options(tmp_path):
     with pytest.raises(UlrError, match="bootstrap must be"):
         estimate(log, method="em", n_bootstrap=1)
     assert set(METHODS) == {"randomization", "em", "regression-em", "dla",
-                            "intervention-harvesting"}
+                            "intervention-harvesting", "trust-em"}
 
 
 def test_every_method_refuses_a_single_position_log(tmp_path):

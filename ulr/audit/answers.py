@@ -156,11 +156,30 @@ def _position_bias(c: Context, a: Answer) -> None:
                   "bootstrap": PB_BOOTSTRAP, "seed": SEED, "assume_randomized": assume}
     a.params = {"methods": a.method, "positions": positions, "bootstrap": PB_BOOTSTRAP,
                 "seed": SEED}
+    _segment_question(c, a)
+
+
+def _segment_question(c: Context, a: Answer) -> None:
+    """A log with a column of 2 to 12 values (a device, a query type) raises the question
+    whether position bias differs between its values: asked as a caveat, and the link opens
+    the page split by the first such column (issue 52). Logs without one are untouched."""
+    from ulr.propensity.segments import segment_columns
+    cols = segment_columns(c.log)
+    if not cols:
+        return
+    col, n = next(iter(cols.items()))
+    others = [f"“{k}”" for k in list(cols)[1:]]
+    a.caveats.append(f"This log has a column “{col}” with {n} values"
+                     + (f" (and {', '.join(others)})" if others else "")
+                     + ": position bias may differ between them (mobile users scroll less "
+                     "than desktop users). The Position bias page, split by it, tells whether "
+                     "the segments differ.")
+    a.params["by"] = col
 
 
 def _user_models(c: Context, a: Answer) -> None:
     from ulr import propensity
-    from ulr.clickmodels import MODELS, evaluate, sessions
+    from ulr.clickmodels import DEFAULT as MODELS, evaluate, sessions
     from ulr.data.scan import scan_of
     from ulr.data.summary import true_theta
     S = sessions.collect(scan_of(c.log), test_fraction=UM_TEST_FRACTION, seed=SEED)

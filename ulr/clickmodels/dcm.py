@@ -24,6 +24,7 @@ import numpy as np
 
 from ulr.clickmodels import base
 from ulr.clickmodels import prior as priors
+from ulr.clickmodels.counts import closed_form_counts
 
 
 @dataclass(frozen=True)
@@ -85,3 +86,33 @@ class DCM(base.ChainModel):
         lam = np.array(self.lam, dtype=float)
         lam[-1] = np.nan
         return {"continuation_after_click": lam}
+
+
+@dataclass(frozen=True)
+class DCMCounts(DCM):
+    """DCM by counting alone (PyClick's DCM; Guo, Liu & Wang 2009, who assume the user is
+    satisfied at the last click): every result down to the last click examined, none below.
+
+    ``alpha = clicks / results at or above the last click`` per pair, ``lambda_r = clicks at
+    r that are not the session's last / clicks at r``, with the prior's pseudo-counts
+    (``"1,1"`` is PyClick's). Like :class:`~ulr.clickmodels.sdbn.SDBNCounts` it differs from
+    :class:`DCM`'s EM by definition: counting treats results below the last click as
+    unexamined, which suits users who abandon a list; DCM's EM keeps the user going after
+    every skip (tests/clickmodels/test_pyclick_sdbn.py; docs/clickmodels.md).
+    """
+
+    name = "dcm-counts"
+
+    @classmethod
+    def fit(cls, S, *, weights=None, prior=priors.AUTO, **_) -> "DCMCounts":
+        S, w = base.weighted(S, weights)
+        prior = priors.parse(prior).fitted(S, w)
+        clicks, exam, _ = closed_form_counts(S, w)
+        r = np.arange(1, S.ranks + 1)[None, :]
+        last = base.last_click_rank(S.click)[:, None]
+        wm = w[:, None]
+        at_r = (S.click * wm).sum(axis=0)
+        on_r = ((S.click & (r != last)) * wm).sum(axis=0)
+        return cls(alpha=prior.update(clicks, exam, "attractiveness"),
+                   lam=prior.update(on_r, at_r, "continuation", fallback=base.INIT),
+                   prior=prior)

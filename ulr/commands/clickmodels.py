@@ -25,11 +25,12 @@ DEFAULT_MODELS = "pbm,cascade,dcm,dbn,sdbn,ubm"
 
 def register(sub):
     p = sub.add_parser("clickmodels", help="fit click models (PBM, cascade, DCM, DBN, SDBN, "
-                                           "UBM) and compare them on held-out sessions",
+                                           "UBM, trust) and compare them on held-out sessions",
                        description="Which user model fits the log: click models fitted on "
                                    "training sessions, compared by held-out log-likelihood.")
     p.add_argument("--models", default=DEFAULT_MODELS, metavar="M1,M2,...",
-                   help=f"comma-separated models (default {DEFAULT_MODELS})")
+                   help=f"comma-separated models (default {DEFAULT_MODELS}; also trust: the "
+                        "trust-bias model, docs/clickmodels.md)")
     p.add_argument("--test-fraction", type=float, default=0.2, metavar="F",
                    help="share of sessions held out, by a hash of the session id (default 0.2)")
     p.add_argument("--bootstrap", type=int, default=None, metavar="B",

@@ -60,6 +60,13 @@ def register(sub):
     p.add_argument("--assume-randomized", action="store_true",
                    help="randomization: treat every row as shown in random order")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--by", metavar="COLUMN",
+                   help="estimate theta per value of COLUMN (a column kept at load, such as "
+                        "device or query_type; 2 to 12 values) and say whether the segments "
+                        "differ, Holm-corrected over positions")
+    p.add_argument("--identify", action="store_true",
+                   help="instead of estimating: which positions the log links (documents seen "
+                        "at both), the pairs linking them, and which theta can be identified")
     common.add_log_args(p)
     e = p.add_argument_group("engine (aggregate a path, folder, glob or table where it lives)")
     e.add_argument("--engine", choices=("duckdb", "spark"),
@@ -101,6 +108,10 @@ def run(args) -> dict:
         validate.n_bootstrap(args.bootstrap, option="--bootstrap")
     if args.positions is not None and args.positions < 2:
         raise UlrError(f"--positions must be at least 2, got {args.positions}.")
+    if args.identify:
+        return _identify(args)
+    if args.by:
+        return _by_segment(args, kwargs)
     res = scan = log = None
     if args.source:
         from ulr.engines import sources
@@ -138,7 +149,79 @@ def run(args) -> dict:
     return out
 
 
+def _by_segment(args, kwargs) -> dict:
+    """``--by COLUMN``: theta per segment of a loaded log (:mod:`ulr.propensity.segments`)."""
+    from ulr.propensity.segments import by_segment
+    if args.source or args.engine or args.table:
+        raise UlrError("--by splits a loaded log by one of its columns; use --input or "
+                       "--name, not --source, --engine or --table.")
+    log = common.log_from_args(args)
+    kwargs = {k: v for k, v in kwargs.items() if k != "assume_randomized"}
+    if args.assume_randomized:
+        raise UlrError("--assume-randomized does not go with --by.")
+    res = by_segment(log, column=args.by, mapping=common.mapping_warnings(log), **kwargs)
+    out = res.to_dict()
+    out["dataset"] = scan_of(log).name
+    return out
+
+
+def _identify(args) -> dict:
+    """``--identify``: the position graph of the log (:mod:`ulr.propensity.identify`)."""
+    from ulr.propensity.identify import identify
+    if args.source or args.engine or args.table or args.by:
+        raise UlrError("--identify reads a loaded log; use --input or --name, without "
+                       "--source, --engine, --table or --by.")
+    log = common.log_from_args(args)
+    out = identify(log, positions=args.positions, method=args.method).to_dict()
+    out["dataset"] = scan_of(log).name
+    out["identify"] = True
+    return out
+
+
+def _render_identify(result: dict) -> str:
+    k = result["positions"]
+    lines = [f"what {result.get('dataset', '?')} identifies: pairs seen at both positions "
+             f"({result['pairs']:,} pairs, {result['pairs_at_several_positions']:,} seen at "
+             "several positions)",
+             "         " + "".join(f"{j + 1:>8d}" for j in range(k)) + "  identified"]
+    for i in range(k):
+        lines.append(f"{i + 1:9d}" + "".join(f"{x:8,d}" for x in result["links"][i])
+                     + f"  {'yes' if result['identified'][i] else 'no'}")
+    lines.append(common.render_verdict(result))
+    return "\n".join(lines)
+
+
+def _render_segments(result: dict) -> str:
+    k = result["positions"]
+    vals = list(result["segments"])
+    lines = [f"{result['method']} on {result.get('dataset', '?')} by {result['by']}: theta "
+             "relative to position 1 per segment, and its difference from the others "
+             f"(simultaneous {result['level']:.0%} interval)"]
+    for v in vals:
+        s = result["segments"][v]
+        lines.append(f"{result['by']} = {v}: {s['rows']:,} rows, {s['clicks'] or 0:,} clicks")
+        lines.append(f"{'position':>9s}  {'theta':>7s}  {'lower':>7s}  {'upper':>7s}  "
+                     f"{'diff':>7s}  {'d.lower':>7s}  {'d.upper':>7s}  {'p (Holm)':>8s}")
+
+        def f(x, w=7):
+            return f"{'-':>{w}s}" if x is None else f"{x:{w}.4f}"
+        d = s["difference"]
+        for i in range(k):
+            lines.append(f"{i + 1:9d}  {f(s['theta'][i])}  {f(s['lower'][i])}  "
+                         f"{f(s['upper'][i])}  {f(d['delta'][i])}  {f(d['lower'][i])}  "
+                         f"{f(d['upper'][i])}  {f(d['p_holm'][i], 8)}")
+    for note in result.get("notes", []):
+        lines.append(f"note: {note}")
+    lines.append(common.render_verdict(result))
+    lines.append(f"{result['seconds']:.2f} s")
+    return "\n".join(lines)
+
+
 def render(result: dict) -> str:
+    if result.get("identify"):
+        return _render_identify(result)
+    if "segments" in result:
+        return _render_segments(result)
     k = result["positions"]
     head = ["position", "theta"]
     has_ci = "lower" in result

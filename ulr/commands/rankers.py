@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
+
 from ulr import propensity, rankers, validate
 
 from ulr.data import ingest
@@ -71,6 +73,16 @@ def register(sub):
     p.add_argument("--clip", type=float, metavar="C",
                    help="clip theta from below at C (IPW weights at most 1/C)")
     p.add_argument("--snips", action="store_true", help="self-normalize the IPW weights")
+    p.add_argument("--by", metavar="COLUMN",
+                   help="IPW with theta by segment: --propensity's theta estimated on each "
+                        "value of COLUMN (a column kept at load, 2 to 12 values), each click "
+                        "weighted by its own segment's theta")
+    p.add_argument("--debias", choices=("ipw", "affine"), default="ipw",
+                   help="how the corrected ranker removes the bias: ipw (divide clicks by "
+                        "theta, default) or affine ((click - beta_k) / alpha_k with trust-em's "
+                        "alpha and beta: removes trust bias too; gbdt learner, needs "
+                        "--propensity trust-em). --correction names the multiple-comparison "
+                        "correction")
     p.add_argument("--test-fraction", type=float, default=rankers.TEST_FRACTION,
                    help="share of queries held out when there is no --test-input (default 0.3)")
     p.add_argument("--bootstrap", type=int, default=0, metavar="B",
@@ -84,6 +96,13 @@ def register(sub):
 
 
 def _theta(args, log):
+    if args.debias == "affine":
+        if args.propensity != "trust-em":
+            raise UlrError("--debias affine takes alpha and beta from --propensity trust-em.")
+        res = propensity.estimate(log, method="trust-em", seed=args.seed)
+        alpha, beta = np.asarray(res.extras["alpha"]), np.asarray(res.extras["beta"])
+        args._affine = (alpha, beta)
+        return rankers.check_theta(res.theta), "trust-em"
     if args.theta:
         return rankers.check_theta(parse_floats(args.theta, "--theta")), "given"
     return rankers.propensity_theta(log, args.propensity, seed=args.seed), args.propensity
@@ -106,19 +125,38 @@ def run(args) -> dict:
     learners = _check_args(args)
     t0 = time.perf_counter()
     log = log_from_args(args)
-    theta, source = _theta(args, log)
-    train = rankers.log_frame(log)
+    theta_by = None
+    if args.by:
+        if not args.propensity or args.debias == "affine":
+            raise UlrError("--by estimates theta per segment with --propensity METHOD (IPW); "
+                           "it does not go with --theta or --debias affine.")
+        from ulr.propensity.segments import by_segment
+        seg = by_segment(log, method=args.propensity, column=args.by, seed=args.seed)
+        theta_by = {v: seg.theta[v] for v in seg.values}
+        bad = [v for v, t in theta_by.items() if not np.all(np.isfinite(t) & (t > 0))]
+        if bad:
+            raise UlrError(f"{args.propensity} has no usable theta at every position of the "
+                           f"{args.by} segment {bad[0]!r}; choose another method.")
+        source = f"{args.propensity} by {args.by}"
+        train = rankers.log_frame(log, extra=[seg.column])
+        train, theta = rankers.segment_positions(train, seg.column, theta_by)
+    else:
+        theta, source = _theta(args, log)
+        train = rankers.log_frame(log)
     test = None
     if args.test_input:
         test_log = ingest.open_file(args.test_input, mapping_from_args(args),
                                    skip_bad_rows=args.skip_bad_rows)
-        test = rankers.log_frame(test_log)
+        test = rankers.log_frame(test_log, extra=[args.by] if args.by else [])
+        if args.by:
+            test, _ = rankers.segment_positions(test, args.by, theta_by)
     n_paired = args.bootstrap or PAIRED_BOOTSTRAP  # paired differences always carry intervals
     systems = compare_learners(
         train, test, theta, learners=learners, clip=args.clip, normalize=args.snips,
         seed=args.seed, test_fraction=args.test_fraction, min_queries=args.min_test_queries,
         n_bootstrap=n_paired, test=args.sig_test, correction=args.correction,
-        n_resamples=args.resamples, **rankers.weighed_facts(log, theta_from=source))
+        n_resamples=args.resamples, **rankers.weighed_facts(log, theta_from=source),
+        **({"affine": args._affine} if args.debias == "affine" else {}))
     comp = systems.first
     out = comp.metrics() if len(learners) == 1 else {"learners": list(learners)}
     out.update({
@@ -131,6 +169,10 @@ def run(args) -> dict:
         "theta": [float(t) for t in theta],
         "clip": args.clip,
         "snips": bool(args.snips),
+        **({"by": args.by, "theta_by": {v: [float(x) for x in t] for v, t in theta_by.items()}}
+           if theta_by else {}),
+        **({"debias": "affine", "alpha": [float(a) for a in args._affine[0]],
+            "beta": [float(b) for b in args._affine[1]]} if args.debias == "affine" else {}),
         "pauc_max_fpr": comp.settings["max_fpr"],
         "pauc": "McClish-standardized",
         "local_auc_u": comp.settings["u"],

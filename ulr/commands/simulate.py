@@ -22,7 +22,7 @@ ORDER = 10
 
 def register(sub):
     p = sub.add_parser("simulate", help="write a synthetic click log with known theta")
-    p.add_argument("--model", choices=["pbm", "cascade"], default="pbm")
+    p.add_argument("--model", choices=["pbm", "cascade", "trust"], default="pbm")
     p.add_argument("--click-model", choices=CLICK_MODELS, metavar="M",
                    help=f"instead: a log from the click model M ({', '.join(CLICK_MODELS)}), "
                         "sessions in session_id, truth in the output (docs/clickmodels.md)")
@@ -36,7 +36,15 @@ def register(sub):
     p.add_argument("--sessions", type=int, default=10000)
     p.add_argument("--eta", type=float, default=1.0, help="theta_k = (1/k)^eta")
     p.add_argument("--theta", help="explicit examination per position, comma-separated")
-    p.add_argument("--randomized-fraction", type=float, default=0.1)
+    p.add_argument("--eps-plus", metavar="E1,E2,...",
+                   help="with --click-model trust: click probability of an examined relevant "
+                        "result per position (default 0.98 - 0.02 (k - 1))")
+    p.add_argument("--eps-minus", metavar="E1,E2,...",
+                   help="with --click-model trust: click probability of an examined irrelevant "
+                        "result per position (default 0.35 / k)")
+    p.add_argument("--randomized-fraction", type=float, default=None,
+                   help="share of randomized rows (default 0.1); with --click-model and "
+                        "--orders, the share of sessions shown in a random order (default 0)")
     p.add_argument("--features", type=int, default=5)
     p.add_argument("--eps", type=float, default=0.05, help="click noise")
     p.add_argument("--ranker-noise", type=float, default=0.5)
@@ -50,6 +58,10 @@ def run(args) -> dict:
         return _click_model(args)
     if args.truth or args.orders:
         raise UlrError("--truth and --orders go with --click-model.")
+    if args.eps_plus or args.eps_minus:
+        raise UlrError("--eps-plus and --eps-minus go with --click-model trust.")
+    if args.randomized_fraction is None:
+        args.randomized_fraction = 0.1
     theta = parse_floats(args.theta, "--theta") if args.theta else None
     t0 = time.perf_counter()
     sim = simulate_clicks(model=args.model, queries=args.queries,
@@ -65,19 +77,24 @@ def run(args) -> dict:
 
 def _click_model(args) -> dict:
     """A click model's log; the result carries its rank-level truth (and ``--truth`` all)."""
-    if args.theta:
-        raise UlrError("--theta goes with --model; a click model's examination is its own.")
+    trust = args.click_model == "trust"
+    if (args.theta or args.eps_plus or args.eps_minus) and not trust:
+        raise UlrError("--theta, --eps-plus and --eps-minus go with --model or --click-model "
+                       "trust; a click model's examination is its own.")
+    per_rank = {k: parse_floats(getattr(args, k), "--" + k.replace("_", "-"))
+                if getattr(args, k) else None for k in ("theta", "eps_plus", "eps_minus")}
     t0 = time.perf_counter()
     sim = simulate_click_model(args.click_model, sessions=args.sessions, queries=args.queries,
                                docs_per_query=args.docs_per_query, seed=args.seed,
-                               orders=args.orders)
+                               orders=args.orders, randomized=args.randomized_fraction or 0.0,
+                               **(per_rank if trust else {}))
     write_log(sim.df, args.out)
     truth = sim.extra["truth"]
-    rank_level = {k: np.asarray(v).tolist() for k, v in truth.items()
-                  if k not in ("alpha", "sigma")}
+    per_doc = ("alpha", "sigma", "relevant")
+    rank_level = {k: np.asarray(v).tolist() for k, v in truth.items() if k not in per_doc}
     if args.truth:
         full = {**rank_level, "doc_id": list(range(len(truth["alpha"]))),
-                "alpha": truth["alpha"].tolist(), "sigma": truth["sigma"].tolist()}
+                **{k: np.asarray(truth[k]).tolist() for k in per_doc if k in truth}}
         with open(args.truth, "w") as f:
             json.dump({"model": args.click_model, **full}, f)
     return {"path": args.out, "rows": len(sim.df), "sessions": args.sessions,

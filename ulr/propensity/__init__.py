@@ -10,6 +10,8 @@
 - ``regression-em``: EM whose M-step fits one gradient-boosted model from the
   features to relevance (Wang et al. 2018) -- :mod:`.regression_em`.
 - ``dla``: the Dual Learning Algorithm (Ai et al. 2018) -- :mod:`.dla`.
+- ``trust-em``: EM on the trust-bias model, ``alpha`` and ``beta`` per position --
+  :mod:`.trust`.
 - ``intervention-harvesting``: pairs of positions at which the same
   (query, doc) was shown by different rankers (Agarwal et al. 2019) --
   :mod:`.harvesting`.
@@ -93,6 +95,11 @@ REGISTRY = {
         "ulr.propensity.harvesting",
         "Pairs of positions at which different rankers showed the same query-doc pair "
         "(Agarwal et al. 2019). No randomization needed.", in_place=True),
+    "trust-em": Method(
+        "ulr.propensity.trust",
+        "EM on the trust-bias model (Agarwal et al. 2019): clicks on irrelevant results near the "
+        "top are told from examination. Gives alpha and beta per position; needs query-doc pairs "
+        "seen several times.", in_place=True),
 }
 
 

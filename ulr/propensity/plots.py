@@ -184,3 +184,69 @@ def _finish(fig, results, truth, *, top: float, title: str):
     fig.update_xaxes(dtick=1)
     fig.update_yaxes(range=[0, min(top * 1.08, 3.0)])
     return fig
+
+
+def trust_table(result) -> pd.DataFrame | None:
+    """``trust-em``'s click probabilities by position: ``alpha`` (what a relevant result adds)
+    and ``beta`` (the click probability of an irrelevant one), with their bootstrap intervals
+    where replicates were drawn (no interval columns without); None for the other methods."""
+    ex = result.extras
+    if "alpha" not in ex or "beta" not in ex:
+        return None
+    k = result.positions
+    out = {"position": np.arange(1, k + 1)}
+    for name in ("alpha", "beta", "beta_relative"):
+        out[name] = np.asarray(ex[name], dtype=float)
+        for side in ("lower", "upper"):  # intervals only where replicates were drawn
+            key = f"{name}_{side}"
+            if key in ex:
+                out[key] = np.asarray(ex[key], dtype=float)
+    return pd.DataFrame(out)
+
+
+def segments_table(seg) -> pd.DataFrame:
+    """One row per (segment, position) of a :class:`ulr.propensity.segments.SegmentResult`:
+    theta and its interval, the difference from the other segments with its simultaneous
+    interval, and the Holm-adjusted p-value."""
+    rows = []
+    for v in seg.values:
+        for k in range(seg.positions):
+            rows.append({"segment": v, "position": k + 1, "theta": seg.theta[v][k],
+                         "lower": seg.lower[v][k], "upper": seg.upper[v][k],
+                         "difference": seg.delta[v][k],
+                         "difference_lower": seg.delta_lower[v][k],
+                         "difference_upper": seg.delta_upper[v][k],
+                         "p_holm": seg.p_holm[v][k]})
+    return pd.DataFrame(rows)
+
+
+def segment_figure(seg, *, title: str | None = None) -> go.Figure:
+    """theta per position with one curve per segment and its interval."""
+    fig = go.Figure()
+    n = len(seg.values)
+    top = 1.05
+    for i, v in enumerate(seg.values):
+        pos = np.arange(1, seg.positions + 1)
+        x = pos + (i - (n - 1) / 2) * min(0.08, 0.3 / max(n, 1))
+        th, lo, up = seg.theta[v], seg.lower[v], seg.upper[v]
+        color = theme.color_for(f"segment {v}", i)
+        cap = 3.0
+        shown_up = np.where(np.isfinite(up), up, cap)
+        if np.isfinite(th).any():
+            top = max(top, float(np.nanmax(th)), float(np.nanmax(np.minimum(shown_up, cap))))
+        fig.add_trace(go.Scatter(
+            x=x, y=th, mode="lines+markers", name=f"{seg.column} = {v}",
+            line=dict(color=color), marker=dict(size=8),
+            customdata=np.column_stack([pos, lo, up]),
+            error_y=dict(type="data", symmetric=False,
+                         array=np.nan_to_num(shown_up - th, nan=0.0),
+                         arrayminus=np.nan_to_num(th - lo, nan=0.0),
+                         color=color, thickness=1.5, width=4),
+            hovertemplate=(f"{seg.column} = {v}<br>position %{{customdata[0]}}<br>theta "
+                           "%{y:.3f}<br>interval %{customdata[1]:.3f} – %{customdata[2]:.3f}"
+                           "<extra></extra>")))
+    theme.apply(fig, title=title or f"Examination by position and {seg.column} ({seg.method})",
+                x="position (1 = top)", y="θₖ / θ₁ (examination relative to position 1)")
+    fig.update_xaxes(dtick=1)
+    fig.update_yaxes(range=[0, min(top * 1.08, 3.0)])
+    return fig

@@ -70,7 +70,8 @@ Modules
 """
 
 from ulr.rankers.clicks import (MAX_PAIRS, ClickPairs, check_theta, click_pairs, ipw_weights,
-                                log_frame, propensity_theta, weighed_facts)
+                                log_frame, propensity_theta, segment_positions,
+                                weighed_facts)
 from ulr.rankers.evaluate import (ESTIMATE_UNDEFINED, LOWER_IS_BETTER, METRICS, MIN_TEST_QUERIES,
                                   N_BOOTSTRAP, TEST_FRACTION,
                                   RankerComparison, evaluate_scores, held_out_documents,

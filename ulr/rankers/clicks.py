@@ -170,10 +170,11 @@ def click_pairs(df: pd.DataFrame, *, max_pairs: int = MAX_PAIRS, seed: int = 0) 
 _LOG_COLUMNS = ("query_id", "doc_id", "position", "click", "session_id", "relevance")
 
 
-def log_frame(log) -> pd.DataFrame:
-    """The columns of a :class:`ulr.data.log.Log` the rankers use, as a DataFrame."""
+def log_frame(log, *, extra=()) -> pd.DataFrame:
+    """The columns of a :class:`ulr.data.log.Log` the rankers use, as a DataFrame (and the
+    ``extra`` columns, e.g. the segment column of :func:`segment_positions`)."""
     cols = [c for c in _LOG_COLUMNS if log.info.has(c)] + list(log.info.features)
-    return log.df(columns=cols)
+    return log.df(columns=cols + [c for c in extra if c not in cols])
 
 
 def propensity_theta(log, method: str, *, seed: int = 0, progress=None,
@@ -208,3 +209,37 @@ def weighed_facts(log, *, theta_from: str | None = None, should_stop=None) -> di
     return {"mapping": theta_warnings(mapping_warnings(log), theta_from or ""),
             "misfit": facts.pbm_misfit(log, should_stop=should_stop)}
 
+def segment_positions(df: pd.DataFrame, column: str, thetas: dict
+                      ) -> tuple[pd.DataFrame, np.ndarray]:
+    """IPW with theta by segment: each row's position renumbered within its segment's block.
+
+    ``thetas`` is ``{value: theta per position 1..K}`` for the values of ``column``
+    (:func:`ulr.propensity.segments.by_segment`). Row positions become ``i K + k`` for the
+    ``i``-th segment and the thetas are concatenated, so every learner and the click-based
+    labels weigh a click by ``1 / theta`` of its own segment at its position, with no other
+    change (the rankers read positions only for the weights). Each segment's theta is
+    relative to its own position 1: the top result is taken to be examined alike in every
+    segment, which relative estimates cannot check. Returns the renumbered frame (without
+    ``column``) and the concatenated theta.
+    """
+    _require(df, [column, "position"], "click log")
+    values = list(thetas)
+    k = max(len(np.asarray(t)) for t in thetas.values())
+    seg = df[column].astype(str).to_numpy()
+    index = {str(v): i for i, v in enumerate(values)}
+    idx = np.array([index.get(s, -1) for s in seg])
+    if (idx < 0).any():
+        missing = sorted(set(seg[idx < 0]))[:3]
+        raise UlrError(f"rows of {column} {', '.join(map(repr, missing))} have no theta of "
+                       "their own segment.")
+    pos = _positions(df)
+    if pos.max() > k:
+        raise UlrError(f"theta by segment covers positions 1..{k}; the log shows position "
+                       f"{int(pos.max())}.")
+    full = np.ones(len(values) * k)
+    for i, v in enumerate(values):
+        t = check_theta(thetas[v])
+        full[i * k:i * k + len(t)] = t
+    out = df.drop(columns=[column]).copy()
+    out["position"] = idx * k + pos
+    return out, full

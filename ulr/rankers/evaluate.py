@@ -155,6 +155,12 @@ class RankerComparison:
         d = (self.ipw[metric].per_query - self.naive[metric].per_query).dropna()
         return bool(len(d)) and bool((d == 0).all())
 
+    @property
+    def corrected_label(self) -> str:
+        """The corrected ranker's name: "IPW", or "affine-corrected" when it was trained with
+        the affine correction of trust bias (``settings["correction"]``)."""
+        return "affine-corrected" if self.settings.get("correction") == "affine" else "IPW"
+
     def _verdict(self):
         """Does IPW rank better than naive? (docs/verdicts.md, "Compare rankers").
 
@@ -177,15 +183,16 @@ class RankerComparison:
         reasons = [w.reason() for w in mapping]
         k = self.settings.get("k", 10)
         metric = f"ndcg@{k}"
-        basis = f"paired {metric} difference (IPW - naive)"
+        lab = self.corrected_label
+        basis = f"paired {metric} difference ({lab} - naive)"
         stops = blocking(mapping, "rankers")
         if stops:
             return V.Verdict("invalid", stopped_takeaway(
                 stops, "The queries of this log hold single documents, so there is nothing "
                        "to rank; fix the mapping first."), basis, reasons=reasons)
         if self.identical_order:
-            return V.Verdict("inconclusive", "The naive and the IPW ranker rank identically: "
-                             "they order every test list the same way, so no metric can "
+            return V.Verdict("inconclusive", f"The naive and the {lab} ranker rank "
+                             "identically: they order every test list the same way, so no metric can "
                              "differ.", basis, reasons=reasons + [V.Reason(
                                  "rank_identically", "Both rankers order every test list "
                                  "identically.")])
@@ -194,7 +201,7 @@ class RankerComparison:
             return self._too_few(basis, thin)
         if self.same_scores(metric):
             n = self.n_compared
-            return V.Verdict("inconclusive", f"The naive and the IPW ranker score the same "
+            return V.Verdict("inconclusive", f"The naive and the {lab} ranker score the same "
                              f"{metric} on every one of the {n:,} test queries: there is no "
                              "difference to report.", basis, reasons=thin + [V.Reason(
                                  "same_scores", f"Every per-query {metric} difference is 0.")],
@@ -205,7 +212,7 @@ class RankerComparison:
         t = metrics.paired_test(self.naive[metric], self.ipw[metric],
                                 n_bootstrap=self.n_bootstrap, level=level,
                                 seed=self.settings.get("seed", 0))
-        return V.difference_verdict(t.delta, t.lower, t.upper, a="naive", b="IPW",
+        return V.difference_verdict(t.delta, t.lower, t.upper, a="naive", b=lab,
                                     quantity=metric, basis=basis, n=t.n_queries,
                                     unit="test queries", level=level, thin=tuple(thin))
 
@@ -326,7 +333,8 @@ class RankerComparison:
             out.append(("info", f"The two rankers score the same {', '.join(same)} on every "
                                 f"one of these {n:,} test queries."))
         if noise and not self.identical_order:
-            out.append(("warning", f"Within noise: the 95% paired interval of IPW − naive "
+            out.append(("warning", f"Within noise: the 95% paired interval of "
+                                   f"{self.corrected_label} − naive "
                                    f"includes 0 for {', '.join(noise)}, so these {n:,} test "
                                    "queries cannot tell the two rankers apart on them."))
         if self.estimated:
@@ -407,7 +415,7 @@ def train_and_evaluate(train_df: pd.DataFrame, test_df: pd.DataFrame | None = No
                        naive_model=None,
                        min_queries: int = 0, n_bootstrap: int = N_BOOTSTRAP,
                        level: float = 0.95, mapping=(), misfit=None,
-                       should_stop=None) -> RankerComparison:
+                       should_stop=None, affine=None) -> RankerComparison:
     """Train the naive and the IPW ranker on clicks and evaluate both.
 
     Parameters
@@ -448,6 +456,11 @@ def train_and_evaluate(train_df: pd.DataFrame, test_df: pd.DataFrame | None = No
     should_stop : callable() -> bool, optional
         Asked before each fit and before the evaluation; True raises
         :class:`ulr.errors.Cancelled` (a fit itself runs to its end).
+    affine : (alpha, beta), optional
+        Train the corrected ranker with the affine correction of trust bias
+        (:meth:`ulr.rankers.learners.BoostedClickRanker.fit`; gbdt only) instead of IPW;
+        ``theta`` then only labels clicks when there is no relevance column. The verdict
+        names it "affine-corrected"; ``settings["correction"]`` is ``"affine"``.
 
     Returns
     -------
@@ -464,8 +477,15 @@ def train_and_evaluate(train_df: pd.DataFrame, test_df: pd.DataFrame | None = No
     check(should_stop)
     naive = naive_model or make_ranker(learner, seed=seed, **opts).fit(train_df)
     check(should_stop)
-    ipw = make_ranker(learner, clip=clip, normalize=normalize, seed=seed, **opts).fit(
-        train_df, theta)
+    if affine is not None:
+        if learner != "gbdt":
+            raise UlrError("the affine correction of trust bias is implemented for the gbdt "
+                           "learner only.")
+        ipw = make_ranker(learner, clip=clip, normalize=normalize, seed=seed, **opts).fit(
+            train_df, theta, affine=affine)
+    else:
+        ipw = make_ranker(learner, clip=clip, normalize=normalize, seed=seed, **opts).fit(
+            train_df, theta)
     check(should_stop)
     docs, estimated = held_out_documents(test_df, theta, clip=clip)
     s_naive, s_ipw = naive.score(docs), ipw.score(docs)
@@ -494,5 +514,8 @@ def train_and_evaluate(train_df: pd.DataFrame, test_df: pd.DataFrame | None = No
         n_log_clicks=int(_clicks(train_df).sum() + _clicks(test_df).sum()),
         settings=dict(clip=clip, normalize=normalize, seed=seed, k=k, max_fpr=max_fpr, u=u,
                       pauc="mcclish-standardized", theta=[float(t) for t in theta],
-                      learner_options=opts),
+                      learner_options=opts,
+                      **({"correction": "affine",
+                          "alpha": [float(a) for a in affine[0]],
+                          "beta": [float(b) for b in affine[1]]} if affine is not None else {})),
     )

@@ -155,8 +155,18 @@ class BoostedClickRanker(_ClickRanker):
                            min_samples_leaf=int(min_samples_leaf))
         self.model_ = None
 
-    def fit(self, df: pd.DataFrame, theta=None) -> BoostedClickRanker:
-        """Fit on a click log; ``theta`` (per position) turns on IPW, ``None`` is naive."""
+    def fit(self, df: pd.DataFrame, theta=None, *, affine=None) -> BoostedClickRanker:
+        """Fit on a click log; ``theta`` (per position) turns on IPW, ``None`` is naive.
+
+        ``affine=(alpha, beta)`` (absolute, per position; ``propensity --method trust-em``)
+        turns on the affine correction of trust bias instead (Vardasbi, Oosterhuis & de
+        Rijke, CIKM 2020): each row adds ``(click - beta_k) / alpha_k``, an unbiased estimate
+        of its relevance under ``P(click) = beta_k + alpha_k R``, to the positive weight of
+        its feature vector (kept at 0 where the sum is negative), so the weighted log-loss
+        is minimized at odds ``P(R = 1 | x)``. IPW's ``click / theta_k`` has expectation
+        ``(beta_k + alpha_k R) / theta_k`` instead, which keeps the top positions' trust
+        clicks.
+        """
         from sklearn.ensemble import HistGradientBoostingClassifier
         from threadpoolctl import threadpool_limits
 
@@ -165,6 +175,8 @@ class BoostedClickRanker(_ClickRanker):
         c = _clicks(df)
         if not c.any():
             raise UlrError("The training log has no click, so there is nothing to learn from.")
+        if affine is not None:
+            return self._fit_affine(df, X, c, affine)
         w_pos = self._weights(_positions(df)[c], theta)
         if self.normalize:
             w_pos = w_pos * (w_pos.size / w_pos.sum())
@@ -187,6 +199,41 @@ class BoostedClickRanker(_ClickRanker):
             early_stopping=False, random_state=self.seed, **self.params)
         with threadpool_limits(limits=1, user_api="openmp"):
             # OpenMP threads spin on a shared machine; the aggregated data are small
+            self.model_.fit(Xa, ya, sample_weight=wa)
+        return self
+
+    def _fit_affine(self, df, X, c, affine) -> BoostedClickRanker:
+        from sklearn.ensemble import HistGradientBoostingClassifier
+        from threadpoolctl import threadpool_limits
+        alpha, beta = (np.asarray(a, dtype=np.float64) for a in affine)
+        pos = _positions(df)
+        if alpha.shape != beta.shape or pos.max() > alpha.size:
+            raise UlrError(f"the affine correction needs alpha and beta for every position up "
+                           f"to {int(pos.max())}.")
+        if not (np.all(np.isfinite(alpha)) and np.all(alpha > 0) and np.all(np.isfinite(beta))):
+            raise UlrError("the affine correction needs alpha > 0 at every position (clicks "
+                           "must depend on relevance there).")
+        a = np.maximum(alpha, self.clip) if self.clip is not None else alpha
+        r_hat = (c.astype(np.float64) - beta[pos - 1]) / a[pos - 1]
+        codes = pd.DataFrame(X).groupby(list(range(X.shape[1])), sort=False).ngroup().to_numpy()
+        n_u = int(codes.max()) + 1
+        first = np.full(n_u, -1, dtype=np.int64)
+        first[codes[::-1]] = np.arange(len(codes) - 1, -1, -1)
+        Xu = X[first]
+        neg_w = np.bincount(codes, minlength=n_u).astype(np.float64)
+        pos_w = np.maximum(np.bincount(codes, weights=r_hat, minlength=n_u), 0.0)
+        if self.normalize and pos_w.sum() > 0:
+            pos_w = pos_w * (c.sum() / pos_w.sum())
+        has_pos = pos_w > 0
+        if not has_pos.any():
+            raise UlrError("After the affine correction no document has more clicks than "
+                           "trust alone explains, so there is nothing to learn from.")
+        Xa = np.vstack([Xu, Xu[has_pos]])
+        ya = np.r_[np.zeros(n_u), np.ones(int(has_pos.sum()))]
+        wa = np.r_[neg_w, pos_w[has_pos]]
+        self.model_ = HistGradientBoostingClassifier(
+            early_stopping=False, random_state=self.seed, **self.params)
+        with threadpool_limits(limits=1, user_api="openmp"):
             self.model_.fit(Xa, ya, sample_weight=wa)
         return self
 
