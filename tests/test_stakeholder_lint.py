@@ -163,6 +163,16 @@ def audited(tmp_path_factory):
         with redirect_stdout(out):
             assert main(["audit", "--db", db, "--name", name, "--report", name]) == 0
         texts[name] = out.getvalue()
+    # one report of the three audits' answers: every export is built once (PDF and
+    # PowerPoint render each chart in Chromium)
+    from ulr.report import saved
+    me = saved.OPERATOR
+    every = saved.create("Three logs", actor=me, db=db)
+    for info in saved.list_reports(actor=me, db=db):
+        if info.id != every.id:
+            for it in saved.items(info.id, actor=me, db=db):
+                saved.add_item(every.id, it.to_dict() | {"id": f"{it.id[:6]}{info.id[:6]}"},
+                               actor=me, db=db)
     return db, texts
 
 
@@ -195,7 +205,7 @@ def test_every_report_export_reads_as_words_and_numbers(audited, tmp_path):
     db, _ = audited
     static = static_export_problem() is None
     found = []
-    for info in _reports(db):
+    for info in [r for r in _reports(db) if r.name == "Three logs"]:
         name = info.name
         html = _export(db, name, "html", tmp_path)
         found += S.problems(S.html_words(html.read_text(encoding="utf-8")), f"{name} HTML")

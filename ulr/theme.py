@@ -233,6 +233,11 @@ def dots_for_bars(fig: go.Figure, *, pad: float = 0.15) -> go.Figure:
 # --------------------------------------------------------------------------- numbers
 
 
+def text_missing(v) -> bool:
+    from ulr.text import missing
+    return missing(v)
+
+
 def sig_decimals(values, sig: int = 3, *, max_decimals: int = 6) -> int:
     """Decimals that give the largest magnitude in ``values`` ``sig`` significant figures.
 
@@ -247,9 +252,13 @@ def sig_decimals(values, sig: int = 3, *, max_decimals: int = 6) -> int:
     return int(min(max(sig - 1 - top, 0), max_decimals))
 
 
-def format_number(v, decimals: int) -> str:
+def format_number(v, decimals: int | None) -> str:
+    """``v`` at ``decimals`` decimals (None: as given, "2" for 2.0, "0.5" for 0.5)."""
     if v is None:
         return ""
+    if decimals is None:
+        from ulr.quantity import setting
+        return "" if text_missing(v) else setting(float(v))
     try:
         f = float(v)
     except (TypeError, ValueError):
@@ -258,14 +267,21 @@ def format_number(v, decimals: int) -> str:
     return plain(f, decimals)
 
 
+#: columns that hold a setting as the user gave it (η = 2, not 2.00 or 2.000000)
+SETTING_COLUMNS = frozenset({"eta", "η"})
+
+
 def column_formats(df: pd.DataFrame, *, sig: int = 3) -> dict:
-    """``{column: decimals}`` for the float columns of ``df`` (integer columns: 0)."""
+    """``{column: decimals}`` for the float columns of ``df`` (integer columns: 0; a
+    setting column of :data:`SETTING_COLUMNS`: None, each value as given)."""
     out = {}
     for c in df.columns:
         s = df[c]
         if pd.api.types.is_bool_dtype(s) or not pd.api.types.is_numeric_dtype(s):
             continue
-        if pd.api.types.is_integer_dtype(s):
+        if c in SETTING_COLUMNS:
+            out[c] = None
+        elif pd.api.types.is_integer_dtype(s):
             out[c] = 0
         else:
             out[c] = sig_decimals(s.to_numpy(dtype=float), sig)
@@ -281,7 +297,31 @@ def format_table(df: pd.DataFrame, *, sig: int = 3) -> pd.DataFrame:
     out = df.copy()
     for c, d in fmts.items():
         out[c] = [format_number(v, d) for v in df[c]]
+    for c in out.columns:  # a flag reads yes/no, never Python's True/False
+        if c not in fmts and (pd.api.types.is_bool_dtype(df[c]) or df[c].dtype == object):
+            out[c] = [("yes" if v else "no") if isinstance(v, (bool, np.bool_)) else v
+                      for v in df[c]]
     return out
+
+
+def styled(df: pd.DataFrame, *, rates=(), points=(), sig: int = 3):
+    """``df`` as a pandas Styler that reads as the exports do: one precision per column,
+    flags yes/no, a missing cell empty (never "None" or "nan"); the columns ``rates``
+    (click rates) in %, ``points`` (differences of click rates) in signed percentage
+    points. The data underneath stay numbers (a page's table still sorts by value)."""
+    from ulr.text import plain
+    fmts = styler_formats(df.drop(columns=[c for c in (*rates, *points) if c in df]), sig=sig)
+    for cols, unit, sign in ((rates, "%", False), (points, " points", True)):
+        for c in (c for c in cols if c in df):
+            vals = pd.to_numeric(df[c], errors="coerce").to_numpy(dtype=float) * 100
+            d = sig_decimals(vals, 2)
+            fmts[c] = (lambda v, d=d, unit=unit, sign=sign: "" if text_missing(v) else
+                       plain(float(v) * 100, d, sign=sign) + unit)
+    for c in df.columns:
+        if c not in fmts and (pd.api.types.is_bool_dtype(df[c]) or df[c].dtype == object):
+            fmts[c] = lambda v: (("yes" if v else "no") if isinstance(v, (bool, np.bool_))
+                                 else "" if v is None or text_missing(v) else v)
+    return df.style.format(fmts, na_rep="")
 
 
 def styler_formats(df: pd.DataFrame, *, sig: int = 3) -> dict:

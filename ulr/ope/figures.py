@@ -20,6 +20,12 @@ def _readable_y(fig: go.Figure) -> None:
     fig.update_layout(margin=dict(l=max(80, (fig.layout.margin.l or 0))))
 
 
+def _rate(value, lower=None, upper=None, se=None) -> str:
+    """A click rate as every surface reads it (:class:`ulr.quantity.Quantity`)."""
+    from ulr.quantity import Quantity
+    return Quantity("rate", value, lower, upper, se=se).text()
+
+
 def _label(name: str) -> str:
     return LABELS.get(name, name)
 
@@ -42,20 +48,24 @@ def estimates_figure(table: pd.DataFrame, *, truth: float | None = None,
             marker=dict(color=c, size=11),
             error_y=dict(type="data", symmetric=False, array=[r.upper - r.value],
                          arrayminus=[r.value - r.lower], color=c, thickness=2, width=8),
-            hovertemplate=f"{_label(r.estimator)}<br>%{{y:.4g}} "
-                          f"[{r.lower:.4g}, {r.upper:.4g}]<extra></extra>"))
+            hovertemplate=f"{_label(r.estimator)}<br>"
+                          f"{_rate(r.value, r.lower, r.upper, r.se)}<extra></extra>"))
     log_row = table[table["estimator"] == "logging"]
     if len(log_row):
         v = float(log_row["value"].iloc[0])
+        se = log_row["se"].iloc[0] if "se" in log_row else None
         fig.add_hline(y=v, line=dict(color=theme.color_for("logging", 8), dash="dash"),
-                      annotation_text=f"logging policy {v:.4g}", annotation_position="top left")
+                      annotation_text=f"logging policy {_rate(v, se=se)}",
+                      annotation_position="top left")
     if truth is not None:
         fig.add_hline(y=truth, line=dict(color=theme.color_for("truth"), width=2),
-                      annotation_text=f"true value {truth:.4g}",
+                      annotation_text=f"true value {_rate(truth)}",
                       annotation_position="bottom right")
     theme.apply(fig, title=title, x="estimator", y="expected clicks per logged row")
     _readable_y(fig)
-    fig.update_yaxes(rangemode="nonnegative")
+    # click rates in %, as the headline and the verdict read them (docs/verdicts.md §2)
+    fig.update_yaxes(rangemode="nonnegative", tickformat=".1%")
+    theme.fix_percent_axes(fig)
     fig.update_layout(showlegend=False)
     return fig
 
