@@ -8,6 +8,7 @@ import plotly.graph_objects as go
 
 from ulr import theme
 from ulr.ope import registry
+from ulr.text import plain
 
 LABELS = registry.LABELS  # one label per estimator, read live from the registry
 
@@ -79,7 +80,7 @@ def repeated_figure(estimates: pd.DataFrame, truth: float, *,
         fig.add_trace(go.Box(y=g["value"], name=_label(name), marker_color=c, line_color=c,
                              fillcolor=theme.band_color(c), boxmean="sd"))
     fig.add_hline(y=truth, line=dict(color=theme.color_for("truth"), width=2),
-                  annotation_text=f"true value {truth:.4g}", annotation_position="top left")
+                  annotation_text=f"true value {plain(truth, sig=4)}", annotation_position="top left")
     theme.apply(fig, title=title, x="estimator", y="estimated value (clicks per row)")
     _readable_y(fig)
     fig.update_layout(showlegend=False)
@@ -96,8 +97,8 @@ def bias_variance_figure(table: pd.DataFrame, *,
             x=[r.sd], y=[r.bias], mode="markers", name=_label(r.estimator),
             marker=dict(color=c, size=12),
             error_y=dict(type="data", array=[2 * r.bias_se], color=c),
-            hovertemplate=(f"{_label(r.estimator)}<br>bias %{{y:.3g}} ± {2 * r.bias_se:.2g}"
-                           f"<br>sd %{{x:.3g}}<br>RMSE {r.rmse:.3g}<extra></extra>")))
+            hovertemplate=(f"{_label(r.estimator)}<br>bias %{{y:.3g}} ± {plain(2 * r.bias_se, sig=2)}"
+                           f"<br>sd %{{x:.3g}}<br>RMSE {plain(r.rmse, sig=3)}<extra></extra>")))
     fig.add_hline(y=0, line=dict(color=theme.color_for("truth"), width=1))
     theme.apply(fig, title=title, x="standard deviation over logs (clicks per row)",
                 y="bias (clicks per row)")
