@@ -314,7 +314,7 @@ def styled(df: pd.DataFrame, *, rates=(), points=(), sig: int = 3):
     for cols, unit, sign in ((rates, "%", False), (points, " points", True)):
         for c in (c for c in cols if c in df):
             vals = pd.to_numeric(df[c], errors="coerce").to_numpy(dtype=float) * 100
-            d = sig_decimals(vals, 2)
+            d = sig_decimals(vals, sig)
             fmts[c] = (lambda v, d=d, unit=unit, sign=sign: "" if text_missing(v) else
                        plain(float(v) * 100, d, sign=sign) + unit)
     for c in df.columns:
