@@ -98,7 +98,8 @@ def _pages():
 _RUN = {"pages/severity_sweep.py": ({"queries": "40", "sessions": "1000", "runs": "2",
                                      "etas": "0,2"}, "Run sweep"),
         "pages/debiased_recs.py": ({"users": "40", "items": "30", "epochs": "3",
-                                    "seeds": "2"}, "Train and compare")}
+                                    "seeds": "2"}, "Train and compare"),
+        "pages/bandit_lab.py": ({}, "Run replay")}  # the replay of the sample's random rows
 
 
 @pytest.mark.parametrize("path, title, home", _pages(), ids=lambda x: str(x))
@@ -123,12 +124,14 @@ def test_every_page_reads_as_words_and_numbers(path, title, home):
 
 
 def _obd_like(path, *, two_loggers: bool):
+    """3 slots of 80 items, 0.4% CTR, per-slot propensities, no query or session column
+    (3,000 rows: about a dozen clicks, so thin evidence is linted too)."""
     from ulr.simulate import obd_like_log
-    df = obd_like_log()
+    df = obd_like_log(impressions=1000)
     if two_loggers:
         df = pd.concat([df.assign(logger="uniform"),
-                        obd_like_log(seed=7, theta=(1.0, 1.1, 1.3)).assign(logger="thompson")],
-                       ignore_index=True)
+                        obd_like_log(impressions=1000, seed=7, theta=(1.0, 1.1, 1.3))
+                        .assign(logger="thompson")], ignore_index=True)
     df.to_csv(path, index=False, float_format="%.6g")
     return path
 
@@ -143,14 +146,16 @@ def audited(tmp_path_factory):
     db = str(tmp / "lint.duckdb")
     recs = _obd_like(tmp / "recs.csv", two_loggers=False)
     two = _obd_like(tmp / "two_loggers.csv", two_loggers=True)
-    search, _ = logs.search_log(tmp / "search.csv", sessions=1500, queries=300)
+    search, _ = logs.search_log(tmp / "search.csv", sessions=1000, queries=300)
     query = "+".join(f"user_feature_{j}" for j in range(4))  # no query column: a user profile
-    obd_map = ["--map", f"query_id={query}", "--map", "doc_id=item_id", "--map", "propensity=propensity_score",
+    obd_map = ["--map", "doc_id=item_id", "--map", "propensity=propensity_score",
                "--const", "randomized=1", "--fact", "per_slot_propensity",
                "--features", "user-item_affinity_*"]
     loads = {
-        "recommendations": [recs, *obd_map],
-        "two loggers": [two, *obd_map, "--map", "logger=logger"],
+        # a coarse profile (12 values): too few queries to compare rankers, as on the
+        # issue's real log; the two-logger log maps the full profile and compares them
+        "recommendations": [recs, *obd_map, "--map", "query_id=user_feature_0+user_feature_1"],
+        "two loggers": [two, *obd_map, "--map", f"query_id={query}", "--map", "logger=logger"],
         "web search": [search, "--map", "query_id=QueryID", "--map", "doc_id=URLID",
                        "--map", "position=Rank", "--map", "click=Clicked",
                        "--map", "session_id=SearchID", "--map", "randomized=random_order"],

@@ -126,7 +126,10 @@ class Quantity:
             return text.plain(v, sig=3)
         return text.fmt(v, se, sign=sign) if se is not None else text.plain(v, sign=sign)
 
-    def unit(self) -> str:
+    def unit(self, shown: str | None = None) -> str:
+        """The unit after ``shown`` (default: the value as shown): "+1 point", "+31 points"."""
+        if self.kind == "points" and (shown or self.number()).lstrip("+-") == "1":
+            return " point"
         return {"points": " points", "loglik": " nats", "duration": " s"}.get(self.kind, "")
 
     def text(self, *, interval: str = "brackets") -> str:
@@ -147,7 +150,8 @@ class Quantity:
         """The interval alone: ``"-0.32% to +0.003%"`` (``""`` without one)."""
         if not self.bounded:
             return ""
-        return f"{self.number(self.lower)} to {self.number(self.upper)}{self.unit()}"
+        # a range is plural: "-6 to +1 points"
+        return f"{self.number(self.lower)} to {self.number(self.upper)}{self.unit('range')}"
 
     def to_dict(self) -> dict:
         def f(v):
