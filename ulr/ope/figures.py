@@ -17,7 +17,7 @@ def _readable_y(fig: go.Figure) -> None:
     """Keep the y-axis title clear of its tick labels (also in static exports, where
     plotly does not measure the labels): the margin grows to fit them and the title
     stands off by a fixed gap; ticks use at most 3 significant digits."""
-    fig.update_yaxes(automargin=True, title_standoff=14, tickformat=".3~g")
+    fig.update_yaxes(automargin=True, title_standoff=14, tickformat=".3~r")  # never 4e-5
     fig.update_layout(margin=dict(l=max(80, (fig.layout.margin.l or 0))))
 
 
@@ -97,8 +97,8 @@ def bias_variance_figure(table: pd.DataFrame, *,
             x=[r.sd], y=[r.bias], mode="markers", name=_label(r.estimator),
             marker=dict(color=c, size=12),
             error_y=dict(type="data", array=[2 * r.bias_se], color=c),
-            hovertemplate=(f"{_label(r.estimator)}<br>bias %{{y:.3g}} ± {plain(2 * r.bias_se, sig=2)}"
-                           f"<br>sd %{{x:.3g}}<br>RMSE {plain(r.rmse, sig=3)}<extra></extra>")))
+            hovertemplate=(f"{_label(r.estimator)}<br>bias %{{y:.3~r}} ± {plain(2 * r.bias_se, sig=2)}"
+                           f"<br>sd %{{x:.3~r}}<br>RMSE {plain(r.rmse, sig=3)}<extra></extra>")))
     fig.add_hline(y=0, line=dict(color=theme.color_for("truth"), width=1))
     theme.apply(fig, title=title, x="standard deviation over logs (clicks per row)",
                 y="bias (clicks per row)")
