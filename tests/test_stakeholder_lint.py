@@ -15,6 +15,7 @@ reads as in the sentences beside it.
 
 import io
 import json
+import re
 import shutil
 import subprocess
 import zipfile
@@ -218,9 +219,18 @@ def test_every_report_export_reads_as_words_and_numbers(audited, tmp_path):
         found += S.problems(S.html_words(deck.read_text(encoding="utf-8")), f"{name} slides")
         for it in saved.items(info.id, actor=saved.OPERATOR, db=db):
             found += S.problems(S.figure_words(it.figure_dict()), f"{name} chart {it.title}")
+        items = saved.items(info.id, actor=saved.OPERATOR, db=db)
         with zipfile.ZipFile(tmp_path / f"{name}.zip") as z:
             for member in z.namelist():
                 found += S.problems(z.read(member).decode("utf-8"), f"{name} ZIP {member}")
+            # file names are cut between words, never inside one
+            titles = {f"{i:02d}": it.title for i, it in enumerate(items, start=1)}
+            for member in z.namelist():
+                if member[:2] in titles and member.endswith(".csv"):
+                    words = set(re.findall(r"[a-z0-9]+", titles[member[:2]].lower()))
+                    cut = [w for w in member[3:-4].split("-") if w not in words]
+                    if cut:
+                        found.append(f"{name} ZIP: file name {member!r} cuts {cut}")
         if static:
             found += S.problems(_pdf_text(_export(db, name, "pdf", tmp_path)), f"{name} PDF")
             found += S.problems(_pptx_text(_export(db, name, "pptx", tmp_path)),
