@@ -267,3 +267,28 @@ def _pptx_text(path: Path) -> str:
         if slide.has_notes_slide:
             out.append(slide.notes_slide.notes_text_frame.text)
     return "\n".join(out)
+
+
+def test_the_report_page_with_results_reads_as_words_and_numbers():
+    """Results of four pages (their defaults on the bundled sample) added to a new report:
+    the Report page shows each with its takeaway, table, settings and dates."""
+    from streamlit.testing.v1 import AppTest
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
+    at.run()
+    at.switch_page("pages/report.py").run()
+    [b for b in at.button if b.label == "New report"][0].click().run()
+    added = 0
+    for page in ("pages/data.py", "pages/position_bias.py", "pages/user_models.py",
+                 "pages/off_policy.py"):
+        at.switch_page(page).run()
+        add = [b for b in at.button if b.label == "Add to report"]
+        if add:
+            add[0].click().run()
+            added += 1
+        assert not at.exception, at.exception
+    at.switch_page("pages/report.py").run()
+    assert not at.exception, at.exception
+    text, cards = _page_text(at)
+    assert added == 4 and text.count("created ") >= 4, text[:500]
+    found = S.problems(text, "Report") + S.precision_problems(cards, text, "Report")
+    assert not found, "\n".join(found)
