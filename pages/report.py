@@ -230,7 +230,7 @@ for i, p in enumerate(items):
         df = p.frame()
         if df is not None:
             with st.expander(f"Table ({len(df):,} rows)"):
-                st.dataframe(df.style.format(theme.styler_formats(df)), hide_index=True,
+                st.dataframe(theme.styled(df.rename(columns=words)), hide_index=True,
                              width="stretch")
         for cav in p.caveats:
             st.warning(cav, icon=":material/warning:")

@@ -304,14 +304,20 @@ def format_table(df: pd.DataFrame, *, sig: int = 3) -> pd.DataFrame:
     return out
 
 
-def styled(df: pd.DataFrame, *, rates=(), points=(), sig: int = 3):
+def styled(df: pd.DataFrame, *, rates=(), points=(), relative=(), interval=None,
+           sig: int = 3):
     """``df`` as a pandas Styler that reads as the exports do: one precision per column,
     flags yes/no, a missing cell empty (never "None" or "nan"); the columns ``rates``
     (click rates) in %, ``points`` (differences of click rates) in signed percentage
-    points. The data underneath stay numbers (a page's table still sorts by value)."""
+    points, ``relative`` (relative changes) in signed %. With ``interval`` (the names of a
+    row's lower and upper bound), each row's rates are rounded to that row's interval, as
+    its card and sentence read it (docs/verdicts.md §2, one quantity one precision). The
+    data underneath stay numbers (a page's table still sorts by value)."""
     from ulr.text import plain
-    fmts = styler_formats(df.drop(columns=[c for c in (*rates, *points) if c in df]), sig=sig)
-    for cols, unit, sign in ((rates, "%", False), (points, " points", True)):
+    special = [c for c in (*rates, *points, *relative) if c in df]
+    fmts = styler_formats(df.drop(columns=special), sig=sig)
+    for cols, unit, sign in ((rates, "%", False), (points, " points", True),
+                             (relative, "%", True)):
         for c in (c for c in cols if c in df):
             vals = pd.to_numeric(df[c], errors="coerce").to_numpy(dtype=float) * 100
             d = sig_decimals(vals, sig)
@@ -321,7 +327,19 @@ def styled(df: pd.DataFrame, *, rates=(), points=(), sig: int = 3):
         if c not in fmts and (pd.api.types.is_bool_dtype(df[c]) or df[c].dtype == object):
             fmts[c] = lambda v: (("yes" if v else "no") if isinstance(v, (bool, np.bool_))
                                  else "" if v is None or text_missing(v) else v)
-    return df.style.format(fmts, na_rep="")
+    out = df.style.format(fmts, na_rep="")
+    lo_col, hi_col = interval or (None, None)
+    cols = [c for c in rates if c in df]
+    if lo_col in df and hi_col in df and cols:
+        from ulr.quantity import Quantity
+        for i in range(len(df)):
+            row = df.iloc[i]
+            q = Quantity("rate", row[cols[0]], row[lo_col], row[hi_col])
+            if q.error is None:
+                continue
+            out = out.format(lambda v, q=q: "" if text_missing(v) else q.number(v),
+                             subset=pd.IndexSlice[df.index[i:i + 1], cols])
+    return out
 
 
 def styler_formats(df: pd.DataFrame, *, sig: int = 3) -> dict:

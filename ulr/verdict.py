@@ -266,8 +266,9 @@ def difference_verdict(delta: float, lower: float, upper: float, *, a: str, b: s
     Contains 0: ``inconclusive``, "``a`` and ``b`` cannot be told apart";
     otherwise ``reliable``, or ``directional`` when ``thin`` (reasons of thin
     evidence) is not empty. With ``pct`` (``delta`` is a difference of two rates) the
-    difference reads in percentage points ("+31 points [+17, +45]"). ``n`` units (``unit``: "test queries",
-    "sessions", ...) lie behind the interval, for :func:`more_to_exclude_zero`.
+    difference reads in percentage points ("+31 points [+17, +45]"). ``n`` units
+    (``unit``: "test queries", "sessions", ...) lie behind the interval, for
+    :func:`more_to_exclude_zero`.
     """
     if pct:  # a difference of two rates is in percentage points: "+31 points [+17, +45]"
         from ulr.quantity import Quantity

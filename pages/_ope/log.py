@@ -187,7 +187,8 @@ def _show_log_result(res, dataset, name, content_hash, settings: tuple):
             st.warning(w.message, icon=":material/warning:")
     table = estimates_table(res)
     st.dataframe(theme.styled(table, rates=("value", "lower", "upper", "se"),  # as the headline
-                              points=("minus logging, lower", "minus logging, upper")),
+                              points=("minus logging, lower", "minus logging, upper"),
+                              interval=("lower", "upper")),
                  hide_index=True, width="stretch", key="ope_table")
     fig = ui.figure(F.estimates_figure, res.table)
     st.plotly_chart(fig, key="ope_chart")

@@ -19,7 +19,8 @@ def test_y_title_stands_clear_of_tick_labels():
     assert fig.layout.margin.l >= 80  # room for the tick labels and the title in a static export
     # click rates in %, as the headline reads them (issue 50), with distinct ticks
     assert y.tickformat.endswith("%") and y.dtick is not None
-    assert fig.layout.annotations[0].text == "logging policy 1.00%"  # the dashed line's label, in % too
+    # the dashed line's label, in % too
+    assert fig.layout.annotations[0].text == "logging policy 1.00%"
 
 
 def test_missing_estimate_is_not_drawn():

@@ -80,7 +80,8 @@ def repeated_figure(estimates: pd.DataFrame, truth: float, *,
         fig.add_trace(go.Box(y=g["value"], name=_label(name), marker_color=c, line_color=c,
                              fillcolor=theme.band_color(c), boxmean="sd"))
     fig.add_hline(y=truth, line=dict(color=theme.color_for("truth"), width=2),
-                  annotation_text=f"true value {plain(truth, sig=4)}", annotation_position="top left")
+                  annotation_text=f"true value {plain(truth, sig=4)}",
+                  annotation_position="top left")
     theme.apply(fig, title=title, x="estimator", y="estimated value (clicks per row)")
     _readable_y(fig)
     fig.update_layout(showlegend=False)
@@ -97,7 +98,8 @@ def bias_variance_figure(table: pd.DataFrame, *,
             x=[r.sd], y=[r.bias], mode="markers", name=_label(r.estimator),
             marker=dict(color=c, size=12),
             error_y=dict(type="data", array=[2 * r.bias_se], color=c),
-            hovertemplate=(f"{_label(r.estimator)}<br>bias %{{y:.3~r}} ± {plain(2 * r.bias_se, sig=2)}"
+            hovertemplate=(f"{_label(r.estimator)}<br>bias %{{y:.3~r}} "
+                           f"± {plain(2 * r.bias_se, sig=2)}"
                            f"<br>sd %{{x:.3~r}}<br>RMSE {plain(r.rmse, sig=3)}<extra></extra>")))
     fig.add_hline(y=0, line=dict(color=theme.color_for("truth"), width=1))
     theme.apply(fig, title=title, x="standard deviation over logs (clicks per row)",

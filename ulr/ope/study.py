@@ -171,7 +171,8 @@ def _study_verdict(est_df: pd.DataFrame, truth: float, table: pd.DataFrame, *,
                              quantity="squared error", basis=basis, n=len(diffs),
                              unit="simulated logs", higher_is_better=False, level=level)
     return V.Verdict(v.level, f"Over {len(diffs)} simulated logs, {name} has the smallest RMSE "
-                     f"({plain(tab.iloc[0].rmse, sig=3)}; true value {plain(truth, sig=3)}). " + v.takeaway,
+                     f"({plain(tab.iloc[0].rmse, sig=3)}; true value "
+                     f"{plain(truth, sig=3)}). " + v.takeaway,
                      basis, v.reasons, v.to_settle, v.estimate)
 
 

@@ -183,7 +183,14 @@ def ope_verdict(table: pd.DataFrame, warnings, diagnostics: dict, *,
     if basis == registry.AUTO and chosen:
         name = f"{registry.label(chosen)} (chosen by SLOPE)"
     est_txt = V.fmt_interval(value, lower, upper, level=level, pct=True)
-    se_log = t.loc["logging", "se"] if "logging" in t.index else np.nan
+    # the logging rate is rounded as its row of the estimates table reads it: to the SE of
+    # its interval (else its SE, else the target's)
+    se_log = np.nan
+    if "logging" in t.index:
+        lr = t.loc["logging"]
+        se_log = (V.se_of(lr["lower"], lr["upper"], level)
+                  if np.isfinite(lr.get("lower", np.nan)) and np.isfinite(lr.get("upper", np.nan))
+                  and lr["upper"] > lr["lower"] else lr.get("se", np.nan))
     se_log = float(se_log) if np.isfinite(se_log) else V.se_of(lower, upper, level)
     log_txt = Quantity("rate", log_v, se=se_log).text()  # the headline's tile reads the same
     estimate = {"estimator": basis, "value": value, "lower": lower, "upper": upper,

@@ -66,7 +66,8 @@ def build_html(items, *, title: str = "ulr report", generated: str | None = None
     if not items:
         sections.append('<p class="muted">This report has no items.</p>')
     body = (f'<header class="report"><h1>{esc(title)}</h1>'
-            f'<div class="muted">Generated {esc(timestamp(generated))} by ulr {esc(__version__)} · '
+            f'<div class="muted">Generated {esc(timestamp(generated))} by ulr '
+            f'{esc(__version__)} · '
             f"{len(items)} item{'s' if len(items) != 1 else ''}</div></header>"
             + (f'<nav class="toc"><ol>{toc}</ol></nav>' if items else "")
             + "".join(sections)

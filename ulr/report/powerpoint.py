@@ -190,7 +190,8 @@ def _cover(slide, title: str, n: int, generated: str) -> None:
     _textbox(slide, MARGIN_IN, 2.3 + h, w, 0.5, [f"{n} result{'s' if n != 1 else ''}"], 20,
              bold=True, color=_DARK_BLUE)
     _textbox(slide, MARGIN_IN, HEIGHT_IN - 0.9, w, 0.4,
-             [f"Generated {timestamp(generated)} by ulr {__version__}"], 12, color=(0x55, 0x55, 0x55))
+             [f"Generated {timestamp(generated)} by ulr {__version__}"], 12,
+             color=(0x55, 0x55, 0x55))
 
 
 def _appendix(slide, page, part: int | None) -> None:
