@@ -298,3 +298,19 @@ def test_the_report_page_with_results_reads_as_words_and_numbers():
     assert added == 4 and text.count("created ") >= 4, text[:500]
     found = S.problems(text, "Report") + S.precision_problems(cards, text, "Report")
     assert not found, "\n".join(found)
+
+
+@pytest.mark.parametrize("args", [
+    ("propensity", "--method", "em", "--name", "web search"),
+    ("clickmodels", "--name", "web search"),
+    ("bandit", "--replay", "--algorithm", "cascade-klucb", "--name", "web search"),
+    ("ope", "--name", "two loggers"),
+    ("ope", "--name", "recommendations"),
+    ("datasets",),
+], ids=lambda a: " ".join(a))
+def test_the_cli_text_of_each_answer_reads_as_words_and_numbers(audited, cli, args):
+    db, _ = audited
+    r = cli(*args, "--db", db)
+    assert r.rc == 0, r.err
+    found = S.problems(r.out, " ".join(args[:2]))
+    assert not found, "\n".join(found)
