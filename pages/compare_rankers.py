@@ -6,7 +6,7 @@ import streamlit as st
 
 from pages import _ui as ui
 from pages._ui.reporting import pbm_fit_reason
-from ulr import propensity, rankers
+from ulr import propensity, rankers, theme
 from ulr.data import catalog
 from ulr.data.summary import true_theta as recorded_theta
 from ulr.errors import NeedsFeatures, NeedsRandomizedRows, TooFewQueries, UlrError
@@ -279,7 +279,9 @@ if res is not None:
 
     table = res["side_by_side"]
     st.subheader("Paired comparison per metric")
-    st.dataframe(table, hide_index=True, width="stretch",
+    st.dataframe(theme.styled(table, groups=[(r, f"{r} lower", f"{r} upper")  # as the cards
+                                             for r in ("naive", "ipw", "delta")]),
+                 hide_index=True, width="stretch",
                  column_config={"p_value": st.column_config.NumberColumn("p-value",
                                                                          format="%.4f")})
     st.caption("delta = IPW − naive over the same queries, with a paired bootstrap interval; "

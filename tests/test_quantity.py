@@ -128,3 +128,15 @@ def test_tables_read_flags_as_yes_no_and_settings_as_given():
     assert "0.42%" in html and "+0.100 points" in html and "None" not in html
     assert "True" not in html and "nan" not in html.lower().replace("nan-", "")
     assert not math.isnan(df["arp"].iloc[0])
+
+
+def test_a_table_row_reads_as_its_card():
+    # issue 50: a card "IPW ARP 8 [4, 26]" beside a table whose lower bound read 3.5
+    t = pd.DataFrame({"metric": ["arp"], "ipw": [8.1], "ipw lower": [3.5], "ipw upper": [26.0],
+                      "delta": [-0.8], "delta lower": [-1.2], "delta upper": [-0.05]})
+    html = theme.styled(t, groups=[("ipw", "ipw lower", "ipw upper"),
+                                   ("delta", "delta lower", "delta upper")]).to_html()
+    from ulr.verdict import fmt_interval
+    assert fmt_interval(8.1, 3.5, 26.0) == "8 [4, 26]"
+    for cell_text in (">8<", ">4<", ">26<", ">-0.8<", ">-1.2<", ">-0.1<"):
+        assert cell_text in html, cell_text

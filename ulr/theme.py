@@ -305,14 +305,17 @@ def format_table(df: pd.DataFrame, *, sig: int = 3) -> pd.DataFrame:
 
 
 def styled(df: pd.DataFrame, *, rates=(), points=(), relative=(), interval=None,
-           sig: int = 3):
+           groups=(), sig: int = 3):
     """``df`` as a pandas Styler that reads as the exports do: one precision per column,
     flags yes/no, a missing cell empty (never "None" or "nan"); the columns ``rates``
     (click rates) in %, ``points`` (differences of click rates) in signed percentage
     points, ``relative`` (relative changes) in signed %. With ``interval`` (the names of a
     row's lower and upper bound), each row's rates are rounded to that row's interval, as
-    its card and sentence read it (docs/verdicts.md §2, one quantity one precision). The
-    data underneath stay numbers (a page's table still sorts by value)."""
+    its card and sentence read it (docs/verdicts.md §2, one quantity one precision);
+    ``groups`` does the same for other numbers: ``(value, lower, upper)`` column triples,
+    each row's three cells rounded to that row's interval (a value whose name starts with
+    "delta" is signed). The data underneath stay numbers (a page's table still sorts by
+    value)."""
     from ulr.text import plain
     special = [c for c in (*rates, *points, *relative) if c in df]
     fmts = styler_formats(df.drop(columns=special), sig=sig)
@@ -331,7 +334,6 @@ def styled(df: pd.DataFrame, *, rates=(), points=(), relative=(), interval=None,
     lo_col, hi_col = interval or (None, None)
     cols = [c for c in rates if c in df]
     if lo_col in df and hi_col in df and cols:
-        from ulr.quantity import Quantity
         for i in range(len(df)):
             row = df.iloc[i]
             q = Quantity("rate", row[cols[0]], row[lo_col], row[hi_col])
@@ -339,6 +341,18 @@ def styled(df: pd.DataFrame, *, rates=(), points=(), relative=(), interval=None,
                 continue
             out = out.format(lambda v, q=q: "" if text_missing(v) else q.number(v),
                              subset=pd.IndexSlice[df.index[i:i + 1], cols])
+    from ulr.quantity import Quantity
+    for v_col, l_col, h_col in groups:
+        if not all(c in df for c in (v_col, l_col, h_col)):
+            continue
+        for i in range(len(df)):
+            row = df.iloc[i]
+            q = Quantity("number", row[v_col], row[l_col], row[h_col],
+                         signed=str(v_col).startswith("delta"))
+            if q.error is None:
+                continue
+            out = out.format(lambda v, q=q: "" if text_missing(v) else q.number(v),
+                             subset=pd.IndexSlice[df.index[i:i + 1], [v_col, l_col, h_col]])
     return out
 
 
