@@ -331,6 +331,7 @@ def styled(df: pd.DataFrame, *, rates=(), points=(), relative=(), interval=None,
             fmts[c] = lambda v: (("yes" if v else "no") if isinstance(v, (bool, np.bool_))
                                  else "" if v is None or text_missing(v) else v)
     out = df.style.format(fmts, na_rep="")
+    from ulr.quantity import Quantity
     lo_col, hi_col = interval or (None, None)
     cols = [c for c in rates if c in df]
     if lo_col in df and hi_col in df and cols:
@@ -341,7 +342,6 @@ def styled(df: pd.DataFrame, *, rates=(), points=(), relative=(), interval=None,
                 continue
             out = out.format(lambda v, q=q: "" if text_missing(v) else q.number(v),
                              subset=pd.IndexSlice[df.index[i:i + 1], cols])
-    from ulr.quantity import Quantity
     for v_col, l_col, h_col in groups:
         if not all(c in df for c in (v_col, l_col, h_col)):
             continue
