@@ -140,3 +140,15 @@ def test_a_table_row_reads_as_its_card():
     assert fmt_interval(8.1, 3.5, 26.0) == "8 [4, 26]"
     for cell_text in (">8<", ">4<", ">26<", ">-0.8<", ">-1.2<", ">-0.1<"):
         assert cell_text in html, cell_text
+
+
+def test_a_rate_row_reads_as_its_sentence():
+    # the off-policy table's logging row reads as the verdict's "vs 0.47% for the logging
+    # policy", the snips row as the card "1.2% [0.7%, 1.7%]"
+    t = pd.DataFrame({"estimator": ["snips", "logging"], "value": [0.0116, 0.0047],
+                      "lower": [0.007, 0.0029], "upper": [0.017, 0.0067]})
+    html = theme.styled(t, rates=("value", "lower", "upper"), interval=("lower", "upper")
+                        ).to_html()
+    for cell_text in (">1.2%<", ">0.7%<", ">1.7%<", ">0.47%<", ">0.29%<", ">0.67%<"):
+        assert cell_text in html, cell_text
+    assert Quantity("rate", 0.0047, 0.0029, 0.0067).text() == "0.47% [0.29%, 0.67%]"
