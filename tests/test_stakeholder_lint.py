@@ -86,12 +86,12 @@ def _page_text(at) -> tuple[str, list[str]]:
                 out += [str(o) for o in (getattr(e, "options", None) or [])]
     for c in at.get("plotly_chart"):
         out.append(S.figure_words(json.loads(c.proto.spec)))
-    for d in at.get("dataframe"):  # a styled table: the cells as drawn
-        shown = d.proto.arrow_data.styler.display_values
+    for d in at.get("dataframe"):  # a styled table: the cells as drawn (its headers may
+        shown = d.proto.arrow_data.styler.display_values  # be relabelled by column_config)
         if shown:
             import pyarrow as pa
             t = pa.ipc.open_stream(shown).read_all().to_pandas()
-            out.append(t.to_csv(index=False, sep="|"))
+            out.append(t.to_csv(index=False, header=False, sep="|"))
     return "\n".join(out), cards
 
 

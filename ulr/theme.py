@@ -304,6 +304,11 @@ def format_table(df: pd.DataFrame, *, sig: int = 3) -> pd.DataFrame:
     return out
 
 
+#: columns that hold ulr's own short names (metrics, estimators, ...): shown in words
+NAME_COLUMNS = frozenset({"metric", "estimator", "method", "model", "ranker", "system",
+                          "algorithm"})
+
+
 def styled(df: pd.DataFrame, *, rates=(), points=(), relative=(), interval=None,
            groups=(), sig: int = 3):
     """``df`` as a pandas Styler that reads as the exports do: one precision per column,
@@ -326,10 +331,15 @@ def styled(df: pd.DataFrame, *, rates=(), points=(), relative=(), interval=None,
             d = sig_decimals(vals, sig)
             fmts[c] = (lambda v, d=d, unit=unit, sign=sign: "" if text_missing(v) else
                        plain(float(v) * 100, d, sign=sign) + unit)
+    from ulr.text import words
     for c in df.columns:
-        if c not in fmts and (pd.api.types.is_bool_dtype(df[c]) or df[c].dtype == object):
-            fmts[c] = lambda v: (("yes" if v else "no") if isinstance(v, (bool, np.bool_))
-                                 else "" if v is None or text_missing(v) else v)
+        if c not in fmts and (pd.api.types.is_bool_dtype(df[c]) or df[c].dtype == object
+                              or pd.api.types.is_string_dtype(df[c])):
+            name = c in NAME_COLUMNS  # ulr's own short names in words ("local auc")
+            fmts[c] = lambda v, name=name: (
+                ("yes" if v else "no") if isinstance(v, (bool, np.bool_))
+                else "" if v is None or text_missing(v)
+                else words(v) if name and isinstance(v, str) else v)
     out = df.style.format(fmts, na_rep="")
     from ulr.quantity import Quantity
     lo_col, hi_col = interval or (None, None)
