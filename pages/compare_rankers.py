@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from pages import _ui as ui
-from ulr import propensity, rankers
+from ulr import propensity, rankers, theme
 from ulr.data import catalog
 from ulr.data.summary import true_theta as recorded_theta
 from ulr.errors import NeedsFeatures, NeedsRandomizedRows, TooFewQueries, UlrError
@@ -345,7 +345,10 @@ if res is not None:
         table = table.rename(columns={c: c.replace("ipw", CORR) for c in table.columns})
         table = table.assign(better=table["better"].replace({"ipw": CORR}))
     st.subheader("Paired comparison per metric")
-    st.dataframe(table, hide_index=True, width="stretch",
+    st.dataframe(theme.styled(table, groups=[(r, f"{r} lower", f"{r} upper")  # as the cards
+                                             for r in ("naive", "ipw" if CORR == "IPW"
+                                                       else CORR, "delta")]),
+                 hide_index=True, width="stretch",
                  column_config={"p_value": st.column_config.NumberColumn("p-value",
                                                                          format="%.4f")})
     st.caption(f"delta = {CORR} − naive over the same queries, with a paired bootstrap "

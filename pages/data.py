@@ -15,6 +15,7 @@ from ulr.data import catalog, ingest, schema
 from ulr.data.summary import preview, summary_and_ctr
 from ulr.engines import sources as _sources
 from ulr.plots import ctr_by_position_figure
+from ulr.quantity import timestamp
 
 st.title("Data")
 st.caption("Upload a click log (CSV or Parquet), check how it mapped, and see its key figures.")
@@ -113,7 +114,7 @@ def _manage(info) -> None:
     with st.expander("Manage datasets"):
         all_ds = catalog.list_datasets(cur)
         st.dataframe([{"name": d.name, "rows": d.rows, "file": d.source,
-                       "loaded": str(d.loaded_at)[:19], "loaded by": d.loaded_by(actor),
+                       "loaded": timestamp(d.loaded_at), "loaded by": d.loaded_by(actor),
                        "skipped rows": d.rejected}
                       for d in all_ds], hide_index=True, width="stretch")
         refusal = info.refusal(actor, "rename or delete")
@@ -147,7 +148,7 @@ def _summary(content_hash: str, name: str):
 def _dataset_summary(log) -> None:
     info = log.info
     st.subheader(f"“{ui.shown(info.name)}”")
-    st.caption(f"From {ui.shown(info.source)} · loaded {str(info.loaded_at)[:19]} · "
+    st.caption(f"From {ui.shown(info.source)} · loaded {timestamp(info.loaded_at)} · "
                f"content hash {str(info.content_hash)[:12]}")
     _show_mapping(info)
     for w in ui.mapping_warnings(log):

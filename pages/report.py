@@ -10,7 +10,8 @@ import streamlit as st
 from pages import _ui as ui
 from ulr import report, theme
 from ulr.errors import UlrError
-from ulr.text import words
+from ulr.text import file_slug, words
+from ulr.quantity import timestamp
 from ulr.report import saved as reports
 from ulr.report.powerpoint import build_pptx
 
@@ -159,7 +160,7 @@ status = reports.stale_status(items, cur=ui.cursor())
 with st.container(border=True):
     st.subheader("Export")
     title = info.name
-    stem = "".join(ch if ch.isalnum() else "-" for ch in title.lower()).strip("-")[:40] or "report"
+    stem = file_slug(title, 40) or "report"  # cut between words, never inside one
     # two rows, so that every label, its format included, is whole at 1280 px (five buttons
     # in one row cut them to "Download sli…")
     c = st.columns(3) + st.columns(3)
@@ -205,7 +206,7 @@ with st.container(border=True):
 for i, p in enumerate(items):
     with st.container(border=True, key=f"rep_item_{p.id}"):
         st.markdown(f"**{i + 1}.** {p.kind} · dataset **{_md(p.origin)}** · created "
-                    f"{_md(p.created or '—')} · ulr {_md(p.version or '—')}")
+                    f"{_md(timestamp(p.created) or '—')} · ulr {_md(p.version or '—')}")
         if p.id in status:
             st.error(_md(status[p.id]), icon=":material/sync_problem:")
         st.text_input("Title", value=p.title, key=f"{ui.keys.REPORT_ITEM}title_{p.id}", disabled=not editable,
@@ -225,7 +226,7 @@ for i, p in enumerate(items):
         df = p.frame()
         if df is not None:
             with st.expander(f"Table ({len(df):,} rows)"):
-                st.dataframe(df.style.format(theme.styler_formats(df)), hide_index=True,
+                st.dataframe(theme.styled(df.rename(columns=words)), hide_index=True,
                              width="stretch")
         for cav in p.caveats:
             st.warning(_md(cav), icon=":material/warning:")

@@ -9,7 +9,7 @@ import streamlit as st
 
 from pages import _ui as ui
 from pages._ui.identification import show_identification
-from ulr import propensity
+from ulr import propensity, theme
 from ulr.data import catalog
 from ulr.clickmodels import DEFAULT, LABELS, MODELS, evaluate, plots, sessions
 from ulr.errors import UlrError
@@ -74,7 +74,7 @@ def _settings():
 
 
 PRIORS = {"auto": "Centred on the pooled estimate, strength from the data (default)",
-          "fixed": "Fixed pseudo-counts", "none": "None (maximum likelihood)"}
+          "fixed": "Fixed pseudo-counts", "none": "No prior (maximum likelihood)"}
 
 
 def _prior() -> str:
@@ -138,9 +138,7 @@ if kind != "ok":
     st.stop()
 _verdict(res)
 table = res.table()
-st.dataframe(table, hide_index=True, width="stretch", key="um_table",
-             column_config={c: st.column_config.NumberColumn(format="%.4f")
-                            for c in table.columns if c not in ("model", "within noise")})
+st.dataframe(theme.styled(table), hide_index=True, width="stretch", key="um_table")
 pbm = _pbm_theta(info.content_hash, info.name, res.scores[0].examination.shape[0])
 truth = true_theta(log)  # simulated logs record the average examination per rank
 fig = plots.examination_figure(res, pbm, truth=truth)

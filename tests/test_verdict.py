@@ -44,7 +44,13 @@ def test_rounding_follows_the_standard_error():
     assert V.fmt(20.808, 2.3) == "21"  # ARP from few held-out clicks: no fake decimals
     assert V.fmt(0.0142, 0.0012) == "0.014"
     assert V.fmt(0.0040, 0.0002, pct=True) == "0.40%"
-    assert V.fmt(-0.00001, 0.001, sign=True) == "0.000"  # never "-0.000" or "+0.0000"
+    # never "-0.000" or "+0.0000": exactly 0 reads unsigned, and a value that is not 0
+    # keeps its sign and its first significant digit (issue 50: "-0.32% to +0.003%")
+    assert V.fmt(0.0, 0.001, sign=True) == "0.000"
+    assert V.fmt(-0.0, 0.001, sign=True) == "0.000"
+    assert V.fmt(-0.00001, 0.001, sign=True) == "-0.00001"
+    assert V.fmt_interval(-0.0016, -0.0032, 0.000034, pct=True, sign=True) == \
+        "-0.16% [-0.32%, +0.003%]"
     assert V.fmt_interval(0.5, 0.4, 0.6) == "0.50 [0.40, 0.60]"
 
 

@@ -20,6 +20,7 @@ import numpy as np
 
 from ulr import __version__, commands
 from ulr.errors import Refused, UlrError
+from ulr.text import plain
 
 
 class _Parser(argparse.ArgumentParser):
@@ -81,9 +82,9 @@ def _default_render(result: dict) -> str:
     lines = []
     for k, v in result.items():
         if isinstance(v, float):
-            v = f"{v:.6g}"
+            v = plain(v, sig=6) or "not available"
         elif isinstance(v, (list, tuple)) and v and all(isinstance(x, float) for x in v):
-            v = "[" + ", ".join(f"{x:.4g}" for x in v) + "]"
+            v = "[" + ", ".join(plain(x, sig=4) for x in v) + "]"
         lines.append(f"{k}: {v}")
     return "\n".join(lines)
 

@@ -39,6 +39,22 @@ def neutralize(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def readable(df: pd.DataFrame) -> pd.DataFrame:
+    """Copy of ``df`` whose cells read as a CSV cell should (:func:`ulr.quantity.cell`):
+    floats to 10 significant digits in positional notation (no float noise, no exponent),
+    booleans yes/no, missing values empty."""
+    from ulr.quantity import cell
+    out = df.copy()
+    for col in out.columns:
+        s = out[col]
+        if pd.api.types.is_integer_dtype(s) and not pd.api.types.is_bool_dtype(s):
+            continue  # whole numbers are written as they are
+        if s.dtype == object or pd.api.types.is_float_dtype(s) or pd.api.types.is_bool_dtype(s):
+            out[col] = pd.Series([cell(v) for v in s], index=s.index, dtype=object)
+    return out
+
+
 def safe_csv_bytes(df: pd.DataFrame) -> bytes:
-    """CSV bytes of ``df`` with formula-looking text cells neutralized."""
-    return neutralize(df).to_csv(index=False).encode("utf-8")
+    """CSV bytes of ``df`` with formula-looking text cells neutralized and every cell
+    readable (:func:`readable`). Numbers stay numbers: a negative one is not neutralized."""
+    return readable(neutralize(df)).to_csv(index=False).encode("utf-8")

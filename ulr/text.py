@@ -97,13 +97,21 @@ def se_decimals(se, *, most: int = 6) -> int:
 
 
 def fmt(value, se=None, *, pct: bool = False, sign: bool = False) -> str:
-    """``value`` rounded to what ``se`` supports; in % when ``pct``; "n/a" when missing."""
+    """``value`` rounded to what ``se`` supports; in % when ``pct``; "n/a" when missing.
+
+    A value that is not 0 but rounds to 0 keeps digits down to its first significant
+    one (an interval's upper end +0.0034% reads "+0.003%", not "0.00%"); exactly 0 reads
+    unsigned.
+    """
     if missing(value):
         return "n/a"
     scale = 100.0 if pct else 1.0
     d = se_decimals(None if se is None else float(se) * scale)
-    s = f"{float(value) * scale:{'+' if sign else ''}.{d}f}"
-    if s.lstrip("+-").strip("0.") == "":  # -0.000 and +0.000 read as 0
+    f = float(value) * scale
+    if f != 0 and round(f, d) == 0:  # a value that is not 0 never reads as 0 (nor -0):
+        d = min(12, -math.floor(math.log10(abs(f))))  # down to its first significant digit
+    s = f"{f:{'+' if sign else ''}.{d}f}"
+    if s.lstrip("+-").strip("0.") == "":  # exactly 0 reads 0, never -0.000 or +0.000
         s = f"{0.0:.{d}f}"
     return s + ("%" if pct else "")
 
@@ -182,3 +190,16 @@ def literal(text) -> str:
 def shown(value, limit: int = ECHO_MAX) -> str:
     """A visitor's value as a page message echoes it: :func:`clip` then :func:`literal`."""
     return literal(clip(value, limit))
+
+
+def file_slug(text, n: int = 40) -> str:
+    """``text`` as a file-name part: lower-case words joined by "-", at most ``n``
+    characters, cut between words, never inside one ("" when no word fits or there is
+    none; a first word longer than ``n`` is cut at ``n``)."""
+    import re
+    s = re.sub(r"['’]s\b", "", str(text).lower())  # "policy’s" → "policy", not "policy-s"
+    s = re.sub(r"[^a-z0-9]+", "-", s).strip("-")
+    if len(s) <= n:
+        return s
+    cut = s[:n + 1]
+    return (cut[:cut.rfind("-")] if "-" in cut else s[:n]).strip("-")

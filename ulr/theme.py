@@ -233,6 +233,11 @@ def dots_for_bars(fig: go.Figure, *, pad: float = 0.15) -> go.Figure:
 # --------------------------------------------------------------------------- numbers
 
 
+def text_missing(v) -> bool:
+    from ulr.text import missing
+    return missing(v)
+
+
 def sig_decimals(values, sig: int = 3, *, max_decimals: int = 6) -> int:
     """Decimals that give the largest magnitude in ``values`` ``sig`` significant figures.
 
@@ -247,9 +252,13 @@ def sig_decimals(values, sig: int = 3, *, max_decimals: int = 6) -> int:
     return int(min(max(sig - 1 - top, 0), max_decimals))
 
 
-def format_number(v, decimals: int) -> str:
+def format_number(v, decimals: int | None) -> str:
+    """``v`` at ``decimals`` decimals (None: as given, "2" for 2.0, "0.5" for 0.5)."""
     if v is None:
         return ""
+    if decimals is None:
+        from ulr.quantity import setting
+        return "" if text_missing(v) else setting(float(v))
     try:
         f = float(v)
     except (TypeError, ValueError):
@@ -258,14 +267,21 @@ def format_number(v, decimals: int) -> str:
     return plain(f, decimals)
 
 
+#: columns that hold a setting as the user gave it (η = 2, not 2.00 or 2.000000)
+SETTING_COLUMNS = frozenset({"eta", "η"})
+
+
 def column_formats(df: pd.DataFrame, *, sig: int = 3) -> dict:
-    """``{column: decimals}`` for the float columns of ``df`` (integer columns: 0)."""
+    """``{column: decimals}`` for the float columns of ``df`` (integer columns: 0; a
+    setting column of :data:`SETTING_COLUMNS`: None, each value as given)."""
     out = {}
     for c in df.columns:
         s = df[c]
         if pd.api.types.is_bool_dtype(s) or not pd.api.types.is_numeric_dtype(s):
             continue
-        if pd.api.types.is_integer_dtype(s):
+        if c in SETTING_COLUMNS:
+            out[c] = None
+        elif pd.api.types.is_integer_dtype(s):
             out[c] = 0
         else:
             out[c] = sig_decimals(s.to_numpy(dtype=float), sig)
@@ -281,6 +297,72 @@ def format_table(df: pd.DataFrame, *, sig: int = 3) -> pd.DataFrame:
     out = df.copy()
     for c, d in fmts.items():
         out[c] = [format_number(v, d) for v in df[c]]
+    for c in out.columns:  # a flag reads yes/no, never Python's True/False
+        if c not in fmts and (pd.api.types.is_bool_dtype(df[c]) or df[c].dtype == object):
+            out[c] = [("yes" if v else "no") if isinstance(v, (bool, np.bool_)) else v
+                      for v in df[c]]
+    return out
+
+
+#: columns that hold ulr's own short names (metrics, estimators, ...): shown in words
+NAME_COLUMNS = frozenset({"metric", "estimator", "method", "model", "ranker", "system",
+                          "algorithm"})
+
+
+def styled(df: pd.DataFrame, *, rates=(), points=(), relative=(), interval=None,
+           groups=(), sig: int = 3):
+    """``df`` as a pandas Styler that reads as the exports do: one precision per column,
+    flags yes/no, a missing cell empty (never "None" or "nan"); the columns ``rates``
+    (click rates) in %, ``points`` (differences of click rates) in signed percentage
+    points, ``relative`` (relative changes) in signed %. With ``interval`` (the names of a
+    row's lower and upper bound), each row's rates are rounded to that row's interval, as
+    its card and sentence read it (docs/verdicts.md §2, one quantity one precision);
+    ``groups`` does the same for other numbers: ``(value, lower, upper)`` column triples,
+    each row's three cells rounded to that row's interval (a value whose name starts with
+    "delta" is signed). The data underneath stay numbers (a page's table still sorts by
+    value)."""
+    from ulr.text import plain
+    special = [c for c in (*rates, *points, *relative) if c in df]
+    fmts = styler_formats(df.drop(columns=special), sig=sig)
+    for cols, unit, sign in ((rates, "%", False), (points, " points", True),
+                             (relative, "%", True)):
+        for c in (c for c in cols if c in df):
+            vals = pd.to_numeric(df[c], errors="coerce").to_numpy(dtype=float) * 100
+            d = sig_decimals(vals, sig)
+            fmts[c] = (lambda v, d=d, unit=unit, sign=sign: "" if text_missing(v) else
+                       plain(float(v) * 100, d, sign=sign) + unit)
+    from ulr.text import words
+    for c in df.columns:
+        if c not in fmts and (pd.api.types.is_bool_dtype(df[c]) or df[c].dtype == object
+                              or pd.api.types.is_string_dtype(df[c])):
+            name = c in NAME_COLUMNS  # ulr's own short names in words ("local auc")
+            fmts[c] = lambda v, name=name: (
+                ("yes" if v else "no") if isinstance(v, (bool, np.bool_))
+                else "" if v is None or text_missing(v)
+                else words(v) if name and isinstance(v, str) else v)
+    out = df.style.format(fmts, na_rep="")
+    from ulr.quantity import Quantity
+    lo_col, hi_col = interval or (None, None)
+    cols = [c for c in rates if c in df]
+    if lo_col in df and hi_col in df and cols:
+        for i in range(len(df)):
+            row = df.iloc[i]
+            q = Quantity("rate", row[cols[0]], row[lo_col], row[hi_col])
+            if q.error is None:
+                continue
+            out = out.format(lambda v, q=q: "" if text_missing(v) else q.number(v),
+                             subset=pd.IndexSlice[df.index[i:i + 1], cols])
+    for v_col, l_col, h_col in groups:
+        if not all(c in df for c in (v_col, l_col, h_col)):
+            continue
+        for i in range(len(df)):
+            row = df.iloc[i]
+            q = Quantity("number", row[v_col], row[l_col], row[h_col],
+                         signed=str(v_col).startswith("delta"))
+            if q.error is None:
+                continue
+            out = out.format(lambda v, q=q: "" if text_missing(v) else q.number(v),
+                             subset=pd.IndexSlice[df.index[i:i + 1], [v_col, l_col, h_col]])
     return out
 
 

@@ -265,10 +265,16 @@ def difference_verdict(delta: float, lower: float, upper: float, *, a: str, b: s
 
     Contains 0: ``inconclusive``, "``a`` and ``b`` cannot be told apart";
     otherwise ``reliable``, or ``directional`` when ``thin`` (reasons of thin
-    evidence) is not empty. ``n`` units (``unit``: "test queries",
-    "sessions", ...) lie behind the interval, for :func:`more_to_exclude_zero`.
+    evidence) is not empty. With ``pct`` (``delta`` is a difference of two rates) the
+    difference reads in percentage points ("+31 points [+17, +45]"). ``n`` units
+    (``unit``: "test queries", "sessions", ...) lie behind the interval, for
+    :func:`more_to_exclude_zero`.
     """
-    iv = fmt_interval(delta, lower, upper, level=level, pct=pct, sign=True)
+    if pct:  # a difference of two rates is in percentage points: "+31 points [+17, +45]"
+        from ulr.quantity import Quantity
+        iv = Quantity("points", delta, lower, upper, level=level).text()
+    else:
+        iv = fmt_interval(delta, lower, upper, level=level, sign=True)
     estimate = {"delta": delta, "lower": lower, "upper": upper, "level": level, "n": n}
     if contains_zero(lower, upper):
         more = more_to_exclude_zero(n, delta, lower, upper)

@@ -6,6 +6,7 @@ from pages import _ui as ui
 from ulr.bandits.policies import ALGORITHMS
 from ulr.bandits.replay import replay
 from ulr.errors import NeedsRandomizedRows, NeedsSessions, UlrError
+from ulr.quantity import Quantity
 from ulr.verdict import fmt_interval
 
 S = st.session_state
@@ -27,8 +28,8 @@ def _replay_result(rr) -> None:
               "n/a" if rr.accepted == 0 else fmt_interval(rr.ctr, lo, hi, level=rr.level,
                                                           pct=True),
               None if rr.accepted == 0 or "lower" not in e else
-              fmt_interval(e["delta"], e["lower"], e["upper"], level=rr.level, pct=True,
-                           sign=True) + " vs random order"
+              Quantity("points", e["delta"], e["lower"], e["upper"], level=rr.level).text()
+              + " vs random order"
               + (" (cannot be told apart)" if verdict.level == "inconclusive" else ""),
               delta_color="off" if within or thin else "normal",
               help=f"{rr.level:.0%} Wilson interval over {rr.accepted:,} accepted sessions")

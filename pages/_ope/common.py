@@ -8,6 +8,7 @@ from pages import _ui as ui
 from ulr.data import catalog, ingest
 from ulr import verdict as V
 from ulr.ope import figures as F
+from ulr.quantity import Quantity
 
 SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample_ope.csv"
 OPE_SAMPLE = ui.OPE_SAMPLE  # the bundled sample's name in ?dataset=
@@ -65,12 +66,12 @@ def _headline(verdict, *, target: str = "Target policy") -> None:
                 f"{V.fmt(e['upper'], se, pct=True)}" if bounded else
                 "no finite-sample bound for a self-normalized estimate",
                 delta_color="off", delta_arrow="off", help="expected clicks per row")
-    t[1].metric("Logging policy", V.fmt(e["logging"], se, pct=True))
+    t[1].metric("Logging policy", Quantity("rate", e["logging"], se=e.get("logging_se", se))
+                .text())  # as the verdict's sentence reads it
     if e.get("delta_lower") is not None:
-        dse = V.se_of(e["delta_lower"], e["delta_upper"], level)
-        t[2].metric("Difference", V.fmt(e["delta"], dse, pct=True, sign=True),
-                    f"{level:.0%} interval {V.fmt(e['delta_lower'], dse, pct=True, sign=True)} "
-                    f"to {V.fmt(e['delta_upper'], dse, pct=True, sign=True)}",
+        d = Quantity("points", e["delta"], e["delta_lower"], e["delta_upper"], level=level)
+        t[2].metric("Difference", d.text(interval="none"),
+                    f"{level:.0%} interval {d.ends()}",
                     delta_color="off", delta_arrow="off",
                     help="target minus logging, paired bootstrap interval; an interval "
                          "containing 0 means the two cannot be told apart")

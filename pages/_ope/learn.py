@@ -10,6 +10,7 @@ from pages._ope.common import (LABELS, OPE_SAMPLE, VIEWS, _headline, _open, _pic
 from ulr.ope import figures as F
 from ulr.ope.feedback import feedback_from_log
 from ulr.ope.study import crm_study
+from ulr.quantity import Quantity
 
 
 @ui.cache_data(show_spinner=False, max_entries=16)
@@ -118,7 +119,7 @@ def _show_learned(out: dict, s: dict, *, simulated: bool):
     if "truth" in out:
         m = st.columns(3)
         m[0].metric("True value of the learned policy", f"{out['truth']:.2%}",
-                    f"{out['truth'] - out['logging']:+.2%} vs logging")
+                    f"{Quantity('points', out['truth'] - out['logging']).text()} vs logging")
         m[1].metric("True value of the logging policy", f"{out['logging']:.2%}")
         m[2].metric("Best possible (greedy on the truth)", f"{out['best']:.2%}")
     for w in res.evaluation.warnings:

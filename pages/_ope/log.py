@@ -5,6 +5,7 @@ import streamlit as st
 from pages import _ui as ui
 from pages._ope.common import (LABELS, OPE_SAMPLE, VIEWS, _headline, _open, _pick_log,
                                estimates_table)
+from ulr import theme
 from ulr.data import schema
 from ulr.ope import figures as F
 from ulr.ope import registry
@@ -12,6 +13,7 @@ from ulr.ope.evaluate import HEAVY_TAIL_ESS_FRACTION, HEAVY_TAIL_MAX_SHARE
 from ulr.ope.evaluate import evaluate_log
 from ulr.ope.slate import LABELS as SLATE_LABELS
 from ulr.ope.slate import slate_from_log
+from ulr.quantity import Quantity
 from ulr.verdict import MIN_EFFECTIVE_CLICKS
 
 INTERVAL_LABELS = {"bootstrap": "Percentile bootstrap intervals", "t": "Student t intervals",
@@ -173,7 +175,7 @@ def _show_log_result(res, dataset, name, content_hash, settings: tuple):
     m[3].metric("Effective clicks", f"{d['effective_clicks']:.1f}",
                 help="Effective sample size of the weights of the clicked rows: what limits "
                      "the precision when clicks are rare.")
-    m[4].metric("Largest weight", f"{d['max_weight']:.3g}",
+    m[4].metric("Largest weight", Quantity("weight", d["max_weight"]).text(),
                 f"{d['max_weight_share']:.2%} of the total", delta_color="off",
                 delta_arrow="off")
     selected = res.settings.get("selected")
@@ -187,9 +189,10 @@ def _show_log_result(res, dataset, name, content_hash, settings: tuple):
         if w.code not in ("not_identified", "clipped_rate"):  # said with the controls/table
             st.warning(ui.literal(w.message), icon=":material/warning:")
     table = estimates_table(res)
-    st.dataframe(table, hide_index=True, width="stretch", key="ope_table",
-                 column_config={c: st.column_config.NumberColumn(format="%.5f")
-                                for c in ("value", "lower", "upper", "se")})
+    st.dataframe(theme.styled(table, rates=("value", "lower", "upper", "se"),  # as the headline
+                              points=("minus logging, lower", "minus logging, upper"),
+                              interval=("lower", "upper")),
+                 hide_index=True, width="stretch", key="ope_table")
     fig = ui.figure(F.estimates_figure, res.table)
     st.plotly_chart(fig, key="ope_chart")
     st.caption(
@@ -287,9 +290,8 @@ def _loggers_section(res):
         "shows how much each gains over pooling.")
     per = res.per_logger.rename(columns={"ips": "IPS", "cv_value": "control-variate IPS",
                                          "wips_weight": "WIPS weight"})
-    st.dataframe(per, hide_index=True, width="stretch", key="ope_loggers",
-                 column_config={c: st.column_config.NumberColumn(format="%.5f")
-                                for c in ("IPS", "lower", "upper", "control-variate IPS")})
+    st.dataframe(theme.styled(per, rates=("IPS", "lower", "upper", "control-variate IPS")),
+                 hide_index=True, width="stretch", key="ope_loggers")
 
 
 def not_computed(res) -> str | None:

@@ -9,6 +9,7 @@ from ulr.errors import UlrError
 from ulr.ope import estimators as est
 from ulr.ope import figures as F
 from ulr.ope.study import CHUNK, simulation_study, study_chunk
+from ulr.quantity import Quantity
 
 
 @ui.cache_data(show_spinner=False, max_entries=512)
@@ -126,7 +127,7 @@ def _show_simulation(out, s: dict):
     m[0].metric("True value of the target", f"{out.truth:.4f}")
     m[1].metric("Logging policy's value", f"{out.logging:.4f}")
     m[2].metric("Mean ESS / rows", f"{out.ess_fraction:.0%}")
-    m[3].metric("Largest weight", f"{out.max_weight:.3g}")
+    m[3].metric("Largest weight", Quantity("weight", out.max_weight).text())
     tab = out.table.copy()
     tab.insert(0, "method", tab["estimator"].map(lambda e: LABELS.get(e, e)))
     st.dataframe(tab, hide_index=True, width="stretch", key="sim_table")

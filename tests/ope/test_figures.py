@@ -17,7 +17,10 @@ def test_y_title_stands_clear_of_tick_labels():
     y = fig.layout.yaxis
     assert y.automargin is True and y.title.standoff >= 10
     assert fig.layout.margin.l >= 80  # room for the tick labels and the title in a static export
-    assert y.tickformat == ".3~g"  # 0.0123, not 0.012300000
+    # click rates in %, as the headline reads them (issue 50), with distinct ticks
+    assert y.tickformat.endswith("%") and y.dtick is not None
+    # the dashed line's label, in % too
+    assert fig.layout.annotations[0].text == "logging policy 1.00%"
 
 
 def test_missing_estimate_is_not_drawn():

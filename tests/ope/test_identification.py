@@ -200,6 +200,7 @@ def test_rates_stay_within_0_1_in_json_and_text_on_a_sparse_two_logger_log(tmp_p
     for line in out.splitlines():
         if line.startswith("  ") and "[" in line:
             skip = 2 if line.strip().startswith("logger ") else 1
-            nums = [float(x) for x in line.replace("[", " ").replace("]", " ")
-                    .replace(",", " ").split()[skip:skip + 3]]
+            # the CLI's rows are click rates in % (issue 50): within [0%, 100%]
+            nums = [float(x.rstrip("%")) / 100 for x in line.replace("[", " ")
+                    .replace("]", " ").replace(",", " ").split()[skip:skip + 3]]
             assert all(0 <= x <= 1 for x in nums), line

@@ -58,14 +58,15 @@ def test_html_escapes_every_user_text():
 
 def test_html_metadata_tables_and_truncation():
     a, b = make_items()
-    doc = report.build_html([a, b], title="T", generated="2031-01-02T03:04:05",
+    doc = report.build_html([a, b], title="T", generated="2031-01-02T03:04:05+00:00",
                             max_table_rows=4)
     rest = plotlyjs_free(doc)
-    for it in (a, b):
-        assert f"created {it.created}" in rest
+    from ulr.quantity import timestamp
+    for it in (a, b):  # date-times in words, never ISO 8601 (issue 50)
+        assert f"created {timestamp(it.created)}" in rest and it.created not in rest
     assert rest.count(f"ulr {__version__}") >= 3  # generator line + each item
     assert "Dataset <b>sample</b>" in rest
-    assert "Generated 2031-01-02T03:04:05" in rest
+    assert "Generated 2 January 2031, 03:04 UTC" in rest
     assert "<td>=cmd</td>" in rest  # HTML is escaped, not neutralized
     # one number of decimals per column (3 significant figures of its largest value)
     assert '<td class="num">-1</td>' in rest and '<td class="num">-1.50</td>' in rest

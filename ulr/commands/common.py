@@ -11,6 +11,7 @@ from ulr.data.log import Log
 
 from ulr.data.mapping import FACTS, Mapping
 from ulr.errors import UlrError
+from ulr.text import MISSING, plain
 
 
 def add_log_args(p, *, required: bool = True) -> None:
@@ -106,7 +107,7 @@ def readable(value) -> str:
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, float):
-        return f"{value:.3g}"
+        return plain(value, sig=3) or MISSING  # never an exponent
     if isinstance(value, (list, tuple)):
         return ", ".join(readable(v) for v in value)
     return str(value)

@@ -8,6 +8,8 @@ from ulr.ope.evaluate import CLI_MEETS
 from ulr.ope import registry
 from ulr.ope.intervals import INTERVALS
 from ulr.ope.reward_models import REWARD_MODELS
+from ulr.quantity import Quantity
+from ulr.text import plain
 
 ORDER = 60
 
@@ -135,15 +137,15 @@ INTERVAL_NAMES = {"bootstrap": "bootstrap intervals", "t": "Student t intervals"
 def _fmt_row(name, e, level):
     if e is None:
         return f"  {name:<12} -"
-    v, lo, hi = e["value"], e["lower"], e["upper"]
-    f = (lambda x: "n/a" if x is None or x != x else f"{x:.5f}")
-    return f"  {name:<12} {f(v)}   [{f(lo)}, {f(hi)}]"
+    # click rates in %, rounded to the interval as in the verdict's sentence
+    q = Quantity("rate", e["value"], e["lower"], e["upper"], level=level)
+    return f"  {name:<12} {q.text()}"
 
 
 def render(result: dict) -> str:
     level = result["settings"]["level"]
-    lines = [f"Off-policy estimates on {result['evaluated_rows']} of {result['rows']} rows "
-             f"({result['clicks']} clicks), {level:.0%} "
+    lines = [f"Off-policy estimates on {result['evaluated_rows']:,} of {result['rows']:,} rows "
+             f"({result['clicks']:,} clicks), {level:.0%} "
              f"{INTERVAL_NAMES[result['settings'].get('interval', 'bootstrap')]}:"]
     for name, e in result["estimates"].items():
         lines.append(_fmt_row(name, e, level))
@@ -152,9 +154,9 @@ def render(result: dict) -> str:
         lines.append(_fmt_row(f"logger {name}", e, level)
                      + f"   ({e['rows']} rows, {e['clicks']} clicks, WIPS weight "
                        f"{e['wips_weight']:.3f})")
-    lines.append(f"effective sample size {result['ess']:.0f} ({result['ess_fraction']:.1%}), "
+    lines.append(f"effective sample size {result['ess']:,.0f} ({result['ess_fraction']:.1%}), "
                  f"effective clicks {result['effective_clicks']:.1f}, "
-                 f"clip {result['clip']:.3g}")
+                 f"clip {plain(result['clip'], sig=3)}")
     if "learned" in result:
         L = result["learned"]
         lines.append(f"Learned policy ({L['objective']} objective), on {L['holdout_rows']} "

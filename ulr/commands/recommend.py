@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 
 from ulr.commands.common import add_option
+from ulr.text import plain
 
 ORDER = 65
 
@@ -96,7 +97,8 @@ def render(result: dict) -> str:
              f"randomized training ratings; {s['test_ratings']:,} uniform test ratings"]
     for row in result["results"]:
         lines.append("  " + ", ".join(
-            f"{k}: {v:.4g}" if isinstance(v, float) else f"{k}: {v}" for k, v in row.items()))
+            f"{k}: {plain(v, sig=4)}" if isinstance(v, float) else f"{k}: {v}"
+            for k, v in row.items()))
     if result.get("verdict"):
         from ulr.commands.common import render_verdict
         lines.append(render_verdict(result))

@@ -359,7 +359,9 @@ def render(result: dict) -> str:
     if "reports" in result:
         if not result["reports"]:
             return "no saved reports"
-        return "\n".join(f"{r['id']}  {r['items']:>3} items  {r['updated'][:19]}  {r['name']}"
+        from ulr.quantity import timestamp
+        return "\n".join(f"{r['id']}  {r['items']:>3} items  {timestamp(r['updated'])}  "
+                         f"{r['name']}"
                          for r in result["reports"])
     if "report" in result:
         return (f"wrote {result['path']} ({result['format']}, report {result['report']!r}, "

@@ -12,6 +12,7 @@ from ulr import rankers
 from ulr.commands.common import add_option, parse_floats, render_verdict
 from ulr.errors import UlrError
 from ulr.rankers.sweep import SWEEP_METRIC, SWEEP_RUNS
+from ulr.text import MISSING
 
 ORDER = 55
 
@@ -80,7 +81,7 @@ def render(result: dict) -> str:
              "eta\t" + "\t".join(rankers_)]
     for r in rows:
         lines.append(f"{r['eta']:g}\t" + "\t".join(
-            "nan" if r[k] is None else f"{r[k]:.4f}" for k in rankers_))
+            MISSING if r[k] is None else f"{r[k]:.4f}" for k in rankers_))
     lines.append(render_verdict(result))
     lines.append(f"{result['seconds']:.1f} s")
     return "\n".join(lines)

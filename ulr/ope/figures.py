@@ -8,6 +8,7 @@ import plotly.graph_objects as go
 
 from ulr import theme
 from ulr.ope import registry
+from ulr.text import plain
 
 LABELS = registry.LABELS  # one label per estimator, read live from the registry
 
@@ -16,8 +17,14 @@ def _readable_y(fig: go.Figure) -> None:
     """Keep the y-axis title clear of its tick labels (also in static exports, where
     plotly does not measure the labels): the margin grows to fit them and the title
     stands off by a fixed gap; ticks use at most 3 significant digits."""
-    fig.update_yaxes(automargin=True, title_standoff=14, tickformat=".3~g")
+    fig.update_yaxes(automargin=True, title_standoff=14, tickformat=".3~r")  # never 4e-5
     fig.update_layout(margin=dict(l=max(80, (fig.layout.margin.l or 0))))
+
+
+def _rate(value, lower=None, upper=None, se=None) -> str:
+    """A click rate as every surface reads it (:class:`ulr.quantity.Quantity`)."""
+    from ulr.quantity import Quantity
+    return Quantity("rate", value, lower, upper, se=se).text()
 
 
 def _label(name: str) -> str:
@@ -42,20 +49,24 @@ def estimates_figure(table: pd.DataFrame, *, truth: float | None = None,
             marker=dict(color=c, size=11),
             error_y=dict(type="data", symmetric=False, array=[r.upper - r.value],
                          arrayminus=[r.value - r.lower], color=c, thickness=2, width=8),
-            hovertemplate=f"{_label(r.estimator)}<br>%{{y:.4g}} "
-                          f"[{r.lower:.4g}, {r.upper:.4g}]<extra></extra>"))
+            hovertemplate=f"{_label(r.estimator)}<br>"
+                          f"{_rate(r.value, r.lower, r.upper, r.se)}<extra></extra>"))
     log_row = table[table["estimator"] == "logging"]
     if len(log_row):
         v = float(log_row["value"].iloc[0])
+        se = log_row["se"].iloc[0] if "se" in log_row else None
         fig.add_hline(y=v, line=dict(color=theme.color_for("logging", 8), dash="dash"),
-                      annotation_text=f"logging policy {v:.4g}", annotation_position="top left")
+                      annotation_text=f"logging policy {_rate(v, se=se)}",
+                      annotation_position="top left")
     if truth is not None:
         fig.add_hline(y=truth, line=dict(color=theme.color_for("truth"), width=2),
-                      annotation_text=f"true value {truth:.4g}",
+                      annotation_text=f"true value {_rate(truth)}",
                       annotation_position="bottom right")
     theme.apply(fig, title=title, x="estimator", y="expected clicks per logged row")
     _readable_y(fig)
-    fig.update_yaxes(rangemode="nonnegative")
+    # click rates in %, as the headline and the verdict read them (docs/verdicts.md §2)
+    fig.update_yaxes(rangemode="nonnegative", tickformat=".1%")
+    theme.fix_percent_axes(fig)
     fig.update_layout(showlegend=False)
     return fig
 
@@ -69,7 +80,8 @@ def repeated_figure(estimates: pd.DataFrame, truth: float, *,
         fig.add_trace(go.Box(y=g["value"], name=_label(name), marker_color=c, line_color=c,
                              fillcolor=theme.band_color(c), boxmean="sd"))
     fig.add_hline(y=truth, line=dict(color=theme.color_for("truth"), width=2),
-                  annotation_text=f"true value {truth:.4g}", annotation_position="top left")
+                  annotation_text=f"true value {plain(truth, sig=4)}",
+                  annotation_position="top left")
     theme.apply(fig, title=title, x="estimator", y="estimated value (clicks per row)")
     _readable_y(fig)
     fig.update_layout(showlegend=False)
@@ -86,8 +98,9 @@ def bias_variance_figure(table: pd.DataFrame, *,
             x=[r.sd], y=[r.bias], mode="markers", name=_label(r.estimator),
             marker=dict(color=c, size=12),
             error_y=dict(type="data", array=[2 * r.bias_se], color=c),
-            hovertemplate=(f"{_label(r.estimator)}<br>bias %{{y:.3g}} ± {2 * r.bias_se:.2g}"
-                           f"<br>sd %{{x:.3g}}<br>RMSE {r.rmse:.3g}<extra></extra>")))
+            hovertemplate=(f"{_label(r.estimator)}<br>bias %{{y:.3~r}} "
+                           f"± {plain(2 * r.bias_se, sig=2)}"
+                           f"<br>sd %{{x:.3~r}}<br>RMSE {plain(r.rmse, sig=3)}<extra></extra>")))
     fig.add_hline(y=0, line=dict(color=theme.color_for("truth"), width=1))
     theme.apply(fig, title=title, x="standard deviation over logs (clicks per row)",
                 y="bias (clicks per row)")

@@ -69,6 +69,7 @@ import pandas as pd
 
 from ulr.ope import estimators as est
 from ulr.ope import registry
+from ulr.text import plain
 
 KAPPA = 2.0
 #: standard errors of ``V_c - V_root`` a biased candidate's bound adds (module docstring)
@@ -220,7 +221,7 @@ def error_bounds(values, se, diff_se, *, kappa: float = KAPPA,
 def _fmt(e, h):
     if h is None:
         return e
-    return f"{e} ({registry.get(e).hyperparameter.name} = {h:.4g})"
+    return f"{e} ({registry.get(e).hyperparameter.name} = {plain(h, sig=4)})"
 
 
 def select(reward, weight, *, q_logged=None, q_target=None, families=None,
@@ -283,11 +284,11 @@ def _reason(candidates, best, picks, walk, bound, se, against, kappa) -> str:
             f"stays within {k} standard errors of its difference from every earlier one) "
             f"picked {', '.join(name[i] for i in picks)}. ")
     bias = bound[best] - kappa * se[best]
-    versus = (f"{bias:.3g} for its disagreement beyond noise with {name[against[best]]}"
+    versus = (f"{plain(bias, sig=3)} for its disagreement beyond noise with {name[against[best]]}"
               if against[best] != best
               else "nothing, as it agrees with every wider or unbiased estimate")
-    text += (f"Of these {name[best]} has the smallest error bound, {bound[best]:.3g}: "
-             f"{k} x its standard error {se[best]:.3g}, plus {versus}")
+    text += (f"Of these {name[best]} has the smallest error bound, {plain(bound[best], sig=3)}: "
+             f"{k} x its standard error {plain(se[best], sig=3)}, plus {versus}")
     rejected, blocker = walk
     if rejected is not None:
         text += (f"; its family's walk stopped before {name[rejected]}, which differs from "

@@ -25,6 +25,7 @@ from ulr.ope import registry
 from ulr.ope.crm import learn_policy
 from ulr.ope.simulate import (bias_variance_table, repeated_intervals, repeated_point_estimates,
                               simulate_bandit)
+from ulr.text import plain
 
 TARGET_KINDS = ("true", "noisy", "reversed")
 CHUNK = 25
@@ -170,7 +171,8 @@ def _study_verdict(est_df: pd.DataFrame, truth: float, table: pd.DataFrame, *,
                              quantity="squared error", basis=basis, n=len(diffs),
                              unit="simulated logs", higher_is_better=False, level=level)
     return V.Verdict(v.level, f"Over {len(diffs)} simulated logs, {name} has the smallest RMSE "
-                     f"({tab.iloc[0].rmse:.3g}; true value {truth:.3g}). " + v.takeaway,
+                     f"({plain(tab.iloc[0].rmse, sig=3)}; true value "
+                     f"{plain(truth, sig=3)}). " + v.takeaway,
                      basis, v.reasons, v.to_settle, v.estimate)
 
 

@@ -30,6 +30,7 @@ from ulr import verdict as V
 from ulr.ope import registry
 from ulr.ope.estimators import resample_counts
 from ulr.planning import plan_to_exclude_zero
+from ulr.quantity import Quantity
 
 #: several loggers (the Off-policy page: "trust balanced IPS when available, WIPS otherwise")
 #: come first; the rest follow the registry's ``basis_rank`` (``auto``, when asked, first)
@@ -182,11 +183,18 @@ def ope_verdict(table: pd.DataFrame, warnings, diagnostics: dict, *,
     if basis == registry.AUTO and chosen:
         name = f"{registry.label(chosen)} (chosen by SLOPE)"
     est_txt = V.fmt_interval(value, lower, upper, level=level, pct=True)
-    se_log = t.loc["logging", "se"] if "logging" in t.index else np.nan
-    log_txt = V.fmt(log_v, se_log if np.isfinite(se_log) else V.se_of(lower, upper, level),
-                    pct=True)
+    # the logging rate is rounded as its row of the estimates table reads it: to the SE of
+    # its interval (else its SE, else the target's)
+    se_log = np.nan
+    if "logging" in t.index:
+        lr = t.loc["logging"]
+        se_log = (V.se_of(lr["lower"], lr["upper"], level)
+                  if np.isfinite(lr.get("lower", np.nan)) and np.isfinite(lr.get("upper", np.nan))
+                  and lr["upper"] > lr["lower"] else lr.get("se", np.nan))
+    se_log = float(se_log) if np.isfinite(se_log) else V.se_of(lower, upper, level)
+    log_txt = Quantity("rate", log_v, se=se_log).text()  # the headline's tile reads the same
     estimate = {"estimator": basis, "value": value, "lower": lower, "upper": upper,
-                "se": float(row["se"]), "logging": log_v, "delta": delta,
+                "se": float(row["se"]), "logging": log_v, "logging_se": se_log, "delta": delta,
                 "delta_lower": dl, "delta_upper": du, "level": level, "n": n}
     where = f"(by {name}: {est_txt} clicks per row vs {log_txt} for the logging policy)"
     k = diagnostics.get("effective_clicks")
@@ -241,14 +249,12 @@ def ope_verdict(table: pd.DataFrame, warnings, diagnostics: dict, *,
 def _reference_text(t, name, ref, log_v, level, r_lev) -> str:
     dl, du = _difference(t.loc[ref], t, log_v)
     d = float(t.loc[ref, "value"]) - log_v
-    se = V.se_of(dl, du, level)
     said = ("cannot tell the two apart" if r_lev == "inconclusive" else
             f"supports only a {r_lev} answer")
+    diff = Quantity("points", d, dl, du, level=level)  # a difference of two click rates
     return (f"{name} has the lower variance, but "
             f"{LABELS.get(ref, ref)}, the least biased estimate here, {said} (difference "
-            f"{V.fmt(d, se, pct=True, sign=True)}, {level:.0%} interval "
-            f"{V.fmt(dl, se, pct=True, sign=True)} to {V.fmt(du, se, pct=True, sign=True)}), "
-            "so the verdict goes no further than it.")
+            f"{diff.text(interval='to')}), so the verdict goes no further than it.")
 
 
 def settle_text(n, delta, lower, upper, effective_clicks, *, unit: str = "logged rows",

@@ -23,6 +23,7 @@ from ulr.rankers import significance as S
 from ulr.rankers.evaluate import (LOWER_IS_BETTER, N_BOOTSTRAP, RankerComparison,
                                   train_and_evaluate)
 from ulr.rankers.learners import LEARNERS
+from ulr.text import plain
 from ulr.verdict import Verdict, fill, fmt, with_reason
 
 KINDS = ("naive", "ipw")
@@ -313,7 +314,7 @@ def _learner_phrase(learner: str, comp, r, level: float, p_word: str):
     if comp.identical_order:
         return f"{learner}: rank identically", None
     iv = fmt_interval(r["delta"], r["lower"], r["upper"], level=level, sign=True)
-    tail = f"{iv}, {p_word} = {r['p_adjusted']:.2g}"
+    tail = f"{iv}, {p_word} = {plain(r['p_adjusted'], sig=2)}"
     if not r["separated"]:
         return f"{learner}: cannot be told apart, {tail}", None
     better = r["better"].startswith("ipw")

@@ -250,6 +250,7 @@ def _verdict(experiments, *, level: float = 0.95):
     Student-t interval over seeds. One seed has no interval: ``inconclusive``.
     """
     from ulr import verdict as V
+    from ulr.quantity import Quantity
     t = seeds_table(experiments)
     piv = t.pivot_table(index="seed", columns="model", values="improvement")
     others = [m for m in piv.columns if m != "naive-mf"]
@@ -261,7 +262,8 @@ def _verdict(experiments, *, level: float = 0.95):
     m, lo, hi, se = V.paired_t_interval(diffs, level)
     if len(diffs) < 2:
         return V.Verdict("inconclusive", f"In one simulated world {LABELS[best]} improves on "
-                         f"naive MF by {m:+.1%} of the test variance, but one world has no "
+                         f"naive MF by {Quantity('points', m).text()} of the test variance, "
+                         "but one world has no "
                          "interval.", basis,
                          reasons=(V.Reason("single_run", "A single seed."),),
                          to_settle="average several seeds", estimate={"delta": m, "seeds": 1})

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ulr import __version__
 from ulr.errors import UlrError
 from ulr.report.item import ReportItem, as_items, now_text
+from ulr.quantity import timestamp
 from ulr.report.parts import (asset, caveats_html, esc, evidence_text, figure_html, head,
                               table_html, verdict_badge)
 
@@ -113,7 +114,8 @@ def build_deck(items, *, title: str = "ulr report", generated: str | None = None
     generated = generated or now_text()
     slides = [f'<section class="slide cover"><h1>{esc(title)}</h1>'
               f'<p class="takeaway">{len(items)} result{"s" if len(items) != 1 else ""}</p>'
-              f'<p class="evidence">Generated {esc(generated)} by ulr {esc(__version__)}</p>'
+              f'<p class="evidence">Generated {esc(timestamp(generated))} by ulr '
+              f'{esc(__version__)}</p>'
               "</section>"]
     pages = _appendix_pages(items)
     first_appendix = len(items) + 2

@@ -9,6 +9,7 @@ from ulr.errors import UlrError
 from ulr.report.item import as_items, now_text
 from ulr.report.parts import esc, figure_html, head, table_html, truth_html
 from ulr.report.render import write_bytes
+from ulr.quantity import timestamp
 
 MAX_TABLE_ROWS_HTML = 1000
 
@@ -51,7 +52,7 @@ def build_html(items, *, title: str = "ulr report", generated: str | None = None
         parts = [f'<section class="item" id="item-{i}">',
                  f"<h2>{i}. {esc(it.title)}</h2>",
                  f'<div class="meta">Dataset <b>{esc(it.origin)}</b> · created '
-                 f'{esc(it.created or "—")} · ulr {esc(it.version or "—")}</div>']
+                 f'{esc(timestamp(it.created) or "—")} · ulr {esc(it.version or "—")}</div>']
         if it.note.strip():
             parts.append(f'<div class="note">{esc(it.note)}</div>')
         if it.figure is not None:
@@ -65,7 +66,8 @@ def build_html(items, *, title: str = "ulr report", generated: str | None = None
     if not items:
         sections.append('<p class="muted">This report has no items.</p>')
     body = (f'<header class="report"><h1>{esc(title)}</h1>'
-            f'<div class="muted">Generated {esc(generated)} by ulr {esc(__version__)} · '
+            f'<div class="muted">Generated {esc(timestamp(generated))} by ulr '
+            f'{esc(__version__)} · '
             f"{len(items)} item{'s' if len(items) != 1 else ''}</div></header>"
             + (f'<nav class="toc"><ol>{toc}</ol></nav>' if items else "")
             + "".join(sections)

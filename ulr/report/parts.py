@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import html
-import re
 from importlib import resources
 
 import numpy as np
@@ -195,7 +194,7 @@ def table_html(df: pd.DataFrame, max_rows: int) -> str:
 def figure_html(item: ReportItem, div_id: str, *, slide: bool = False,
                  height: str = "480px") -> str:
     fig = export_figure(item, slide=slide)
-    safe_name = re.sub(r"[^A-Za-z0-9_-]+", "_", item.title)[:60] or "chart"
+    safe_name = text.file_slug(item.title, 60) or "chart"  # cut between words
     config = {"responsive": True, "displaylogo": False,
               "toImageButtonOptions": {"format": "png", "filename": safe_name, "scale": 2}}
     if slide:  # a slide shows the chart, not plotly's toolbar (on screen or in print)

@@ -20,6 +20,7 @@ from ulr import report
 from ulr.errors import UlrError
 from ulr.report.deck import _appendix_pages
 from ulr.report.item import now_text
+from ulr.quantity import timestamp
 from ulr.report.parts import display_table
 
 WIDTH_IN, HEIGHT_IN = 13.333, 7.5
@@ -93,7 +94,7 @@ def _notes(it, status: str | None) -> str:
         out.append("Caveats:")
         out += [f"- {c}" for c in it.caveats]
     out.append(f"Evidence: {report.evidence_text(it.evidence)}")
-    out.append(f"Dataset: {it.origin} · created {it.created or '—'} · "
+    out.append(f"Dataset: {it.origin} · created {timestamp(it.created) or '—'} · "
                f"ulr {it.version or '—'}")
     if it.note.strip():
         out.append(f"Note: {it.note}")
@@ -189,7 +190,8 @@ def _cover(slide, title: str, n: int, generated: str) -> None:
     _textbox(slide, MARGIN_IN, 2.3 + h, w, 0.5, [f"{n} result{'s' if n != 1 else ''}"], 20,
              bold=True, color=_DARK_BLUE)
     _textbox(slide, MARGIN_IN, HEIGHT_IN - 0.9, w, 0.4,
-             [f"Generated {generated} by ulr {__version__}"], 12, color=(0x55, 0x55, 0x55))
+             [f"Generated {timestamp(generated)} by ulr {__version__}"], 12,
+             color=(0x55, 0x55, 0x55))
 
 
 def _appendix(slide, page, part: int | None) -> None:

@@ -5,20 +5,20 @@ from __future__ import annotations
 import datetime as _dt
 import io
 import json
-import re
 import zipfile
 
 import pandas as pd
 
 from ulr.export import safe_csv_bytes
 from ulr.report.item import as_items
-from ulr.text import words
+from ulr.quantity import json_numbers, timestamp
+from ulr.text import file_slug, words
 
 
 
 def _slug(text: str, n: int = 40) -> str:
-    s = re.sub(r"[^A-Za-z0-9]+", "-", text.lower()).strip("-")
-    return s[:n].strip("-") or "table"
+    """The title as a file name of at most ``n`` characters, cut between words."""
+    return file_slug(text, n) or "table"
 
 
 def build_zip(items, *, readme: bool = True) -> bytes:
@@ -45,13 +45,15 @@ def build_zip(items, *, readme: bool = True) -> bytes:
             if df is not None:
                 put(fname, safe_csv_bytes(df.rename(columns=words)))  # every digit kept
             index_rows.append({"item": i, "title": it.title, "file": fname, "kind": it.kind,
-                               "dataset": it.dataset, "created": it.created,
+                               "dataset": it.dataset, "created": timestamp(it.created),
                                "version": it.version, "note": it.note,
                                "takeaway": it.takeaway,
                                "verdict": (it.verdict or {}).get("level", ""),
                                "caveats": "\n".join(it.caveats),
-                               "evidence": json.dumps(it.evidence, ensure_ascii=False),
-                               "settings": json.dumps(it.settings, ensure_ascii=False),
+                               "evidence": json.dumps(json_numbers(it.evidence),
+                                                      ensure_ascii=False),
+                               "settings": json.dumps(json_numbers(it.settings),
+                                                      ensure_ascii=False),
                                "content hash": it.content_hash})
         cols = ["item", "title", "file", "kind", "dataset", "created", "version", "note",
                 "takeaway", "verdict", "caveats", "evidence", "settings", "content hash"]
