@@ -53,6 +53,9 @@ def register(sub):
     p.add_argument("--production-share", type=float, default=S.PRODUCTION_SHARE,
                    help="share of training queries the production ranker learns from "
                         "(default 0.01)")
+    p.add_argument("--production-column", metavar="FEATURE",
+                   help="rank the shown lists by this feature (your production score, e.g. "
+                        "feature_137) instead of a ranker trained on --production-share")
     p.add_argument("--list-size", type=int, default=S.LIST_SIZE,
                    help="results shown per session (default 10)")
     p.add_argument("--noise", type=float, default=S.NOISE,
@@ -86,7 +89,8 @@ def run(args) -> dict:
     res = run_study(data, test=test, learners=args.learners, baseline=args.baseline,
                     model=args.click_model, eta=args.eta, sessions=args.sessions,
                     runs=args.runs, propensity=args.propensity,
-                    production_share=args.production_share, list_size=args.list_size,
+                    production_share=args.production_share,
+                    production_feature=args.production_column, list_size=args.list_size,
                     noise=args.noise, randomized_fraction=args.randomized_fraction,
                     eps=args.click_noise, test_fraction=args.test_fraction, level=level,
                     n_bootstrap=n_bootstrap, seed=seed, keep_log=bool(args.export))

@@ -249,7 +249,8 @@ def run_study(data: LabelledSet, *, test: LabelledSet | None = None,
               learners=("naive-linear", "ipw-linear"), baseline: str = BASELINE,
               model: str = "pbm", eta: float = 1.0, sessions: int = 10_000, runs: int = 3,
               propensity: str = "true", production_share: float = PRODUCTION_SHARE,
-              list_size: int = LIST_SIZE, noise: float = NOISE,
+              production_feature: str | None = None, list_size: int = LIST_SIZE,
+              noise: float = NOISE,
               randomized_fraction: float = RANDOMIZED, eps: float = EPS,
               test_fraction: float = 0.3, k: int = 10, level: float = 0.95,
               n_bootstrap: int = N_BOOTSTRAP, seed: int = 0, options: dict | None = None,
@@ -264,6 +265,9 @@ def run_study(data: LabelledSet, *, test: LabelledSet | None = None,
         ``test`` is given.
     learners : sequence of str
         Names of :data:`ulr.study.learners.LEARNERS`; ``baseline`` is added if missing.
+    production_share, production_feature
+        The production ranker: ridge on a ``production_share`` of the training queries
+        (seeded per run), or the analyst's own score column (a feature's name).
     model, eta, sessions, list_size, noise, randomized_fraction, eps
         The simulation (:func:`ulr.study.simulate.simulate_clicks`).
     runs : int
@@ -323,7 +327,8 @@ def run_study(data: LabelledSet, *, test: LabelledSet | None = None,
     for r in range(runs):
         check(should_stop)
         rs = seed + r
-        prod = production_ranker(train, share=production_share, seed=rs)
+        prod = production_ranker(train, share=production_share, seed=rs,
+                                 feature=production_feature)
         log = simulate_clicks(train, prod.score(train.X), sessions=sessions, model=model,
                               eta=eta, list_size=list_size, noise=noise,
                               randomized_fraction=randomized_fraction, eps=eps, seed=rs)
@@ -373,7 +378,8 @@ def run_study(data: LabelledSet, *, test: LabelledSet | None = None,
     theta_mean = np.mean([t[:len(theta_true_runs[0])] for t in theta_runs], axis=0)
     settings = dict(learners=names, baseline=baseline, model=model, eta=float(eta),
                     sessions=int(sessions), runs=runs, propensity=propensity,
-                    production_share=production_share, list_size=list_size, noise=noise,
+                    production_share=production_share,
+                    production_feature=production_feature, list_size=list_size, noise=noise,
                     randomized_fraction=randomized_fraction, eps=eps, k=k, level=level,
                     n_bootstrap=n_bootstrap, seed=seed, primary=primary,
                     test=("file" if given_test

@@ -62,9 +62,18 @@ class ProductionRanker:
 
 
 def production_ranker(train: LabelledSet, *, share: float = PRODUCTION_SHARE, alpha: float = 1.0,
-                      seed: int = 0) -> ProductionRanker:
+                      seed: int = 0, feature: str | None = None) -> ProductionRanker:
     """Ridge regression of the grades on the standardized features of a seeded ``share`` of
-    the training queries (at least one query)."""
+    the training queries (at least one query); or, with ``feature``, the analyst's own
+    score column (a ``feature_*`` of the set: higher ranks first)."""
+    if feature is not None:
+        if feature not in train.features:
+            raise UlrError(f"the production score column {feature!r} is not a feature of the "
+                           f"labelled set ({_some(train.features)}).")
+        p = train.n_features
+        coef = np.zeros(p)
+        coef[train.features.index(feature)] = 1.0
+        return ProductionRanker(mean=np.zeros(p), scale=np.ones(p), coef=coef, n_queries=0)
     if not 0.0 < float(share) <= 1.0:
         raise UlrError(f"the production share must be in (0, 1], got {share}.")
     n = max(1, int(round(float(share) * train.n_queries)))
@@ -79,6 +88,11 @@ def production_ranker(train: LabelledSet, *, share: float = PRODUCTION_SHARE, al
     A = Xs.T @ Xs + float(alpha) * np.eye(X.shape[1])
     coef = np.linalg.solve(A, Xs.T @ y)
     return ProductionRanker(mean=mean, scale=scale, coef=coef, n_queries=n)
+
+
+def _some(names) -> str:
+    names = list(names)
+    return ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
 
 
 @dataclass(frozen=True)
