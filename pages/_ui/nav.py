@@ -19,6 +19,7 @@ PAGES = [
     ("pages/user_models.py", "User models", ":material/psychology:", False),
     ("pages/compare_rankers.py", "Compare rankers", ":material/leaderboard:", False),
     ("pages/severity_sweep.py", "Severity sweep", ":material/ssid_chart:", False),
+    ("pages/debiasing_study.py", "Debiasing study", ":material/science:", False),
     ("pages/bandit_lab.py", "Bandit lab", ":material/casino:", False),
     ("pages/off_policy.py", "Off-policy evaluation", ":material/rule:", False),
     ("pages/debiased_recs.py", "Debiased recommendation", ":material/recommend:", False),
