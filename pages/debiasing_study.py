@@ -14,6 +14,7 @@ from ulr.errors import UlrError
 from ulr.study import simulate as S
 from ulr.study.plots import study_figure
 
+ui.ensure_app_run()  # a deep link's first run goes through app.py before any upload
 st.title("Debiasing study")
 st.caption(
     "The standard study of unbiased learning to rank (Joachims, Swaminathan & Schnabel, WSDM "
