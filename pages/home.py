@@ -46,8 +46,6 @@ QUESTIONS = {
     "pages/compare_rankers.py": "Does bias correction make the ranker I train on my clicks "
                                 "better?",
     "pages/severity_sweep.py": "How does IPW's advantage grow as position bias gets stronger?",
-    "pages/debiasing_study.py": "Would an unbiased learner beat our naive one on our own "
-                                "labelled queries, and which method?",
     "pages/bandit_lab.py": "Could an online learner rank better, and how fast would it learn?",
     "pages/off_policy.py": "How would a new policy have done, judged from the old policy's logs?",
     "pages/debiased_recs.py": "How much do debiasing methods help when ratings are missing not "

@@ -19,13 +19,15 @@ PAGES = [
     ("pages/user_models.py", "User models", ":material/psychology:", False),
     ("pages/compare_rankers.py", "Compare rankers", ":material/leaderboard:", False),
     ("pages/severity_sweep.py", "Severity sweep", ":material/ssid_chart:", False),
-    ("pages/debiasing_study.py", "Debiasing study", ":material/science:", False),
     ("pages/bandit_lab.py", "Bandit lab", ":material/casino:", False),
     ("pages/off_policy.py", "Off-policy evaluation", ":material/rule:", False),
     ("pages/debiased_recs.py", "Debiased recommendation", ":material/recommend:", False),
     ("pages/report.py", "Report", ":material/description:", False),
     ("pages/present.py", "Present", ":material/slideshow:", False),
 ]
+# Pages reached by a link (the Severity sweep page's) but not listed in the menu: Streamlit
+# folds a menu of more than 12 pages behind "View more", which would hide Report and Present.
+LINKED_PAGES = [("pages/debiasing_study.py", "Debiasing study", ":material/science:")]
 APP = Path(__file__).resolve().parents[2] / "app.py"
 _APP_SEEN = keys.APP_SEEN
 
@@ -34,7 +36,9 @@ def navigation():
     """The app's ``st.navigation`` (called by app.py once per run)."""
     st.session_state[_APP_SEEN] = True
     return st.navigation([st.Page(str(APP.parent / f), title=t, icon=i, default=d)
-                          for f, t, i, d in PAGES])
+                          for f, t, i, d in PAGES]
+                         + [st.Page(str(APP.parent / f), title=t, icon=i, visibility="hidden")
+                            for f, t, i in LINKED_PAGES])
 
 
 def _in_folder_mode_run() -> bool:

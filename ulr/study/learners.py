@@ -51,8 +51,14 @@ from ulr.study.labels import LabelledSet
 from ulr.study.simulate import ClickLog, ProductionRanker
 
 Scorer = Callable[[np.ndarray], np.ndarray]
-#: boosting rounds and threads of the GBDT learners (2 cores on the reference machine)
-ROUNDS = 100
+#: boosting rounds of the GBDT learners, at learning rate 0.2 with 63 bins per feature: the
+#: shape regression EM chose (docs/benchmarks.md: 50 trees at 0.2 rank as well as 100 at 0.1
+#: at half the time); a study fits several learners per run on up to a million rows
+ROUNDS = 50
+LEARNING_RATE = 0.2
+MAX_BIN = 63
+#: one thread: on a shared machine OpenMP's spinning threads made a LightGBM fit 9x slower
+#: than single-threaded (2.4 s against 21 s on 35,000 rows, load average 7 on 2 cores)
 THREADS = 1
 
 
@@ -184,8 +190,9 @@ def _group_sizes(ids: np.ndarray) -> np.ndarray:
 
 def lightgbm_params(ctx: Context, **extra) -> dict:
     """The LightGBM parameters of the study's lambdarank learners."""
-    return {"objective": "lambdarank", "learning_rate": 0.1, "num_leaves": 31,
-            "min_data_in_leaf": 50, "num_threads": THREADS, "seed": ctx.seed,
+    return {"objective": "lambdarank", "learning_rate": LEARNING_RATE, "num_leaves": 31,
+            "min_data_in_leaf": 50, "max_bin": MAX_BIN, "num_threads": THREADS,
+            "seed": ctx.seed,
             "deterministic": True, "force_row_wise": True, "verbose": -1, **extra}
 
 
@@ -196,7 +203,7 @@ def _lgb_train(params: dict, X, y, group, *, weight=None, position=None,
         raise UlrError("No simulated session has both a click and a non-click, so the "
                        "lambdarank learners have nothing to learn from.")
     ds = lgb.Dataset(X, label=y, group=group, weight=weight, position=position,
-                     free_raw_data=True)
+                     params={"max_bin": MAX_BIN, "verbose": -1}, free_raw_data=True)
     booster = lgb.train(params, ds, num_boost_round=rounds)
     return lambda Xt: booster.predict(Xt, num_threads=THREADS).astype(np.float64)
 
@@ -251,8 +258,9 @@ def _ipw_groups(log: ClickLog, rows: np.ndarray, theta) -> tuple:
 
 def xgboost_params(ctx: Context, **extra) -> dict:
     """The XGBoost parameters of the study's LambdaMART learners."""
-    return {"objective": "rank:ndcg", "eta": 0.1, "max_depth": 6, "min_child_weight": 1,
-            "tree_method": "hist", "nthread": THREADS, "seed": ctx.seed,
+    return {"objective": "rank:ndcg", "eta": LEARNING_RATE, "max_depth": 6,
+            "min_child_weight": 1, "tree_method": "hist", "max_bin": MAX_BIN,
+            "nthread": THREADS, "seed": ctx.seed,
             "lambdarank_pair_method": "topk", **extra}
 
 
