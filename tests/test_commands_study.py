@@ -46,15 +46,21 @@ def test_estimated_theta_and_the_human_output(cli, labels, tmp_path):
     lines = out.splitlines()
     assert lines[0].startswith("40 queries, 320 documents, 5 features; pbm clicks")
     assert any(ln.startswith("verdict: ") for ln in lines)
-    assert "exported: train.svm, train.svm.query, train.svm.position, clicks.parquet" in out
-    # the LightGBM side files match the data file
-    sizes = np.loadtxt(tmp_path / "out" / "train.svm.query", dtype=int)
-    pos = np.loadtxt(tmp_path / "out" / "train.svm.position", dtype=int)
+    assert ("exported: lightgbm.svm, lightgbm.svm.query, lightgbm.svm.position, xgboost.svm, "
+            "clicks.parquet") in out
+    # the LightGBM side files match the data files, and LightGBM itself reads them
+    out_dir = tmp_path / "out"
+    sizes = np.loadtxt(out_dir / "lightgbm.svm.query", dtype=int)
+    pos = np.loadtxt(out_dir / "lightgbm.svm.position", dtype=int)
     from sklearn.datasets import load_svmlight_file
-    X, y, q = load_svmlight_file(str(tmp_path / "out" / "train.svm"), query_id=True)
+    X, y, q = load_svmlight_file(str(out_dir / "xgboost.svm"), query_id=True)
     assert sizes.sum() == len(y) == len(pos) == X.shape[0]
     assert np.array_equal(np.diff(np.r_[0, np.flatnonzero(np.diff(q)) + 1, len(q)]), sizes)
     assert pos.min() == 0 and all(pos[i] < pos[i + 1] for i in range(sizes[0] - 1))
+    import lightgbm as lgb
+    ds = lgb.Dataset(str(out_dir / "lightgbm.svm"), params={"verbose": -1}).construct()
+    assert np.array_equal(ds.get_group(), sizes) and np.array_equal(ds.get_position(), pos)
+    np.testing.assert_array_equal(ds.get_label(), y)
 
 
 @pytest.mark.parametrize("args, needle", [

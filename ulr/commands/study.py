@@ -69,8 +69,8 @@ def register(sub):
                    help="replicates of the intervals (default 1000)")
     p.add_argument("--level", type=float, default=0.95)
     p.add_argument("--export", metavar="DIR",
-                   help="also write the first run's click log for LightGBM and XGBoost "
-                        "(train.svm, train.svm.query, train.svm.position) and as clicks.parquet")
+                   help="also write the first run's click log for LightGBM (lightgbm.svm with "
+                        ".query and .position), XGBoost (xgboost.svm) and as clicks.parquet")
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(run=run)
 
