@@ -108,7 +108,7 @@ if submitted:
                 res = study.run_study(data, test=test, learners=chosen, baseline=baseline,
                                       model=model, eta=float(eta), sessions=sessions,
                                       runs=runs, propensity=theta_by, seed=seed,
-                                      progress=progress, should_stop=stop)
+                                      progress=progress, should_stop=stop, keep_log=True)
             bar.empty()
             cache[key] = (res, up.name)
             while len(cache) > MAX_CACHED:
@@ -150,6 +150,28 @@ else:
         st.dataframe(th, hide_index=True)
     ui.download_csv(res.table(), "debiasing_study.csv", "Download the learners' results (CSV)",
                     key="dst_csv")
+    with st.expander("Store the simulated clicks as a dataset, to try every other page on them"):
+        st.caption(f"The first run's {res.evidence['sessions'] // s['runs']:,} sessions in ulr's "
+                   "click-log schema, with the true grade as relevance and the features.")
+        ds_name = st.text_input("Dataset name", f"clicks simulated on {file_name}",
+                                key="dst_store_name")
+        if st.button("Store as a dataset", key="dst_store"):
+            with ui.user_errors("Not stored: "):
+                from ulr.data import ingest
+                from ulr.simulate import write_log
+                log, train = res.log
+                fd, path = tempfile.mkstemp(prefix="ulr_study_", suffix=".parquet")
+                os.close(fd)
+                try:
+                    write_log(log.frame(train, features=True), path)
+                    stored = ingest.load_log(path, ds_name, cur=ui.cursor(),
+                                             file_name=f"{Path(file_name).stem}_clicks.parquet",
+                                             actor=ui.identity())
+                finally:
+                    os.unlink(path)
+                ui.set_current(stored.dataset)
+                st.success(f"Stored “{stored.dataset}” with {stored.rows:,} rows; it is now "
+                           "the dataset in use on every page.")
     ui.add_to_report(f"Debiasing study on {file_name}", fig=fig, table=res.table(),
                      settings={**s, "labels": file_name}, evidence=res.evidence,
                      key="debiasing_study", verdict=res.verdict, simulated=True)

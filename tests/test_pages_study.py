@@ -39,6 +39,15 @@ def test_upload_run_and_see_the_learners_with_intervals():
     assert set(learners["learner"]) == {"naive-linear", "ipw-linear", "production"}
     assert (learners["lower"] <= learners["value"]).all()
     assert (learners["value"] <= learners["upper"]).all()
+    # the simulated clicks become a dataset every page can open
+    at.text_input(key="dst_store_name").input("study clicks")
+    at.button(key="dst_store").click()
+    at.run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    assert any("Stored “study clicks” with 8,000 rows" in m.value for m in at.success), \
+        [m.value for m in at.success]
+    assert at.session_state["dataset"] == "study clicks"
 
 
 def test_a_malformed_file_is_refused_in_one_sentence():
