@@ -73,3 +73,24 @@ def test_estimated_theta_and_the_human_output(cli, labels, tmp_path):
 ])
 def test_user_errors_exit_2(cli, user_error, labels, args, needle):
     user_error(cli("study", "--labels", labels, *args), needle)
+
+
+def test_a_sweep_over_eta_runs_the_study_per_value(cli, labels):
+    rc, out, err = cli("study", "--labels", labels, *SMALL, "--learners", "ipw-linear",
+                       "--sweep", "eta=0,2", "--json")
+    assert rc == 0, err
+    res = json.loads(out)
+    assert [p["eta"] for p in res["sweep"]] == [0.0, 2.0]
+    first = res["sweep"][0]["comparisons"][0]
+    assert first["learner"] == "ipw-linear" and first["same_ranking"]  # no bias: same order
+    assert res["settings"]["eta"] == 2.0  # the top level is the last point's study
+    assert res["sweep"][1]["verdict"] == res["verdict"]
+
+
+@pytest.mark.parametrize("spec, needle", [
+    ("clicks=1,2", "--sweep is written eta=E1,E2,... or sessions=N1,N2,..."),
+    ("eta=a", "--sweep eta values must be numbers"),
+    ("sessions=0,10", "--sweep sessions values must be at least 1"),
+])
+def test_bad_sweeps_exit_2(cli, user_error, labels, spec, needle):
+    user_error(cli("study", "--labels", labels, "--sweep", spec), needle)

@@ -68,6 +68,10 @@ def register(sub):
     p.add_argument("--bootstrap", type=int, default=1000, metavar="B",
                    help="replicates of the intervals (default 1000)")
     p.add_argument("--level", type=float, default=0.95)
+    p.add_argument("--sweep", metavar="eta=E1,E2,... | sessions=N1,N2,...",
+                   help="run the study once per value of eta or of the sessions per run (the "
+                        "same seeds): how much bias, or traffic, before IPW pays off? The "
+                        "result's top level is the last value's study, plus `sweep`")
     p.add_argument("--export", metavar="DIR",
                    help="also write the first run's click log for LightGBM (lightgbm.svm with "
                         ".query and .position), XGBoost (xgboost.svm) and as clicks.parquet")
@@ -84,22 +88,62 @@ def run(args) -> dict:
     n_bootstrap = validate.n_bootstrap(args.bootstrap, required=True, option="--bootstrap")
     level = validate.level(args.level, option="--level")
     seed = validate.seed(args.seed, option="--seed")
+    sweep = _parse_sweep(args.sweep) if args.sweep else None
     data = read_labels(args.labels)
     test = read_labels(args.test_labels) if args.test_labels else None
-    res = run_study(data, test=test, learners=args.learners, baseline=args.baseline,
-                    model=args.click_model, eta=args.eta, sessions=args.sessions,
-                    runs=args.runs, propensity=args.propensity,
-                    production_share=args.production_share,
-                    production_feature=args.production_column, list_size=args.list_size,
-                    noise=args.noise, randomized_fraction=args.randomized_fraction,
-                    eps=args.click_noise, test_fraction=args.test_fraction, level=level,
-                    n_bootstrap=n_bootstrap, seed=seed, keep_log=bool(args.export))
+    options = dict(test=test, learners=args.learners, baseline=args.baseline,
+                   model=args.click_model, eta=args.eta, sessions=args.sessions,
+                   runs=args.runs, propensity=args.propensity,
+                   production_share=args.production_share,
+                   production_feature=args.production_column, list_size=args.list_size,
+                   noise=args.noise, randomized_fraction=args.randomized_fraction,
+                   eps=args.click_noise, test_fraction=args.test_fraction, level=level,
+                   n_bootstrap=n_bootstrap, seed=seed, keep_log=bool(args.export))
+    points = []
+    if sweep is not None:
+        from ulr.study.run import study_sweep
+        over, values = sweep
+        options.pop(over)
+        for v, r in study_sweep(data, over=over, values=values, **options):
+            points.append(_point(over, v, r))
+        res = r
+    else:
+        res = run_study(data, **options)
     out = res.to_dict()
+    if points:
+        out["sweep"] = points
     if args.export:
         from ulr.study.export import export_click_log
         log, train = res.log
         out["export"] = export_click_log(log, train, args.export)
     return out
+
+
+def _parse_sweep(text: str):
+    from ulr.study.run import SWEEPS
+    over, _, values = text.partition("=")
+    over = over.strip()
+    if over not in SWEEPS or not values.strip():
+        raise UlrError("--sweep is written eta=E1,E2,... or sessions=N1,N2,...; "
+                       f"got {text!r}.")
+    try:
+        vals = [SWEEPS[over](float(v)) for v in values.split(",") if v.strip()]
+    except ValueError:
+        raise UlrError(f"--sweep {over} values must be numbers separated by commas.") from None
+    if over == "sessions" and min(vals) < 1:
+        raise UlrError("--sweep sessions values must be at least 1.")
+    if over == "eta" and min(vals) < 0:
+        raise UlrError("--sweep eta values must be 0 or more.")
+    return over, vals
+
+
+def _point(over: str, value, res) -> dict:
+    """One point of a sweep: the primary metric's values and comparisons, and the verdict."""
+    m = res.settings["primary"]
+    return {over: value,
+            "learners": {n: r[m].to_dict() for n, r in res.learners.items() if m in r},
+            "comparisons": [c.to_dict() for c in res.comparisons if c.metric == m],
+            "verdict": res.verdict.to_dict()}
 
 
 def render(result: dict) -> str:
@@ -121,6 +165,9 @@ def render(result: dict) -> str:
         if c["metric"] == metric:
             lines.append(f"  {c['learner']:<18} {c['verdict']['takeaway']}")
     lines.append(render_verdict(result))
+    for p in result.get("sweep", []):
+        over = "eta" if "eta" in p else "sessions"
+        lines.append(f"sweep {over} = {p[over]:g}: {p['verdict']['takeaway']}")
     if result.get("export"):
         lines.append("exported: " + ", ".join(result["export"]["files"]))
     lines.append(f"{result['seconds']:.1f} s")

@@ -420,3 +420,29 @@ def estimate_theta(log, train: LabelledSet, method: str, *, seed: int = 0,
     except UlrError as exc:
         raise UlrError(f"The {method} estimate of θ is not usable: {exc}") from None
     return theta / theta[0]
+
+
+#: what a sweep may vary, and its type
+SWEEPS = {"eta": float, "sessions": int}
+
+
+def study_sweep(data: LabelledSet, *, over: str, values, progress: ProgressFn | None = None,
+                **options) -> list[tuple[float, StudyResult]]:
+    """:func:`run_study` once per value of ``over`` (``"eta"`` or ``"sessions"``), all other
+    options the same (the same seeds, so the points differ only by the swept value): how
+    strong must the bias be, or how much traffic is needed, before IPW pays off?"""
+    if over not in SWEEPS:
+        raise UlrError(f"a sweep varies {' or '.join(SWEEPS)}, not {over!r}.")
+    try:
+        vals = [SWEEPS[over](v) for v in values]
+    except (TypeError, ValueError):
+        raise UlrError(f"the {over} values of a sweep must be numbers.") from None
+    if not vals:
+        raise UlrError("Give at least one value to sweep over.")
+    out = []
+    for i, v in enumerate(vals):
+        def step(done, total, msg, i=i, v=v):
+            if progress is not None:
+                progress(i * total + done, len(vals) * total, f"{over} = {v:g}: {msg}")
+        out.append((v, run_study(data, **{**options, over: v}, progress=step)))
+    return out
