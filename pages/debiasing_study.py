@@ -143,6 +143,7 @@ else:
     st.subheader(f"Against {s['baseline']}")
     comp = res.comparison_table()
     comp = comp[comp["metric"].isin(shown or metric_names[:1])]
+    comp["metric"] = comp["metric"].map(theme.metric_label)
     st.dataframe(comp.style.format(theme.styler_formats(comp)), hide_index=True, width="stretch")
     th = {"position": list(range(1, len(res.theta_true) + 1)), "true θ": res.theta_true,
           "θ used": res.theta}
