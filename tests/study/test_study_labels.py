@@ -132,3 +132,25 @@ def test_split_queries_is_seeded_and_disjoint():
     q = int(te.query_ids[0])
     np.testing.assert_array_equal(te.X[te.qid == 0], d.X[d.qid == q - 100])
     assert list(L.split_queries(d, seed=4)[1].query_ids) != list(te.query_ids)
+
+
+def test_a_dense_file_reads_as_the_svmlight_parser_reads_it(tmp_path):
+    """Files that list features 1..P on every line (MSLR, Istella) take pandas' tokenizer;
+    the result is the svmlight parser's, and a malformed line still falls back to it."""
+    from sklearn.datasets import load_svmlight_file
+    rng = np.random.default_rng(0)
+    lines = [f"{rng.integers(0, 5)} qid:{i // 7 + 3} "
+             + " ".join(f"{j + 1}:{v:g}" for j, v in enumerate(rng.normal(size=6).round(3)))
+             + (" # doc" if i % 3 == 0 else "") for i in range(50)]
+    p = write(tmp_path, "\n".join(lines) + "\n")
+    assert L._read_dense(p) is not None
+    d = L.read_letor(p)
+    X, y, q = load_svmlight_file(str(p), query_id=True, dtype=np.float32, zero_based=False)
+    np.testing.assert_array_equal(d.X, X.toarray())
+    np.testing.assert_array_equal(d.relevance, y)
+    assert list(d.query_ids) == sorted(set(q)) and list(d.counts) == [7] * 7 + [1]
+    lines[20] = lines[20].replace("3:", "x:")
+    bad = write(tmp_path, "\n".join(lines) + "\n", "bad.txt")
+    assert L._read_dense(bad) is None
+    with pytest.raises(L.MalformedLine, match="Line 21 of bad.txt"):
+        L.read_letor(bad)
