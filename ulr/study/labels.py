@@ -177,7 +177,7 @@ def read_letor(path, *, name: str | None = None) -> LabelledSet:
     return _grouped(dense, y, np.asarray(q), features, None, shown)
 
 
-def _read_dense(path: Path, chunk_rows: int = 200_000):
+def _read_dense(path: Path, chunk_rows: int = 50_000):
     """``(grades, qids, X)`` when every data line lists the features 1..P in order (MSLR,
     Istella), read by pandas' C tokenizer with ``:`` as a second delimiter (several times
     faster than the svmlight parser, which handles one token at a time); None for any other
@@ -191,8 +191,16 @@ def _read_dense(path: Path, chunk_rows: int = 200_000):
     if p < 1 or not tokens[1].startswith(b"qid:") or \
             [t.split(b":", 1)[0] for t in tokens[2:]] != [str(j + 1).encode() for j in range(p)]:
         return None
-    ys, qs, xs = [], [], []
+    n = 0  # data lines, counted first so that X is filled in place (no second copy)
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 24), b""):
+            n += block.count(b"\n")
+    n += 1  # a last line without a newline
+    X = np.empty((n, p), dtype=np.float32)
+    y = np.empty(n, dtype=np.float32)
+    q = np.empty(n, dtype=np.float64)
     table = bytes.maketrans(b":", b" ")
+    at = 0
     try:
         with open(path, "rb") as fh:
             while True:
@@ -200,31 +208,32 @@ def _read_dense(path: Path, chunk_rows: int = 200_000):
                 if not lines:
                     break
                 text = b"".join(lines).translate(table)
+                del lines
                 df = pd.read_csv(io.BytesIO(text), sep=" ", header=None, comment="#",
                                  skipinitialspace=True, engine="c",
                                  dtype={c: (str if c == 1 else np.float64)
                                         for c in range(3 + 2 * p)},
                                  usecols=range(3 + 2 * p), names=range(3 + 2 * p),
                                  on_bad_lines="error")
-                a = df.drop(columns=[1]).to_numpy()  # grade, qid, 1, v1, 2, v2, ...
-                if df[1].ne("qid").any() or np.isnan(a[:, -1]).any() or \
-                        not (a[:, 2::2] == np.arange(1, p + 1)).all():
+                del text
+                if df[1].ne("qid").any():
                     return None
-                ys.append(a[:, 0].astype(np.float32))
-                qs.append(a[:, 1])
-                xs.append(a[:, 3::2].astype(np.float32))
+                a = df.drop(columns=[1]).to_numpy()  # grade, qid, 1, v1, 2, v2, ...
+                del df
+                if np.isnan(a[:, -1]).any() or not (a[:, 2::2] == np.arange(1, p + 1)).all():
+                    return None
+                k = a.shape[0]
+                y[at:at + k] = a[:, 0]
+                q[at:at + k] = a[:, 1]
+                X[at:at + k] = a[:, 3::2]
+                at += k
     except (ValueError, pd.errors.ParserError):
         return None
-    if not ys:
+    if at == 0:
         return None
-    y = np.concatenate(ys)
-    if not np.isfinite(y).all() or (y < 0).any():
-        return None
-    X = np.concatenate(xs)
-    if not np.isfinite(X).all():
-        return None
-    q = np.concatenate(qs)
-    if (q != np.round(q)).any():
+    X, y, q = X[:at], y[:at], q[:at]
+    if not np.isfinite(y).all() or (y < 0).any() or not np.isfinite(X).all() \
+            or (q != np.round(q)).any():
         return None
     return y, q.astype(np.int64), X
 
