@@ -17,6 +17,13 @@ st.caption(
     "IPW ranker on each, and compare them on held-out relevance. At η = 0 there is no position "
     "bias and the two coincide; the stronger the bias, the more IPW helps.")
 
+try:
+    st.page_link("pages/debiasing_study.py", icon=":material/science:",
+                 label="The same study on your own labelled queries, with LightGBM and XGBoost: "
+                       "Debiasing study")
+except Exception:  # a page run on its own (no navigation): nothing to link to
+    pass
+
 NONE = "none"
 MAX_CACHED = 16
 

@@ -25,6 +25,9 @@ PAGES = [
     ("pages/report.py", "Report", ":material/description:", False),
     ("pages/present.py", "Present", ":material/slideshow:", False),
 ]
+# Pages reached by a link (the Severity sweep page's) but not listed in the menu: Streamlit
+# folds a menu of more than 12 pages behind "View more", which would hide Report and Present.
+LINKED_PAGES = [("pages/debiasing_study.py", "Debiasing study", ":material/science:")]
 APP = Path(__file__).resolve().parents[2] / "app.py"
 _APP_SEEN = keys.APP_SEEN
 
@@ -33,7 +36,9 @@ def navigation():
     """The app's ``st.navigation`` (called by app.py once per run)."""
     st.session_state[_APP_SEEN] = True
     return st.navigation([st.Page(str(APP.parent / f), title=t, icon=i, default=d)
-                          for f, t, i, d in PAGES])
+                          for f, t, i, d in PAGES]
+                         + [st.Page(str(APP.parent / f), title=t, icon=i, visibility="hidden")
+                            for f, t, i in LINKED_PAGES])
 
 
 def _in_folder_mode_run() -> bool:

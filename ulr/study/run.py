@@ -1,0 +1,448 @@
+"""The study: simulate, learn, score on held-out grades, compare with intervals.
+
+Every run ``r`` (seed ``seed + r``) trains a new production ranker on its own 1% of the
+training queries, simulates a new click log, sets theta (true, or estimated from that log
+by a :mod:`ulr.propensity` method), trains every learner and scores the held-out queries'
+true grades with :func:`ulr.metrics.evaluate`. The held-out queries are the same in every
+run, so each metric is a (runs x queries) table per learner.
+
+Intervals (:func:`two_way_interval`) resample runs and queries together, the pigeonhole
+bootstrap of Owen (2007): a replicate draws runs with replacement and, independently,
+queries with replacement, and recomputes the weighted mean. Its spread holds both the
+simulation's variance (another click log, another production ranker) and the test
+queries' (another sample of queries). A paired comparison does the same on the
+per-(run, query) difference ``learner - baseline``.
+
+References
+----------
+Joachims, Swaminathan, Schnabel. "Unbiased Learning-to-Rank with Biased Feedback". WSDM 2017.
+Owen. "The pigeonhole bootstrap". Annals of Applied Statistics 1(2), 2007.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from ulr import metrics
+from ulr import verdict as V
+from ulr.errors import UlrError, check
+from ulr.study.labels import LabelledSet, same_features, split_queries
+from ulr.study.learners import BASELINE, LEARNERS, Context, parse_learners
+from ulr.study.simulate import (CLICK_MODELS, EPS, LIST_SIZE, NOISE, PRODUCTION_SHARE,
+                                RANDOMIZED, production_ranker, simulate_clicks)
+
+#: metrics of the study, the first one the headline's
+METRICS = ("ndcg@10", "arp", "dcg", "auc", "pauc", "local_auc")
+PRIMARY = "ndcg@10"
+LOWER_IS_BETTER = frozenset({"arp"})
+N_BOOTSTRAP = 1000
+PROPENSITY = ("true",)  # and every method of ulr.propensity
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A value with its interval at ``level``."""
+
+    value: float
+    lower: float
+    upper: float
+
+    def to_dict(self) -> dict:
+        return {"value": self.value, "lower": self.lower, "upper": self.upper}
+
+
+def two_way_interval(M: np.ndarray, w: np.ndarray, *, n_bootstrap: int = N_BOOTSTRAP,
+                     level: float = 0.95, seed: int = 0) -> Interval:
+    """Weighted mean of a (runs x queries) table and its pigeonhole-bootstrap interval.
+
+    .. math::
+        \\hat\\mu = \\frac{\\sum_r \\sum_q w_q M_{rq}}{R \\sum_q w_q}, \\qquad
+        \\hat\\mu^* = \\frac{\\sum_r \\sum_q a_r b_q w_q M_{rq}}{R \\sum_q b_q w_q}
+
+    with ``a ~ Multinomial(R, 1/R)`` and ``b ~ Multinomial(Q, 1/Q)`` drawn independently
+    per replicate (Owen 2007); the interval is the percentile interval of ``mu*``. Queries
+    with a NaN in any run, or weight 0, are left out. With one run only queries vary.
+    """
+    M = np.asarray(M, dtype=np.float64)
+    w = np.asarray(w, dtype=np.float64)
+    ok = np.isfinite(M).all(axis=0) & (w > 0)
+    M, w = M[:, ok], w[ok]
+    R, Q = M.shape
+    if Q == 0:
+        nan = float("nan")
+        return Interval(nan, nan, nan)
+    Mw = M * w
+    value = float(Mw.sum() / (R * w.sum()))
+    rng = np.random.default_rng(seed)
+    out = np.empty(int(n_bootstrap))
+    step = max(1, 2_000_000 // Q)
+    for lo in range(0, int(n_bootstrap), step):
+        hi = min(int(n_bootstrap), lo + step)
+        a = rng.multinomial(R, np.full(R, 1.0 / R), size=hi - lo).astype(np.float64)
+        b = rng.multinomial(Q, np.full(Q, 1.0 / Q), size=hi - lo).astype(np.float64)
+        out[lo:hi] = ((a @ Mw) * b).sum(axis=1) / (R * (b @ w))
+    q = (1.0 - float(level)) / 2.0
+    lower, upper = np.quantile(out, [q, 1.0 - q])
+    # a constant table has no spread; keep the bounds exact
+    return Interval(value, float(min(lower, value)), float(max(upper, value)))
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One learner against the baseline on one metric: ``delta = learner - baseline``."""
+
+    learner: str
+    baseline: str
+    metric: str
+    delta: float
+    lower: float
+    upper: float
+    same_ranking: bool
+    verdict: V.Verdict
+
+    def to_dict(self) -> dict:
+        return {"learner": self.learner, "baseline": self.baseline, "metric": self.metric,
+                "delta": self.delta, "lower": self.lower, "upper": self.upper,
+                "same_ranking": self.same_ranking, "verdict": self.verdict.to_dict()}
+
+
+@dataclass(frozen=True)
+class StudyResult:
+    """A debiasing study on a labelled set.
+
+    Attributes
+    ----------
+    learners : dict[str, dict[str, Interval]]
+        Every learner's metrics with their intervals over runs and test queries.
+    comparisons : list of Comparison
+        Every learner but the baseline against it, on every metric.
+    theta_true, theta : lists
+        The simulated examination per position and the theta the IPW learners used (its
+        mean over runs), both relative to position 1.
+    verdict : Verdict
+        Does a debiasing learner beat the baseline on :data:`PRIMARY`?
+    per_query : dict
+        ``{learner: {metric: (runs x queries) array}}`` and ``"weight"``: what the
+        intervals are computed from.
+    """
+
+    learners: dict
+    comparisons: list
+    theta_true: list
+    theta: list
+    settings: dict
+    evidence: dict
+    queries: int
+    documents: int
+    features: int
+    seconds: float
+    per_query: dict = field(repr=False, default_factory=dict)
+    theta_runs: list = field(default_factory=list)
+    verdict: V.Verdict = field(init=False)
+
+    def __post_init__(self):
+        V.fill(self, verdict=headline(self.comparisons, self.settings["baseline"],
+                                      level=self.settings["level"]))
+
+    def table(self):
+        """One row per learner and metric: value, lower, upper (the chart's data)."""
+        import pandas as pd
+        return pd.DataFrame([dict(learner=n, metric=m, value=iv.value, lower=iv.lower,
+                                  upper=iv.upper)
+                             for n, res in self.learners.items() for m, iv in res.items()])
+
+    def comparison_table(self):
+        import pandas as pd
+        return pd.DataFrame([dict(learner=c.learner, baseline=c.baseline, metric=c.metric,
+                                  delta=c.delta, lower=c.lower, upper=c.upper,
+                                  verdict=c.verdict.takeaway) for c in self.comparisons])
+
+    def to_dict(self) -> dict:
+        """The ``study --json`` object (docs/contract.md, "study")."""
+        return {"queries": self.queries, "documents": self.documents,
+                "features": self.features, "theta_true": self.theta_true,
+                "theta": self.theta,
+                "learners": {n: {m: iv.to_dict() for m, iv in res.items()}
+                             for n, res in self.learners.items()},
+                "comparisons": [c.to_dict() for c in self.comparisons],
+                "verdict": self.verdict.to_dict(), "settings": dict(self.settings),
+                "evidence": dict(self.evidence), "seconds": self.seconds}
+
+
+def compare(name: str, base: str, metric: str, d: np.ndarray, w: np.ndarray, same: bool, *,
+            runs: int, level: float, n_bootstrap: int, seed: int) -> Comparison:
+    """The comparison of ``name`` with ``base`` from the (runs x queries) differences."""
+    quantity = metric
+    basis = f"paired {metric} difference ({name} - {base}) over runs and test queries"
+    if same:
+        v = V.Verdict("inconclusive", f"{name} and {base} rank identically: they order every "
+                      f"test list the same way in every run, so no metric can differ.", basis,
+                      reasons=(V.Reason("rank_identically", "Both learners order every test "
+                                        "list identically."),),
+                      estimate={"delta": 0.0, "lower": 0.0, "upper": 0.0, "level": level})
+        return Comparison(name, base, metric, 0.0, 0.0, 0.0, True, v)
+    iv = two_way_interval(d, w, n_bootstrap=n_bootstrap, level=level, seed=seed)
+    n_q = int((np.isfinite(d).all(axis=0) & (w > 0)).sum())
+    if not np.isfinite(iv.value):
+        v = V.Verdict("inconclusive", f"{metric} is undefined on these test queries.", basis)
+        return Comparison(name, base, metric, iv.value, iv.lower, iv.upper, False, v)
+    thin = ()
+    if runs < 2:
+        thin = (V.Reason("single_run", "A single simulated run: the interval holds the test "
+                         "queries' spread, not another click log's."),)
+    v = V.difference_verdict(iv.value, iv.lower, iv.upper, a=base, b=name, quantity=quantity,
+                             basis=basis, n=n_q, unit="test queries",
+                             higher_is_better=metric not in LOWER_IS_BETTER, level=level,
+                             thin=thin)
+    return Comparison(name, base, metric, iv.value, iv.lower, iv.upper, False, v)
+
+
+def headline(comparisons, baseline: str, *, metric: str = PRIMARY, level: float = 0.95
+             ) -> V.Verdict:
+    """Does a learner beat the baseline on ``metric``? The references (oracle, production)
+    are left out. The learner with the best difference speaks when its interval excludes 0
+    in its favour; more than one candidate caps a ``reliable`` answer at ``directional``
+    (the best of several is picked after the fact)."""
+    basis = f"paired {metric} difference against {baseline} over runs and test queries"
+    cands = [c for c in comparisons if c.metric == metric and not LEARNERS[c.learner].reference]
+    if not cands:
+        return V.Verdict("inconclusive", f"No learner besides the references was compared "
+                         f"with {baseline}, so there is no debiasing answer.", basis)
+    sign = -1.0 if metric in LOWER_IS_BETTER else 1.0
+    better = [c for c in cands if V.told_apart(c.lower, c.upper) and sign * c.delta > 0]
+    if better:
+        best = max(better, key=lambda c: sign * c.delta)
+        v = best.verdict
+        if len(cands) > 1:
+            v = V.with_reason(v, V.Reason(
+                "best_of_several", f"{best.learner} is the best of {len(cands)} learners "
+                "compared; an answer picked after the fact is read as a hint."))
+        return v
+    worse = [c for c in cands if V.told_apart(c.lower, c.upper)]
+    tied = [c for c in cands if not V.told_apart(c.lower, c.upper)]
+    parts = []
+    if tied:
+        parts.append(f"{_names(tied)} cannot be told apart from it")
+    if worse:
+        parts.append(f"{_names(worse)} {'ranks' if len(worse) == 1 else 'rank'} worse")
+    level_ = "inconclusive" if tied else "reliable"
+    return V.Verdict(level_, f"No learner beats {baseline} on {metric}: " + "; ".join(parts)
+                     + f" ({level:.0%} intervals over runs and test queries).", basis,
+                     reasons=tuple(r for c in cands for r in c.verdict.reasons),
+                     estimate={"best": max(cands, key=lambda c: sign * c.delta).learner,
+                               "delta": max(sign * c.delta for c in cands) * sign})
+
+
+def _names(cs) -> str:
+    names = [c.learner for c in cs]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+ProgressFn = Callable[[int, int, str], None]
+
+
+def run_study(data: LabelledSet, *, test: LabelledSet | None = None,
+              learners=("naive-linear", "ipw-linear"), baseline: str = BASELINE,
+              model: str = "pbm", eta: float = 1.0, sessions: int = 10_000, runs: int = 3,
+              propensity: str = "true", production_share: float = PRODUCTION_SHARE,
+              production_feature: str | None = None, list_size: int = LIST_SIZE,
+              noise: float = NOISE,
+              randomized_fraction: float = RANDOMIZED, eps: float = EPS,
+              test_fraction: float = 0.3, k: int = 10, level: float = 0.95,
+              n_bootstrap: int = N_BOOTSTRAP, seed: int = 0, options: dict | None = None,
+              progress: ProgressFn | None = None, should_stop=None,
+              keep_log: bool = False) -> StudyResult:
+    """Run the semi-synthetic study of Joachims et al. (2017) on a labelled set.
+
+    Parameters
+    ----------
+    data : LabelledSet
+        The labelled queries; a seeded ``test_fraction`` of them is held out unless
+        ``test`` is given.
+    learners : sequence of str
+        Names of :data:`ulr.study.learners.LEARNERS`; ``baseline`` is added if missing.
+    production_share, production_feature
+        The production ranker: ridge on a ``production_share`` of the training queries
+        (seeded per run), or the analyst's own score column (a feature's name).
+    model, eta, sessions, list_size, noise, randomized_fraction, eps
+        The simulation (:func:`ulr.study.simulate.simulate_clicks`).
+    runs : int
+        Independent simulations (seeds ``seed .. seed + runs - 1``).
+    propensity : str
+        ``"true"`` (the simulated theta) or a :data:`ulr.propensity.METHODS` method that
+        estimates theta from each run's log.
+    k, level, n_bootstrap
+        nDCG cut-off; level and replicates of the intervals.
+    progress, should_stop
+        ``progress(done, total, message)`` after every step; ``should_stop()`` is asked
+        between steps (:class:`ulr.errors.Cancelled`).
+    keep_log : bool
+        Keep the first run's click log in ``settings`` (for export and storing).
+    """
+    from ulr import propensity as P
+    t0 = time.perf_counter()
+    names = parse_learners(learners)
+    if baseline not in LEARNERS:
+        raise UlrError(f"unknown baseline {baseline!r}; choose from {', '.join(LEARNERS)}.")
+    if baseline not in names:
+        names.insert(0, baseline)
+    if model not in CLICK_MODELS:
+        raise UlrError(f"the click model must be one of {', '.join(CLICK_MODELS)}, "
+                       f"not {model!r}.")
+    if propensity != "true" and propensity not in P.METHODS:
+        raise UlrError(f"propensity must be 'true' or one of {', '.join(P.METHODS)}, "
+                       f"not {propensity!r}.")
+    if int(runs) < 1:
+        raise UlrError("runs must be at least 1.")
+    given_test = test is not None
+    if test is None:
+        train, test = split_queries(data, test_fraction=test_fraction, seed=seed)
+    else:
+        train, test = data, same_features(data, test)
+    if train.n_queries < 2:
+        raise UlrError("The study needs at least two training queries.")
+    if metrics_undefined(test):
+        raise UlrError("No held-out query has a relevant document (grade above 0), so no "
+                       "ranking metric can be computed.")
+    runs = int(runs)
+    total = runs * (2 + len(names))
+    done = 0
+
+    def tick(msg):
+        nonlocal done
+        check(should_stop)
+        done += 1
+        if progress is not None:
+            progress(done, total, msg)
+
+    per: dict = {n: {} for n in names}
+    scores_by_run: list[dict] = []
+    theta_true_runs, theta_runs = [], []
+    log0 = None
+    clicks_total = 0
+    for r in range(runs):
+        check(should_stop)
+        rs = seed + r
+        prod = production_ranker(train, share=production_share, seed=rs,
+                                 feature=production_feature)
+        log = simulate_clicks(train, prod.score(train.X), sessions=sessions, model=model,
+                              eta=eta, list_size=list_size, noise=noise,
+                              randomized_fraction=randomized_fraction, eps=eps, seed=rs)
+        clicks_total += log.n_clicks
+        if keep_log and r == 0:
+            log0 = log
+        theta_true = log.theta_true / log.theta_true[0]
+        theta_true_runs.append(theta_true)
+        tick(f"run {r + 1}: simulated {log.n_sessions:,} sessions, {log.n_clicks:,} clicks")
+        if propensity == "true" or not any(LEARNERS[n].uses_theta for n in names):
+            theta = theta_true
+        else:
+            theta = estimate_theta(log, train, propensity, seed=rs, should_stop=should_stop)
+        theta_runs.append(theta)
+        tick(f"run {r + 1}: θ ({propensity})")
+        ctx = Context(train=train, log=log, theta=theta, production=prod, seed=rs,
+                      options=options)
+        scores = {}
+        for n in names:
+            scorer = LEARNERS[n].fit(ctx)
+            scores[n] = np.asarray(scorer(test.X), dtype=np.float64)
+            res = metrics.evaluate(test.relevance, scores[n], query_ids=test.qid, k=k,
+                                   standardized=True)
+            for m, mr in res.items():
+                per[n].setdefault(m, []).append(mr.per_query.to_numpy(dtype=np.float64))
+                per.setdefault("weight", {})[m] = mr.weight.to_numpy(dtype=np.float64)
+            tick(f"run {r + 1}: trained {n}")
+        scores_by_run.append(scores)
+    weights = per.pop("weight", {})
+    keys = [f"ndcg@{k}" if m == "ndcg@10" else m for m in METRICS]
+    primary = keys[0]
+    table = {n: {m: np.vstack(v) for m, v in res.items()} for n, res in per.items()}
+    out = {n: {m: two_way_interval(table[n][m], weights[m], n_bootstrap=n_bootstrap,
+                                   level=level, seed=seed)
+               for m in keys if m in table[n]} for n in names}
+    comps = []
+    for n in names:
+        if n == baseline:
+            continue
+        same = all(V.rank_identically(test.qid, s[n], s[baseline]) for s in scores_by_run)
+        for m in keys:
+            if m not in table[n] or m not in table[baseline]:
+                continue
+            comps.append(compare(n, baseline, m, table[n][m] - table[baseline][m], weights[m],
+                                 same, runs=runs, level=level, n_bootstrap=n_bootstrap,
+                                 seed=seed))
+    theta_mean = np.mean([t[:len(theta_true_runs[0])] for t in theta_runs], axis=0)
+    settings = dict(learners=names, baseline=baseline, model=model, eta=float(eta),
+                    sessions=int(sessions), runs=runs, propensity=propensity,
+                    production_share=production_share,
+                    production_feature=production_feature, list_size=list_size, noise=noise,
+                    randomized_fraction=randomized_fraction, eps=eps, k=k, level=level,
+                    n_bootstrap=n_bootstrap, seed=seed, primary=primary,
+                    test=("file" if given_test
+                          else f"{test_fraction:.0%} of the queries, seeded"))
+    evidence = {"training queries": train.n_queries, "test queries": test.n_queries,
+                "sessions": int(sessions) * runs, "clicks": clicks_total, "runs": runs}
+    res = StudyResult(learners=out, comparisons=comps,
+                      theta_true=[float(x) for x in np.mean(theta_true_runs, axis=0)],
+                      theta=[float(x) for x in theta_mean], settings=settings,
+                      evidence=evidence,
+                      queries=data.n_queries + (test.n_queries if given_test else 0),
+                      documents=data.n_documents + (test.n_documents if given_test else 0),
+                      features=data.n_features, seconds=time.perf_counter() - t0,
+                      per_query={**table, "weight": weights},
+                      theta_runs=[[float(x) for x in t] for t in theta_runs])
+    if log0 is not None:
+        object.__setattr__(res, "log", (log0, train))
+    return res
+
+
+def metrics_undefined(test: LabelledSet) -> bool:
+    return not bool((test.relevance > 0).any())
+
+
+def estimate_theta(log, train: LabelledSet, method: str, *, seed: int = 0,
+                   should_stop=None) -> np.ndarray:
+    """Relative theta per position estimated from a simulated log by a
+    :mod:`ulr.propensity` method (through :func:`ulr.rankers.propensity_estimator`, which
+    opens the log as the CLI would)."""
+    from ulr import propensity as P
+    from ulr.rankers import check_theta, propensity_estimator
+    needs_features = P.REGISTRY[method].features
+    df = log.frame(train, features=needs_features)
+    est = propensity_estimator(method, seed=seed, should_stop=should_stop)
+    k = int(log.position.max())
+    try:
+        theta = check_theta(est(df), max_position=k)[:k]
+    except UlrError as exc:
+        raise UlrError(f"The {method} estimate of θ is not usable: {exc}") from None
+    return theta / theta[0]
+
+
+#: what a sweep may vary, and its type
+SWEEPS = {"eta": float, "sessions": int}
+
+
+def study_sweep(data: LabelledSet, *, over: str, values, progress: ProgressFn | None = None,
+                **options) -> list[tuple[float, StudyResult]]:
+    """:func:`run_study` once per value of ``over`` (``"eta"`` or ``"sessions"``), all other
+    options the same (the same seeds, so the points differ only by the swept value): how
+    strong must the bias be, or how much traffic is needed, before IPW pays off?"""
+    if over not in SWEEPS:
+        raise UlrError(f"a sweep varies {' or '.join(SWEEPS)}, not {over!r}.")
+    try:
+        vals = [SWEEPS[over](v) for v in values]
+    except (TypeError, ValueError):
+        raise UlrError(f"the {over} values of a sweep must be numbers.") from None
+    if not vals:
+        raise UlrError("Give at least one value to sweep over.")
+    out = []
+    for i, v in enumerate(vals):
+        def step(done, total, msg, i=i, v=v):
+            if progress is not None:
+                progress(i * total + done, len(vals) * total, f"{over} = {v:g}: {msg}")
+        out.append((v, run_study(data, **{**options, over: v}, progress=step)))
+    return out
