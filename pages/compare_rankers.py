@@ -70,7 +70,8 @@ def _segment_theta(content_hash: str, name: str, method: str, column: str, seed:
 def _trust_em(content_hash: str, name: str, seed: int, _should_stop=None):
     """theta, alpha and beta of trust-em (the affine correction's inputs), as tuples."""
     lg = catalog.open_dataset(name, cur=catalog.cursor())
-    res = propensity.estimate(lg, method="trust-em", seed=seed, should_stop=_should_stop)
+    res = propensity.estimate(lg, method="trust-em", seed=seed, should_stop=_should_stop,
+                              weigh_facts=False)  # alpha and beta only
     return (tuple(float(t) for t in res.theta), tuple(res.extras["alpha"]),
             tuple(res.extras["beta"]))
 

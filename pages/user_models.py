@@ -42,7 +42,8 @@ def _compare(content_hash: str, name: str, models: tuple, fraction: float, boots
 def _pbm_theta(content_hash: str, name: str, positions: int):
     lg = catalog.open_dataset(name, cur=catalog.cursor())
     try:
-        return propensity.estimate(lg, method="em", positions=positions).theta
+        return propensity.estimate(lg, method="em", positions=positions,
+                                   weigh_facts=False).theta  # theta only
     except UlrError:
         return None
 

@@ -187,7 +187,7 @@ def _user_models(c: Context, a: Answer) -> None:
                            test_fraction=UM_TEST_FRACTION, refit_intervals=False,
                            should_stop=c.should_stop)
     try:
-        pbm = propensity.estimate(c.log, method="em",
+        pbm = propensity.estimate(c.log, method="em", weigh_facts=False,  # theta only
                                   positions=res.scores[0].examination.shape[0]).theta
     except UlrError:
         pbm = None

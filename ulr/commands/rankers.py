@@ -99,7 +99,7 @@ def _theta(args, log):
     if args.debias == "affine":
         if args.propensity != "trust-em":
             raise UlrError("--debias affine takes alpha and beta from --propensity trust-em.")
-        res = propensity.estimate(log, method="trust-em", seed=args.seed)
+        res = propensity.estimate(log, method="trust-em", seed=args.seed, weigh_facts=False)
         alpha, beta = np.asarray(res.extras["alpha"]), np.asarray(res.extras["beta"])
         args._affine = (alpha, beta)
         return rankers.check_theta(res.theta), "trust-em"

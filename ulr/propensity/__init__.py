@@ -138,7 +138,8 @@ __all__ = ["CELL_METHODS", "IN_PLACE_METHODS", "METHODS", "REGISTRY", "Method",
 
 def estimate(log, *, method: str, positions: int | None = None, n_bootstrap: int = 0,
              seed: int = 0, assume_randomized: bool = False, progress=None,
-             level: float = 0.95, should_stop=None, mapping=()) -> PropensityResult:
+             level: float = 0.95, should_stop=None, mapping=(),
+             weigh_facts: bool = True) -> PropensityResult:
     """Estimate examination probability per position, relative to position 1.
 
     Parameters
@@ -167,6 +168,11 @@ def estimate(log, *, method: str, positions: int | None = None, n_bootstrap: int
         with :class:`ulr.errors.Cancelled` within one step.
     mapping : tuple of MappingWarning
         The log's mapping warnings (:func:`ulr.lists.mapping_warnings`) the verdict weighs.
+    weigh_facts : bool
+        Read the dataset's facts (:mod:`ulr.facts`) into the verdict: a contradicted
+        randomization, the PBM's fit (default). False only where no verdict is shown and
+        theta alone is used (the IPW weights of the rankers, the sweep and the study), so
+        that their repeated estimates do not pay for a user-model comparison each.
 
     Returns
     -------
@@ -204,7 +210,8 @@ def estimate(log, *, method: str, positions: int | None = None, n_bootstrap: int
     if assume_randomized and method != "randomization":
         notes += ("assume_randomized (every row treated as randomized) only affects the "
                   "randomization method.",)
-    mapping, misfit = _facts(log, method, mapping, bool(assume_randomized), should_stop)
+    mapping, misfit = (_facts(log, method, mapping, bool(assume_randomized), should_stop)
+                       if weigh_facts else (tuple(mapping), None))
     return dataclasses.replace(res, notes=notes, seconds=seconds, **counts,
                                mapping=mapping, misfit=misfit)
 

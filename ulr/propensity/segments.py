@@ -294,7 +294,8 @@ def by_segment(log, *, method: str, column: str, positions: int | None = None,
             results[v] = propensity.estimate(_segment_scan(scan, col, v), method=method,
                                              positions=positions, n_bootstrap=n_bootstrap,
                                              seed=seed, level=level, should_stop=should_stop,
-                                             mapping=mapping)
+                                             mapping=mapping, weigh_facts=False)  # the
+            # segments' verdict is their own; the facts are the whole log's
         except Cancelled:
             raise
         except UlrError as exc:

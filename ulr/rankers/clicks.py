@@ -186,7 +186,8 @@ def propensity_theta(log, method: str, *, seed: int = 0, progress=None,
     see :func:`ulr.propensity.estimate`.
     """
     res = propensity.estimate(log, method=method, seed=seed, progress=progress,
-                              should_stop=should_stop)
+                              should_stop=should_stop, weigh_facts=False)  # theta only: the
+    # comparison's verdict weighs the facts itself (weighed_facts)
     theta = np.asarray(res.theta, dtype=np.float64)
     bad = np.flatnonzero(~np.isfinite(theta) | (theta <= 0)) + 1
     if bad.size:
