@@ -169,7 +169,7 @@ def fake_estimate(calls, *, fail=None):
         k = positions or 5
         theta = 1.0 / np.arange(1, k + 1)
         by_pos = ctr_by_position(log)  # as estimate() sets them: the verdict weighs the counts
-        return PropensityResult(method=method, positions=k, theta=theta, lower=theta * 0.9,
+        return PropensityResult.build(method=method, positions=k, theta=theta, lower=theta * 0.9,
                                 upper=np.minimum(theta * 1.1, 1.0), notes=("a caveat",),
                                 clicks=by_pos["clicks"].to_numpy(),
                                 impressions=by_pos["impressions"].to_numpy(), mapping=mapping)

@@ -747,7 +747,7 @@ def test_each_verdict_states_the_counts_of_its_result():
 
     # Position bias: the rows the advice adds to are the rows the estimate used
     from ulr.propensity import PropensityResult
-    r = PropensityResult(method="em", positions=3, theta=[1.0, 0.5, 0.3], lower=[1, 0.3, 0.2],
+    r = PropensityResult.build(method="em", positions=3, theta=[1.0, 0.5, 0.3], lower=[1, 0.3, 0.2],
                          upper=[1, 0.7, 0.4], rows_used=5000)
     v = r.verdict
     more = V.more_for_precision(r.rows_used, v.estimate["relative_half_width"])

@@ -12,11 +12,9 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
-import math
 import pkgutil
 import sys
 
-import numpy as np
 
 from ulr import __version__, commands
 from ulr.errors import Refused, UlrError
@@ -65,17 +63,8 @@ def build_parser(argv=None) -> argparse.ArgumentParser:
 
 
 def _jsonable(obj):
-    if isinstance(obj, dict):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_jsonable(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return [_jsonable(v) for v in obj.tolist()]
-    if isinstance(obj, np.generic):
-        obj = obj.item()
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    return obj
+    from ulr.result import jsonable  # the one conversion of a result to plain JSON
+    return jsonable(obj)
 
 
 def _default_render(result: dict) -> str:

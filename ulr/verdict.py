@@ -1,8 +1,8 @@
 """One verdict per result: how strongly the evidence supports the answer.
 
-Every result type of ulr carries a :class:`Verdict` in its ``verdict`` field, set
-when the result is built (the function that builds it takes what the verdict
-weighs, e.g. the log's ``mapping`` warnings): a level, one plain sentence, the
+Every result type of ulr carries a :class:`Verdict` as its ``verdict`` (the one
+result protocol, :mod:`ulr.result`), a pure function of the result's fields (the function
+that builds it takes what the verdict weighs, e.g. the log's ``mapping`` warnings): a level, one plain sentence, the
 quantity it rests on, the reasons that weaken it and, where computable, how much
 more evidence would settle it.
 The page, the saved takeaway, the slide and the ``--json`` output all show
@@ -133,13 +133,6 @@ def _plain(v):
     if isinstance(v, (list, tuple, np.ndarray)):
         return [_plain(x) for x in v]
     return v
-
-
-def fill(result, **computed) -> None:
-    """Set the fields a frozen result computes when it is built (its ``verdict``, its
-    ``evidence``, ...); called from the result's ``__post_init__``."""
-    for name, value in computed.items():
-        object.__setattr__(result, name, value)
 
 
 def weakest(*levels: str) -> str:

@@ -12,5 +12,5 @@ def run(scan, *, positions=None, n_bootstrap=0, seed=0, assume_randomized=False,
                         "GROUP BY position ORDER BY position").fetchall()
     k = positions or len(rows)
     ctr = np.array([r[1] for r in rows[:k]], dtype=float)
-    return PropensityResult(method="ctr-ratio", positions=k, theta=ctr / ctr[0],
+    return PropensityResult.build(method="ctr-ratio", positions=k, theta=ctr / ctr[0],
                             rows_used=int(sum(r[2] for r in rows[:k])))

@@ -10,9 +10,9 @@ Z95 = 1.959963984540054  # the 97.5% normal quantile: the 95% level the interval
 
 
 def results():
-    em = PropensityResult(method="em", positions=3, theta=[1, 0.5, 0.3], lower=[1, 0.4, 0.2],
+    em = PropensityResult.build(method="em", positions=3, theta=[1, 0.5, 0.3], lower=[1, 0.4, 0.2],
                           upper=[1, 0.6, np.inf], loglik=[-10.0, -9.0, -8.9])
-    rnd = PropensityResult(method="randomization", positions=3, theta=[1, 0.55, np.nan])
+    rnd = PropensityResult.build(method="randomization", positions=3, theta=[1, 0.55, np.nan])
     return [em, rnd]
 
 
@@ -41,7 +41,7 @@ def test_table_and_convergence():
 
 
 def _result(theta, **kw):
-    return PropensityResult(method="em", positions=len(theta), theta=theta, **kw)
+    return PropensityResult.build(method="em", positions=len(theta), theta=theta, **kw)
 
 
 def test_no_bootstrap_still_gives_every_position_an_interval_and_flags_thin_ones():

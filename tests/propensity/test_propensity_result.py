@@ -13,18 +13,18 @@ from ulr.simulate import simulate_clicks, write_log
 
 
 def test_result_validates_itself():
-    r = PropensityResult(method="em", positions=3, theta=[1.0, 0.5, 0.2], lower=[1, 0.4, 0.1],
+    r = PropensityResult.build(method="em", positions=3, theta=[1.0, 0.5, 0.2], lower=[1, 0.4, 0.1],
                          upper=[1, 0.6, 0.3], loglik=[-3.0, -2.0], notes=["x"])
     assert r.iterations == 2 and not r.theta.flags.writeable
     d = r.to_dict()
     assert list(d)[:6] == ["method", "positions", "theta", "lower", "upper", "bootstrap"]
     assert r.to_frame().shape == (3, 5)
     with pytest.raises(ValueError, match="relative to position 1"):
-        PropensityResult(method="em", positions=2, theta=[0.8, 0.4])
+        PropensityResult.build(method="em", positions=2, theta=[0.8, 0.4])
     with pytest.raises(ValueError, match="one value per position"):
-        PropensityResult(method="em", positions=3, theta=[1.0, 0.4])
+        PropensityResult.build(method="em", positions=3, theta=[1.0, 0.4])
     with pytest.raises(ValueError, match="lower must not exceed"):
-        PropensityResult(method="em", positions=2, theta=[1, 0.5], lower=[1, 0.6],
+        PropensityResult.build(method="em", positions=2, theta=[1, 0.5], lower=[1, 0.6],
                          upper=[1, 0.5])
 
 
@@ -41,36 +41,36 @@ def _judged(res, table=None, mapping=()):
                        rows["relative_half_width"].to_numpy(dtype=float))
 
 
-def test_the_verdict_is_a_field_set_when_the_result_is_built():
+def test_the_verdict_is_computed_from_the_fields_never_set():
     """With click counts the verdict judges the intervals the chart draws (bootstrap, else
     the counts'); without them the bootstrap's own; a blocking mapping warning makes it
-    invalid and a PBM misfit caps it; dataclasses.replace builds it afresh."""
-    from dataclasses import fields, replace
+    invalid and a PBM misfit caps it; a changed copy (``but``) has its own verdict."""
+    from dataclasses import fields
 
     from ulr.lists import MappingWarning
     from ulr.propensity.plots import results_table
     from ulr.verdict import Reason
-    assert {f.name: f.init for f in fields(PropensityResult)}["verdict"] is False
+    assert "verdict" not in {f.name for f in fields(PropensityResult)}  # computed, never set
     counts = dict(clicks=[400, 200, 100], impressions=[10_000] * 3)
-    r = PropensityResult(method="em", positions=3, theta=[1.0, 0.5, 0.25], rows_used=30_000)
-    s = PropensityResult(method="dla", positions=3, theta=[1.0, 0.45, 0.3], lower=[1, 0.3, 0.2],
+    r = PropensityResult.build(method="em", positions=3, theta=[1.0, 0.5, 0.25], rows_used=30_000)
+    s = PropensityResult.build(method="dla", positions=3, theta=[1.0, 0.45, 0.3], lower=[1, 0.3, 0.2],
                          upper=[1, 0.6, 0.4], rows_used=30_000)
     table = results_table([r, s], **counts)
     for res in (r, s):
         assert res.verdict == _judged(res)  # no counts: the bootstrap's interval alone
-        counted = replace(res, **counts)
+        counted = res.but(**counts)
         assert counted.verdict == _judged(res, table)
     assert r.verdict.level == "inconclusive" and "no_interval" in r.verdict.codes
-    assert replace(r, **counts).verdict.level != "inconclusive"
-    assert replace(s, **counts).to_dict()["verdict"] == _judged(s, table).to_dict()
+    assert r.but(**counts).verdict.level != "inconclusive"
+    assert s.but(**counts).to_dict()["verdict"] == _judged(s, table).to_dict()
     blocked = (MappingWarning("repeated_position", "Sessions show one position twice.", 1.0),)
-    assert replace(s, **counts, mapping=blocked).verdict == _judged(s, table, blocked)
-    assert replace(s, **counts, mapping=blocked).verdict.level == "invalid"
+    assert s.but(**counts, mapping=blocked).verdict == _judged(s, table, blocked)
+    assert s.but(**counts, mapping=blocked).verdict.level == "invalid"
     misfit = Reason("pbm_misfit", "The PBM fits worse.")
-    capped = replace(s, **counts, misfit=misfit).verdict
+    capped = s.but(**counts, misfit=misfit).verdict
     assert capped.reasons[-1] == misfit and capped.level in ("directional", "inconclusive")
     with pytest.raises(ValueError, match="go together"):
-        PropensityResult(method="em", positions=2, theta=[1, 0.5], clicks=[3, 1])
+        PropensityResult.build(method="em", positions=2, theta=[1, 0.5], clicks=[3, 1])
 
 
 def test_the_verdict_field_is_the_old_judgement_on_the_charts_intervals():
@@ -81,7 +81,7 @@ def test_the_verdict_field_is_the_old_judgement_on_the_charts_intervals():
     counts = dict(clicks=np.array([400, 120, 30, 9]), impressions=np.array([10_000] * 4))
     for boot in (None, ([1, 0.5, 0.25, 0.2], [1, 0.7, 0.4, 0.45])):
         lo_hi = {} if boot is None else dict(lower=boot[0], upper=boot[1], n_bootstrap=50)
-        res = PropensityResult(method="em", positions=4, theta=[1.0, 0.6, 0.3, 0.3],
+        res = PropensityResult.build(method="em", positions=4, theta=[1.0, 0.6, 0.3, 0.3],
                                rows_used=40_000, **lo_hi, **counts)
         t = results_table([res], **counts)
         lo, hi = t["lower"].to_numpy(), t["upper"].to_numpy()
@@ -187,10 +187,8 @@ def test_least_precise_position_is_the_one_the_shown_table_says():
     """The bootstrap alone makes position 2 the widest; the click counts behind position 3
     are fewer, so the table the page shows (relative half-width with the click-count floor)
     makes 3 the least precise: the verdict names 3 and the table's own figure."""
-    from dataclasses import replace
-
     from ulr.propensity.plots import results_table
-    r = PropensityResult(method="em", positions=3, theta=[1.0, 0.6, 0.5],
+    r = PropensityResult.build(method="em", positions=3, theta=[1.0, 0.6, 0.5],
                          lower=[1.0, 0.2, 0.4], upper=[1.0, 1.0, 0.6], rows_used=10_000,
                          n_bootstrap=50)
     assert r.verdict.estimate["worst_position"] == 2  # bootstrap alone
@@ -198,6 +196,6 @@ def test_least_precise_position_is_the_one_the_shown_table_says():
     table = results_table([r], **counts)
     rel = table.set_index("position")["relative_half_width"]
     assert rel[3] > rel[2]
-    v = replace(r, **counts).verdict
+    v = r.but(**counts).verdict
     assert v.estimate["worst_position"] == 3
     assert f"the least precise position, 3, is known to ±{rel[3]:.0%}" in v.takeaway

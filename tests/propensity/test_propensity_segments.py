@@ -28,7 +28,7 @@ def device_log(etas, seed, *, sessions=1500, queries=60, randomized=0.1):
 
 def result(theta, lower, upper, clicks):
     k = len(theta)
-    return PropensityResult(method="em", positions=k, theta=np.array(theta, float),
+    return PropensityResult.build(method="em", positions=k, theta=np.array(theta, float),
                             lower=np.array(lower, float), upper=np.array(upper, float),
                             rows_used=1000, n_bootstrap=50, clicks=np.array(clicks, float),
                             impressions=np.full(k, 1e7))

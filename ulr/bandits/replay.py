@@ -24,7 +24,7 @@ a binomial proportion over the accepted events.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 
 import numpy as np
 
@@ -32,11 +32,12 @@ from ulr.bandits.envs import doc_features
 from ulr.bandits.policies import ALGORITHMS, cascade_feedback, make_policy
 from ulr.errors import NeedsRandomizedRows, NeedsSessions, UlrError
 from ulr.stats import wilson_interval
-from ulr.verdict import Verdict, fill
+from ulr.result import Result, cached_property
+from ulr.verdict import Verdict
 
 
 @dataclass(frozen=True)
-class ReplayResult:
+class ReplayResult(Result):
     """Outcome of :func:`replay`.
 
     Attributes
@@ -81,17 +82,27 @@ class ReplayResult:
     seconds: float
     no_choice_sessions: int = 0
     mapping: tuple = ()
-    verdict: Verdict = field(init=False, compare=False)
-    evidence: dict = field(init=False, compare=False)
 
     @property
     def acceptance_rate(self) -> float:
         """Share of the visited events whose logged list the policy matched."""
         return self.accepted / self.events if self.events else float("nan")
 
-    def __post_init__(self):
-        fill(self, mapping=tuple(self.mapping), verdict=self._verdict(),
-             evidence={"sessions": self.events, "clicks": self.clicks})
+    @cached_property
+    def verdict(self) -> Verdict:
+        return self._verdict()
+
+    @cached_property
+    def evidence(self) -> dict:
+        return {"sessions": self.events, "clicks": self.clicks}
+
+    def tables(self) -> dict:
+        import pandas as pd
+        return {"replay": pd.DataFrame([
+            {"policy": f"{self.algorithm} (top {self.k})", "ctr": self.ctr,
+             "lower": self.ci_lower, "upper": self.ci_upper, "sessions": self.accepted},
+            {"policy": "a random list", "ctr": self.random_ctr, "lower": np.nan,
+             "upper": np.nan, "sessions": self.events}])}
 
     def thin(self) -> bool:
         """True when the replayed CTR is as good as unknown: no accepted session, no click,
@@ -164,7 +175,7 @@ class ReplayResult:
 
     def to_dict(self) -> dict:
         plain = {f.name: getattr(self, f.name) for f in fields(self)
-                 if f.name not in ("mapping", "verdict", "evidence")}
+                 if f.name != "mapping"}
         return {**plain, "acceptance_rate": self.acceptance_rate,
                 "verdict": self.verdict.to_dict()}
 

@@ -33,7 +33,8 @@ from ulr import validate
 from ulr.bandits.envs import CascadeEnv
 from ulr.bandits.policies import ALGORITHMS, Policy, cascade_feedback, make_policy
 from ulr.errors import UlrError
-from ulr.verdict import LEVEL, Verdict, fill
+from ulr.result import Result
+from ulr.verdict import LEVEL, Verdict
 
 MAX_CELLS = 25_000_000  # runs * steps of stored cumulative regret (200 MB)
 MAX_CHUNK = 20_000      # steps per inner chunk (bounds the pre-drawn uniforms) ...
@@ -41,7 +42,7 @@ CHUNK_CELLS = 2_000_000  # ... and their size: steps * runs * k per chunk
 
 
 @dataclass(eq=False)
-class BanditRuns:
+class BanditRuns(Result):
     """``runs`` independent runs of ``algorithm`` on ``env`` for up to ``steps`` steps.
 
     Parameters
@@ -112,7 +113,7 @@ class BanditRuns:
             self.policy.initialize(self._env_rng.random((self.runs, self.env.n_items))
                                    < self.env.w)
         self.cum_regret = np.zeros((self.runs, self.steps))
-        fill(self, verdict=self._verdict())
+        self.verdict = self._verdict()  # a live run: the verdict of the steps so far
 
     # ------------------------------------------------------------------ running
     @property
@@ -139,7 +140,7 @@ class BanditRuns:
             self._chunk(m)
             done += m
         if done:
-            fill(self, verdict=self._verdict())
+            self.verdict = self._verdict()  # a live run: the verdict of the steps so far
         return done
 
     def _chunk(self, n: int) -> None:
@@ -210,6 +211,17 @@ class BanditRuns:
                          estimate={"mean": m, "lower": lo, "upper": hi, "se": se,
                                    "runs": self.runs})
 
+    @property
+    def evidence(self) -> dict:
+        """The runs and steps the verdict rests on."""
+        return {"runs": self.runs, "steps": self.t}
+
+    def tables(self) -> dict:
+        return {"summary": pd.DataFrame([self.summary()]).drop(columns="verdict")}
+
+    def to_dict(self) -> dict:
+        return self.summary()
+
     def summary(self) -> dict:
         """JSON-able summary: final regret mean and sd over runs, time and speed.
 
@@ -239,7 +251,7 @@ def simulate(algorithm: str, env: CascadeEnv, *, steps: int, runs: int = 1, seed
 
 
 @dataclass(eq=False)
-class BanditLab:
+class BanditLab(Result):
     """Several algorithms on one environment, advanced together in lockstep.
 
     Every algorithm gets the same ``seed`` (so the same environment random
@@ -269,7 +281,7 @@ class BanditLab:
                                       options=dict(self.options.get(a, {})), level=self.level)
                      for a in self.algorithms]
         self.level = self.sims[0].level
-        fill(self, verdict=self._verdict())
+        self.verdict = self._verdict()  # a live run: the verdict of the steps so far
 
     @property
     def t(self) -> int:
@@ -306,7 +318,7 @@ class BanditLab:
         for s in self.sims:
             s.advance(m)
         if m:
-            fill(self, verdict=self._verdict())
+            self.verdict = self._verdict()  # a live run: the verdict of the steps so far
         return m
 
     def _verdict(self) -> Verdict:
@@ -338,6 +350,19 @@ class BanditLab:
                                     quantity=f"cumulative regret after {self.t:,} steps",
                                     basis=basis, n=self.runs, unit="runs",
                                     higher_is_better=False, level=level)
+
+    @property
+    def evidence(self) -> dict:
+        """The runs per algorithm and steps the verdict rests on."""
+        return {"runs": self.runs, "steps": self.t}
+
+    def tables(self) -> dict:
+        return {"results": self.results()}
+
+    def to_dict(self) -> dict:
+        return {"algorithms": [s.summary() for s in self.sims], "steps": self.t,
+                "runs": self.runs, "evidence": self.evidence,
+                "verdict": self.verdict.to_dict()}
 
     def results(self) -> pd.DataFrame:
         """One row per algorithm: final regret mean and sd, wall time, speed."""

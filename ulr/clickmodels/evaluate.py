@@ -30,7 +30,8 @@ from ulr import validate
 from ulr.clickmodels import CASCADE_TYPE, LABELS, MODELS, base
 from ulr.clickmodels import prior as priors
 from ulr.errors import UlrError, check
-from ulr.verdict import Reason, Verdict, about, fill, more_to_exclude_zero
+from ulr.result import Result, cached_property
+from ulr.verdict import Reason, Verdict, about, more_to_exclude_zero
 
 LEVEL = 0.95
 MIN_TEST_SESSIONS = 30
@@ -82,7 +83,7 @@ class ModelScore:
 
 
 @dataclass(frozen=True)
-class Comparison:
+class Comparison(Result):
     """Models ranked by held-out log-likelihood per session, with a verdict."""
 
     scores: tuple
@@ -96,19 +97,27 @@ class Comparison:
     seconds: float = 0.0
     notes: tuple = field(default_factory=tuple)
     prior: dict = field(default_factory=dict)  # the prior every model used (Prior.to_dict)
-    #: filled in when the comparison is built: the sessions the verdict rests on, and its
-    #: reasons word for word (the caveats shown next to it on the page and in a report)
-    evidence: dict = field(init=False, compare=False)
-    caveats: tuple = field(init=False, compare=False)
 
     def __post_init__(self):
         if self.best not in [s.name for s in self.scores]:
             raise ValueError("best must be one of the scored models")
         if not isinstance(self.verdict, Verdict):
             raise ValueError("verdict must be a ulr.verdict.Verdict")
-        fill(self, evidence={"sessions": self.train_sessions + self.test_sessions,
-                             "held-out sessions": self.test_sessions},
-             caveats=tuple(r.message for r in self.verdict.reasons))
+
+    @cached_property
+    def evidence(self) -> dict:
+        """The sessions the verdict rests on."""
+        return {"sessions": self.train_sessions + self.test_sessions,
+                "held-out sessions": self.test_sessions}
+
+    @property
+    def caveats(self) -> tuple:
+        """The verdict's reasons word for word (shown next to it on the page and in a
+        report)."""
+        return tuple(r.message for r in self.verdict.reasons)
+
+    def tables(self) -> dict:
+        return {"models": self.table(), "by frequency": self.frequency_table()}
 
     def score(self, name: str) -> ModelScore:
         return next(s for s in self.scores if s.name == name)
@@ -146,6 +155,10 @@ class Comparison:
                                            "perplexity"])
 
     def to_dict(self) -> dict:
+        from ulr.result import jsonable
+        return jsonable(self._to_dict())
+
+    def _to_dict(self) -> dict:
         return {"models": {s.name: s.to_dict() for s in self.scores}, "best": self.best,
                 "verdict": self.verdict.to_dict(), "train_sessions": self.train_sessions,
                 "test_sessions": self.test_sessions, "test_fraction": self.test_fraction,

@@ -8,13 +8,14 @@ table) and the statistics a registered source stores (:class:`CellStats`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ulr.data.scan import CellStats, Scan, scan_of
-from ulr.verdict import LEVEL, Verdict, fill
+from ulr.result import Result, cached_property
+from ulr.verdict import LEVEL, Verdict
 
 if TYPE_CHECKING:  # pandas is imported where it is used: start-up time of the CLI
     import pandas as pd
@@ -63,13 +64,14 @@ def ctr_by_position_result(log, *, randomized_share: float = 0.0, level: float =
                            mapping=()) -> CtrByPosition:
     """:func:`ctr_by_position` of ``log`` with its verdict and evidence
     (:class:`CtrByPosition`; the other arguments are its fields)."""
-    return CtrByPosition(ctr_by_position(log, level=level), randomized_share=randomized_share,
+    return CtrByPosition(ctr_by_position(log, level=level),
+                         randomized_share=float(randomized_share or 0.0),
                          level=level, rows=rows, clicks=clicks, queries=queries,
                          sessions=sessions, mapping=tuple(mapping))
 
 
 @dataclass(frozen=True)
-class CtrByPosition:
+class CtrByPosition(Result):
     """CTR per position and what it can say (docs/verdicts.md, "CTR by position").
 
     Attributes
@@ -105,19 +107,27 @@ class CtrByPosition:
     #: the log's warnings the verdict weighs (:func:`ulr.lists.mapping_warnings`): a
     #: declared randomization that the data contradict is not read as randomized
     mapping: tuple = ()
-    #: filled in when the result is built (:meth:`_verdict`)
-    verdict: Verdict = field(init=False, compare=False)
-    evidence: dict = field(init=False, compare=False)
-    caveats: tuple = field(init=False, compare=False)
 
-    def __post_init__(self):
-        verdict = self._verdict()
+    @cached_property
+    def verdict(self) -> Verdict:
+        return self._verdict()
+
+    @cached_property
+    def evidence(self) -> dict:
         rows = int(self.table["impressions"].sum()) if self.rows is None else self.rows
         clicks = int(self.table["clicks"].sum()) if self.clicks is None else self.clicks
-        fill(self, randomized_share=float(self.randomized_share or 0.0), verdict=verdict,
-             evidence={"rows": rows, "clicks": clicks, "queries": self.queries,
-                       "sessions": self.sessions},
-             caveats=tuple(r.message for r in verdict.reasons))
+        return {"rows": rows, "clicks": clicks, "queries": self.queries,
+                "sessions": self.sessions}
+
+    @property
+    def caveats(self) -> tuple:
+        return tuple(r.message for r in self.verdict.reasons)
+
+    def to_dict(self) -> dict:
+        from ulr.result import jsonable
+        return {"positions": jsonable(self.table.to_dict(orient="records")),
+                "randomized_share": float(self.randomized_share or 0.0),
+                "evidence": dict(self.evidence), "verdict": self.verdict.to_dict()}
 
     def _verdict(self) -> Verdict:
         """:meth:`_judge`, with the reason of a declared randomization that the data

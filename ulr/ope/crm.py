@@ -30,7 +30,8 @@ from ulr.errors import NeedsFeatures, UlrError, check
 from ulr.ope import estimators as est
 from ulr.ope.evaluate import OPEResult, evaluate
 from ulr.ope.feedback import BanditFeedback, Candidates, softmax_policy
-from ulr.verdict import Verdict, fill
+from ulr.result import Result, cached_property
+from ulr.verdict import Verdict
 
 OBJECTIVES = ("ips", "snips")
 
@@ -86,7 +87,7 @@ LEARNED = "the learned policy"
 
 
 @dataclass(frozen=True)
-class CRMResult:
+class CRMResult(Result):
     """A learned policy, its learning curve and its held-out evaluation.
 
     ``mapping``: the log's :class:`ulr.lists.MappingWarning` s, known when the result is
@@ -101,11 +102,18 @@ class CRMResult:
     settings: dict = field(default_factory=dict)
     coef_path: np.ndarray | None = None  # (len(curve), d) weights at each recorded step
     mapping: tuple = ()
-    #: filled in when the result is built (:meth:`_verdict`)
-    verdict: Verdict = field(init=False, compare=False)
 
-    def __post_init__(self):
-        fill(self, mapping=tuple(self.mapping), verdict=self._verdict())
+    @cached_property
+    def verdict(self) -> Verdict:
+        return self._verdict()
+
+    @property
+    def evidence(self) -> dict:
+        """The held-out rows and clicks the evaluation rests on."""
+        return self.evaluation.evidence
+
+    def tables(self) -> dict:
+        return {"estimates": self.evaluation.estimates_table(), "curve": self.curve}
 
     def policy_path(self, candidates: Candidates) -> np.ndarray:
         """The policy over the pairs at each recorded step, (len(curve), n_pairs)."""
@@ -118,7 +126,7 @@ class CRMResult:
         :data:`LEARNED`, with this result's ``mapping`` (what :func:`learn_policy` gives
         its evaluation too, so the two verdicts agree)."""
         ev = self.evaluation
-        if ev.target_name == LEARNED and ev.mapping == self.mapping:
+        if ev.target_name == LEARNED and tuple(ev.mapping) == tuple(self.mapping):
             return ev.verdict
         return replace(ev, target_name=LEARNED, mapping=self.mapping).verdict
 
@@ -200,4 +208,4 @@ def learn_policy(feedback: BanditFeedback, *, objective: str = "snips", l2: floa
                 "holdout_rows": hold.n,
                 "feature_names": list(feedback.candidates.feature_names)}
     return CRMResult(coef=beta, pi=pi, curve=curve, evaluation=evaluation, settings=settings,
-                     coef_path=np.array(path), mapping=mapping)
+                     coef_path=np.array(path), mapping=tuple(mapping))

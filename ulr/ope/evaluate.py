@@ -45,7 +45,8 @@ from ulr.ope import estimators as est
 from ulr.ope import registry
 from ulr.ope.loggers import evaluate_loggers
 from ulr.ope.verdicts import bootstrap_difference, clipped_table, ope_verdict
-from ulr.verdict import MIN_EFFECTIVE_CLICKS, WIDE, Verdict, fill
+from ulr.result import Result, cached_property
+from ulr.verdict import MIN_EFFECTIVE_CLICKS, WIDE, Verdict
 from ulr.ope.feedback import (BanditFeedback, fit_linear_scorer, policy_from_scorer,
                               policy_from_target_column, softmax_policy, standardize_scores)
 
@@ -60,7 +61,7 @@ class OPEWarning:
 
 
 @dataclass(frozen=True)
-class OPEResult:
+class OPEResult(Result):
     """Estimates of one target policy's value on one log.
 
     ``table`` has one row per estimator (plus ``logging``, the on-policy mean
@@ -83,11 +84,22 @@ class OPEResult:
     per_logger: pd.DataFrame | None = None  # several loggers: see ulr.ope.loggers
     target_name: str = "the target policy"
     mapping: tuple = ()
-    #: filled in when the result is built (:meth:`_verdict`)
-    verdict: Verdict = field(init=False, compare=False)
 
-    def __post_init__(self):
-        fill(self, mapping=tuple(self.mapping), verdict=self._verdict())
+    @cached_property
+    def verdict(self) -> Verdict:
+        return self._verdict()
+
+    @cached_property
+    def evidence(self) -> dict:
+        """The rows and clicks the estimates rest on."""
+        return {"rows": int(self.diagnostics.get("n", 0)),
+                "clicks": int(self.diagnostics.get("clicks", 0))}
+
+    def tables(self) -> dict:
+        out = {"estimates": self.estimates_table()}
+        if self.per_logger is not None:
+            out["loggers"] = self.per_logger
+        return out
 
     def estimate(self, name: str) -> float:
         return float(self.table.set_index("estimator").loc[name, "value"])
@@ -422,7 +434,7 @@ def evaluate(feedback: BanditFeedback, pi: np.ndarray | None = None, *,
         warn.append(OPEWarning("clipped_rate", clipped_message(estimators_out_of_range(table))))
     return OPEResult(table=table, diagnostics=diag, warnings=_warnings(diag, table, level) + warn,
                      settings=settings, per_logger=per_logger, target_name=target_name,
-                     mapping=mapping)
+                     mapping=tuple(mapping))
 
 
 def clipped_message(names) -> str:
@@ -763,11 +775,11 @@ def evaluate_log(log, *, action: str = "doc_id", target: str = "fitted",
                    level=level, folds=folds, seed=seed, interval=interval, q_pair=q_pair,
                    reward_model=make_reward_model(reward_model, binary=binary, seed=seed),
                    explicit=estimators is not None if explicit is None else explicit,
-                   target_name=target_name, mapping=mapping)
+                   target_name=target_name, mapping=tuple(mapping))
     settings = {**res.settings, "action": action, "target": target, "policy": pinfo,
                 "fit_fraction": fit_fraction if target == "fitted" else None,
                 "evaluated_rows": eval_fb.n, "log_rows": fb.n,
                 "contexts": fb.candidates.n_contexts, "pairs": fb.candidates.n_pairs}
     return OPEResult(table=res.table, diagnostics=res.diagnostics,
                      warnings=res.warnings + extra, settings=settings, per_logger=res.per_logger,
-                     target_name=target_name, mapping=mapping)
+                     target_name=target_name, mapping=tuple(mapping))

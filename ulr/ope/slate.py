@@ -29,6 +29,7 @@ import pandas as pd
 
 from ulr import validate
 from ulr import verdict as V
+from ulr.result import Result, jsonable
 from ulr.stats import normal_quantile
 from ulr.errors import UlrError
 
@@ -370,7 +371,7 @@ def slate_from_log(log, *, score_column: str | None = None, temperature: float =
 
 
 @dataclass(frozen=True)
-class SlateResult:
+class SlateResult(Result):
     """Slate estimates of a target ranking (:func:`slate_from_log`) with their verdict.
 
     ``verdict`` (the narrowest estimator against the logged clicks per ranking) and
@@ -388,6 +389,14 @@ class SlateResult:
     level: float
     verdict: V.Verdict
     evidence: dict
+
+    def to_dict(self) -> dict:
+        return {"estimates": jsonable(self.table.to_dict(orient="records")),
+                "sessions": self.sessions, "dropped_sessions": self.dropped_sessions,
+                "slots": self.slots, "clicks": self.clicks, "target": self.target,
+                "temperature": jsonable(self.temperature), "notes": list(self.notes),
+                "level": self.level, "evidence": jsonable(self.evidence),
+                "verdict": self.verdict.to_dict()}
 
 
 def _slate_verdict(table: pd.DataFrame, sessions: int, clicks: int, *, level: float = 0.95,

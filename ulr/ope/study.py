@@ -19,6 +19,7 @@ import pandas as pd
 
 from ulr import validate
 from ulr import verdict as V
+from ulr.result import Result, jsonable
 from ulr.errors import UlrError
 from ulr.ope import estimators as est
 from ulr.ope import registry
@@ -132,7 +133,7 @@ def simulation_study(*, rows: int = 1000, runs: int = 200,
 
 
 @dataclass(frozen=True)
-class StudyResult:
+class StudyResult(Result):
     """A simulation study (:func:`simulation_study`): estimates of every log against the
     exact truth, and the verdict (which estimator errs least) set when it is built."""
 
@@ -144,6 +145,16 @@ class StudyResult:
     max_weight: float
     verdict: V.Verdict
     evidence: dict
+
+    def tables(self) -> dict:
+        return {"table": self.table, "estimates": self.estimates}
+
+    def to_dict(self) -> dict:
+        return {"truth": jsonable(self.truth), "logging": jsonable(self.logging),
+                "estimators": jsonable(self.table.to_dict(orient="records")),
+                "ess_fraction": jsonable(self.ess_fraction),
+                "max_weight": jsonable(self.max_weight), "evidence": jsonable(self.evidence),
+                "verdict": self.verdict.to_dict()}
 
 
 def _study_verdict(est_df: pd.DataFrame, truth: float, table: pd.DataFrame, *,

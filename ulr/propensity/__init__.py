@@ -212,8 +212,7 @@ def estimate(log, *, method: str, positions: int | None = None, n_bootstrap: int
                   "randomization method.",)
     mapping, misfit = (_facts(log, method, mapping, bool(assume_randomized), should_stop)
                        if weigh_facts else (tuple(mapping), None))
-    return dataclasses.replace(res, notes=notes, seconds=seconds, **counts,
-                               mapping=mapping, misfit=misfit)
+    return res.but(notes=notes, seconds=seconds, **counts, mapping=mapping, misfit=misfit)
 
 
 def _facts(log, method: str, mapping, assume: bool, should_stop):

@@ -253,7 +253,7 @@ def run(scan, *, positions=None, n_bootstrap: int = 0, seed=0, assume_randomized
                                progress=prog.sub(end, 1.0), should_stop=should_stop)
         lower, upper, more = bs.percentile_interval(samples, level)
         notes += more
-    return PropensityResult(
+    return PropensityResult.build(
         method="dla", positions=ls.positions, theta=fit.theta, lower=lower, upper=upper,
         rows_used=ls.rows, notes=notes,
         extras={"lists": int(ls.X.shape[0]), "steps": steps,

@@ -420,7 +420,7 @@ def run(scan, *, positions=None, n_bootstrap: int = 0, seed=0, assume_randomized
                                should_stop=should_stop)
         lower, upper, more = bs.percentile_interval(samples, level)
         notes += more
-    return PropensityResult(
+    return PropensityResult.build(
         method="em", positions=stats.positions, theta=theta, lower=lower, upper=upper,
         absolute=fit.theta, loglik=fit.loglik, rows_used=stats.rows, notes=notes,
         extras={"converged": fit.converged, "pairs": stats.n_pairs, "cells": len(stats.pair)},

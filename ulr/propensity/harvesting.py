@@ -172,7 +172,7 @@ def run(scan, *, positions=None, n_bootstrap: int = 0, seed=0, assume_randomized
         notes += more
     neff = info["effective_trials"]
     rows = int(round(stats.impressions.sum()))
-    return PropensityResult(
+    return PropensityResult.build(
         method="intervention-harvesting", positions=stats.positions, theta=theta, lower=lower,
         upper=upper, rows_used=rows, notes=notes,
         extras={"position_pairs": info["position_pairs"],

@@ -18,11 +18,12 @@ order of some lists, swap adjacent pairs, or pool logs of several rankers).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
-from ulr.verdict import Reason, Verdict, fill
+from ulr.result import Result, cached_property
+from ulr.verdict import Reason, Verdict
 
 MIN_LINK_PAIRS = 30  # fewer pairs than this tie a position to the rest: a thin link
 CURE = ("show a small share of lists in random order, swap adjacent results at random, or "
@@ -31,7 +32,7 @@ PAIR_METHODS = ("em", "trust-em", "intervention-harvesting")
 
 
 @dataclass(frozen=True)
-class Identification:
+class Identification(Result):
     """Which positions the log links.
 
     Attributes
@@ -58,10 +59,21 @@ class Identification:
     pairs: int
     moved: int
     method: str | None = None
-    verdict: Verdict = field(init=False, compare=False)
 
-    def __post_init__(self):
-        fill(self, verdict=self._verdict())
+    @cached_property
+    def verdict(self) -> Verdict:
+        return self._verdict()
+
+    @property
+    def evidence(self) -> dict:
+        """The (query, document) pairs the links rest on."""
+        return {"pairs": int(self.pairs), "pairs at several positions": int(self.moved)}
+
+    def tables(self) -> dict:
+        import pandas as pd
+        return {"positions": pd.DataFrame({
+            "position": np.arange(1, self.positions + 1), "group": self.component + 1,
+            "identified": [bool(x) for x in self.identified]})}
 
     def _verdict(self) -> Verdict:
         basis = "the position graph: positions linked by query-document pairs seen at both"

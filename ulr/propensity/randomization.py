@@ -251,6 +251,6 @@ def run(scan: Scan, *, positions=None, n_bootstrap: int = 0, seed=0,
              "clicks_k": float(b)}
             for j, k, s, a, b in zip(stats.pair_j, stats.pair_k, stats.sessions.sum(0),
                                      stats.clicks_j.sum(0), stats.clicks_k.sum(0))]
-    return PropensityResult(method="randomization", positions=stats.positions, theta=theta,
+    return PropensityResult.build(method="randomization", positions=stats.positions, theta=theta,
                             lower=lower, upper=upper, rows_used=stats.rows, notes=notes,
                             extras=extras, n_bootstrap=n_bootstrap, level=level)

@@ -370,7 +370,7 @@ def run(scan, *, positions=None, n_bootstrap: int = 0, seed=0, assume_randomized
                                seed=seed, progress=prog.sub(0.6, 1.0), should_stop=should_stop)
         lower, upper, more = bs.percentile_interval(samples, level)
         notes += more
-    return PropensityResult(
+    return PropensityResult.build(
         method="regression-em", positions=fs.cells.positions, theta=theta, lower=lower,
         upper=upper, absolute=fit.theta, loglik=fit.loglik, rows_used=fs.cells.rows,
         notes=notes, extras={"converged": fit.converged, "feature_vectors": fs.cells.n_pairs,

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ulr import validate
-from ulr.verdict import fill
+from ulr.result import Result, cached_property
 
 #: bootstrap replicates of θ's interval when none are asked for: the Position bias page's
 #: default and the ``propensity`` command's, so that both give the same verdict
@@ -32,7 +32,7 @@ def _frozen(a, n: int, what: str) -> np.ndarray | None:
 
 
 @dataclass(frozen=True)
-class PropensityResult:
+class PropensityResult(Result):
     """Examination probability per position, relative to position 1.
 
     Attributes
@@ -95,16 +95,55 @@ class PropensityResult:
     #: the PBM-misfit caveat of the dataset (:func:`ulr.verdict.pbm_misfit`), if any: every
     #: method assumes the position-based model
     misfit: object = None
-    #: filled in when the result is built (:meth:`_verdict`)
-    verdict: object = field(init=False, compare=False)
 
-    def __post_init__(self):
-        k = int(self.positions)
+    @classmethod
+    def build(cls, **fields) -> "PropensityResult":
+        """The one way to build a result: its inputs normalized (``theta``, ``lower``,
+        ``upper``, ``absolute`` as read-only float arrays of one value per position,
+        ``clicks`` and ``impressions`` as read-only float arrays, sequences as tuples, a
+        copy of ``extras``), then the frozen record, which validates them."""
+        f = dict(fields)
+        k = int(f["positions"])
         if k < 1:
             raise ValueError("positions must be at least 1.")
-        object.__setattr__(self, "positions", k)
+        f["positions"] = k
         for name in ("theta", "lower", "upper", "absolute"):
-            object.__setattr__(self, name, _frozen(getattr(self, name), k, name))
+            f[name] = _frozen(f.get(name), k, name)
+        for name in ("clicks", "impressions"):
+            f[name] = _counts(f.get(name))
+        f["loglik"] = tuple(float(v) for v in f.get("loglik", ()))
+        f["notes"] = tuple(str(v) for v in f.get("notes", ()))
+        f["extras"] = dict(f.get("extras") or {})  # a copy (picklable for caches)
+        f["rows_used"] = int(f.get("rows_used", 0))
+        f["n_bootstrap"] = int(f.get("n_bootstrap", 0))
+        f["mapping"] = tuple(f.get("mapping", ()))
+        return cls(**f)
+
+    def but(self, **changes) -> "PropensityResult":
+        """A new result with ``changes`` to its fields, built by :meth:`build` (so raw
+        arrays among them are normalized); it has its own verdict."""
+        from dataclasses import fields
+        return type(self).build(**{**{f.name: getattr(self, f.name) for f in fields(self)},
+                                   **changes})
+
+    def __post_init__(self):
+        """Validation only: a result is built by :meth:`build` (or copied with
+        :func:`dataclasses.replace`, whose fields are already normal)."""
+        k = self.positions
+        if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+            raise ValueError("positions must be a whole number of at least 1 "
+                             "(build a result with PropensityResult.build).")
+        for name in ("theta", "lower", "upper", "absolute", "clicks", "impressions"):
+            a = getattr(self, name)
+            if a is not None and not (isinstance(a, np.ndarray) and a.dtype == float
+                                      and a.ndim == 1 and not a.flags.writeable):
+                raise ValueError(f"{name} must be a read-only float array (build a result "
+                                 "with PropensityResult.build).")
+        for name in ("theta", "lower", "upper", "absolute"):
+            a = getattr(self, name)
+            if a is not None and a.shape != (k,):
+                raise ValueError(f"{name} must have one value per position ({k}), "
+                                 f"got {a.shape}.")
         if self.theta is None:
             raise ValueError("theta is required.")
         if np.isfinite(self.theta[0]) and abs(self.theta[0] - 1.0) > 1e-9:
@@ -117,16 +156,30 @@ class PropensityResult:
             if np.any(self.lower[both] > self.upper[both] + 1e-12):
                 raise ValueError("lower must not exceed upper.")
         validate.level(self.level)
-        object.__setattr__(self, "loglik", tuple(float(v) for v in self.loglik))
-        object.__setattr__(self, "notes", tuple(str(v) for v in self.notes))
-        object.__setattr__(self, "extras", dict(self.extras))  # a copy (picklable for caches)
-        object.__setattr__(self, "rows_used", int(self.rows_used))
-        object.__setattr__(self, "n_bootstrap", int(self.n_bootstrap))
+        for name, kind in (("loglik", tuple), ("notes", tuple), ("extras", dict),
+                           ("rows_used", int), ("n_bootstrap", int), ("mapping", tuple)):
+            if not isinstance(getattr(self, name), kind):
+                raise ValueError(f"{name} must be a {kind.__name__} (build a result with "
+                                 "PropensityResult.build).")
         if (self.clicks is None) != (self.impressions is None):
             raise ValueError("clicks and impressions go together.")
-        counts = {name: _counts(getattr(self, name)) for name in ("clicks", "impressions")}
-        fill(self, **counts, mapping=tuple(self.mapping))
-        fill(self, verdict=self._verdict())
+
+    @cached_property
+    def verdict(self):
+        """How precisely the log pins theta down (:meth:`_verdict`), on the intervals the
+        chart draws (with ``clicks``: bootstrap, else from the counts)."""
+        return self._verdict()
+
+    @property
+    def evidence(self) -> dict:
+        """The impressions (and, with the log's counts, clicks) the estimate rests on."""
+        out = {"rows": self.rows_used}
+        if self.clicks is not None:
+            out["clicks"] = int(np.nansum(self.clicks))
+        return out
+
+    def tables(self) -> dict:
+        return {"theta": self.to_frame()}
 
     @property
     def iterations(self) -> int:

@@ -28,12 +28,13 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from ulr.errors import Cancelled, UlrError, check
-from ulr.verdict import Reason, Verdict, fill, fmt_interval
+from ulr.result import Result, cached_property
+from ulr.verdict import Reason, Verdict, fmt_interval
 
 MAX_SEGMENTS = 12  # a column with more values is not a segment column (say so, do not guess)
 MIN_SEGMENT_ROWS = 1  # a value seen at least once is a segment
@@ -80,7 +81,7 @@ def _segment_scan(scan, column: str, value: str):
 
 
 @dataclass(frozen=True)
-class SegmentResult:
+class SegmentResult(Result):
     """theta by segment, each segment's difference from the others, and the verdict.
 
     Attributes
@@ -115,10 +116,16 @@ class SegmentResult:
     tests: int = 0
     notes: tuple = ()
     seconds: float = 0.0
-    verdict: Verdict = field(init=False, compare=False)
 
-    def __post_init__(self):
-        fill(self, verdict=self._verdict())
+    @cached_property
+    def verdict(self) -> Verdict:
+        return self._verdict()
+
+    @property
+    def evidence(self) -> dict:
+        """The rows each segment's estimate rests on."""
+        return {f"rows with {self.column} = {v}": int(self.results[v].rows_used)
+                for v in self.values}
 
     def _verdict(self) -> Verdict:
         col = self.column
@@ -165,6 +172,15 @@ class SegmentResult:
                 "correction.")
         return Verdict("directional" if reasons else "reliable", take, basis,
                        reasons=reasons, estimate=estimate)
+
+    def tables(self) -> dict:
+        import pandas as pd
+        return {"theta by segment": pd.DataFrame([
+            {"segment": v, "position": k + 1, "theta": self.theta[v][k],
+             "lower": self.lower[v][k], "upper": self.upper[v][k],
+             "difference": self.delta[v][k], "difference lower": self.delta_lower[v][k],
+             "difference upper": self.delta_upper[v][k], "p (Holm)": self.p_holm[v][k]}
+            for v in self.values for k in range(self.positions)])}
 
     def to_dict(self) -> dict:
         def lst(a):

@@ -79,7 +79,7 @@ def run(scan, *, positions=None, n_bootstrap: int = 0, seed=0, assume_randomized
         for name, s in (("alpha", al), ("beta", be), ("beta_relative", br)):
             lo, hi, _ = bs.percentile_interval(s, level)
             extras[f"{name}_lower"], extras[f"{name}_upper"] = lo.tolist(), hi.tolist()
-    return PropensityResult(
+    return PropensityResult.build(
         method="trust-em", positions=stats.positions, theta=theta, lower=lower, upper=upper,
         absolute=np.clip(fit.alpha + fit.beta, 0.0, 1.0), loglik=fit.loglik,
         rows_used=stats.rows, notes=notes, extras=extras, n_bootstrap=n_bootstrap, level=level,

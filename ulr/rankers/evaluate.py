@@ -11,7 +11,8 @@ from ulr import metrics
 from ulr.errors import TooFewQueries, UlrError, check
 from ulr.rankers.clicks import _clicks, _positions, _require, check_theta, ipw_weights
 from ulr.rankers.learners import LEARNERS, make_ranker
-from ulr.verdict import Verdict, fill, rank_identically
+from ulr.result import Result, cached_property
+from ulr.verdict import Verdict, rank_identically
 
 METRICS = ("arp", "dcg", "ndcg@10", "auc", "pauc", "local_auc")
 LOWER_IS_BETTER = frozenset({"arp"})
@@ -85,7 +86,7 @@ def evaluate_scores(docs: pd.DataFrame, scores, *, k: int = 10,
 
 
 @dataclass(frozen=True)
-class RankerComparison:
+class RankerComparison(Result):
     """Naive and IPW rankers evaluated on the same test queries.
 
     Attributes
@@ -134,13 +135,26 @@ class RankerComparison:
     min_queries: int = 0
     #: clicks in the whole log the comparison was drawn from (for what would settle it)
     n_log_clicks: int | None = None
-    #: filled in when the comparison is built (:meth:`_verdict`, :meth:`_evidence`)
-    verdict: Verdict = field(init=False, compare=False)
-    evidence: dict = field(init=False, compare=False)
 
-    def __post_init__(self):
-        fill(self, mapping=tuple(self.mapping), evidence=self._evidence(),
-             verdict=self._verdict())
+    @cached_property
+    def verdict(self) -> Verdict:
+        return self._verdict()
+
+    @cached_property
+    def evidence(self) -> dict:
+        return self._evidence()
+
+    def tables(self) -> dict:
+        table = self.table()
+        return {"table": table, "side by side": self.side_by_side(table, self.paired())}
+
+    def to_dict(self) -> dict:
+        from ulr.result import jsonable
+        return {"learner": self.learner,
+                "metrics": jsonable(self.table().to_dict(orient="records")),
+                "paired": jsonable(self.paired().to_dict(orient="records")),
+                "identical_order": self.identical_order, "settings": jsonable(self.settings),
+                "evidence": jsonable(self.evidence), "verdict": self.verdict.to_dict()}
 
     @property
     def n_compared(self) -> int:
@@ -509,7 +523,7 @@ def train_and_evaluate(train_df: pd.DataFrame, test_df: pd.DataFrame | None = No
         n_train_sessions=(int(train_df["session_id"].nunique())
                           if "session_id" in train_df else None),
         identical_order=identical,
-        n_scored_queries=n_scored, n_bootstrap=n_bootstrap, level=level, mapping=mapping,
+        n_scored_queries=n_scored, n_bootstrap=n_bootstrap, level=level, mapping=tuple(mapping),
         misfit=misfit, min_queries=int(min_queries),
         n_log_clicks=int(_clicks(train_df).sum() + _clicks(test_df).sum()),
         settings=dict(clip=clip, normalize=normalize, seed=seed, k=k, max_fpr=max_fpr, u=u,

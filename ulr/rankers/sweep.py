@@ -13,6 +13,7 @@ from ulr.errors import UlrError, check
 from ulr.rankers.clicks import check_theta, propensity_theta
 from ulr.rankers.evaluate import split_queries, train_and_evaluate
 from ulr.rankers.learners import LEARNERS, make_ranker
+from ulr.result import Result, jsonable
 from ulr.verdict import Verdict
 
 ProgressFn = Callable[[int, int, str], None]
@@ -213,7 +214,7 @@ SWEEP_METRIC = "arp"
 
 
 @dataclass(frozen=True)
-class SweepResult:
+class SweepResult(Result):
     """A severity sweep: its tidy rows, and a verdict per metric set when it is built.
 
     Attributes
@@ -252,6 +253,14 @@ class SweepResult:
     def metrics(self) -> list[str]:
         """The sweep's metrics, in their order."""
         return list(self.verdicts)
+
+    def tables(self) -> dict:
+        return {"runs": self.rows}
+
+    def to_dict(self) -> dict:
+        return {"metric": self.metric, "rows": jsonable(self.rows.to_dict(orient="records")),
+                "verdicts": {m: v.to_dict() for m, v in self.verdicts.items()},
+                "evidence": jsonable(self.evidence), "verdict": self.verdict.to_dict()}
 
 
 def _sweep_verdict(df: pd.DataFrame, *, metric: str, level: float = 0.95):

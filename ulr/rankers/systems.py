@@ -13,7 +13,7 @@ after correction.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -24,7 +24,8 @@ from ulr.rankers.evaluate import (LOWER_IS_BETTER, N_BOOTSTRAP, RankerComparison
                                   train_and_evaluate)
 from ulr.rankers.learners import LEARNERS
 from ulr.text import plain
-from ulr.verdict import Verdict, fill, fmt, with_reason
+from ulr.result import Result, cached_property
+from ulr.verdict import Verdict, fmt, with_reason
 
 KINDS = ("naive", "ipw")
 #: resamples of the pairwise tests of several systems, shared by the page and the CLI
@@ -64,12 +65,12 @@ def compare_learners(train_df, test_df=None, theta=None, *, learners=("linear", 
                                             should_stop=should_stop, **options)
     return SystemsComparison(comps, test=test, correction=correction, n_resamples=n_resamples,
                              level=options.get("level", 0.95),
-                             mapping=options.get("mapping", ()),
+                             mapping=tuple(options.get("mapping", ())),
                              misfit=options.get("misfit"))
 
 
 @dataclass(frozen=True)
-class SystemsComparison:
+class SystemsComparison(Result):
     """The naive and IPW rankers of several learners on the same test queries.
 
     Attributes
@@ -94,18 +95,40 @@ class SystemsComparison:
     mapping: tuple = ()
     #: the dataset's PBM-misfit caveat (:func:`ulr.facts.pbm_misfit`), if any
     misfit: object = None
-    pair_table: pd.DataFrame | None = field(init=False, compare=False)
-    verdict: Verdict = field(init=False, compare=False)
 
-    def __post_init__(self):
-        pairs = None
-        if len(self.comparisons) > 1:
-            pairs = self.pairs(test=self.test, correction=self.correction,
-                               n_resamples=self.n_resamples, level=self.level,
-                               seed=self.first.settings.get("seed", 0))
-        fill(self, mapping=tuple(self.mapping), pair_table=pairs,
-             verdict=self.first.verdict if pairs is None else with_reason(
-                 self._verdict(pairs), self.misfit))
+    @cached_property
+    def pair_table(self) -> pd.DataFrame | None:
+        """The pairwise tests of several systems (``None`` for one comparison)."""
+        if len(self.comparisons) < 2:
+            return None
+        return self.pairs(test=self.test, correction=self.correction,
+                          n_resamples=self.n_resamples, level=self.level,
+                          seed=self.first.settings.get("seed", 0))
+
+    @cached_property
+    def verdict(self) -> Verdict:
+        pairs = self.pair_table
+        return (self.first.verdict if pairs is None
+                else with_reason(self._verdict(pairs), self.misfit))
+
+    @property
+    def evidence(self) -> dict:
+        """The first comparison's evidence (every learner is trained and tested on the
+        same queries)."""
+        return self.first.evidence
+
+    def tables(self) -> dict:
+        out = {"table": self.table()}
+        if self.pair_table is not None:
+            out["pairs"] = self.pair_table
+        return out
+
+    def to_dict(self) -> dict:
+        from ulr.result import jsonable
+        return {"systems": jsonable(self.table().to_dict(orient="records")),
+                "pairs": (None if self.pair_table is None
+                          else jsonable(self.pair_table.to_dict(orient="records"))),
+                "evidence": jsonable(self.evidence), "verdict": self.verdict.to_dict()}
 
     @property
     def systems(self) -> dict[str, dict]:

@@ -27,7 +27,8 @@ from ulr import theme
 from ulr.errors import UlrError
 from ulr.recommend.data import MNARData
 from ulr.recommend.models import MODELS, MFConfig, train
-from ulr.verdict import Verdict
+from ulr.result import Result, jsonable
+from ulr.verdict import Reason, Verdict
 
 #: simulated worlds averaged by default, on the page and the ``recommend`` command: the
 #: verdict needs a spread over seeds (one seed has no interval)
@@ -204,23 +205,30 @@ def seeds_table(experiments: list) -> pd.DataFrame:
 
 
 @dataclass(frozen=True)
-class SeedComparison:
+class SeedComparison(Result):
     """The experiments of several simulated worlds (seeds), with the verdict over them.
 
     Attributes
     ----------
     experiments : tuple of Experiment
         One per world, in seed order; the tables and charts show the first.
-    verdict : Verdict or None
+    verdict : Verdict
         Does a debiased model beat naive MF over the worlds (:func:`_verdict`); set when
-        built, None when the experiments lack naive MF or a debiased model.
+        built; ``inconclusive`` when the experiments lack naive MF or a debiased model.
     evidence : dict
         The first world's training rows and test ratings, and the number of worlds.
     """
 
     experiments: tuple
-    verdict: Verdict | None
+    verdict: Verdict
     evidence: dict
+
+    def tables(self) -> dict:
+        return {"worlds": seeds_table(self.experiments)}
+
+    def to_dict(self) -> dict:
+        return {"worlds": jsonable(seeds_table(self.experiments).to_dict(orient="records")),
+                "evidence": jsonable(self.evidence), "verdict": self.verdict.to_dict()}
 
     @property
     def first(self) -> Experiment:
@@ -233,8 +241,12 @@ def compare_seeds(experiments, *, level: float = 0.95) -> SeedComparison:
     if not exps:
         raise UlrError("compare at least one simulated world.")
     models = list(exps[0].table["model"])
-    verdict = (_verdict(exps, level=level)
-               if "naive-mf" in models and len(models) > 1 else None)
+    verdict = (_verdict(exps, level=level) if "naive-mf" in models and len(models) > 1
+               else Verdict("inconclusive", "No comparison: naive MF and at least one debiased "
+                            "model are needed to say whether debiasing helps.",
+                            "test improvement over naive MF",
+                            reasons=(Reason("one_model", "Naive MF and at least one debiased "
+                                                         "model are needed."),)))
     s = exps[0].summary
     return SeedComparison(experiments=exps, verdict=verdict,
                           evidence={"rows": int(s["mnar_ratings"] + s["random_ratings"]),

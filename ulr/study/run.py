@@ -29,6 +29,7 @@ import numpy as np
 
 from ulr import metrics
 from ulr import verdict as V
+from ulr.result import Result, cached_property
 from ulr.errors import UlrError, check
 from ulr.study.labels import LabelledSet, same_features, split_queries
 from ulr.study.learners import BASELINE, LEARNERS, Context, parse_learners
@@ -111,7 +112,7 @@ class Comparison:
 
 
 @dataclass(frozen=True)
-class StudyResult:
+class StudyResult(Result):
     """A debiasing study on a labelled set.
 
     Attributes
@@ -142,11 +143,18 @@ class StudyResult:
     seconds: float
     per_query: dict = field(repr=False, default_factory=dict)
     theta_runs: list = field(default_factory=list)
-    verdict: V.Verdict = field(init=False)
+    #: the first run's simulated click log and its training set, when asked to keep them
+    #: (``keep_log``: to store it as a dataset or export it)
+    log: tuple | None = field(default=None, repr=False, compare=False)
 
-    def __post_init__(self):
-        V.fill(self, verdict=headline(self.comparisons, self.settings["baseline"],
-                                      level=self.settings["level"]))
+    @cached_property
+    def verdict(self) -> V.Verdict:
+        """Does a debiasing learner beat the baseline on :data:`PRIMARY`?"""
+        return headline(self.comparisons, self.settings["baseline"],
+                        level=self.settings["level"])
+
+    def tables(self) -> dict:
+        return {"learners": self.table(), "comparisons": self.comparison_table()}
 
     def table(self):
         """One row per learner and metric: value, lower, upper (the chart's data)."""
@@ -394,9 +402,8 @@ def run_study(data: LabelledSet, *, test: LabelledSet | None = None,
                       documents=data.n_documents + (test.n_documents if given_test else 0),
                       features=data.n_features, seconds=time.perf_counter() - t0,
                       per_query={**table, "weight": weights},
-                      theta_runs=[[float(x) for x in t] for t in theta_runs])
-    if log0 is not None:
-        object.__setattr__(res, "log", (log0, train))
+                      theta_runs=[[float(x) for x in t] for t in theta_runs],
+                      log=None if log0 is None else (log0, train))
     return res
 
 
