@@ -1,6 +1,7 @@
 """ulr.rankers.sweep: the severity sweep is train_and_evaluate per eta."""
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from ulr import rankers as R
@@ -90,3 +91,39 @@ def test_sweep_table_is_one_row_per_eta_with_means_bounds_and_the_change():
             assert (row[f"{r} lower"], row[f"{r} upper"]) == pytest.approx((lo, hi))
         assert row[R.SWEEP_CHANGE] == pytest.approx(row["ipw (true theta)"] / row["naive"] - 1)
     assert R.SWEEP_CHANGE not in R.sweep_table(df[df.ranker == "naive"], metric="arp")
+
+
+def _rows(runs: int, gap: float = 0.05, seed: int = 0):
+    """A sweep's long rows at eta 0 and 2: IPW better than naive by ``gap`` on nDCG@10."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for eta in (0.0, 2.0):
+        for run in range(runs):
+            base = 0.6 + rng.normal(0, 0.01)
+            for ranker, v in (("naive", base), ("ipw (true theta)", base + gap * (eta > 0)
+                                                 + rng.normal(0, 0.005))):
+                out.append(dict(metric="ndcg@10", eta=eta, ranker=ranker, run=run, value=v))
+    return pd.DataFrame(out)
+
+
+def test_few_runs_cap_the_sweep_at_directional():
+    from ulr.rankers.sweep import MIN_RUNS, SweepResult
+    few = SweepResult.of(_rows(3), metric="ndcg@10").verdict
+    assert few.level == "directional" and few.codes == ["few_runs"], few
+    assert few.estimate["lower"] > 0  # the interval excludes 0: only the run count caps it
+    many = SweepResult.of(_rows(MIN_RUNS), metric="ndcg@10").verdict
+    assert many.level == "reliable" and not many.reasons, many
+
+
+def test_the_sweep_chart_band_is_the_table_interval():
+    from ulr.rankers.plots import sweep_figure
+    from ulr.rankers.sweep import sweep_table
+    rows = _rows(4)
+    fig = sweep_figure(rows, metric="ndcg@10")
+    table = sweep_table(rows, metric="ndcg@10").set_index("eta")
+    bands = [t for t in fig.data if t.fill == "toself"]
+    assert len(bands) == 2
+    for band, ranker in zip(bands, ("naive", "ipw (true theta)")):
+        n = len(band.y) // 2
+        np.testing.assert_allclose(band.y[:n], table[f"{ranker} upper"].to_numpy())
+        np.testing.assert_allclose(band.y[n:][::-1], table[f"{ranker} lower"].to_numpy())

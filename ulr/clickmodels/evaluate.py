@@ -30,6 +30,7 @@ from ulr import validate
 from ulr.clickmodels import CASCADE_TYPE, LABELS, MODELS, base
 from ulr.clickmodels import prior as priors
 from ulr.errors import UlrError, check
+from ulr.quantity import Quantity
 from ulr.result import Result, cached_property
 from ulr.verdict import Reason, Verdict, about, more_to_exclude_zero
 
@@ -359,18 +360,33 @@ def make_verdict(scores, best, *, test: int, bootstrap: int, seed: int, fraction
     reasons, to_settle = [], None
     for s in noise:
         lo, hi = s.gap_interval
-        reasons.append(Reason("within_noise", f"{LABELS[s.name]} is {s.gap:.3g} nats per session "
-                              f"behind, with a 95% interval from {lo:.3g} to {hi:.3g} that "
-                              "contains 0."))
+        q = Quantity("loglik", s.gap, lo, hi)
+        reasons.append(Reason("within_noise", f"{LABELS[s.name]} is {q.text(interval='none')} "
+                              f"per session behind, with a 95% interval from "
+                              f"{q.number(lo)} to {q.number(hi)} that contains 0."))
     if noise:
         closest = min(noise, key=lambda s: s.gap)
         more = more_to_exclude_zero(test, closest.gap, *closest.gap_interval)
         if more is not None:
+            gap = Quantity("loglik", closest.gap, *closest.gap_interval)
             to_settle = (f"About {about(more)} more held-out sessions would tell {b} from "
-                         f"{LABELS[closest.name]}, if the gap stays at {closest.gap:.3g}")
+                         f"{LABELS[closest.name]}, if the gap stays at "
+                         f"{gap.text(interval='none')} per session")
     tied = (f"{', '.join(LABELS[s.name] for s in noise)} "
             f"{'is' if len(noise) == 1 else 'are'} within noise of it") if noise else ""
-    takeaway = f"{b} fits best" + (f"; {tied}" if tied else "")
+    # the criterion and the number the verdict rests on: the runner-up's gap per session
+    runner = min(others, key=lambda s: s.gap)
+    lo_hi = runner.gap_interval or (None, None)
+    margin = Quantity("loglik", runner.gap, *lo_hi).text()
+    takeaway = (f"{b} fits best by held-out log-likelihood, {margin} per session ahead of "
+                f"{LABELS[runner.name]}" + (f"; {tied}" if tied else ""))
+    by_pp = min(scores, key=lambda s: s.perplexity if np.isfinite(s.perplexity) else np.inf)
+    if by_pp.name != best and np.isfinite(by_pp.perplexity):
+        reasons.append(Reason("perplexity_differs",
+                              f"By perplexity (each rank's clicks predicted on their own) "
+                              f"{LABELS[by_pp.name]} is best; the verdict ranks the models by "
+                              "held-out log-likelihood per session, which scores whole "
+                              "sessions, clicks in order."))
     cascade_gap = _cascade_gap(scores, best, clear)
     if cascade_gap:  # still names the models it cannot be told from
         takeaway = cascade_gap + f" ({b} best" + (f"; {tied}" if tied else "") + ")"

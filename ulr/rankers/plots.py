@@ -78,17 +78,21 @@ def comparison_figure(table: pd.DataFrame, *, title: str = "Naive vs IPW ranker"
 
 def sweep_figure(df: pd.DataFrame, *, metric: str = "arp",
                  title: str | None = None) -> go.Figure:
-    """Test ``metric`` against eta, one line per ranker (mean over runs, min-max band)."""
+    """Test ``metric`` against eta, one line per ranker: the mean over runs, and as a band the
+    same Student-t interval over runs that the sweep's table gives
+    (:func:`ulr.rankers.sweep.sweep_summary`: one interval per point on every surface)."""
+    from ulr.rankers.sweep import sweep_summary
     sub = df[df["metric"] == metric]
     if sub.empty:
         raise UlrError(f"The sweep has no values for {metric}.")
     fig = go.Figure()
     for i, (ranker, g) in enumerate(sub.groupby("ranker", sort=False)):
         color = theme.color_for(ranker, i)
-        agg = g.groupby("eta")["value"].agg(["mean", "min", "max"]).reset_index()
-        if g["run"].nunique() > 1:
+        agg = sweep_summary(g).sort_values("eta").reset_index(drop=True)
+        if g["run"].nunique() > 1 and agg[["lower", "upper"]].notna().all(axis=None):
             fig.add_trace(go.Scatter(
-                x=np.r_[agg["eta"], agg["eta"][::-1]], y=np.r_[agg["max"], agg["min"][::-1]],
+                x=np.r_[agg["eta"], agg["eta"][::-1]],
+                y=np.r_[agg["upper"], agg["lower"][::-1]],
                 mode="lines", fill="toself", fillcolor=theme.band_color(color),
                 line=dict(width=0),
                 hoverinfo="skip", showlegend=False, legendgroup=ranker))

@@ -208,6 +208,10 @@ def sweep_table(df: pd.DataFrame, *, metric: str, level: float = 0.95) -> pd.Dat
     return summary
 
 
+#: fewer runs per eta than this cap the sweep's verdict at "directional": the t interval's
+#: spread is estimated from runs - 1 degrees of freedom, fragile below about ten
+MIN_RUNS = 10
+
 #: the metric a sweep's :attr:`SweepResult.verdict` speaks of unless asked (the page's and
 #: the ``sweep`` command's default)
 SWEEP_METRIC = "arp"
@@ -290,9 +294,13 @@ def _sweep_verdict(df: pd.DataFrame, *, metric: str, level: float = 0.95):
                                            "is unknown."),),
                          to_settle="average several runs (seeds) to get an interval",
                          estimate={"delta": m, "runs": runs, "eta": eta})
+    thin = () if runs >= MIN_RUNS else (V.Reason(
+        "few_runs", f"The interval rests on {runs} runs: their spread over seeds is itself "
+                    f"estimated from {runs - 1} degrees of freedom (at least {MIN_RUNS} runs "
+                    "for a reliable answer)."),)
     v = V.difference_verdict(m, lo, hi, a="naive", b="IPW (true theta)",
                              quantity=f"{metric} at η = {plain(eta)}", basis=basis, n=runs,
                              unit="runs", higher_is_better=metric not in LOWER_IS_BETTER,
-                             level=level)
+                             level=level, thin=thin)
     return V.Verdict(v.level, v.takeaway, v.basis, v.reasons, v.to_settle,
                      {**v.estimate, "eta": eta, "runs": runs})
