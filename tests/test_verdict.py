@@ -406,6 +406,30 @@ def test_dr_below_zero_is_clipped_with_a_reason():
     assert "-" not in v.takeaway.split("(by")[1].split("clicks")[0]
 
 
+def test_a_clipped_estimate_shows_no_difference_and_carries_no_verdict():
+    """The issue's case: DR -0.00073 shown clipped (0 [0, 0.00427], logging's 0.00379 inside)
+    beside a difference [-0.0078, -0.00003] computed unclipped. One estimate reads one way:
+    the shown table has no difference for it, and the verdict rests on another estimator."""
+    from ulr.ope.evaluate import OPEResult, OPEWarning, clipped_message
+    table = pd.DataFrame({"estimator": ["snips", "dr", "logging"],
+                          "value": [0.0036, -0.00073, 0.00379],
+                          "lower": [0.0020, -0.0040, 0.0031], "upper": [0.0052, 0.00427, 0.0045],
+                          "se": [0.0008, 0.002, 0.0003],
+                          "diff_lower": [-0.0018, -0.0078, np.nan],
+                          "diff_upper": [0.0014, -0.00003, np.nan]})
+    res = OPEResult(table=table, diagnostics={"n": 10_000, "clicks": 38},
+                    warnings=[OPEWarning("clipped_rate", clipped_message(["dr"]))])
+    shown = res.estimates_table().set_index("estimator")
+    assert shown.loc["dr", "value"] == 0 and shown.loc["dr", "lower"] == 0
+    assert np.isnan(shown.loc["dr", "minus logging, lower"])
+    assert np.isnan(shown.loc["dr", "minus logging, upper"])
+    assert shown.loc["snips", "minus logging, lower"] == -0.0018  # others untouched
+    raw = res.estimates_table(clipped=False).set_index("estimator")
+    assert raw.loc["dr", "minus logging, upper"] == -0.00003
+    assert res.verdict.basis == "snips" and "DR" not in res.verdict.takeaway.split(" (")[0]
+    assert "cannot be told apart" in res.verdict.takeaway
+
+
 def test_several_loggers_rest_on_wips(tmp_path):
     from ulr.ope.evaluate import evaluate_log
     from ulr.ope.loggers import make_multi_logger_log

@@ -193,15 +193,15 @@ def _show_log_result(res, dataset, name, content_hash, settings: tuple):
                               points=("minus logging, lower", "minus logging, upper"),
                               interval=("lower", "upper")),
                  hide_index=True, width="stretch", key="ope_table")
-    fig = ui.figure(F.estimates_figure, res.table)
+    fig = ui.figure(F.estimates_figure, res.table, logging_label=res.logging_label)
     st.plotly_chart(fig, key="ope_chart")
     st.caption(
         f"Values are expected clicks per logged row under the target policy; bars are "
         f"{s['level']:.0%} {INTERVAL_LABELS[s['interval']].lower()} "
         f"({s['n_bootstrap']:,} bootstrap draws for the differences, "
-        f"resampling {res.settings['resampling']}). The dashed line is the logging policy's own "
-        f"click rate. Warnings: heavy-tailed weights when the effective sample size is below "
-        f"{HEAVY_TAIL_ESS_FRACTION:.0%} of the rows or one row carries over "
+        f"resampling {res.settings['resampling']}). The dashed line is the click rate of the "
+        f"{res.logging_label}. Warnings: heavy-tailed weights when the effective sample size "
+        f"is below {HEAVY_TAIL_ESS_FRACTION:.0%} of the rows or one row carries over "
         f"{HEAVY_TAIL_MAX_SHARE:.0%} of the weight; small sample below "
         f"{MIN_EFFECTIVE_CLICKS} effective clicks.")
     ui.download_csv(table, f"ope_estimates_{name}.csv", "Download estimates (CSV)",

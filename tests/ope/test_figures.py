@@ -26,3 +26,19 @@ def test_y_title_stands_clear_of_tick_labels():
 def test_missing_estimate_is_not_drawn():
     fig = F.estimates_figure(table())
     assert [t.name for t in fig.data] == ["IPS"]
+
+
+def test_the_logging_line_names_the_evaluated_rows_when_they_are_not_the_log():
+    """Issue 50: "logging policy 0.50%" beside a log whose CTR is 0.42% was the evaluated
+    half's CTR, and nothing said so."""
+    from ulr.ope.evaluate import OPEResult
+    half = OPEResult(table=table(), diagnostics={"n": 5000, "clicks": 50}, warnings=[],
+                     settings={"evaluated_rows": 5000, "log_rows": 10_000})
+    assert half.logging_label == "logging policy on the 5,000 evaluated rows"
+    fig = F.estimates_figure(half.table, logging_label=half.logging_label)
+    assert fig.layout.annotations[0].text == "logging policy on the 5,000 evaluated rows 1.00%"
+    shown = half.estimates_table().set_index("estimator")
+    assert shown.loc["logging", "method"] == "Logging policy on the 5,000 evaluated rows"
+    whole = OPEResult(table=table(), diagnostics={"n": 10_000, "clicks": 100}, warnings=[],
+                      settings={"evaluated_rows": 10_000, "log_rows": 10_000})
+    assert whole.logging_label == "logging policy"

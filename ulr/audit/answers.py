@@ -278,7 +278,8 @@ def _off_policy(c: Context, a: Answer) -> None:
               "uniform": "uniform over each query's documents"}[s["target"]]
     a.title = f"Off-policy estimates of the target policy: {policy}"
     a.table = res.estimates_table()
-    a.figure = _chart("ulr.ope.figures", "estimates_figure", res.table)
+    a.figure = _chart("ulr.ope.figures", "estimates_figure", res.table,
+                      logging_label=res.logging_label)
 
 
 def _several_loggers(c: Context, a: Answer) -> None:

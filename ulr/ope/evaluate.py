@@ -101,6 +101,16 @@ class OPEResult(Result):
             out["loggers"] = self.per_logger
         return out
 
+    @property
+    def logging_label(self) -> str:
+        """What the logging row's value is the click rate of: "logging policy", or, when
+        only part of the log was evaluated (the rest fitted the target), "logging policy
+        on the 5,000 evaluated rows": it is then not the log's own CTR."""
+        n, total = self.settings.get("evaluated_rows"), self.settings.get("log_rows")
+        if n is not None and total is not None and int(n) < int(total):
+            return f"logging policy on the {int(n):,} evaluated rows"
+        return "logging policy"
+
     def estimate(self, name: str) -> float:
         return float(self.table.set_index("estimator").loc[name, "value"])
 
@@ -122,7 +132,13 @@ class OPEResult(Result):
         estimators this changed).
         """
         t = clipped_table(self.table) if clipped else self.table.copy()
+        if clipped and "diff_lower" in t.columns:  # one estimate, one reading: a clipped
+            # value has no difference from logging beside it (it was computed unclipped)
+            out = t["estimator"].isin(self.out_of_range())
+            t.loc[out, ["diff_lower", "diff_upper"]] = np.nan
         t.insert(0, "method", t["estimator"].map(registry.label))
+        if self.logging_label != "logging policy":
+            t.loc[t["estimator"] == "logging", "method"] = self.logging_label.capitalize()
         return t.rename(columns={"variance_ratio": "variance vs pooled IPS",
                                  "diff_lower": "minus logging, lower",
                                  "diff_upper": "minus logging, upper"})
@@ -442,7 +458,8 @@ def clipped_message(names) -> str:
     who = ", ".join(registry.label(n) for n in names)
     return (f"{who} left the range of a click rate (large importance weights or a reward "
             "model take an estimate there, a click rate cannot go there): values and bounds "
-            "are reported clipped to [0, 1].")
+            "are reported clipped to [0, 1], without a difference from logging, and no "
+            "verdict rests on them.")
 
 
 def _split_estimators(estimators, have: dict, *, explicit: bool):

@@ -32,8 +32,11 @@ def _label(name: str) -> str:
 
 
 def estimates_figure(table: pd.DataFrame, *, truth: float | None = None,
-                     title: str = "Estimated value of the target policy") -> go.Figure:
-    """Point estimates with their intervals; the logging policy's value as a dashed line.
+                     title: str = "Estimated value of the target policy",
+                     logging_label: str = "logging policy") -> go.Figure:
+    """Point estimates with their intervals; the logging policy's value as a dashed line,
+    labelled ``logging_label`` (:attr:`ulr.ope.evaluate.OPEResult.logging_label`: it names
+    the evaluated rows when they are not the whole log).
 
     Values are click rates: an estimate or bound outside [0, 1] (DR's reward model can
     push it below 0) is drawn clipped, and the axis never goes below 0 (docs/verdicts.md §2).
@@ -56,7 +59,7 @@ def estimates_figure(table: pd.DataFrame, *, truth: float | None = None,
         v = float(log_row["value"].iloc[0])
         se = log_row["se"].iloc[0] if "se" in log_row else None
         fig.add_hline(y=v, line=dict(color=theme.color_for("logging", 8), dash="dash"),
-                      annotation_text=f"logging policy {_rate(v, se=se)}",
+                      annotation_text=f"{logging_label} {_rate(v, se=se)}",
                       annotation_position="top left")
     if truth is not None:
         fig.add_hline(y=truth, line=dict(color=theme.color_for("truth"), width=2),

@@ -118,6 +118,11 @@ def choose_basis(table: pd.DataFrame, codes, *, several_loggers: bool) -> str | 
     """The estimator the takeaway rests on (module doc), or None when none qualifies."""
     have = _defined(table)
     bad = unreliable(codes)
+    if "clipped_rate" in set(codes):  # a click-rate estimate outside [0, 1]: its reward
+        # model or its weights drive it, and its shown value (clipped) would not match its
+        # difference from logging (unclipped); it is never the basis
+        raw = table[["value", "lower", "upper"]]
+        bad |= set(table.loc[((raw < 0) | (raw > 1)).any(axis=1), "estimator"])
     for e in _preference(several_loggers):
         if e in have and e not in bad:
             return e
@@ -129,6 +134,11 @@ def reference_of(table: pd.DataFrame, codes) -> str | None:
     IPS unreliable (or IPS has no interval); ``None`` when neither was computed."""
     have = _defined(table)
     bad = unreliable(codes)
+    if "clipped_rate" in set(codes):  # a click-rate estimate outside [0, 1]: its reward
+        # model or its weights drive it, and its shown value (clipped) would not match its
+        # difference from logging (unclipped); it is never the basis
+        raw = table[["value", "lower", "upper"]]
+        bad |= set(table.loc[((raw < 0) | (raw > 1)).any(axis=1), "estimator"])
     for e in REFERENCES:
         if e in have and e not in bad:
             return e
