@@ -222,3 +222,26 @@ def test_ratio_se_by_loops_and_against_its_spread_over_replications():
     spread = np.std(np.sqrt(np.mean(reps[:, 1] ** 2, 1) / np.mean(reps[:, 0] ** 2, 1)), ddof=1)
     boot = np.mean([ratio_se(reps[k], 0, seed=k)[1] for k in range(100)])
     assert boot == pytest.approx(spread, rel=0.1)
+
+
+def test_the_explanation_names_each_estimator_one_way():
+    """Issue 50: the explanation called one estimator both "self-normalized DR" and "sndr",
+    and gave settings by their code names. Every estimator reads as its label, with its
+    setting in words."""
+    import re
+
+    from ulr.ope import registry
+    sim = simulate_bandit(contexts=8, actions=6, logging="softmax", logging_temperature=0.5,
+                          seed=3)
+    pi = sim.policy(temperature=0.7)
+    d = sim.sample(300, draws=2, seed=4)
+    qhat = np.clip(sim.q[0], 0, 1)
+    ql = qhat[d.pair[0]]
+    qt = sim.candidates.per_context_sum(pi * qhat)[sim.candidates.context[d.pair[0]]]
+    w, r = pi[d.pair[0]] / d.propensity[0], d.reward[0]
+    s = sel.select(r, w, q_logged=ql, q_target=qt)
+    ids = [k for k in registry.REGISTRY if registry.label(k) != k]
+    for k in ids:
+        assert not re.search(rf"(?<![\w-]){re.escape(k)}(?![\w-])", s.reason), (k, s.reason)
+    assert " = " not in s.reason and "lam " not in s.reason and "tau " not in s.reason
+    assert sel._fmt("clipped-ips", 20.0) == f"{registry.label('clipped-ips')} at clip 20"

@@ -46,6 +46,7 @@ from ulr.ope import registry
 from ulr.ope.loggers import evaluate_loggers
 from ulr.ope.verdicts import bootstrap_difference, clipped_table, ope_verdict
 from ulr.result import Result, cached_property
+from ulr.text import plain
 from ulr.verdict import MIN_EFFECTIVE_CLICKS, WIDE, Verdict
 from ulr.ope.feedback import (BanditFeedback, fit_linear_scorer, policy_from_scorer,
                               policy_from_target_column, softmax_policy, standardize_scores)
@@ -559,6 +560,11 @@ def _single_log_table(feedback, pi, estimators, r, w, M, model: dict, boot: dict
                                     families=auto_names)
             name, h, allow[k] = pick.estimator, pick.hyperparameter, pick.allowance
             selected = {**pick.to_dict(), "excluded": excluded}
+            if name == "clipped-ips" and "clipped-ips" in estimators and h != M:
+                # one estimator, two settings on one screen: say which is which
+                selected["reason"] += (f" The table's {registry.label('clipped-ips')} row "
+                                       f"keeps the clip of {plain(M, sig=4)}; the choice "
+                                       f"clips at {plain(h, sig=4)}.")
         if h is not None and e != "clipped-ips":
             hyper[e] = h
         terms.append((name, h, registry.row_terms(name, r, w, hyperparameter=h,

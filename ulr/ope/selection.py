@@ -219,9 +219,16 @@ def error_bounds(values, se, diff_se, *, kappa: float = KAPPA,
 
 
 def _fmt(e, h):
+    """An estimator as the page and the table name it (one name per estimator: its label,
+    never its identifier), with its setting when it has one: "Clipped IPS at clip 20"."""
     if h is None:
-        return e
-    return f"{e} ({registry.get(e).hyperparameter.name} = {plain(h, sig=4)})"
+        return registry.label(e)
+    hp = registry.get(e).hyperparameter.name
+    return f"{registry.label(e)} at {SETTING_WORDS.get(hp, hp)} {plain(h, sig=4)}"
+
+
+#: a hyperparameter's name as a reader sees it (never the code's identifier)
+SETTING_WORDS = {"lam": "λ", "tau": "τ"}
 
 
 def select(reward, weight, *, q_logged=None, q_target=None, families=None,
