@@ -158,7 +158,8 @@ def _dataset_summary(log) -> None:
     m[0].metric("Rows", f"{s['rows']:,}")
     m[1].metric("Queries", f"{s['queries']:,}")
     m[2].metric("Documents", f"{s['documents']:,}")
-    m[3].metric("Sessions", "not mapped" if s["sessions"] is None else f"{s['sessions']:,}")
+    m[3].metric("Sessions", "—" if s["sessions"] is None else f"{s['sessions']:,}",
+                help="No session column is mapped." if s["sessions"] is None else None)
     m[4].metric("Overall CTR", f"{s['ctr']:.2%}")
     m[5].metric("Randomized", f"{s['randomized_share']:.1%}")
     _ctr_chart(ctr, info.name, {"dataset": info.name})

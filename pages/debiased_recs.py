@@ -180,7 +180,9 @@ st.caption(
 if seeds_k > 1:
     per_seed = seeds_table(seeds.experiments).pivot(index="seed", columns="model", values="improvement")
     per_seed = per_seed.rename(columns=LABELS)
-    per_seed.index = [int(dict(world_k)["seed"]) + i for i in per_seed.index]
+    per_seed.index = [f"world {i + 1} (seed {int(dict(world_k)['seed']) + i})"
+                      for i in per_seed.index]
+    per_seed.index.name = "simulated world"
     st.dataframe(per_seed.style.format("{:.1%}"), width="stretch", key="rec_seeds_table")
     st.caption("Test-MSE improvement (best on validation) in each simulated world; the "
                "verdict above compares the models over these worlds. The other tables and "

@@ -55,6 +55,8 @@ def test_upload_maps_and_stores_then_bad_upload_is_refused():
     press_load(at)
     assert not at.exception
     assert any("Stored “my upload” with 120 rows" in s.value for s in at.success)
+    # issue 50: "Stored …" says it once; no "You have a dataset named … already" beside it
+    assert not any("already" in i.value for i in at.info), [i.value for i in at.info]
     assert metric(at, "Rows") == "120"
     # (AppTest drops the entrypoint's sidebar on reruns, so read the app state.)
     assert at.session_state["dataset"] == "my upload"

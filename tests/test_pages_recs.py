@@ -123,6 +123,12 @@ def test_the_verdict_compares_models_over_several_worlds():
     assert any("badge[" in m.value for m in at.markdown)
     assert any("2 seeds (simulated worlds)" in m.value for m in at.markdown)
     assert len(at.dataframe) == 2  # the results of the first world, and one row per world
+    worlds = at.dataframe[1].value
+    # issue 50: the rows read as worlds, not row numbers 0/1/2, and no empty row
+    assert list(worlds.index) == ["world 1 (seed 0)", "world 2 (seed 1)"], worlds
+    assert not worlds.isna().all(axis=1).any()
+    setting = at.dataframe[0].value.loc["setting (best on validation)"]
+    assert all(str(v).startswith(("L2 penalty", "tie strength")) for v in setting), setting
 
 
 def test_an_old_seeds_link_opens_and_is_rewritten_as_runs():

@@ -218,7 +218,8 @@ def _show_check(up, build, name: str, replace: bool) -> bool:
                        f"{ui.literal(theirs)} Choose another "
                        "name.", icon=":material/warning:")
             return False
-        if not replace:
+        just_stored = (st.session_state.get(ui.keys.LAST_LOAD) or {}).get("dataset") == name
+        if not replace and not just_stored:  # after a Load, "Stored …" says it once
             st.info(f"You have a dataset named “{ui.shown(name)}” already: choose another "
                     "name, or tick “Replace a dataset with the same name”.")
     return not refusal

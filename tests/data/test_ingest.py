@@ -127,7 +127,10 @@ def test_real_world_csv_with_index_timestamps_and_extras(tmp_path, cur):
     out = catalog.open_dataset("real", cur=cur).df()
     assert out["position"].tolist() == df["Rank"].tolist()
     assert out["ts"].tolist() == df["ts"].tolist()
-    assert "unnamed_0" in out.columns
+    # the unnamed index column, "column 1" as a sheet names it (stored as every name with a
+    # space is: column_1), never "unnamed_0" (issue 50)
+    assert "column_1" in out.columns
+    assert not any(c.startswith("unnamed") for c in out.columns)
 
 
 def test_ctr_by_position_wilson_interval(tmp_path, cur):

@@ -229,7 +229,8 @@ def csv_header(path: Path, shown: str | None = None) -> tuple[list[str], str]:
 
     Read here rather than by DuckDB's sniffer, which can mistake a ragged
     row for the header. A UTF-8 byte order mark (Excel's "CSV UTF-8") is not
-    part of the first name; an empty name becomes ``unnamed_<i>``; two
+    part of the first name; an empty name becomes "column <n>" (1-based, as a
+    spreadsheet reads it; a pandas index column has no name); two
     columns of the same name are refused (:func:`schema.refuse_duplicates`).
     """
     refuse_long_lines(path, shown or path.name, header_only=True)
@@ -246,7 +247,7 @@ def csv_header(path: Path, shown: str | None = None) -> tuple[list[str], str]:
     shown = shown or path.name
     if not header or all(not h.strip() for h in header):
         raise UlrError(f"{shown} has no header row.")
-    names = [h.strip() or f"unnamed_{i}" for i, h in enumerate(header)]
+    names = [h.strip() or f"column {i + 1}" for i, h in enumerate(header)]  # as a sheet names it
     schema.refuse_duplicates(names, shown)
     return names, delim
 

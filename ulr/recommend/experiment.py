@@ -129,10 +129,15 @@ def summarize_runs(data: MNARData, runs: list, *, propensity: str = "naive-bayes
 
 
 def _describe(model: str, cfg: MFConfig) -> str:
+    """A run's setting in words: "L2 penalty 2"; CausE's "tie strength 100 (L2 distance to
+    the random slice's factors), random-slice weight 3, L2 penalty 2"."""
+    from ulr.quantity import setting
+    penalty = f"L2 penalty {setting(cfg.l2)}"
     if model == "cause":
-        return (f"{cfg.discrepancy_norm} tie {cfg.discrepancy:g}, slice weight "
-                f"{cfg.control_weight:g}, l2 {cfg.l2:g}")
-    return f"l2 {cfg.l2:g}"
+        return (f"tie strength {setting(cfg.discrepancy)} ({cfg.discrepancy_norm.upper()} "
+                f"distance to the random slice's factors), random-slice weight "
+                f"{setting(cfg.control_weight)}, {penalty}")
+    return penalty
 
 
 def results_table(exp: Experiment) -> pd.DataFrame:
