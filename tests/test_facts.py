@@ -214,3 +214,30 @@ def test_a_log_randomized_in_part_is_not_flagged(tmp_path):
     chk = facts.randomization_check(catalog.open_dataset("part", db_path=db))
     assert chk.declared == "column" and not chk.contradicted
     assert chk.rows == int(pd.read_csv(path)["randomized"].sum())
+
+
+def test_the_propensity_check_is_a_kept_fact(tmp_path, monkeypatch):
+    """Issue 50: the propensity checks are a dataset fact, computed once per version and
+    read by every off-policy answer on it."""
+    from ulr.data import files
+    from ulr.ope.feedback import feedback_from_log
+    from ulr.ope.simulate import make_sample_log
+    db = tmp_path / "db.duckdb"
+    path = tmp_path / "ope.csv"
+    df = make_sample_log(rows=2000, ctr=0.02, seed=2)
+    df["propensity"] = np.minimum(1.0, df["propensity"] * 40)  # too large for a policy's
+    df.to_csv(path, index=False)
+    ingest.load_log(path, "ope", db_path=db)
+    log = catalog.open_dataset("ope", db_path=db)
+    fb, _ = feedback_from_log(log)
+    first = dict(fb.notes)["propensity_sum"]
+    assert first["fails"]
+    kept = list((files.files_dir(db) / "facts").glob(f"{log.info.content_hash}."
+                                                     "propensity-check-doc_id-*"))
+    assert len(kept) == 1
+
+    def boom(**k):
+        raise AssertionError("recomputed a kept fact")
+    monkeypatch.setattr("ulr.ope.feedback.propensity_checks", boom)
+    again, _ = feedback_from_log(catalog.open_dataset("ope", db_path=db))
+    assert dict(again.notes)["propensity_sum"] == first

@@ -380,3 +380,18 @@ def pbm_misfit(log, *, should_stop=None):
     """The ``pbm_misfit`` :class:`ulr.verdict.Reason` of a log, or None."""
     fit = pbm_fit(log, should_stop=should_stop)
     return None if fit is None else fit.reason()
+
+
+# --------------------------------------------------------------------------- propensities
+
+
+def propensity_check(log, *, action: str, per_slot: bool, compute) -> dict:
+    """The mean-weight check of a log's propensities (:func:`ulr.ope.checks.propensity_checks`,
+    run by ``compute()`` on the rows :func:`ulr.ope.feedback.feedback_from_log` reads),
+    kept per dataset version, ``action`` (``"doc_id"`` or ``"position"``) and whether the
+    propensities are declared per slot (``per_slot``), so every
+    off-policy verdict on that dataset reads the same check without recomputing it."""
+    kind = f"propensity-check-{action}-{'slot' if per_slot else 'list'}"
+    return _kept(log, kind, compute, load=dict,
+                 dump=lambda d: {k: (v.item() if hasattr(v, "item") else v)
+                                 for k, v in d.items()})

@@ -416,9 +416,13 @@ def feedback_from_log(log, *, action: str = "doc_id", target_column: str | None 
     prop = np.asarray(rows["propensity"], dtype=float)
     notes = []
     if np.all((prop > 0) & (prop <= 1)):
-        chk = propensity_checks(context=cand.context[pair], action=pair, propensity=prop,
-                                slot=pos if action == "doc_id" else None, cluster=cluster,
-                                per_slot=per_slot_fact(info), n_slots=int(len(np.unique(pos))))
+        from ulr.facts import propensity_check  # a dataset fact: kept per version
+        per_slot = per_slot_fact(info)
+        chk = propensity_check(log, action=action, per_slot=per_slot,
+                               compute=lambda: propensity_checks(
+                                   context=cand.context[pair], action=pair, propensity=prop,
+                                   slot=pos if action == "doc_id" else None, cluster=cluster,
+                                   per_slot=per_slot, n_slots=int(len(np.unique(pos)))))
         if chk["fails"]:
             notes.append(("propensity_sum", chk))
     fb = BanditFeedback(candidates=cand, pair=pair,
