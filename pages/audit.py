@@ -9,11 +9,12 @@ with the same settings.
 
 import streamlit as st
 
+from ulr.quantity import show
+
 from pages import _ui as ui
 from pages._ui import keys
 from ulr import audit
 from ulr.data import catalog
-from ulr.errors import UlrError
 
 st.title("What can this log tell me?")
 st.caption(
@@ -72,7 +73,7 @@ def _run(info, todo: list) -> dict:
             bar.progress(i / len(todo), text=f"{a.question.question} ({i + 1} of {len(todo)})")
             out[a.id] = _answer(info.content_hash, info.name, a.id, _ctx=ctx)
             st.write(f"**{a.question.label}**: {a.question.question} "
-                     f"({out[a.id].seconds:.1f} s)")
+                     f"({show('duration', out[a.id].seconds)})")
         bar.progress(1.0, text="done")
         status.update(label=f"Answered {sum(x.answerable for x in out.values())} of "
                             f"{len(ids)} questions on '{ui.shown(info.name)}'", state="complete")

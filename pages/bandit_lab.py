@@ -5,6 +5,8 @@ import time
 import pandas as pd
 import streamlit as st
 
+from ulr.quantity import show
+
 from pages import _ui as ui
 from pages._bandit.replay import replay_section
 from ulr.bandits.envs import ENVIRONMENTS, make_env
@@ -196,7 +198,7 @@ def live():
             st.rerun(scope="app")   # stop the timer, show the results table
         state = run.status
         share, text = lab.progress, (f"{state}: step {lab.t:,} of {lab.steps:,} · elapsed "
-                                     f"{run.elapsed():.1f} s (simulation {lab.seconds:.1f} s)")
+                                     f"{show('duration', run.elapsed())} (simulation {show('duration', lab.seconds)})")
         t0 = time.perf_counter()
         fig = lab_figure(lab, points=LIVE_POINTS if state == "running" else 400)
     st.progress(share, text=text)

@@ -6,6 +6,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from ulr.quantity import setting, show
+
 from pages import _ui as ui
 from ulr import propensity, rankers, theme
 from ulr.data import catalog
@@ -110,7 +112,7 @@ def _chart(res):
     st.plotly_chart(fig, key="cr_chart")
     st.caption("Dots show the metric on the held-out queries; whiskers are 95% percentile "
                "bootstrap intervals over queries. pAUC is McClish-standardized at max FPR "
-               f"{res['max_fpr']:g}; local AUC counts the top {res['u']:.0%} "
+               f"{setting(res['max_fpr'])}; local AUC counts the top {show('rate', res['u'])} "
                "of each list.")
     return fig
 

@@ -15,7 +15,7 @@ from ulr.data import catalog, ingest, schema
 from ulr.data.summary import preview, summary_and_ctr
 from ulr.engines import sources as _sources
 from ulr.plots import ctr_by_position_figure
-from ulr.quantity import timestamp
+from ulr.quantity import rate_of, show, timestamp
 
 st.title("Data")
 st.caption("Upload a click log (CSV or Parquet), check how it mapped, and see its key figures.")
@@ -58,7 +58,7 @@ def _source_summary(name: str) -> None:
     m[1].metric("Queries", f"{summ['queries']:,}")
     m[2].metric("Documents", f"{summ['documents']:,}")
     m[3].metric("Query-document pairs", f"{summ['pairs']:,}")
-    m[4].metric("Overall CTR", f"{summ['ctr']:.2%}")
+    m[4].metric("Overall CTR", rate_of(summ['ctr'], summ['rows']).text())
     m[5].metric("Partitions", f"{meta['partitions']:,}")
     _ctr_chart(res, name, {"source": name})
     c1, c2 = st.columns(2)
@@ -160,8 +160,8 @@ def _dataset_summary(log) -> None:
     m[2].metric("Documents", f"{s['documents']:,}")
     m[3].metric("Sessions", "—" if s["sessions"] is None else f"{s['sessions']:,}",
                 help="No session column is mapped." if s["sessions"] is None else None)
-    m[4].metric("Overall CTR", f"{s['ctr']:.2%}")
-    m[5].metric("Randomized", f"{s['randomized_share']:.1%}")
+    m[4].metric("Overall CTR", rate_of(s['ctr'], s['rows']).text())
+    m[5].metric("Randomized", show('rate', s['randomized_share']))
     _ctr_chart(ctr, info.name, {"dataset": info.name})
     st.subheader("Preview")
     st.dataframe(preview, hide_index=True, width="stretch")

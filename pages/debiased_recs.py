@@ -5,6 +5,8 @@ from dataclasses import asdict, replace
 import pandas as pd
 import streamlit as st
 
+from ulr.quantity import show
+
 from pages import _ui as ui
 from ulr import theme
 from ulr.errors import UlrError
@@ -142,15 +144,15 @@ if seeds.verdict is not None:
 
 s = exp.summary
 m = st.columns(4)
-m[0].metric("Mean logged rating", f"{s['mean_rating_mnar']:.2f}",
-            f"{s['mean_rating_mnar'] - s['mean_rating_uniform']:+.2f} vs all pairs",
+m[0].metric("Mean logged rating", show('number', s['mean_rating_mnar']),
+            f"{show('number', s['mean_rating_mnar'] - s['mean_rating_uniform'], signed=True)} vs all pairs",
             delta_color="off", delta_arrow="off")
 m[1].metric("Logged (MNAR) ratings", f"{s['mnar_ratings']:,}")
 m[2].metric("Randomized ratings", f"{s['random_ratings']:,}",
-            f"{s['random_share']:.1%} of training",
+            f"{show('rate', s['random_share'])} of training",
             delta_color="off", delta_arrow="off")
 m[3].metric("Test ratings (uniform)", f"{s['test_ratings']:,}",
-            f"variance {s['test_variance']:.2f}", delta_color="off", delta_arrow="off")
+            f"variance {show('number', s['test_variance'])}", delta_color="off", delta_arrow="off")
 
 st.subheader("Results")
 table = results_table(exp)

@@ -2,6 +2,8 @@
 
 import streamlit as st
 
+from ulr.quantity import rate_of, show
+
 from pages import _ui as ui
 from ulr.data import catalog
 from ulr.data.summary import summary
@@ -32,9 +34,9 @@ c = st.columns(5)
 c[0].metric("Rows", f"{s['rows']:,}")
 c[1].metric("Queries", f"{s['queries']:,}")
 c[2].metric("Positions", f"{s['positions']}")
-c[3].metric("Overall CTR", f"{s['ctr']:.2%}")
+c[3].metric("Overall CTR", rate_of(s['ctr'], s['rows']).text())
 if src is None:
-    c[4].metric("Randomized", f"{s['randomized_share']:.1%}")
+    c[4].metric("Randomized", show('rate', s['randomized_share']))
 
 st.subheader("Questions you can answer")
 # One question per page of the navigation (pages/_ui.PAGES gives the path and the title).

@@ -8,6 +8,8 @@ the others say in one sentence that they need rows.
 import numpy as np
 import streamlit as st
 
+from ulr.quantity import show
+
 from pages import _ui as ui
 from pages._ui.identification import show_identification
 from ulr import propensity
@@ -310,7 +312,7 @@ def _notes(results, truth) -> None:
     for r in results:
         extra = (f", {r.iterations} iteration{'' if r.iterations == 1 else 's'}"
                  if r.iterations else "")
-        st.caption(f"**{r.method}**: {r.rows_used:,} rows{extra}, {r.seconds:.2f} s"
+        st.caption(f"**{r.method}**: {r.rows_used:,} rows{extra}, {show('duration', r.seconds)}"
                    + ("" if r.lower is None else
                       f", {int(round(r.level * 100))}% interval from {r.n_bootstrap} replicates"))
         for note in r.notes:
@@ -320,7 +322,7 @@ def _notes(results, truth) -> None:
             k = min(r.positions, len(truth))
             err = np.abs(r.theta[:k] - truth[:k] / truth[0])
             if np.isfinite(err).any():
-                st.caption(f"**{r.method}**: max |θ − true θ| = {np.nanmax(err):.3f}")
+                st.caption(f"**{r.method}**: max |θ − true θ| = {show('number', np.nanmax(err))}")
 
 
 # ---------------------------------------------------------------- settings

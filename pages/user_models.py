@@ -7,6 +7,8 @@ model's examination-by-rank curve beside the PBM estimate of the Position bias p
 
 import streamlit as st
 
+from ulr.quantity import show
+
 from pages import _ui as ui
 from pages._ui.identification import show_identification
 from ulr import propensity, theme
@@ -131,7 +133,7 @@ else:
                              prior, _should_stop=stop)
         if kind == "ok":
             status.update(label=f"Fitted {len(models)} click models on '{ui.shown(info.name)}' in "
-                                f"{res.seconds:.1f} s", state="complete")
+                                f"{show('duration', res.seconds)}", state="complete")
         else:
             status.update(label="Could not fit the click models", state="error")
 if kind != "ok":

@@ -6,7 +6,7 @@ from pages import _ui as ui
 from ulr.bandits.policies import ALGORITHMS
 from ulr.bandits.replay import replay
 from ulr.errors import NeedsRandomizedRows, NeedsSessions, UlrError
-from ulr.quantity import Quantity
+from ulr.quantity import Quantity, rate_of
 from ulr.verdict import fmt_interval
 
 S = st.session_state
@@ -34,7 +34,7 @@ def _replay_result(rr) -> None:
               delta_color="off" if within or thin else "normal",
               help=f"{rr.level:.0%} Wilson interval over {rr.accepted:,} accepted sessions")
     c2.metric("Sessions behind it", f"{rr.accepted:,} accepted, {rr.clicks:,} clicks")
-    c3.metric("Acceptance rate", "n/a" if not rr.events else f"{rr.acceptance_rate:.1%}",
+    c3.metric("Acceptance rate", "n/a" if not rr.events else rate_of(rr.acceptance_rate, rr.events).text(),
               f"{rr.accepted:,} of {rr.events:,} events", delta_color="off")
     st.caption(f"Evidence: {rr.events:,} replayable sessions over {rr.items:,} items, "
                f"{rr.accepted:,} accepted, {rr.clicks:,} clicks in the accepted events.")

@@ -10,7 +10,7 @@ from pages._ope.common import (LABELS, OPE_SAMPLE, VIEWS, _headline, _open, _pic
 from ulr.ope import figures as F
 from ulr.ope.feedback import feedback_from_log
 from ulr.ope.study import crm_study
-from ulr.quantity import Quantity
+from ulr.quantity import Quantity, show
 
 
 @ui.cache_data(show_spinner=False, max_entries=16)
@@ -118,10 +118,10 @@ def _show_learned(out: dict, s: dict, *, simulated: bool):
     _headline(verdict, target="Learned policy (held out)")
     if "truth" in out:
         m = st.columns(3)
-        m[0].metric("True value of the learned policy", f"{out['truth']:.2%}",
+        m[0].metric("True value of the learned policy", show('rate', out['truth']),
                     f"{Quantity('points', out['truth'] - out['logging']).text()} vs logging")
-        m[1].metric("True value of the logging policy", f"{out['logging']:.2%}")
-        m[2].metric("Best possible (greedy on the truth)", f"{out['best']:.2%}")
+        m[1].metric("True value of the logging policy", show('rate', out['logging']))
+        m[2].metric("Best possible (greedy on the truth)", show('rate', out['best']))
     for w in res.evaluation.warnings:
         if w.code != "clipped_rate":  # the caption under the table says it
             st.warning(ui.literal(w.message), icon=":material/warning:")

@@ -13,7 +13,7 @@ from ulr.ope.evaluate import HEAVY_TAIL_ESS_FRACTION, HEAVY_TAIL_MAX_SHARE
 from ulr.ope.evaluate import evaluate_log
 from ulr.ope.slate import LABELS as SLATE_LABELS
 from ulr.ope.slate import slate_from_log
-from ulr.quantity import Quantity
+from ulr.quantity import Quantity, rate_of, show
 from ulr.verdict import MIN_EFFECTIVE_CLICKS
 
 INTERVAL_LABELS = {"bootstrap": "Percentile bootstrap intervals", "t": "Student t intervals",
@@ -169,14 +169,14 @@ def _show_log_result(res, dataset, name, content_hash, settings: tuple):
     _headline(verdict)
     m = st.columns(5)
     m[0].metric("Rows evaluated", f"{d['n']:,}", help=f"of {res.settings['log_rows']:,} in the log")
-    m[1].metric("Clicks", f"{d['clicks']:,}", help=f"CTR {d['ctr']:.2%}")
-    m[2].metric("Effective sample size", f"{d['ess']:,.0f}", f"{d['ess_fraction']:.0%} of rows",
+    m[1].metric("Clicks", f"{d['clicks']:,}", help=f"CTR {rate_of(d['ctr'], d['n']).text()}")
+    m[2].metric("Effective sample size", show('count', round(d['ess'])), f"{show('rate', d['ess_fraction'])} of rows",
                 delta_color="off", delta_arrow="off", help="(Σw)² / Σw² (Kish)")
-    m[3].metric("Effective clicks", f"{d['effective_clicks']:.1f}",
+    m[3].metric("Effective clicks", show('number', d['effective_clicks']),
                 help="Effective sample size of the weights of the clicked rows: what limits "
                      "the precision when clicks are rare.")
     m[4].metric("Largest weight", Quantity("weight", d["max_weight"]).text(),
-                f"{d['max_weight_share']:.2%} of the total", delta_color="off",
+                f"{show('rate', d['max_weight_share'])} of the total", delta_color="off",
                 delta_arrow="off")
     selected = res.settings.get("selected")
     if selected:

@@ -9,7 +9,7 @@ from ulr.errors import UlrError
 from ulr.ope import estimators as est
 from ulr.ope import figures as F
 from ulr.ope.study import CHUNK, simulation_study, study_chunk
-from ulr.quantity import Quantity
+from ulr.quantity import Quantity, show
 
 
 @ui.cache_data(show_spinner=False, max_entries=512)
@@ -124,9 +124,9 @@ def _show_simulation(out, s: dict):
     the download and the report item of one simulation study."""
     ui.show_verdict(out.verdict, key="ope_sim")
     m = st.columns(4)
-    m[0].metric("True value of the target", f"{out.truth:.4f}")
-    m[1].metric("Logging policy's value", f"{out.logging:.4f}")
-    m[2].metric("Mean ESS / rows", f"{out.ess_fraction:.0%}")
+    m[0].metric("True value of the target", show('rate', out.truth))
+    m[1].metric("Logging policy's value", show('rate', out.logging))
+    m[2].metric("Mean ESS / rows", show('rate', out.ess_fraction))
     m[3].metric("Largest weight", Quantity("weight", out.max_weight).text())
     tab = out.table.copy()
     tab.insert(0, "method", tab["estimator"].map(lambda e: LABELS.get(e, e)))

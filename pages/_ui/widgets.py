@@ -10,6 +10,8 @@ import time
 import pandas as pd
 import streamlit as st
 
+from ulr.quantity import show
+
 from pages._ui import keys
 from pages._ui.cache import cached_only
 from pages._ui.nav import ensure_app_run
@@ -154,7 +156,7 @@ def _outcome_lines(outcomes) -> None:
     for method, (kind, value), took in outcomes:
         if kind == "ok":
             before = took is None or took < 0.5 * value.seconds
-            st.write(f"**{method}**: done in {value.seconds:.2f} s"
+            st.write(f"**{method}**: done in {show('duration', value.seconds)}"
                      + (" (cached)" if before else ""))
         else:
             st.write(f"**{method}**: cannot run on this log")

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
+from ulr.quantity import rate_of
 from streamlit.testing.v1 import AppTest
 
 from ulr.engines import sources
@@ -61,7 +63,7 @@ def test_register_parquet_folder_then_summary_and_ctr(lake):
     assert at.query_params["source"] == name
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Rows"] == f"{len(df):,}"
-    assert metrics["Overall CTR"] == f"{df.click.mean():.2%}"
+    assert metrics["Overall CTR"] == rate_of(df.click.mean(), len(df)).text()
     assert metrics["Query-document pairs"] == f"{len(df.groupby(['query_id', 'doc_id'])):,}"
     import base64
     import json
@@ -164,7 +166,7 @@ def test_home_shows_a_sources_figures_from_its_statistics(lake):
     assert f"“{name}” (registered source)" in at.subheader[0].value
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Rows"] == f"{len(df):,}" and metrics["Positions"] == "5"
-    assert metrics["Overall CTR"] == f"{df.click.mean():.2%}" and "Randomized" not in metrics
+    assert metrics["Overall CTR"] == rate_of(df.click.mean(), len(df)).text() and "Randomized" not in metrics
     assert not [i for i in at.info if "needs the rows themselves" in i.value]
     assert len(at.get("page_link")) >= 9  # the questions are all still offered
 
@@ -191,7 +193,7 @@ def test_register_a_spark_table_on_the_data_page(spark, lake):
         ("spark", f"global_temp.{view}", None, 1)
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Rows"] == f"{len(df):,}"
-    assert metrics["Overall CTR"] == f"{df.click.mean():.2%}"
+    assert metrics["Overall CTR"] == rate_of(df.click.mean(), len(df)).text()
     ctr = sources.ctr_by_position(name)
     np.testing.assert_array_equal(ctr["clicks"], df.groupby("position").click.sum())
 
