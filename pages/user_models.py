@@ -37,7 +37,9 @@ def _compare(content_hash: str, name: str, models: tuple, fraction: float, boots
                                       test_fraction=fraction, refit_intervals=False,
                                       prior=prior, should_stop=_should_stop)
     except UlrError as exc:
-        return "error", str(exc)
+        lift = (" To do so, move “Held-out share of sessions”."
+                if getattr(exc, "option", None) == "test_fraction" else "")
+        return "error", str(exc) + lift
 
 
 @ui.cache_data(show_spinner=False, max_entries=32)

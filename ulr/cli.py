@@ -80,7 +80,8 @@ def _default_render(result: dict) -> str:
 
 # A refusal that an option would lift names the flag that sets it (the library's message
 # names no parameter; a page names its control instead).
-FLAG_OF = {"skip_bad_rows": "--skip-bad-rows", "replace": "--replace"}
+FLAG_OF = {"skip_bad_rows": "--skip-bad-rows", "replace": "--replace",
+           "test_fraction": "--test-fraction"}
 
 
 def cli_words(exc: UlrError) -> str:

@@ -95,3 +95,14 @@ def test_the_verdict_reads_as_the_issue_asks(simulated):
         assert res.verdict.to_settle
     else:
         assert res.verdict.takeaway == f"{head}."
+
+
+def test_a_split_without_held_out_sessions_is_refused_in_words(tmp_path):
+    """The library's refusal names no CLI flag (a page shows it); the CLI adds its flag."""
+    from ulr.cli import cli_words
+    from ulr.errors import Refused
+    S = sessions_of(long_tail_log("pbm", sessions=50, queries=5), test_every=0)  # none held out
+    with pytest.raises(Refused) as exc:
+        evaluate.compare(S, ["pbm"], n_bootstrap=0)
+    assert "--" not in str(exc.value) and exc.value.option == "test_fraction"
+    assert cli_words(exc.value).endswith("(--test-fraction).")

@@ -29,7 +29,7 @@ import numpy as np
 from ulr import validate
 from ulr.clickmodels import CASCADE_TYPE, LABELS, MODELS, base
 from ulr.clickmodels import prior as priors
-from ulr.errors import UlrError, check
+from ulr.errors import Refused, UlrError, check
 from ulr.quantity import Quantity
 from ulr.result import Result, cached_property
 from ulr.verdict import Reason, Verdict, about, more_to_exclude_zero
@@ -254,8 +254,9 @@ def compare(S, models, *, n_bootstrap: int = 0, seed: int = 0, test_fraction: fl
     seed = validate.seed(seed)
     train, test = S.train_total, S.test_total
     if train == 0 or test == 0:
-        raise UlrError(f"the split left {train} training and {test} held-out sessions; "
-                       "both need sessions (change --test-fraction or use a larger log).")
+        raise Refused(f"The split left {train:,} training and {test:,} held-out sessions, "
+                      "and both need sessions: hold out another share of the sessions, or "
+                      "use a larger log.", option="test_fraction")
     asked = priors.parse(prior)
     prior = asked.fitted(*base.weighted(S, None))  # from the training sessions only
     T = S.subset(S.test)
