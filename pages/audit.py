@@ -9,12 +9,11 @@ with the same settings.
 
 import streamlit as st
 
-from ulr.quantity import show
-
 from pages import _ui as ui
 from pages._ui import keys
 from ulr import audit
 from ulr.data import catalog
+from ulr.quantity import show
 
 st.title("What can this log tell me?")
 st.caption(

@@ -5,8 +5,6 @@ import time
 import pandas as pd
 import streamlit as st
 
-from ulr.quantity import show
-
 from pages import _ui as ui
 from pages._bandit.replay import replay_section
 from ulr.bandits.envs import ENVIRONMENTS, make_env
@@ -15,6 +13,7 @@ from ulr.bandits.policies import ALGORITHMS
 from ulr.bandits.run import LabRun
 from ulr.bandits.simulate import BanditLab
 from ulr.errors import NeedsRandomizedRows, UlrError
+from ulr.quantity import show
 from ulr.text import parse_numbers
 
 TICK = 0.25      # seconds between redraw requests of the live chart (a tick that runs

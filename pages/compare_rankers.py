@@ -6,13 +6,12 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from ulr.quantity import setting, show
-
 from pages import _ui as ui
+from pages._rankers import several, theta_sources
 from ulr import propensity, rankers, theme
 from ulr.data import catalog
-from ulr.data.summary import true_theta as recorded_theta
 from ulr.errors import NeedsFeatures, NeedsRandomizedRows, TooFewQueries, UlrError
+from ulr.quantity import setting, show
 from ulr.text import parse_numbers, plain
 from ulr.verdict import fmt_interval
 
@@ -34,48 +33,6 @@ TEST_LABELS = {"randomization": "randomization (sign flips)", "bootstrap": "pair
                "t": "paired t-test"}
 CORRECTION_LABELS = {"holm": "Holm (family-wise)", "bh": "Benjamini-Hochberg (false discovery)",
                      "none": "none"}
-
-
-@ui.cache_data(show_spinner=False, max_entries=64)
-def _true_theta(content_hash: str, name: str):
-    return recorded_theta(catalog.open_dataset(name, cur=catalog.cursor()))
-
-
-@ui.cache_data(show_spinner=False, max_entries=64)
-def _estimated_theta(content_hash: str, name: str, method: str, seed: int, _should_stop=None):
-    lg = catalog.open_dataset(name, cur=catalog.cursor())
-    return rankers.propensity_theta(lg, method, seed=seed, should_stop=_should_stop)
-
-
-@ui.cache_data(show_spinner=False, max_entries=64)
-def _segment_columns(content_hash: str, name: str) -> dict:
-    from ulr.propensity.segments import segment_columns
-    return segment_columns(catalog.open_dataset(name, cur=catalog.cursor()))
-
-
-@ui.cache_data(show_spinner=False, max_entries=64)
-def _segment_theta(content_hash: str, name: str, method: str, column: str, seed: int,
-                   _should_stop=None):
-    """``((value, theta tuple), ...)`` of ``method`` on each value of ``column``."""
-    from ulr.propensity.segments import by_segment
-    lg = catalog.open_dataset(name, cur=catalog.cursor())
-    seg = by_segment(lg, method=method, column=column, seed=seed, should_stop=_should_stop)
-    for v in seg.values:
-        t = seg.theta[v]
-        if not np.all(np.isfinite(t) & (t > 0)):
-            raise UlrError(f"{method} has no usable θ at every position of the {column} "
-                           f"segment “{v}”; choose another method.")
-    return tuple((v, tuple(float(x) for x in seg.theta[v])) for v in seg.values)
-
-
-@ui.cache_data(show_spinner=False, max_entries=64)
-def _trust_em(content_hash: str, name: str, seed: int, _should_stop=None):
-    """theta, alpha and beta of trust-em (the affine correction's inputs), as tuples."""
-    lg = catalog.open_dataset(name, cur=catalog.cursor())
-    res = propensity.estimate(lg, method="trust-em", seed=seed, should_stop=_should_stop,
-                              weigh_facts=False)  # alpha and beta only
-    return (tuple(float(t) for t in res.theta), tuple(res.extras["alpha"]),
-            tuple(res.extras["beta"]))
 
 
 @ui.cache_data(show_spinner=False, max_entries=32)
@@ -117,34 +74,8 @@ def _chart(res):
     return fig
 
 
-def _several(res, settings, evidence, caveats):
-    """Several learners: the significance table, every pair, Tukey's HSD, the chart."""
-    st.subheader("Significance table")
-    st.dataframe(res["significance"], hide_index=True, width="stretch")
-    st.caption(f"Each ranker is lettered (a, b, ...); a value's superscript letters name the "
-               f"rankers it is significantly better than ({TEST_LABELS[sig_test]}, "
-               f"{CORRECTION_LABELS[correction]} correction over the pairs of each metric, "
-               "5% level). Values are rounded to their standard error; ARP: lower is better.")
-    ui.download_csv(res["significance"], f"significance_{info.name}.csv",
-                    "Download significance table (CSV)", key="cr_sig_csv")
-    st.subheader("Every pair of rankers")
-    st.dataframe(res["pairs"], hide_index=True, width="stretch", column_config={
-        c: st.column_config.NumberColumn(c.replace("_", " "), format="%.4f")
-        for c in ("p_value", "p_adjusted")})
-    st.caption("delta = b − a over the same queries with its 95% interval (before "
-               "correction); a pair counts as different when its corrected p-value is below "
-               "0.05 and its interval excludes 0.")
-    if res["tukey"] is not None:
-        with st.expander("Tukey's HSD (all pairs at once, queries as blocks)"):
-            st.dataframe(res["tukey"], hide_index=True, width="stretch")
-    fig = _chart(res)
-    ui.add_to_report("Rankers compared", fig=fig, table=res["significance"],
-                     settings=settings, evidence=evidence, caveats=caveats,
-                     key="compare_rankers", verdict=res["verdict"])
-
-
 # ---------------------------------------------------------------- settings
-true_theta = _true_theta(info.content_hash, info.name)
+true_theta = theta_sources.true_theta(info.content_hash, info.name)
 theta_options = ([TRUE] if true_theta is not None else []) + \
     [METHOD_PREFIX + m for m in propensity.METHODS] + [TYPED]
 c1, c2, c3 = st.columns([2, 1, 1])
@@ -201,7 +132,7 @@ with st.expander("IPW options"):
         help="IPW divides clicks by θ, so clicks users give the top results out of trust stay "
              "in. The affine correction subtracts them with the trust-bias model's α and β, "
              "estimated from this log by trust-em (Vardasbi et al. 2020).")
-    seg_cols = _segment_columns(info.content_hash, info.name)
+    seg_cols = theta_sources.segment_columns(info.content_hash, info.name)
     by_options = ["(none)"] + list(seg_cols)
     by_col = st.selectbox(
         "θ by segment", by_options, index=ui.url_index("by", by_options), key="cr_by",
@@ -250,19 +181,19 @@ affine = by = None
 try:
     with ui.cancellable() as stop, st.spinner("Estimating θ and training both rankers…"):
         if debias == "affine":
-            theta, *affine = _trust_em(info.content_hash, info.name, seed, _should_stop=stop)
+            theta, *affine = theta_sources.trust_em(info.content_hash, info.name, seed, _should_stop=stop)
             affine = tuple(affine)
         elif theta_from == TRUE:
             theta = tuple(float(t) for t in true_theta)
         elif theta_from == TYPED:
             theta = _parse_theta(typed or "")
         elif by_col != "(none)":
-            by = (by_col, _segment_theta(info.content_hash, info.name,
+            by = (by_col, theta_sources.segment_theta(info.content_hash, info.name,
                                          theta_from[len(METHOD_PREFIX):], by_col, seed,
                                          _should_stop=stop))
             theta = by[1][0][1]  # drawn per segment below; the first segment's for the caption
         else:
-            theta = tuple(float(t) for t in _estimated_theta(
+            theta = tuple(float(t) for t in theta_sources.estimated_theta(
                 info.content_hash, info.name, theta_from[len(METHOD_PREFIX):], seed,
                 _should_stop=stop))
         res = _compare(info.content_hash, info.name, theta, learner,
@@ -312,7 +243,9 @@ if res is not None:
                 **({} if by is None else {"theta_by": by[0]})}
     if res["multi"]:
         settings.update(test=sig_test, correction=correction)
-        _several(res, settings, evidence, caveats)
+        several.section(res, settings, evidence, caveats, info=info, chart=_chart,
+                        test_label=TEST_LABELS[sig_test],
+                        correction_label=CORRECTION_LABELS[correction])
         st.stop()
 
     cols = st.columns(3)

@@ -16,7 +16,6 @@ from ulr.data.summary import preview, summary_and_ctr
 from ulr.engines import sources as _sources
 from ulr.plots import ctr_by_position_figure
 from ulr.quantity import rate_of, show, timestamp
-
 st.title("Data")
 st.caption("Upload a click log (CSV or Parquet), check how it mapped, and see its key figures.")
 

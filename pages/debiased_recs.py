@@ -5,11 +5,10 @@ from dataclasses import asdict, replace
 import pandas as pd
 import streamlit as st
 
-from ulr.quantity import show
-
 from pages import _ui as ui
 from ulr import theme
 from ulr.errors import UlrError
+from ulr.quantity import show
 from ulr.recommend.data import simulate_mnar
 from ulr.recommend.experiment import (CRITERIA, LABELS, N_SEEDS, compare_seeds,
                                       experiment_grids, learning_curves_figure, results_figure,

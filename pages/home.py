@@ -2,11 +2,10 @@
 
 import streamlit as st
 
-from ulr.quantity import rate_of, show
-
 from pages import _ui as ui
 from ulr.data import catalog
 from ulr.data.summary import summary
+from ulr.quantity import rate_of, show
 
 st.title("ulr — unbiased learning to rank")
 st.markdown(

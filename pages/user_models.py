@@ -7,8 +7,6 @@ model's examination-by-rank curve beside the PBM estimate of the Position bias p
 
 import streamlit as st
 
-from ulr.quantity import show
-
 from pages import _ui as ui
 from pages._ui.identification import show_identification
 from ulr import propensity, theme
@@ -17,6 +15,7 @@ from ulr.clickmodels import DEFAULT, LABELS, MODELS, evaluate, plots, sessions
 from ulr.errors import UlrError
 from ulr.data.scan import scan_of
 from ulr.data.summary import true_theta
+from ulr.quantity import show
 st.title("User models")
 st.caption(
     "Which user model explains the clicks? Each click model is fitted on the training "

@@ -12,7 +12,6 @@ from ulr.ope.feedback import feedback_from_log
 from ulr.ope.study import crm_study
 from ulr.quantity import Quantity, show
 
-
 @ui.cache_data(show_spinner=False, max_entries=16)
 def _learn(dataset: str, name: str, content_hash: str, action: str, settings: tuple,
            mapping: tuple = (), _should_stop=None):

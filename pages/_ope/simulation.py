@@ -11,7 +11,6 @@ from ulr.ope import figures as F
 from ulr.ope.study import CHUNK, simulation_study, study_chunk
 from ulr.quantity import Quantity, show
 
-
 @ui.cache_data(show_spinner=False, max_entries=512)
 def _simulate_chunk(index: int, opts: tuple):
     return study_chunk(index, **dict(opts))

@@ -10,13 +10,12 @@ import time
 import pandas as pd
 import streamlit as st
 
-from ulr.quantity import show
-
 from pages._ui import keys
 from pages._ui.cache import cached_only
 from pages._ui.nav import ensure_app_run
 from ulr.errors import Cancelled, UlrError
 from ulr.export import safe_csv_bytes
+from ulr.quantity import show
 from ulr.text import literal, shown
 
 
