@@ -29,6 +29,7 @@ import pandas as pd
 
 from ulr import validate
 from ulr import verdict as V
+from ulr.quantity import significant
 from ulr.result import Result, jsonable
 from ulr.stats import normal_quantile
 from ulr.errors import UlrError
@@ -556,7 +557,8 @@ def cascade_dr_from_sessions(fb, pi, pair, ctx, reward, *, target_prefix, loggin
     count = np.prod(np.arange(M - K + 1, M + 1, dtype=float))
     if count > MAX_PREFIXES:
         raise UlrError(f"Cascade-DR enumerates the target's rankings of each query's candidates; "
-                       f"{M} candidates over {K} slots are too many ({count:.3g} rankings).")
+                       f"{M} candidates over {K} slots are too many ({significant(count)} "
+                       "rankings).")
     C = cand.n_contexts
     target = np.zeros((C, M))
     for c in range(C):

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from ulr.errors import UlrError
+from ulr.text import plain
 from ulr.ope.feedback import BanditFeedback, Candidates
 
 COLUMNS = ("query_id", "doc_id", "probability")
@@ -66,8 +67,8 @@ def read_target_table(table, *, name: str = "the target table") -> pd.DataFrame:
     off = sums[(sums - 1).abs() > TOLERANCE]
     if len(off):
         raise UlrError(f"the probabilities of {len(off):,} of {name}'s {len(sums):,} contexts "
-                       f"do not add up to 1 (within {TOLERANCE:g}): {_names(off.index)} (the "
-                       f"first sums to {off.iloc[0]:.6g}).")
+                       f"do not add up to 1 (within one in a million): {_names(off.index)} (the "
+                       f"first sums to {plain(float(off.iloc[0]), sig=7)}).")
     return df
 
 
