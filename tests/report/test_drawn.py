@@ -135,3 +135,17 @@ def test_pdf_is_kept_and_its_text_is_the_same_as_printed_afresh(monkeypatch):
     assert report.build_pdf(items, title="R", generated=GENERATED) == first
     drawn.clear()
     assert report.build_pdf(items, title="R") == first  # kept: it says when it was made
+
+
+def test_a_table_is_read_once_per_version_and_every_caller_gets_its_own_copy():
+    import pandas as pd
+    drawn.clear()
+    a, _ = make_items()
+    reference = _fresh(a.frame)
+    first = a.frame()
+    pd.testing.assert_frame_equal(first, reference, check_exact=True)
+    first.iloc[0, 0] = "changed by a caller"
+    pd.testing.assert_frame_equal(a.frame(), reference, check_exact=True)
+    other = ReportItem.from_dict({**a.to_dict(), "table": pd.DataFrame({"x": [1]}).to_json(
+        orient="split")})
+    assert list(other.frame().columns) == ["x"]  # a new table version is read afresh
