@@ -33,7 +33,7 @@ _log = logging.getLogger(__name__)
 #: drawings kept in this process (the least recently used are dropped first)
 MEMO_ENTRIES = 512
 #: drawings kept in the store (the oldest are dropped first)
-KEPT_ENTRIES = 400
+KEPT_ENTRIES = 200
 
 _memo: collections.OrderedDict = collections.OrderedDict()
 _memo_lock = threading.Lock()
