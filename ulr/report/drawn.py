@@ -63,7 +63,10 @@ def _code() -> str:
             versions.append(f"{pkg} {md.version(pkg)}")
         except md.PackageNotFoundError:
             versions.append(f"{pkg} none")
-    sources = [inspect.getsource(m) for m in (theme, figures, parts, render, deck)]
+    try:
+        sources = [inspect.getsource(m) for m in (theme, figures, parts, render, deck)]
+    except (OSError, TypeError):  # no source files (a frozen install): the versions only
+        sources = []
     return digest(__version__, *versions, *sources)
 
 
