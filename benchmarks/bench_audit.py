@@ -1,7 +1,8 @@
 """The audit against the same computations run from the CLI one by one (issue 39).
 
     python benchmarks/bench_audit.py [--out DIR] [--only recommendation,search,sample]
-                                     [--rows N] [--before DIR] [--no-one-by-one] [--threads]
+                                     [--rows N] [--search-queries Q] [--before DIR]
+                                     [--no-one-by-one] [--threads]
 
 For each real-shaped log (:mod:`ulr.audit.logs`: a recommendation log with per-slot
 propensities, features and two loggers and no sessions; a web-search log with sessions
@@ -97,13 +98,16 @@ def _commands(result: dict) -> list[tuple[str, list]]:
     return out
 
 
-def _logs(folder: Path, only: set, rows: int | None = None) -> list[tuple[str, Path, object]]:
+def _logs(folder: Path, only: set, rows: int | None = None,
+          queries: int | None = None) -> list[tuple[str, Path, object]]:
     from ulr.data import ingest
     from ulr.audit import logs
     out = []
     rec = {} if rows is None else {"sessions": max(1, round(rows / 3))}
+    # the search log thins queries to Zipf-like frequencies: it draws about 1.2 / mean(keep)
+    # sessions per one kept, so many queries make a large log draw (and hold) far more rows
     search = {} if rows is None else {"sessions": max(1, round(rows / 10)),
-                                      "queries": max(50, min(20_000, rows // 100))}
+                                      "queries": queries or max(50, min(300, rows // 100))}
     if "recommendation" in only:
         out.append(("recommendation", *logs.recommendation_log(folder / "recs.csv", **rec)))
     if "search" in only:
@@ -156,6 +160,9 @@ def main(argv=None) -> None:
     ap.add_argument("--out", help="folder for the logs and the store (default: a temp folder)")
     ap.add_argument("--only", default="recommendation,search,sample")
     ap.add_argument("--rows", type=int, help="rows of each real-shaped log (about)")
+    ap.add_argument("--search-queries", type=int,
+                    help="queries of the search log with --rows (default rows/100, 50 to 300; "
+                         "50 keeps a 1M-row log's draw to a few GB)")
     ap.add_argument("--before", help="another checkout whose audit to time beside this one")
     ap.add_argument("--no-one-by-one", action="store_true")
     ap.add_argument("--threads", action="store_true")
@@ -164,7 +171,8 @@ def main(argv=None) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     from ulr.data import ingest
     print(f"{'log':<15} {'step':<18} {'wall s':>8} {'cpu s':>8}")
-    for name, path, mapping in _logs(folder, set(args.only.split(",")), args.rows):
+    for name, path, mapping in _logs(folder, set(args.only.split(",")), args.rows,
+                                     args.search_queries):
         db = str(folder / f"{name}.duckdb")
         ingest.load_log(path, name, db_path=db, mapping=mapping, replace=True)
         if args.before:
