@@ -57,8 +57,13 @@ def test_a_changed_item_is_drawn_afresh():
     assert after != before and "0.3" in after and "0.125" not in after
     # the title names the chart's download: an edited title is drawn afresh too
     renamed = ReportItem.from_dict({**new.to_dict(), "title": "Examination by position"})
+    from ulr.text import file_slug
+    before_rename = report.build_html([new], title="R", generated=GENERATED)
     html = report.build_html([renamed], title="R", generated=GENERATED)
-    assert "Examination-by-position" in html or "Examination by position" in html
+    named = '"filename": "{}"'
+    assert named.format(file_slug("Theta", 60)) in before_rename
+    assert named.format(file_slug("Examination by position", 60)) in html
+    assert named.format(file_slug("Theta", 60)) not in html
     assert html == _fresh(lambda: report.build_html([renamed], title="R",
                                                     generated=GENERATED))
     # the same object for the page while the version is the same, another for a new one
@@ -67,9 +72,20 @@ def test_a_changed_item_is_drawn_afresh():
     assert report.shown_figure(new).to_json() == report.export_figure(new).to_json()
 
 
+def _store(db=None) -> None:
+    from ulr.data import catalog
+    with catalog.catalog(db, write=True):
+        pass  # the store exists (the app or a load makes it)
+
+
 def test_kept_drawings_are_read_from_the_store_and_the_oldest_dropped(monkeypatch, tmp_path):
+    from pathlib import Path
     db = str(tmp_path / "store.duckdb")
     calls = []
+    drawn.clear()
+    drawn.kept("t", ["x"], lambda missing: [b"x"], db=db)
+    assert not Path(db).exists()  # no store is made for drawings
+    _store(db)
 
     def draw(missing):
         calls.append(list(missing))
@@ -98,6 +114,7 @@ def _unzipped(data: bytes) -> dict:
 def test_powerpoint_is_the_same_with_and_without_kept_pictures_and_starts_no_browser_again(
         monkeypatch):
     from ulr.report.powerpoint import build_pptx
+    _store()
     drawn.clear()
     items = list(make_items())
     reference = _fresh(lambda: build_pptx(items, title="R", generated=GENERATED))

@@ -123,8 +123,19 @@ _DDL = ("CREATE TABLE IF NOT EXISTS ulr_report_drawn (key VARCHAR PRIMARY KEY, "
         "kind VARCHAR NOT NULL, payload BLOB NOT NULL, created VARCHAR NOT NULL)")
 
 
+def _have_store(db) -> bool:
+    """The store exists: drawings are kept in a store the app or a load made, never in one
+    made for them (``ulr report --input ... --format pdf`` leaves no store behind)."""
+    from pathlib import Path
+
+    from ulr.data import files
+    return Path(files.store_path(db)).exists()
+
+
 def _load(db, keys: list[str]) -> dict:
     from ulr.data import catalog
+    if not _have_store(db):
+        return {}
     try:
         with catalog.catalog(db, write=True) as con:
             con.execute(_DDL)
@@ -139,6 +150,8 @@ def _load(db, keys: list[str]) -> dict:
 def _save(db, kind: str, values: dict) -> None:
     from ulr.data import catalog
     from ulr.report.item import now_text
+    if not _have_store(db):
+        return
     try:
         with catalog.catalog(db, write=True) as con:
             con.execute(_DDL)
