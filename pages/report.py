@@ -222,7 +222,7 @@ for i, p in enumerate(items):
                      max_chars=report.MAX_NOTE, on_change=_edit, args=(rid, p.id, "note"),
                      disabled=not editable)
         if p.figure is not None:
-            st.plotly_chart(report.export_figure(p), key=f"rep_fig_{p.id}")
+            st.plotly_chart(report.shown_figure(p), key=f"rep_fig_{p.id}")
         df = p.frame()
         if df is not None:
             with st.expander(f"Table ({len(df):,} rows)"):

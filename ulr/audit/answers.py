@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -75,6 +76,19 @@ class Answer:
                 "link": link(self)}
 
 
+class _Slot:
+    """One shared value, computed once under its own lock."""
+
+    def __init__(self):
+        self._lock, self._done, self._value = threading.Lock(), False, None
+
+    def get(self, compute):
+        with self._lock:
+            if not self._done:
+                self._value, self._done = compute(), True
+            return self._value
+
+
 def _chart(module: str, name: str, *args, **kwargs):
     """A chart builder ``module.name(*args, **kwargs)`` for :attr:`Answer.figure` (a
     picklable partial: the page caches answers)."""
@@ -94,17 +108,49 @@ def link(a: Answer) -> str:
 
 
 class Context:
-    """What the answers of one audit share: the log, its shape and results computed once
-    (the off-policy evaluation serves three questions, the mapping warnings every one)."""
+    """What the answers of one audit share: the log, its shape and results computed once.
+
+    Shared: the off-policy evaluation (three questions), the CTR table by position (CTR by
+    position and Position bias), the true theta a simulated log records (read once through
+    the context's one :attr:`scan`, whose memo keeps it), and the mapping warnings (every
+    question). Each is computed by the first question that needs it, with the same call
+    that question makes alone, so an answer is the same bit for bit whether it is asked
+    alone or in an audit (tests/audit/test_shared.py).
+    """
 
     def __init__(self, log, shape: LogShape, should_stop=None):
         self.log, self.shape, self.should_stop = log, shape, should_stop
         self.memo: dict = {}
+        self._lock = threading.Lock()
+        self._scan = None
 
     def once(self, key, compute):
-        if key not in self.memo:
-            self.memo[key] = compute()
-        return self.memo[key]
+        """``compute()`` the first time ``key`` is asked for, its value after that (also
+        when two threads ask at once: the second waits for the first's value)."""
+        with self._lock:
+            slot = self.memo.get(key)
+            if slot is None:
+                slot = self.memo[key] = _Slot()
+        return slot.get(compute)
+
+    @property
+    def scan(self):
+        """The log's :class:`ulr.data.scan.Scan`, one per audit (its memo is shared)."""
+        if self._scan is None:
+            from ulr.data.scan import scan_of
+            self._scan = scan_of(self.log)
+        return self._scan
+
+    def ctr(self):
+        """:func:`ulr.data.summary.ctr_by_position` of the log at the verdicts' level."""
+        from ulr.data.summary import ctr_by_position
+        from ulr.verdict import LEVEL
+        return self.once("ctr", lambda: ctr_by_position(self.log, level=LEVEL))
+
+    def true_theta(self):
+        """:func:`ulr.data.summary.true_theta` of the log, read once."""
+        from ulr.data.summary import true_theta
+        return self.once("true_theta", lambda: true_theta(self.scan))
 
     @property
     def mapping(self):
@@ -126,6 +172,7 @@ def _ctr_by_position(c: Context, a: Answer) -> None:
     share = 1.0 if s.declared_randomized else s.randomized_rows / max(s.rows, 1)
     res = ctr_by_position_result(c.log, randomized_share=share, mapping=c.mapping,
                                  **c.evidence())
+    c.once("ctr", lambda: res.table)  # Context.ctr's table: the question after needs it
     a.verdict = res.verdict
     a.title, a.table = "CTR by position", res.table
     a.figure = _chart("ulr.plots", "ctr_by_position_figure", res.table)
@@ -136,15 +183,14 @@ def _ctr_by_position(c: Context, a: Answer) -> None:
 
 def _position_bias(c: Context, a: Answer) -> None:
     from ulr import propensity
-    from ulr.data.summary import ctr_by_position, true_theta
     from ulr.propensity import plots
     positions = min(c.shape.positions, POSITIONS_SHOWN)
     assume = c.shape.declared_randomized and a.method == "randomization"
     r = propensity.estimate(c.log, method=a.method, positions=positions,
                             n_bootstrap=PB_BOOTSTRAP, seed=SEED, assume_randomized=assume,
                             should_stop=c.should_stop, mapping=c.mapping)
-    by_pos = c.once("ctr", lambda: ctr_by_position(c.log))
-    truth = true_theta(c.log)
+    by_pos = c.ctr()  # clicks and impressions per position (the level plays no part)
+    truth = c.true_theta()
     table = plots.results_table([r], truth, clicks=by_pos["clicks"].to_numpy(),
                                 impressions=by_pos["impressions"].to_numpy())
     a.verdict = r.verdict
@@ -180,9 +226,7 @@ def _segment_question(c: Context, a: Answer) -> None:
 def _user_models(c: Context, a: Answer) -> None:
     from ulr import propensity
     from ulr.clickmodels import DEFAULT as MODELS, evaluate, sessions
-    from ulr.data.scan import scan_of
-    from ulr.data.summary import true_theta
-    S = sessions.collect(scan_of(c.log), test_fraction=UM_TEST_FRACTION, seed=SEED)
+    S = sessions.collect(c.scan, test_fraction=UM_TEST_FRACTION, seed=SEED)
     res = evaluate.compare(S, list(MODELS), n_bootstrap=PB_BOOTSTRAP, seed=SEED,
                            test_fraction=UM_TEST_FRACTION, refit_intervals=False,
                            should_stop=c.should_stop)
@@ -193,7 +237,7 @@ def _user_models(c: Context, a: Answer) -> None:
         pbm = None
     a.verdict, a.title, a.table = res.verdict, "User models", res.table()
     a.figure = _chart("ulr.clickmodels.plots", "examination_figure", res, pbm,
-                      truth=true_theta(c.log))
+                      truth=c.true_theta())
     a.caveats = list(res.caveats)
     a.evidence = res.evidence
     a.settings = {"dataset": c.name, "models": list(MODELS), "test_fraction": UM_TEST_FRACTION,
@@ -206,8 +250,7 @@ def _rankers(c: Context, a: Answer) -> None:
     import numpy as np
 
     from ulr import rankers
-    from ulr.data.summary import true_theta
-    truth = true_theta(c.log)
+    truth = c.true_theta()
     if truth is not None:
         theta, theta_from = tuple(float(t) for t in truth), "true theta (recorded in the log)"
     else:

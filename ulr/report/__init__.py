@@ -11,6 +11,7 @@ One concept per module:
 - :mod:`~ulr.report.tables`: :func:`build_zip`, the tables as CSV;
 - :mod:`~ulr.report.browser`: the system Chromium and the export folders of its runs;
 - :mod:`~ulr.report.render`: images (kaleido), PDF (Chromium), atomic writes;
+- :mod:`~ulr.report.drawn`: each chart drawn once per item version, and kept;
 - :mod:`~ulr.report.powerpoint`: :func:`build_pptx`.
 
 The CSS and the deck's script are package files in ``ulr/report/assets``.
@@ -27,8 +28,9 @@ from ulr.report.item import (MAX_NOTE, MAX_TITLE, PROVENANCES, ReportItem, as_it
                              default_takeaway)
 from ulr.report.parts import (SETTING_CHARS, SETTING_ITEMS, evidence_text, setting_text,
                               settings_lines, verdict_badge)
-from ulr.report.render import (IMAGE_FORMATS, build_pdf, html_to_pdf, image_mime, to_image,
-                               to_images, write_bytes)
+from ulr.report.render import (IMAGE_FORMATS, build_pdf, html_to_pdf, image_browser,
+                               image_mime, to_image, to_images, write_bytes)
+from ulr.report.drawn import shown_figure
 from ulr.report.tables import build_zip
 
 __all__ = [
@@ -37,7 +39,7 @@ __all__ = [
     "SLIDE_CAVEAT_CHARS", "SLIDE_CAVEAT_MAX", "SLIDE_CHART", "SLIDE_TABLE_ROWS",
     "SYSTEM_BROWSERS", "as_items", "build_deck", "build_html", "build_pdf",
     "build_zip", "clean_orphans", "default_takeaway", "evidence_text", "export_figure",
-    "export_folder", "find_browser", "html_to_pdf", "image_mime", "setting_text",
-    "settings_lines", "slide_caveats", "slide_figure", "static_export_problem", "to_image",
+    "export_folder", "find_browser", "html_to_pdf", "image_browser", "image_mime", "setting_text",
+    "settings_lines", "shown_figure", "slide_caveats", "slide_figure", "static_export_problem", "to_image",
     "to_images", "verdict_badge", "write_bytes", "write_html",
 ]

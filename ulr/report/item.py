@@ -219,9 +219,16 @@ class ReportItem:
         return self.origin
 
     def frame(self) -> pd.DataFrame | None:
-        """The table; a meaningful index comes back as leading column(s)."""
+        """The table; a meaningful index comes back as leading column(s).
+
+        Read once per table version (:func:`ulr.report.drawn.memo`); each call returns a
+        copy of its own."""
         if self.table is None:
             return None
+        from ulr.report import drawn
+        return drawn.memo("frame", drawn.digest("frame", self.table), self._frame).copy()
+
+    def _frame(self) -> pd.DataFrame:
         # dtype=False: keep JSON types (text stays text, "007" stays "007").
         df = pd.read_json(io.StringIO(self.table), orient="split", dtype=False)
         idx = df.index

@@ -191,10 +191,23 @@ def table_html(df: pd.DataFrame, max_rows: int) -> str:
             f"<tbody>{body}</tbody></table></div>{more}")
 
 
+_DIV = "ulr0drawn0chart0div0id"  # stands for the div id in a kept drawing
+
+
 def figure_html(item: ReportItem, div_id: str, *, slide: bool = False,
                  height: str = "480px") -> str:
-    fig = export_figure(item, slide=slide)
+    """The item's chart as a ``<div>`` and its ``Plotly.newPlot`` call, drawn once per item
+    version (:func:`ulr.report.drawn.memo`: the same text as drawing it afresh)."""
+    from ulr.report import drawn
     safe_name = text.file_slug(item.title, 60) or "chart"  # cut between words
+    key = drawn.digest(drawn.code(), drawn.figure_key(item), safe_name, slide, height)
+    return drawn.memo("figure_html", key, lambda: _figure_html(
+        item, _DIV, slide=slide, height=height, safe_name=safe_name)).replace(_DIV, div_id)
+
+
+def _figure_html(item: ReportItem, div_id: str, *, slide: bool, height: str,
+                 safe_name: str) -> str:
+    fig = export_figure(item, slide=slide)
     config = {"responsive": True, "displaylogo": False,
               "toImageButtonOptions": {"format": "png", "filename": safe_name, "scale": 2}}
     if slide:  # a slide shows the chart, not plotly's toolbar (on screen or in print)

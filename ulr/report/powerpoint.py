@@ -18,6 +18,7 @@ import io
 
 from ulr import report
 from ulr.errors import UlrError
+from ulr.report import drawn
 from ulr.report.deck import _appendix_pages
 from ulr.report.item import now_text
 from ulr.quantity import timestamp
@@ -236,13 +237,21 @@ def build_pptx(items, *, title: str = "ulr report", status: dict | None = None,
     where = {i: len(items) + 2 + p for p, page in enumerate(pages) for i, _ in page}
     layouts = [_layout(it, status.get(it.id), where.get(i + 1)) for i, it in enumerate(items)]
     charts = [(i, it) for i, it in enumerate(items) if it.figure is not None]
-    figs = []
-    for i, it in charts:  # each at its box's size: the picture is not stretched
-        w, boxes = layouts[i]
-        fig = report.slide_figure(it, width=int(w * PX_PER_IN))
-        figs.append(fig.update_layout(width=int(w * PX_PER_IN),
-                                      height=int(boxes["body"][1] * PX_PER_IN)))
-    pngs = report.to_images(figs, format="png", scale=IMAGE_SCALE, browser=browser)
+    sizes = [(int(layouts[i][0] * PX_PER_IN), int(layouts[i][1]["body"][1] * PX_PER_IN))
+             for i, _ in charts]  # each at its box's size: the picture is not stretched
+    browser = report.image_browser(browser)
+
+    def draw(missing):
+        figs = []
+        for j in missing:
+            (_, it), (w, h) = charts[j], sizes[j]
+            figs.append(report.slide_figure(it, width=w).update_layout(width=w, height=h))
+        with drawn.enabled(False):  # kept here, under the item's version and its size
+            return report.to_images(figs, format="png", scale=IMAGE_SCALE, browser=browser)
+
+    pngs = drawn.kept("pptx_png", [drawn.digest(drawn.code(), "pptx_png", drawn.figure_key(it),
+                                                w, h, IMAGE_SCALE)
+                                   for (_, it), (w, h) in zip(charts, sizes)], draw)
     images = {i: png for (i, _), png in zip(charts, pngs)}
     prs = Presentation()
     prs.slide_width, prs.slide_height = Inches(WIDTH_IN), Inches(HEIGHT_IN)

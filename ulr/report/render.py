@@ -44,21 +44,10 @@ def _run_async(coro_fn):
     return box["v"]
 
 
-def to_images(figures, *, format: str = "png", width: int | None = None,
-              height: int | None = None, scale: float = 2.0, browser: str | None = None,
-              timeout: float = 60.0) -> list[bytes]:
-    """Render charts as static images through kaleido and the system Chromium.
-
-    One browser session renders all ``figures`` (plotly figures, their JSON or
-    dicts, or :class:`ReportItem`), so many images cost one browser start.
-    kaleido is pointed at ``browser`` (default :func:`find_browser`) with its
-    ``path`` option; MathJax is off so the page loads nothing from the web.
-
-    Raises
-    ------
-    UlrError
-        When kaleido or Chromium is missing, or the browser fails to render.
-    """
+def image_browser(browser: str | None = None, *, format: str = "png", scale: float = 2.0,
+                  width: int | None = None, height: int | None = None) -> str:
+    """The browser that renders static images (``browser``, default :func:`find_browser`),
+    after checking the options of :func:`to_images`; raises :class:`UlrError` as it does."""
     if format not in IMAGE_FORMATS:
         raise UlrError(f"image format must be one of {', '.join(IMAGE_FORMATS)}, not "
                        f"{format!r}.")
@@ -76,7 +65,27 @@ def to_images(figures, *, format: str = "png", width: int | None = None,
         raise UlrError(static_export_problem())
     if not (os.path.isfile(browser) and os.access(browser, os.X_OK)):
         raise UlrError(f"there is no executable browser at {browser}.")
-    path = browser
+    return browser
+
+
+def to_images(figures, *, format: str = "png", width: int | None = None,
+              height: int | None = None, scale: float = 2.0, browser: str | None = None,
+              timeout: float = 60.0) -> list[bytes]:
+    """Render charts as static images through kaleido and the system Chromium.
+
+    One browser session renders all ``figures`` (plotly figures, their JSON or
+    dicts, or :class:`ReportItem`), so many images cost one browser start.
+    kaleido is pointed at ``browser`` (default :func:`find_browser`) with its
+    ``path`` option; MathJax is off so the page loads nothing from the web.
+    Each image is rendered once per chart and options and kept with the saved
+    reports (:func:`ulr.report.drawn.kept`); only those not kept start the browser.
+
+    Raises
+    ------
+    UlrError
+        When kaleido or Chromium is missing, or the browser fails to render.
+    """
+    path = image_browser(browser, format=format, scale=scale, width=width, height=height)
     dicts = [figure_dict(f) for f in figures]
     if not dicts:
         return []
@@ -86,7 +95,17 @@ def to_images(figures, *, format: str = "png", width: int | None = None,
         opts.append({"format": format, "scale": float(scale),
                      "width": int(width or lay.get("width") or 900),
                      "height": int(height or lay.get("height") or 500)})
+    from ulr.report import drawn
+    keys = [drawn.digest(drawn.code(), "image", sorted(o.items()), drawn.figure_key(d))
+            for d, o in zip(dicts, opts)]
+    return drawn.kept("image", keys, lambda missing: _render(
+        [dicts[i] for i in missing], [opts[i] for i in missing], path, timeout))
 
+
+def _render(dicts: list, opts: list, path: str, timeout: float) -> list[bytes]:
+    """kaleido's images of ``dicts`` with ``opts``, in one session of the browser ``path``."""
+    if not dicts:
+        return []
     import kaleido
 
     def render_in(folder: Path):
@@ -194,8 +213,24 @@ def html_to_pdf(html_text: str, *, browser: str | None = None, timeout: float = 
         return out.read_bytes()
 
 
+#: the time a kept PDF's key is built with (its own "Generated" time is the first export's)
+_KEY_TIME = "2000-01-01T00:00:00"
+
+
 def build_pdf(items, *, title: str = "ulr report", status: dict | None = None,
-              should_stop=None) -> bytes:
-    """The slide deck as PDF, one slide per A4 landscape page (:func:`html_to_pdf`)."""
-    return html_to_pdf(build_deck(items, title=title, status=status, paper=True),
-                       should_stop=should_stop)
+              should_stop=None, generated: str | None = None) -> bytes:
+    """The slide deck as PDF, one slide per A4 landscape page (:func:`html_to_pdf`).
+
+    Kept with the saved reports (:func:`ulr.report.drawn.kept`) under the digest of the
+    deck it prints, its "Generated" time aside: exporting the same report again returns
+    the same PDF, which says when it was first generated, without starting Chromium.
+    """
+    from ulr.report import drawn
+    from ulr.report.item import as_items, now_text
+    items = as_items(items)
+    key = drawn.digest(drawn.code(), "pdf", build_deck(items, title=title, status=status,
+                                                       paper=True, generated=_KEY_TIME))
+    generated = generated or now_text()
+    return drawn.kept("pdf", [key], lambda missing: [html_to_pdf(
+        build_deck(items, title=title, status=status, paper=True, generated=generated),
+        should_stop=should_stop)])[0]

@@ -1,0 +1,168 @@
+"""Charts drawn once per item version and kept with the saved reports (ulr.report.drawn,
+issue 54): the exports are the same with and without the kept drawings, and a changed
+item is drawn afresh."""
+
+import io
+import zipfile
+
+import plotly.graph_objects as go
+import pytest
+
+from ulr import report
+from ulr.report import drawn, render
+from ulr.report.item import ReportItem
+from tests.report.items import make_items
+
+GENERATED = "2026-01-02T03:04:05"
+needs_chromium = pytest.mark.skipif(report.static_export_problem() is not None,
+                                    reason="kaleido or system Chromium missing")
+
+
+def _fresh(build):
+    """``build()`` with nothing kept: every chart drawn afresh (the reference)."""
+    with drawn.enabled(False):
+        return build()
+
+
+def _item(y, title="Theta"):
+    fig = go.Figure(go.Scatter(x=[1, 2, 3], y=y, name="em"))
+    return ReportItem.from_result(title, fig=fig, dataset="sample")
+
+
+def test_html_report_and_deck_are_the_same_text_with_and_without_kept_drawings():
+    drawn.clear()
+    items = list(make_items())
+    for build in (lambda: report.build_html(items, title="R", generated=GENERATED),
+                  lambda: report.build_deck(items, title="R", generated=GENERATED),
+                  lambda: report.build_deck(items, title="R", generated=GENERATED,
+                                            embedded=True, paper=True)):
+        reference = _fresh(build)
+        assert build() == reference  # drawn now, and kept
+        assert build() == reference  # from what was kept
+    # each chart has its own div id in a document, as drawn afresh
+    doc = report.build_html(items, title="R", generated=GENERATED)
+    assert doc.count('id="ulr-fig-1"') == 1 and doc.count('id="ulr-fig-2"') == 1
+    assert "ulr0drawn0chart0div0id" not in doc
+
+
+def test_a_changed_item_is_drawn_afresh():
+    drawn.clear()
+    old = _item([0.5, 0.25, 0.125])
+    before = report.build_deck([old], title="R", generated=GENERATED)
+    assert "0.125" in before
+    new = ReportItem.from_dict({**old.to_dict(), "figure": _item([0.9, 0.6, 0.3]).figure})
+    assert new.id == old.id  # the same item, a new version of its chart
+    after = report.build_deck([new], title="R", generated=GENERATED)
+    assert after == _fresh(lambda: report.build_deck([new], title="R", generated=GENERATED))
+    assert after != before and "0.3" in after and "0.125" not in after
+    # the title names the chart's download: an edited title is drawn afresh too
+    renamed = ReportItem.from_dict({**new.to_dict(), "title": "Examination by position"})
+    from ulr.text import file_slug
+    before_rename = report.build_html([new], title="R", generated=GENERATED)
+    html = report.build_html([renamed], title="R", generated=GENERATED)
+    named = '"filename": "{}"'
+    assert named.format(file_slug("Theta", 60)) in before_rename
+    assert named.format(file_slug("Examination by position", 60)) in html
+    assert named.format(file_slug("Theta", 60)) not in html
+    assert html == _fresh(lambda: report.build_html([renamed], title="R",
+                                                    generated=GENERATED))
+    # the same object for the page while the version is the same, another for a new one
+    assert report.shown_figure(new) is report.shown_figure(ReportItem.from_dict(new.to_dict()))
+    assert report.shown_figure(new) is not report.shown_figure(old)
+    assert report.shown_figure(new).to_json() == report.export_figure(new).to_json()
+
+
+def _store(db=None) -> None:
+    from ulr.data import catalog
+    with catalog.catalog(db, write=True):
+        pass  # the store exists (the app or a load makes it)
+
+
+def test_kept_drawings_are_read_from_the_store_and_the_oldest_dropped(monkeypatch, tmp_path):
+    from pathlib import Path
+    db = str(tmp_path / "store.duckdb")
+    calls = []
+    drawn.clear()
+    drawn.kept("t", ["x"], lambda missing: [b"x"], db=db)
+    assert not Path(db).exists()  # no store is made for drawings
+    _store(db)
+
+    def draw(missing):
+        calls.append(list(missing))
+        return [f"drawing {i}".encode() for i in missing]
+
+    drawn.clear()
+    assert drawn.kept("t", ["a", "b"], draw, db=db) == [b"drawing 0", b"drawing 1"]
+    drawn.clear()  # a new process: only the store has them
+    assert drawn.kept("t", ["b", "c", "a"], draw, db=db) == [b"drawing 1", b"drawing 1",
+                                                              b"drawing 0"]
+    assert calls == [[0, 1], [1]]  # only "c" drawn the second time
+    monkeypatch.setattr(drawn, "KEPT_ENTRIES", 2)
+    drawn.clear()
+    drawn.kept("t", ["d"], draw, db=db)
+    from ulr.data import catalog
+    with catalog.catalog(db) as con:
+        assert con.execute("SELECT count(*) FROM ulr_report_drawn").fetchone()[0] == 2
+
+
+def _unzipped(data: bytes) -> dict:
+    with zipfile.ZipFile(io.BytesIO(data)) as z:
+        return {n: z.read(n) for n in z.namelist()}
+
+
+@needs_chromium
+def test_powerpoint_is_the_same_with_and_without_kept_pictures_and_starts_no_browser_again(
+        monkeypatch):
+    from ulr.report.powerpoint import build_pptx
+    _store()
+    drawn.clear()
+    items = list(make_items())
+    reference = _fresh(lambda: build_pptx(items, title="R", generated=GENERATED))
+    first = build_pptx(items, title="R", generated=GENERATED)
+    assert _unzipped(first) == _unzipped(reference)  # every part, pictures included
+    drawn.clear()  # a new process: the pictures come from the store
+
+    def no_browser(*a, **k):
+        raise AssertionError("the browser was started again")
+    monkeypatch.setattr(render, "_render", no_browser)
+    again = build_pptx(items, title="R", generated=GENERATED)
+    assert _unzipped(again) == _unzipped(reference)
+    # single-chart pictures are kept too (the Report page's PNG and PDF buttons)
+    monkeypatch.undo()
+    png = report.to_image(items[0], format="png", width=300, height=200, scale=1)
+    monkeypatch.setattr(render, "_render", no_browser)
+    assert report.to_image(items[0], format="png", width=300, height=200, scale=1) == png
+    monkeypatch.undo()
+    assert png == _fresh(lambda: report.to_image(items[0], format="png", width=300,
+                                                 height=200, scale=1))
+
+
+@needs_chromium
+def test_pdf_is_kept_and_its_text_is_the_same_as_printed_afresh(monkeypatch):
+    import re
+    drawn.clear()
+    items = [_item([0.5, 0.25, 0.125])]
+    first = report.build_pdf(items, title="R", generated=GENERATED)
+    reference = _fresh(lambda: report.build_pdf(items, title="R", generated=GENERATED))
+
+    def undated(pdf: bytes) -> bytes:  # Chromium stamps the print time
+        return re.sub(rb"/(CreationDate|ModDate) \(D:[^)]*\)", b"", pdf)
+    assert first[:5] == b"%PDF-" and undated(first) == undated(reference)
+    monkeypatch.setattr(render, "html_to_pdf", lambda *a, **k: pytest.fail("printed again"))
+    assert report.build_pdf(items, title="R", generated=GENERATED) == first
+    drawn.clear()
+    assert report.build_pdf(items, title="R") == first  # kept: it says when it was made
+
+
+def test_a_table_is_read_once_per_version_and_every_caller_gets_its_own_copy():
+    import pandas as pd
+    drawn.clear()
+    a, _ = make_items()
+    reference = _fresh(a.frame)
+    first = a.frame()
+    pd.testing.assert_frame_equal(first, reference, check_exact=True)
+    first.iloc[0, 0] = "changed by a caller"
+    pd.testing.assert_frame_equal(a.frame(), reference, check_exact=True)
+    other = ReportItem.from_dict({**a.to_dict(), "table": pd.DataFrame({"x": [1]}).to_json(
+        orient="split")})
+    assert list(other.frame().columns) == ["x"]  # a new table version is read afresh

@@ -1,0 +1,232 @@
+"""Figures drawn once per item version, and kept (issue 54: the report renders once).
+
+Drawing a stored chart for a surface is the slow part of every view and export of a
+report: the ulr look and the slide version (:mod:`ulr.report.figures`, plotly's
+``update_layout`` walks: ~0.1 s a chart), its HTML (:func:`ulr.report.parts.figure_html`)
+and, for PowerPoint and single-chart downloads, a picture rendered by Chromium
+(:func:`ulr.report.render.to_images`: seconds). Each is drawn once for what it is drawn
+from and then reused:
+
+- in this process (:func:`memo`): the Report page, Present, the HTML report and the
+  deck draw each chart once per item version;
+- with the saved reports (:func:`kept`): the pictures Chromium renders and the PDF of a
+  deck are kept in the store beside the reports (table ``ulr_report_drawn``), so a
+  second export, in any process, renders nothing.
+
+A drawing is keyed by the digest (:func:`digest`) of everything it is drawn from: the
+item's chart JSON (its version: an item whose chart changes has a new key, so a stale
+drawing is never served), the options (size, scale, slide or not), and the versions
+of ulr, plotly and kaleido plus the source of the drawing code (:data:`CODE`), so a
+change of the look draws afresh. The outputs are the same bytes as drawing without
+the cache (tests/report/test_drawn.py).
+"""
+
+from __future__ import annotations
+
+import collections
+import hashlib
+import logging
+import threading
+
+_log = logging.getLogger(__name__)
+
+#: drawings kept in this process (the least recently used are dropped first)
+MEMO_ENTRIES = 512
+#: drawings kept in the store (the oldest are dropped first)
+KEPT_ENTRIES = 200
+
+_memo: collections.OrderedDict = collections.OrderedDict()
+_memo_lock = threading.Lock()
+_off = threading.local()  # ``_off.on = False``: draw everything afresh (tests, benches)
+
+
+def digest(*parts) -> str:
+    """SHA-256 of ``parts`` (text or bytes), each length-prefixed (no two splits collide)."""
+    h = hashlib.sha256()
+    for p in parts:
+        b = p if isinstance(p, bytes) else str(p).encode("utf-8")
+        h.update(len(b).to_bytes(8, "little"))
+        h.update(b)
+    return h.hexdigest()
+
+
+def _code() -> str:
+    """What the drawings depend on besides their input: versions and the drawing code."""
+    import importlib.metadata as md
+    import inspect
+
+    from ulr import __version__, theme
+    from ulr.report import deck, figures, parts, render
+    versions = []
+    for pkg in ("plotly", "kaleido"):
+        try:
+            versions.append(f"{pkg} {md.version(pkg)}")
+        except md.PackageNotFoundError:
+            versions.append(f"{pkg} none")
+    try:
+        sources = [inspect.getsource(m) for m in (theme, figures, parts, render, deck)]
+    except (OSError, TypeError):  # no source files (a frozen install): the versions only
+        sources = []
+    return digest(__version__, *versions, *sources)
+
+
+_CODE: list = []
+
+
+def code() -> str:
+    """:func:`_code`, once per process."""
+    if not _CODE:
+        _CODE.append(_code())
+    return _CODE[0]
+
+
+class enabled:
+    """``with drawn.enabled(False):`` draws everything afresh and keeps nothing (the
+    benchmark's "without the cache" and the tests' reference), on this thread."""
+
+    def __init__(self, on: bool = True):
+        self.on = bool(on)
+
+    def __enter__(self):
+        self.prev = getattr(_off, "on", True)
+        _off.on = self.on
+        return self
+
+    def __exit__(self, *exc):
+        _off.on = self.prev
+        return False
+
+
+def active() -> bool:
+    return getattr(_off, "on", True)
+
+
+def memo(kind: str, key: str, draw):
+    """``draw()`` once per ``(kind, key)`` in this process; immutable values only (text,
+    bytes, tuples): every caller gets the same object."""
+    if not active():
+        return draw()
+    k = (kind, key)
+    with _memo_lock:
+        if k in _memo:
+            _memo.move_to_end(k)
+            return _memo[k]
+    value = draw()
+    with _memo_lock:
+        _memo[k] = value
+        while len(_memo) > MEMO_ENTRIES:
+            _memo.popitem(last=False)
+    return value
+
+
+_DDL = ("CREATE TABLE IF NOT EXISTS ulr_report_drawn (key VARCHAR PRIMARY KEY, "
+        "kind VARCHAR NOT NULL, payload BLOB NOT NULL, created VARCHAR NOT NULL)")
+
+
+def _have_store(db) -> bool:
+    """The store exists: drawings are kept in a store the app or a load made, never in one
+    made for them (``ulr report --input ... --format pdf`` leaves no store behind)."""
+    from pathlib import Path
+
+    from ulr.data import files
+    return Path(files.store_path(db)).exists()
+
+
+def _load(db, keys: list[str]) -> dict:
+    from ulr.data import catalog
+    if not _have_store(db):
+        return {}
+    try:
+        with catalog.catalog(db, write=True) as con:
+            con.execute(_DDL)
+            rows = con.execute("SELECT key, payload FROM ulr_report_drawn WHERE key IN "
+                               "(SELECT unnest($keys))", {"keys": keys}).fetchall()
+        return {k: bytes(p) for k, p in rows}
+    except Exception as exc:  # noqa: BLE001 - the store is a cache here: draw instead
+        _log.warning("report drawings: cannot read the store (%s)", exc)
+        return {}
+
+
+def _save(db, kind: str, values: dict) -> None:
+    from ulr.data import catalog
+    from ulr.report.item import now_text
+    if not _have_store(db):
+        return
+    try:
+        with catalog.catalog(db, write=True) as con:
+            con.execute(_DDL)
+            now = now_text()
+            con.executemany("INSERT OR REPLACE INTO ulr_report_drawn VALUES (?, ?, ?, ?)",
+                            [[k, kind, v, now] for k, v in values.items()])
+            con.execute("DELETE FROM ulr_report_drawn WHERE key IN (SELECT key FROM "
+                        "ulr_report_drawn ORDER BY created DESC, key OFFSET $n)",
+                        {"n": KEPT_ENTRIES})
+    except Exception as exc:  # noqa: BLE001 - a drawing not kept is drawn again next time
+        _log.warning("report drawings: cannot keep them in the store (%s)", exc)
+
+
+def kept(kind: str, keys: list[str], draw, *, db=None) -> list[bytes]:
+    """The bytes drawn for each of ``keys``, from this process, else the store, else
+    ``draw(missing)`` (``missing``: the positions of ``keys`` drawn by neither; one call
+    for all of them, e.g. one browser session), which are then kept in both."""
+    if not active():
+        return list(draw(list(range(len(keys)))))
+    out: list = [None] * len(keys)
+    with _memo_lock:
+        for i, k in enumerate(keys):
+            if (kind, k) in _memo:
+                out[i] = _memo[(kind, k)]
+    missing = [i for i, v in enumerate(out) if v is None]
+    if missing:
+        found = _load(db, sorted({keys[i] for i in missing}))
+        for i in missing:
+            out[i] = found.get(keys[i])
+    missing = [i for i, v in enumerate(out) if v is None]
+    if missing:
+        fresh = list(draw(missing))
+        for i, v in zip(missing, fresh):
+            out[i] = v
+        _save(db, kind, {keys[i]: v for i, v in zip(missing, fresh)})
+    with _memo_lock:
+        for k, v in zip(keys, out):
+            _memo[(kind, k)] = v
+            _memo.move_to_end((kind, k))
+        while len(_memo) > MEMO_ENTRIES:
+            _memo.popitem(last=False)
+    return out
+
+
+def figure_key(item) -> str:
+    """The version of an item's chart: the digest of its JSON text (of a plotly figure,
+    dict or JSON given instead of an item, the digest of its JSON)."""
+    from ulr.report.item import ReportItem
+    if isinstance(item, ReportItem):
+        text = item.figure
+        if text is None:
+            return ""
+        hit = getattr(item, "_drawn_key", None)
+        if hit is not None and hit[0] is text:
+            return hit[1]
+        key = digest(text)
+        item._drawn_key = (text, key)
+        return key
+    import json
+
+    import plotly.utils
+    from ulr.report.figures import figure_dict
+    return digest(json.dumps(figure_dict(item), cls=plotly.utils.PlotlyJSONEncoder,
+                             sort_keys=True))
+
+
+def shown_figure(item):
+    """:func:`ulr.report.figures.export_figure` of a report item, drawn once per item
+    version for the Report page. The same object for every caller: read-only (Streamlit's
+    ``plotly_chart`` copies it; never update it)."""
+    from ulr.report.figures import export_figure
+    return memo("shown_figure", digest(code(), figure_key(item)), lambda: export_figure(item))
+
+
+def clear() -> None:
+    """Forget this process's drawings (the store keeps its own)."""
+    with _memo_lock:
+        _memo.clear()
