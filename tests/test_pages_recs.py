@@ -76,7 +76,7 @@ def test_settings_change_keeps_last_result_and_models_subset():
     press(at)
     t = shown_table(at)
     assert list(t["method"]) == ["naive MF", "CausE"]
-    assert "l1 tie" in t["setting (best on validation)"].iloc[1]
+    assert "(L1 distance" in t["setting (best on validation)"].iloc[1]
     at.number_input(key="rec_seed").set_value(3).run()  # not submitted: the result stays
     assert not at.exception
     assert shown_table(at).equals(t)

@@ -52,6 +52,9 @@ def test_sweep_figure_band_with_runs():
     band, line = fig.data
     assert band.fill == "toself" and list(line.y) == pytest.approx([3.1, 3.5])
     assert band.mode == "lines"  # a band, without stray markers at its corners
-    np.testing.assert_allclose(band.y, [3.2, 3.6, 3.4, 3.0])  # max forward, min back
+    # the band is the table's Student-t interval over runs (issue 50), upper forward,
+    # lower back: mean ± t(0.975, 1) · sd / sqrt(2), sd = 0.1414 at both etas
+    half = 12.706204736 * np.std([3.0, 3.2], ddof=1) / np.sqrt(2)
+    np.testing.assert_allclose(band.y, [3.1 + half, 3.5 + half, 3.5 - half, 3.1 - half])
     assert fig.layout.yaxis.title.text == "Average rank of relevant results<br>(lower is better)"
     assert fig.layout.title.text.startswith("Average rank of relevant results on held-out")
