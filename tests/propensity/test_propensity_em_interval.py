@@ -109,4 +109,34 @@ def test_em_interval_covers_the_true_theta_at_the_nominal_rate(n_logs):
         covered += ((res.lower[1:] <= truth[1:]) & (truth[1:] <= res.upper[1:])).astype(int)
     alpha = 0.01 / (k - 1)
     lo, hi = binom.ppf(alpha / 2, n_logs, level), binom.isf(alpha / 2, n_logs, level)
+    print(f"covered in {n_logs} logs, positions 2..{k}: {covered.tolist()}, accepted "
+          f"{lo:.0f}..{hi:.0f}")
     assert np.all((covered >= lo) & (covered <= hi)), (covered, lo, hi)
+
+
+def test_without_clicks_at_position_1_every_replicate_is_refitted():
+    """The scores need clicks at the reference position; without them ``run`` falls back to
+    refitting each replicate, as before (theta relative to a position 1 without clicks is
+    then enormous in every replicate)."""
+    sim = simulate_clicks(queries=20, docs_per_query=4, sessions=800, features=0, seed=2)
+    df = sim.df.copy()
+    df.loc[df.position == 1, "click"] = 0
+    stats = cell_stats(table_scan(df), groups=True)
+    fit = em.pbm_em(stats)
+    assert em.score_replicates(stats, fit, n_bootstrap=5, seed=0,
+                               linked=connected_to_top(stats)) is None
+    res = em.run(table_scan(df), n_bootstrap=5, seed=0)
+    assert res.lower is not None and res.upper is not None
+    from ulr.propensity import bootstrap as bs
+    linked = connected_to_top(stats)
+
+    def refit(w):
+        t = em.pbm_em_replicates(stats, w, tol=1e-6)
+        t[:, ~linked] = np.nan
+        return t
+    samples = bs.replicate(refit, n_groups=stats.groups.n_groups, n_bootstrap=5, seed=0,
+                           batch=25)
+    lower, upper, _ = bs.percentile_interval(samples, 0.95)
+    np.testing.assert_array_equal(res.lower, lower)
+    np.testing.assert_array_equal(res.upper, upper)
+    assert np.all(res.upper[1:] > 100)
