@@ -105,8 +105,9 @@ def test_em_interval_covers_the_true_theta_at_the_nominal_rate(n_logs):
     """On simulated PBM logs with known theta (30 queries x 5 documents, 3,000 sessions:
     100 impressions per pair), the score bootstrap's 95% interval covers each position's
     true theta at its nominal rate: with 400 replicates about 95% (94.5%, see below); with
-    the default 50 (the interval ``run`` gives, as the CLI and the page compute it) the rate a 50-draw percentile interval has even
-    for an exact bootstrap distribution, about 91% (:func:`percentile_coverage`). The count
+    the default 50 (the interval ``run`` gives, as the CLI and the page compute it) the rate
+    a 50-draw percentile interval has even for an exact bootstrap distribution, about 91%
+    (:func:`percentile_coverage`). The count
     of covering logs must lie within the Binomial(n_logs, rate) range at two-sided level
     0.01 / 8 per position and B (Bonferroni: the whole test errs with probability below 1%).
     """
