@@ -325,7 +325,7 @@ def pbm_em(stats: CellStats, *, theta0=None, gamma0=None, tol: float = 1e-8,
     return EMFit(theta=theta[0], gamma=gamma[0], loglik=tuple(lls[0]), converged=bool(conv[0]))
 
 
-def _warm_kernel() -> None:
+def _warm_kernel(scores: bool = False) -> None:
     """Import numba and load the compiled kernel (a fixed cost per process) with the types the
     fit passes; :func:`run` does it on a thread while the engine aggregates (DuckDB's
     threads run without the GIL), so the first EM step does not wait for it."""
@@ -335,6 +335,10 @@ def _warm_kernel() -> None:
         cell_step(i, i, np.ones(1), np.zeros(1), x, x, True)
         newton_terms(i, i, x, x, x, x, 1)  # the Poisson start's kernels
         pair_exposure(i, i, x, x, 1)
+        if scores:  # the score bootstrap's pass (score_replicates)
+            from ulr.propensity.score_jit import unit_scores
+            b = np.ones(1, dtype=np.bool_)
+            unit_scores(i, i, x, x, i, i, x, x, x, i, i, b, 1, 1)
     except Exception:  # noqa: BLE001 - the fit's own first call reports any real failure
         pass
 
@@ -501,7 +505,8 @@ def run(scan, *, positions=None, n_bootstrap: int = 0, seed=0, assume_randomized
     import threading
     prog = bs.Progress(progress)
     prog(0.02, "aggregating impressions and clicks per (query, doc, position) in SQL")
-    warm = threading.Thread(target=_warm_kernel, name="ulr-em-kernel", daemon=True)
+    warm = threading.Thread(target=_warm_kernel, args=(n_bootstrap > 0,), name="ulr-em-kernel",
+                            daemon=True)
     warm.start()  # the kernel loads while the engine scans
     stats = cell_stats(scan, positions=positions, groups=n_bootstrap > 0)
     warm.join()
