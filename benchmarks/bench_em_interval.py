@@ -60,7 +60,7 @@ for b in (50, 0):
         t0 = time.perf_counter()
         propensity.estimate(csv_scan(path), method="em", n_bootstrap=b, weigh_facts=False)
         best = min(best, time.perf_counter() - t0)
-    print(b, best)
+    print("RESULT", b, best)
 """
 
 
@@ -70,8 +70,9 @@ def inproc(path, repeat, before):
     for who, cwd in (("before", before), ("after", ROOT)):
         _, text = child([sys.executable, "-c", INPROC, str(path), str(repeat)], cwd)
         for line in text.strip().splitlines():
-            b, sec = line.split()
-            out[f"{who} B={b}"] = float(sec)
+            if line.startswith("RESULT "):
+                _, b, sec = line.split()
+                out[f"{who} B={b}"] = float(sec)
     return out
 
 
