@@ -325,7 +325,7 @@ def pbm_em(stats: CellStats, *, theta0=None, gamma0=None, tol: float = 1e-8,
     return EMFit(theta=theta[0], gamma=gamma[0], loglik=tuple(lls[0]), converged=bool(conv[0]))
 
 
-def _warm_kernel() -> None:
+def _warm_kernel(scores: bool = False) -> None:
     """Import numba and load the compiled kernel (a fixed cost per process) with the types the
     fit passes; :func:`run` does it on a thread while the engine aggregates (DuckDB's
     threads run without the GIL), so the first EM step does not wait for it."""
@@ -335,6 +335,10 @@ def _warm_kernel() -> None:
         cell_step(i, i, np.ones(1), np.zeros(1), x, x, True)
         newton_terms(i, i, x, x, x, x, 1)  # the Poisson start's kernels
         pair_exposure(i, i, x, x, 1)
+        if scores:  # the score bootstrap's pass (score_replicates)
+            from ulr.propensity.score_jit import unit_scores
+            b = np.ones(1, dtype=np.bool_)
+            unit_scores(i, i, x, x, i, i, x, x, x, i, i, b, 1, 1)
     except Exception:  # noqa: BLE001 - the fit's own first call reports any real failure
         pass
 
@@ -367,6 +371,114 @@ def pbm_em_replicates(stats: CellStats, weights: np.ndarray, *, tol: float = 1e-
     return np.vstack(out)
 
 
+def information(stats: CellStats, theta, gamma, *, eps: float = EPS):
+    """Fisher information of ``log theta`` with every free ``log gamma`` profiled out.
+
+    With ``mu = theta_k gamma_qd`` each cell's Fisher weight for the log-parameters is
+    ``w = n mu / (1 - mu)`` (Bernoulli clicks: ``(d mu / d log theta)^2 / (mu (1 - mu))``),
+    the same for ``(log theta_k, log theta_k)``, ``(log gamma_p, log gamma_p)`` and the cross
+    term. The information matrix has an arrow shape (each gamma meets only its own
+    pair's cells), so profiling gamma out is a Schur complement over pairs:
+
+        J = diag(D) - sum_p w_p w_p' / sum(w_p),   D_k = sum of w over the cells at k,
+
+    ``w_p`` the K-vector of pair p's weights (:func:`ulr.clickmodels.cells_jit.pair_gram`).
+    Pairs without clicks (gamma at 0) drop out; a pair whose gamma is held at its upper
+    bound ``1 - eps`` is not free and is not profiled (Louis 1982 for the information of an
+    EM fit; here the complete-data detour is not needed, the PBM's observed-data likelihood
+    is explicit).
+
+    Returns
+    -------
+    (J, mu, w, dinv, live)
+        J (K, K); per cell ``mu`` and ``w``; per pair ``dinv`` (1 / sum of its weights, 0
+        when not profiled) and ``live`` (has clicks).
+    """
+    from ulr.clickmodels.cells_jit import pair_gram
+    k, m = stats.positions, stats.n_pairs
+    pos0 = np.ascontiguousarray(stats.position - 1, dtype=np.int64)
+    pair = np.ascontiguousarray(stats.pair, dtype=np.int64)
+    n = np.asarray(stats.impressions, dtype=float)
+    mu = np.asarray(theta, dtype=float)[pos0] * np.asarray(gamma, dtype=float)[pair]
+    w = n * mu / (1.0 - mu)
+    live = np.bincount(pair, stats.clicks, minlength=m) > 0
+    free = live & (np.asarray(gamma, dtype=float) < 1.0 - 2 * eps)
+    w = np.where(live[pair], w, 0.0)
+    d_k = np.bincount(pos0, w, minlength=k)
+    d_p = np.bincount(pair, w, minlength=m)
+    dinv = np.divide(1.0, d_p, out=np.zeros(m), where=free & (d_p > 0))
+    b = w * np.sqrt(dinv[pair])
+    return np.diag(d_k) - pair_gram(pair, pos0, b, k), mu, w, dinv, live
+
+
+def score_replicates(stats: CellStats, fit: EMFit, *, n_bootstrap: int, seed, linked,
+                     eps: float = EPS, should_stop=None, progress=None):
+    """Bootstrap replicates of ``log(theta_k / theta_1)`` from the fit's scores: the
+    estimating-function (score) bootstrap of Hu & Kalbfleisch ("The estimating function
+    bootstrap", Canad. J. Statist. 2000), with Poisson(1) weights on the resampling units.
+
+    A replicate reweights the units (the groups of ``stats``) by ``W`` ~ Poisson(1); refitting
+    would move ``log theta`` from the fit by one Fisher-scoring step to first order,
+
+        delta_b = J^{-1} sum_g (W_bg - 1) u_g,
+
+    with ``u_g`` the efficient score of unit g at the fit (:func:`information`,
+    :func:`ulr.propensity.score_jit.unit_scores`) and ``J`` the profiled information. The
+    replicates share all their work: one pass over the (unit, cell) entries gives every
+    ``u_g``, and a replicate is a product of its weights with them, so B replicates cost one
+    matrix product instead of B EM fits. Their spread estimates the session-clustered
+    (sandwich) variance ``J^{-1} (sum_g u_g u_g') J^{-1}``, which stays right when clicks
+    in a session depend on each other; the percentile interval keeps the bootstrap's
+    reading. The free positions are those linked to position 1 with clicks; the others get
+    NaN. Returns (B, K) relative theta replicates, or None when position 1 has no clicks
+    or ``J`` is singular (the caller refits instead).
+    """
+    from ulr.propensity.aggregate import poisson_weights
+    from ulr.propensity.score_jit import unit_scores
+    gr = stats.groups
+    k = stats.positions
+    theta, gamma = fit.theta, fit.gamma
+    _, c_k = stats.by_position()
+    free = np.asarray(linked, dtype=bool) & (c_k > 0)
+    free[0] = False
+    if c_k[0] <= 0 or not free.any():
+        return None
+    J, mu, w, dinv, live = information(stats, theta, gamma, eps=eps)
+    jf = J[np.ix_(free, free)]
+    try:
+        chol = np.linalg.cholesky(jf)
+    except np.linalg.LinAlgError:
+        return None
+    check(should_stop)
+    pair = np.ascontiguousarray(stats.pair, dtype=np.int64)
+    start = np.searchsorted(pair, np.arange(stats.n_pairs), side="left")
+    end = np.searchsorted(pair, np.arange(stats.n_pairs), side="right")
+    u = unit_scores(gr.cell, gr.group, np.asarray(gr.impressions, dtype=float),
+                    np.asarray(gr.clicks, dtype=float), pair,
+                    np.ascontiguousarray(stats.position - 1, dtype=np.int64), mu, w, dinv,
+                    start, end, live, int(gr.n_groups), k)[:, free]
+    # J^{-1} u' for every unit once; a replicate is then its centred weights times these
+    z = np.linalg.solve(chol.T, np.linalg.solve(chol, u.T)).T  # (G, F)
+    total = z.sum(axis=0)
+    base = np.log(theta[free] / theta[0])
+    out = np.full((int(n_bootstrap), k), np.nan)
+    out[:, 0] = 1.0
+    wts = poisson_weights(n_bootstrap, gr.n_groups, seed)
+    for s in range(0, int(n_bootstrap), 25):
+        check(should_stop)
+        e = min(s + 25, int(n_bootstrap))
+        out[s:e, np.flatnonzero(free)] = np.exp(base + wts[s:e] @ z - total)
+        if progress is not None:
+            progress(e / n_bootstrap, f"bootstrap replicate {e}/{n_bootstrap}")
+    return out
+
+
+def _spread(values, mask):
+    out = np.full(len(mask), np.nan)
+    out[mask] = values
+    return out
+
+
 def run(scan, *, positions=None, n_bootstrap: int = 0, seed=0, assume_randomized: bool = False,
         progress=None, level: float = 0.95, tol: float = 1e-7, max_iter: int = 500,
         should_stop=None):
@@ -375,6 +487,15 @@ def run(scan, *, positions=None, n_bootstrap: int = 0, seed=0, assume_randomized
     ``tol`` 1e-7 (log-likelihood per impression): on large logs it moves theta
     from the 1e-8 fit by far less than theta's sampling error, and saves SQUAREM
     iterations (figures in ``benchmarks/bench_propensity.py``).
+
+    The interval (``n_bootstrap`` > 0) is the percentile interval of the score bootstrap
+    (:func:`score_replicates`): the same Poisson weights on the same session buckets as a
+    refitting bootstrap, each replicate the refit's first-order value, so the B replicates
+    cost one pass over the buckets' cells instead of B EM fits (issue 54; coverage and
+    agreement with the refitting bootstrap in tests/propensity/test_propensity_em_interval.py).
+    When position 1 has no clicks the scores cannot be formed and every replicate is
+    refitted (:func:`pbm_em_replicates`). The point estimate does not depend on
+    ``n_bootstrap``.
     """
     from ulr.propensity import bootstrap as bs
     from ulr.data.scan import cell_stats
@@ -384,7 +505,8 @@ def run(scan, *, positions=None, n_bootstrap: int = 0, seed=0, assume_randomized
     import threading
     prog = bs.Progress(progress)
     prog(0.02, "aggregating impressions and clicks per (query, doc, position) in SQL")
-    warm = threading.Thread(target=_warm_kernel, name="ulr-em-kernel", daemon=True)
+    warm = threading.Thread(target=_warm_kernel, args=(n_bootstrap > 0,), name="ulr-em-kernel",
+                            daemon=True)
     warm.start()  # the kernel loads while the engine scans
     stats = cell_stats(scan, positions=positions, groups=n_bootstrap > 0)
     warm.join()
@@ -407,7 +529,20 @@ def run(scan, *, positions=None, n_bootstrap: int = 0, seed=0, assume_randomized
                      f"{', '.join(str(i + 1) for i in np.flatnonzero(~linked))} to position 1; "
                      "their theta is not identified and left empty.")
     lower = upper = None
+    samples = None
     if n_bootstrap > 0:
+        samples = score_replicates(stats, fit, n_bootstrap=n_bootstrap, seed=seed,
+                                   linked=linked, should_stop=should_stop,
+                                   progress=prog.sub(0.5, 1.0))
+    if samples is not None:
+        _, c_k = stats.by_position()
+        cols = linked & (c_k > 0)
+        lower, upper, more = bs.percentile_interval(samples[:, cols], level)
+        lower, upper = _spread(lower, cols), _spread(upper, cols)
+        silent = linked & ~cols  # no clicks there: the scores do not bound theta from above
+        lower[silent], upper[silent] = 0.0, np.inf
+        notes += more
+    elif n_bootstrap > 0:  # position 1 without clicks: refit every replicate
         def batch(w):
             # Replicates only feed percentiles: 1e-6 moves their endpoints by less than
             # the Monte Carlo error of B replicates, in fewer iterations.
