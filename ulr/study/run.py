@@ -529,14 +529,7 @@ def study_sweep(data: LabelledSet, *, over: str, values, progress: ProgressFn | 
     """:func:`run_study` once per value of ``over`` (``"eta"`` or ``"sessions"``), all other
     options the same (the same seeds, so the points differ only by the swept value): how
     strong must the bias be, or how much traffic is needed, before IPW pays off?"""
-    if over not in SWEEPS:
-        raise UlrError(f"a sweep varies {' or '.join(SWEEPS)}, not {over!r}.")
-    try:
-        vals = [SWEEPS[over](v) for v in values]
-    except (TypeError, ValueError):
-        raise UlrError(f"the {over} values of a sweep must be numbers.") from None
-    if not vals:
-        raise UlrError("Give at least one value to sweep over.")
+    over, vals = parse_sweep(over, values)
     out = []
     for i, v in enumerate(vals):
         def step(done, total, msg, i=i, v=v):
@@ -544,3 +537,49 @@ def study_sweep(data: LabelledSet, *, over: str, values, progress: ProgressFn | 
                 progress(i * total + done, len(vals) * total, f"{over} = {v:g}: {msg}")
         out.append((v, run_study(data, **{**options, over: v}, progress=step)))
     return out
+
+
+def parse_sweep(over: str, values) -> tuple[str, list]:
+    """``(over, values)`` of a sweep from its name and its values (a list, or text such as
+    ``"0, 0.5, 1"``), checked: ``eta`` values 0 or more, ``sessions`` whole numbers of at
+    least 1, at least one value."""
+    over = str(over).strip()
+    if over not in SWEEPS:
+        raise UlrError(f"a sweep varies {' or '.join(SWEEPS)}, not {over!r}.")
+    items = [v for v in (values.replace(";", ",").split(",") if isinstance(values, str)
+                         else values) if str(v).strip()]
+    try:
+        vals = [SWEEPS[over](float(v)) for v in items]
+    except (TypeError, ValueError):
+        raise UlrError(f"The {over} values of a sweep must be numbers separated by "
+                       "commas.") from None
+    if not vals:
+        raise UlrError("Give at least one value to sweep over.")
+    if over == "sessions" and min(vals) < 1:
+        raise UlrError("The sessions of a sweep must be at least 1.")
+    if over == "eta" and (min(vals) < 0 or not all(np.isfinite(vals))):
+        raise UlrError("The eta values of a sweep must be 0 or more.")
+    return over, vals
+
+
+def sweep_table(points, over: str, *, metric: str | None = None):
+    """One row per (swept value, learner): the value of ``metric`` (default the study's
+    primary one) with its interval, and the comparison with the baseline (delta, its
+    interval and verdict; empty for the baseline) - the data of the sweep's chart."""
+    import pandas as pd
+    rows = []
+    for v, res in points:
+        m = metric or res.settings["primary"]
+        comps = {c.learner: c for c in res.comparisons if c.metric == m}
+        for n, r in res.learners.items():
+            if m not in r:
+                continue
+            c = comps.get(n)
+            rows.append({over: v, "learner": n, "metric": m, "value": r[m].value,
+                         "lower": r[m].lower, "upper": r[m].upper,
+                         "delta": c.delta if c else np.nan,
+                         "delta_lower": c.lower if c else np.nan,
+                         "delta_upper": c.upper if c else np.nan,
+                         "verdict": c.verdict.takeaway if c else ""})
+    return pd.DataFrame(rows)
+
