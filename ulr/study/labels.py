@@ -177,7 +177,7 @@ def read_letor(path, *, name: str | None = None) -> LabelledSet:
     return _grouped(dense, y, np.asarray(q), features, None, shown)
 
 
-def _read_dense(path: Path, block_bytes: int = 1 << 26):
+def _read_dense(path: Path, block_bytes: int = 1 << 24):
     """``(grades, qids, X)`` when every data line lists the features 1..P in order (MSLR,
     Istella), parsed block by block by a compiled loop (:mod:`ulr.study.letor_jit`: the
     same numbers as ``strtod``, many times faster than a tokenizer); None for any other
@@ -190,39 +190,36 @@ def _read_dense(path: Path, block_bytes: int = 1 << 26):
     if p < 1 or not tokens[1].startswith(b"qid:") or \
             [t.split(b":", 1)[0] for t in tokens[2:]] != [str(j + 1).encode() for j in range(p)]:
         return None
-    from ulr.study.letor_jit import _POW10, parse_block
-    n = 0  # lines, counted first so that X is filled in place (no second copy)
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 24), b""):
-            n += block.count(b"\n")
-    n += 1  # a last line without a newline
-    X = np.empty((n, p), dtype=np.float32)
-    y = np.empty(n, dtype=np.float32)
-    q = np.empty(n, dtype=np.int64)
-    at = 0
-    rest = b""
-    with open(path, "rb") as fh:
-        while True:
-            block = fh.read(block_bytes)
-            last = not block
-            data = rest + block
-            if not last:  # whole lines only; the tail goes with the next block
-                cut = data.rfind(b"\n") + 1
-                data, rest = data[:cut], data[cut:]
-            else:
-                data = data + b"\n" if data and not data.endswith(b"\n") else data
-            if data:
-                rows, bad = parse_block(np.frombuffer(data, dtype=np.uint8), p, X, y, q, at,
-                                        _POW10)
-                if bad >= 0:
-                    return None
-                at += int(rows)
-            del data
-            if last:
-                break
-    if at == 0:
+    from ulr.study.letor_jit import _POW10, parse_all
+    # the page cache's copy of the file, not one of ours
+    buf = np.memmap(path, dtype=np.uint8, mode="r").view(np.ndarray)
+    # blocks of about ``block_bytes``, each ending just after a newline, parsed in parallel
+    cuts = [0]
+    for at in range(block_bytes, buf.size, block_bytes):
+        if at <= cuts[-1]:
+            continue
+        nl = _next_newline(buf, at)
+        if nl < 0:
+            break
+        cuts.append(nl + 1)
+    if cuts[-1] != buf.size:
+        cuts.append(buf.size)
+    X, y, q, ok = parse_all(buf, np.asarray(cuts, dtype=np.int64), p, _POW10)
+    del buf
+    if not ok or y.size == 0:
         return None
-    return y[:at], q[:at], X[:at]
+    return y, q, X
+
+
+def _next_newline(buf, at: int) -> int:
+    """Index of the first newline at or after ``at`` (-1 when none)."""
+    step = 1 << 16
+    while at < buf.size:
+        hit = np.flatnonzero(buf[at:at + step] == 10)
+        if hit.size:
+            return at + int(hit[0])
+        at += step
+    return -1
 
 
 def _grouped(X, y, q, features, doc_ids, shown) -> LabelledSet:

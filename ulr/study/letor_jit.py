@@ -18,7 +18,7 @@ file by the general path, which names a malformed line.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 _POW10 = np.array([10.0 ** k for k in range(23)])
 _MAX_MANTISSA = 1 << 53
@@ -89,13 +89,53 @@ def _number(buf, i, end, pow10):
 
 
 @njit(cache=True, nogil=True)
+def data_lines(buf, lo, hi):
+    """The data lines of ``buf[lo:hi]`` (not blank, not only a comment)."""
+    count = 0
+    i = lo
+    while i < hi:
+        while i < hi and (buf[i] == 32 or buf[i] == 9):
+            i += 1
+        if i < hi and not (buf[i] == 10 or buf[i] == 13 or buf[i] == 35):
+            count += 1
+        while i < hi and buf[i] != 10:
+            i += 1
+        i += 1
+    return count
+
+
+@njit(parallel=True, cache=True)
+def parse_all(buf, bounds, p, pow10):
+    """Parse ``buf`` (the file's bytes) cut into blocks at ``bounds`` (each just after a
+    newline), the blocks in parallel: ``(X, y, q, ok)``; ``ok`` False when a line is not a
+    dense LETOR line of ``p`` features (the caller then takes the general path)."""
+    T = bounds.size - 1
+    counts = np.zeros(T, dtype=np.int64)
+    for t in prange(T):
+        counts[t] = data_lines(buf, bounds[t], bounds[t + 1])
+    starts = np.zeros(T + 1, dtype=np.int64)
+    for t in range(T):
+        starts[t + 1] = starts[t] + counts[t]
+    n = starts[T]
+    X = np.empty((n, p), dtype=np.float32)
+    y = np.empty(n, dtype=np.float32)
+    q = np.empty(n, dtype=np.int64)
+    bad = np.zeros(T, dtype=np.int64)
+    for t in prange(T):
+        rows, b = parse_block(buf[bounds[t]:bounds[t + 1]], p, X, y, q, starts[t], pow10)
+        bad[t] = 1 if (b >= 0 or rows != counts[t]) else 0
+    return X, y, q, bad.sum() == 0
+
+
+@njit(cache=True, nogil=True)
 def parse_block(buf, p, X, y, q, at, pow10):
     """Parse the whole lines of ``buf`` (uint8) into rows ``at, at + 1, ...`` of ``X``
     (float32, ``p`` columns), ``y`` (grade) and ``q`` (qid, int64).
 
     Returns ``(rows, bad)``: the rows written, and -1, or the 0-based number (within the
     block) of the first line that is not a dense LETOR line (nothing after it is written).
-    Blank lines and lines holding only a comment are skipped.
+    Blank lines and lines holding only a comment are skipped; the last line may lack its
+    newline.
     """
     n = buf.size
     i = 0
