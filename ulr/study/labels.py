@@ -7,9 +7,9 @@ dense: an MSLR-WEB30K fold (about 2.3M rows x 136 features) takes 1.25 GB.
 LETOR files (``grade qid:Q 1:v 2:v ... # comment``, as MSLR, Yahoo and Istella ship them)
 are parsed by scikit-learn's ``load_svmlight_file(query_id=True)``; a file whose every line
 lists the features 1..P in order (MSLR, Istella) is read by a compiled loop
-(:mod:`ulr.study.letor_jit`), to the same arrays, many times faster (docs/benchmarks.md). A line the parser refuses, or a line without
-``qid:``, is found again by a line-by-line check and named in a :class:`MalformedLine`
-error.
+(:mod:`ulr.study.letor_jit`), to the same arrays, many times faster (docs/benchmarks.md).
+A line the parser refuses, or a line without ``qid:``, is found again by a line-by-line
+check and named in a :class:`MalformedLine` error.
 """
 
 from __future__ import annotations

@@ -404,8 +404,8 @@ def run_study(data: LabelledSet, *, test: LabelledSet | None = None,
                 continue
             # two learners that rank alike may still predict clicks differently
             comps.append(compare(n, baseline, m, table[n][m] - table[baseline][m], weights[m],
-                                 same and m != CLICK_LL, runs=runs, level=level, n_bootstrap=n_bootstrap,
-                                 seed=seed))
+                                 same and m != CLICK_LL, runs=runs, level=level,
+                                 n_bootstrap=n_bootstrap, seed=seed))
     theta_mean = np.mean([t[:len(theta_true_runs[0])] for t in theta_runs], axis=0)
     settings = dict(learners=names, baseline=baseline, model=model, eta=float(eta),
                     sessions=int(sessions), runs=runs, propensity=propensity,
