@@ -3,6 +3,11 @@
     python benchmarks/bench_study.py [--part study|load|both] [--rows 100000]
                                      [--queries 1000] [--sessions 100000] [--runs 3]
                                      [--mslr-rows 2300000] [--out DIR] [--keep]
+                                     [--before REV]
+
+``--before REV`` first runs the same part on the code of the git revision ``REV``
+(exported with ``git archive`` to a temporary folder), then on this tree: the before and
+after figures are taken in one run, under the same load (the machine is shared).
 
 Each part runs in a fresh child process, whose peak resident memory is read with
 ``os.wait4`` (the parent's own memory is not counted):
@@ -110,9 +115,11 @@ def child_load(args) -> dict:
             "file_gb": path.stat().st_size / 1e9}
 
 
-def run_child(part: str, argv: list[str]) -> tuple[dict, float]:
-    cmd = [sys.executable, __file__, "--child", part, *argv]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+def run_child(part: str, argv: list[str], root: Path = ROOT) -> tuple[dict, float]:
+    """Run one part in a child process on the code under ``root``; its result and peak
+    resident memory (GB)."""
+    cmd = [sys.executable, str(root / "benchmarks" / "bench_study.py"), "--child", part, *argv]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, cwd=str(root))
     out = proc.stdout.read()
     _, status, usage = os.wait4(proc.pid, 0)
     if status != 0:
@@ -130,6 +137,8 @@ def main() -> None:
     ap.add_argument("--mslr-rows", type=int, default=2_300_000)
     ap.add_argument("--out", default=str(OUT))
     ap.add_argument("--keep", action="store_true", help="keep the generated LETOR file")
+    ap.add_argument("--before", metavar="REV",
+                    help="first run the same part on the code of this git revision")
     ap.add_argument("--child", choices=("study", "load"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -139,26 +148,54 @@ def main() -> None:
     argv = [f"--rows={args.rows}", f"--queries={args.queries}", f"--sessions={args.sessions}",
             f"--runs={args.runs}", f"--mslr-rows={args.mslr_rows}", f"--out={args.out}"]
     parts = ("study", "load") if args.part == "both" else (args.part,)
-    for part in parts:
-        if part == "load":  # write the file outside the timed child
-            t0 = time.perf_counter()
-            mslr_file(args.mslr_rows, Path(args.out))
-            print(f"load: wrote the LETOR file in {time.perf_counter() - t0:.0f} s")
-        res, gb = run_child(part, argv)
-        sec, cap = TARGETS[part]
-        ok = "within" if res["seconds"] < sec and gb < cap else "OVER"
-        what = (f"{args.rows:,} rows x 136 features, {args.queries:,} queries, "
-                f"{args.sessions:,} sessions x {args.runs} runs, learners {LEARNERS}"
-                if part == "study" else
-                f"{res['rows']:,} rows x {res['features']} features, {res['queries']:,} "
-                f"queries, {res['file_gb']:.1f} GB of LETOR text")
-        print(f"{part}: {res['seconds']:.1f} s, peak {gb:.2f} GB ({what}); target < {sec:.0f} s "
-              f"and < {cap:.0f} GB: {ok}")
-        if part == "study":
-            print(f"  nDCG@10: {res['ndcg@10']}")
-            print(f"  verdict: {res['verdict']}")
-        if part == "load" and not args.keep:
-            (Path(args.out) / f"mslr_like_{args.mslr_rows}_dense.txt").unlink(missing_ok=True)
+    print("command: python " + " ".join([os.path.relpath(__file__, ROOT), *sys.argv[1:]]))
+    print(f"load average at start: {load()}")
+    trees = [("after", ROOT)]
+    tmp = None
+    if args.before:
+        import tempfile
+        tmp = tempfile.TemporaryDirectory(prefix="bench_study_before_")
+        old = Path(tmp.name)
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", args.before, "ulr",
+                                  "benchmarks"], capture_output=True, check=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(old)], input=archive, check=True)
+        trees.insert(0, (f"before ({args.before})", old))
+    try:
+        for part in parts:
+            if part == "load":  # write the file outside the timed child
+                t0 = time.perf_counter()
+                mslr_file(args.mslr_rows, Path(args.out))
+                print(f"load: wrote the LETOR file in {time.perf_counter() - t0:.0f} s")
+            for label, root in trees:
+                res, gb = run_child(part, argv, root)
+                report(part, label, res, gb, args)
+            if part == "load" and not args.keep:
+                (Path(args.out) / f"mslr_like_{args.mslr_rows}_dense.txt").unlink(
+                    missing_ok=True)
+    finally:
+        if tmp is not None:
+            tmp.cleanup()
+    print(f"load average at end: {load()}")
+
+
+def load() -> str:
+    """The 1, 5 and 15 minute load averages (2 cores: above 2, others compete)."""
+    return ", ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def report(part: str, label: str, res: dict, gb: float, args) -> None:
+    sec, cap = TARGETS[part]
+    ok = "within" if res["seconds"] < sec and gb < cap else "OVER"
+    what = (f"{args.rows:,} rows x 136 features, {args.queries:,} queries, "
+            f"{args.sessions:,} sessions x {args.runs} runs, learners {LEARNERS}"
+            if part == "study" else
+            f"{res['rows']:,} rows x {res['features']} features, {res['queries']:,} "
+            f"queries, {res['file_gb']:.1f} GB of LETOR text")
+    print(f"{part} {label}: {res['seconds']:.1f} s, peak {gb:.2f} GB ({what}); target "
+          f"< {sec:.0f} s and < {cap:.0f} GB: {ok}", flush=True)
+    if part == "study":
+        print(f"  nDCG@10: {res['ndcg@10']}")
+        print(f"  verdict: {res['verdict']}", flush=True)
 
 
 if __name__ == "__main__":

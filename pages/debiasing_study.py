@@ -12,7 +12,9 @@ from pages import _ui as ui
 from ulr import propensity, study, theme
 from ulr.errors import UlrError
 from ulr.study import simulate as S
-from ulr.study.plots import study_figure
+from ulr.study.export import export_zip
+from ulr.study.plots import study_figure, study_sweep_figure
+from ulr.study.run import SWEEPS, parse_sweep, study_sweep, sweep_table
 
 ui.ensure_app_run()  # a deep link's first run goes through app.py before any upload
 st.title("Debiasing study")
@@ -82,7 +84,18 @@ with st.form("dst_form"):
                            key="dst_baseline")
     theta_by = g.selectbox("θ for IPW", methods, key="dst_theta",
                            help="The simulated θ, or θ estimated from each run's clicks.")
-    seed = int(st.number_input("Seed", 0, 10**6, 0, key="dst_seed"))
+    h, i, j = st.columns([1, 1, 2])
+    seed = int(h.number_input("Seed", 0, 10**6, 0, key="dst_seed"))
+    sweep_over = i.selectbox("Sweep", ["none", *SWEEPS], key="dst_sweep",
+                             format_func={"none": "no sweep", "eta": "over η",
+                                          "sessions": "over sessions per run"}.get,
+                             help="Run the study once per value, the same seeds otherwise: "
+                                  "how strong a bias, or how much traffic, before IPW pays "
+                                  "off?")
+    sweep_text = j.text_input("Sweep values, separated by commas", "0, 0.5, 1, 2",
+                              key="dst_sweep_values",
+                              help="η values (0 or more), or sessions per run (at least 1), "
+                                   "e.g. 1000, 10000, 100000.")
     submitted = st.form_submit_button("Run study", type="primary")
 
 if submitted:
@@ -91,10 +104,11 @@ if submitted:
             raise UlrError("Upload a file of labelled queries first.")
         if not chosen:
             raise UlrError("Choose at least one learner.")
+        sweep = parse_sweep(sweep_over, sweep_text) if sweep_over != "none" else None
         digest = hashlib.sha256(up.getbuffer()).hexdigest()[:16]
         digest_t = hashlib.sha256(up_test.getbuffer()).hexdigest()[:16] if up_test else ""
         key = (digest, digest_t, model, float(eta), sessions, runs, tuple(chosen), baseline,
-               theta_by, seed)
+               theta_by, seed, sweep and (sweep[0], tuple(sweep[1])))
         cache = _results()
         if key not in cache:
             data = _read(up)
@@ -104,13 +118,21 @@ if submitted:
             def progress(done, total, msg):
                 bar.progress(done / total, text=f"{msg} ({done}/{total})")
 
+            options = dict(test=test, learners=chosen, baseline=baseline, model=model,
+                           eta=float(eta), sessions=sessions, runs=runs,
+                           propensity=theta_by, seed=seed, progress=progress,
+                           keep_log=True)
+            points = None
             with ui.cancellable() as stop:
-                res = study.run_study(data, test=test, learners=chosen, baseline=baseline,
-                                      model=model, eta=float(eta), sessions=sessions,
-                                      runs=runs, propensity=theta_by, seed=seed,
-                                      progress=progress, should_stop=stop, keep_log=True)
+                if sweep is None:
+                    res = study.run_study(data, should_stop=stop, **options)
+                else:
+                    options.pop(sweep[0])
+                    points = study_sweep(data, over=sweep[0], values=sweep[1],
+                                         should_stop=stop, **options)
+                    res = points[-1][1]
             bar.empty()
-            cache[key] = (res, up.name)
+            cache[key] = (res, up.name, points and (sweep[0], points))
             while len(cache) > MAX_CACHED:
                 cache.popitem(last=False)
         else:
@@ -123,10 +145,31 @@ if got is None:
     st.info("Upload your labelled queries, choose the user model and the learners, and press "
             "**Run study**.")
 else:
-    res, file_name = got
+    res, file_name, swept = got
     s = res.settings
+    if swept is not None:
+        over, points = swept
+        st.subheader("Sweep over η" if over == "eta" else "Sweep over sessions per run")
+        sweep_df = sweep_table(points, over)
+        sweep_fig = study_sweep_figure(sweep_df, over=over)
+        st.plotly_chart(sweep_fig, key="dst_sweep_chart")
+        st.caption(f"Each point is a whole study ({s['runs']} run(s), the same seeds); its "
+                   f"band a {s['level']:.0%} interval over runs and test queries. The verdict "
+                   f"column compares each learner with {s['baseline']} at that value.")
+        shown_sweep = sweep_df.drop(columns=["metric"])
+        st.dataframe(shown_sweep.style.format(theme.styler_formats(shown_sweep)),
+                     hide_index=True, width="stretch")
+        ui.download_csv(sweep_df, "debiasing_study_sweep.csv",
+                        "Download the sweep (CSV)", key="dst_sweep_csv")
+        ui.add_to_report(f"Debiasing study on {file_name}: sweep over {over}", fig=sweep_fig,
+                         table=sweep_df, settings={**s, "labels": file_name, "sweep": over,
+                                                   "values": [v for v, _ in points]},
+                         evidence=res.evidence, key="debiasing_study_sweep",
+                         verdict=res.verdict, simulated=True)
+        v_last = points[-1][0]
+        st.subheader(f"The study at {'η' if over == 'eta' else 'sessions'} = {v_last:,g}")
     ui.show_verdict(res.verdict, key="study")
-    metric_names = list(next(iter(res.learners.values())))
+    metric_names = list(dict.fromkeys(m for r in res.learners.values() for m in r))
     shown = st.multiselect("Metrics", metric_names, default=metric_names[:3], key="dst_metrics",
                            format_func=theme.metric_label)
     fig = study_figure(res, metrics=shown or metric_names[:1])
@@ -151,6 +194,16 @@ else:
         st.dataframe(th, hide_index=True)
     ui.download_csv(res.table(), "debiasing_study.csv", "Download the learners' results (CSV)",
                     key="dst_csv")
+    log, train = res.log
+    st.download_button(
+        "Download the simulated clicks for LightGBM and XGBoost (zip)",
+        data=lambda: export_zip(log, train), file_name="study_clicks.zip",
+        mime="application/zip", key="dst_export", on_click="ignore",
+        help="The first run's log: lightgbm.svm with lightgbm.svm.query (rows per session) "
+             "and lightgbm.svm.position (0-based shown positions) for LightGBM's "
+             "position-bias correction, xgboost.svm (qid = session, rows in shown order) for "
+             "lambdarank_unbiased, and clicks.parquet (README, “Does debiasing help on my "
+             "data?”).")
     with st.expander("Store the simulated clicks as a dataset, to try every other page on them"):
         st.caption(f"The first run's {res.evidence['sessions'] // s['runs']:,} sessions in ulr's "
                    "click-log schema, with the true grade as relevance and the features.")
@@ -160,7 +213,6 @@ else:
             with ui.user_errors("Not stored: "):
                 from ulr.data import ingest
                 from ulr.simulate import write_log
-                log, train = res.log
                 fd, path = tempfile.mkstemp(prefix="ulr_study_", suffix=".parquet")
                 os.close(fd)
                 try:

@@ -94,3 +94,18 @@ def test_a_sweep_over_eta_runs_the_study_per_value(cli, labels):
 ])
 def test_bad_sweeps_exit_2(cli, user_error, labels, spec, needle):
     user_error(cli("study", "--labels", labels, "--sweep", spec), needle)
+
+
+def test_the_json_holds_held_out_click_loglik_for_the_click_models_only(cli, labels):
+    rc, out, err = cli("study", "--labels", labels, *SMALL, "--learners",
+                       "naive-gbdt,ipw-gbdt", "--baseline", "naive-gbdt", "--json")
+    assert rc == 0 and err == "", err
+    res = json.loads(out)
+    for name in ("naive-gbdt", "ipw-gbdt"):
+        iv = res["learners"][name]["click_loglik"]
+        assert iv["lower"] <= iv["value"] <= iv["upper"] < 0
+    assert any(c["metric"] == "click_loglik" for c in res["comparisons"])
+    assert res["settings"]["heldout_sessions"] == round(800 * 12 / 28)
+    rc, out, _ = cli("study", "--labels", labels, *SMALL, "--learners", "ipw-linear",
+                     "--json")
+    assert "click_loglik" not in json.loads(out)["learners"]["ipw-linear"]

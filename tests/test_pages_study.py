@@ -60,3 +60,46 @@ def test_a_malformed_file_is_refused_in_one_sentence():
     assert [e.value for e in at.error] == [
         "Cannot run the study: Line 2 of bad.svm is not a LETOR line (grade qid:Q 1:v 2:v ...): "
         "“0 1:3”"]
+
+
+def test_a_sweep_over_eta_on_the_page_and_the_export_for_lightgbm_and_xgboost():
+    """The sweep runs the study once per η (same seeds) and draws the primary metric
+    against η with its intervals; the simulated log downloads for LightGBM and XGBoost."""
+    at = run_app()
+    text = letor_text(linear_set(queries=40, docs=8, seed=0))
+    at.get("file_uploader")[0].set_value(("judged.txt", text.encode(), "text/plain")).run()
+    at.multiselect(key="dst_learners").set_value(["naive-linear", "ipw-linear"])
+    at.number_input(key="dst_sessions").set_value(1000)
+    at.number_input(key="dst_runs").set_value(2)
+    at.selectbox(key="dst_sweep").set_value("eta")
+    at.text_input(key="dst_sweep_values").input("0, 1.5")
+    at.button[0].click()
+    at.run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    assert len(at.get("plotly_chart")) == 2  # the sweep's and the last study's
+    sweep = at.dataframe[0].value
+    assert list(sweep["eta"].unique()) == [0.0, 1.5]
+    assert set(sweep["learner"]) == {"naive-linear", "ipw-linear"}
+    assert (sweep["lower"] <= sweep["value"]).all() and (sweep["value"] <= sweep["upper"]).all()
+    # at η = 0 the IPW weights are all 1: the two learners rank identically
+    at0 = sweep[(sweep["eta"] == 0.0) & (sweep["learner"] == "ipw-linear")].iloc[0]
+    assert "rank identically" in at0["verdict"]
+    assert [h.value for h in at.subheader][:2] == ["Sweep over η", "The study at η = 1.5"]
+    assert at.get("download_button")  # the export (and the CSVs)
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert "Download the simulated clicks for LightGBM and XGBoost (zip)" in labels
+
+
+def test_a_sweep_with_bad_values_is_refused_in_one_sentence():
+    at = run_app()
+    text = letor_text(linear_set(queries=20, docs=6, seed=0))
+    at.get("file_uploader")[0].set_value(("judged.txt", text.encode(), "text/plain")).run()
+    at.selectbox(key="dst_sweep").set_value("sessions")
+    at.text_input(key="dst_sweep_values").input("100, many")
+    at.button[0].click()
+    at.run()
+    assert not at.exception, at.exception
+    assert [e.value for e in at.error] == [
+        "Cannot run the study: The sessions values of a sweep must be numbers separated by "
+        "commas."]

@@ -385,6 +385,7 @@ METRIC_LABELS = {
     "pauc": "Partial area under the ROC curve (higher is better)",
     "auc": "Area under the ROC curve (higher is better)",
     "local_auc": "Local AUC: AUC of the top of each list (higher is better)",
+    "click_loglik": "Held-out click log-likelihood per impression (higher is better)",
     "theta": "Examination probability",
     "theta_k / theta_1": "Examination probability relative to position 1",
     "eta": "Position-bias severity η (0 = no bias)",

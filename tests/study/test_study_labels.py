@@ -135,7 +135,7 @@ def test_split_queries_is_seeded_and_disjoint():
 
 
 def test_a_dense_file_reads_as_the_svmlight_parser_reads_it(tmp_path):
-    """Files that list features 1..P on every line (MSLR, Istella) take pandas' tokenizer;
+    """Files that list features 1..P on every line (MSLR, Istella) take the compiled loop;
     the result is the svmlight parser's, and a malformed line still falls back to it."""
     from sklearn.datasets import load_svmlight_file
     rng = np.random.default_rng(0)
@@ -154,3 +154,42 @@ def test_a_dense_file_reads_as_the_svmlight_parser_reads_it(tmp_path):
     assert L._read_dense(bad) is None
     with pytest.raises(L.MalformedLine, match="Line 21 of bad.txt"):
         L.read_letor(bad)
+
+
+def test_the_compiled_dense_reader_reads_every_number_as_strtod_does(tmp_path):
+    """Exponents, signs, leading zeros, 15 significant digits, tabs, CRLF, blank and
+    comment lines, no final newline: bit for bit the svmlight parser's float32 (strtod,
+    then one rounding); a value it cannot read exactly sends the file to that parser."""
+    from sklearn.datasets import load_svmlight_file
+    rng = np.random.default_rng(3)
+    forms = ["{:g}", "{:.15g}", "{:e}", "{:.3E}", "{:+.6f}", "{:.0f}", "00{:.4f}", "{:.9e}"]
+    lines = ["# header", ""]
+    for i in range(300):
+        vals = rng.normal(size=5) * 10.0 ** rng.integers(-6, 7, size=5)
+        vals[rng.random(5) < 0.2] = 0.0
+        feats = []
+        for j, v in enumerate(vals):
+            f = forms[(i + j) % len(forms)]
+            t = f.format(abs(v)) if f.startswith("00") else f.format(v)
+            feats.append(f"{j + 1}:{'-' if f.startswith('00') and v < 0 else ''}{t}")
+        sep = "\t" if i % 11 == 0 else " "
+        line = f"{rng.integers(0, 5)}{sep}qid:{i // 9 + 1}{sep}" + sep.join(feats)
+        line += ["", "  ", " # c", "\r"][i % 4]
+        lines.append(line)
+    text = "\n".join(lines)  # no final newline
+    p = tmp_path / "dense.txt"
+    p.write_bytes(text.encode())
+    got = L._read_dense(p)
+    assert got is not None
+    y, q, X = got
+    Xr, yr, qr = load_svmlight_file(str(p), query_id=True, dtype=np.float64, zero_based=False)
+    np.testing.assert_array_equal(X, Xr.toarray().astype(np.float32))
+    np.testing.assert_array_equal(y, yr.astype(np.float32))
+    np.testing.assert_array_equal(q, qr)
+    # more digits than a double holds exactly, nan: the general path decides
+    for odd in ("1.234567890123456789", "4.09867605934412e-09", "nan"):
+        head, _, tail = lines[5].partition(" 2:")
+        bad = lines[:5] + [head + f" 2:{odd} " + tail.split(" ", 1)[1]] + lines[6:]
+        f = tmp_path / "odd.txt"
+        f.write_text("\n".join(bad) + "\n")
+        assert L._read_dense(f) is None

@@ -60,13 +60,21 @@ class Spy:
         return self.fn(*args, **kwargs)
 
 
+def _click_dataset(spy):
+    """The one Dataset built on clicks (the other, if any, is the training documents' bin
+    reference, built without labels)."""
+    calls = [c for c in spy.calls if "label" in c[1]]
+    assert len(calls) == 1
+    return calls[0]
+
+
 def test_lightgbm_position_passes_every_rows_shown_position(ctx, monkeypatch):
     import lightgbm as lgb
     ds, train = Spy(lgb.Dataset), Spy(lgb.train)
     monkeypatch.setattr(lgb, "Dataset", ds)
     monkeypatch.setattr(lgb, "train", train)
     L.LEARNERS["lightgbm-position"].fit(ctx)
-    (X, ), kw = ds.calls[0]
+    (X, ), kw = _click_dataset(ds)
     log = ctx.log
     rows = L._sessions_with_pairs(log)
     # one group per session, rows in shown order; position is the 0-based shown position
@@ -88,7 +96,8 @@ def test_plain_lightgbm_gets_no_position(ctx, monkeypatch):
     ds = Spy(lgb.Dataset)
     monkeypatch.setattr(lgb, "Dataset", ds)
     L.LEARNERS["lightgbm"].fit(ctx)
-    assert ds.calls[0][1]["position"] is None and ds.calls[0][1]["weight"] is None
+    kw = _click_dataset(ds)[1]
+    assert kw["position"] is None and kw["weight"] is None
 
 
 def test_lightgbm_ipw_weighs_each_clicks_group_by_its_inverse_propensity(ctx, monkeypatch):
@@ -96,7 +105,7 @@ def test_lightgbm_ipw_weighs_each_clicks_group_by_its_inverse_propensity(ctx, mo
     ds = Spy(lgb.Dataset)
     monkeypatch.setattr(lgb, "Dataset", ds)
     L.LEARNERS["lightgbm-ipw"].fit(ctx)
-    (X, ), kw = ds.calls[0]
+    (X, ), kw = _click_dataset(ds)
     log = ctx.log
     # the slow, obvious reference: per session, per click, the click and the non-clicks
     want_rows, want_w, want_g = [], [], []

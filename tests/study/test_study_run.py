@@ -141,3 +141,101 @@ def test_a_separate_test_file_and_a_bad_baseline(tmp_path):
         run_study(data, baseline="svm", sessions=100, runs=1)
     with pytest.raises(Exception, match="propensity must be 'true' or one of"):
         run_study(data, propensity="magic", sessions=100, runs=1)
+
+
+# --------------------------------------------------------------------------- speed-ups
+
+
+def test_fits_side_by_side_give_the_same_study_as_one_at_a_time():
+    """Every fit is single-threaded and deterministic (liblinear's process-wide generator
+    is locked), so the thread pool changes the time, not the result."""
+    data = linear_set(queries=40, docs=10, seed=7)
+    kw = dict(eta=1.0, sessions=1500, runs=2, n_bootstrap=100, seed=3,
+              learners=["naive-linear", "ipw-linear", "lightgbm", "lightgbm-position",
+                        "xgboost-unbiased", "oracle", "ipw-gbdt"], options={"rounds": 5})
+    one, two = run_study(data, workers=1, **kw), run_study(data, workers=2, **kw)
+    a, b = one.to_dict(), two.to_dict()
+    a.pop("seconds"), b.pop("seconds")
+    assert a == b
+
+
+def test_the_oracle_is_fitted_once_and_lightgbm_bins_found_once(monkeypatch):
+    """The oracle learns from the same true grades in every run; LightGBM's bin
+    boundaries come from the training documents, once per study."""
+    import dataclasses
+
+    import lightgbm as lgb
+
+    from ulr.study import learners as L
+    calls = {"oracle": 0, "bins": 0}
+    fit = L.LEARNERS["oracle"].fit
+
+    def counted(ctx):
+        calls["oracle"] += 1
+        return fit(ctx)
+    monkeypatch.setitem(L.LEARNERS, "oracle",
+                        dataclasses.replace(L.LEARNERS["oracle"], fit=counted))
+    Dataset = lgb.Dataset
+
+    def spy(*args, **kwargs):
+        if "label" not in kwargs:
+            calls["bins"] += 1
+        return Dataset(*args, **kwargs)
+    monkeypatch.setattr(lgb, "Dataset", spy)
+    res = run_study(linear_set(queries=30, docs=8, seed=2), sessions=800, runs=3,
+                    learners=["naive-linear", "lightgbm", "lightgbm-position", "oracle"],
+                    n_bootstrap=50, options={"rounds": 3})
+    assert calls == {"oracle": 1, "bins": 1}
+    table = res.per_query["oracle"]["ndcg@10"]
+    assert table.shape[0] == 3 and np.array_equal(table[0], table[2])
+
+
+# --------------------------------------------------------------------------- click log-likelihood
+
+
+def _slow_loglik(scorer, log, test, theta):
+    """The obvious reference: impression by impression, P(click) from the model's odds
+    (times theta_k for the IPW model), clipped, then the mean per query."""
+    f = scorer(test.X)
+    per = {}
+    for i in range(len(log)):
+        odds = np.exp(min(f[log.doc[i]], 0.0))
+        p = odds * (theta[log.position[i] - 1] if theta is not None else 1.0)
+        p = min(max(p, 1e-6), 1 - 1e-6)
+        ll = np.log(p) if log.click[i] else np.log(1 - p)
+        per.setdefault(int(log.query[i]), []).append(ll)
+    return np.array([np.mean(per[q]) if q in per else np.nan for q in range(test.n_queries)])
+
+
+@pytest.mark.parametrize("name", ["naive-gbdt", "ipw-gbdt"])
+def test_held_out_click_loglik_against_a_slow_reference(name):
+    from ulr.study import learners as L
+    from ulr.study import simulate as S
+    from ulr.study.labels import split_queries
+    train, test = split_queries(linear_set(queries=40, docs=10, seed=4), seed=0)
+    prod = S.production_ranker(train, seed=0)
+    log = S.simulate_clicks(train, prod.score(train.X), sessions=1500, eta=1.0, seed=2)
+    theta = log.theta_true / log.theta_true[0]
+    ctx = L.Context(train=train, log=log, theta=theta, production=prod, seed=0)
+    scorer = L.LEARNERS[name].fit(ctx)
+    held = S.simulate_clicks(test, prod.score(test.X), sessions=300, eta=1.0, seed=9)
+    got = R.click_loglik(scorer, held, test)
+    want = _slow_loglik(scorer, held, test, theta if name == "ipw-gbdt" else None)
+    np.testing.assert_allclose(got, want, rtol=1e-10, equal_nan=True)
+
+
+def test_click_loglik_is_reported_and_ipw_predicts_clicks_better_under_strong_bias():
+    """Under a strong position bias the naive click model predicts the same probability at
+    every position; the IPW model scales it by theta_k and predicts held-out clicks
+    better."""
+    data = linear_set(queries=60, docs=10, seed=3)
+    res = run_study(data, eta=2.0, sessions=4000, runs=2, n_bootstrap=200, seed=0,
+                    learners=["naive-gbdt", "ipw-gbdt", "naive-linear"], baseline="naive-gbdt")
+    ll = {n: r.get(R.CLICK_LL) for n, r in res.learners.items()}
+    assert ll["naive-linear"] is None  # a pairwise ranker predicts no click
+    assert ll["ipw-gbdt"].value > ll["naive-gbdt"].value
+    assert ll["ipw-gbdt"].value < 0 and ll["naive-gbdt"].lower <= ll["naive-gbdt"].value
+    c = next(c for c in res.comparisons if c.learner == "ipw-gbdt" and c.metric == R.CLICK_LL)
+    assert c.lower > 0 and " better than " in c.verdict.takeaway
+    assert res.to_dict()["learners"]["ipw-gbdt"][R.CLICK_LL]["value"] == ll["ipw-gbdt"].value
+    assert res.evidence["held-out sessions"] == 2 * round(4000 * 18 / 42)

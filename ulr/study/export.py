@@ -54,3 +54,17 @@ def export_click_log(log: ClickLog, train: LabelledSet, folder) -> dict:
              "clicks.parquet"]
     return {"folder": str(folder), "files": files, "rows": int(len(log)),
             "groups": int(sizes.size)}
+
+
+def export_zip(log: ClickLog, train: LabelledSet) -> bytes:
+    """:func:`export_click_log`'s files in one zip archive (the page's download)."""
+    import io
+    import tempfile
+    import zipfile
+    with tempfile.TemporaryDirectory(prefix="ulr_study_export_") as tmp:
+        info = export_click_log(log, train, tmp)
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+            for name in info["files"]:
+                zf.write(Path(tmp) / name, arcname=name)
+    return buf.getvalue()

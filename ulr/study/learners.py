@@ -38,6 +38,7 @@ Chen, Guestrin. "XGBoost: A Scalable Tree Boosting System". KDD 2016.
 
 from __future__ import annotations
 
+import threading
 import warnings
 from dataclasses import dataclass
 from typing import Callable
@@ -60,6 +61,12 @@ MAX_BIN = 63
 #: one thread: on a shared machine OpenMP's spinning threads made a LightGBM fit 9x slower
 #: than single-threaded (2.4 s against 21 s on 35,000 rows, load average 7 on 2 cores)
 THREADS = 1
+#: liblinear seeds one process-wide random generator: two fits at the same time (the
+#: study's thread pool) would draw from it in turn and stop being reproducible
+_LIBLINEAR = threading.Lock()
+_SHARED = threading.Lock()
+NO_PAIRS = ("No simulated session has both a click and a non-click, so the lambdarank "
+            "learners have nothing to learn from.")
 
 
 @dataclass(frozen=True)
@@ -73,9 +80,26 @@ class Context:
     production: ProductionRanker
     seed: int = 0
     options: dict | None = None
+    #: what the runs of one study share (the same training queries): built once, on demand
+    shared: dict | None = None
 
     def option(self, name: str, default):
         return (self.options or {}).get(name, default)
+
+    def lightgbm_bins(self):
+        """A LightGBM Dataset of the training documents, constructed once per study and
+        passed as ``reference`` to every click Dataset: its bin boundaries (63 per feature,
+        from the documents, each counted once) are found once instead of per fit, and a
+        fit only sorts its rows into them."""
+        import lightgbm as lgb
+        shared = self.shared if self.shared is not None else {}
+        with _SHARED:
+            ref = shared.get("lightgbm_bins")
+            if ref is None:
+                ref = lgb.Dataset(self.train.X, params={"max_bin": MAX_BIN, "verbose": -1},
+                                  free_raw_data=False).construct()
+                shared["lightgbm_bins"] = ref
+        return ref
 
 
 @dataclass(frozen=True)
@@ -88,6 +112,12 @@ class Learner:
     fit: Callable[[Context], Scorer]
     uses_theta: bool = False
     reference: bool = False
+    #: trained on each run's clicks (False: the same training data in every run)
+    per_run: bool = True
+    #: rough relative cost of a fit, to start the longest first
+    cost: int = 1
+    #: its scorer is a :class:`ClickScorer` (held-out click log-likelihood is reported)
+    predicts_clicks: bool = False
 
 
 # --------------------------------------------------------------------------- linear
@@ -129,7 +159,7 @@ def _linear(ipw: bool) -> Callable[[Context], Scorer]:
         alpha = float(ctx.option("alpha", 1e-2))
         model = LinearSVC(loss="hinge", dual=True, C=1.0 / (alpha * n), fit_intercept=False,
                           random_state=ctx.seed, max_iter=20_000, tol=1e-4)
-        with warnings.catch_warnings():
+        with _LIBLINEAR, warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=".*converge.*")
             model.fit(diff, sign, sample_weight=weight)
         coef = (model.coef_.ravel() / scale).astype(np.float32)
@@ -161,8 +191,50 @@ def _gbdt(ipw: bool) -> Callable[[Context], Scorer]:
                                                max_leaf_nodes=7, min_samples_leaf=50)
         with threadpool_limits(limits=1, user_api="openmp"):
             model.fit(Xa, ya, sample_weight=wa)
-        return lambda Xt: model.decision_function(Xt)
+        return ClickScorer(model.decision_function,
+                           theta=np.asarray(ctx.theta, dtype=np.float64) if ipw else None)
     return fit
+
+
+@dataclass(frozen=True)
+class ClickScorer:
+    """A scorer that also predicts clicks: the boosted click models.
+
+    Every impression is a negative of weight 1 and every click also a positive of weight
+    ``w`` (1, or ``1 / theta_k``), so the weighted log-loss is minimized at the odds
+    ``exp f(x) = E[w c | x]`` per impression: the click rate ``P(click | x)`` for the
+    naive model, ``P(click | examined at 1, x)`` for the IPW one under the PBM. Hence
+
+    .. math::
+        P(c = 1 \\mid x, k) = \\min(1, e^{f(x)})\\ \\text{(naive)}, \\qquad
+        P(c = 1 \\mid x, k) = \\min(1, \\theta_k e^{f(x)})\\ \\text{(IPW)}
+
+    with ``theta`` relative to position 1 (Joachims et al. 2017; Wang et al., "Position
+    bias estimation for unbiased learning to rank in personal search", WSDM 2018).
+    """
+
+    decision: Callable[[np.ndarray], np.ndarray]
+    theta: np.ndarray | None = None
+
+    def __call__(self, X: np.ndarray) -> np.ndarray:
+        return self.decision(X)
+
+    def click_probability(self, X: np.ndarray, position: np.ndarray, *,
+                          eps: float = 1e-6) -> np.ndarray:
+        """``P(click)`` of the rows ``X`` shown at the 1-based ``position``, clipped to
+        ``[eps, 1 - eps]`` (a log-likelihood stays finite)."""
+        return self.probability(self.decision(X), position, eps=eps)
+
+    def probability(self, f: np.ndarray, position: np.ndarray, *,
+                    eps: float = 1e-6) -> np.ndarray:
+        """:meth:`click_probability` from the scores ``f`` already computed."""
+        p = np.exp(np.minimum(np.asarray(f, dtype=np.float64), 0.0))
+        if self.theta is not None:
+            k = np.asarray(position, dtype=np.int64) - 1
+            t = np.where(k < self.theta.size, self.theta[np.minimum(k, self.theta.size - 1)],
+                         self.theta[-1])
+            p = p * t
+        return np.clip(p, eps, 1.0 - eps)
 
 
 # --------------------------------------------------------------------------- LightGBM / XGBoost
@@ -197,13 +269,13 @@ def lightgbm_params(ctx: Context, **extra) -> dict:
 
 
 def _lgb_train(params: dict, X, y, group, *, weight=None, position=None,
-               rounds: int = ROUNDS) -> Scorer:
+               rounds: int = ROUNDS, reference=None) -> Scorer:
     import lightgbm as lgb
     if len(group) == 0:
-        raise UlrError("No simulated session has both a click and a non-click, so the "
-                       "lambdarank learners have nothing to learn from.")
+        raise UlrError(NO_PAIRS)
     ds = lgb.Dataset(X, label=y, group=group, weight=weight, position=position,
-                     params={"max_bin": MAX_BIN, "verbose": -1}, free_raw_data=True)
+                     params={"max_bin": MAX_BIN, "verbose": -1}, free_raw_data=True,
+                     reference=reference)
     booster = lgb.train(params, ds, num_boost_round=rounds)
     return lambda Xt: booster.predict(Xt, num_threads=THREADS).astype(np.float64)
 
@@ -213,20 +285,24 @@ def _lightgbm(kind: str) -> Callable[[Context], Scorer]:
         log, X = ctx.log, ctx.train.X
         rows = _sessions_with_pairs(log)
         rounds = int(ctx.option("rounds", ROUNDS))
+        if rows.size == 0:
+            raise UlrError(NO_PAIRS)
+        ref = ctx.lightgbm_bins()
         if kind == "ipw":
             rows, group, weight = _ipw_groups(log, rows, ctx.theta)
             return _lgb_train(lightgbm_params(ctx), X[log.doc[rows]],
                               log.click[rows].astype(np.float32), group, weight=weight,
-                              rounds=rounds)
+                              rounds=rounds, reference=ref)
         group = _group_sizes(log.session[rows])
         if kind == "position":
             reg = float(ctx.option("position_regularization", 0.0))
             params = lightgbm_params(ctx, lambdarank_position_bias_regularization=reg)
             return _lgb_train(params, X[log.doc[rows]], log.click[rows].astype(np.float32),
                               group, position=(log.position[rows] - 1).astype(np.int32),
-                              rounds=rounds)
+                              rounds=rounds, reference=ref)
         return _lgb_train(lightgbm_params(ctx), X[log.doc[rows]],
-                          log.click[rows].astype(np.float32), group, rounds=rounds)
+                          log.click[rows].astype(np.float32), group, rounds=rounds,
+                          reference=ref)
     return fit
 
 
@@ -270,8 +346,7 @@ def _xgboost(unbiased: bool) -> Callable[[Context], Scorer]:
         log, X = ctx.log, ctx.train.X
         rows = _sessions_with_pairs(log)  # sorted by session, then position
         if rows.size == 0:
-            raise UlrError("No simulated session has both a click and a non-click, so the "
-                           "lambdarank learners have nothing to learn from.")
+            raise UlrError(NO_PAIRS)
         params = xgboost_params(ctx, **({"lambdarank_unbiased": True} if unbiased else {}))
         d = xgb.DMatrix(X[log.doc[rows]], label=log.click[rows].astype(np.float32),
                         qid=log.session[rows], nthread=THREADS)
@@ -298,32 +373,34 @@ LEARNERS = {
     spec.name: spec for spec in (
         Learner("naive-linear", "naive linear",
                 "ulr's linear pairwise ranker on clicks, every click weighing 1",
-                _linear(False)),
+                _linear(False), cost=2),
         Learner("ipw-linear", "IPW linear",
                 "ulr's linear pairwise ranker, every click weighing 1/θ of its position",
-                _linear(True), uses_theta=True),
+                _linear(True), uses_theta=True, cost=2),
         Learner("naive-gbdt", "naive GBDT",
-                "ulr's boosted click model (scikit-learn), clicks weighing 1", _gbdt(False)),
+                "ulr's boosted click model (scikit-learn), clicks weighing 1", _gbdt(False),
+                predicts_clicks=True),
         Learner("ipw-gbdt", "IPW GBDT",
                 "ulr's boosted click model, clicks weighing 1/θ of their position",
-                _gbdt(True), uses_theta=True),
+                _gbdt(True), uses_theta=True, predicts_clicks=True),
         Learner("lightgbm", "LightGBM", "LightGBM lambdarank on clicks, one group per session",
-                _lightgbm("plain")),
+                _lightgbm("plain"), cost=4),
         Learner("lightgbm-ipw", "LightGBM IPW",
                 "LightGBM lambdarank with every click's pairs weighing 1/θ of its position",
-                _lightgbm("ipw"), uses_theta=True),
+                _lightgbm("ipw"), uses_theta=True, cost=4),
         Learner("lightgbm-position", "LightGBM position",
                 "LightGBM lambdarank with its own position-bias correction (position field)",
-                _lightgbm("position")),
-        Learner("xgboost", "XGBoost", "XGBoost LambdaMART on clicks", _xgboost(False)),
+                _lightgbm("position"), cost=4),
+        Learner("xgboost", "XGBoost", "XGBoost LambdaMART on clicks", _xgboost(False),
+                cost=4),
         Learner("xgboost-unbiased", "XGBoost unbiased",
                 "XGBoost LambdaMART with lambdarank_unbiased (Unbiased LambdaMART)",
-                _xgboost(True)),
+                _xgboost(True), cost=4),
         Learner("oracle", "oracle", "LightGBM lambdarank on the true grades (the skyline)",
-                _oracle, reference=True),
+                _oracle, reference=True, per_run=False),
         Learner("production", "production",
                 "the production ranker that showed the lists (the floor)", _production,
-                reference=True),
+                reference=True, cost=0),
     )
 }
 DEFAULT_LEARNERS = ("naive-linear", "ipw-linear", "lightgbm", "lightgbm-position",

@@ -39,9 +39,16 @@ from ulr.study.simulate import (CLICK_MODELS, EPS, LIST_SIZE, NOISE, PRODUCTION_
 #: metrics of the study, the first one the headline's
 METRICS = ("ndcg@10", "arp", "dcg", "auc", "pauc", "local_auc")
 PRIMARY = "ndcg@10"
+#: mean log-likelihood per impression of held-out simulated clicks (learners that predict
+#: clicks only): higher is better
+CLICK_LL = "click_loglik"
 LOWER_IS_BETTER = frozenset({"arp"})
 N_BOOTSTRAP = 1000
 PROPENSITY = ("true",)  # and every method of ulr.propensity
+#: fits at the same time: the machine's 2 cores. Each fit is single-threaded (LightGBM,
+#: XGBoost, liblinear release the GIL), so two run side by side without OpenMP's spinning
+#: barriers, whose cost on a shared machine made a 2-thread LightGBM fit slower than one
+WORKERS = 2
 
 
 @dataclass(frozen=True)
@@ -263,7 +270,7 @@ def run_study(data: LabelledSet, *, test: LabelledSet | None = None,
               test_fraction: float = 0.3, k: int = 10, level: float = 0.95,
               n_bootstrap: int = N_BOOTSTRAP, seed: int = 0, options: dict | None = None,
               progress: ProgressFn | None = None, should_stop=None,
-              keep_log: bool = False) -> StudyResult:
+              keep_log: bool = False, workers: int = WORKERS) -> StudyResult:
     """Run the semi-synthetic study of Joachims et al. (2017) on a labelled set.
 
     Parameters
@@ -290,6 +297,9 @@ def run_study(data: LabelledSet, *, test: LabelledSet | None = None,
         between steps (:class:`ulr.errors.Cancelled`).
     keep_log : bool
         Keep the first run's click log in ``settings`` (for export and storing).
+    workers : int
+        Fits run at the same time (:func:`fit_all`); every fit is single-threaded and
+        deterministic, so the result does not depend on it.
     """
     from ulr import propensity as P
     t0 = time.perf_counter()
@@ -328,8 +338,11 @@ def run_study(data: LabelledSet, *, test: LabelledSet | None = None,
             progress(done, total, msg)
 
     per: dict = {n: {} for n in names}
-    scores_by_run: list[dict] = []
-    theta_true_runs, theta_runs = [], []
+    # 1. every run's production ranker, click log and theta (cheap, in order)
+    contexts, theta_true_runs, theta_runs, test_logs = [], [], [], []
+    shared: dict = {}  # built once for every run (LightGBM's bin boundaries)
+    predicting = [n for n in names if LEARNERS[n].predicts_clicks]
+    heldout_sessions = max(1, int(round(int(sessions) * test.n_queries / train.n_queries)))
     log0 = None
     clicks_total = 0
     for r in range(runs):
@@ -352,21 +365,38 @@ def run_study(data: LabelledSet, *, test: LabelledSet | None = None,
             theta = estimate_theta(log, train, propensity, seed=rs, should_stop=should_stop)
         theta_runs.append(theta)
         tick(f"run {r + 1}: θ ({propensity})")
-        ctx = Context(train=train, log=log, theta=theta, production=prod, seed=rs,
-                      options=options)
-        scores = {}
+        contexts.append(Context(train=train, log=log, theta=theta, production=prod, seed=rs,
+                                options=options, shared=shared))
+        if predicting:  # the held-out queries' own clicks, as much traffic per query
+            test_logs.append(simulate_clicks(
+                test, prod.score(test.X), sessions=heldout_sessions, model=model, eta=eta,
+                list_size=list_size, noise=noise, randomized_fraction=randomized_fraction,
+                eps=eps, seed=[rs, 1]))
+    # 2. every (run, learner) fit, ``workers`` at a time, scored as it finishes
+    scores_by_run: list[dict] = [{} for _ in range(runs)]
+    results: dict = {}
+    for r, n, scorer in fit_all(contexts, names, workers=workers, should_stop=should_stop):
+        scores = np.asarray(scorer(test.X), dtype=np.float64)
+        scores_by_run[r][n] = scores
+        results[r, n] = metrics.evaluate(test.relevance, scores, query_ids=test.qid, k=k,
+                                         standardized=True)
+        if n in predicting:
+            results[r, n] = {**results[r, n],
+                             CLICK_LL: click_loglik(scorer, test_logs[r], test, scores=scores)}
+        tick(f"run {r + 1}: trained {n}")
+    for r in range(runs):  # in run order, whatever order the fits finished in
         for n in names:
-            scorer = LEARNERS[n].fit(ctx)
-            scores[n] = np.asarray(scorer(test.X), dtype=np.float64)
-            res = metrics.evaluate(test.relevance, scores[n], query_ids=test.qid, k=k,
-                                   standardized=True)
-            for m, mr in res.items():
+            for m, mr in results[r, n].items():
+                if m == CLICK_LL:
+                    per[n].setdefault(m, []).append(mr)
+                    per.setdefault("weight", {})[m] = np.ones(test.n_queries)
+                    continue
                 per[n].setdefault(m, []).append(mr.per_query.to_numpy(dtype=np.float64))
                 per.setdefault("weight", {})[m] = mr.weight.to_numpy(dtype=np.float64)
-            tick(f"run {r + 1}: trained {n}")
-        scores_by_run.append(scores)
     weights = per.pop("weight", {})
     keys = [f"ndcg@{k}" if m == "ndcg@10" else m for m in METRICS]
+    if predicting:
+        keys.append(CLICK_LL)
     primary = keys[0]
     table = {n: {m: np.vstack(v) for m, v in res.items()} for n, res in per.items()}
     out = {n: {m: two_way_interval(table[n][m], weights[m], n_bootstrap=n_bootstrap,
@@ -380,9 +410,10 @@ def run_study(data: LabelledSet, *, test: LabelledSet | None = None,
         for m in keys:
             if m not in table[n] or m not in table[baseline]:
                 continue
+            # two learners that rank alike may still predict clicks differently
             comps.append(compare(n, baseline, m, table[n][m] - table[baseline][m], weights[m],
-                                 same, runs=runs, level=level, n_bootstrap=n_bootstrap,
-                                 seed=seed))
+                                 same and m != CLICK_LL, runs=runs, level=level,
+                                 n_bootstrap=n_bootstrap, seed=seed))
     theta_mean = np.mean([t[:len(theta_true_runs[0])] for t in theta_runs], axis=0)
     settings = dict(learners=names, baseline=baseline, model=model, eta=float(eta),
                     sessions=int(sessions), runs=runs, propensity=propensity,
@@ -394,6 +425,9 @@ def run_study(data: LabelledSet, *, test: LabelledSet | None = None,
                           else f"{test_fraction:.0%} of the queries, seeded"))
     evidence = {"training queries": train.n_queries, "test queries": test.n_queries,
                 "sessions": int(sessions) * runs, "clicks": clicks_total, "runs": runs}
+    if predicting:
+        settings["heldout_sessions"] = heldout_sessions
+        evidence["held-out sessions"] = heldout_sessions * runs
     res = StudyResult(learners=out, comparisons=comps,
                       theta_true=[float(x) for x in np.mean(theta_true_runs, axis=0)],
                       theta=[float(x) for x in theta_mean], settings=settings,
@@ -405,6 +439,70 @@ def run_study(data: LabelledSet, *, test: LabelledSet | None = None,
                       theta_runs=[[float(x) for x in t] for t in theta_runs],
                       log=None if log0 is None else (log0, train))
     return res
+
+
+def click_loglik(scorer, log, test: LabelledSet, *, scores=None) -> np.ndarray:
+    """Mean log-likelihood per impression of each held-out query's simulated clicks.
+
+    .. math::
+        \\ell_q = \\frac{1}{n_q} \\sum_{i \\in q} c_i \\log p_i + (1 - c_i) \\log(1 - p_i)
+
+    over the ``n_q`` impressions ``i`` of query ``q`` in ``log`` (simulated on ``test``),
+    with ``p_i`` the scorer's :meth:`~ulr.study.learners.ClickScorer.click_probability` of
+    the shown document at its position. NaN for a query never shown. ``scores``: the
+    scorer's values of ``test.X`` when already computed. Higher is better; 0 is a
+    perfect prediction. How well a learner predicts clicks need not say how well it ranks
+    (Hager et al., "Unbiased learning to rank meets reality", SIGIR 2024).
+    """
+    f = scorer(test.X) if scores is None else np.asarray(scores, dtype=np.float64)
+    p = scorer.probability(f[log.doc], log.position)
+    ll = np.where(log.click, np.log(p), np.log1p(-p))
+    n = np.bincount(log.query, minlength=test.n_queries)
+    total = np.bincount(log.query, weights=ll, minlength=test.n_queries)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(n > 0, total / np.maximum(n, 1), np.nan)
+
+
+def fit_all(contexts, names, *, workers: int = WORKERS, should_stop=None):
+    """Fit every learner of ``names`` on every run's :class:`Context`, ``workers`` at a
+    time (a thread pool; the longest fits first), and yield ``(run, name, scorer)`` as
+    the fits finish.
+
+    A learner that does not use the clicks (``Learner.per_run`` False: the oracle, trained
+    on the true grades of the same training queries in every run) is fitted once, on the
+    first run, and yielded for every run. ``should_stop`` is asked between fits and every
+    quarter second; on a stop the fits not started are dropped (those running finish in
+    the background) and :class:`ulr.errors.Cancelled` is raised.
+    """
+    from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+    tasks = [(r, n) for n in names
+             for r in (range(len(contexts)) if LEARNERS[n].per_run else [0])]
+    tasks.sort(key=lambda t: -LEARNERS[t[1]].cost)  # stable: in run order within a cost
+
+    def every_run(r, n):
+        return range(len(contexts)) if not LEARNERS[n].per_run else [r]
+
+    if int(workers) <= 1:
+        for r, n in tasks:
+            check(should_stop)
+            scorer = LEARNERS[n].fit(contexts[r])
+            for rr in every_run(r, n):
+                yield rr, n, scorer
+        return
+    pool = ThreadPoolExecutor(max_workers=int(workers), thread_name_prefix="ulr-study")
+    try:
+        futures = {pool.submit(LEARNERS[n].fit, contexts[r]): (r, n) for r, n in tasks}
+        pending = set(futures)
+        while pending:
+            done, pending = wait(pending, timeout=0.25, return_when=FIRST_COMPLETED)
+            check(should_stop)
+            for f in sorted(done, key=lambda f: tasks.index(futures[f])):
+                r, n = futures[f]
+                scorer = f.result()
+                for rr in every_run(r, n):
+                    yield rr, n, scorer
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
 
 
 def metrics_undefined(test: LabelledSet) -> bool:
@@ -438,14 +536,7 @@ def study_sweep(data: LabelledSet, *, over: str, values, progress: ProgressFn | 
     """:func:`run_study` once per value of ``over`` (``"eta"`` or ``"sessions"``), all other
     options the same (the same seeds, so the points differ only by the swept value): how
     strong must the bias be, or how much traffic is needed, before IPW pays off?"""
-    if over not in SWEEPS:
-        raise UlrError(f"a sweep varies {' or '.join(SWEEPS)}, not {over!r}.")
-    try:
-        vals = [SWEEPS[over](v) for v in values]
-    except (TypeError, ValueError):
-        raise UlrError(f"the {over} values of a sweep must be numbers.") from None
-    if not vals:
-        raise UlrError("Give at least one value to sweep over.")
+    over, vals = parse_sweep(over, values)
     out = []
     for i, v in enumerate(vals):
         def step(done, total, msg, i=i, v=v):
@@ -453,3 +544,49 @@ def study_sweep(data: LabelledSet, *, over: str, values, progress: ProgressFn | 
                 progress(i * total + done, len(vals) * total, f"{over} = {v:g}: {msg}")
         out.append((v, run_study(data, **{**options, over: v}, progress=step)))
     return out
+
+
+def parse_sweep(over: str, values) -> tuple[str, list]:
+    """``(over, values)`` of a sweep from its name and its values (a list, or text such as
+    ``"0, 0.5, 1"``), checked: ``eta`` values 0 or more, ``sessions`` whole numbers of at
+    least 1, at least one value."""
+    over = str(over).strip()
+    if over not in SWEEPS:
+        raise UlrError(f"a sweep varies {' or '.join(SWEEPS)}, not {over!r}.")
+    items = [v for v in (values.replace(";", ",").split(",") if isinstance(values, str)
+                         else values) if str(v).strip()]
+    try:
+        vals = [SWEEPS[over](float(v)) for v in items]
+    except (TypeError, ValueError):
+        raise UlrError(f"The {over} values of a sweep must be numbers separated by "
+                       "commas.") from None
+    if not vals:
+        raise UlrError("Give at least one value to sweep over.")
+    if over == "sessions" and min(vals) < 1:
+        raise UlrError("The sessions of a sweep must be at least 1.")
+    if over == "eta" and (min(vals) < 0 or not all(np.isfinite(vals))):
+        raise UlrError("The eta values of a sweep must be 0 or more.")
+    return over, vals
+
+
+def sweep_table(points, over: str, *, metric: str | None = None):
+    """One row per (swept value, learner): the value of ``metric`` (default the study's
+    primary one) with its interval, and the comparison with the baseline (delta, its
+    interval and verdict; empty for the baseline) - the data of the sweep's chart."""
+    import pandas as pd
+    rows = []
+    for v, res in points:
+        m = metric or res.settings["primary"]
+        comps = {c.learner: c for c in res.comparisons if c.metric == m}
+        for n, r in res.learners.items():
+            if m not in r:
+                continue
+            c = comps.get(n)
+            rows.append({over: v, "learner": n, "metric": m, "value": r[m].value,
+                         "lower": r[m].lower, "upper": r[m].upper,
+                         "delta": c.delta if c else np.nan,
+                         "delta_lower": c.lower if c else np.nan,
+                         "delta_upper": c.upper if c else np.nan,
+                         "verdict": c.verdict.takeaway if c else ""})
+    return pd.DataFrame(rows)
+
