@@ -23,8 +23,48 @@ os.environ.setdefault("ULR_MEMORY_LIMIT", "2GB")
 # collector halve its CPU (a Spark CLI run: 27 CPU-s to 13). The suite is CPU-bound on two
 # cores. The product's own JVM settings are untouched.
 os.environ.setdefault("JDK_JAVA_OPTIONS", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
+# One OpenMP thread per test process (and per CLI run and app server it starts): pytest-xdist
+# already runs one worker per core, and OpenMP's spinning threads on a busy machine made the
+# reward models' GBDT fits eight times slower (tests/ope/test_reward_models.py: 246 s with
+# the default threads, 31 s with one, the same load; issue 53). scikit-learn's histogram
+# GBDT gives the same trees whatever the thread count.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 CHROMIUM = "/usr/bin/chromium"
+
+# ---------------------------------------------------------------------------
+# Markers (pytest.ini): the suite in pieces
+# ---------------------------------------------------------------------------
+
+#: the tests measured over ~5 s (one node id, a node id without its parameters, or a whole
+#: file per line; ``#`` starts a comment): marked ``slow`` here rather than file by file
+SLOW_LIST = ROOT / "tests" / "slow_tests.txt"
+_BROWSER_FIXTURES = {"browser", "warm_context", "_playwright", "page", "app_url"}
+
+
+def slow_entries() -> list[str]:
+    """The entries of :data:`SLOW_LIST`, comments and blank lines dropped."""
+    lines = (line.split("#", 1)[0].strip() for line in SLOW_LIST.read_text().splitlines())
+    return [line for line in lines if line]
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark ``slow`` the tests of :data:`SLOW_LIST`, ``e2e`` and ``browser`` the tests under
+    ``tests/e2e`` and those that drive Chromium, and ``spark`` those that start a JVM."""
+    slow = set(slow_entries())
+    for item in items:
+        nodeid = item.nodeid
+        path = nodeid.split("::", 1)[0]
+        if {nodeid, nodeid.split("[", 1)[0], path} & slow:
+            item.add_marker(pytest.mark.slow)
+        in_e2e = path.startswith("tests/e2e/")
+        if in_e2e and item.get_closest_marker("e2e") is None:
+            item.add_marker(pytest.mark.e2e)
+        if in_e2e or item.get_closest_marker("e2e") is not None or (
+                _BROWSER_FIXTURES & set(getattr(item, "fixturenames", ()))):
+            item.add_marker(pytest.mark.browser)
+        if "spark" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.spark)
 
 # Streamlit animates its "running" indicator and fades elements in and out: in a headless
 # browser every animated frame is drawn in software, for every open page, all the while

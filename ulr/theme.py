@@ -44,11 +44,7 @@ COLORS = {
     "cascade-ts": "#009E73",
     "cascade-linucb": "#E69F00",
     "cascade-lints": "#CC79A7",
-    # off-policy estimators and recommenders
-    "ips": "#D55E00",
-    "clipped-ips": "#E69F00",
-    "snips": "#0072B2",
-    "dr": "#009E73",
+    # recommenders (an off-policy estimator's colour is in its record, ulr.ope.registry)
     "naive-mf": "#777777",
     "propensity-mf": "#0072B2",
     "cause": "#009E73",
@@ -56,8 +52,12 @@ COLORS = {
 
 
 def color_for(name: str, index: int = 0) -> str:
-    """Colour of a named series; unknown names get ``PALETTE[index]``."""
-    return COLORS.get(str(name).lower(), PALETTE[index % len(PALETTE)])
+    """Colour of a named series (:data:`COLORS`, else an off-policy estimator's record);
+    unknown names get ``PALETTE[index]``."""
+    from ulr.ope import registry
+
+    key = str(name).lower()
+    return COLORS.get(key) or registry.color(key) or PALETTE[index % len(PALETTE)]
 
 
 def band_color(hex_color: str, alpha: float = 0.18) -> str:
@@ -393,16 +393,16 @@ METRIC_LABELS = {
     "ess": "Effective sample size",
     "regret": "Cumulative regret (lower is better)",
     "mse": "Mean squared error (lower is better)",
-    "ips": "Inverse propensity scoring estimate",
-    "snips": "Self-normalized IPS estimate",
-    "clipped-ips": "Clipped IPS estimate",
-    "dr": "Doubly robust estimate",
 }
 
 
 def metric_label(name: str) -> str:
-    """Human label of a metric (the name itself when unknown)."""
-    return METRIC_LABELS.get(str(name).strip().lower(), str(name))
+    """Human label of a metric, or of an off-policy estimator's estimates (its record's
+    ``description``); the name itself when unknown."""
+    from ulr.ope import registry
+
+    key = str(name).strip().lower()
+    return METRIC_LABELS.get(key) or registry.description(key) or str(name)
 
 
 def metric_help(name: str) -> str:

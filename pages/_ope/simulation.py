@@ -6,7 +6,7 @@ import streamlit as st
 from pages import _ui as ui
 from pages._ope.common import LABELS, VIEWS
 from ulr.errors import UlrError
-from ulr.ope import estimators as est
+from ulr.ope import registry
 from ulr.ope import figures as F
 from ulr.ope.study import CHUNK, simulation_study, study_chunk
 from ulr.quantity import Quantity, show
@@ -88,10 +88,10 @@ def _simulation_form() -> tuple[tuple, bool]:
                                 key="sim_target")
         temperature = c[1].number_input("Target temperature", 0.0, 100.0, 0.5, step=0.1,
                                         key="sim_temp")
-        estimators = c[2].multiselect("Estimators", list(est.ESTIMATORS),
+        estimators = c[2].multiselect("Estimators", list(registry.single_log()),
                                       default=ui.url_options(
-                                          "sim_estimators", est.ESTIMATORS,
-                                          ["ips", "clipped-ips", "snips", "dr"]),
+                                          "sim_estimators", registry.single_log(),
+                                          registry.defaults()),
                                       format_func=lambda e: LABELS.get(e, e), key="sim_est")
         clip = c[3].number_input("Clip weights at (0 = automatic)", 0.0, 1e6, 4.0,
                                  key="sim_clip",

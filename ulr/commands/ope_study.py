@@ -6,6 +6,8 @@ from __future__ import annotations
 from ulr import validate
 from ulr.commands.common import add_option
 from ulr.errors import UlrError
+from ulr.ope import registry
+from ulr.ope.crm import OBJECTIVES
 
 ORDER = 61
 
@@ -29,7 +31,8 @@ def register(sub):
     p.add_argument("--base-rate", type=float, default=0.2, help="mean click probability")
     p.add_argument("--target", choices=["true", "noisy", "reversed"], default="true")
     p.add_argument("--temperature", type=float, default=0.5, help="target softmax temperature")
-    p.add_argument("--estimators", default="ips,clipped-ips,snips,dr")
+    p.add_argument("--estimators", default=",".join(registry.defaults()),
+                   help="comma-separated, from: " + ",".join(registry.single_log()))
     p.add_argument("--clip", type=float, default=None)
     p.add_argument("--intervals", action="store_true", help="bootstrap interval per log")
     p.add_argument("--bootstrap", type=int, default=400)
@@ -37,7 +40,7 @@ def register(sub):
                    help="two-sided confidence level of the intervals (default 0.95)")
     p.add_argument("--seed", type=int, default=0)
     g = p.add_argument_group("policy learning on a simulated log")
-    g.add_argument("--learn", choices=["ips", "snips"], default=None)
+    g.add_argument("--learn", choices=list(OBJECTIVES), default=None)
     g.add_argument("--l2", type=float, default=0.01)
     g.add_argument("--variance-penalty", type=float, default=0.0)
     g.add_argument("--steps", type=int, default=200)
@@ -57,7 +60,6 @@ def _check(args):
 
 
 def run(args) -> dict:
-    from ulr.ope import estimators as est
     from ulr.ope.study import crm_study, simulation_study
 
     _check(args)
@@ -74,10 +76,10 @@ def run(args) -> dict:
                 "curve": out["result"].curve.assign(true_value=out["truth_path"])
                 .to_dict(orient="list")}
     names = [e.strip() for e in args.estimators.split(",") if e.strip()]
-    bad = [e for e in names if e not in est.ESTIMATORS]
+    bad = [e for e in names if e not in registry.single_log()]
     if bad or not names:
         raise UlrError(f"unknown estimator {', '.join(bad) or '(none)'}; choose from "
-                       f"{', '.join(est.ESTIMATORS)}.")
+                       f"{', '.join(registry.single_log())}.")
     out = simulation_study(contexts=args.contexts, actions=args.actions, features=args.features,
                            slots=args.slots, rows=args.rows, runs=args.runs,
                            logging=args.logging, logging_temperature=args.logging_temperature,

@@ -18,8 +18,8 @@
 """
 
 from ulr.ope.crm import CRMResult, learn_policy
-from ulr.ope.estimators import (ESTIMATORS, bootstrap_ratio, clipped_ips, direct_method,
-                                doubly_robust, effective_sample_size, ips, snips)
+from ulr.ope.estimators import (bootstrap_ratio, clipped_ips, direct_method, doubly_robust,
+                                effective_sample_size, ips, snips)
 from ulr.ope.registry import (REGISTRY, Estimator, Hyperparameter, defaults, register,
                               unregister)
 from ulr.ope.evaluate import OPEResult, evaluate, evaluate_log, target_policy
@@ -33,7 +33,7 @@ from ulr.ope.simulate import (BanditSimulation, bias_variance_table, make_sample
 __all__ = [
     "BanditFeedback", "BanditSimulation", "CRMResult", "Candidates", "DEFAULT_ESTIMATORS",
     "Estimator", "Hyperparameter", "REGISTRY", "register", "unregister",
-    "ESTIMATORS", "FrameLog", "LinearScorer", "OPEResult", "bias_variance_table",
+    "FrameLog", "LinearScorer", "OPEResult", "bias_variance_table",
     "bootstrap_ratio", "clipped_ips", "direct_method", "doubly_robust",
     "effective_sample_size", "evaluate", "evaluate_log", "feedback_from_frame",
     "feedback_from_log", "fit_linear_scorer", "ips", "learn_policy", "make_sample_log",

@@ -27,9 +27,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ulr import validate
-
-#: the estimators of :func:`ratio_terms` (every estimator's record: :mod:`ulr.ope.registry`)
-ESTIMATORS = ("ips", "clipped-ips", "snips", "dr", "dm")
+from ulr.ope import registry
+from ulr.ope.terms import (check_rows, default_clip, model_arrays as _model,  # noqa: F401
+                           power_weight, shrink_weight, sndr, sndr_terms, switch_weight)
 
 
 def importance_weights(target_prob, propensity) -> np.ndarray:
@@ -49,17 +49,6 @@ def importance_weights(target_prob, propensity) -> np.ndarray:
     if np.any(~np.isfinite(t)) or np.any(t < 0) or np.any(t > 1 + 1e-9):
         raise ValueError("target probabilities must lie in [0, 1]")
     return t / p
-
-
-def check_rows(reward, weight):
-    """``(reward, weight)`` as float arrays of one shape with at least one row."""
-    r = np.asarray(reward, dtype=float)
-    w = np.asarray(weight, dtype=float)
-    if r.shape != w.shape:
-        raise ValueError(f"reward {r.shape} and weight {w.shape} differ in shape")
-    if r.shape[-1] == 0:
-        raise ValueError("the log has no rows")
-    return r, w
 
 
 def ips(reward, weight) -> np.ndarray:
@@ -126,27 +115,13 @@ def ratio_terms(estimator: str, reward, weight, *, clip: float | None = None,
                 q_logged=None, q_target=None) -> tuple[np.ndarray, np.ndarray]:
     """Per-row numerator and denominator terms: ``V = sum num / sum den``.
 
-    ``ips``: (w r, 1); ``clipped-ips``: (min(w, M) r, 1); ``snips``: (w r, w);
-    ``dr``: (q_target + w (r - q_logged), 1); ``dm``: (q_target, 1).
+    The terms of ``estimator``'s record in :mod:`ulr.ope.registry` (e.g. ``ips``:
+    ``(w r, 1)``; ``snips``: ``(w r, w)``; ``dr``: ``(q_target + w (r - q_logged), 1)``);
+    ``clip`` is its hyperparameter (clipped IPS's ``M``, Switch-DR's ``tau``, ...), ignored
+    by an estimator without one. See :func:`ulr.ope.registry.row_terms`.
     """
-    r, w = check_rows(reward, weight)
-    one = np.ones_like(w)
-    if estimator == "ips":
-        return w * r, one
-    if estimator == "clipped-ips":
-        if clip is None:
-            raise ValueError("clipped-ips needs clip")
-        return np.minimum(w, clip) * r, one
-    if estimator == "snips":
-        return w * r, w
-    if estimator in ("dr", "dm"):
-        if q_target is None or (estimator == "dr" and q_logged is None):
-            raise ValueError(f"{estimator} needs a reward model")
-        qt = np.asarray(q_target, dtype=float)
-        if estimator == "dm":
-            return qt, one
-        return qt + w * (r - np.asarray(q_logged, dtype=float)), one
-    raise ValueError(f"unknown estimator {estimator!r}; choose from {', '.join(ESTIMATORS)}")
+    return registry.row_terms(estimator, reward, weight, hyperparameter=clip,
+                              q_logged=q_logged, q_target=q_target)
 
 
 def effective_sample_size(weight) -> np.ndarray:
@@ -158,20 +133,6 @@ def effective_sample_size(weight) -> np.ndarray:
     s2 = np.sum(w * w, axis=-1)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(s2 > 0, np.sum(w, axis=-1) ** 2 / np.where(s2 > 0, s2, 1.0), 0.0)
-
-
-def default_clip(weight) -> np.ndarray:
-    """Default clipping threshold, ``M = sqrt(n) * mean(w)`` and at least 1.
-
-    The truncation level of Ionides, "Truncated importance sampling" (JCGS
-    2008): it only trims weights that are extreme for the sample size, and its
-    bias vanishes as ``n`` grows. A per-log quantile would clip a fixed share of
-    rows and, being itself random, can add variance instead of removing it.
-    Works along the last axis (one threshold per log).
-    """
-    w = np.asarray(weight, dtype=float)
-    n = w.shape[-1]
-    return np.maximum(1.0, np.sqrt(n) * w.mean(axis=-1))
 
 
 @dataclass(frozen=True)
@@ -267,57 +228,6 @@ def bootstrap_ratio(num, den, *, cluster=None, n_bootstrap: int = 1000, level: f
 # The formulas are those of Open Bandit Pipeline (Saito et al. 2021) given the
 # same reward predictions.
 
-def _model(q_logged, q_target, like):
-    ql = np.asarray(q_logged, dtype=float)
-    qt = np.asarray(q_target, dtype=float)
-    if ql.shape != like.shape or qt.shape != like.shape:
-        raise ValueError("q_logged and q_target need the shape of the reward")
-    return ql, qt
-
-
-def sndr(reward, weight, *, q_logged, q_target) -> np.ndarray:
-    """Self-normalized doubly robust estimate.
-
-    ``V_SNDR = (1/n) sum_i q_target_i + sum_i w_i (r_i - q_logged_i) / sum_i w_i``
-
-    The DR correction is normalized by the weights' sum instead of ``n``, as
-    SNIPS normalizes IPS (Swaminathan & Joachims, NeurIPS 2015; Kallus &
-    Uehara, NeurIPS 2019; OBP ``SelfNormalizedDoublyRobust``). Biased by
-    O(1/n), bounded correction. ``nan`` when all weights are zero.
-    """
-    r, w = check_rows(reward, weight)
-    ql, qt = _model(q_logged, q_target, r)
-    den = np.sum(w, axis=-1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        corr = np.where(den > 0, np.sum(w * (r - ql), axis=-1) / np.where(den > 0, den, 1.0),
-                        np.nan)
-    return np.mean(qt, axis=-1) + corr
-
-
-def sndr_terms(reward, weight, *, q_logged, q_target) -> np.ndarray:
-    """Per-row terms whose mean has SNDR's standard error (the delta method).
-
-    ``x_i = q_target_i + w_i (r_i - q_logged_i - C) / mean(w)``, ``C`` the SNDR
-    correction of :func:`sndr`. Their mean is ``mean(q_target)``, not ``V_SNDR``: use
-    them for the spread only. (The ratio form of :func:`row_terms` holds ``mean(w)``
-    fixed and counts the weights' noise twice.)
-    """
-    r, w = check_rows(reward, weight)
-    ql, qt = _model(q_logged, q_target, r)
-    corr = sndr(r, w, q_logged=ql, q_target=qt) - np.mean(qt, axis=-1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return qt + w * (r - ql - np.expand_dims(corr, -1)) / np.mean(w, axis=-1,
-                                                                        keepdims=True)
-
-
-def switch_weight(weight, *, tau: float) -> np.ndarray:
-    """``w_i 1{w_i <= tau}``: the weight Switch-DR keeps (``tau = inf`` keeps all)."""
-    if np.isnan(tau) or tau < 0:
-        raise ValueError("tau must be a non-negative number (inf = plain DR)")
-    w = np.asarray(weight, dtype=float)
-    return np.where(w <= tau, w, 0.0)
-
-
 def switch_dr(reward, weight, *, q_logged, q_target, tau: float) -> np.ndarray:
     """Switch doubly robust estimate (Wang, Agarwal & Dudik, "Optimal and adaptive
     off-policy evaluation in contextual bandits", ICML 2017, Switch-DR).
@@ -331,18 +241,6 @@ def switch_dr(reward, weight, *, q_logged, q_target, tau: float) -> np.ndarray:
     r, w = check_rows(reward, weight)
     ql, qt = _model(q_logged, q_target, r)
     return np.mean(qt + switch_weight(w, tau=tau) * (r - ql), axis=-1)
-
-
-def shrink_weight(weight, *, lam: float) -> np.ndarray:
-    """Optimistic shrinkage ``lam w / (w^2 + lam)`` (``lam = inf``: ``w``; ``lam = 0``: 0)."""
-    if np.isnan(lam) or lam < 0:
-        raise ValueError("lam must be a non-negative number (inf = plain DR)")
-    w = np.asarray(weight, dtype=float)
-    if np.isinf(lam):
-        return w.copy()
-    if lam == 0:
-        return np.zeros_like(w)
-    return lam * w / (w * w + lam)
 
 
 def dros(reward, weight, *, q_logged, q_target, lam: float) -> np.ndarray:
@@ -359,14 +257,6 @@ def dros(reward, weight, *, q_logged, q_target, lam: float) -> np.ndarray:
     r, w = check_rows(reward, weight)
     ql, qt = _model(q_logged, q_target, r)
     return np.mean(qt + shrink_weight(w, lam=lam) * (r - ql), axis=-1)
-
-
-def power_weight(weight, *, lam: float) -> np.ndarray:
-    """Harmonic correction ``w / (1 - lam + lam w)`` of Metelli et al. (``lam = 0``: ``w``)."""
-    if np.isnan(lam) or not 0 <= lam <= 1:
-        raise ValueError("lam must lie in [0, 1]")
-    w = np.asarray(weight, dtype=float)
-    return w / (1 - lam + lam * w)
 
 
 def sg_ips(reward, weight, *, lam: float) -> np.ndarray:

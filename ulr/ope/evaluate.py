@@ -316,7 +316,7 @@ def _warnings(diag: dict, table: pd.DataFrame, level: float) -> list:
             f"{1 / np.sqrt(max(diag['effective_clicks'], 1)):.0%} and intervals that may "
             "undercover."))
     t = table[(table["estimator"] != "logging")
-              & ~((table["estimator"] == "balanced-ips") & table["value"].isna())]
+              & ~(table["estimator"].isin(registry.multi_logger()) & table["value"].isna())]
     half = (t["upper"] - t["lower"]) / 2
     wide = t.loc[(half > WIDE * t["value"].abs()) | ~np.isfinite(t["value"]),
                  "estimator"].tolist()
@@ -487,7 +487,7 @@ def _split_estimators(estimators, have: dict, *, explicit: bool):
     out = {n for ns in missing.values() for n in ns}
     kept = [e for e in estimators if e not in out]
     if not kept:
-        kept = ["snips"]
+        kept = [registry.fallback()]
     multi = [e for e in kept if registry.REGISTRY.get(e) and registry.get(e).terms is None]
     return [e for e in kept if e not in multi], multi, missing
 
@@ -517,8 +517,6 @@ def _target_rows(feedback: BanditFeedback, pi):
 
 #: how far a context's target probabilities may sum from 1 (the target-table check too)
 TARGET_SUM_TOLERANCE = 1e-6
-#: the verdict's references (the least biased estimators every input identifies)
-REFERENCES = ("ips", "snips")
 
 
 def _single_log_table(feedback, pi, estimators, r, w, M, model: dict, boot: dict):
@@ -530,8 +528,9 @@ def _single_log_table(feedback, pi, estimators, r, w, M, model: dict, boot: dict
     estimators = list(estimators)
     added = []
     biased = any(e == registry.AUTO or not registry.get(e).unbiased for e in estimators)
-    if biased and not any(e in estimators for e in REFERENCES):
-        added = list(REFERENCES)  # the verdict checks its basis against them
+    references = registry.references()
+    if biased and not any(e in estimators for e in references):
+        added = list(references)  # the verdict checks its basis against them
         estimators += added
     auto_names = [f for f in selection.auto_families()
                   if not registry.unmet(f, **model["have"])]
@@ -550,9 +549,9 @@ def _single_log_table(feedback, pi, estimators, r, w, M, model: dict, boot: dict
                                                     folds=model["folds"], seed=boot["seed"])
     hyper, selected, terms, allow = {}, None, [], np.zeros(len(estimators) + 1)
     for k, e in enumerate(estimators):
-        name, h = e, (M if e == "clipped-ips" else None)
         rec = None if e == registry.AUTO else registry.get(e)
-        if rec is not None and rec.hyperparameter is not None and e != "clipped-ips":
+        name, h = e, (None if rec is None else registry.hyperparameter_for(e, w, clip=M))
+        if rec is not None and rec.tuned:
             pick = selection.select(r, w, q_logged=q_logged, q_target=q_target, families=(e,))
             h, allow[k] = pick.hyperparameter, pick.allowance
         elif e == registry.AUTO:
@@ -560,12 +559,16 @@ def _single_log_table(feedback, pi, estimators, r, w, M, model: dict, boot: dict
                                     families=auto_names)
             name, h, allow[k] = pick.estimator, pick.hyperparameter, pick.allowance
             selected = {**pick.to_dict(), "excluded": excluded}
-            if name == "clipped-ips" and "clipped-ips" in estimators and h != M:
+            row_h = (registry.hyperparameter_for(name, w, clip=M) if name in estimators
+                     else None)
+            if row_h is not None and h is not None and row_h != h:
                 # one estimator, two settings on one screen: say which is which
-                selected["reason"] += (f" The table's {registry.label('clipped-ips')} row "
-                                       f"keeps the clip of {plain(M, sig=4)}; the choice "
-                                       f"clips at {plain(h, sig=4)}.")
-        if h is not None and e != "clipped-ips":
+                knob = registry.get(name).hyperparameter.name
+                knob = selection.SETTING_WORDS.get(knob, knob)
+                selected["reason"] += (f" The table's {registry.label(name)} row keeps its "
+                                       f"{knob} of {plain(row_h, sig=4)}; the choice uses "
+                                       f"{plain(h, sig=4)}.")
+        if h is not None and (rec is None or rec.tuned):
             hyper[e] = h
         terms.append((name, h, registry.row_terms(name, r, w, hyperparameter=h,
                                                   q_logged=q_logged, q_target=q_target)))
@@ -644,7 +647,7 @@ def _other_intervals(terms, r, w, q_logged, q_target, method, cluster, level, bo
                     dl[k], du[k] = c - half, c + half
             continue
         if last:
-            name, h, ww = "ips", None, np.ones_like(w)
+            name, h, ww = registry.plain_reference(), None, np.ones_like(w)  # on-policy mean
         else:
             ww = w
         if registry.get(name).self_normalized:
@@ -670,15 +673,16 @@ def _with_multi_logger(table, feedback, multi, r, t_row, boot: dict):
     mt = ml.table.set_index("estimator")
     # the single-log estimators share one bootstrap; the combined estimators' is
     # stratified by logger
-    main_ips = table.loc[table["estimator"] == "ips", "se"]
-    se_ips = float(main_ips.iloc[0]) if len(main_ips) else float(mt.loc["ips", "se"])
+    pooled = registry.plain_reference()  # IPS: pooled over the loggers
+    main_ips = table.loc[table["estimator"] == pooled, "se"]
+    se_ips = float(main_ips.iloc[0]) if len(main_ips) else float(mt.loc[pooled, "se"])
     table["variance_ratio"] = (table["se"] / se_ips) ** 2 if se_ips > 0 else np.nan
     table.loc[table["estimator"] == "logging", "variance_ratio"] = np.nan
     add = mt.loc[multi].reset_index()[["estimator", "value", "lower", "upper", "se",
                                        "variance_ratio"]]
     table = pd.concat([table.iloc[:-1], add, table.iloc[-1:]], ignore_index=True)
     warn = [OPEWarning("balanced_missing", ml.missing)] \
-        if ml.missing and "balanced-ips" in multi else []
+        if ml.missing and any(e in ml.unavailable for e in multi) else []
     return table, ml.per_logger, warn
 
 

@@ -96,24 +96,14 @@ def bernstein_halfwidth(terms, *, width, level: float = 0.95) -> np.ndarray:
 def effective_max_weight(estimator: str, max_weight, hyperparameter=None):
     """Largest weight an estimator can put on a row, given the largest importance weight ``W``.
 
-    ``min(W, M)`` (clipped IPS), ``min(W, tau)`` (Switch-DR),
-    ``max_{w <= W} lam w / (w^2 + lam)`` (DRos: ``sqrt(lam) / 2`` once ``W >= sqrt(lam)``),
-    ``W / (1 - lam + lam W)`` (sub-Gaussian), ``0`` (DM), else ``W``.
+    Its record's ``max_weight(W, h)`` (:mod:`ulr.ope.registry`): ``min(W, M)`` (clipped
+    IPS), ``min(W, tau)`` (Switch-DR), ``max_{w <= W} lam w / (w^2 + lam)`` (DRos:
+    ``sqrt(lam) / 2`` once ``W >= sqrt(lam)``), ``W / (1 - lam + lam W)`` (sub-Gaussian),
+    ``0`` (DM); ``W`` for a record without one.
     """
     W = np.asarray(max_weight, dtype=float)
-    h = hyperparameter
-    if estimator == "dm":
-        return np.zeros_like(W)
-    if estimator in ("clipped-ips", "switch-dr"):
-        return np.minimum(W, h)
-    if estimator == "dros":
-        if np.isinf(h):
-            return W
-        peak = np.minimum(W, np.sqrt(h))  # lam w / (w^2 + lam) rises up to w = sqrt(lam)
-        return est.shrink_weight(peak, lam=h)
-    if estimator in ("sg-ips", "sg-dr"):
-        return est.power_weight(W, lam=h)
-    return W
+    bound = registry.get(estimator).max_weight
+    return W if bound is None else bound(W, hyperparameter)
 
 
 def term_range(estimator: str, *, max_weight, hyperparameter=None,

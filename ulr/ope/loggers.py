@@ -39,7 +39,6 @@ import pandas as pd
 from ulr.errors import UlrError
 from ulr.ope.estimators import resample_counts
 
-MULTI_ESTIMATORS = ("wips", "balanced-ips")
 # Per-row moments summed per resampling unit: n, w r, w, (w r)^2, w^2, w r * w, balanced term.
 _M = 7
 
@@ -160,6 +159,11 @@ class MultiLoggerResult:
     per_logger: pd.DataFrame
     missing: str | None
     settings: dict
+
+    @property
+    def unavailable(self) -> tuple:
+        """The combined estimators this log cannot give (balanced IPS when ``missing``)."""
+        return ("balanced-ips",) if self.missing else ()
 
     def to_dict(self) -> dict:
         f = (lambda x: None if x is None or not np.isfinite(x) else float(x))

@@ -74,9 +74,6 @@ from ulr.text import plain
 KAPPA = 2.0
 #: standard errors of ``V_c - V_root`` a biased candidate's bound adds (module docstring)
 ALLOW = 1.0
-#: besides the registry's unbiased estimators, the self-normalized ones (biased by O(1/n))
-#: are references in every pick's bound (module docstring)
-SELF_NORMALIZED_REFERENCES = ("snips", "sndr")
 
 
 def auto_families() -> tuple:
@@ -85,7 +82,7 @@ def auto_families() -> tuple:
 
 
 def _reference(name: str) -> bool:
-    return registry.get(name).unbiased or name in SELF_NORMALIZED_REFERENCES
+    return name in registry.slope_references()  # unbiased, or self-normalized (module doc)
 
 
 @dataclass(frozen=True)

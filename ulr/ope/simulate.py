@@ -24,7 +24,6 @@ import pandas as pd
 from scipy.special import expit
 
 from ulr.errors import UlrError
-from ulr.ope import estimators as est
 from ulr.ope.feedback import BanditFeedback, Candidates, softmax_policy, standardize_scores
 
 
@@ -196,44 +195,64 @@ def simulate_bandit(*, contexts: int = 20, actions: int = 10, features: int = 5,
 
 
 def repeated_point_estimates(sim: BanditSimulation, pi, draws: LoggedDraws, *,
-                             estimators=("ips", "clipped-ips", "snips"), clip: float | None = None,
+                             estimators=None, clip: float | None = None,
                              reward_model=None, folds: int = 2, seed=0,
                              progress=None) -> pd.DataFrame:
     """Point estimates of ``V(pi)`` on every draw: long frame (draw, estimator, value).
 
-    IPS, clipped IPS and SNIPS are vectorized across draws; DR and DM fit one
-    reward model per draw (``progress(done, total)`` is called after each).
+    Every estimator with per-row terms in :mod:`ulr.ope.registry` (default: the registry's
+    defaults), each as ``sum num / sum den`` of its record's terms. Those that need neither
+    a reward model nor SLOPE are vectorized across draws (a per-log hyperparameter such as
+    clipped IPS's ``M``: ``clip``, else its per-log default); the rest are computed draw by
+    draw, with one reward model fitted per draw (``progress(done, total)`` is called after
+    each) and the hyperparameter SLOPE picks within the estimator's family, as
+    :func:`ulr.ope.evaluate.evaluate` does.
     """
+    from ulr.ope import registry
     from ulr.ope.evaluate import reward_predictions
 
+    estimators = list(registry.defaults() if estimators is None else estimators)
+    unknown = [e for e in estimators if e not in registry.single_log()]
+    if unknown:
+        raise UlrError(f"a simulated log cannot give {', '.join(unknown)}; choose from "
+                       f"{', '.join(registry.single_log())}.")
     pi = np.asarray(pi, dtype=float)
     w = pi[draws.pair] / draws.propensity
     r = draws.reward
-    if clip is not None:
-        M = np.full((draws.draws, 1), float(clip))
-    else:  # per log, as evaluate() does
-        M = est.default_clip(w)[:, None]
     out = {}
+    per_draw = []
     for e in estimators:
-        if e == "ips":
-            out[e] = est.ips(r, w)
-        elif e == "clipped-ips":
-            out[e] = np.mean(np.minimum(w, M) * r, axis=-1)
-        elif e == "snips":
-            out[e] = est.snips(r, w)
-    model_based = [e for e in estimators if e in ("dr", "dm")]
-    if model_based:
+        rec = registry.get(e)
+        if rec.needs_reward_model or rec.tuned:
+            per_draw.append(e)
+            continue
+        h = registry.hyperparameter_for(e, w, clip=clip)
+        if h is not None:  # one value per log (the draws' axis), or the caller's
+            h = np.full((draws.draws, 1), float(clip)) if clip is not None else h[:, None]
+        out[e] = _ratio(*rec.terms(r, w, h, None, None))
+    if per_draw:
         from threadpoolctl import threadpool_limits
 
-        vals = {e: np.empty(draws.draws) for e in model_based}
+        from ulr.ope import selection
+
+        vals = {e: np.empty(draws.draws) for e in per_draw}
+        wants_model = any(registry.get(e).needs_reward_model for e in per_draw)
         with threadpool_limits(1):  # many small fits: threads only add overhead
             for i in range(draws.draws):
-                ql, qt = reward_predictions(draws.feedback(i), pi, model=reward_model,
-                                            folds=folds, seed=seed + i)
-                if "dr" in vals:
-                    vals["dr"][i] = est.doubly_robust(r[i], w[i], q_logged=ql, q_target=qt)
-                if "dm" in vals:
-                    vals["dm"][i] = est.direct_method(qt)
+                ql = qt = None
+                if wants_model:
+                    ql, qt = reward_predictions(draws.feedback(i), pi, model=reward_model,
+                                                folds=folds, seed=seed + i)
+                for e in per_draw:
+                    rec = registry.get(e)
+                    mq = (ql, qt) if rec.needs_reward_model else (None, None)
+                    h = registry.hyperparameter_for(e, w[i], clip=clip)
+                    if rec.tuned:
+                        h = selection.select(r[i], w[i], q_logged=mq[0], q_target=mq[1],
+                                             families=(e,)).hyperparameter
+                    num, den = registry.row_terms(e, r[i], w[i], hyperparameter=h,
+                                                  q_logged=mq[0], q_target=mq[1])
+                    vals[e][i] = num.sum() / den.sum()
                 if progress is not None:
                     progress(i + 1, draws.draws)
         out.update(vals)
@@ -242,11 +261,19 @@ def repeated_point_estimates(sim: BanditSimulation, pi, draws: LoggedDraws, *,
     return pd.concat(frames, ignore_index=True)
 
 
+def _ratio(num, den) -> np.ndarray:
+    """``sum num / sum den`` along the last axis; ``nan`` where ``sum den`` is 0."""
+    n, d = np.sum(num, axis=-1), np.sum(den, axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(d > 0, n / np.where(d > 0, d, 1.0), np.nan)
+
+
 def repeated_intervals(sim: BanditSimulation, pi, draws: LoggedDraws, *,
-                       estimators=("snips", "dr"), n_bootstrap: int = 400, level: float = 0.95,
+                       estimators=None, n_bootstrap: int = 400, level: float = 0.95,
                        clip: float | None = None, folds: int = 2, seed=0,
                        progress=None) -> pd.DataFrame:
-    """Estimates with bootstrap intervals on every draw, and whether each covers the truth."""
+    """Estimates with bootstrap intervals on every draw, and whether each covers the truth
+    (``estimators``: as in :func:`ulr.ope.evaluate.evaluate`, default the registry's)."""
     from ulr.ope.evaluate import evaluate
 
     from threadpoolctl import threadpool_limits

@@ -56,7 +56,7 @@ def study_world(*, contexts: int = 20, actions: int = 10, features: int = 5, slo
 
 
 def study_chunk(index: int, *, rows: int = 1000, runs: int = 200,
-                estimators=("ips", "clipped-ips", "snips", "dr"), clip: float | None = None,
+                estimators=None, clip: float | None = None,
                 intervals: bool = False, n_bootstrap: int = 400, level: float = 0.95,
                 chunk_size: int = CHUNK, seed: int = 0, draws: int | None = None, **world):
     """Logs ``index * chunk_size ...`` of a study: (estimates frame, ESS fractions, max weight).
@@ -67,6 +67,7 @@ def study_chunk(index: int, *, rows: int = 1000, runs: int = 200,
     if n <= 0:
         raise ValueError("chunk index out of range")
     logs = sim.sample(rows, draws=n, seed=[seed, index])
+    estimators = registry.defaults() if estimators is None else estimators
     kw = {"estimators": list(estimators), "clip": clip, "seed": seed + index * chunk_size}
     if intervals:
         df = repeated_intervals(sim, pi, logs, n_bootstrap=n_bootstrap, level=level, **kw)
@@ -78,7 +79,7 @@ def study_chunk(index: int, *, rows: int = 1000, runs: int = 200,
 
 
 def simulation_study(*, rows: int = 1000, runs: int = 200,
-                     estimators=("ips", "clipped-ips", "snips", "dr"), clip: float | None = None,
+                     estimators=None, clip: float | None = None,
                      intervals: bool = False, n_bootstrap: int = 400, level: float = 0.95,
                      chunk_size: int = CHUNK, seed: int = 0, progress=None, run_chunk=None,
                      draws: int | None = None, **world) -> "StudyResult":
@@ -88,7 +89,8 @@ def simulation_study(*, rows: int = 1000, runs: int = 200,
     ----------
     rows, runs : rows per log and number of logs (simulation runs; ``draws`` is the old
         name of ``runs``, still accepted with a DeprecationWarning).
-    estimators, clip : as in :func:`ulr.ope.evaluate.evaluate`.
+    estimators, clip : as in :func:`ulr.ope.evaluate.evaluate` (default the registry's
+        defaults); every estimator with per-row terms (:func:`ulr.ope.registry.single_log`).
     intervals, n_bootstrap, level : also a bootstrap interval per log at ``level``
         (its coverage of the true value).
     chunk_size : logs per piece (``progress(done, total)`` is called between pieces).
@@ -104,8 +106,13 @@ def simulation_study(*, rows: int = 1000, runs: int = 200,
         ``ess_fraction`` and ``max_weight``; its verdict (at ``level``) and evidence are
         set when it is built.
     """
+    estimators = registry.defaults() if estimators is None else estimators
     if not estimators:
         raise UlrError("choose at least one estimator.")
+    unknown = [e for e in estimators if e not in registry.single_log()]
+    if unknown:
+        raise UlrError(f"unknown estimator {', '.join(map(str, unknown))}; a simulated log "
+                       f"gives {', '.join(registry.single_log())}.")
     runs = validate.renamed(draws, runs, old="draws", new="runs")
     if rows < 1 or runs < 1 or chunk_size < 1:
         raise UlrError("rows, runs and chunk size must be positive.")

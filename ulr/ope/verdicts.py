@@ -22,6 +22,7 @@ is IPS unless a caveat calls it unreliable, then SNIPS.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
@@ -35,10 +36,24 @@ from ulr.quantity import Quantity
 #: several loggers (the Off-policy page: "trust balanced IPS when available, WIPS otherwise")
 #: come first; the rest follow the registry's ``basis_rank`` (``auto``, when asked, first)
 LABELS = registry.LABELS
-#: the least biased estimators every input identifies: the verdict must hold for them too
-REFERENCES = ("ips", "snips")
+
+
+class _Unreliable(Mapping):
+    """Read-only, live ``{warning code: estimators it calls unreliable}`` (the records'
+    ``unreliable_when``)."""
+
+    def __getitem__(self, k):
+        return registry.unreliable_by_warning()[k]
+
+    def __iter__(self):
+        return iter(registry.unreliable_by_warning())
+
+    def __len__(self):
+        return len(registry.unreliable_by_warning())
+
+
 #: which estimators each warning code calls unreliable
-UNRELIABLE = {"heavy_tailed": ("ips", "clipped-ips")}
+UNRELIABLE = _Unreliable()
 #: warnings that make an estimate meaningless
 INVALID = ("no_clicks", "propensity_sum")
 #: fewer effective clicks than this: relative standard error 1/sqrt(k) above ``WIDE``
@@ -102,7 +117,8 @@ def _preference(several_loggers: bool) -> tuple:
     if several_loggers:  # pooled single-log estimators mix the loggers' propensities
         multi = sorted((e.basis_rank, k) for k, e in registry.REGISTRY.items()
                        if e.basis_rank is not None and e.needs_loggers)
-        return tuple(k for _, k in multi) + tuple(e for e in order if e != "ips")
+        return tuple(k for _, k in multi) + tuple(
+            e for e in order if e == registry.AUTO or registry.get(e).basis_with_several_loggers)
     return order
 
 
@@ -110,7 +126,7 @@ def _defined(t: pd.DataFrame) -> set:
     """Estimators with a value and a defined interval (of the estimate and the difference)."""
     ok = t["value"].notna() & t["lower"].notna() & t["upper"].notna()
     if "diff_lower" in t.columns:
-        ok &= t["diff_lower"].notna() | t["estimator"].isin(("wips", "balanced-ips"))
+        ok &= t["diff_lower"].notna() | t["estimator"].isin(registry.multi_logger())
     return set(t.loc[ok & (t["estimator"] != "logging"), "estimator"])
 
 
@@ -139,10 +155,11 @@ def reference_of(table: pd.DataFrame, codes) -> str | None:
         # difference from logging (unclipped); it is never the basis
         raw = table[["value", "lower", "upper"]]
         bad |= set(table.loc[((raw < 0) | (raw > 1)).any(axis=1), "estimator"])
-    for e in REFERENCES:
+    references = registry.references()
+    for e in references:
         if e in have and e not in bad:
             return e
-    return next((e for e in REFERENCES if e in have), None)
+    return next((e for e in references if e in have), None)
 
 
 def _judgement(t: pd.DataFrame, basis: str, log_v: float, warnings, codes) -> tuple[str, int]:
@@ -222,7 +239,7 @@ def ope_verdict(table: pd.DataFrame, warnings, diagnostics: dict, *,
                          to_settle=settle_text(n, delta, dl, du, k, unit=unit, level=level),
                          estimate=estimate)
     lev, direction = _judgement(t, basis, log_v, warnings, codes)
-    ref = None if several_loggers or basis in REFERENCES else reference_of(table, codes)
+    ref = None if several_loggers or basis in registry.references() else reference_of(table, codes)
     if ref is not None:
         r_lev, r_dir = _judgement(t, ref, log_v, warnings, codes)
         estimate["reference"] = ref
