@@ -503,10 +503,12 @@ def test_recommend_verdict_over_seeds():
         "rows": s["mnar_ratings"] + s["random_ratings"], "test ratings": s["test_ratings"],
         "worlds": 3}
     assert compare_seeds(exps[:1]).verdict.level == "inconclusive"
-    # without naive MF (or with it alone) there is nothing to compare: no verdict
+    # without naive MF (or with it alone) there is nothing to compare: an inconclusive
+    # verdict that says so (every result carries one, ulr.result)
     alone = run_experiment(simulate_mnar(users=40, items=30, seed=0), models=("naive-mf",),
                            base=MFConfig(seed=0, epochs=2))
-    assert compare_seeds([alone]).verdict is None
+    v = compare_seeds([alone]).verdict
+    assert v.level == "inconclusive" and v.codes == ["one_model"]
 
 
 # --------------------------------------------------------------------------- report items

@@ -296,8 +296,8 @@ def _sweep_verdict(df: pd.DataFrame, *, metric: str, level: float = 0.95):
                          estimate={"delta": m, "runs": runs, "eta": eta})
     thin = () if runs >= MIN_RUNS else (V.Reason(
         "few_runs", f"The interval rests on {runs} runs: their spread over seeds is itself "
-                    f"estimated from {runs - 1} degrees of freedom (at least {MIN_RUNS} runs "
-                    "for a reliable answer)."),)
+                    f"estimated from {runs - 1} degrees of freedom (a reliable answer takes "
+                    f"{MIN_RUNS} or more)."),)
     v = V.difference_verdict(m, lo, hi, a="naive", b="IPW (true theta)",
                              quantity=f"{metric} at η = {plain(eta)}", basis=basis, n=runs,
                              unit="runs", higher_is_better=metric not in LOWER_IS_BETTER,
