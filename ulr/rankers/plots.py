@@ -23,7 +23,7 @@ def _label(metric: str) -> str:
     return label
 
 
-def _short_title(metric: str) -> str:
+def short_title(metric: str) -> str:
     """The first words of ``metric``'s label (before a colon or a parenthesis)."""
     return re.split(r":| \(", _label(metric), maxsplit=1)[0]
 
@@ -36,7 +36,7 @@ def metric_title(metric: str) -> str:
     on a slide either.
     """
     tail = _label(metric).partition(" (")[2]
-    return _short_title(metric) + (f"<br>({tail}" if tail else "")
+    return short_title(metric) + (f"<br>({tail}" if tail else "")
 
 
 def comparison_figure(table: pd.DataFrame, *, title: str = "Naive vs IPW ranker",
@@ -64,7 +64,7 @@ def comparison_figure(table: pd.DataFrame, *, title: str = "Naive vs IPW ranker"
                 legendgroup=ranker, showlegend=(j == 0),
                 error_y=dict(type="data", symmetric=False, array=[r["upper"] - r["value"]],
                              arrayminus=[r["value"] - r["lower"]], color="#333"),
-                hovertemplate=f"{ranker}<br>{_short_title(m)} %{{y:.4f}}<br>interval "
+                hovertemplate=f"{ranker}<br>{short_title(m)} %{{y:.4f}}<br>interval "
                               f"[{r['lower']:.4f}, {r['upper']:.4f}]<extra></extra>"),
                 row=j // cols + 1, col=j % cols + 1)
     suffix = " (click-based IPW estimates)" if estimated else ""
@@ -99,9 +99,9 @@ def sweep_figure(df: pd.DataFrame, *, metric: str = "arp",
         fig.add_trace(go.Scatter(
             x=agg["eta"], y=agg["mean"], mode="lines+markers", name=ranker, legendgroup=ranker,
             line=dict(color=color),
-            hovertemplate=f"{ranker}<br>η %{{x}}<br>{_short_title(metric)} %{{y:.4f}}"
+            hovertemplate=f"{ranker}<br>η %{{x}}<br>{short_title(metric)} %{{y:.4f}}"
                           "<extra></extra>"))
-    theme.apply(fig, title=title or f"{_short_title(metric)} on held-out queries, by severity "
+    theme.apply(fig, title=title or f"{short_title(metric)} on held-out queries, by severity "
                                     "of position bias",
                 x=theme.metric_label("eta") + ", θₖ = (1/k)^η", y=metric_title(metric))
     return fig

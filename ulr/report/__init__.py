@@ -30,7 +30,7 @@ from ulr.report.parts import (SETTING_CHARS, SETTING_ITEMS, evidence_text, setti
                               settings_lines, verdict_badge)
 from ulr.report.render import (IMAGE_FORMATS, build_pdf, html_to_pdf, image_browser,
                                image_mime, to_image, to_images, write_bytes)
-from ulr.report.drawn import shown_figure
+from ulr.report.figures import shown_figure
 from ulr.report.tables import build_zip
 
 __all__ = [

@@ -53,19 +53,23 @@ def digest(*parts) -> str:
 def _code() -> str:
     """What the drawings depend on besides their input: versions and the drawing code."""
     import importlib.metadata as md
-    import inspect
+    from pathlib import Path
 
-    from ulr import __version__, theme
-    from ulr.report import deck, figures, parts, render
+    from ulr import __version__
     versions = []
     for pkg in ("plotly", "kaleido"):
         try:
             versions.append(f"{pkg} {md.version(pkg)}")
         except md.PackageNotFoundError:
             versions.append(f"{pkg} none")
+    # the drawing code's source, read as files (importing those modules here would make
+    # an import cycle: they import this one)
+    here = Path(__file__).resolve().parent
     try:
-        sources = [inspect.getsource(m) for m in (theme, figures, parts, render, deck)]
-    except (OSError, TypeError):  # no source files (a frozen install): the versions only
+        sources = [f.read_text() for f in (here.parent / "theme.py", here / "figures.py",
+                                           here / "parts.py", here / "render.py",
+                                           here / "deck.py")]
+    except OSError:  # no source files (a frozen install): the versions only
         sources = []
     return digest(__version__, *versions, *sources)
 
@@ -148,14 +152,15 @@ def _load(db, keys: list[str]) -> dict:
 
 
 def _save(db, kind: str, values: dict) -> None:
+    import datetime as dt
+
     from ulr.data import catalog
-    from ulr.report.item import now_text
     if not _have_store(db):
         return
     try:
         with catalog.catalog(db, write=True) as con:
             con.execute(_DDL)
-            now = now_text()
+            now = dt.datetime.now().isoformat(timespec="seconds")  # the order of keeping
             con.executemany("INSERT OR REPLACE INTO ulr_report_drawn VALUES (?, ?, ?, ?)",
                             [[k, kind, v, now] for k, v in values.items()])
             con.execute("DELETE FROM ulr_report_drawn WHERE key IN (SELECT key FROM "
@@ -199,8 +204,7 @@ def kept(kind: str, keys: list[str], draw, *, db=None) -> list[bytes]:
 def figure_key(item) -> str:
     """The version of an item's chart: the digest of its JSON text (of a plotly figure,
     dict or JSON given instead of an item, the digest of its JSON)."""
-    from ulr.report.item import ReportItem
-    if isinstance(item, ReportItem):
+    if hasattr(item, "figure_dict") and hasattr(item, "title"):  # a report item
         text = item.figure
         if text is None:
             return ""
@@ -213,17 +217,11 @@ def figure_key(item) -> str:
     import json
 
     import plotly.utils
-    from ulr.report.figures import figure_dict
-    return digest(json.dumps(figure_dict(item), cls=plotly.utils.PlotlyJSONEncoder,
-                             sort_keys=True))
-
-
-def shown_figure(item):
-    """:func:`ulr.report.figures.export_figure` of a report item, drawn once per item
-    version for the Report page. The same object for every caller: read-only (Streamlit's
-    ``plotly_chart`` copies it; never update it)."""
-    from ulr.report.figures import export_figure
-    return memo("shown_figure", digest(code(), figure_key(item)), lambda: export_figure(item))
+    if isinstance(item, str):  # the chart's JSON (as ulr.report.figures.figure_dict reads)
+        item = json.loads(item)
+    elif hasattr(item, "to_plotly_json"):  # a plotly figure
+        item = item.to_plotly_json()
+    return digest(json.dumps(item, cls=plotly.utils.PlotlyJSONEncoder, sort_keys=True))
 
 
 def clear() -> None:

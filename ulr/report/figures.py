@@ -166,3 +166,12 @@ def figure_dict(f) -> dict:
         return f
     raise UlrError("a chart to export must be a plotly figure, its JSON, or a report item.")
 
+
+
+def shown_figure(item):
+    """:func:`export_figure` of a report item, drawn once per item version for the Report
+    page (:mod:`ulr.report.drawn`). The same object for every caller: read-only
+    (Streamlit's ``plotly_chart`` copies it; never update it)."""
+    from ulr.report import drawn
+    return drawn.memo("shown_figure", drawn.digest(drawn.code(), drawn.figure_key(item)),
+                      lambda: export_figure(item))

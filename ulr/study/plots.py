@@ -24,7 +24,7 @@ def study_sweep_figure(table, *, over: str) -> go.Figure:
     import numpy as np
 
     from ulr import theme
-    from ulr.rankers.plots import _short_title, metric_title
+    from ulr.rankers.plots import short_title, metric_title
     metric = str(table["metric"].iloc[0])
     fig = go.Figure()
     for i, (name, g) in enumerate(table.groupby("learner", sort=False)):
@@ -39,12 +39,12 @@ def study_sweep_figure(table, *, over: str) -> go.Figure:
             x=x, y=g["value"], mode="lines+markers", name=name, legendgroup=name,
             line=dict(color=color),
             customdata=np.c_[g["lower"], g["upper"]],
-            hovertemplate=f"{name}<br>{over} %{{x:,}}<br>{_short_title(metric)} %{{y:.4f}}"
+            hovertemplate=f"{name}<br>{over} %{{x:,}}<br>{short_title(metric)} %{{y:.4f}}"
                           "<br>interval [%{customdata[0]:.4f}, %{customdata[1]:.4f}]"
                           "<extra></extra>"))
     xlabel = (theme.metric_label("eta") + ", θₖ = (1/k)^η" if over == "eta"
               else "sessions per run")
-    theme.apply(fig, title=f"{_short_title(metric)} on the held-out queries' grades, by "
+    theme.apply(fig, title=f"{short_title(metric)} on the held-out queries' grades, by "
                            f"{'severity of position bias' if over == 'eta' else 'traffic'}",
                 x=xlabel, y=metric_title(metric))
     if over == "sessions":
