@@ -8,6 +8,7 @@ import streamlit as st
 from pages import _ui as ui
 from ulr import propensity, rankers, theme
 from ulr.errors import UlrError
+from ulr.quantity import setting
 from ulr.text import parse_numbers
 
 st.title("Severity sweep")
@@ -46,7 +47,7 @@ RUNS = rankers.SWEEP_RUNS  # runs averaged by default, as the CLI: the verdict n
 
 methods = [NONE, *propensity.METHODS]
 learners = list(rankers.LEARNERS)
-url_etas = ", ".join(f"{e:g}" for e in ui.url_param("etas", [0, 0.5, 1, 1.5, 2], kind="floats"))
+url_etas = ", ".join(setting(e) for e in ui.url_param("etas", [0, 0.5, 1, 1.5, 2], kind="floats"))
 with st.form("sweep_form"):
     c1, c2, c3 = st.columns(3)
     etas_text = c1.text_input("η values (severity of position bias)", url_etas, key="sw_etas")
