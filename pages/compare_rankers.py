@@ -26,6 +26,7 @@ st.caption(
        "scored on held-out queries (30%, seeded), which they never trained on; this log has "
        "no relevance labels, so the scores are click-based IPW estimates."))
 
+REPORT_KEY = "compare_rankers"  # the page's "Add to report" (one key, both layouts)
 TRUE = "true theta (recorded in the log)"
 TYPED = "typed theta"
 METHOD_PREFIX = "estimated: "
@@ -245,7 +246,8 @@ if res is not None:
         settings.update(test=sig_test, correction=correction)
         several.section(res, settings, evidence, caveats, info=info, chart=_chart,
                         test_label=TEST_LABELS[sig_test],
-                        correction_label=CORRECTION_LABELS[correction])
+                        correction_label=CORRECTION_LABELS[correction],
+                        report_key=REPORT_KEY)
         st.stop()
 
     cols = st.columns(3)
@@ -293,5 +295,5 @@ if res is not None:
     ui.download_csv(pd.DataFrame(table), f"compare_rankers_{info.name}.csv",
                     "Download comparison (CSV)", key="cr_csv")
     ui.add_to_report(f"Naive vs {CORR} ranker", fig=fig, table=table, settings=settings,
-                     evidence=evidence, caveats=caveats, key="compare_rankers",
+                     evidence=evidence, caveats=caveats, key=REPORT_KEY,
                      verdict=res["verdict"])

@@ -8,7 +8,7 @@ from pages import _ui as ui
 
 
 def section(res, settings, evidence, caveats, *, info, chart, test_label: str,
-            correction_label: str) -> None:
+            correction_label: str, report_key: str) -> None:
     """Several learners: the significance table, every pair, Tukey's HSD, the chart."""
     st.subheader("Significance table")
     st.dataframe(res["significance"], hide_index=True, width="stretch")
@@ -31,4 +31,4 @@ def section(res, settings, evidence, caveats, *, info, chart, test_label: str,
     fig = chart(res)
     ui.add_to_report("Rankers compared", fig=fig, table=res["significance"],
                      settings=settings, evidence=evidence, caveats=caveats,
-                     key="compare_rankers", verdict=res["verdict"])
+                     key=report_key, verdict=res["verdict"])
