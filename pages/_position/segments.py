@@ -7,6 +7,7 @@ from pages import _ui as ui
 from ulr.data import catalog
 from ulr.errors import UlrError
 from ulr.propensity import plots
+from ulr.quantity import show
 from ulr.text import words
 
 
@@ -67,7 +68,7 @@ def section(info, method: str, positions: int, bootstrap: int, seed: int) -> Non
                      "p (Holm)" if c == "p_holm" else words(c), format="%.4f")
                      for c in table.columns if c not in ("segment", "position")})
     st.caption(f"Differences are each segment's θ minus the other segments' (weighted by "
-               f"precision), with simultaneous {seg.level:.0%} intervals over the "
+               f"precision), with simultaneous {show('rate', seg.level)} intervals over the "
                f"{seg.tests} comparisons.")
     for note in seg.notes:
         st.caption(f"– {note}")
