@@ -11,6 +11,7 @@ import streamlit as st
 from pages import _ui as ui
 from ulr import propensity, study, theme
 from ulr.errors import UlrError
+from ulr.quantity import setting, show
 from ulr.study import simulate as S
 from ulr.study.export import export_zip
 from ulr.study.plots import study_figure, study_sweep_figure
@@ -154,7 +155,8 @@ else:
         sweep_fig = study_sweep_figure(sweep_df, over=over)
         st.plotly_chart(sweep_fig, key="dst_sweep_chart")
         st.caption(f"Each point is a whole study ({s['runs']} run(s), the same seeds); its "
-                   f"band a {s['level']:.0%} interval over runs and test queries. The verdict "
+                   f"band a {show('rate', s['level'])} interval over runs and test queries. The "
+                   f"verdict "
                    f"column compares each learner with {s['baseline']} at that value.")
         shown_sweep = sweep_df.drop(columns=["metric"])
         st.dataframe(shown_sweep.style.format(theme.styler_formats(shown_sweep)),
@@ -167,7 +169,8 @@ else:
                          evidence=res.evidence, key="debiasing_study_sweep",
                          verdict=res.verdict, simulated=True)
         v_last = points[-1][0]
-        st.subheader(f"The study at {'η' if over == 'eta' else 'sessions'} = {v_last:,g}")
+        shown_v = setting(v_last) if over == "eta" else show("count", v_last)
+        st.subheader(f"The study at {'η' if over == 'eta' else 'sessions'} = {shown_v}")
     ui.show_verdict(res.verdict, key="study")
     metric_names = list(dict.fromkeys(m for r in res.learners.values() for m in r))
     shown = st.multiselect("Metrics", metric_names, default=metric_names[:3], key="dst_metrics",
@@ -176,9 +179,9 @@ else:
     st.plotly_chart(fig, key="dst_chart")
     st.caption(f"{res.queries:,} queries ({res.evidence['test queries']:,} held out), "
                f"{res.documents:,} documents, {res.features} features from {file_name}; "
-               f"{s['model']} clicks, η = {s['eta']:g}, {s['sessions']:,} sessions × "
+               f"{s['model']} clicks, η = {setting(s['eta'])}, {s['sessions']:,} sessions × "
                f"{s['runs']} run(s), θ {s['propensity']}. Each dot is the mean over runs and "
-               f"test queries, its bar a {s['level']:.0%} interval over both.")
+               f"test queries, its bar a {show('rate', s['level'])} interval over both.")
     table = res.table()
     table["metric"] = table["metric"].map(theme.metric_label)
     st.dataframe(table.style.format(theme.styler_formats(table)), hide_index=True,
