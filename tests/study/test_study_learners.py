@@ -127,14 +127,20 @@ def test_lightgbm_ipw_weighs_each_clicks_group_by_its_inverse_propensity(ctx, mo
 
 def test_xgboost_unbiased_is_passed_and_rows_are_in_shown_order(ctx, monkeypatch):
     import xgboost as xgb
-    train, dm = Spy(xgb.train), Spy(xgb.DMatrix)
+    train, dm = Spy(xgb.train), Spy(xgb.QuantileDMatrix)
     monkeypatch.setattr(xgb, "train", train)
-    monkeypatch.setattr(xgb, "DMatrix", dm)
+    monkeypatch.setattr(xgb, "QuantileDMatrix", dm)
     L.LEARNERS["xgboost-unbiased"].fit(ctx)
     params, dtrain = train.calls[0][0][:2]
     assert params["lambdarank_unbiased"] is True and params["objective"] == "rank:ndcg"
+    # the cut points are sketched once, on the training documents, and shared as ``ref``
+    (docs, ), ref_kw = dm.calls[0]
+    np.testing.assert_array_equal(docs, ctx.train.X)
+    assert "qid" not in ref_kw
+    ref = dm.calls[1][1]["ref"]
+    assert ref.num_row() == ctx.train.n_documents and ref.num_col() == ctx.train.X.shape[1]
     # XGBoost reads a row's position from its order in its query group
-    kw = dm.calls[0][1]
+    kw = dm.calls[1][1]
     qid = kw["qid"]
     assert np.all(np.diff(qid) >= 0)
     rows = L._sessions_with_pairs(ctx.log)

@@ -20,7 +20,8 @@ references, on their true grades) and returns a function that scores feature row
 - ``lightgbm-position``: LightGBM's own position-bias correction: the shown position of
   every row in ``Dataset(position=...)`` and ``lambdarank_position_bias_regularization``
   (LightGBM >= 4.1; Unbiased LambdaMART, Hu et al. 2019).
-- ``xgboost``: XGBoost's ``rank:ndcg`` (LambdaMART) on clicks, one query group per session.
+- ``xgboost``: XGBoost's ``rank:ndcg`` (LambdaMART) on clicks, one query group per session,
+  with the cut points of the training documents (as LightGBM's bins above).
 - ``xgboost-unbiased``: the same with ``lambdarank_unbiased=True`` (Hu et al., WWW 2019):
   XGBoost estimates position biases from the clicks; the position is the row's order in
   its group, so rows are passed sorted by position.
@@ -99,6 +100,21 @@ class Context:
                 ref = lgb.Dataset(self.train.X, params={"max_bin": MAX_BIN, "verbose": -1},
                                   free_raw_data=False).construct()
                 shared["lightgbm_bins"] = ref
+        return ref
+
+    def xgboost_bins(self):
+        """An XGBoost ``QuantileDMatrix`` of the training documents, built once per study
+        and passed as ``ref`` to every click matrix: its cut points (63 per feature, from the
+        documents, each counted once, as for LightGBM) are sketched once instead of per fit
+        (sketching a million rows was a third of an XGBoost fit), and a fit only sorts its
+        rows into them."""
+        import xgboost as xgb
+        shared = self.shared if self.shared is not None else {}
+        with _SHARED:
+            ref = shared.get("xgboost_bins")
+            if ref is None:
+                ref = xgb.QuantileDMatrix(self.train.X, max_bin=MAX_BIN, nthread=THREADS)
+                shared["xgboost_bins"] = ref
         return ref
 
 
@@ -348,8 +364,9 @@ def _xgboost(unbiased: bool) -> Callable[[Context], Scorer]:
         if rows.size == 0:
             raise UlrError(NO_PAIRS)
         params = xgboost_params(ctx, **({"lambdarank_unbiased": True} if unbiased else {}))
-        d = xgb.DMatrix(X[log.doc[rows]], label=log.click[rows].astype(np.float32),
-                        qid=log.session[rows], nthread=THREADS)
+        d = xgb.QuantileDMatrix(X[log.doc[rows]], label=log.click[rows].astype(np.float32),
+                                qid=log.session[rows], max_bin=MAX_BIN, nthread=THREADS,
+                                ref=ctx.xgboost_bins())
         booster = xgb.train(params, d, num_boost_round=int(ctx.option("rounds", ROUNDS)))
         return lambda Xt: booster.predict(xgb.DMatrix(Xt, nthread=THREADS)).astype(np.float64)
     return fit
