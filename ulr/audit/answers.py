@@ -185,7 +185,7 @@ def _position_bias(c: Context, a: Answer) -> None:
     from ulr import propensity
     from ulr.propensity import plots
     positions = min(c.shape.positions, POSITIONS_SHOWN)
-    assume = c.shape.declared_randomized and a.method == "randomization"
+    assume = c.shape.declared_randomized and propensity.REGISTRY[a.method].randomized
     r = propensity.estimate(c.log, method=a.method, positions=positions,
                             n_bootstrap=PB_BOOTSTRAP, seed=SEED, assume_randomized=assume,
                             should_stop=c.should_stop, mapping=c.mapping)

@@ -179,19 +179,17 @@ def position_bias_method(shape: LogShape) -> tuple[str | None, str]:
 
 
 def page_methods(shape: LogShape, *, most: int = 2) -> list[str]:
-    """The position-bias methods a page opens with on this log: those of
-    ``("randomization", "em")`` (the Position bias page's pair) that the log supports, else
-    :func:`position_bias_method`'s choice; never a dead end (a method the log cannot run).
-    Randomization needs rows marked randomized that the data do not contradict; EM, a
-    query-document pair shown at more than one position."""
-    from ulr import propensity
-    out = []
-    if shape.has_randomized_rows and not shape.blocked("randomization") \
-            and "randomization" in propensity.REGISTRY:
-        out.append("randomization")
-    if shape.pairs_at_several_positions and not shape.blocked("propensity") \
-            and "em" in propensity.REGISTRY:
-        out.append("em")
+    """The position-bias methods a page opens with on this log: those whose record opens
+    a page (``Method.opens``: randomization and EM, the Position bias page's pair) that the
+    log supports, else :func:`position_bias_method`'s choice; never a dead end (a method
+    the log cannot run). A ``randomized`` method needs rows marked randomized that the data
+    do not contradict; a ``pairs`` method, a query-document pair shown at more than one
+    position; neither may be blocked by the mapping (its record's ``analysis``)."""
+    from ulr.propensity.registry import REGISTRY
+    out = [m for m, spec in REGISTRY.items()
+           if spec.opens and not shape.blocked(spec.analysis)
+           and (shape.has_randomized_rows or not spec.randomized)
+           and (shape.pairs_at_several_positions or not spec.pairs)]
     if not out:
         chosen = position_bias_method(shape)[0]
         out = [chosen] if chosen else []
