@@ -77,7 +77,8 @@ def run(args) -> dict:
 
 def _click_model(args) -> dict:
     """A click model's log; the result carries its rank-level truth (and ``--truth`` all)."""
-    trust = args.click_model == "trust"
+    from ulr.clickmodels.records import get
+    trust = get(args.click_model).per_rank_truth  # its simulation takes theta, eps per rank
     if (args.theta or args.eps_plus or args.eps_minus) and not trust:
         raise UlrError("--theta, --eps-plus and --eps-minus go with --model or --click-model "
                        "trust; a click model's examination is its own.")
