@@ -332,6 +332,8 @@ def write_obd_like_log(path: str, **kwargs) -> pd.DataFrame:
 
 # --------------------------------------------------------------------------- click models
 
+#: the models :func:`simulate_clicks` offers: those whose record has a ``graded`` hook
+GRADED_MODELS = records.flagged("graded")
 #: the models :func:`simulate_click_model` offers: those whose record has a ``world`` hook
 CLICK_MODELS = records.flagged("world")
 
