@@ -160,7 +160,8 @@ def test_flags_give_what_the_lists_were():
 
 # the modules whose name lists and if-chains moved into the records
 MOVED = ["ulr/ope/estimators.py", "ulr/ope/intervals.py", "ulr/ope/simulate.py",
-         "ulr/ope/evaluate.py", "ulr/ope/verdicts.py", "ulr/ope/selection.py",
+         "ulr/ope/evaluate.py", "ulr/ope/estimates.py", "ulr/ope/diagnostics.py",
+         "ulr/ope/reward_models.py", "ulr/ope/verdicts.py", "ulr/ope/selection.py",
          "ulr/ope/study.py", "ulr/theme.py", "ulr/commands/ope_study.py",
          "pages/_ope/simulation.py"]
 
