@@ -111,6 +111,10 @@ def half_ips_in_auto():
 
 def test_a_record_reaches_auto_and_ope_help(half_ips_in_auto, capsys):
     assert NAME in auto_families()
+    with pytest.raises(ValueError, match="a SLOPE chain orders a hyperparameter"):
+        registry.register(registry.Estimator("chained", "chained", "importance", in_auto=True,
+                                             chain=("ips", None), terms=lambda *a: a[:2]))
+    assert "chained" not in registry.REGISTRY
     w = contextual_world(seed=1)
     s = w.sample(600, seed=2)
     fb, pi = w.feedback(s, whole=True)
