@@ -148,7 +148,8 @@ def randomization_warnings(log, *, assume: bool = False) -> tuple[MappingWarning
 def theta_warnings(warnings, method: str) -> tuple[MappingWarning, ...]:
     """``warnings`` as weighed by a result that uses theta from ``method`` (the IPW
     rankers): with theta from randomization, a contradicted randomization blocks it."""
-    if method != "randomization":
+    from ulr.propensity.registry import spec
+    if not spec(method).randomized:
         return tuple(warnings)
     from dataclasses import replace
     return tuple(replace(w, blocks=tuple(w.blocks) + ("rankers",))
