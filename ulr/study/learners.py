@@ -292,8 +292,42 @@ def _lgb_train(params: dict, X, y, group, *, weight=None, position=None,
     ds = lgb.Dataset(X, label=y, group=group, weight=weight, position=position,
                      params={"max_bin": MAX_BIN, "verbose": -1}, free_raw_data=True,
                      reference=reference)
-    booster = lgb.train(params, ds, num_boost_round=rounds)
+    return _booster_scorer(lgb.train(params, ds, num_boost_round=rounds))
+
+
+def _booster_scorer(booster) -> Scorer:
     return lambda Xt: booster.predict(Xt, num_threads=THREADS).astype(np.float64)
+
+
+#: the learners that train on the same rows of a run (its sessions with pairs, in shown
+#: order): when a study fits both, the rows are sorted into LightGBM's bins once per run
+SESSION_ROW_LEARNERS = ("lightgbm", "lightgbm-position")
+
+
+def _session_rows(ctx: Context, rows: np.ndarray):
+    """LightGBM's binned copy of this run's click rows, built once per run when both
+    :data:`SESSION_ROW_LEARNERS` are fitted (``shared["lightgbm_rows"]`` says so), else None.
+
+    Each learner then takes its own :meth:`lightgbm.Dataset.subset` of every row (in
+    order) and sets its labels, groups and positions on it: the same binned rows as a
+    Dataset built from the feature rows (the same bin boundaries, ``ctx.lightgbm_bins``),
+    so the same boosters, byte for byte (``tests/study``), while sorting a million rows
+    of 136 features into their bins, a sixth of a fit, is done once instead of twice."""
+    import lightgbm as lgb
+    shared = ctx.shared
+    if shared is None or not shared.get("lightgbm_rows"):
+        return None
+    key = ("lightgbm_rows", ctx.seed)
+    with _SHARED:
+        lock = shared.setdefault(("lock",) + key, threading.Lock())
+    with lock:
+        ds = shared.get(key)
+        if ds is None:
+            ds = lgb.Dataset(ctx.train.X[ctx.log.doc[rows]],
+                             params={"max_bin": MAX_BIN, "verbose": -1}, free_raw_data=True,
+                             reference=ctx.lightgbm_bins()).construct()
+            shared[key] = ds
+    return ds
 
 
 def _lightgbm(kind: str) -> Callable[[Context], Scorer]:
@@ -310,15 +344,22 @@ def _lightgbm(kind: str) -> Callable[[Context], Scorer]:
                               log.click[rows].astype(np.float32), group, weight=weight,
                               rounds=rounds, reference=ref)
         group = _group_sizes(log.session[rows])
-        if kind == "position":
-            reg = float(ctx.option("position_regularization", 0.0))
-            params = lightgbm_params(ctx, lambdarank_position_bias_regularization=reg)
-            return _lgb_train(params, X[log.doc[rows]], log.click[rows].astype(np.float32),
-                              group, position=(log.position[rows] - 1).astype(np.int32),
+        label = log.click[rows].astype(np.float32)
+        position = (log.position[rows] - 1).astype(np.int32) if kind == "position" else None
+        params = (lightgbm_params(ctx, lambdarank_position_bias_regularization=float(
+            ctx.option("position_regularization", 0.0))) if kind == "position"
+            else lightgbm_params(ctx))
+        binned = _session_rows(ctx, rows)
+        if binned is None:
+            return _lgb_train(params, X[log.doc[rows]], label, group, position=position,
                               rounds=rounds, reference=ref)
-        return _lgb_train(lightgbm_params(ctx), X[log.doc[rows]],
-                          log.click[rows].astype(np.float32), group, rounds=rounds,
-                          reference=ref)
+        import lightgbm as lgb
+        ds = binned.subset(np.arange(rows.size, dtype=np.int32)).construct()
+        ds.set_label(label)
+        ds.set_group(group)
+        if position is not None:
+            ds.set_position(position)
+        return _booster_scorer(lgb.train(params, ds, num_boost_round=rounds))
     return fit
 
 
