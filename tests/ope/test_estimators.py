@@ -1,6 +1,7 @@
 """ulr.ope.estimators against slow per-row references and analytic standard errors."""
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from ulr.ope import estimators as est
@@ -177,3 +178,32 @@ def test_bootstrap_is_paired_and_reproducible(log):
     assert ci1.lower[0] < est.ips(r, w) < ci1.upper[0]
     with pytest.raises(BadOption, match="n_bootstrap must be between 2 and"):
         est.bootstrap_ratio(num, den, n_bootstrap=1)
+
+
+def test_compiled_counts_are_numpys_counts_bit_for_bit(monkeypatch):
+    """Large chunks are tallied by a compiled loop: the same counts as numpy's bincount,
+    so every bootstrap replicate is the same number; and the estimates' intervals and the
+    paired differences read one set of replicates, as when each drew its own."""
+    from ulr.ope import estimators as E
+    from ulr.ope.verdicts import bootstrap_difference
+
+    def counts(threshold):
+        monkeypatch.setattr(E, "COMPILED_COUNTS", threshold)
+        rng = np.random.default_rng(5)
+        return [c for _, c in E.resample_counts(1_003, 70, rng, chunk=32)]
+    small, large = counts(10 ** 12), counts(0)
+    assert len(small) == len(large) == 3
+    for a, b in zip(small, large):
+        assert a.dtype == b.dtype == np.float64
+        np.testing.assert_array_equal(a, b)
+        assert np.all(a.sum(axis=1) == 1_003)
+    rng = np.random.default_rng(1)
+    num, den = rng.random((3, 500)), rng.random((3, 500)) + 0.1
+    cluster = rng.integers(0, 200, 500)
+    kw = dict(cluster=cluster, n_bootstrap=60, seed=3)
+    reps = E.ratio_replicates(num, den, **kw)
+    a, b = E.bootstrap_ratio(num, den, **kw), E.bootstrap_ratio(num, den, replicates=reps, **kw)
+    for f in ("lower", "upper", "se"):
+        np.testing.assert_array_equal(getattr(a, f), getattr(b, f))
+    pd.testing.assert_frame_equal(bootstrap_difference(num, den, **kw),
+                                  bootstrap_difference(num, den, replicates=reps, **kw))

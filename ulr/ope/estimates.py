@@ -136,9 +136,12 @@ def single_log_table(feedback, pi, estimators, r, w, M, model: dict, boot: dict)
     sden = den.sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         value = np.where(sden > 0, num.sum(axis=1) / np.where(sden > 0, sden, 1), np.nan)
-    ci = est.bootstrap_ratio(num, den, **boot)
+    # the same replicates give the estimates' intervals and the paired differences
+    reps = est.ratio_replicates(num, den, cluster=boot["cluster"],
+                                n_bootstrap=boot["n_bootstrap"], seed=boot["seed"])
+    ci = est.bootstrap_ratio(num, den, replicates=reps, **boot)
     lower, upper = ci.lower, ci.upper
-    diff = bootstrap_difference(num, den, **boot)  # target - logging, paired (verdicts)
+    diff = bootstrap_difference(num, den, replicates=reps, **boot)  # target - logging
     dl, du = diff["lower"].to_numpy(), diff["upper"].to_numpy()
     notes = []
     if model["interval"] != "bootstrap":

@@ -146,25 +146,76 @@ class Interval:
     level: float
 
 
+#: draws x units above which :func:`resample_counts` counts by a compiled loop
+#: (:mod:`ulr.ope.resample_jit`): below it numpy's ``bincount`` is as quick and loading the
+#: compiled loop (about a second on a fresh install) would slow a small log
+COMPILED_COUNTS = 5_000_000
+
+
 def resample_counts(units: int, n_bootstrap: int, rng, *, chunk: int = 250):
     """Multinomial bootstrap counts, ``chunk`` draws at a time.
 
     Yields ``(rows, C)``: ``rows`` the slice of draws and ``C`` (draws x units)
     how often each resampling unit is drawn in each of them (``units`` draws
     with replacement), so per-unit sums ``S`` give the replicates as ``C @ S``.
+    The counts are the same whichever way they are tallied (numpy's ``bincount``, or
+    the compiled loop of :mod:`ulr.ope.resample_jit` for large chunks).
     """
     done = 0
     while done < n_bootstrap:
         b = min(chunk, n_bootstrap - done)
         idx = rng.integers(0, units, size=(b, units))
-        counts = np.bincount((idx + units * np.arange(b)[:, None]).ravel(),
-                             minlength=b * units).reshape(b, units).astype(float)
+        if b * units >= COMPILED_COUNTS:
+            from ulr.ope.resample_jit import row_counts
+            counts = row_counts(idx, units)
+        else:
+            counts = np.bincount((idx + units * np.arange(b)[:, None]).ravel(),
+                                 minlength=b * units).reshape(b, units).astype(float)
+        del idx
         yield slice(done, done + b), counts
         done += b
 
 
+def unit_sums(num, den, cluster):
+    """Per-unit sums ``(S_num, S_den)`` (units x m): the rows, or their ``cluster`` sums."""
+    m, n = num.shape
+    if cluster is None:
+        return num.T, den.T
+    codes = np.unique(np.asarray(cluster), return_inverse=True)[1].ravel()
+    if len(codes) != n:
+        raise ValueError("cluster must have one entry per row")
+    g = int(codes.max()) + 1
+    s_num = np.zeros((g, m))
+    s_den = np.zeros((g, m))
+    np.add.at(s_num, codes, num.T)
+    np.add.at(s_den, codes, den.T)
+    return s_num, s_den
+
+
+def ratio_replicates(num, den, *, cluster=None, n_bootstrap: int = 1000, seed=0,
+                     chunk: int = 250) -> np.ndarray:
+    """The ``(n_bootstrap, m)`` bootstrap replicates of ``sum num / sum den`` per row of
+    ``num`` (NaN where a replicate's ``den`` sums to 0): what :func:`bootstrap_ratio` and
+    :func:`ulr.ope.verdicts.bootstrap_difference` read (pass them as ``replicates=`` to
+    draw them once for both)."""
+    num = np.atleast_2d(np.asarray(num, dtype=float))
+    den = np.atleast_2d(np.asarray(den, dtype=float))
+    if num.shape != den.shape:
+        raise ValueError("num and den differ in shape")
+    validate.n_bootstrap(n_bootstrap, required=True)
+    s_num, s_den = unit_sums(num, den, cluster)
+    rng = np.random.default_rng(seed)
+    reps = np.empty((n_bootstrap, num.shape[0]))
+    for rows, counts in resample_counts(s_num.shape[0], n_bootstrap, rng, chunk=chunk):
+        nb = counts @ s_num
+        db = counts @ s_den
+        with np.errstate(invalid="ignore", divide="ignore"):
+            reps[rows] = np.where(db > 0, nb / np.where(db > 0, db, 1.0), np.nan)
+    return reps
+
+
 def bootstrap_ratio(num, den, *, cluster=None, n_bootstrap: int = 1000, level: float = 0.95,
-                    seed=0, chunk: int = 250) -> Interval:
+                    seed=0, chunk: int = 250, replicates=None) -> Interval:
     """Percentile bootstrap interval for ratio estimators ``sum num / sum den``.
 
     The resampling units are the rows, or the clusters given by ``cluster``
@@ -181,33 +232,13 @@ def bootstrap_ratio(num, den, *, cluster=None, n_bootstrap: int = 1000, level: f
     n_bootstrap : number of bootstrap draws (>= 50).
     level : two-sided confidence level in (0, 1).
     seed : seed or ``numpy.random.Generator``.
+    replicates : optional (n_bootstrap, m) array of :func:`ratio_replicates` already drawn
+        with these arguments (the paired difference reads the same ones).
     """
-    num = np.atleast_2d(np.asarray(num, dtype=float))
-    den = np.atleast_2d(np.asarray(den, dtype=float))
-    if num.shape != den.shape:
-        raise ValueError("num and den differ in shape")
     validate.level(level)
-    validate.n_bootstrap(n_bootstrap, required=True)
-    m, n = num.shape
-    if cluster is None:
-        s_num, s_den = num.T, den.T  # (units, m)
-    else:
-        codes = np.unique(np.asarray(cluster), return_inverse=True)[1].ravel()
-        if len(codes) != n:
-            raise ValueError("cluster must have one entry per row")
-        g = int(codes.max()) + 1
-        s_num = np.zeros((g, m))
-        s_den = np.zeros((g, m))
-        np.add.at(s_num, codes, num.T)
-        np.add.at(s_den, codes, den.T)
-    units = s_num.shape[0]
-    rng = np.random.default_rng(seed)
-    reps = np.empty((n_bootstrap, m))
-    for rows, counts in resample_counts(units, n_bootstrap, rng, chunk=chunk):
-        nb = counts @ s_num
-        db = counts @ s_den
-        with np.errstate(invalid="ignore", divide="ignore"):
-            reps[rows] = np.where(db > 0, nb / np.where(db > 0, db, 1.0), np.nan)
+    reps = (ratio_replicates(num, den, cluster=cluster, n_bootstrap=n_bootstrap, seed=seed,
+                             chunk=chunk) if replicates is None else replicates)
+    m = reps.shape[1]
     a = (1 - level) / 2
     lower, upper, se = np.full(m, np.nan), np.full(m, np.nan), np.full(m, np.nan)
     ok = np.isfinite(reps).any(axis=0)  # e.g. SNIPS is undefined when all weights are 0

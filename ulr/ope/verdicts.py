@@ -29,7 +29,7 @@ import pandas as pd
 
 from ulr import verdict as V
 from ulr.ope import registry
-from ulr.ope.estimators import resample_counts
+from ulr.ope.estimators import ratio_replicates, unit_sums
 from ulr.planning import plan_to_exclude_zero
 from ulr.quantity import Quantity
 
@@ -64,35 +64,29 @@ THIN = ("few_clicks", "heavy_tailed", "self_fit", "target_sum")
 
 
 def bootstrap_difference(num, den, *, cluster=None, n_bootstrap: int = 1000,
-                         level: float = 0.95, seed=0, chunk: int = 250) -> pd.DataFrame:
+                         level: float = 0.95, seed=0, chunk: int = 250,
+                         replicates=None) -> pd.DataFrame:
     """Paired percentile-bootstrap interval of ``ratio_j - ratio_last`` for every row j.
 
     ``num``, ``den`` are the ``(m, n)`` per-row terms of
     :func:`ulr.ope.estimators.bootstrap_ratio`; the last row is the reference
     (the logging policy). Returns ``delta``, ``lower``, ``upper``, ``se`` for the
-    first ``m - 1`` rows.
+    first ``m - 1`` rows. ``replicates``: the :func:`ulr.ope.estimators.ratio_replicates`
+    of these arguments when already drawn (for the intervals of the estimates), else
+    drawn here.
     """
     num = np.atleast_2d(np.asarray(num, dtype=float))
     den = np.atleast_2d(np.asarray(den, dtype=float))
     m, n = num.shape
-    if cluster is None:
-        s_num, s_den = num.T, den.T
-    else:
-        codes = np.unique(np.asarray(cluster), return_inverse=True)[1].ravel()
-        g = int(codes.max()) + 1
-        s_num, s_den = np.zeros((g, m)), np.zeros((g, m))
-        np.add.at(s_num, codes, num.T)
-        np.add.at(s_den, codes, den.T)
+    s_num, s_den = unit_sums(num, den, cluster)
 
     def ratio(a, b):
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(b > 0, a / np.where(b > 0, b, 1.0), np.nan)
 
     point = ratio(s_num.sum(axis=0), s_den.sum(axis=0))
-    reps = np.empty((n_bootstrap, m))
-    rng = np.random.default_rng(seed)
-    for rows, counts in resample_counts(s_num.shape[0], n_bootstrap, rng, chunk=chunk):
-        reps[rows] = ratio(counts @ s_num, counts @ s_den)
+    reps = (ratio_replicates(num, den, cluster=cluster, n_bootstrap=n_bootstrap, seed=seed,
+                             chunk=chunk) if replicates is None else replicates)
     diff = reps[:, :-1] - reps[:, -1:]
     a = (1 - level) / 2
     ok = np.isfinite(diff).any(axis=0)
