@@ -30,9 +30,9 @@ def _data(world: tuple):
 
 
 @ui.cache_data(show_spinner=False, max_entries=512)
-def _run(world: tuple, model: str, config: tuple, propensity: str,
+def _run(world: tuple, model: str, config: tuple, exposure: str,
          _should_stop=None) -> pd.DataFrame:
-    return train(_data(world), model, MFConfig(**dict(config)), propensity=propensity,
+    return train(_data(world), model, MFConfig(**dict(config)), exposure=exposure,
                  should_stop=_should_stop).history
 
 
@@ -69,7 +69,7 @@ with st.form("recs_form"):
     models = c[0].multiselect("Models", list(MODELS), key="rec_models", format_func=LABELS.get,
                               default=ui.url_options("models", MODELS, MODELS))
     propensity = c[1].selectbox("Propensities", PROPENSITIES, key="rec_prop",
-                                index=ui.url_index("propensity", PROPENSITIES),
+                                index=ui.url_index("exposure", PROPENSITIES),
                                 format_func={"naive-bayes": "naive Bayes on the random slice",
                                              "true": "true (simulator's) exposure"}.get)
     norm = c[2].selectbox("CausE tie", ["l2", "l1"], key="rec_norm",
@@ -81,7 +81,7 @@ with st.form("recs_form"):
                                          "none). Tables and charts show the first."))
     submitted = st.form_submit_button("Train and compare", type="primary")
 ui.set_url_params(users=users, items=items, alpha=float(alpha), seed=seed, epochs=epochs,
-                  models=list(models), propensity=propensity, runs=n_seeds)
+                  models=list(models), exposure=propensity, runs=n_seeds)
 
 world = (("users", users), ("items", items), ("rank", rank),
          ("observed_fraction", float(observed)), ("alpha", float(alpha)),
@@ -133,7 +133,7 @@ with ui.user_errors("Cannot show the results: "), ui.cancellable() as stop:
                                  _should_stop=stop))
                 for m, grid in experiment_grids(models_k, base_i).items()
                 for r, cfg in enumerate(grid)]
-        exps.append(summarize_runs(_data(world_i), runs, propensity=prop_k))
+        exps.append(summarize_runs(_data(world_i), runs, exposure=prop_k))
     seeds = compare_seeds(exps)
     exp = seeds.first
 if exp is None:

@@ -192,7 +192,7 @@ def test_a_link_above_the_operator_caps_is_lowered_with_one_sentence(monkeypatch
     monkeypatch.setenv("ULR_MAX_METHODS", "2")
     at = AppTest.from_file(APP, default_timeout=120)
     at.run()
-    at.query_params.update(boot="5000", methods="em,randomization,intervention-harvesting")
+    at.query_params.update(bootstrap="5000", propensity="em,randomization,intervention-harvesting")
     at.switch_page("pages/position_bias.py").run()
     assert not at.exception, at.exception
     assert at.number_input(key="pb_boot").value == 20
@@ -202,7 +202,7 @@ def test_a_link_above_the_operator_caps_is_lowered_with_one_sentence(monkeypatch
             "(operator setting ULR_MAX_BOOTSTRAP), so 20 are used.") in notes
     assert any("asks for 3 methods" in n and "ULR_MAX_METHODS" in n for n in notes)
     assert at.query_params["bootstrap"] == "20"  # the shared link now says what ran
-    assert "boot" not in at.query_params      # the old key (links shared before the rename)
+    assert at.query_params["propensity"] == "em,randomization"
 
 
 def test_results_computed_before_are_drawn_without_a_progress_box():

@@ -145,10 +145,11 @@ def randomization_warnings(log, *, assume: bool = False) -> tuple[MappingWarning
     return (MappingWarning("randomization_contradicted", chk.message(), share=1.0),)
 
 
-def theta_warnings(warnings, method: str) -> tuple[MappingWarning, ...]:
-    """``warnings`` as weighed by a result that uses theta from ``method`` (the IPW
-    rankers): with theta from randomization, a contradicted randomization blocks it."""
-    if method != "randomization":
+def theta_warnings(warnings, propensity: str) -> tuple[MappingWarning, ...]:
+    """``warnings`` as weighed by a result that uses theta from the position-bias method
+    ``propensity`` (the IPW rankers): with theta from randomization, a contradicted
+    randomization blocks it."""
+    if propensity != "randomization":
         return tuple(warnings)
     from dataclasses import replace
     return tuple(replace(w, blocks=tuple(w.blocks) + ("rankers",))

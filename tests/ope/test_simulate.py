@@ -22,7 +22,7 @@ def test_true_value_matches_on_policy_monte_carlo():
     # standard error sqrt(V (1 - V) / (R n)) (rows are independent).
     sim = simulate_bandit(contexts=8, actions=4, slots=3, logging="softmax", base_rate=0.3,
                           seed=4)
-    d = sim.sample(5000, draws=20, seed=5)
+    d = sim.sample(5000, runs=20, seed=5)
     V = float(sim.true_value(sim.logging))
     se = np.sqrt(V * (1 - V) / d.reward.size)
     assert abs(d.reward.mean() - V) < 4 * se
@@ -40,7 +40,7 @@ def test_ips_is_unbiased_over_repeated_logs():
                           logging_noise=2.0, base_rate=0.2, seed=3)
     pi = sim.policy(temperature=0.5)
     V = float(sim.true_value(pi))
-    d = sim.sample(200, draws=4000, seed=11)
+    d = sim.sample(200, runs=4000, seed=11)
     vals = repeated_point_estimates(sim, pi, d, estimators=("ips",))["value"].to_numpy()
     se = vals.std(ddof=1) / np.sqrt(len(vals))
     assert abs(vals.mean() - V) < 4 * se
@@ -60,7 +60,7 @@ def test_clipping_trades_bias_for_variance():
     pi = sim.policy(temperature=0.5)
     V = float(sim.true_value(pi))
     n, R = 200, 4000
-    d = sim.sample(n, draws=R, seed=12)
+    d = sim.sample(n, runs=R, seed=12)
     w = pi[d.pair] / d.propensity
     assert w.max() > 8  # the target concentrates where uniform logging is thin
     last_bias, last_var = -np.inf, 0.0
@@ -88,7 +88,7 @@ def test_snips_and_dr_intervals_cover_the_truth():
                           base_rate=0.2, seed=1)
     pi = sim.policy(temperature=0.5)
     V = float(sim.true_value(pi))
-    d = sim.sample(1000, draws=200, seed=2)
+    d = sim.sample(1000, runs=200, seed=2)
     df = repeated_intervals(sim, pi, d, estimators=("snips", "dr"), n_bootstrap=400)
     tab = bias_variance_table(df, V).set_index("estimator")
     for name in ("snips", "dr"):
@@ -99,7 +99,7 @@ def test_snips_and_dr_intervals_cover_the_truth():
 def test_repeated_point_estimates_equal_the_per_log_estimators():
     sim = simulate_bandit(contexts=6, actions=5, slots=2, base_rate=0.3, seed=8)
     pi = sim.policy(temperature=0.3)
-    d = sim.sample(300, draws=4, seed=9)
+    d = sim.sample(300, runs=4, seed=9)
     df = repeated_point_estimates(sim, pi, d, estimators=("ips", "clipped-ips", "snips", "dr"))
     from ulr.ope.evaluate import evaluate
     for i in range(4):

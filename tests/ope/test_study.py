@@ -25,12 +25,16 @@ def test_simulation_study_sizes_are_options_and_chunks_add_up():
     assert np.allclose(df["value"].to_numpy(), got["value"].to_numpy(), atol=1e-15)
 
 
-def test_the_old_keyword_draws_still_counts_the_runs_with_a_deprecation_warning():
+def test_the_retired_keyword_draws_is_refused_naming_runs():
     opts = dict(contexts=3, actions=3, features=2, rows=50, estimators=["ips"], seed=1)
-    with pytest.warns(DeprecationWarning, match="draws= is deprecated; use runs="):
-        old = simulation_study(draws=3, **opts)
+    for fn in (simulation_study, lambda **kw: study_chunk(0, **kw)):
+        with pytest.raises(TypeError, match=r"takes runs=, not draws="):
+            fn(draws=3, **opts)
+    sim, _ = study_world(contexts=3, actions=3, features=2, seed=1)
+    with pytest.raises(TypeError, match=r"sample\(\) takes runs=, not draws="):
+        sim.sample(10, draws=2)
     new = simulation_study(runs=3, **opts)
-    assert old.table.equals(new.table) and (new.table["draws"] == 3).all()
+    assert (new.table["draws"] == 3).all()
 
 
 def test_study_refuses_bad_options():

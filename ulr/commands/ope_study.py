@@ -21,10 +21,13 @@ def register(sub):
                     "policy by counterfactual risk minimization on one simulated log instead.")
     p.add_argument("--contexts", type=int, default=20)
     p.add_argument("--actions", type=int, default=10, help="documents per context")
-    p.add_argument("--features", type=int, default=5)
-    p.add_argument("--slots", type=int, default=1)
+    # dest: the names of the study's settings in the JSON (unchanged by the flags' rename)
+    add_option(p, "--n-features", retired=("--features",), dest="features", type=int,
+               default=5, help="synthetic context features (default 5)")
+    add_option(p, "--positions", retired=("--slots",), dest="slots", type=int, default=1,
+               help="list length: slots per logged list (default 1)")
     p.add_argument("--rows", type=int, default=1000, help="rows per log")
-    add_option(p, "--runs", deprecated=("--draws",), type=int, default=200,
+    add_option(p, "--runs", retired=("--draws",), type=int, default=200,
                help="repeated logs, one simulation run each")
     p.add_argument("--logging", choices=["uniform", "softmax"], default="uniform")
     p.add_argument("--logging-temperature", type=float, default=1.0)
@@ -50,9 +53,11 @@ def register(sub):
 
 
 def _check(args):
-    for name in ("contexts", "actions", "features", "rows", "runs", "slots", "steps"):
+    for name, flag in (("contexts", "--contexts"), ("actions", "--actions"),
+                       ("features", "--n-features"), ("rows", "--rows"), ("runs", "--runs"),
+                       ("slots", "--positions"), ("steps", "--steps")):
         if getattr(args, name) < 1:
-            raise UlrError(f"--{name.replace('_', '-')} must be at least 1.")
+            raise UlrError(f"{flag} must be at least 1.")
     if not 0 < args.base_rate < 1:
         raise UlrError("--base-rate must lie strictly between 0 and 1.")
     validate.n_bootstrap(args.bootstrap, option="--bootstrap", required=True)

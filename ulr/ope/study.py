@@ -55,18 +55,17 @@ def study_world(*, contexts: int = 20, actions: int = 10, features: int = 5, slo
     return sim, sim.policy(target_weights(sim, target, seed=seed), temperature=temperature)
 
 
+@validate.retired(draws="runs")
 def study_chunk(index: int, *, rows: int = 1000, runs: int = 200,
                 estimators=None, clip: float | None = None,
                 intervals: bool = False, n_bootstrap: int = 400, level: float = 0.95,
-                chunk_size: int = CHUNK, seed: int = 0, draws: int | None = None, **world):
-    """Logs ``index * chunk_size ...`` of a study: (estimates frame, ESS fractions, max weight).
-    ``draws`` is the old name of ``runs``."""
-    runs = validate.renamed(draws, runs, old="draws", new="runs")
+                chunk_size: int = CHUNK, seed: int = 0, **world):
+    """Logs ``index * chunk_size ...`` of a study: (estimates frame, ESS fractions, max weight)."""
     sim, pi = study_world(seed=seed, **world)
     n = min(chunk_size, runs - index * chunk_size)
     if n <= 0:
         raise ValueError("chunk index out of range")
-    logs = sim.sample(rows, draws=n, seed=[seed, index])
+    logs = sim.sample(rows, runs=n, seed=[seed, index])
     estimators = registry.defaults() if estimators is None else estimators
     kw = {"estimators": list(estimators), "clip": clip, "seed": seed + index * chunk_size}
     if intervals:
@@ -78,17 +77,17 @@ def study_chunk(index: int, *, rows: int = 1000, runs: int = 200,
     return df, est.effective_sample_size(w) / rows, float(w.max())
 
 
+@validate.retired(draws="runs")
 def simulation_study(*, rows: int = 1000, runs: int = 200,
                      estimators=None, clip: float | None = None,
                      intervals: bool = False, n_bootstrap: int = 400, level: float = 0.95,
                      chunk_size: int = CHUNK, seed: int = 0, progress=None, run_chunk=None,
-                     draws: int | None = None, **world) -> "StudyResult":
+                     **world) -> "StudyResult":
     """Repeated simulated logs: every estimator against the exact true value.
 
     Parameters
     ----------
-    rows, runs : rows per log and number of logs (simulation runs; ``draws`` is the old
-        name of ``runs``, still accepted with a DeprecationWarning).
+    rows, runs : rows per log and number of logs (simulation runs).
     estimators, clip : as in :func:`ulr.ope.evaluate.evaluate` (default the registry's
         defaults); every estimator with per-row terms (:func:`ulr.ope.registry.single_log`).
     intervals, n_bootstrap, level : also a bootstrap interval per log at ``level``
@@ -113,7 +112,6 @@ def simulation_study(*, rows: int = 1000, runs: int = 200,
     if unknown:
         raise UlrError(f"unknown estimator {', '.join(map(str, unknown))}; a simulated log "
                        f"gives {', '.join(registry.single_log())}.")
-    runs = validate.renamed(draws, runs, old="draws", new="runs")
     if rows < 1 or runs < 1 or chunk_size < 1:
         raise UlrError("rows, runs and chunk size must be positive.")
     opts = dict(rows=rows, runs=runs, estimators=tuple(estimators), clip=clip,
