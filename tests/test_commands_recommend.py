@@ -39,7 +39,7 @@ def test_human_output(cli):
 @pytest.mark.parametrize("args, needle", [
     (("--models", "foo"), "unknown: foo"),
     (("--models", ","), "--models must be"),
-    (("--propensity", "guess"), "invalid choice"),
+    (("--exposure", "guess"), "invalid choice"),
     (("--epochs", 0, "--users", 20, "--items", 20), "epochs must be at least 1"),
 ])
 def test_user_errors_exit_2(cli, user_error, args, needle):

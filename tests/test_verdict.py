@@ -762,7 +762,7 @@ def test_each_verdict_states_the_counts_of_its_result():
     assert f"evaluated on {comp.n_compared:,} test queries" in comp.evidence_line()
 
     # Severity sweep: the runs behind the interval
-    sw = rankers.severity_sweep((0.0, 1.5), queries=30, docs_per_query=5, sessions=600, runs=2)
+    sw = rankers.severity_sweep((0.0, 1.5), queries=30, positions=5, sessions=600, runs=2)
     v = sw.verdicts["arp"]
     assert sw.verdict == v and sw.metric == "arp"  # the page's and the CLI's default metric
     assert _counts(v, "runs") == {2.0} and v.estimate["n"] == 2

@@ -422,7 +422,7 @@ def feedback_from_log(log, *, action: str = "doc_id", target_column: str | None 
                                compute=lambda: propensity_checks(
                                    context=cand.context[pair], action=pair, propensity=prop,
                                    slot=pos if action == "doc_id" else None, cluster=cluster,
-                                   per_slot=per_slot, n_slots=int(len(np.unique(pos)))))
+                                   per_slot=per_slot, positions=int(len(np.unique(pos)))))
         if chk["fails"]:
             notes.append(("propensity_sum", chk))
     fb = BanditFeedback(candidates=cand, pair=pair,

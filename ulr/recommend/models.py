@@ -159,7 +159,7 @@ class TrainResult:
     config: MFConfig
     history: pd.DataFrame  # epoch, train_loss, validation, test_mse, test_improvement
     params: dict
-    propensity: np.ndarray | None = None  # P(O=1 | y = 1..5) used by propensity-mf
+    exposure: np.ndarray | None = None  # P(O=1 | y = 1..5) used by propensity-mf
 
 
 @validate.retired(propensity="exposure")
@@ -215,7 +215,7 @@ def train(data: MNARData, model: str, config: MFConfig = MFConfig(), *,
                                        "test_improvement"])
     return TrainResult(model=model, config=cfg, history=hist,
                        params={k_: v.copy() for k_, v in params.p.items()},
-                       propensity=prop_levels)
+                       exposure=prop_levels)
 
 
 def _rating_weights(data: MNARData, tr: Ratings, model: str, propensity: str):
