@@ -12,7 +12,7 @@ def open_page():
     at = AppTest.from_file(APP, default_timeout=120)
     at.run()
     assert not at.exception, at.exception
-    at.query_params["boot"] = "20"  # the shareable-link setting; keeps the first run short
+    at.query_params["bootstrap"] = "20"  # the shareable-link setting; keeps the first run short
     at.switch_page("pages/position_bias.py").run()
     assert not at.exception, at.exception
     return at
@@ -146,7 +146,7 @@ def test_a_registered_source_is_estimated_from_its_stored_statistics(parquet_lak
 
     at = AppTest.from_file(APP, default_timeout=120)
     at.query_params["source"] = name
-    at.query_params["boot"] = "20"
+    at.query_params["bootstrap"] = "20"
     at.run()
     assert not at.exception, at.exception
     picker = at.sidebar.selectbox[0]
@@ -263,7 +263,7 @@ def test_a_better_user_model_is_a_caveat_of_the_pbm_theta(tmp_path):
     at = AppTest.from_file(APP, default_timeout=180)
     at.session_state["dataset"] = "dcm log"
     at.run()
-    at.query_params["boot"] = "20"
+    at.query_params["bootstrap"] = "20"
     at.switch_page("pages/position_bias.py").run()
     at.multiselect(key="pb_methods").set_value(["em"]).run()
     assert not at.exception, at.exception
@@ -294,7 +294,7 @@ def test_a_declared_randomization_the_data_contradict_is_said_on_the_page(tmp_pa
     at = AppTest.from_file(APP, default_timeout=180)
     at.session_state["dataset"] = "prod declared random"
     at.run()
-    at.query_params["boot"] = "20"
+    at.query_params["bootstrap"] = "20"
     at.switch_page("pages/position_bias.py").run()
     assert not at.exception, at.exception
     assert at.multiselect(key="pb_methods").value == ["em"]  # never a dead end
