@@ -16,7 +16,7 @@ from a column of target probabilities supplied by the user.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Protocol
+from typing import Callable
 
 import duckdb
 import numpy as np
@@ -241,16 +241,6 @@ def standardize_scores(scores) -> np.ndarray:
     return (s - s.mean()) / sd if sd > 0 else s - s.mean()
 
 
-class Scorer(Protocol):
-    """Anything mapping pair features (n_pairs, d) to scores (n_pairs,).
-
-    The seam for rankers from elsewhere (e.g. ``ulr.rankers``): wrap them in a
-    callable and pass it to :func:`policy_from_scorer`.
-    """
-
-    def __call__(self, features: np.ndarray) -> np.ndarray: ...
-
-
 @dataclass(frozen=True)
 class LinearScorer:
     """``s(x, a) = features(x, a) @ coef + intercept``."""
@@ -293,7 +283,11 @@ def fit_linear_scorer(feedback: BanditFeedback, rows=None, *, C: float = 1.0) ->
 
 def policy_from_scorer(candidates: Candidates, scorer: Callable, *, temperature: float = 1.0,
                        standardize: bool = True) -> np.ndarray:
-    """Target policy from a scorer: softmax of the (standardized) scores at ``temperature``."""
+    """Target policy from a scorer: softmax of the (standardized) scores at ``temperature``.
+
+    ``scorer`` maps pair features (n_pairs, d) to scores (n_pairs,): e.g. a
+    :class:`LinearScorer`, or a ranker from elsewhere wrapped in a callable.
+    """
     s = np.asarray(scorer(candidates.features), dtype=float)
     if standardize:
         s = standardize_scores(s)
