@@ -1,6 +1,6 @@
 """One rule for each option that several packages share: the confidence ``level``, the
-bootstrap count ``n_bootstrap`` and the ``seed``, and old keyword names that
-still work (:func:`renamed`).
+bootstrap count ``n_bootstrap`` and the ``seed``, and keyword names that were renamed
+(refused with the new name: :func:`retired`).
 
 Every package checks these options here, so a value is accepted or refused the same way
 by the position-bias estimators, the metrics, the ranker comparisons, off-policy

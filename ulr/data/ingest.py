@@ -410,7 +410,7 @@ def load_log(path: str | os.PathLike, name: str, *, cur=None, db_path=None,
     name : dataset name (any text; stored normalized: Unicode NFC, whitespace trimmed and
         collapsed, :func:`ulr.data.catalog.normal_name`). A name that reads like a stored
         one (differs only by case, whitespace or look-alike characters) is refused.
-    cur : reader connection (:func:`cursor`) of the store to load into, which
+    cur : reader connection (:func:`ulr.data.catalog.cursor`) of the store to load into, which
         then shows the new dataset; default: the store ``db_path``.
     mapping : ``{canonical: source column}``; unmapped columns are auto-detected.
     skip_bad_rows : load the valid rows and keep the bad ones for download,

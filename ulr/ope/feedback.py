@@ -329,7 +329,8 @@ class _FrameInfo:
 
 
 class FrameLog:
-    """A pandas DataFrame in the canonical schema behind the ``store.Log`` interface.
+    """A pandas DataFrame in the canonical schema behind the :class:`ulr.data.log.Log`
+    interface.
 
     For simulated logs and tests: a private in-memory DuckDB with the frame
     registered as table ``frame_log``. No schema validation beyond what
