@@ -2,7 +2,7 @@
 
 Simulation (docs/contract.md §2)::
 
-    python -m ulr bandit --algorithm cascade-klucb --env kveton --items 16 --k 2 \\
+    python -m ulr bandit --algorithm cascade-klucb --env kveton --items 16 --positions 2 \\
         --steps 100000 --runs 20 --seed 0 --p 0.2 --delta 0.15
 
 ``--env data`` takes the attraction probabilities from a click log
@@ -11,7 +11,7 @@ with ``--theta`` (default: from the log's randomized rows).
 
 Replay evaluation (Li et al. 2011) on the randomized rows of a log::
 
-    python -m ulr bandit --replay --algorithm cascade-lints --input log.csv --k 1
+    python -m ulr bandit --replay --algorithm cascade-lints --input log.csv --positions 1
 """
 
 from __future__ import annotations
