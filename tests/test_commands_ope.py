@@ -188,7 +188,7 @@ def test_ope_study_level_sets_the_intervals_whose_coverage_it_reports(cli, user_
         res = json.loads(out)
         assert res["settings"]["level"] == level
         cov[level] = {r["estimator"]: r["coverage"] for r in res["table"]}
-    lib = simulation_study(runs=20, rows=200, features=3, intervals=True, n_bootstrap=100,
+    lib = simulation_study(runs=20, rows=200, n_features=3, intervals=True, n_bootstrap=100,
                            estimators=("ips", "snips"), level=0.5)
     assert cov[0.5] == lib.table.set_index("estimator")["coverage"].to_dict()
     # the same replicates: the 50% interval lies inside the 99% one on every log

@@ -349,7 +349,7 @@ def _heavy_tailed(estimators=("ips", "clipped-ips", "snips", "dr")):
     from ulr.ope.evaluate import evaluate
     from ulr.ope.feedback import BanditFeedback
     from ulr.ope.simulate import simulate_bandit
-    sim = simulate_bandit(contexts=6, actions=4, features=3, slots=1, base_rate=0.3,
+    sim = simulate_bandit(contexts=6, actions=4, n_features=3, positions=1, base_rate=0.3,
                           logging="softmax", seed=0)
     fb = sim.sample(800, seed=1).feedback(0)
     p = fb.propensity.copy()

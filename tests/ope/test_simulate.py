@@ -20,7 +20,7 @@ SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample_ope.csv"
 def test_true_value_matches_on_policy_monte_carlo():
     # Logging with pi itself, the mean reward of R x n rows estimates V(pi) with
     # standard error sqrt(V (1 - V) / (R n)) (rows are independent).
-    sim = simulate_bandit(contexts=8, actions=4, slots=3, logging="softmax", base_rate=0.3,
+    sim = simulate_bandit(contexts=8, actions=4, positions=3, logging="softmax", base_rate=0.3,
                           seed=4)
     d = sim.sample(5000, runs=20, seed=5)
     V = float(sim.true_value(sim.logging))
@@ -36,7 +36,7 @@ def test_true_value_matches_on_policy_monte_carlo():
 
 def test_ips_is_unbiased_over_repeated_logs():
     # 4000 logs of 200 rows, vectorized. |mean - V| < 4 standard errors of the mean.
-    sim = simulate_bandit(contexts=20, actions=10, features=3, logging="softmax",
+    sim = simulate_bandit(contexts=20, actions=10, n_features=3, logging="softmax",
                           logging_noise=2.0, base_rate=0.2, seed=3)
     pi = sim.policy(temperature=0.5)
     V = float(sim.true_value(pi))
@@ -55,7 +55,7 @@ def test_clipping_trades_bias_for_variance():
     # clipped estimator is biased *downwards* by E[(w - M)_+ r], and its variance is lower;
     # both shrink towards IPS as M grows. Checked against the exact moments of the
     # simulation and empirically over 4000 logs (means within 4 se; variances within 12%).
-    sim = simulate_bandit(contexts=20, actions=10, features=3, logging="uniform",
+    sim = simulate_bandit(contexts=20, actions=10, n_features=3, logging="uniform",
                           base_rate=0.2, seed=3)
     pi = sim.policy(temperature=0.5)
     V = float(sim.true_value(pi))
@@ -84,7 +84,7 @@ def test_snips_and_dr_intervals_cover_the_truth():
     # intervals are right, the number that cover V is Binomial(200, 0.95): mean 190, sd 3.1,
     # so >= 180 (90%) fails with probability ~7e-4; an interval with true coverage 85%
     # passes with probability ~0.02. The test therefore separates the two.
-    sim = simulate_bandit(contexts=20, actions=5, features=3, logging="softmax",
+    sim = simulate_bandit(contexts=20, actions=5, n_features=3, logging="softmax",
                           base_rate=0.2, seed=1)
     pi = sim.policy(temperature=0.5)
     V = float(sim.true_value(pi))
@@ -97,7 +97,7 @@ def test_snips_and_dr_intervals_cover_the_truth():
 
 
 def test_repeated_point_estimates_equal_the_per_log_estimators():
-    sim = simulate_bandit(contexts=6, actions=5, slots=2, base_rate=0.3, seed=8)
+    sim = simulate_bandit(contexts=6, actions=5, positions=2, base_rate=0.3, seed=8)
     pi = sim.policy(temperature=0.3)
     d = sim.sample(300, runs=4, seed=9)
     df = repeated_point_estimates(sim, pi, d, estimators=("ips", "clipped-ips", "snips", "dr"))

@@ -69,7 +69,7 @@ def run(args) -> dict:
 
     _check(args)
     if args.learn:
-        out = crm_study(contexts=args.contexts, actions=args.actions, features=args.features,
+        out = crm_study(contexts=args.contexts, actions=args.actions, n_features=args.features,
                         rows=args.rows, base_rate=args.base_rate, objective=args.learn,
                         l2=args.l2, variance_penalty=args.variance_penalty, clip=args.clip,
                         steps=args.steps, learning_rate=args.learning_rate,
@@ -85,8 +85,8 @@ def run(args) -> dict:
     if bad or not names:
         raise UlrError(f"unknown estimator {', '.join(bad) or '(none)'}; choose from "
                        f"{', '.join(registry.single_log())}.")
-    out = simulation_study(contexts=args.contexts, actions=args.actions, features=args.features,
-                           slots=args.slots, rows=args.rows, runs=args.runs,
+    out = simulation_study(contexts=args.contexts, actions=args.actions,
+                           n_features=args.features, positions=args.slots, rows=args.rows, runs=args.runs,
                            logging=args.logging, logging_temperature=args.logging_temperature,
                            base_rate=args.base_rate, target=args.target,
                            temperature=args.temperature, estimators=names, clip=args.clip,

@@ -137,22 +137,25 @@ class BanditSimulation:
                            propensity=self.logging[pair], candidates=cand)
 
 
-def simulate_bandit(*, contexts: int = 20, actions: int = 10, features: int = 5, slots: int = 1,
-                    eta: float = 1.0, base_rate: float = 0.2, signal: float = 1.5,
-                    logging: str = "uniform", logging_temperature: float = 1.0,
-                    logging_noise: float = 1.0, seed=0) -> BanditSimulation:
+@validate.retired(features="n_features", slots="positions")
+def simulate_bandit(*, contexts: int = 20, actions: int = 10, n_features: int = 5,
+                    positions: int = 1, eta: float = 1.0, base_rate: float = 0.2,
+                    signal: float = 1.5, logging: str = "uniform",
+                    logging_temperature: float = 1.0, logging_noise: float = 1.0,
+                    seed=0) -> BanditSimulation:
     """Build a :class:`BanditSimulation`.
 
     Parameters
     ----------
-    contexts, actions, features : sizes of the world (every context has ``actions`` candidates).
-    slots : list positions; examination ``theta_k = (1/k)^eta``.
+    contexts, actions, n_features : sizes of the world (every context has ``actions``
+        candidates, each with ``n_features`` features).
+    positions : the list length (slots); examination ``theta_k = (1/k)^eta``.
     base_rate : mean attraction ``sigmoid(b + signal * x @ beta)`` over pairs (``b`` solved for).
     signal : scale of the feature effect (0 = every action alike).
     logging : ``"uniform"`` or ``"softmax"`` (softmax at ``logging_temperature`` of
         ``x @ (beta + logging_noise * noise)``, standardized).
     """
-    if contexts < 1 or actions < 2 or features < 1 or slots < 1:
+    if contexts < 1 or actions < 2 or n_features < 1 or positions < 1:
         raise UlrError("the simulation needs >= 1 context, >= 2 actions, >= 1 feature and "
                        ">= 1 slot.")
     if not 0 < base_rate < 1:
@@ -162,8 +165,8 @@ def simulate_bandit(*, contexts: int = 20, actions: int = 10, features: int = 5,
     rng = np.random.default_rng(seed)
     n_pairs = contexts * actions
     ctx = np.repeat(np.arange(contexts), actions)
-    X = rng.standard_normal((n_pairs, features))
-    beta = rng.standard_normal(features)
+    X = rng.standard_normal((n_pairs, n_features))
+    beta = rng.standard_normal(n_features)
     beta /= np.linalg.norm(beta)
     z = signal * X @ beta
     lo, hi = -30.0, 30.0
@@ -174,23 +177,23 @@ def simulate_bandit(*, contexts: int = 20, actions: int = 10, features: int = 5,
         else:
             hi = mid
     attraction = expit((lo + hi) / 2 + z)
-    theta = (1.0 / np.arange(1, slots + 1)) ** eta
+    theta = (1.0 / np.arange(1, positions + 1)) ** eta
     q = theta[:, None] * attraction[None, :]
     cand = Candidates(context=ctx, features=X,
                       context_labels=np.array([f"c{i:03d}" for i in range(contexts)]),
                       action_labels=np.array([f"a{j:03d}" for j in np.tile(np.arange(actions),
                                                                              contexts)]),
-                      feature_names=tuple(f"feature_{j + 1}" for j in range(features)))
+                      feature_names=tuple(f"feature_{j + 1}" for j in range(n_features)))
     if logging == "uniform":
         pi0 = np.full(n_pairs, 1.0 / actions)
     else:
-        v = beta + logging_noise * rng.standard_normal(features) / np.sqrt(features)
+        v = beta + logging_noise * rng.standard_normal(n_features) / np.sqrt(n_features)
         pi0 = softmax_policy(standardize_scores(X @ v), cand, temperature=logging_temperature)
         pi0 = np.maximum(pi0, 1e-6)
         pi0 = pi0 / cand.per_context_sum(pi0)[ctx]
     return BanditSimulation(candidates=cand, q=q, logging=pi0, beta=beta,
                             context_prob=np.full(contexts, 1.0 / contexts),
-                            slot_prob=np.full(slots, 1.0 / slots))
+                            slot_prob=np.full(positions, 1.0 / positions))
 
 
 # --------------------------------------------------------------------------- repeated logs
@@ -330,7 +333,7 @@ def make_sample_log(*, rows: int = 10_000, contexts: int = 20, actions: int = 10
     if positions > actions:
         raise UlrError("there must be at least as many actions as positions.")
     theta = 1.0 / np.arange(1, positions + 1)
-    sim = simulate_bandit(contexts=contexts, actions=actions, features=features, slots=1,
+    sim = simulate_bandit(contexts=contexts, actions=actions, n_features=features, positions=1,
                           base_rate=ctr / theta.mean(), signal=1.5, seed=seed)
     rng = np.random.default_rng(seed + 1)
     imps = -(-rows // positions)

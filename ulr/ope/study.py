@@ -6,7 +6,7 @@
 - :func:`crm_study` -- learn a policy by counterfactual risk minimization on a
   log (or a simulated one, where the learned policy's true value is known).
 
-All options are keyword-only; nothing is hard-coded (sizes such as ``features=5`` and
+All options are keyword-only; nothing is hard-coded (sizes such as ``n_features=5`` and
 ``n_bootstrap=1000`` are options here).
 """
 
@@ -44,13 +44,14 @@ def target_weights(sim, kind: str, *, seed: int) -> np.ndarray:
     raise UlrError(f"unknown target {kind!r}; choose from {', '.join(TARGET_KINDS)}.")
 
 
-def study_world(*, contexts: int = 20, actions: int = 10, features: int = 5, slots: int = 1,
-                base_rate: float = 0.2, logging: str = "uniform",
+@validate.retired(features="n_features", slots="positions")
+def study_world(*, contexts: int = 20, actions: int = 10, n_features: int = 5,
+                positions: int = 1, base_rate: float = 0.2, logging: str = "uniform",
                 logging_temperature: float = 1.0, target: str = "true",
                 temperature: float = 0.5, seed: int = 0):
     """The simulated world and the target policy over its pairs: ``(sim, pi)``."""
-    sim = simulate_bandit(contexts=contexts, actions=actions, features=features, slots=slots,
-                          base_rate=base_rate, logging=logging,
+    sim = simulate_bandit(contexts=contexts, actions=actions, n_features=n_features,
+                          positions=positions, base_rate=base_rate, logging=logging,
                           logging_temperature=logging_temperature, seed=seed)
     return sim, sim.policy(target_weights(sim, target, seed=seed), temperature=temperature)
 
@@ -94,8 +95,8 @@ def simulation_study(*, rows: int = 1000, runs: int = 200,
         (its coverage of the true value).
     chunk_size : logs per piece (``progress(done, total)`` is called between pieces).
     run_chunk : optional replacement of :func:`study_chunk` (e.g. a cached one).
-    **world : keyword options of :func:`study_world` (contexts, actions, features,
-        slots, base_rate, logging, logging_temperature, target, temperature).
+    **world : keyword options of :func:`study_world` (contexts, actions, n_features,
+        positions, base_rate, logging, logging_temperature, target, temperature).
 
     Returns
     -------
@@ -192,7 +193,8 @@ def _study_verdict(est_df: pd.DataFrame, truth: float, table: pd.DataFrame, *,
                      basis, v.reasons, v.to_settle, v.estimate)
 
 
-def crm_study(feedback=None, *, contexts: int = 20, actions: int = 10, features: int = 5,
+@validate.retired(features="n_features")
+def crm_study(feedback=None, *, contexts: int = 20, actions: int = 10, n_features: int = 5,
               rows: int = 5000, base_rate: float = 0.1, objective: str = "snips",
               l2: float = 0.01, variance_penalty: float = 0.0, clip: float | None = None,
               steps: int = 200, learning_rate: float = 0.5, fit_fraction: float = 0.5,
@@ -208,7 +210,7 @@ def crm_study(feedback=None, *, contexts: int = 20, actions: int = 10, features:
     """
     sim = None
     if feedback is None:
-        sim = simulate_bandit(contexts=contexts, actions=actions, features=features,
+        sim = simulate_bandit(contexts=contexts, actions=actions, n_features=n_features,
                               base_rate=base_rate, seed=seed)
         feedback = sim.sample(rows, seed=seed + 1).feedback(0)
     res = learn_policy(feedback, objective=objective, l2=l2, variance_penalty=variance_penalty,
