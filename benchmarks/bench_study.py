@@ -116,15 +116,18 @@ def child_load(args) -> dict:
 
 
 def run_child(part: str, argv: list[str], root: Path = ROOT) -> tuple[dict, float]:
-    """Run one part in a child process on the code under ``root``; its result and peak
-    resident memory (GB)."""
+    """Run one part in a child process on the code under ``root``; its result (with its
+    CPU seconds, user + system, a figure the machine's load moves far less than the wall
+    clock) and peak resident memory (GB)."""
     cmd = [sys.executable, str(root / "benchmarks" / "bench_study.py"), "--child", part, *argv]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, cwd=str(root))
     out = proc.stdout.read()
     _, status, usage = os.wait4(proc.pid, 0)
     if status != 0:
         raise SystemExit(f"{part} failed (status {status})")
-    return json.loads(out.strip().splitlines()[-1]), usage.ru_maxrss / 1024 ** 2  # GB
+    res = json.loads(out.strip().splitlines()[-1])
+    res["cpu"] = usage.ru_utime + usage.ru_stime
+    return res, usage.ru_maxrss / 1024 ** 2  # GB
 
 
 def main() -> None:
@@ -191,7 +194,8 @@ def report(part: str, label: str, res: dict, gb: float, args) -> None:
             if part == "study" else
             f"{res['rows']:,} rows x {res['features']} features, {res['queries']:,} "
             f"queries, {res['file_gb']:.1f} GB of LETOR text")
-    print(f"{part} {label}: {res['seconds']:.1f} s, peak {gb:.2f} GB ({what}); target "
+    print(f"{part} {label}: {res['seconds']:.1f} s ({res['cpu']:.0f} CPU s), peak {gb:.2f} GB "
+          f"({what}); target "
           f"< {sec:.0f} s and < {cap:.0f} GB: {ok}", flush=True)
     if part == "study":
         print(f"  nDCG@10: {res['ndcg@10']}")

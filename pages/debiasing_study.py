@@ -10,6 +10,7 @@ import streamlit as st
 
 from pages import _ui as ui
 from ulr import propensity, study, theme
+from ulr.clickmodels import records as click_records
 from ulr.errors import UlrError
 from ulr.quantity import setting, show
 from ulr.study import simulate as S
@@ -65,10 +66,7 @@ names = list(study.LEARNERS)
 with st.form("dst_form"):
     a, b, c, d = st.columns(4)
     model = a.selectbox("User model", S.CLICK_MODELS, key="dst_model",
-                        format_func={"pbm": "position-based (PBM)", "cascade": "cascade",
-                                     "dbn": "dynamic Bayesian network (DBN)",
-                                     "ubm": "user browsing model (UBM)",
-                                     "trust": "trust bias"}.get)
+                        format_func=lambda m: click_records.get(m).description)
     eta = b.number_input("Severity of position bias η", 0.0, 3.0, 1.0, step=0.25,
                          key="dst_eta", help="Examination θₖ = (1/k)^η (PBM, UBM, trust bias).")
     sessions = int(c.number_input("Sessions per run", 100, 1_000_000, 10_000, step=1000,

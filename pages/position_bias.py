@@ -279,7 +279,7 @@ methods, positions, bootstrap, seed, assume = _settings(
     max_pos, methods_default, assume=True if info.facts.randomized else False)
 show_identification(info, positions=positions, method=methods[0], key="pb")
 results, failures = ui.run_methods(info.name, methods, lambda m, stop: _estimate(
-    info.content_hash, info.name, m, positions, bootstrap, seed, assume and m == "randomization",
+    info.content_hash, info.name, m, positions, bootstrap, seed, assume and propensity.REGISTRY[m].randomized,
     _should_stop=stop), running="Estimating position bias")
 _show_failures(failures)
 _show(results, _true_theta(info.content_hash, info.name),

@@ -48,11 +48,35 @@ def slow_entries() -> list[str]:
     return [line for line in lines if line]
 
 
+_SOURCES: dict = {}
+
+
+def _source(item) -> str:
+    """The text of the test's module (read once per module)."""
+    path = str(getattr(item, "path", "") or item.fspath)
+    if path not in _SOURCES:
+        try:
+            _SOURCES[path] = Path(path).read_text()
+        except OSError:
+            _SOURCES[path] = ""
+    return _SOURCES[path]
+
+
 def pytest_collection_modifyitems(config, items):
     """Mark ``slow`` the tests of :data:`SLOW_LIST`, ``e2e`` and ``browser`` the tests under
-    ``tests/e2e`` and those that drive Chromium, and ``spark`` those that start a JVM."""
+    ``tests/e2e`` and those that drive Chromium, ``spark`` those that start a JVM, ``cli``
+    those under ``tests/commands``, using the ``cli`` fixture or in a module that runs
+    ``python -m ulr``, and ``apptest`` those in a module that drives pages with Streamlit's
+    AppTest."""
     slow = set(slow_entries())
     for item in items:
+        text = _source(item)
+        path0 = item.nodeid.split("::", 1)[0]
+        if path0.startswith("tests/commands/") or "cli" in getattr(item, "fixturenames", ()) \
+                or '"-m", "ulr"' in text:
+            item.add_marker(pytest.mark.cli)
+        if "AppTest" in text:
+            item.add_marker(pytest.mark.apptest)
         nodeid = item.nodeid
         path = nodeid.split("::", 1)[0]
         if {nodeid, nodeid.split("[", 1)[0], path} & slow:

@@ -36,3 +36,29 @@ def test_a_stale_entry_is_caught():
     gone = ["tests/test_markers.py::test_gone[1]", "tests/nope.py",
             "tests/test_markers.py::stale"]
     assert stale(gone) == gone[:2]
+
+
+def test_cli_and_apptest_markers_follow_what_a_test_drives(tmp_path):
+    """``cli`` for tests under tests/commands, using the ``cli`` fixture or running
+    ``python -m ulr``; ``apptest`` for modules that drive pages with AppTest; neither for
+    a plain unit test."""
+    from types import SimpleNamespace
+
+    from tests import conftest
+
+    def item(nodeid, text, fixtures=()):
+        f = tmp_path / nodeid.split("::")[0].replace("/", "_")
+        f.write_text(text)
+        marks = []
+        return SimpleNamespace(nodeid=nodeid, path=f, fspath=f, fixturenames=list(fixtures),
+                               add_marker=lambda m: marks.append(m.name),
+                               get_closest_marker=lambda name: None, marks=marks)
+    plain = item("tests/metrics/test_x.py::test_a", "def test_a(): pass")
+    cmd = item("tests/commands/test_y.py::test_b", "def test_b(): pass")
+    sub = item("tests/data/test_z.py::test_c", 'run([sys.executable, "-m", "ulr", "x"])')
+    fix = item("tests/data/test_w.py::test_d", "def test_d(cli): pass", fixtures=("cli",))
+    page = item("tests/pages/test_v.py::test_e", "from streamlit.testing.v1 import AppTest")
+    conftest.pytest_collection_modifyitems(None, [plain, cmd, sub, fix, page])
+    assert plain.marks == []
+    assert cmd.marks == sub.marks == fix.marks == ["cli"]
+    assert page.marks == ["apptest"]

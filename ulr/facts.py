@@ -309,7 +309,8 @@ class PbmFit:
         """The PBM fits worse than the best model beyond noise (its gap's interval
         excludes 0)."""
         from ulr.verdict import told_apart
-        return (self.best != "pbm" and self.lower is not None and self.upper is not None
+        from ulr.clickmodels.records import assumed
+        return (self.best != assumed() and self.lower is not None and self.upper is not None
                 and math.isfinite(self.lower) and math.isfinite(self.upper)
                 and told_apart(self.lower, self.upper))
 
@@ -326,7 +327,8 @@ class PbmFit:
     def of(cls, comparison) -> "PbmFit | None":
         """The PBM's line of a :class:`ulr.clickmodels.evaluate.Comparison` (None without
         the PBM)."""
-        pbm = next((s for s in comparison.scores if s.name == "pbm"), None)
+        from ulr.clickmodels.records import assumed
+        pbm = next((s for s in comparison.scores if s.name == assumed()), None)
         if pbm is None:
             return None
         lo, hi = (None, None) if pbm.gap_interval is None else (

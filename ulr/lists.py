@@ -149,7 +149,8 @@ def theta_warnings(warnings, propensity: str) -> tuple[MappingWarning, ...]:
     """``warnings`` as weighed by a result that uses theta from the position-bias method
     ``propensity`` (the IPW rankers): with theta from randomization, a contradicted
     randomization blocks it."""
-    if propensity != "randomization":
+    from ulr.propensity.registry import spec
+    if not spec(propensity).randomized:
         return tuple(warnings)
     from dataclasses import replace
     return tuple(replace(w, blocks=tuple(w.blocks) + ("rankers",))

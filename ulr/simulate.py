@@ -26,10 +26,13 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
 
+from ulr.clickmodels import records
+from ulr.clickmodels.simulators import RELEVANT_ABOVE, trust_truth  # noqa: F401  (their home)
 from ulr.errors import UlrError
 
 Y_MAX = 4
@@ -70,8 +73,9 @@ class SimulationConfig:
     seed: int = 0
 
     def __post_init__(self):
-        if self.model not in ("pbm", "cascade", "trust"):
-            raise UlrError(f"model must be 'pbm', 'cascade' or 'trust', not {self.model!r}.")
+        if records.get(self.model).graded is None:  # the records with this simulator's hook
+            raise UlrError(f"model must be {records.quoted(records.flagged('graded'))}, "
+                           f"not {self.model!r}.")
         for name in ("queries", "docs_per_query", "sessions"):
             if int(getattr(self, name)) < 1:
                 raise UlrError(f"{name} must be at least 1.")
@@ -171,7 +175,7 @@ def simulate_clicks(*, model: str = "pbm", queries: int = 1000, docs_per_query: 
     grade = np.searchsorted(cuts, latent, side="right").astype(np.int64)  # 0..4
     gamma = attractiveness(grade, eps=cfg.eps)
     q_of_s, randomized, order = _sessions(cfg, rng, prod_score)
-    if cfg.model == "trust":  # binary relevance: any grade above 0
+    if records.get(cfg.model).binary_relevance:  # any grade above 0
         g_shown = np.take_along_axis((grade >= 1).astype(float)[q_of_s], order, axis=1)
     else:
         g_shown = np.take_along_axis(gamma[q_of_s], order, axis=1)
@@ -217,27 +221,7 @@ def _clicks(cfg: SimulationConfig, rng, g_shown):
     """Clicks (S, D), the true examination probability of every shown slot and the
     per-position theta (for the cascade model, the average probability that the
     position is examined)."""
-    S, D = g_shown.shape
-    if cfg.model == "trust":  # g_shown is the binary relevance R (trust_truth's eps)
-        exam = cfg.examination()
-        tt = trust_truth(D, theta=exam)
-        p = tt["beta"][None, :] + tt["alpha"][None, :] * g_shown
-        clicks = rng.random((S, D)) < p
-        return clicks, np.broadcast_to(exam, (S, D)), exam.copy()
-    if cfg.model == "pbm":
-        exam = cfg.examination()
-        clicks = rng.random((S, D)) < exam[None, :] * g_shown
-        return clicks, np.broadcast_to(exam, (S, D)), exam.copy()
-    attractive = rng.random((S, D)) < g_shown
-    any_click = attractive.any(axis=1)
-    first = np.where(any_click, attractive.argmax(axis=1), D)
-    clicks = np.zeros((S, D), dtype=bool)
-    rows = np.flatnonzero(any_click)
-    clicks[rows, first[rows]] = True
-    # Probability that position k is examined = prod_{j<k} (1 - gamma_j).
-    surv = np.cumprod(1.0 - g_shown, axis=1)
-    theta_out = np.concatenate([np.ones((S, 1)), surv[:, :-1]], axis=1).mean(axis=0)
-    return clicks, np.broadcast_to(theta_out, (S, D)), theta_out
+    return records.get(cfg.model).graded(cfg, rng, g_shown)  # its record's hook
 
 
 def _log_frame(cfg: SimulationConfig, X, grade, q_of_s, randomized, order, clicks,
@@ -348,32 +332,10 @@ def write_obd_like_log(path: str, **kwargs) -> pd.DataFrame:
 
 # --------------------------------------------------------------------------- click models
 
-CLICK_MODELS = ("pbm", "cascade", "dcm", "dbn", "sdbn", "ubm", "trust")
-RELEVANT_ABOVE = 0.4  # trust: a document is relevant when its attractiveness draw exceeds this
-
-
-def trust_truth(docs: int, *, theta=None, eps_plus=None, eps_minus=None) -> dict:
-    """The trust-bias simulation's per-rank truth: ``theta_k = 1 / k^0.8``,
-    ``eps+_k = 0.98 - 0.02 (k - 1)`` and ``eps-_k = 0.35 / k`` unless given; ``alpha_k =
-    theta_k (eps+_k - eps-_k)``, ``beta_k = theta_k eps-_k``."""
-    r = np.arange(1, docs + 1, dtype=float)
-    out = {}
-    for name, given, default in (("theta", theta, r ** -0.8),
-                                 ("eps_plus", eps_plus, np.clip(0.98 - 0.02 * (r - 1), 0.5, 1)),
-                                 ("eps_minus", eps_minus, 0.35 / r)):
-        v = default if given is None else np.asarray(given, dtype=float)
-        if v.shape != (docs,):
-            raise UlrError(f"{name.replace('_', ' ')} needs one value per position ({docs}), "
-                           f"got {len(v)}.")
-        if np.any(~np.isfinite(v)) or np.any((v < 0) | (v > 1)):
-            raise UlrError(f"{name.replace('_', ' ')} values must lie in [0, 1].")
-        out[name] = v
-    if np.any(out["eps_minus"] > out["eps_plus"]):
-        raise UlrError("eps minus (clicks on irrelevant results) must not exceed eps plus at "
-                       "any position.")
-    out["alpha"] = out["theta"] * (out["eps_plus"] - out["eps_minus"])
-    out["beta"] = out["theta"] * out["eps_minus"]
-    return out
+#: the models :func:`simulate_clicks` offers: those whose record has a ``graded`` hook
+GRADED_MODELS = records.flagged("graded")
+#: the models :func:`simulate_click_model` offers: those whose record has a ``world`` hook
+CLICK_MODELS = records.flagged("world")
 
 
 def simulate_click_model(model: str, *, sessions: int = 10000, queries: int = 100,
@@ -406,8 +368,10 @@ def simulate_click_model(model: str, *, sessions: int = 10000, queries: int = 10
     Zipf-like ones for a long tail of rarely shown pairs; default uniform.
     ``theta`` of the result is the average probability of examining each rank.
     """
-    if model not in CLICK_MODELS:
-        raise UlrError(f"model must be one of {', '.join(CLICK_MODELS)}, not {model!r}.")
+    rec = records.get(model)
+    if rec.world is None:
+        offered = records.flagged("world")
+        raise UlrError(f"model must be one of {', '.join(offered)}, not {model!r}.")
     S, D, Q = int(sessions), int(docs_per_query), int(queries)
     if min(S, D, Q) < 1:
         raise UlrError("sessions, queries and docs_per_query must be at least 1.")
@@ -415,10 +379,11 @@ def simulate_click_model(model: str, *, sessions: int = 10000, queries: int = 10
         raise UlrError(f"orders must be 0 (a random order per session) or more, not {orders}.")
     if not 0.0 <= float(randomized) <= 1.0:
         raise UlrError(f"the randomized share must lie in [0, 1], got {randomized}.")
-    if model != "trust" and not (theta is None and eps_plus is None and eps_minus is None):
+    if not rec.per_rank_truth and not (theta is None and eps_plus is None
+                                       and eps_minus is None):
         raise UlrError("theta, eps plus and eps minus per position go with the trust model.")
     tt = trust_truth(D, theta=theta, eps_plus=eps_plus, eps_minus=eps_minus) \
-        if model == "trust" else None
+        if rec.per_rank_truth else None
     rng = np.random.default_rng(seed)
     alpha = rng.beta(1.0, 2.0, size=Q * D)
     sigma = rng.uniform(0.2, 0.8, size=Q * D)
@@ -442,51 +407,8 @@ def simulate_click_model(model: str, *, sessions: int = 10000, queries: int = 10
     a, s = alpha[doc], sigma[doc]
     u = rng.random((S, D, 3))  # attraction, satisfaction, continuation draws
     r = np.arange(1, D + 1, dtype=float)
-    truth = {"alpha": alpha, "sigma": sigma}
-    click = np.zeros((S, D), dtype=bool)
-    exam_p = np.zeros((S, D))
-    if model == "trust":
-        relevant = alpha > RELEVANT_ABOVE
-        truth = {"alpha": alpha, "sigma": sigma, "relevant": relevant.astype(np.int8),
-                 **{k: tt[k] for k in ("theta", "eps_plus", "eps_minus")},
-                 "alpha_rank": tt["alpha"], "beta_rank": tt["beta"]}
-        p = tt["beta"][None, :] + tt["alpha"][None, :] * relevant[doc]
-        click = u[:, :, 0] < p
-        exam_p = np.broadcast_to(tt["theta"][None, :], (S, D))
-    elif model in ("pbm", "ubm"):
-        theta = r ** -0.8
-        gamma = np.zeros((D, D))
-        for k in range(D):
-            gamma[k, 0] = 0.9 * (k + 1) ** -0.6
-            gamma[k, 1:k + 1] = (k + 1 - np.arange(1, k + 1)) ** -0.6
-        prev = np.zeros(S, dtype=np.int64)
-        for k in range(D):
-            e = theta[k] if model == "pbm" else gamma[k, prev]
-            exam_p[:, k] = e if model == "ubm" else theta[k]
-            click[:, k] = u[:, k, 0] < e * a[:, k]
-            prev = np.where(click[:, k], k + 1, prev)
-        truth.update(theta=theta) if model == "pbm" else truth.update(gamma=gamma)
-    else:
-        lam = 0.7 - 0.03 * r
-        g = {"dbn": 0.85, "sdbn": 1.0}.get(model, 1.0)
-        if model in ("dbn", "sdbn"):
-            truth["gamma"] = g
-        if model == "dcm":
-            truth["lam"] = lam
-        examined = np.ones(S, dtype=bool)
-        p_e = np.ones(S)
-        for k in range(D):
-            exam_p[:, k] = p_e
-            click[:, k] = examined & (u[:, k, 0] < a[:, k])
-            if model == "cascade":
-                cont_c, cont_s = np.zeros(S), np.ones(S)
-            elif model == "dcm":
-                cont_c, cont_s = np.full(S, lam[k]), np.ones(S)
-            else:
-                cont_c, cont_s = g * (1 - s[:, k]), np.full(S, g)
-            go = np.where(click[:, k], u[:, k, 1] < cont_c, u[:, k, 2] < cont_s)
-            examined = examined & go
-            p_e = p_e * (a[:, k] * cont_c + (1 - a[:, k]) * cont_s)
+    click, exam_p, truth = rec.world(SimpleNamespace(  # the model's hook, in its record
+        S=S, D=D, r=r, u=u, a=a, s=s, alpha=alpha, sigma=sigma, doc=doc, trust=tt))
     df = pd.DataFrame({
         "query_id": np.repeat(q, D), "doc_id": doc.ravel(),
         "position": np.tile(np.arange(1, D + 1), S), "click": click.ravel().astype(np.int8),

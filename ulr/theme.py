@@ -25,12 +25,7 @@ COLORS = {
     # truth and baselines
     "truth": "#111111",
     "true theta": "#111111",
-    # propensity methods
-    "randomization": "#0072B2",
-    "em": "#D55E00",
-    "regression-em": "#009E73",
-    "dla": "#CC79A7",
-    "intervention-harvesting": "#E69F00",
+    # (a position-bias method's colour is in its record, ulr.propensity.registry)
     # rankers
     "naive": "#777777",
     "ipw": "#0072B2",
@@ -52,12 +47,14 @@ COLORS = {
 
 
 def color_for(name: str, index: int = 0) -> str:
-    """Colour of a named series (:data:`COLORS`, else an off-policy estimator's record);
-    unknown names get ``PALETTE[index]``."""
+    """Colour of a named series (:data:`COLORS`, else an off-policy estimator's or a
+    position-bias method's record); unknown names get ``PALETTE[index]``."""
     from ulr.ope import registry
+    from ulr.propensity.registry import spec
 
     key = str(name).lower()
-    return COLORS.get(key) or registry.color(key) or PALETTE[index % len(PALETTE)]
+    return (COLORS.get(key) or registry.color(key) or spec(key).color
+            or PALETTE[index % len(PALETTE)])
 
 
 def band_color(hex_color: str, alpha: float = 0.18) -> str:

@@ -318,8 +318,9 @@ def pbm_misfit(comparison, *, level: float = LEVEL) -> Reason | None:
     """
     if comparison is None:
         return None
-    pbm = next((s for s in comparison.scores if s.name == "pbm"), None)
-    if pbm is None or comparison.best == "pbm" or pbm.gap_interval is None:
+    from ulr.clickmodels.records import assumed  # the PBM, by its record
+    pbm = next((s for s in comparison.scores if s.name == assumed()), None)
+    if pbm is None or comparison.best == assumed() or pbm.gap_interval is None:
         return None
     lo, hi = (float(x) for x in pbm.gap_interval)
     if not (np.isfinite(lo) and np.isfinite(hi)) or not told_apart(lo, hi):

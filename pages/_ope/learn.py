@@ -8,6 +8,7 @@ from pages import _ui as ui
 from pages._ope.common import (LABELS, OPE_SAMPLE, VIEWS, _headline, _open, _pick_log,
                                estimates_table)
 from ulr.ope import figures as F
+from ulr.ope.crm import OBJECTIVES
 from ulr.ope.feedback import feedback_from_log
 from ulr.ope.study import crm_study
 from ulr.quantity import Quantity, show
@@ -70,8 +71,9 @@ def _learn_form(data: str) -> tuple[tuple, bool]:
     "simulation"), as crm_study's settings, and whether the form was submitted."""
     with st.form("crm_form"):
         c = st.columns(4)
-        objective = c[0].selectbox("Objective", ["snips", "ips"], key="crm_obj",
-                                   index=ui.url_index("crm_objective", ["snips", "ips"], "snips"),
+        offered = list(reversed(OBJECTIVES))  # SNIPS first, the default
+        objective = c[0].selectbox("Objective", offered, key="crm_obj",
+                                   index=ui.url_index("crm_objective", offered, "snips"),
                                    format_func=lambda e: LABELS.get(e, e))
         l2 = c[1].number_input("L2 penalty", 0.0, 100.0, 0.01, format="%.3f", key="crm_l2")
         vp = c[2].number_input("Variance penalty (POEM λ)", 0.0, 100.0, 0.0, key="crm_vp")

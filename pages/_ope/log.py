@@ -11,6 +11,7 @@ from ulr.ope import figures as F
 from ulr.ope import registry
 from ulr.ope.evaluate import HEAVY_TAIL_ESS_FRACTION, HEAVY_TAIL_MAX_SHARE
 from ulr.ope.evaluate import evaluate_log
+from ulr.ope.loggers import PER_LOGGER_LABELS
 from ulr.ope.slate import LABELS as SLATE_LABELS
 from ulr.ope.slate import slate_from_log
 from ulr.quantity import Quantity, rate_of, show
@@ -288,8 +289,7 @@ def _loggers_section(res):
         "Trust balanced IPS when it is available, WIPS otherwise; both are unbiased (WIPS up "
         "to a small bias from its estimated weights), and the column *variance vs pooled* "
         "shows how much each gains over pooling.")
-    per = res.per_logger.rename(columns={"ips": "IPS", "cv_value": "control-variate IPS",
-                                         "wips_weight": "WIPS weight"})
+    per = res.per_logger.rename(columns=PER_LOGGER_LABELS)
     st.dataframe(theme.styled(per, rates=("IPS", "lower", "upper", "control-variate IPS")),
                  hide_index=True, width="stretch", key="ope_loggers")
 

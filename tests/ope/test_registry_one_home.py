@@ -1,8 +1,10 @@
 """One home per estimator (issue 53): registering one record is the only change a new
 off-policy estimator needs. A test-only estimator (IPS with its weights halved, so its
 truth, its terms and its largest weight are known in closed form) reaches evaluate, the
-intervals, the simulation (point estimates, the study, ``ope-study``), the theme and the
-contract's generated list; and no module of the task names an estimator outside its record.
+intervals, the simulation (point estimates, the study, ``ope-study``), ``auto``'s candidates
+(SLOPE), ``ope --help``, the Off-policy page's two estimator pickers, the theme and the
+contract's generated list; and no module of the task names an estimator outside its record
+(tests/test_one_home.py scans all of ulr/ and pages/).
 """
 
 import ast
@@ -18,6 +20,7 @@ from ulr.ope import intervals as iv
 from ulr.ope import registry
 from ulr.ope.evaluate import evaluate
 from ulr.ope.simulate import contextual_world, repeated_point_estimates, simulate_bandit
+from ulr.ope.selection import auto_families, select
 from ulr.ope.study import simulation_study
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -95,6 +98,49 @@ def test_a_record_reaches_the_theme_and_the_contract(half_ips):
     assert theme.metric_label(NAME) == NAME
 
 
+@pytest.fixture
+def half_ips_in_auto():
+    """The same record as a candidate of ``auto`` (SLOPE; a chain of its own)."""
+    registry.register(registry.Estimator(
+        NAME, "half IPS", "importance", in_auto=True,
+        terms=lambda r, w, h, ql, qt: (0.5 * w * r, np.ones_like(w)),
+        max_weight=lambda W, h: W / 2, description="Half an IPS estimate", cite="this test"))
+    yield NAME
+    registry.unregister(NAME)
+
+
+def test_a_record_reaches_auto_and_ope_help(half_ips_in_auto, capsys):
+    assert NAME in auto_families()
+    with pytest.raises(ValueError, match="a SLOPE chain orders a hyperparameter"):
+        registry.register(registry.Estimator("chained", "chained", "importance", in_auto=True,
+                                             chain=("ips", None), terms=lambda *a: a[:2]))
+    assert "chained" not in registry.REGISTRY
+    w = contextual_world(seed=1)
+    s = w.sample(600, seed=2)
+    fb, pi = w.feedback(s, whole=True)
+    weight = pi[fb.pair] / fb.propensity
+    sel = select(fb.reward, weight)
+    row = sel.candidates.set_index("estimator").loc[NAME]
+    assert row["value"] == pytest.approx(np.mean(0.5 * weight * fb.reward), rel=1e-12)
+    from ulr.cli import main
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as done:
+        main(["ope", "--help"])
+    assert done.value.code == 0
+    assert f",{NAME},auto" in "".join(capsys.readouterr().out.split())  # --estimators' list
+
+
+def test_a_record_reaches_the_page(half_ips):
+    from streamlit.testing.v1 import AppTest
+    at = AppTest.from_file(str(ROOT / "pages" / "off_policy.py"), default_timeout=120)
+    at.run()
+    assert not at.exception, at.exception
+    assert "half IPS" in at.multiselect(key="ope_estimators").options  # its record's label
+    at.segmented_control(key="ope_view").set_value("Simulation: bias and variance").run()
+    assert not at.exception, at.exception
+    assert "half IPS" in at.multiselect(key="sim_est").options
+
+
 def test_the_contract_lists_every_estimator_as_the_registry_does():
     doc = (ROOT / "docs" / "contract.md").read_text()
     block = re.search(r"<!-- estimators:begin -->\n(.*?)<!-- estimators:end -->", doc, re.S)
@@ -118,7 +164,8 @@ def test_flags_give_what_the_lists_were():
 
 # the modules whose name lists and if-chains moved into the records
 MOVED = ["ulr/ope/estimators.py", "ulr/ope/intervals.py", "ulr/ope/simulate.py",
-         "ulr/ope/evaluate.py", "ulr/ope/verdicts.py", "ulr/ope/selection.py",
+         "ulr/ope/evaluate.py", "ulr/ope/estimates.py", "ulr/ope/diagnostics.py",
+         "ulr/ope/reward_models.py", "ulr/ope/verdicts.py", "ulr/ope/selection.py",
          "ulr/ope/study.py", "ulr/theme.py", "ulr/commands/ope_study.py",
          "pages/_ope/simulation.py"]
 

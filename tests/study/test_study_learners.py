@@ -127,14 +127,20 @@ def test_lightgbm_ipw_weighs_each_clicks_group_by_its_inverse_propensity(ctx, mo
 
 def test_xgboost_unbiased_is_passed_and_rows_are_in_shown_order(ctx, monkeypatch):
     import xgboost as xgb
-    train, dm = Spy(xgb.train), Spy(xgb.DMatrix)
+    train, dm = Spy(xgb.train), Spy(xgb.QuantileDMatrix)
     monkeypatch.setattr(xgb, "train", train)
-    monkeypatch.setattr(xgb, "DMatrix", dm)
+    monkeypatch.setattr(xgb, "QuantileDMatrix", dm)
     L.LEARNERS["xgboost-unbiased"].fit(ctx)
     params, dtrain = train.calls[0][0][:2]
     assert params["lambdarank_unbiased"] is True and params["objective"] == "rank:ndcg"
+    # the cut points are sketched once, on the training documents, and shared as ``ref``
+    (docs, ), ref_kw = dm.calls[0]
+    np.testing.assert_array_equal(docs, ctx.train.X)
+    assert "qid" not in ref_kw
+    ref = dm.calls[1][1]["ref"]
+    assert ref.num_row() == ctx.train.n_documents and ref.num_col() == ctx.train.X.shape[1]
     # XGBoost reads a row's position from its order in its query group
-    kw = dm.calls[0][1]
+    kw = dm.calls[1][1]
     qid = kw["qid"]
     assert np.all(np.diff(qid) >= 0)
     rows = L._sessions_with_pairs(ctx.log)
@@ -164,3 +170,40 @@ def test_references_and_names(ctx):
                                ctx.production.score(ctx.train.X))
     oracle = L.LEARNERS["oracle"].fit(ctx)(ctx.train.X)
     assert np.corrcoef(oracle, ctx.train.relevance)[0, 1] > 0.5
+
+
+@pytest.mark.parametrize("name", L.SESSION_ROW_LEARNERS)
+def test_shared_session_rows_give_the_same_booster_byte_for_byte(ctx, monkeypatch, name):
+    """When a study fits both LightGBM learners, a run's click rows are binned once and
+    each learner trains on its own subset of them: the booster is the one a Dataset
+    built from the rows gives (the slow, obvious path), byte for byte, and LightGBM
+    holds the labels, groups and positions of the rows in shown order."""
+    import lightgbm as lgb
+    boosters, datasets = [], []
+    train = lgb.train
+
+    def keep(params, ds, *args, **kwargs):
+        datasets.append(ds)
+        boosters.append(train(params, ds, *args, **kwargs))
+        return boosters[-1]
+    monkeypatch.setattr(lgb, "train", keep)
+    import dataclasses
+    alone = L.LEARNERS[name].fit(ctx)
+    shared_ctx = dataclasses.replace(ctx, shared={"lightgbm_rows": True})
+    together = L.LEARNERS[name].fit(shared_ctx)
+    assert ("lightgbm_rows", ctx.seed) in shared_ctx.shared
+    a, b = boosters[0].model_to_string(), boosters[1].model_to_string()
+    assert a == b
+    X = ctx.train.X
+    np.testing.assert_array_equal(alone(X), together(X))
+    log = ctx.log
+    rows = L._sessions_with_pairs(log)
+    ds = datasets[1]
+    np.testing.assert_array_equal(ds.get_label(), log.click[rows])
+    np.testing.assert_array_equal(np.diff(ds.get_field("group")), L._group_sizes(log.session[rows]))
+    want = log.position[rows] - 1 if name == "lightgbm-position" else None
+    got = ds.get_position()
+    if want is None:
+        assert got is None
+    else:
+        np.testing.assert_array_equal(got, want)

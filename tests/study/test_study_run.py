@@ -177,15 +177,19 @@ def test_the_oracle_is_fitted_once_and_lightgbm_bins_found_once(monkeypatch):
                         dataclasses.replace(L.LEARNERS["oracle"], fit=counted))
     Dataset = lgb.Dataset
 
+    data = linear_set(queries=30, docs=8, seed=2)
+
     def spy(*args, **kwargs):
-        if "label" not in kwargs:
+        if "label" not in kwargs and "reference" not in kwargs:
             calls["bins"] += 1
+        elif "label" not in kwargs:  # a run's session rows, shared by the two learners
+            calls["rows"] = calls.get("rows", 0) + 1
         return Dataset(*args, **kwargs)
     monkeypatch.setattr(lgb, "Dataset", spy)
-    res = run_study(linear_set(queries=30, docs=8, seed=2), sessions=800, runs=3,
+    res = run_study(data, sessions=800, runs=3,
                     learners=["naive-linear", "lightgbm", "lightgbm-position", "oracle"],
                     n_bootstrap=50, options={"rounds": 3})
-    assert calls == {"oracle": 1, "bins": 1}
+    assert calls == {"oracle": 1, "bins": 1, "rows": 3}
     table = res.per_query["oracle"]["ndcg@10"]
     assert table.shape[0] == 3 and np.array_equal(table[0], table[2])
 

@@ -185,7 +185,7 @@ def _position_bias(c: Context, a: Answer) -> None:
     from ulr import propensity
     from ulr.propensity import plots
     positions = min(c.shape.positions, POSITIONS_SHOWN)
-    assume = c.shape.declared_randomized and a.method == "randomization"
+    assume = c.shape.declared_randomized and propensity.REGISTRY[a.method].randomized
     r = propensity.estimate(c.log, method=a.method, positions=positions,
                             n_bootstrap=PB_BOOTSTRAP, seed=SEED, assume_randomized=assume,
                             should_stop=c.should_stop, mapping=c.mapping)
@@ -331,8 +331,8 @@ def _several_loggers(c: Context, a: Answer) -> None:
         raise UlrError("the evaluation found a single logging policy in the evaluated rows.")
     _ope_common(c, a, res, s)
     a.title = "Several loggers: each logging policy's estimate and the combined ones"
-    a.table = res.per_logger.rename(columns={"ips": "IPS", "cv_value": "control-variate IPS",
-                                             "wips_weight": "WIPS weight"})
+    from ulr.ope.loggers import PER_LOGGER_LABELS
+    a.table = res.per_logger.rename(columns=PER_LOGGER_LABELS)
 
 
 def _policy_learning(c: Context, a: Answer) -> None:

@@ -150,48 +150,48 @@ def position_bias_method(shape: LogShape) -> tuple[str | None, str]:
 
     Randomization when the whole log was shown in random order; otherwise EM when
     some query-document pair was shown at more than one position; otherwise
-    regression EM when the log has features. Each candidate must also meet its own
-    declaration in :data:`ulr.propensity.REGISTRY`.
+    regression EM when the log has features. Each is the first record of
+    :data:`ulr.propensity.REGISTRY` with that need (``randomized``, ``pairs``,
+    ``features``), and must also meet the rest of its declaration.
     """
-    from ulr import propensity
+    from ulr.propensity.registry import REGISTRY
     if shape.positions < 2:
         return None, "The log shows results at a single position: there is no position bias."
     stop = _blocked(shape, "propensity")
     if stop:
         return None, stop
-    candidates = []
-    if shape.randomized and not shape.blocked("randomization"):
-        candidates.append(("randomization", "the whole log was shown in random order"))
-    if shape.pairs_at_several_positions:
-        candidates.append(("em", f"{shape.pairs_at_several_positions:,} query-document pairs "
-                                 "were shown at more than one position"))
-    candidates.append(("regression-em", "the features stand in for pairs seen once"))
-    for method, why in candidates:
-        spec = propensity.REGISTRY.get(method)
-        if spec is None:
+    routes = {  # need -> (the log offers it, why), tried in registry order
+        "randomized": lambda spec: (shape.randomized and not shape.blocked(spec.analysis),
+                                    "the whole log was shown in random order"),
+        "pairs": lambda spec: (bool(shape.pairs_at_several_positions),
+                               f"{shape.pairs_at_several_positions:,} query-document pairs "
+                               "were shown at more than one position"),
+        "features": lambda spec: (True, "the features stand in for pairs seen once")}
+    for method, spec in REGISTRY.items():
+        need = next((n for n in routes if getattr(spec, n)), None)
+        if need is None:
             continue
+        ok, why = routes.pop(need)(spec)  # only the first record with each need
         needs = [n for n, on in (("randomized", spec.randomized), ("features", spec.features),
                                  ("session_id", spec.sessions)) if on]
-        if _missing(shape, needs) is None:
+        if ok and _missing(shape, needs) is None:
             return method, why
     return None, ("No query-document pair was shown at more than one position and the log has "
                   f"neither {_FIELD['randomized']} nor {_FIELD['features']}.")
 
 
 def page_methods(shape: LogShape, *, most: int = 2) -> list[str]:
-    """The position-bias methods a page opens with on this log: those of
-    ``("randomization", "em")`` (the Position bias page's pair) that the log supports, else
-    :func:`position_bias_method`'s choice; never a dead end (a method the log cannot run).
-    Randomization needs rows marked randomized that the data do not contradict; EM, a
-    query-document pair shown at more than one position."""
-    from ulr import propensity
-    out = []
-    if shape.has_randomized_rows and not shape.blocked("randomization") \
-            and "randomization" in propensity.REGISTRY:
-        out.append("randomization")
-    if shape.pairs_at_several_positions and not shape.blocked("propensity") \
-            and "em" in propensity.REGISTRY:
-        out.append("em")
+    """The position-bias methods a page opens with on this log: those whose record opens
+    a page (``Method.opens``: randomization and EM, the Position bias page's pair) that the
+    log supports, else :func:`position_bias_method`'s choice; never a dead end (a method
+    the log cannot run). A ``randomized`` method needs rows marked randomized that the data
+    do not contradict; a ``pairs`` method, a query-document pair shown at more than one
+    position; neither may be blocked by the mapping (its record's ``analysis``)."""
+    from ulr.propensity.registry import REGISTRY
+    out = [m for m, spec in REGISTRY.items()
+           if spec.opens and not shape.blocked(spec.analysis)
+           and (shape.has_randomized_rows or not spec.randomized)
+           and (shape.pairs_at_several_positions or not spec.pairs)]
     if not out:
         chosen = position_bias_method(shape)[0]
         out = [chosen] if chosen else []

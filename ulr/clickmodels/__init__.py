@@ -8,27 +8,27 @@ offered, not in the default. Every fitted model gives ``conditional``,
 ``marginal`` and ``examination`` probabilities on a
 :class:`~ulr.clickmodels.sessions.Sessions`; :mod:`ulr.clickmodels.evaluate`
 turns them into held-out log-likelihood, perplexity and the comparison.
-Definitions: docs/clickmodels.md.
+Definitions: docs/clickmodels.md. Each model's name, label, class, kind and simulators
+are its record in :mod:`ulr.clickmodels.records` (:class:`ClickModel`).
 """
 
 from __future__ import annotations
 
-from ulr.clickmodels.cascade import Cascade
-from ulr.clickmodels.dbn import DBN
-from ulr.clickmodels.dcm import DCM, DCMCounts
-from ulr.clickmodels.pbm import PBM
-from ulr.clickmodels.sdbn import SDBN, SDBNCounts
-from ulr.clickmodels.trust import Trust
-from ulr.clickmodels.ubm import UBM
+from ulr.clickmodels.cascade import Cascade  # noqa: F401  (the classes, importable here)
+from ulr.clickmodels.dbn import DBN  # noqa: F401
+from ulr.clickmodels.dcm import DCM, DCMCounts  # noqa: F401
+from ulr.clickmodels.pbm import PBM  # noqa: F401
+from ulr.clickmodels.records import RECORDS, ClickModel
+from ulr.clickmodels.sdbn import SDBN, SDBNCounts  # noqa: F401
+from ulr.clickmodels.trust import Trust  # noqa: F401
+from ulr.clickmodels.ubm import UBM  # noqa: F401
 
-MODELS = {"pbm": PBM, "cascade": Cascade, "dcm": DCM, "dbn": DBN, "sdbn": SDBN, "ubm": UBM,
-          "trust": Trust, "sdbn-counts": SDBNCounts, "dcm-counts": DCMCounts}
-LABELS = {"pbm": "PBM", "cascade": "cascade", "dcm": "DCM", "dbn": "DBN", "sdbn": "SDBN",
-          "ubm": "UBM", "trust": "trust bias", "sdbn-counts": "SDBN (counting)",
-          "dcm-counts": "DCM (counting)"}
+# derived views of the records (ulr.clickmodels.records), kept for their callers
+MODELS = {name: r.cls for name, r in RECORDS.items()}
+LABELS = {name: r.label for name, r in RECORDS.items()}
 #: the models compared when none are named (the page's, the CLI's and the audit's default)
-DEFAULT = ("pbm", "cascade", "dcm", "dbn", "sdbn", "ubm")
-CASCADE_TYPE = ("cascade", "dcm", "dbn", "sdbn", "sdbn-counts", "dcm-counts")
+DEFAULT = tuple(name for name, r in RECORDS.items() if r.default)
+CASCADE_TYPE = tuple(name for name, r in RECORDS.items() if r.cascade_type)
 
 
 def parse_models(text) -> list[str]:

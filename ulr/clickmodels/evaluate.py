@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ulr import validate
-from ulr.clickmodels import CASCADE_TYPE, LABELS, MODELS, base
+from ulr.clickmodels import CASCADE_TYPE, LABELS, MODELS, base, records
 from ulr.clickmodels import prior as priors
 from ulr.errors import Refused, UlrError, check
 from ulr.quantity import Quantity
@@ -409,7 +409,8 @@ def _cascade_gap(scores, best, clear) -> str:
     """'cascade-type models fit far better: users stop after a click' when it holds."""
     if best not in CASCADE_TYPE:
         return ""
-    pos = [s for s in clear if s.name in ("pbm", "ubm")]
-    if pos and len(pos) == len([s for s in scores if s.name in ("pbm", "ubm")]):
+    positional = records.flagged("position_type")  # PBM and UBM, by their records
+    pos = [s for s in clear if s.name in positional]
+    if pos and len(pos) == len([s for s in scores if s.name in positional]):
         return "cascade-type models fit far better: users stop after a click"
     return ""

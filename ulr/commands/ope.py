@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ulr.commands.common import add_log_args, log_from_args, mapping_warnings, render_verdict
 from ulr.errors import UlrError
+from ulr.ope.crm import OBJECTIVES
 from ulr.ope.evaluate import CLI_MEETS
 from ulr.ope import registry
 from ulr.ope.intervals import INTERVALS
@@ -71,7 +72,7 @@ def register(sub):
                    help="cross-fitting folds of the DR reward model (1 = none; default 2)")
     p.add_argument("--seed", type=int, default=0)
     g = p.add_argument_group("policy learning (counterfactual risk minimization)")
-    g.add_argument("--learn", choices=["ips", "snips"], default=None,
+    g.add_argument("--learn", choices=list(OBJECTIVES), default=None,
                    help="also learn a linear softmax policy maximizing this estimate (learned "
                         "on --fit-fraction of the impressions, 0.5 if that is 0; evaluated on "
                         "the rest)")

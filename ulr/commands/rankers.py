@@ -97,12 +97,15 @@ def register(sub):
 
 def _theta(args, log):
     if args.debias == "affine":
-        if args.propensity != "trust-em":
-            raise UlrError("--debias affine takes alpha and beta from --propensity trust-em.")
-        res = propensity.estimate(log, method="trust-em", seed=args.seed, weigh_facts=False)
+        from ulr.propensity.registry import flagged, spec
+        if not spec(args.propensity).trust:  # the records that give alpha and beta
+            raise UlrError("--debias affine takes alpha and beta from --propensity "
+                           f"{' or '.join(flagged('trust'))}.")
+        res = propensity.estimate(log, method=args.propensity, seed=args.seed,
+                                  weigh_facts=False)
         alpha, beta = np.asarray(res.extras["alpha"]), np.asarray(res.extras["beta"])
         args._affine = (alpha, beta)
-        return rankers.check_theta(res.theta), "trust-em"
+        return rankers.check_theta(res.theta), args.propensity
     if args.theta:
         return rankers.check_theta(parse_floats(args.theta, "--theta")), "given"
     return rankers.propensity_theta(log, args.propensity, seed=args.seed), args.propensity

@@ -15,14 +15,15 @@ import numpy as np
 
 from ulr.commands.common import add_option, parse_floats
 from ulr.errors import UlrError
-from ulr.simulate import CLICK_MODELS, simulate_click_model, simulate_clicks, write_log
+from ulr.simulate import (CLICK_MODELS, GRADED_MODELS, simulate_click_model, simulate_clicks,
+                          write_log)
 
 ORDER = 10
 
 
 def register(sub):
     p = sub.add_parser("simulate", help="write a synthetic click log with known theta")
-    p.add_argument("--model", choices=["pbm", "cascade", "trust"], default="pbm")
+    p.add_argument("--model", choices=list(GRADED_MODELS), default="pbm")
     p.add_argument("--click-model", choices=CLICK_MODELS, metavar="M",
                    help=f"instead: a log from the click model M ({', '.join(CLICK_MODELS)}), "
                         "sessions in session_id, truth in the output (docs/clickmodels.md)")
@@ -79,7 +80,8 @@ def run(args) -> dict:
 
 def _click_model(args) -> dict:
     """A click model's log; the result carries its rank-level truth (and ``--truth`` all)."""
-    trust = args.click_model == "trust"
+    from ulr.clickmodels.records import get
+    trust = get(args.click_model).per_rank_truth  # its simulation takes theta, eps per rank
     if (args.theta or args.eps_plus or args.eps_minus) and not trust:
         raise UlrError("--theta, --eps-plus and --eps-minus go with --model or --click-model "
                        "trust; a click model's examination is its own.")

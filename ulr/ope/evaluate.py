@@ -1,35 +1,10 @@
 """Evaluate a target policy on logged feedback: estimates, intervals, diagnostics, warnings.
 
-Warning rules (documented thresholds; the issue left them open):
-
-- ``heavy_tailed`` -- Kish's effective sample size is below 10% of the rows
-  (``ESS / n < 0.10``), or one row carries more than 5% of the total
-  importance weight (``max w / sum w > 0.05``). Either way a handful of rows
-  decide the IPS estimate, and the bootstrap interval is not to be trusted.
-- ``few_clicks`` -- fewer than 30 *effective clicks*: the effective sample size
-  of the weights restricted to clicked rows, ``(sum_{r_i>0} w_i)^2 /
-  sum_{r_i>0} w_i^2``. With a click-through rate under 1% this is what limits
-  the precision (the relative standard error of the estimate is roughly
-  ``1 / sqrt(effective clicks)``), not the number of rows.
-- ``no_clicks`` -- no clicked row has a positive weight: every
-  importance-weighted estimate is zero and its interval is degenerate.
-- ``wide_interval`` -- an estimator's interval half-width exceeds 50% of its
-  estimate.
-- ``propensity_sum`` -- the logged propensities cannot be one logging policy's
-  probabilities of the logged actions (see :mod:`ulr.ope.checks`): the mean
-  importance weight of the uniform policy is significantly below 1 (e.g.
-  position-bias propensities were supplied instead). Correct for
-  per-slot propensities of a time-varying logging policy.
-- ``target_sum`` -- user-supplied target probabilities of a context's logged
-  actions do not add up to 1 (within 1e-6): the target's whole distribution is then
-  unknown, and the estimators that need it (:mod:`ulr.ope.registry`) are not computed.
-- ``not_identified`` -- estimators left out because the input does not meet their needs
-  (the default set or ``auto``'s candidates; named ones are refused instead).
-- ``clipped_rate`` -- an estimate or bound of a click rate left [0, 1] and is reported
-  clipped (the unclipped numbers stay in ``table`` and in ``to_dict()["unclipped"]``).
-- ``interval_replaced`` -- the interval method does not apply to a self-normalized
-  estimator (finite-sample bounds need a linear one): its interval is the bootstrap's.
-- ``self_fit`` -- the target policy was fit on the very rows it is evaluated on.
+The work is split (issue 53): :mod:`ulr.ope.estimates` builds the estimates table,
+:mod:`ulr.ope.diagnostics` the weight diagnostics and the warnings (their rules are
+documented there), :mod:`ulr.ope.reward_models` fits the reward model. This module keeps the
+result, :func:`evaluate`, the target policy and the whole pipeline :func:`evaluate_log`; the
+names that lived here stay importable from it.
 """
 
 from __future__ import annotations
@@ -43,23 +18,25 @@ from ulr import validate
 from ulr.errors import UlrError
 from ulr.ope import estimators as est
 from ulr.ope import registry
-from ulr.ope.loggers import evaluate_loggers
-from ulr.ope.verdicts import bootstrap_difference, clipped_table, ope_verdict
-from ulr.result import Result, cached_property
-from ulr.text import plain
-from ulr.verdict import MIN_EFFECTIVE_CLICKS, WIDE, Verdict
+from ulr.ope.diagnostics import (CLI_MEETS, HEAVY_TAIL_ESS_FRACTION, HEAVY_TAIL_MAX_SHARE,
+                                 INTERVAL_WORDS, NotIdentified, OPEWarning, clipped_message,
+                                 diagnostic_warnings, need_sentence, propensity_message,
+                                 replaced_message, weight_diagnostics)
+from ulr.ope.estimates import (TARGET_SUM_TOLERANCE, split_estimators, single_log_table,
+                               target_rows, with_multi_logger)
 from ulr.ope.feedback import (BanditFeedback, fit_linear_scorer, policy_from_scorer,
-                              policy_from_target_column, softmax_policy, standardize_scores)
+                              softmax_policy, standardize_scores)
+from ulr.ope.reward_models import reward_predictions
+from ulr.ope.verdicts import clipped_table, ope_verdict
+from ulr.result import Result, cached_property
+from ulr.verdict import Verdict
 
-HEAVY_TAIL_ESS_FRACTION = 0.10
-HEAVY_TAIL_MAX_SHARE = 0.05
-
-
-@dataclass(frozen=True)
-class OPEWarning:
-    code: str
-    message: str
-
+# this module's names, and those that moved out of it and stay importable from here
+__all__ = ["CLI_MEETS", "HEAVY_TAIL_ESS_FRACTION", "HEAVY_TAIL_MAX_SHARE", "INTERVAL_WORDS",
+           "NotIdentified", "OPEResult", "OPEWarning", "TARGETS", "TARGET_SUM_TOLERANCE",
+           "clipped_message", "estimators_out_of_range", "evaluate", "evaluate_log",
+           "need_sentence", "propensity_message", "replaced_message", "reward_predictions",
+           "target_policy", "weight_diagnostics"]
 
 @dataclass(frozen=True)
 class OPEResult(Result):
@@ -188,170 +165,6 @@ def estimators_out_of_range(table: pd.DataFrame) -> list[str]:
     return list(table.loc[((raw < 0) | (raw > 1)).any(axis=1), "estimator"])
 
 
-# --------------------------------------------------------------------------- reward model
-
-
-def _design(feedback: BanditFeedback, pairs: np.ndarray, slots: np.ndarray | None):
-    cand = feedback.candidates
-    if cand.features.shape[1] > 0:
-        X = cand.features[pairs]
-    else:  # no features: a tabular model (one-hot pair), shrunk by the regularizer
-        X = np.eye(cand.n_pairs)[pairs] if cand.n_pairs <= 2000 else None
-        if X is None:
-            from scipy import sparse
-            X = sparse.csr_matrix((np.ones(len(pairs)), (np.arange(len(pairs)), pairs)),
-                                  shape=(len(pairs), cand.n_pairs))
-    if slots is None or feedback.n_slots <= 1:
-        return X
-    S = np.eye(feedback.n_slots)[slots][:, 1:]
-    if hasattr(X, "tocsr"):
-        from scipy import sparse
-        return sparse.hstack([X, sparse.csr_matrix(S)]).tocsr()
-    return np.hstack([X, S])
-
-
-def _default_model(binary: bool):
-    if binary:
-        from sklearn.linear_model import LogisticRegression
-        return LogisticRegression(C=1.0, max_iter=2000)
-    from sklearn.linear_model import Ridge
-    return Ridge(alpha=1.0)
-
-
-def reward_predictions(feedback: BanditFeedback, pi: np.ndarray, *, model=None, folds: int = 2,
-                       seed=0) -> tuple[np.ndarray, np.ndarray]:
-    """Reward model for DR: ``q(x_i, a_i)`` and ``sum_a pi(a|x_i) q(x_i, a)`` per row.
-
-    The model (any scikit-learn estimator; default logistic regression for 0/1
-    rewards, ridge otherwise) is fit on the pair features plus one-hot slots.
-    With ``folds >= 2`` it is cross-fitted: rows (by impression) are split into
-    ``folds`` parts and each part is predicted by a model fit on the others,
-    so a row's own reward never enters its prediction.
-    """
-    from sklearn.base import clone
-
-    if folds < 1:
-        raise UlrError("the number of cross-fitting folds must be at least 1.")
-    r = feedback.reward
-    binary = bool(np.all((r == 0) | (r == 1)))
-    base = model if model is not None else _default_model(binary)
-    cand = feedback.candidates
-    units = feedback.cluster if feedback.cluster is not None else np.arange(feedback.n)
-    codes = np.unique(units, return_inverse=True)[1].ravel()
-    rng = np.random.default_rng(seed)
-    fold_of_unit = rng.permutation(codes.max() + 1) % folds
-    fold = fold_of_unit[codes] if folds > 1 else np.zeros(feedback.n, dtype=int)
-    n_slots = max(feedback.n_slots, 1)
-    all_pairs = np.tile(np.arange(cand.n_pairs), n_slots)
-    all_slots = np.repeat(np.arange(n_slots), cand.n_pairs)
-    D_all = _design(feedback, all_pairs, all_slots if feedback.slot is not None else None)
-    Q = np.empty((max(folds, 1), n_slots, cand.n_pairs))
-    for k in range(max(folds, 1)):
-        train = fold != k if folds > 1 else np.ones(feedback.n, dtype=bool)
-        if not train.any():
-            train = np.ones(feedback.n, dtype=bool)
-        yk = r[train]
-        if binary and len(np.unique(yk)) < 2:
-            Q[k] = float(yk.mean())
-            continue
-        Dk = _design(feedback, feedback.pair[train],
-                     feedback.slot[train] if feedback.slot is not None else None)
-        m = clone(base)
-        m.fit(Dk, yk.astype(int) if binary and hasattr(base, "predict_proba") else yk)
-        pred = m.predict_proba(D_all)[:, 1] if hasattr(m, "predict_proba") else m.predict(D_all)
-        Q[k] = np.asarray(pred, dtype=float).reshape(n_slots, cand.n_pairs)
-    slot = feedback.slot if feedback.slot is not None else np.zeros(feedback.n, dtype=int)
-    q_logged = Q[fold, slot, feedback.pair]
-    dm = cand.per_context_sum(Q * pi)  # (folds, slots, contexts)
-    q_target = dm[fold, slot, feedback.context]
-    return q_logged, q_target
-
-
-# --------------------------------------------------------------------------- evaluation
-
-
-def weight_diagnostics(weight, reward) -> dict:
-    """ESS, ESS / n, largest weight share, clicks and effective clicks of one log."""
-    w = np.asarray(weight, dtype=float)
-    r = np.asarray(reward, dtype=float)
-    n = len(w)
-    ess = float(est.effective_sample_size(w))
-    sw = float(w.sum())
-    clicked = r > 0
-    return {
-        "n": int(n),
-        "clicks": int(clicked.sum()),
-        "ctr": float(r.mean()),
-        "ess": ess,
-        "ess_fraction": ess / n,
-        "max_weight": float(w.max()),
-        "max_weight_share": float(w.max() / sw) if sw > 0 else float("nan"),
-        "clicked_rows_reached": int((clicked & (w > 0)).sum()),
-        "effective_clicks": float(est.effective_sample_size(w[clicked])) if clicked.any() else 0.0,
-    }
-
-
-def _warnings(diag: dict, table: pd.DataFrame, level: float) -> list:
-    out = []
-    n = diag["n"]
-    if diag["clicked_rows_reached"] == 0:
-        out.append(OPEWarning("no_clicks", "No clicked row has a positive target probability: "
-                              "every importance-weighted estimate is 0 and its interval says "
-                              "nothing about the policy."))
-    frac, share = diag["ess_fraction"], diag["max_weight_share"]
-    if frac < HEAVY_TAIL_ESS_FRACTION or (np.isfinite(share) and share > HEAVY_TAIL_MAX_SHARE):
-        out.append(OPEWarning(
-            "heavy_tailed",
-            f"The importance weights are heavy-tailed: the effective sample size is "
-            f"{diag['ess']:.0f} of {n} rows ({frac:.1%}; warning below "
-            f"{HEAVY_TAIL_ESS_FRACTION:.0%}) and the largest weight carries {share:.1%} of the "
-            f"total (warning above {HEAVY_TAIL_MAX_SHARE:.0%}). IPS and its interval are "
-            "unreliable; prefer SNIPS or DR, clip the weights, or raise the temperature."))
-    if 0 < diag["clicked_rows_reached"] and diag["effective_clicks"] < MIN_EFFECTIVE_CLICKS:
-        out.append(OPEWarning(
-            "few_clicks",
-            f"Small sample: the estimates rest on {diag['clicked_rows_reached']} clicked rows, "
-            f"{diag['effective_clicks']:.1f} effective clicks after weighting (warning below "
-            f"{MIN_EFFECTIVE_CLICKS}). Expect a relative error of about "
-            f"{1 / np.sqrt(max(diag['effective_clicks'], 1)):.0%} and intervals that may "
-            "undercover."))
-    t = table[(table["estimator"] != "logging")
-              & ~(table["estimator"].isin(registry.multi_logger()) & table["value"].isna())]
-    half = (t["upper"] - t["lower"]) / 2
-    wide = t.loc[(half > WIDE * t["value"].abs()) | ~np.isfinite(t["value"]),
-                 "estimator"].tolist()
-    if wide and diag["clicked_rows_reached"] > 0:
-        out.append(OPEWarning(
-            "wide_interval",
-            f"The {level:.0%} intervals of {', '.join(wide)} are wider than ±"
-            f"{WIDE:.0%} of the estimate: the log cannot pin this policy's value "
-            "down."))
-    return out
-
-
-class NotIdentified(UlrError):
-    """An estimator was asked for by name, and the input does not meet its needs.
-
-    ``need`` is the code of :data:`ulr.ope.registry.NEEDS`; ``estimators`` the names."""
-
-    def __init__(self, message: str, *, need: str, estimators=()):
-        super().__init__(message)
-        self.need = need
-        self.estimators = tuple(estimators)
-
-
-#: how the CLI names what meets each need (a page names its own control)
-CLI_MEETS = {"full_target": "--target-table", "loggers": "--map logger=COL"}
-
-
-def need_sentence(names, need: str, *, how: str) -> str:
-    """``"DR and DM need the target's probabilities ... (how)."``"""
-    labels = [registry.label(n) for n in names]
-    who = labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]
-    verb = "needs" if len(labels) == 1 else "need"
-    return f"{who} {verb} {registry.NEEDS[need]}: {how}."
-
-
 def evaluate(feedback: BanditFeedback, pi: np.ndarray | None = None, *,
              estimators=None, clip: float | None = None,
              n_bootstrap: int = 1000, level: float = 0.95, reward_model=None, folds: int = 2,
@@ -407,11 +220,11 @@ def evaluate(feedback: BanditFeedback, pi: np.ndarray | None = None, *,
     from ulr.ope.intervals import INTERVALS
     if interval not in INTERVALS:
         raise UlrError(f"unknown interval {interval!r}; choose from {', '.join(INTERVALS)}.")
-    pi, t_row, warn, whole = _target_rows(feedback, pi)
+    pi, t_row, warn, whole = target_rows(feedback, pi)
     if full_target is not None:
         whole = bool(full_target)
     have = {"full_target": whole, "loggers": feedback.logger is not None}
-    single, multi, excluded = _split_estimators(estimators, have, explicit=explicit)
+    single, multi, excluded = split_estimators(estimators, have, explicit=explicit)
     if excluded:
         warn.append(OPEWarning("not_identified", " ".join(
             need_sentence(ns, need, how="not computed") for need, ns in excluded.items())))
@@ -424,10 +237,10 @@ def evaluate(feedback: BanditFeedback, pi: np.ndarray | None = None, *,
             "seed": seed}
     model = {"reward_model": reward_model, "folds": folds, "q_pair": q_pair,
              "interval": interval, "have": have}
-    table, chosen = _single_log_table(feedback, pi, single, r, w, M, model, boot)
+    table, chosen = single_log_table(feedback, pi, single, r, w, M, model, boot)
     per_logger = None
     if multi:
-        table, per_logger, note = _with_multi_logger(table, feedback, multi, r, t_row, boot)
+        table, per_logger, note = with_multi_logger(table, feedback, multi, r, t_row, boot)
         warn += note
     diag = weight_diagnostics(w, r)
     diag["clip"] = M
@@ -449,251 +262,9 @@ def evaluate(feedback: BanditFeedback, pi: np.ndarray | None = None, *,
                 "references": chosen["added"]}
     if rates and estimators_out_of_range(table):
         warn.append(OPEWarning("clipped_rate", clipped_message(estimators_out_of_range(table))))
-    return OPEResult(table=table, diagnostics=diag, warnings=_warnings(diag, table, level) + warn,
+    return OPEResult(table=table, diagnostics=diag, warnings=diagnostic_warnings(diag, table, level) + warn,
                      settings=settings, per_logger=per_logger, target_name=target_name,
                      mapping=tuple(mapping))
-
-
-def clipped_message(names) -> str:
-    """One sentence for the ``clipped_rate`` warning."""
-    who = ", ".join(registry.label(n) for n in names)
-    return (f"{who} left the range of a click rate (large importance weights or a reward "
-            "model take an estimate there, a click rate cannot go there): values and bounds "
-            "are reported clipped to [0, 1], without a difference from logging, and no "
-            "verdict rests on them.")
-
-
-def _split_estimators(estimators, have: dict, *, explicit: bool):
-    """Checked names: (single-log estimators, multi-logger ones, {need: names left out}).
-
-    A name whose needs ``have`` does not meet is refused when ``explicit``
-    (:class:`NotIdentified`, naming the CLI's way to meet it), else left out.
-    """
-    estimators = list(dict.fromkeys(registry.defaults() if estimators is None else estimators))
-    known = registry.choices()
-    unknown = [e for e in estimators if e not in known]
-    if unknown or not estimators:
-        raise UlrError(f"unknown estimator {', '.join(unknown) or '(none)'}; choose from "
-                       f"{', '.join(known)}.")
-    missing: dict = {}
-    for e in estimators:
-        if e != registry.AUTO:
-            for need in registry.unmet(e, **have):
-                missing.setdefault(need, []).append(e)
-    if missing and explicit:
-        need, names = next(iter(missing.items()))
-        raise NotIdentified(need_sentence(names, need, how=CLI_MEETS[need]), need=need,
-                            estimators=names)
-    out = {n for ns in missing.values() for n in ns}
-    kept = [e for e in estimators if e not in out]
-    if not kept:
-        kept = [registry.fallback()]
-    multi = [e for e in kept if registry.REGISTRY.get(e) and registry.get(e).terms is None]
-    return [e for e in kept if e not in multi], multi, missing
-
-
-def _target_rows(feedback: BanditFeedback, pi):
-    """(pi over pairs, target probability of each logged row, warnings, whether pi is the
-    target's whole distribution over each context's candidates)."""
-    if pi is not None:
-        pi = np.asarray(pi, dtype=float)
-        if pi.shape != (feedback.candidates.n_pairs,):
-            raise ValueError("pi needs one probability per pair")
-        return pi, pi[feedback.pair], [], True
-    if feedback.target_prob is None:
-        raise ValueError("give pi or feedback with target_prob")
-    pi, lo, hi = policy_from_target_column(feedback)
-    warn = []
-    whole = lo >= 1 - TARGET_SUM_TOLERANCE and hi <= 1 + TARGET_SUM_TOLERANCE
-    if not whole:
-        warn.append(OPEWarning(
-            "target_sum",
-            f"The supplied target probabilities of a context's logged actions add up to "
-            f"between {lo:.3f} and {hi:.3f}, not 1: they are the target's probabilities of "
-            "the logged actions only, which IPS and SNIPS need; the estimators that sum "
-            "over every action (DM and the DR family) need the whole distribution."))
-    return pi, feedback.target_prob, warn, whole
-
-
-#: how far a context's target probabilities may sum from 1 (the target-table check too)
-TARGET_SUM_TOLERANCE = 1e-6
-
-
-def _single_log_table(feedback, pi, estimators, r, w, M, model: dict, boot: dict):
-    """value, lower, upper, se of each single-log estimator and of the logging policy;
-    and ``{"hyperparameters", "selected", "added", "notes"}``: the hyperparameters and the
-    selection made, the references added for the verdict, and warnings."""
-    from ulr.ope import selection
-
-    estimators = list(estimators)
-    added = []
-    biased = any(e == registry.AUTO or not registry.get(e).unbiased for e in estimators)
-    references = registry.references()
-    if biased and not any(e in estimators for e in references):
-        added = list(references)  # the verdict checks its basis against them
-        estimators += added
-    auto_names = [f for f in selection.auto_families()
-                  if not registry.unmet(f, **model["have"])]
-    excluded = [{"estimator": f, "reason": need_sentence([f], n, how="not identified here")}
-                for f in selection.auto_families() for n in registry.unmet(f, **model["have"])]
-    wants_model = any(registry.get(e).needs_reward_model for e in estimators
-                      if e != registry.AUTO) or (registry.AUTO in estimators and any(
-                          registry.get(f).needs_reward_model for f in auto_names))
-    q_logged = q_target = None
-    if wants_model:
-        if model["q_pair"] is not None:
-            from ulr.ope.reward_models import pair_predictions
-            q_logged, q_target = pair_predictions(feedback, pi, model["q_pair"])
-        else:
-            q_logged, q_target = reward_predictions(feedback, pi, model=model["reward_model"],
-                                                    folds=model["folds"], seed=boot["seed"])
-    hyper, selected, terms, allow = {}, None, [], np.zeros(len(estimators) + 1)
-    for k, e in enumerate(estimators):
-        rec = None if e == registry.AUTO else registry.get(e)
-        name, h = e, (None if rec is None else registry.hyperparameter_for(e, w, clip=M))
-        if rec is not None and rec.tuned:
-            pick = selection.select(r, w, q_logged=q_logged, q_target=q_target, families=(e,))
-            h, allow[k] = pick.hyperparameter, pick.allowance
-        elif e == registry.AUTO:
-            pick = selection.select(r, w, q_logged=q_logged, q_target=q_target,
-                                    families=auto_names)
-            name, h, allow[k] = pick.estimator, pick.hyperparameter, pick.allowance
-            selected = {**pick.to_dict(), "excluded": excluded}
-            row_h = (registry.hyperparameter_for(name, w, clip=M) if name in estimators
-                     else None)
-            if row_h is not None and h is not None and row_h != h:
-                # one estimator, two settings on one screen: say which is which
-                knob = registry.get(name).hyperparameter.name
-                knob = selection.SETTING_WORDS.get(knob, knob)
-                selected["reason"] += (f" The table's {registry.label(name)} row keeps its "
-                                       f"{knob} of {plain(row_h, sig=4)}; the choice uses "
-                                       f"{plain(h, sig=4)}.")
-        if h is not None and (rec is None or rec.tuned):
-            hyper[e] = h
-        terms.append((name, h, registry.row_terms(name, r, w, hyperparameter=h,
-                                                  q_logged=q_logged, q_target=q_target)))
-    terms.append(("logging", None, (r, np.ones_like(r))))
-    num = np.vstack([t[2][0] for t in terms])
-    den = np.vstack([t[2][1] for t in terms])
-    sden = den.sum(axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        value = np.where(sden > 0, num.sum(axis=1) / np.where(sden > 0, sden, 1), np.nan)
-    ci = est.bootstrap_ratio(num, den, **boot)
-    lower, upper = ci.lower, ci.upper
-    diff = bootstrap_difference(num, den, **boot)  # target - logging, paired (verdicts)
-    dl, du = diff["lower"].to_numpy(), diff["upper"].to_numpy()
-    notes = []
-    if model["interval"] != "bootstrap":
-        lower, upper, dl, du, replaced = _other_intervals(
-            terms, r, w, q_logged, q_target, model["interval"], feedback.cluster,
-            boot["level"], (lower, upper, dl, du))
-        if replaced:
-            notes.append(OPEWarning("interval_replaced", replaced_message(
-                replaced, model["interval"])))
-    # a tuned estimator's interval also allows for the bias its walk could not rule out
-    table = pd.DataFrame({"estimator": estimators + ["logging"], "value": value,
-                          "lower": lower - allow, "upper": upper + allow, "se": ci.se,
-                          "diff_lower": [*(dl - allow[:-1]), np.nan],
-                          "diff_upper": [*(du + allow[:-1]), np.nan]})
-    return table, {"hyperparameters": hyper, "selected": selected, "added": added,
-                   "notes": notes}
-
-
-INTERVAL_WORDS = {"t": "Student t intervals", "hoeffding": "Hoeffding bounds",
-                  "bernstein": "empirical Bernstein bounds"}
-
-
-def replaced_message(names, method: str) -> str:
-    """One sentence for the ``interval_replaced`` warning."""
-    labels = [registry.label(n) for n in names]
-    who = labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]
-    words = INTERVAL_WORDS.get(method, method)
-    return (f"{words[:1].upper() + words[1:]} need an estimator that is not "
-            f"self-normalized, so {who} {'has' if len(names) == 1 else 'have'} percentile "
-            "bootstrap intervals instead, and so do their differences from logging.")
-
-
-def _other_intervals(terms, r, w, q_logged, q_target, method, cluster, level, boot):
-    """Student t (on impression totals when rows are clustered) or a concentration bound
-    (rows taken as independent) for each row of ``terms`` and for its paired difference
-    from the logging policy (the last row); rewards assumed in [0, max r]. A
-    self-normalized estimator keeps its bootstrap interval under a concentration bound.
-
-    Returns ``(lower, upper, diff_lower, diff_upper, replaced names)``.
-    """
-    from ulr.ope import intervals as iv
-
-    lower, upper, dl, du = (np.array(b, dtype=float, copy=True) for b in boot)
-    replaced = []
-    top = max(1.0, float(np.max(r)))
-    log_num = terms[-1][2][0]
-    codes = np.unique(cluster, return_inverse=True)[1].ravel() if cluster is not None else None
-    for k, (name, h, (num, den)) in enumerate(terms):
-        last = k == len(terms) - 1
-        if method == "t":  # on each estimator's influence terms (SNIPS, SNDR: delta method)
-            x = log_num if last else registry.influence_terms(
-                name, r, w, hyperparameter=h, q_logged=q_logged, q_target=q_target)[1]
-            v = float(num.sum() / den.sum())
-            for j, y in enumerate((x,) if last else (x, x - log_num)):
-                if codes is not None:  # impression totals
-                    half = iv.t_halfwidth(np.bincount(codes, weights=y), np.bincount(codes),
-                                          level=level)[1]
-                else:
-                    half = iv.t_halfwidth(y, level=level)[1]
-                c = v if j == 0 else v - float(log_num.mean())
-                if j == 0:
-                    lower[k], upper[k] = c - half, c + half
-                else:
-                    dl[k], du[k] = c - half, c + half
-            continue
-        if last:
-            name, h, ww = registry.plain_reference(), None, np.ones_like(w)  # on-policy mean
-        else:
-            ww = w
-        if registry.get(name).self_normalized:
-            replaced.append(name)
-            continue
-        b = iv.interval(name, r, ww, method=method, level=level, hyperparameter=h,
-                        q_logged=q_logged, q_target=q_target, reward_range=(0.0, top))
-        lower[k], upper[k] = b.lower, b.upper
-        if not last:
-            dl[k], du[k] = iv.difference_bound(name, r, w, log_num, method=method, level=level,
-                                               hyperparameter=h, q_logged=q_logged,
-                                               q_target=q_target, reward_range=(0.0, top))
-    return lower, upper, dl, du, replaced
-
-
-def _with_multi_logger(table, feedback, multi, r, t_row, boot: dict):
-    """``table`` with the multi-logger estimators inserted before ``logging``, and
-    ``variance_ratio`` against pooled IPS for every row; plus per-logger results
-    and warnings."""
-    ml = evaluate_loggers(r, t_row, feedback.propensity, feedback.logger,
-                          labels=feedback.logger_labels,
-                          logger_propensity=feedback.logger_propensity, **boot)
-    mt = ml.table.set_index("estimator")
-    # the single-log estimators share one bootstrap; the combined estimators' is
-    # stratified by logger
-    pooled = registry.plain_reference()  # IPS: pooled over the loggers
-    main_ips = table.loc[table["estimator"] == pooled, "se"]
-    se_ips = float(main_ips.iloc[0]) if len(main_ips) else float(mt.loc[pooled, "se"])
-    table["variance_ratio"] = (table["se"] / se_ips) ** 2 if se_ips > 0 else np.nan
-    table.loc[table["estimator"] == "logging", "variance_ratio"] = np.nan
-    add = mt.loc[multi].reset_index()[["estimator", "value", "lower", "upper", "se",
-                                       "variance_ratio"]]
-    table = pd.concat([table.iloc[:-1], add, table.iloc[-1:]], ignore_index=True)
-    warn = [OPEWarning("balanced_missing", ml.missing)] \
-        if ml.missing and any(e in ml.unavailable for e in multi) else []
-    return table, ml.per_logger, warn
-
-
-def propensity_message(chk: dict) -> str:
-    """One sentence for a failed :func:`ulr.ope.checks.propensity_checks`."""
-    what = (f"the uniform policy's mean importance weight is {chk['mean_weight']:.3f} "
-            f"(at most {chk['upper']:.3f} with 99.9% confidence), where valid "
-            "propensities give at least 1")
-    return (f"The propensities do not look like the logging policy's probabilities of the "
-            f"logged actions: {what}; position-bias propensities are something else, so these "
-            "estimates may be meaningless.")
 
 
 # --------------------------------------------------------------------------- whole pipeline

@@ -193,6 +193,11 @@ def _replicates(U, n_bootstrap, rng, chunk=250):
     return out
 
 
+#: the per-logger table's column labels on a surface (the audit's answer and the OPE page)
+PER_LOGGER_LABELS = {"ips": "IPS", "cv_value": "control-variate IPS",
+                     "wips_weight": "WIPS weight"}
+
+
 def _combined(sums, *, balanced_ok, control_variate, variance="model"):
     """Pooled IPS, WIPS and balanced IPS from per-logger sums (..., L, 7)."""
     n = sums[..., 0].sum(axis=-1)

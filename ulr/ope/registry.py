@@ -199,6 +199,9 @@ def register(e: Estimator) -> Estimator:
     """Add (or replace) an estimator; every surface lists it from then on."""
     if not isinstance(e, Estimator):
         raise TypeError("register an Estimator record")
+    if e.chain is not None and e.hyperparameter is None:  # SLOPE sorts a chain by its knob
+        raise ValueError(f"{e.name}: a SLOPE chain orders a hyperparameter's grid; give a "
+                         "hyperparameter, or no chain (a chain of its own).")
     REGISTRY[e.name] = e
     return e
 

@@ -214,7 +214,7 @@ def repeated_point_estimates(sim: BanditSimulation, pi, logs: LoggedDraws, *,
     :func:`ulr.ope.evaluate.evaluate` does.
     """
     from ulr.ope import registry
-    from ulr.ope.evaluate import reward_predictions
+    from ulr.ope.reward_models import reward_predictions
 
     estimators = list(registry.defaults() if estimators is None else estimators)
     unknown = [e for e in estimators if e not in registry.single_log()]

@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from ulr import validate
+from ulr.clickmodels import records
 from ulr import verdict as V
 from ulr.quantity import significant
 from ulr.result import Result, jsonable
@@ -171,12 +172,10 @@ class SlateWorld:
     def expected_clicks(self, slates, ctx) -> np.ndarray:
         """Expected clicks per slot (n, K) of slates shown in contexts ``ctx``."""
         a = self.attraction[ctx[:, None], slates]
-        if self.click_model == "pbm":
-            return self.theta[None, :] * a
-        if self.click_model == "cascade":
-            before = np.cumprod(1 - a, axis=1) / (1 - a)
-            return before * a
-        raise UlrError("the click model must be 'pbm' or 'cascade'.")
+        hooks = records.get(self.click_model).slate  # (expected, sampled) in its record
+        if hooks is None:
+            raise UlrError(f"the click model must be {records.quoted(records.flagged('slate'))}.")
+        return hooks[0](self.theta, a)
 
     def true_value(self) -> float:
         """Exact expected clicks per slate of the target (contexts uniform), by enumeration."""
@@ -210,14 +209,7 @@ class SlateWorld:
     def _clicks(self, slate, ctx, rng):
         a = self.attraction[ctx[:, None], slate]
         u = rng.random(a.shape)
-        if self.click_model == "pbm":
-            return (u < self.theta[None, :] * a).astype(float)
-        attracted = u < a
-        first = np.argmax(attracted, axis=1)
-        out = np.zeros(a.shape)
-        hit = attracted.any(axis=1)
-        out[np.flatnonzero(hit), first[hit]] = 1.0
-        return out
+        return records.get(self.click_model).slate[1](self.theta, a, u)
 
 
 def simulate_slates(*, contexts: int = 10, items: int = 6, slots: int = 3,
@@ -228,8 +220,8 @@ def simulate_slates(*, contexts: int = 10, items: int = 6, slots: int = 3,
     examination ``1/k``; the logger is a Plackett-Luce softmax of noisy attractions at
     ``logging_temperature`` (``inf`` = uniformly random rankings); the target ranks
     by the true attractions at ``target_temperature``."""
-    if click_model not in ("pbm", "cascade"):
-        raise UlrError("the click model must be 'pbm' or 'cascade'.")
+    if records.get(click_model).slate is None:
+        raise UlrError(f"the click model must be {records.quoted(records.flagged('slate'))}.")
     rng = np.random.default_rng(seed)
     att = attraction_scale * rng.beta(2, 2, size=(contexts, items))
     theta = 1.0 / np.arange(1, slots + 1)

@@ -31,76 +31,8 @@ import time
 
 from ulr import validate
 from ulr.errors import UlrError
+from ulr.propensity.registry import REGISTRY, Method
 from ulr.propensity.result import PropensityResult
-
-
-@dataclasses.dataclass(frozen=True)
-class Method:
-    """One position-bias estimator and what it needs: the page, the CLI and the source
-    path read these declarations (adding an estimator touches its module and
-    :data:`REGISTRY`).
-
-    Attributes
-    ----------
-    module : str
-        Implements ``run(scan, *, positions, n_bootstrap, seed, assume_randomized,
-        progress, level, should_stop)``; imported on first use (sklearn is slow to import).
-    help : str
-        One sentence for the page's method picker.
-    rows : str or None
-        What it needs beyond (query, doc, position) cell statistics, said as "needs ...";
-        None when cell statistics are all it reads (a registered source suffices).
-    randomized, features, sessions : bool
-        Refuses a log without randomized rows (:class:`~ulr.errors.NeedsRandomizedRows`),
-        without ``feature_*`` columns (:class:`~ulr.errors.NeedsFeatures`), without a
-        ``session_id`` (:class:`~ulr.errors.NeedsSessions`).
-    in_place : bool
-        Can aggregate a CSV file where it lies (one checked scan, no copy into the store).
-    """
-
-    module: str
-    help: str
-    rows: str | None = None
-    randomized: bool = False
-    features: bool = False
-    sessions: bool = False
-    in_place: bool = False
-
-    @property
-    def cells_only(self) -> bool:
-        return self.rows is None
-
-
-REGISTRY = {
-    "randomization": Method(
-        "ulr.propensity.randomization",
-        "CTR ratios of rows shown in random order (RandTopN), and click ratios of swapped pairs "
-        "(RandPair). Needs randomized rows.",
-        rows="which rows were shown in random order", randomized=True),
-    "em": Method(
-        "ulr.propensity.em",
-        "EM on the position-based click model over (query, doc, position) counts. Needs "
-        "query-doc pairs shown at several positions.", in_place=True),
-    "regression-em": Method(
-        "ulr.propensity.regression_em",
-        "EM whose relevance side is one gradient-boosted model of the features (Wang et al. "
-        "2018). Needs feature_* columns; works with pairs seen once.",
-        rows="the features of each row", features=True, in_place=True),
-    "dla": Method(
-        "ulr.propensity.dla",
-        "Dual Learning Algorithm (Ai et al. 2018): a ranking network and position logits "
-        "trained together. Needs features and session_id; sensitive to initialization.",
-        rows="the features of each row", features=True, sessions=True),
-    "intervention-harvesting": Method(
-        "ulr.propensity.harvesting",
-        "Pairs of positions at which different rankers showed the same query-doc pair "
-        "(Agarwal et al. 2019). No randomization needed.", in_place=True),
-    "trust-em": Method(
-        "ulr.propensity.trust",
-        "EM on the trust-bias model (Agarwal et al. 2019): clicks on irrelevant results near the "
-        "top are told from examination. Gives alpha and beta per position; needs query-doc pairs "
-        "seen several times.", in_place=True),
-}
 
 
 def _lists() -> tuple[tuple, tuple, tuple]:
@@ -112,7 +44,8 @@ METHODS, CELL_METHODS, IN_PLACE_METHODS = _lists()
 
 
 def register(name: str, method: Method) -> None:
-    """Add an estimator (or replace one): its module and this declaration are all it takes.
+    """Add an estimator (or replace one): its module and this declaration (its record in
+    :mod:`ulr.propensity.registry`) are all it takes.
 
     The Position bias page, the ``propensity`` and ``rankers`` commands, the severity
     sweep and the source path read :data:`METHODS`, :data:`CELL_METHODS` and
@@ -207,7 +140,7 @@ def estimate(log, *, method: str, positions: int | None = None, n_bootstrap: int
     if progress is not None:
         progress(1.0, f"{method}: done")
     notes = tuple(res.notes)
-    if assume_randomized and method != "randomization":
+    if assume_randomized and not REGISTRY[method].randomized:
         notes += ("assume_randomized (every row treated as randomized) only affects the "
                   "randomization method.",)
     mapping, misfit = (_facts(log, method, mapping, bool(assume_randomized), should_stop)
@@ -224,7 +157,7 @@ def _facts(log, method: str, mapping, assume: bool, should_stop):
     from ulr import facts
     from ulr.lists import randomization_warnings
     out = tuple(mapping)
-    if method == "randomization":
+    if REGISTRY[method].randomized:
         have = {w.code for w in out}
         out += tuple(w for w in randomization_warnings(log, assume=assume)
                      if w.code not in have)

@@ -22,13 +22,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ulr.propensity.registry import spec
 from ulr.result import Result, cached_property
 from ulr.verdict import Reason, Verdict
 
 MIN_LINK_PAIRS = 30  # fewer pairs than this tie a position to the rest: a thin link
 CURE = ("show a small share of lists in random order, swap adjacent results at random, or "
         "pool logs of several rankers")
-PAIR_METHODS = ("em", "trust-em", "intervention-harvesting")
 
 
 @dataclass(frozen=True)
@@ -83,8 +83,8 @@ class Identification(Result):
                     "pairs": self.pairs, "moved": self.moved}
         note = (f" This holds for estimators that compare a document across positions; the "
                 f"randomization method reads randomized rows instead, and regression-em and "
-                f"dla lean on the features." if self.method not in (None, *PAIR_METHODS)
-                else "")
+                f"dla lean on the features."
+                if self.method is not None and not spec(self.method).pairs else "")
         if k < 2:
             return Verdict("inconclusive", "With one position there is no position bias to "
                            "identify.", basis, estimate=estimate)

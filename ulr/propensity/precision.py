@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ulr import validate
+from ulr.propensity.registry import spec
 from ulr.stats import normal_quantile
 from ulr.verdict import WIDE
 
@@ -51,7 +52,7 @@ def precision(result, clicks, impressions) -> dict:
     n = np.zeros(k)
     m = min(k, len(clicks))
     c[:m], n[:m] = np.asarray(clicks)[:m], np.asarray(impressions)[:m]
-    if result.method == "randomization" and "randomized_clicks" in result.extras:
+    if spec(result.method).randomized and "randomized_clicks" in result.extras:
         c = np.asarray(result.extras["randomized_clicks"], dtype=float)[:k]
         n = np.asarray(result.extras["randomized_impressions"], dtype=float)[:k]
     theta = np.asarray(result.theta, dtype=float)

@@ -215,8 +215,8 @@ class PropensityResult(Result):
         lo = self.lower if lower is None else _frozen(lower, self.positions, "lower")
         hi = self.upper if upper is None else _frozen(upper, self.positions, "upper")
         reasons = [w.reason() for w in mapping]
-        unit = "randomized rows" if self.method == "randomization" else "rows"
-        analysis = "randomization" if self.method == "randomization" else "propensity"
+        from ulr.propensity.registry import spec
+        unit, analysis = spec(self.method).unit, spec(self.method).analysis
         stops = blocking(mapping, analysis)
         if stops:
             return V.Verdict("invalid", stopped_takeaway(

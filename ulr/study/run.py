@@ -32,7 +32,7 @@ from ulr import verdict as V
 from ulr.result import Result, cached_property
 from ulr.errors import UlrError, check
 from ulr.study.labels import LabelledSet, same_features, split_queries
-from ulr.study.learners import BASELINE, LEARNERS, Context, parse_learners
+from ulr.study.learners import BASELINE, LEARNERS, SESSION_ROW_LEARNERS, Context, parse_learners
 from ulr.study.simulate import (CLICK_MODELS, EPS, LIST_SIZE, NOISE, PRODUCTION_SHARE,
                                 RANDOMIZED, production_ranker, simulate_clicks)
 
@@ -341,7 +341,9 @@ def run_study(data: LabelledSet, *, test: LabelledSet | None = None,
     per: dict = {n: {} for n in names}
     # 1. every run's production ranker, click log and theta (cheap, in order)
     contexts, theta_true_runs, theta_runs, test_logs = [], [], [], []
-    shared: dict = {}  # built once for every run (LightGBM's bin boundaries)
+    # built once for every run (LightGBM's and XGBoost's bin boundaries) or once per run
+    # (LightGBM's binned session rows, when two learners train on them)
+    shared: dict = {"lightgbm_rows": all(n in names for n in SESSION_ROW_LEARNERS)}
     predicting = [n for n in names if LEARNERS[n].predicts_clicks]
     heldout_sessions = max(1, int(round(int(sessions) * test.n_queries / train.n_queries)))
     log0 = None

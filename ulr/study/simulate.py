@@ -33,11 +33,13 @@ import numpy as np
 import pandas as pd
 
 from ulr import validate
+from ulr.clickmodels import records
 from ulr.errors import UlrError
 from ulr.simulate import attractiveness
 from ulr.study.labels import LabelledSet
 
-CLICK_MODELS = ("pbm", "cascade", "dbn", "ubm", "trust")
+#: the user models: the click models whose record has a ``study`` hook
+CLICK_MODELS = records.flagged("study")
 PRODUCTION_SHARE = 0.01
 LIST_SIZE = 10
 NOISE = 0.5
@@ -153,10 +155,6 @@ class ClickLog:
         return df
 
 
-def _power(k, eta: float) -> np.ndarray:
-    return (1.0 / np.asarray(k, dtype=np.float64)) ** float(eta)
-
-
 @validate.retired(list_size="positions")
 def simulate_clicks(train: LabelledSet, scores: np.ndarray, *, sessions: int,
                     model: str = "pbm", eta: float = 1.0, positions: int = LIST_SIZE,
@@ -169,8 +167,8 @@ def simulate_clicks(train: LabelledSet, scores: np.ndarray, *, sessions: int,
     docstring for the story; everything is vectorized over sessions (in chunks that
     bound the memory by about 100 MB whatever the number of documents per query).
     """
-    if model not in CLICK_MODELS:
-        raise UlrError(f"the click model must be one of {', '.join(CLICK_MODELS)}, "
+    if records.get(model).study is None:
+        raise UlrError(f"the click model must be one of {', '.join(records.flagged('study'))}, "
                        f"not {model!r}.")
     if int(sessions) < 1:
         raise UlrError("sessions must be at least 1.")
@@ -238,30 +236,4 @@ def _user_clicks(model: str, g: np.ndarray, mask: np.ndarray, *, eta: float,
     happened above it (its mean over sessions is theta)."""
     S, K = g.shape
     u = rng.random((S, K))
-    k = np.arange(1, K + 1)
-    if model in ("pbm", "trust"):
-        theta = _power(k, eta)[None, :]
-        p = g if model == "pbm" else g + (1.0 - g) * (0.65 / k)[None, :]
-        exam = np.where(mask, np.broadcast_to(theta, (S, K)), 0.0)
-        return (u < theta * p) & mask, exam
-    click = np.zeros((S, K), dtype=bool)
-    exam = np.zeros((S, K))
-    if model == "ubm":
-        last = np.zeros(S, dtype=np.int64)
-        for j in range(K):
-            e = _power(np.where(last > 0, j + 1 - last, j + 1), eta)
-            exam[:, j] = np.where(mask[:, j], e, 0.0)
-            click[:, j] = mask[:, j] & (u[:, j] < e * g[:, j])
-            last = np.where(click[:, j], j + 1, last)
-        return click, exam
-    looking = np.ones(S, dtype=bool)
-    v = rng.random((S, K))
-    for j in range(K):
-        exam[:, j] = np.where(mask[:, j] & looking, 1.0, 0.0)
-        click[:, j] = looking & mask[:, j] & (u[:, j] < g[:, j])
-        if model == "cascade":
-            looking &= ~click[:, j]
-        else:  # dbn: satisfied after a click with probability gamma, else go on w.p. lambda
-            satisfied = click[:, j] & (v[:, j] < g[:, j])
-            looking &= ~satisfied & (rng.random(S) < continuation)
-    return click, exam
+    return records.get(model).study(g, mask, u, rng, eta=eta, continuation=continuation)
