@@ -92,7 +92,7 @@ def _commands(result: dict) -> list[tuple[str, list]]:
                     + ([] if shape["features"] else ["--target", "uniform"])))
     if "replay" in yes:
         out.append(("bandit --replay", ["bandit", "--replay", "--algorithm",
-                                        A.REPLAY_ALGORITHM, "--k", 1, "--seed", A.SEED]))
+                                        A.REPLAY_ALGORITHM, "--positions", 1, "--seed", A.SEED]))
     if "slates" in yes:
         out.append(("ope-slate", ["ope-slate", "--seed", A.SEED]))
     return out

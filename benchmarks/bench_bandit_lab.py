@@ -59,7 +59,7 @@ def cli_demo(steps: int, runs: int) -> float:
     t = time.perf_counter()
     for algorithm in ALGORITHMS:
         subprocess.run([sys.executable, "-m", "ulr", "bandit", "--algorithm", algorithm,
-                        "--env", "kveton", "--items", "16", "--k", "2", "--p", "0.2",
+                        "--env", "kveton", "--items", "16", "--positions", "2", "--p", "0.2",
                         "--delta", "0.15", "--steps", str(steps), "--runs", str(runs),
                         "--seed", "0", "--json"], cwd=ROOT, check=True,
                        stdout=subprocess.DEVNULL)

@@ -158,7 +158,7 @@ def main(show_all=False):
     return math.isfinite(b_lints)
 
 
-KVETON_CLI = ("--env", "kveton", "--items", "16", "--k", "2", "--runs", "20",
+KVETON_CLI = ("--env", "kveton", "--items", "16", "--positions", "2", "--runs", "20",
               "--steps", "100000", "--seed", "1")
 
 

@@ -40,7 +40,7 @@ def main() -> None:
     for seed in (1, 2):
         path = out / f"search{seed}.csv"
         assert cli(["simulate", "--click-model", "ubm", "--orders", "3", "--queries", "20",
-                    "--docs-per-query", "10", "--sessions", str(args.sessions), "--seed",
+                    "--positions", "10", "--sessions", str(args.sessions), "--seed",
                     str(seed), "--out", str(path)]) == 0
         name = f"search {seed}"
         ingest.load_log(path, name, db_path=db, replace=True,

@@ -72,7 +72,7 @@ def selection_benchmark(*, rows: int = 800, draws: int = 100, kappa: float = KAP
     sim, pi, qhat = selection_world(seed=seed, **world)
     truth = float(sim.true_value(pi))
     cand = sim.candidates
-    d = sim.sample(rows, draws=draws, seed=seed + 1)
+    d = sim.sample(rows, runs=draws, seed=seed + 1)
     w, r = pi[d.pair] / d.propensity, d.reward
     ql, qt = qhat[d.pair], cand.per_context_sum(pi * qhat)[cand.context[d.pair]]
     vals = {"ips": est.ips(r, w), "snips": est.snips(r, w),

@@ -93,9 +93,9 @@ with st.form("bl_form"):
     env_name = c1.selectbox("Environment", ENVIRONMENTS, key="bl_env",
                             index=ui.url_index("env", ENVIRONMENTS),
                             help=" ".join(f"{k}: {v}" for k, v in ENV_HELP.items()))
-    items = int(c2.number_input("Items L", 2, 5000, ui.url_number("L", 16, 2, 5000),
+    items = int(c2.number_input("Items L", 2, 5000, ui.url_number("items", 16, 2, 5000),
                                 key="bl_items"))
-    k = int(c3.number_input("List length K", 1, 20, ui.url_number("K", 2, 1, 20), key="bl_k"))
+    k = int(c3.number_input("List length K", 1, 20, ui.url_number("positions", 2, 1, 20), key="bl_k"))
     seed = int(c4.number_input("Seed", 0, 10**6, ui.url_number("seed", 0, 0, 10**6),
                                key="bl_seed"))
     c1, c2, c3, c4 = st.columns(4)
@@ -127,7 +127,7 @@ with st.form("bl_form"):
                                              what="runs"), key="bl_runs",
                                help="Independent runs, simulated together as a batch."))
     start = st.form_submit_button("Start", type="primary", icon=":material/play_arrow:")
-ui.set_url_params(env=env_name, algorithms=list(algorithms), L=items, K=k, p=float(p),
+ui.set_url_params(env=env_name, algorithms=list(algorithms), items=items, positions=k, p=float(p),
                   delta=float(delta), d=d, steps=steps, runs=runs, seed=seed)
 
 if start:

@@ -51,7 +51,7 @@ def _compare(content_hash: str, name: str, theta: tuple, learner: str, clip, sni
                                   min_queries=rankers.MIN_TEST_QUERIES, n_bootstrap=n_bootstrap,
                                   test=test, correction=correction,
                                   n_resamples=rankers.PAIR_RESAMPLES, should_stop=_should_stop,
-                                  **rankers.weighed_facts(lg, theta_from=theta_method,
+                                  **rankers.weighed_facts(lg, propensity=theta_method,
                                                           should_stop=_should_stop), **extra)
     return sc.view(n_bootstrap=n_bootstrap, seed=seed)  # computed and worded in ulr
 
@@ -83,7 +83,7 @@ c1, c2, c3 = st.columns([2, 1, 1])
 # opened from the menu: the recorded truth, else the first method this dataset supports
 supported = [METHOD_PREFIX + m for m in ui.page_methods(log)]
 theta_from = c1.selectbox("θ from", theta_options,
-                          index=ui.url_index("theta_from", theta_options,
+                          index=ui.url_index("propensity", theta_options,
                                              theta_options[0] if true_theta is not None
                                              else (supported or [TYPED])[0]),
                           key="cr_theta_from",
@@ -158,7 +158,7 @@ with st.expander("Significance options (several learners)"):
         help="Many pairs are compared at once, so some look different by chance. Holm keeps "
              "the chance of any false difference at 5%; Benjamini-Hochberg keeps the share of "
              "false differences at 5% (more lenient).")
-ui.set_url_params(theta_from=theta_from, learner=learner, seed=seed, bootstrap=int(n_bootstrap),
+ui.set_url_params(propensity=theta_from, learner=learner, seed=seed, bootstrap=int(n_bootstrap),
                   test=sig_test, correction=correction,
                   debias=debias if debias != "ipw" or "debias" in st.query_params else None,
                   by=by_col if by_col != "(none)" or "by" in st.query_params else None,

@@ -30,9 +30,9 @@ def _data(world: tuple):
 
 
 @ui.cache_data(show_spinner=False, max_entries=512)
-def _run(world: tuple, model: str, config: tuple, propensity: str,
+def _run(world: tuple, model: str, config: tuple, exposure: str,
          _should_stop=None) -> pd.DataFrame:
-    return train(_data(world), model, MFConfig(**dict(config)), propensity=propensity,
+    return train(_data(world), model, MFConfig(**dict(config)), exposure=exposure,
                  should_stop=_should_stop).history
 
 
@@ -68,10 +68,12 @@ with st.form("recs_form"):
     c = st.columns(4)
     models = c[0].multiselect("Models", list(MODELS), key="rec_models", format_func=LABELS.get,
                               default=ui.url_options("models", MODELS, MODELS))
-    propensity = c[1].selectbox("Propensities", PROPENSITIES, key="rec_prop",
-                                index=ui.url_index("propensity", PROPENSITIES),
-                                format_func={"naive-bayes": "naive Bayes on the random slice",
-                                             "true": "true (simulator's) exposure"}.get)
+    exposure = c[1].selectbox("Exposure model", PROPENSITIES, key="rec_prop",
+                              index=ui.url_index("exposure", PROPENSITIES),
+                              format_func={"naive-bayes": "naive Bayes on the random slice",
+                                           "true": "true (simulator's) exposure"}.get,
+                              help="How likely each rating was to be observed: propensity MF "
+                                   "divides by it.")
     norm = c[2].selectbox("CausE tie", ["l2", "l1"], key="rec_norm",
                           format_func={"l2": "squared L2", "l1": "L1"}.get)
     n_seeds = int(c[3].number_input("Simulated worlds (seeds)", 1, 10,
@@ -81,14 +83,14 @@ with st.form("recs_form"):
                                          "none). Tables and charts show the first."))
     submitted = st.form_submit_button("Train and compare", type="primary")
 ui.set_url_params(users=users, items=items, alpha=float(alpha), seed=seed, epochs=epochs,
-                  models=list(models), propensity=propensity, runs=n_seeds)
+                  models=list(models), exposure=exposure, runs=n_seeds)
 
 world = (("users", users), ("items", items), ("rank", rank),
          ("observed_fraction", float(observed)), ("alpha", float(alpha)),
          ("gamma", float(gamma)), ("random_share", float(random_share)), ("seed", seed))
 base = MFConfig(factors=factors, epochs=epochs, learning_rate=float(lr), batch_size=batch,
                 discrepancy_norm=norm, seed=seed)
-settings = (world, tuple(models), propensity, tuple(asdict(base).items()), n_seeds)
+settings = (world, tuple(models), exposure, tuple(asdict(base).items()), n_seeds)
 
 
 def _worlds(world: tuple, base: MFConfig, n: int) -> list:
@@ -110,7 +112,7 @@ if submitted:
                 _data(world_i)
                 for m, grid in experiment_grids(models, base_i).items():
                     for r, cfg in enumerate(grid):
-                        _run(world_i, m, tuple(asdict(cfg).items()), propensity,
+                        _run(world_i, m, tuple(asdict(cfg).items()), exposure,
                              _should_stop=stop)
                         done += 1
                         bar.progress(done / total, text=f"world {i + 1} of {n_seeds}: "
@@ -133,7 +135,7 @@ with ui.user_errors("Cannot show the results: "), ui.cancellable() as stop:
                                  _should_stop=stop))
                 for m, grid in experiment_grids(models_k, base_i).items()
                 for r, cfg in enumerate(grid)]
-        exps.append(summarize_runs(_data(world_i), runs, propensity=prop_k))
+        exps.append(summarize_runs(_data(world_i), runs, exposure=prop_k))
     seeds = compare_seeds(exps)
     exp = seeds.first
 if exp is None:

@@ -92,7 +92,7 @@ def _source_page(name: str) -> None:
         st.error(f"The source “{shown}” shows results at a single position, so there is no "
                  "position bias to estimate. Pick another dataset in the sidebar.")
         st.stop()
-    wanted = ui.url_options("methods", propensity.METHODS, ["em"], cap="ULR_MAX_METHODS",
+    wanted = ui.url_options("propensity", propensity.METHODS, ["em"], cap="ULR_MAX_METHODS",
                             what="methods")
     methods, positions, bootstrap, seed = _settings(
         summ["positions"], [m for m in wanted if m in SOURCE_METHODS] or ["em"], assume=None)
@@ -150,7 +150,7 @@ def _settings(max_pos: int, default: list[str], *, assume):
     if bootstrap == 1:
         st.warning("One bootstrap replicate cannot make an interval; using none.")
         bootstrap = 0
-    ui.set_url_params(methods=methods, positions=int(positions), bootstrap=int(bootstrap),
+    ui.set_url_params(propensity=methods, positions=int(positions), bootstrap=int(bootstrap),
                       seed=int(seed), assume=None if assume is None else bool(assume))
     if not methods:
         st.info("Pick one or more methods to estimate position bias.")
@@ -273,7 +273,7 @@ if max_pos < 2:
     st.stop()
 
 # opened from the menu: the methods this dataset supports (the audit's answerability)
-methods_default = ui.url_options("methods", propensity.METHODS, ui.page_methods(log),
+methods_default = ui.url_options("propensity", propensity.METHODS, ui.page_methods(log),
                                  cap="ULR_MAX_METHODS", what="methods")
 methods, positions, bootstrap, seed, assume = _settings(
     max_pos, methods_default, assume=True if info.facts.randomized else False)

@@ -56,7 +56,7 @@ with st.form("sweep_form"):
                            format_func={"linear": "linear pairwise (SVM-Rank)",
                                         "gbdt": "gradient boosting"}.get)
     method = c3.selectbox("Estimated θ by", methods,
-                          index=ui.url_index("method", methods, NONE),
+                          index=ui.url_index("propensity", methods, NONE),
                           key="sw_method",
                           help="Besides the true θ, train IPW with θ estimated from each "
                                "simulated log by this method (slower methods take longer).")
@@ -81,7 +81,7 @@ try:
     etas_now = _parse_etas(etas_text)
 except UlrError:
     etas_now = None   # reported when the sweep is run
-ui.set_url_params(etas=etas_now, learner=learner, method=method, queries=queries,
+ui.set_url_params(etas=etas_now, learner=learner, propensity=method, queries=queries,
                   sessions=sessions, runs=runs, seed=seed)
 if ui.submitted("sweep_form") is None and etas_now is not None:
     # a shared link: show its sweep at once if this server has already run it
@@ -105,7 +105,7 @@ if submitted:
                     method, seed=seed, should_stop=stop)
                 res = rankers.severity_sweep(etas, queries=queries, sessions=sessions,
                                              runs=runs, learner=learner,
-                                             estimate_theta=estimator, estimator_name=method,
+                                             estimate_theta=estimator, propensity=method,
                                              seed=seed, progress=progress, should_stop=stop)
             bar.empty()
             cache[key] = res

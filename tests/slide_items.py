@@ -119,7 +119,7 @@ def build_items(tmp) -> list[ReportItem]:
         takeaway="The comparison cannot tell the rankers apart."))
 
     # Severity sweep
-    sw = rankers.severity_sweep((0.0, 1.0, 2.0), queries=60, docs_per_query=6,
+    sw = rankers.severity_sweep((0.0, 1.0, 2.0), queries=60, positions=6,
                                 sessions=1500).rows
     arp = (sw[sw["metric"] == "arp"].groupby(["eta", "ranker"], sort=False)["value"].mean()
                .unstack("ranker").reset_index())

@@ -7,9 +7,9 @@ import pytest
 
 def test_simulate_load_datasets_json(tmp_path, cli):
     out_csv = tmp_path / "s.csv"
-    rc, out, err = cli("simulate", "--model", "pbm", "--queries", 30, "--docs-per-query", 5,
+    rc, out, err = cli("simulate", "--model", "pbm", "--queries", 30, "--positions", 5,
                        "--sessions", 200, "--eta", 1, "--randomized-fraction", 0.1,
-                       "--features", 2, "--seed", 1, "--out", out_csv, "--json")
+                       "--n-features", 2, "--seed", 1, "--out", out_csv, "--json")
     assert rc == 0, err
     obj = json.loads(out)
     assert obj["rows"] == 1000 and obj["theta"] == [1, 0.5, 1 / 3, 0.25, 0.2]
@@ -86,51 +86,54 @@ def test_hostile_name_and_map(tmp_path, cli, user_error):
 
 
 # ---------------------------------------------------------------------------
-# Deprecated spellings (docs/contract.md §2): still work for one release, one warning line
+# Retired spellings (docs/glossary.md): refused with one line naming the new one
 # ---------------------------------------------------------------------------
 
 SAMPLE = __import__("pathlib").Path(__file__).resolve().parent.parent / "data" / "sample_clicks.csv"
 
+RETIRED_FLAGS = [  # (command, old, new, value)
+    ("report", "--propensity-method", "--propensity", "em"),
+    ("sweep", "--method", "--propensity", "em"),
+    ("sweep", "--docs-per-query", "--positions", "5"),
+    ("simulate", "--docs-per-query", "--positions", "5"),
+    ("simulate", "--features", "--n-features", "2"),
+    ("recommend", "--seeds", "--runs", "2"),
+    ("recommend", "--propensity", "--exposure", "true"),
+    ("ope-study", "--draws", "--runs", "20"),
+    ("ope-study", "--features", "--n-features", "3"),
+    ("ope-study", "--slots", "--positions", "2"),
+    ("bandit", "--k", "--positions", "2"),
+    ("study", "--list-size", "--positions", "5"),
+    ("propensity", "--feature-columns", "--features", "x_*"),
+    ("bandit", "--feature-columns", "--features", "x_*"),
+]
 
-@pytest.mark.parametrize("command, old, dest", [
-    ("report", "--propensity-method", "propensity_method"),
-    ("sweep", "--method", "method"),
-])
-def test_deprecated_propensity_spellings_parse_like_the_new_one(capsys, command, old, dest):
+
+@pytest.mark.parametrize("command, old, new, value", RETIRED_FLAGS)
+def test_a_retired_flag_is_refused_with_one_line_naming_the_new_one(cli, command, old, new,
+                                                                    value):
     from ulr.cli import build_parser
-    new = build_parser([command]).parse_args([command, "--propensity", "em"])
-    assert getattr(new, dest) == "em"
-    assert capsys.readouterr().err == ""
-    aliased = build_parser([command]).parse_args([command, old, "em", old, "dla"])
-    assert getattr(aliased, dest) == "dla"  # the last one wins, as for any option
-    assert capsys.readouterr().err == f"warning: {old} is deprecated; use --propensity\n"
-    default = build_parser([command]).parse_args([command])
-    assert getattr(default, dest) is None
-    assert old not in build_parser([command])._subparsers._group_actions[0] \
-        .choices[command].format_help()  # the old spelling is not advertised
+    for args in ((old, value), (old,), (f"{old}={value}",)):
+        rc, out, err = cli(command, *args)
+        assert (rc, out, err) == (2, "", f"error: {old} is now {new}.\n"), (args, err)
+    helptext = build_parser([command])._subparsers._group_actions[0].choices[command] \
+        .format_help()
+    assert new in helptext and f"{old} " not in helptext and f"{old}\n" not in helptext
 
 
-def test_sweep_method_alias_runs_the_same_sweep_with_one_warning(cli):
+def test_bandit_features_names_columns_and_a_count_is_refused_naming_n_features(cli):
+    rc, out, err = cli("bandit", "--algorithm", "ucb1", "--features", "6")
+    assert rc == 2 and out == "" and len(err.splitlines()) == 1
+    assert err.startswith("error: --features names columns") and "--n-features" in err
+
+
+def test_sweep_propensity_runs_the_estimated_theta(cli):
     small = ("sweep", "--etas", "1", "--queries", 20, "--sessions", 2000, "--seed", 3, "--json")
-    rc, out_new, err = cli(*small, "--propensity", "em")
+    rc, out, err = cli(*small, "--propensity", "em", "--positions", 6)
     assert rc == 0 and err == "", err
-    rc, out_old, err = cli(*small, "--method", "em")
-    assert rc == 0, err
-    assert err.splitlines() == ["warning: --method is deprecated; use --propensity"]
-    new, old = json.loads(out_new), json.loads(out_old)
-    assert new["method"] == old["method"] == "em"
-    assert new["rows"] == old["rows"]
+    new = json.loads(out)
+    assert new["method"] == "em"
     assert any(r["ranker"] != "naive" and r["estimator"] == "em" for r in new["rows"])
-
-
-def test_report_propensity_method_alias_still_writes_the_report(tmp_path, cli):
-    args = ("report", "--input", SAMPLE, "--sections", "propensity", "--json")
-    rc, out, err = cli(*args, "--out", tmp_path / "a.html", "--propensity-method", "em")
-    assert rc == 0, err
-    assert err.splitlines() == ["warning: --propensity-method is deprecated; use --propensity"]
-    rc, out2, err2 = cli(*args, "--out", tmp_path / "b.html", "--propensity", "em")
-    assert rc == 0 and err2 == "", err2
-    assert json.loads(out)["items"] == json.loads(out2)["items"]
 
 
 def test_a_refusal_carries_its_option_and_the_cli_names_the_flag(tmp_path, cli, user_error):

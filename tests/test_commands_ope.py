@@ -137,14 +137,10 @@ def test_balanced_ips_without_logger_propensities_says_so_in_one_sentence(cli, m
 
 def test_ope_study_json_and_bad_input(cli, user_error):
     code, out, err = cli("ope-study", "--runs", "20", "--rows", "200",
-                         "--features", "3", "--json")
+                         "--n-features", "3", "--json")
     assert code == 0, err
     res = json.loads(out)
     assert res["settings"]["runs"] == 20 and "draws" not in res["settings"]
-    # the old flag still works, with one line on stderr, and gives the same numbers
-    code, old, err = cli("ope-study", "--draws", "20", "--rows", "200", "--features", "3", "--json")
-    assert code == 0 and err == "warning: --draws is deprecated; use --runs\n"
-    assert json.loads(old)["table"] == res["table"]
     assert {"true_value", "logging_value", "ess_fraction", "max_weight", "table"} <= set(res)
     assert {r["estimator"] for r in res["table"]} == {"ips", "clipped-ips", "snips", "dr"}
     assert all(r["draws"] == 20 for r in res["table"])
@@ -183,7 +179,7 @@ def test_ope_slate_on_sessions_that_mix_queries_is_one_error_line(cli, user_erro
 def test_ope_study_level_sets_the_intervals_whose_coverage_it_reports(cli, user_error):
     from ulr.ope.study import simulation_study
 
-    small = ("--runs", "20", "--rows", "200", "--features", "3", "--intervals",
+    small = ("--runs", "20", "--rows", "200", "--n-features", "3", "--intervals",
              "--bootstrap", "100", "--estimators", "ips,snips")
     cov = {}
     for level in (0.5, 0.99):
@@ -192,7 +188,7 @@ def test_ope_study_level_sets_the_intervals_whose_coverage_it_reports(cli, user_
         res = json.loads(out)
         assert res["settings"]["level"] == level
         cov[level] = {r["estimator"]: r["coverage"] for r in res["table"]}
-    lib = simulation_study(runs=20, rows=200, features=3, intervals=True, n_bootstrap=100,
+    lib = simulation_study(runs=20, rows=200, n_features=3, intervals=True, n_bootstrap=100,
                            estimators=("ips", "snips"), level=0.5)
     assert cov[0.5] == lib.table.set_index("estimator")["coverage"].to_dict()
     # the same replicates: the 50% interval lies inside the 99% one on every log

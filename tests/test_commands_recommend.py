@@ -39,23 +39,19 @@ def test_human_output(cli):
 @pytest.mark.parametrize("args, needle", [
     (("--models", "foo"), "unknown: foo"),
     (("--models", ","), "--models must be"),
-    (("--propensity", "guess"), "invalid choice"),
+    (("--exposure", "guess"), "invalid choice"),
     (("--epochs", 0, "--users", 20, "--items", 20), "epochs must be at least 1"),
 ])
 def test_user_errors_exit_2(cli, user_error, args, needle):
     user_error(cli("recommend", *args), needle)
 
 
-def test_runs_counts_the_worlds_and_old_seeds_still_works(cli):
-    """--runs is the one name for repeated simulations (bandit, sweep, recommend); --seeds
-    gives the same JSON with one deprecation line on stderr."""
+def test_runs_counts_the_worlds(cli):
+    """--runs is the one name for repeated simulations (bandit, sweep, recommend); the
+    retired --seeds is refused (tests/test_cli.py)."""
     args = ("recommend", "--users", 40, "--items", 30, "--epochs", 2, "--models", "naive-mf",
-            "--json")
+            "--exposure", "true", "--json")
     rc, out, err = cli(*args, "--runs", 2)
     assert rc == 0 and err == "", err
-    rc_old, out_old, err_old = cli(*args, "--seeds", 2)
-    assert rc_old == 0 and err_old == "warning: --seeds is deprecated; use --runs\n"
-    new, old = json.loads(out), json.loads(out_old)
-    assert new["seeds"] == old["seeds"] == 2
-    new.pop("seconds"), old.pop("seconds")
-    assert new == old
+    new = json.loads(out)
+    assert new["seeds"] == 2 and new["propensity"] == "true"

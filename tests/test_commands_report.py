@@ -197,7 +197,7 @@ def test_propensity_and_rankers_sections_with_an_estimator(sim, monkeypatch, tmp
     assert "a caveat" in doc and "theta estimated (randomization)" in doc
 
     log = ingest.open_file(path)
-    items, status = cmd.build_items(log, ["propensity", "rankers"], propensity_method="em",
+    items, status = cmd.build_items(log, ["propensity", "rankers"], propensity="em",
                                     positions=5, seed=4)
     prop, rk = items
     assert calls[-1]["method"] == "em" and calls[-1]["positions"] == 5
@@ -235,7 +235,7 @@ def test_thin_positions_are_named_in_a_caveat(monkeypatch, tmp_path):
     write_log(s.df, str(path))
     monkeypatch.setattr(cmd.propensity, "estimate", fake_estimate([]))
     (item,), status = cmd.build_items(ingest.open_file(path), ["propensity"],
-                                      propensity_method="em")
+                                      propensity="em")
     assert status == {"propensity": "ok"}
     g = s.df.groupby("position")["click"].agg(["sum", "count"])
     c, n = g["sum"].to_numpy(float), g["count"].to_numpy(float)
@@ -308,12 +308,12 @@ def test_sections_parse_in_canonical_order():
 def test_propensity_section_uses_the_real_estimator(sim):
     s, path = sim
     log = ingest.open_file(path)
-    items, status = cmd.build_items(log, ["propensity"], propensity_method="em", seed=2)
+    items, status = cmd.build_items(log, ["propensity"], propensity="em", seed=2)
     assert status == {"propensity": "ok"}, status
     direct = propensity.estimate(log, method="em", seed=2)
     np.testing.assert_allclose(items[0].frame()["theta"], direct.theta)
     assert [t.name for t in items[0].fig().data] == ["em", "true theta"]
-    _, status = cmd.build_items(log, ["propensity"], propensity_method="no-such-method")
+    _, status = cmd.build_items(log, ["propensity"], propensity="no-such-method")
     assert status["propensity"].startswith("skipped: unknown propensity method")
 
 

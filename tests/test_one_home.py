@@ -56,6 +56,7 @@ ALLOWED = {
         "the IPW ranker's self-normalization switch in a settings record (rankers --snips)",
     ("ulr/commands/rankers.py", "snips"): "as above, the rankers command's settings",
     ("pages/compare_rankers.py", "snips"): "as above, the Compare rankers page's settings",
+    ("pages/_ui/url.py", "snips"): "as above: the URL key of that switch in URL_KEYS",
 }
 
 

@@ -26,7 +26,7 @@ def search_log(tmp_path_factory):
     from ulr.cli import main
     path = tmp_path_factory.mktemp("search") / "search.csv"
     assert main(["simulate", "--click-model", "ubm", "--orders", "3", "--queries", "20",
-                 "--docs-per-query", "10", "--sessions", "8000", "--seed", "1",
+                 "--positions", "10", "--sessions", "8000", "--seed", "1",
                  "--out", str(path)]) == 0
     ingest.load_log(path, NAME, replace=True)
     return path

@@ -115,7 +115,8 @@ def test_bad_settings_show_an_error():
 
 def test_link_fills_the_settings_and_is_written_back():
     at = AppTest.from_file(PAGE, default_timeout=60)
-    at.query_params.update(env="linear", algorithms="cascade-lints,nope,ucb1", L="30", K="3",
+    at.query_params.update(env="linear", algorithms="cascade-lints,nope,ucb1", items="30",
+                           positions="3",
                            p="0.3", delta="0.1", d="4", steps="500", runs="2", seed="7")
     at.run()
     assert not at.exception
@@ -133,7 +134,8 @@ def test_link_fills_the_settings_and_is_written_back():
     assert run.algorithms == ("cascade-lints", "ucb1") and (run.steps, run.runs) == (500, 2)
     # out-of-range or unparsable values fall back to the defaults
     bad = AppTest.from_file(PAGE, default_timeout=60)
-    bad.query_params.update(env="moon", algorithms="x", L="1", p="nan", steps="1e9", K="two")
+    bad.query_params.update(env="moon", algorithms="x", items="1", p="nan", steps="1e9",
+                            positions="two")
     bad.run()
     assert not bad.exception
     assert bad.selectbox(key="bl_env").value == "kveton"

@@ -12,7 +12,7 @@ def open_page():
     at = AppTest.from_file(APP, default_timeout=120)
     at.run()
     assert not at.exception, at.exception
-    at.query_params["boot"] = "20"  # the shareable-link setting; keeps the first run short
+    at.query_params["bootstrap"] = "20"  # the shareable-link setting; keeps the first run short
     at.switch_page("pages/position_bias.py").run()
     assert not at.exception, at.exception
     return at
@@ -146,7 +146,7 @@ def test_a_registered_source_is_estimated_from_its_stored_statistics(parquet_lak
 
     at = AppTest.from_file(APP, default_timeout=120)
     at.query_params["source"] = name
-    at.query_params["boot"] = "20"
+    at.query_params["bootstrap"] = "20"
     at.run()
     assert not at.exception, at.exception
     picker = at.sidebar.selectbox[0]
@@ -192,7 +192,7 @@ def test_a_link_above_the_operator_caps_is_lowered_with_one_sentence(monkeypatch
     monkeypatch.setenv("ULR_MAX_METHODS", "2")
     at = AppTest.from_file(APP, default_timeout=120)
     at.run()
-    at.query_params.update(boot="5000", methods="em,randomization,intervention-harvesting")
+    at.query_params.update(bootstrap="5000", propensity="em,randomization,intervention-harvesting")
     at.switch_page("pages/position_bias.py").run()
     assert not at.exception, at.exception
     assert at.number_input(key="pb_boot").value == 20
@@ -202,7 +202,7 @@ def test_a_link_above_the_operator_caps_is_lowered_with_one_sentence(monkeypatch
             "(operator setting ULR_MAX_BOOTSTRAP), so 20 are used.") in notes
     assert any("asks for 3 methods" in n and "ULR_MAX_METHODS" in n for n in notes)
     assert at.query_params["bootstrap"] == "20"  # the shared link now says what ran
-    assert "boot" not in at.query_params      # the old key (links shared before the rename)
+    assert at.query_params["propensity"] == "em,randomization"
 
 
 def test_results_computed_before_are_drawn_without_a_progress_box():
@@ -263,7 +263,7 @@ def test_a_better_user_model_is_a_caveat_of_the_pbm_theta(tmp_path):
     at = AppTest.from_file(APP, default_timeout=180)
     at.session_state["dataset"] = "dcm log"
     at.run()
-    at.query_params["boot"] = "20"
+    at.query_params["bootstrap"] = "20"
     at.switch_page("pages/position_bias.py").run()
     at.multiselect(key="pb_methods").set_value(["em"]).run()
     assert not at.exception, at.exception
@@ -294,7 +294,7 @@ def test_a_declared_randomization_the_data_contradict_is_said_on_the_page(tmp_pa
     at = AppTest.from_file(APP, default_timeout=180)
     at.session_state["dataset"] = "prod declared random"
     at.run()
-    at.query_params["boot"] = "20"
+    at.query_params["bootstrap"] = "20"
     at.switch_page("pages/position_bias.py").run()
     assert not at.exception, at.exception
     assert at.multiselect(key="pb_methods").value == ["em"]  # never a dead end

@@ -146,8 +146,8 @@ def test_sweep_rejects_bad_etas():
 
 def test_compare_settings_come_from_and_go_to_the_url():
     at = AppTest.from_file(COMPARE, default_timeout=120)
-    at.query_params.update(theta_from="estimated: randomization", learner="gbdt", seed="3",
-                           boot="200", clip="0.1", snips="1")
+    at.query_params.update(propensity="estimated: randomization", learner="gbdt", seed="3",
+                           bootstrap="200", clip="0.1", snips="1")
     at.run()
     assert not at.exception and not at.error
     assert at.selectbox(key="cr_theta_from").value == "estimated: randomization"
@@ -159,22 +159,23 @@ def test_compare_settings_come_from_and_go_to_the_url():
     # written back every run (with the app-wide dataset), so the link reproduces the view
     assert at.query_params["seed"] == "3" and at.query_params["dataset"] == "sample"
     # where θ comes from has its own key: ?source= names a registered source app-wide
-    assert at.query_params["theta_from"] == "estimated: randomization"
+    assert at.query_params["propensity"] == "estimated: randomization"
     assert "source" not in at.query_params
     assert not [w for w in at.warning if "registered source" in w.value]
     at.selectbox(key="cr_learner").select("linear").run()
     assert at.query_params["learner"] == "linear"
     # values that do not parse or are out of range fall back to the defaults
-    # a link from before the rename (theta_source=) still opens, rewritten as theta_from=
+    # a link from before the renames (theta_source=, theta_from=) is ignored, in one sentence
     old = AppTest.from_file(COMPARE, default_timeout=120)
-    old.query_params.update(theta_source="estimated: randomization", seed="3")
+    old.query_params.update(theta_from="estimated: randomization", seed="3")
     old.run()
     assert not old.exception
-    assert old.selectbox(key="cr_theta_from").value == "estimated: randomization"
-    assert old.query_params["theta_from"] == "estimated: randomization"
-    assert "theta_source" not in old.query_params
+    assert old.selectbox(key="cr_theta_from").value == "true theta (recorded in the log)"
+    assert ("This link was made before a setting was renamed: its “theta_from” is ignored, "
+            "and the page reads “propensity” instead.") in [i.value for i in old.info]
+    assert "theta_from" not in old.query_params
     bad = AppTest.from_file(COMPARE, default_timeout=120)
-    bad.query_params.update(theta_from="nope", seed="-4", boot="x", clip="7", snips="no")
+    bad.query_params.update(propensity="nope", seed="-4", bootstrap="x", clip="7", snips="no")
     bad.run()
     assert not bad.exception
     assert bad.selectbox(key="cr_theta_from").value == "true theta (recorded in the log)"

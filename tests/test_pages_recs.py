@@ -6,7 +6,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from ulr.recommend.data import simulate_mnar
-from ulr.recommend.experiment import run_experiment
+from ulr.recommend.experiment import N_SEEDS as SEEDS, run_experiment
 from ulr.recommend.models import MFConfig
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -93,7 +93,7 @@ def test_no_model_is_a_readable_error():
 def test_link_fills_the_form_and_is_written_back():
     at = AppTest.from_file(PAGE, default_timeout=120)
     at.query_params.update(users="120", items="100", alpha="0.5", seed="3", epochs="10",
-                           models="cause,naive-mf,svd", propensity="true")
+                           models="cause,naive-mf,svd", exposure="true")
     at.run()
     assert not at.exception
     assert [at.number_input(key=k).value for k in
@@ -103,7 +103,7 @@ def test_link_fills_the_form_and_is_written_back():
     assert at.selectbox(key="rec_prop").value == "true"
     assert at.query_params["models"] == "cause,naive-mf"
     bad = AppTest.from_file(PAGE, default_timeout=120)
-    bad.query_params.update(users="5", alpha="-1", models="", propensity="oracle")
+    bad.query_params.update(users="5", alpha="-1", models="", exposure="oracle")
     bad.run()
     assert not bad.exception
     assert bad.number_input(key="rec_users").value == 400
@@ -131,13 +131,21 @@ def test_the_verdict_compares_models_over_several_worlds():
     assert all(str(v).startswith(("L2 penalty", "tie strength")) for v in setting), setting
 
 
-def test_an_old_seeds_link_opens_and_is_rewritten_as_runs():
+def test_an_old_link_key_is_ignored_with_one_sentence_and_dropped():
+    """Retired keys (docs/glossary.md): seeds= is now runs=, propensity= here is exposure=."""
     at = AppTest.from_file(PAGE, default_timeout=120)
-    at.query_params.update(seeds="2")
+    at.query_params.update(seeds="2", propensity="true")
     at.run()
     assert not at.exception
-    assert at.number_input(key="rec_seeds").value == 2
-    assert at.query_params["runs"] == "2" and "seeds" not in at.query_params
+    assert at.number_input(key="rec_seeds").value == SEEDS  # the default, not the old key
+    assert at.selectbox(key="rec_prop").value == "naive-bayes"
+    notes = [i.value for i in at.info]
+    for old, new in (("seeds", "runs"), ("propensity", "exposure")):
+        assert (f"This link was made before a setting was renamed: its “{old}” is ignored, "
+                f"and the page reads “{new}” instead.") in notes
+    assert not any("--" in n for n in notes)  # a browser message names no CLI flag
+    assert "seeds" not in at.query_params and "propensity" not in at.query_params
+    assert at.query_params["runs"] == str(SEEDS) and at.query_params["exposure"] == "naive-bayes"
 
 
 def test_page_and_cli_give_the_same_verdict_with_their_defaults(cli):

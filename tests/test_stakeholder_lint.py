@@ -105,7 +105,7 @@ def _pages():
 _RUN = {"pages/severity_sweep.py": ({"queries": "40", "sessions": "1000", "runs": "2",
                                      "etas": "0,2"}, "Run sweep"),
         "pages/debiased_recs.py": ({"users": "40", "items": "30", "epochs": "3",
-                                    "seeds": "2"}, "Train and compare"),
+                                    "runs": "2"}, "Train and compare"),
         "pages/bandit_lab.py": ({}, "Run replay")}  # the replay of the sample's random rows
 
 

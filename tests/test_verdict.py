@@ -349,7 +349,7 @@ def _heavy_tailed(estimators=("ips", "clipped-ips", "snips", "dr")):
     from ulr.ope.evaluate import evaluate
     from ulr.ope.feedback import BanditFeedback
     from ulr.ope.simulate import simulate_bandit
-    sim = simulate_bandit(contexts=6, actions=4, features=3, slots=1, base_rate=0.3,
+    sim = simulate_bandit(contexts=6, actions=4, n_features=3, positions=1, base_rate=0.3,
                           logging="softmax", seed=0)
     fb = sim.sample(800, seed=1).feedback(0)
     p = fb.propensity.copy()
@@ -762,7 +762,7 @@ def test_each_verdict_states_the_counts_of_its_result():
     assert f"evaluated on {comp.n_compared:,} test queries" in comp.evidence_line()
 
     # Severity sweep: the runs behind the interval
-    sw = rankers.severity_sweep((0.0, 1.5), queries=30, docs_per_query=5, sessions=600, runs=2)
+    sw = rankers.severity_sweep((0.0, 1.5), queries=30, positions=5, sessions=600, runs=2)
     v = sw.verdicts["arp"]
     assert sw.verdict == v and sw.metric == "arp"  # the page's and the CLI's default metric
     assert _counts(v, "runs") == {2.0} and v.estimate["n"] == 2

@@ -145,11 +145,12 @@ def randomization_warnings(log, *, assume: bool = False) -> tuple[MappingWarning
     return (MappingWarning("randomization_contradicted", chk.message(), share=1.0),)
 
 
-def theta_warnings(warnings, method: str) -> tuple[MappingWarning, ...]:
-    """``warnings`` as weighed by a result that uses theta from ``method`` (the IPW
-    rankers): with theta from randomization, a contradicted randomization blocks it."""
+def theta_warnings(warnings, propensity: str) -> tuple[MappingWarning, ...]:
+    """``warnings`` as weighed by a result that uses theta from the position-bias method
+    ``propensity`` (the IPW rankers): with theta from randomization, a contradicted
+    randomization blocks it."""
     from ulr.propensity.registry import spec
-    if not spec(method).randomized:
+    if not spec(propensity).randomized:
         return tuple(warnings)
     from dataclasses import replace
     return tuple(replace(w, blocks=tuple(w.blocks) + ("rankers",))

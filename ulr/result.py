@@ -1,7 +1,7 @@
 """The one protocol every result of ulr follows (docs/verdicts.md §6).
 
 A result is what a question's builder returns (:func:`ulr.propensity.estimate`,
-:func:`ulr.rankers.compare`, :func:`ulr.ope.evaluate_log`, ...). Whatever it answers,
+:func:`ulr.rankers.train_and_evaluate`, :func:`ulr.ope.evaluate_log`, ...). Whatever it answers,
 every surface reads it through the same five members:
 
 - ``verdict``: the :class:`ulr.verdict.Verdict`, how strongly the evidence supports the

@@ -1,6 +1,6 @@
 """One rule for each option that several packages share: the confidence ``level``, the
-bootstrap count ``n_bootstrap`` and the ``seed``, and old keyword names that
-still work (:func:`renamed`).
+bootstrap count ``n_bootstrap`` and the ``seed``, and keyword names that were renamed
+(refused with the new name: :func:`retired`).
 
 Every package checks these options here, so a value is accepted or refused the same way
 by the position-bias estimators, the metrics, the ranker comparisons, off-policy
@@ -11,9 +11,9 @@ spells it (``n_bootstrap`` in Python, ``--bootstrap`` on the command line).
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
-import warnings
 
 from ulr.errors import UlrError
 
@@ -74,10 +74,19 @@ def seed(value, *, option: str = "seed") -> int:
     return s
 
 
-def renamed(old_value, value, *, old: str, new: str):
-    """``value``, or ``old_value`` when the caller still passes the keyword ``old`` that was
-    renamed ``new`` (with a :class:`DeprecationWarning`; keep an alias one release)."""
-    if old_value is None:
-        return value
-    warnings.warn(f"{old}= is deprecated; use {new}=", DeprecationWarning, stacklevel=3)
-    return old_value
+def retired(**renames: str):
+    """Refuse keywords that were renamed: ``@retired(draws="runs")`` makes a call with
+    ``draws=`` raise ``TypeError: f() takes runs=, not draws= (renamed).`` (docs/glossary.md).
+
+    The wrapped function keeps its signature (:func:`functools.wraps`), so the retired
+    keyword appears nowhere in it; the names are kept in ``__retired__``.
+    """
+    def wrap(fn):
+        @functools.wraps(fn)
+        def call(*args, **kwargs):
+            for old in renames.keys() & kwargs.keys():
+                raise TypeError(f"{fn.__name__}() takes {renames[old]}=, not {old}= (renamed).")
+            return fn(*args, **kwargs)
+        call.__retired__ = dict(renames)
+        return call
+    return wrap

@@ -17,7 +17,7 @@ from ulr.quantity import Quantity, show
 def _learn(dataset: str, name: str, content_hash: str, action: str, settings: tuple,
            mapping: tuple = (), _should_stop=None):
     # the mapping warnings are part of the key: the learned policy's verdict weighs them
-    s = dict(settings)
+    s = {"n_features" if k == "features" else k: v for k, v in settings}  # glossary name
     fb = None
     if dataset != "simulation":
         fb, _ = feedback_from_log(_open(dataset, name), action=action)

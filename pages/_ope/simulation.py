@@ -16,8 +16,13 @@ def _simulate_chunk(index: int, opts: tuple):
     return study_chunk(index, **dict(opts))
 
 
+# the page's settings (as its report item shows them) -> the study's keywords (glossary names)
+KEYWORDS = {"features": "n_features", "slots": "positions"}
+
+
 def _simulate(settings: tuple, progress=None):
-    return simulation_study(**dict(settings), progress=progress,
+    opts = {KEYWORDS.get(k, k): v for k, v in settings}
+    return simulation_study(**opts, progress=progress,
                             run_chunk=lambda i, o: _simulate_chunk(i, tuple(sorted(o.items()))))
 
 

@@ -7,35 +7,87 @@ import os
 import streamlit as st
 
 from pages._ui.nav import ensure_app_run
-from pages._ui.session import DATASET_KEY, OPE_SAMPLE, SOURCE_KEY
+from pages._ui.session import DATASET_KEY, SOURCE_KEY
 
 
-# Old URL keys still read (links shared before the rename) and dropped when the page writes
-# the new one: one word per concept in the URL, the CLI (--bootstrap, --runs) and the JSON.
-# "runs" counts repeated simulations on every page (Debiased recommendations said "seeds",
-# Off-policy's simulation "sim_draws"); "dataset" names the log on every page (Off-policy
-# said "log"); "theta_from" says where Compare rankers' θ comes from ("theta_source": a
-# "source" is a registered lake table).
-RENAMED = {"boot": "bootstrap", "seeds": "runs", "sim_draws": "sim_runs", "log": "dataset",
-           "theta_source": "theta_from"}
-# An old key wins over its new one when a link has both: Off-policy links carried the
-# app-wide dataset= beside log=, the page's own choice. Values an old key spelled otherwise:
-# Off-policy's log=sample was its bundled OPE sample.
-OLD_VALUES = {("log", "sample"): OPE_SAMPLE}
+# Every key a page reads from or writes to the shareable URL, with what it holds: one name per
+# concept, as on the CLI and in the Python API (docs/glossary.md; tests/test_glossary.py).
+# Keys of Off-policy's simulation and policy-learning views carry the view's prefix.
+URL_KEYS = {
+    "dataset": "the stored dataset (the log) the page reads",
+    "source": "the registered source (lake or Spark table) the page reads",
+    "report": "the report being edited or presented",
+    "view": "Off-policy's view",
+    "propensity": "the position-bias method (θ method); several on Position bias",
+    "exposure": "Debiased recommendations' exposure model",
+    "positions": "the list length (positions 1..K)",
+    "items": "the number of items (Bandit lab's L)",
+    "bootstrap": "bootstrap replicates",
+    "runs": "repeated simulation runs",
+    "seed": "the random seed (of the first run)",
+    "assume": "treat every row as randomized",
+    "by": "the column the log is split by",
+    "learner": "the learner",
+    "metric": "the metric shown",
+    "etas": "severities η",
+    "queries": "simulated queries",
+    "sessions": "simulated sessions",
+    "theta": "θ typed by the visitor",
+    "clip": "the clip of θ",
+    "snips": "self-normalize the weights",
+    "debias": "the bias correction",
+    "test": "the paired test (Compare rankers); the held-out share (User models)",
+    "correction": "the multiple-comparison correction",
+    "models": "the models compared",
+    "prior": "the click models' prior",
+    "users": "simulated users",
+    "alpha": "the popularity exponent",
+    "epochs": "training epochs",
+    "env": "the bandit environment",
+    "algorithms": "the bandit algorithms",
+    "p": "the attraction p",
+    "delta": "the attraction gap",
+    "d": "the number of tags d",
+    "steps": "simulation steps",
+    "run": "the Bandit lab run shown",
+    "target": "the target policy",
+    "temperature": "the target's temperature",
+    "action": "what an action is (document or position)",
+    "estimators": "the estimators",
+    "sim_contexts": "simulated contexts",
+    "sim_actions": "simulated actions",
+    "sim_rows": "rows per simulated log",
+    "sim_runs": "repeated simulation runs",
+    "sim_logging": "the simulated logging policy",
+    "sim_target": "the simulated target",
+    "sim_estimators": "the simulation's estimators",
+    "sim_seed": "the simulation's seed",
+    "crm_data": "the policy learning's data",
+    "crm_objective": "the learning objective",
+    "crm_steps": "learning steps",
+    "crm_seed": "the policy learning's seed",
+}
+
+# Retired keys (links shared before a rename): ignored, with one sentence on the page that
+# reads the new key, and dropped when the page writes it. "propensity" is the θ method's
+# key everywhere except Debiased recommendations, where it was the exposure model.
+RETIRED = {"boot": "bootstrap", "seeds": "runs", "sim_draws": "sim_runs", "log": "dataset",
+           "theta_source": "propensity", "theta_from": "propensity", "methods": "propensity",
+           "method": "propensity", "K": "positions", "L": "items"}
+RETIRED_ON_PAGE = {"exposure": ("propensity",)}  # an old key that is live on other pages
 
 
-def _given(name: str) -> bool:
-    """The URL has ``name`` (or the old key it was renamed from)."""
-    return name in st.query_params or any(
-        new == name and old in st.query_params for old, new in RENAMED.items())
+def _retired_for(name: str) -> list[str]:
+    """The old keys a link may carry for the key ``name``."""
+    return [o for o, new in RETIRED.items() if new == name] + list(RETIRED_ON_PAGE.get(name, ()))
 
 
-def _raw(name: str):
-    """The URL's text for ``name``, read from the old key it was renamed from if present."""
-    for old in (o for o, new in RENAMED.items() if new == name and o in st.query_params):
-        raw = st.query_params[old]
-        return OLD_VALUES.get((old, raw), raw)
-    return st.query_params.get(name)
+def _note_retired(name: str) -> None:
+    """One sentence per old key of ``name`` in the link: it is not read any more."""
+    for old in _retired_for(name):
+        if old in st.query_params:
+            st.info(f"This link was made before a setting was renamed: its “{old}” is "
+                    f"ignored, and the page reads “{name}” instead.")
 
 
 def url_param(name: str, default, *, kind=str):
@@ -46,7 +98,8 @@ def url_param(name: str, default, *, kind=str):
     parse falls back to the default.
     """
     ensure_app_run()
-    raw = _raw(name)
+    _note_retired(name)
+    raw = st.query_params.get(name)
     if raw is None:
         return default
     try:
@@ -98,7 +151,7 @@ def url_number(name: str, default, lo, hi, *, kind=int, cap: str | None = None,
     if cap is not None and limit(cap) < hi:
         hi = limit(cap)
         default = min(default, hi)
-        if v == v and v > hi and _given(name):
+        if v == v and v > hi and name in st.query_params:
             _lowered(name, v, hi, cap, what or name)
             return kind(hi)
     return v if lo <= v <= hi else default
@@ -154,6 +207,6 @@ def set_url_params(**values) -> None:
             changed[key] = name
     if changed:
         st.query_params.update(changed)
-    for old in [o for o, new in RENAMED.items()
-                if values.get(new) is not None and o in st.query_params]:
+    for old in [o for new in values if values[new] is not None for o in _retired_for(new)
+                if o in st.query_params]:
         del st.query_params[old]

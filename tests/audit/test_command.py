@@ -27,7 +27,7 @@ def test_audit_of_a_mapped_file_prints_every_question_and_saves_the_report(rec_l
     no = {q["id"]: q["reason"] for q in qs if not q["answerable"]}
     assert "session_id" in no["user_models"] and "session_id" in no["replay"]
     pb = next(q for q in qs if q["id"] == "position_bias")
-    assert pb["link"].startswith("/position_bias?methods=em&positions=3&bootstrap=50")
+    assert pb["link"].startswith("/position_bias?propensity=em&positions=3&bootstrap=50")
     items = saved.items(out["report"], actor=saved.OPERATOR, db=str(tmp_path / "reports.duckdb"))
     assert len(items) == 1 + len(yes)
     assert [it.verdict["level"] for it in items[1:]] == [

@@ -35,7 +35,7 @@ def log_csv(tmp_path_factory):
 
 def test_simulation_json_matches_the_library(ulr):
     rc, out, err = ulr("--algorithm", "cascade-klucb", "--env", "kveton", "--items", 10,
-                       "--k", 2, "--steps", 3000, "--runs", 4, "--seed", 7, "--p", 0.3,
+                       "--positions", 2, "--steps", 3000, "--runs", 4, "--seed", 7, "--p", 0.3,
                        "--delta", 0.1, "--json")
     assert rc == 0, err
     obj = json.loads(out)
@@ -51,17 +51,17 @@ def test_simulation_json_matches_the_library(ulr):
 
 def test_linear_env_human_output_and_ucb1_bound(ulr):
     rc, out, err = ulr("--algorithm", "cascade-lints", "--env", "linear", "--items", 200,
-                       "--k", 3, "--features", 6, "--steps", 500, "--runs", 2)
+                       "--positions", 3, "--n-features", 6, "--steps", 500, "--runs", 2)
     assert rc == 0, err
     assert "cascade-lints on linear (L=200, K=3)" in out and "final regret" in out
-    rc, out, err = ulr("--algorithm", "ucb1", "--k", 1, "--steps", 400, "--runs", 2, "--json")
+    rc, out, err = ulr("--algorithm", "ucb1", "--positions", 1, "--steps", 400, "--runs", 2, "--json")
     assert rc == 0, err
     assert json.loads(out)["ucb1_upper_bound"] > json.loads(out)["final_regret_mean"]
 
 
 def test_data_env_and_replay(ulr, log_csv):
     rc, out, err = ulr("--algorithm", "cascade-ts", "--env", "data", "--input", log_csv,
-                       "--items", 20, "--k", 3, "--steps", 800, "--runs", 3, "--json")
+                       "--items", 20, "--positions", 3, "--steps", 800, "--runs", 3, "--json")
     assert rc == 0, err
     obj = json.loads(out)
     assert obj["environment"]["items"] == 20
@@ -97,7 +97,7 @@ def test_replay_level_sets_the_wilson_interval(ulr, log_csv):
 
 def test_user_errors(ulr, user_error, tmp_path, log_csv):
     user_error(ulr("--algorithm", "nope"), "invalid choice")
-    user_error(ulr("--algorithm", "ts", "--k", 20), "list length k")
+    user_error(ulr("--algorithm", "ts", "--positions", 20), "list length k")
     user_error(ulr("--algorithm", "ts", "--env", "data"), "--input")
     user_error(ulr("--algorithm", "ts", "--input", log_csv), "--env data or --replay")
     user_error(ulr("--algorithm", "ts", "--theta", "1,0.5"), "--theta goes with --env data")

@@ -108,7 +108,7 @@ def test_no_sessions_is_a_typed_error(open_df):
 def test_simulate_writes_each_click_models_log_with_its_truth(cli, tmp_path, model, keys):
     out, truth = tmp_path / f"{model}.parquet", tmp_path / f"{model}.json"
     r = cli("simulate", "--click-model", model, "--sessions", 300, "--queries", 7,
-            "--docs-per-query", 4, "--orders", 2, "--seed", 5, "--out", out, "--truth", truth,
+            "--positions", 4, "--orders", 2, "--seed", 5, "--out", out, "--truth", truth,
             "--json")
     assert r.rc == 0, r.err
     res = json.loads(r.out)

@@ -222,7 +222,7 @@ def _fingerprints() -> dict:
     train = split_queries(linear_set(queries=60, docs=14, seed=2), seed=0)[0]
     scores = S.production_ranker(train, seed=1).score(train.X)
     for model in ("pbm", "cascade", "dbn", "ubm", "trust"):
-        log = S.simulate_clicks(train, scores, sessions=500, model=model, eta=1.3, list_size=6,
+        log = S.simulate_clicks(train, scores, sessions=500, model=model, eta=1.3, positions=6,
                                 seed=4)
         out[f"study/{model}"] = _h(log.doc, log.query, log.session, log.position, log.click,
                                    log.randomized, log.theta_true)

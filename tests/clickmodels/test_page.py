@@ -58,7 +58,7 @@ def test_the_shareable_link_sets_the_controls():
     at = AppTest.from_file(APP, default_timeout=180)
     at.run()
     at.query_params["models"] = "pbm,ubm"
-    at.query_params["boot"] = "10"
+    at.query_params["bootstrap"] = "10"
     at.query_params["seed"] = "4"
     at.query_params["prior"] = "1,1"
     at.switch_page("pages/user_models.py").run()

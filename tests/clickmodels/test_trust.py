@@ -151,7 +151,7 @@ def test_cli_simulates_and_fits_trust(cli, tmp_path):
     import json
     out, truth = tmp_path / "trust.csv", tmp_path / "truth.json"
     r = cli("simulate", "--click-model", "trust", "--sessions", "3000", "--queries", "30",
-            "--docs-per-query", "5", "--orders", "2", "--randomized-fraction", "0.2",
+            "--positions", "5", "--orders", "2", "--randomized-fraction", "0.2",
             "--eps-minus", "0.3,0.2,0.1,0.1,0.05", "--truth", truth, "--out", out, "--json")
     assert r.rc == 0, r.err
     sim = json.loads(r.out)

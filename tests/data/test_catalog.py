@@ -354,8 +354,7 @@ def test_listing_again_asks_duckdb_nothing_until_the_catalog_changes(tmp_path):
     catalog.list_datasets(cur)
     assert [d.name for d in catalog.list_datasets(cur)] == [d.name for d in first] == ["one"]
     spy = Spy(cur)
-    catalog._cursor_db[spy] = catalog._cursor_db[cur]
-    catalog._cursor_rows[spy] = catalog._cursor_rows[cur]
+    catalog._cursors[spy] = catalog._cursors[cur]
     catalog.list_datasets(spy)
     assert queries == []
     rc, _, err = cli("load", write(tmp_path, "query_id,doc_id,position,click\nq,c,1,0\n",
@@ -457,8 +456,7 @@ def test_datasets_from_before_owners_are_kept_and_only_the_operator_removes_them
     con = duckdb.connect(str(db))  # back to the catalog as it was before owners
     con.execute("ALTER TABLE ulr_catalog DROP COLUMN owner")
     con.close()
-    catalog._ready.discard(str(db.resolve()))  # a new process: the catalog is checked again
-    catalog._reads.clear()
+    catalog.clear_caches(db)  # as a new process: the catalog is checked again
     info = catalog.get_dataset(cur, "old")
     assert info.owner is None and info.loaded_by(A) == "nobody recorded"
     pd.testing.assert_frame_equal(catalog.open_dataset("old", cur=cur).df(), rows)
@@ -467,7 +465,7 @@ def test_datasets_from_before_owners_are_kept_and_only_the_operator_removes_them
         catalog.delete_dataset(cur, "old", actor=A)
     with pytest.raises(NotOwner, match="before datasets had owners"):
         ingest.load_log(write(tmp_path, GOOD), "old", cur=cur, actor=A, replace=True)
-    catalog._ready.discard(str(db.resolve()))  # migrating again is a no-op
+    catalog.store_cache(db).ready = False  # migrating again is a no-op
     stamp = catalog._stamp(str(db.resolve()))
     assert catalog.get_dataset(cur, "old").owner is None
     assert catalog._stamp(str(db.resolve())) == stamp  # a migrated catalog is not written
@@ -519,3 +517,23 @@ def test_a_killed_loads_temporary_files_are_swept_when_a_process_opens_the_store
     live.write_bytes(b"PAR1")
     catalog.list_datasets(catalog.cursor(db))  # the first open of this store here
     assert not stale.exists() and live.exists()
+
+
+def test_the_caches_are_held_per_store_and_cleared_per_store(tmp_path):
+    """What a process keeps about a store (catalog checked, catalog reads, reader database)
+    lives in one StoreCache per store path; clearing one store leaves the others."""
+    a, b = tmp_path / "a.duckdb", tmp_path / "b.duckdb"
+    for db in (a, b):
+        ingest.load_log(write(tmp_path, GOOD), "x", db_path=db)
+    ca, cb = catalog.store_cache(a), catalog.store_cache(b)
+    assert ca is not cb and ca is catalog.store_cache(str(a)) and ca.path == str(a.resolve())
+    cur_a, cur_b = catalog.cursor(a), catalog.cursor(b)
+    assert [d.name for d in catalog.list_datasets(cur_a)] == ["x"]
+    catalog.list_datasets(cur_b)
+    assert ca.ready and ca.reads and cb.ready and cb.reads and ca.database is not cb.database
+    catalog.clear_caches(a)
+    assert not ca.ready and not ca.reads and cb.ready and cb.reads
+    assert [d.name for d in catalog.list_datasets(cur_a)] == ["x"]  # read again from the file
+    assert ca.ready and ca.reads
+    catalog.clear_caches()
+    assert not ca.reads and not cb.reads

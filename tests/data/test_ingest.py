@@ -261,15 +261,15 @@ def test_messages_name_the_file_name_not_the_copy(tmp_path, cur, text, needle, a
         assert needle in str(e.value) and "41447401" not in str(e.value)
 
 
-def test_source_name_is_still_accepted_as_the_file_name(tmp_path, cur):
+def test_the_retired_keyword_source_name_is_refused_naming_file_name(tmp_path, cur):
     """``file_name=`` was ``source_name=`` ("source" is a registered lake table only)."""
     from ulr.data.precheck import check_mapping
     p = write(tmp_path, "query_id,doc_id,position,click\nq,d,0,1\n", "41447401-abcd.csv")
-    with pytest.warns(DeprecationWarning, match="file_name"):
-        with pytest.raises(UlrError, match="their log.csv"):
-            ingest.load_log(p, "x", cur=cur, source_name="their log.csv")
-    with pytest.warns(DeprecationWarning, match="file_name"):
-        check_mapping(p, source_name="their log.csv")
+    for call in (lambda: ingest.load_log(p, "x", cur=cur, source_name="their log.csv"),
+                 lambda: check_mapping(p, source_name="their log.csv"),
+                 lambda: ingest.peek_columns(p, source_name="their log.csv")):
+        with pytest.raises(TypeError, match="takes file_name=, not source_name="):
+            call()
     with pytest.raises(TypeError, match="bogus"):
         ingest.peek_columns(p, bogus=1)
 

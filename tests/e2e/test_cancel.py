@@ -20,7 +20,7 @@ from tests.e2e.conftest import _serve
 from ulr import simulate
 from ulr.data import ingest
 
-HEAVY = "/position_bias?dataset=big&methods=dla&boot=1000"
+HEAVY = "/position_bias?dataset=big&propensity=dla&bootstrap=1000"
 TICK = os.sysconf("SC_CLK_TCK")
 
 

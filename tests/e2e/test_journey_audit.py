@@ -39,7 +39,7 @@ def test_upload_audit_report_and_export(page, app_url, tmp_path):
     expect(page.locator('[class*="st-key-verdict_audit_"]')).to_have_count(len(answered))
     link = page.locator(".st-key-audit_answer_position_bias").get_by_role(
         "link", name=re.compile("with these settings"))
-    assert re.search(r"position_bias\?.*methods=em", link.get_attribute("href") or "")
+    assert re.search(r"position_bias\?.*propensity=em", link.get_attribute("href") or "")
     missing = page.locator(".st-key-audit_missing_off_policy")
     expect(missing).to_contain_text("propensity column")
     assert not any(FLAG.search(a) for a in alerts(page))

@@ -13,7 +13,7 @@ TRACES = """() => {
 
 
 def test_two_methods_on_one_chart_with_truth(page, app_url):
-    page.goto(app_url + "/position_bias?methods=randomization,em&boot=20&positions=10")
+    page.goto(app_url + "/position_bias?propensity=randomization,em&bootstrap=20&positions=10")
     wait_idle(page, timeout=120_000)
     expect(page.get_by_role("heading", name="Position bias")).to_be_visible()
     expect(page.get_by_text("Estimated 2 of 2 methods")).to_be_visible(timeout=120_000)

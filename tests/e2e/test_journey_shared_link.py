@@ -36,7 +36,7 @@ def test_shared_link_reopens_the_settings(warm_context, fresh_app_url):
         assert no_errors(page) == []
 
         page.goto(fresh_app_url + "/bandit_lab?env=linear&algorithms=cascade-lints,ucb1"
-                  "&L=40&K=3&d=6&steps=700&runs=2&seed=11")
+                  "&items=40&positions=3&d=6&steps=700&runs=2&seed=11")
         wait_idle(page)
         expect(page.get_by_role("heading", name="Bandit lab")).to_be_visible(timeout=30_000)
         expect(selectbox(page, "Environment")).to_have_value("linear")

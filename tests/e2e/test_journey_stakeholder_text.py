@@ -125,14 +125,14 @@ EXPORTS = ("Download HTML report", "Download slides (HTML)", "Download slides (P
 PAGES = [  # path, URL settings that keep a simulating page quick, its run button (or
     # None), whether it has a result to add on this log
     ("data", {}, None, True),
-    ("position_bias", {"methods": "randomization"}, None, True),
+    ("position_bias", {"propensity": "randomization"}, None, True),
     ("user_models", {}, None, False),  # no session column: it says what to map
     ("compare_rankers", {}, None, True),
     ("severity_sweep", {"queries": 40, "sessions": 1000, "runs": 2, "etas": "0,1"},
      "Run sweep", True),
-    ("bandit_lab", {"steps": 500, "runs": 2, "L": 8}, "Start", True),
+    ("bandit_lab", {"steps": 500, "runs": 2, "items": 8}, "Start", True),
     ("off_policy", {}, None, True),
-    ("debiased_recs", {"users": 40, "items": 30, "epochs": 3, "seeds": 2},
+    ("debiased_recs", {"users": 40, "items": 30, "epochs": 3, "runs": 2},
      "Train and compare", True),
 ]
 

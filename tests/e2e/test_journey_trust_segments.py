@@ -25,7 +25,7 @@ def test_segments_identification_and_trust_in_the_browser(page, app_url, tmp_pat
     page.get_by_text("Stored “trust devices”", exact=False).wait_for(timeout=120_000)
     wait_idle(page)
 
-    page.goto(app_url + "/position_bias?dataset=trust%20devices&methods=em,trust-em&boot=10"
+    page.goto(app_url + "/position_bias?dataset=trust%20devices&propensity=em,trust-em&bootstrap=10"
               "&by=device")
     wait_idle(page, timeout=180_000)
     expect(page.get_by_text("What this log can identify", exact=False).first).to_be_visible(
@@ -39,7 +39,7 @@ def test_segments_identification_and_trust_in_the_browser(page, app_url, tmp_pat
     shot(page, "journey_segments")
     assert no_errors(page) == []
 
-    page.goto(app_url + "/user_models?dataset=trust%20devices&models=pbm,trust&boot=10")
+    page.goto(app_url + "/user_models?dataset=trust%20devices&models=pbm,trust&bootstrap=10")
     wait_idle(page, timeout=180_000)
     verdict = page.locator('[class*="st-key-verdict_user_models"]')
     expect(verdict).to_contain_text("trust bias fits best", timeout=120_000)

@@ -7,7 +7,7 @@ from tests.e2e.helpers import no_errors, shot, wait_idle
 
 
 def test_user_models_on_the_sample_shows_verdict_table_and_curves(page, app_url):
-    page.goto(app_url + "/user_models?boot=20")
+    page.goto(app_url + "/user_models?bootstrap=20")
     wait_idle(page)
     expect(page.get_by_role("heading", name="User models")).to_be_visible()
     verdict = page.locator('[class*="st-key-verdict_user_models"]')

@@ -20,7 +20,7 @@ from tests.e2e.helpers import no_errors, shot, wait_idle
 ROOT = Path(__file__).resolve().parents[2]
 
 DEEP_LINKS = [
-    "/position_bias?dataset=sample&methods=em",
+    "/position_bias?dataset=sample&propensity=em",
     "/data?dataset=sample",
     "/compare_rankers?dataset=sample",
     "/severity_sweep?dataset=sample&etas=0,1&runs=1",

@@ -239,7 +239,7 @@ def test_a_source_whose_query_column_is_a_pair_key_says_so_on_both_pages(tmp_pat
                     "nothing to rank within them: 'query_id', mapped to query_id, looks "
                     "unique per row; map a column that groups one shown list to query_id: "
                     "the query or context that all its documents answered."]
-    at.query_params["boot"] = "10"
+    at.query_params["bootstrap"] = "10"
     at.switch_page("pages/position_bias.py").run()
     assert not at.exception, at.exception
     why = [m.value for e in at.expander if e.label == "Why this verdict" for m in e.markdown]

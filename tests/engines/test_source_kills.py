@@ -1,9 +1,10 @@
 """A ``source add``, ``refresh`` or ``remove`` killed (SIGKILL) at any point leaves the
 catalog row and the statistics readers see equal, and both as before or as after.
 
-Each run is the real CLI in a subprocess with ``ULR_TEST_CRASH_AT=<point>``, which makes
-it SIGKILL itself there; the runs of one test go in parallel (one store each). The truth
-is a re-scan of the files with DuckDB.
+Each run is the real CLI in a subprocess that SIGKILLs itself at ``<point>``: the test
+wraps one step of ``ulr.engines.sources`` in that process (:data:`KILL_AT`), so no hook
+lives in the product. The runs of one test go in parallel (one store each). The truth is
+a re-scan of the files with DuckDB.
 """
 
 import os
@@ -60,10 +61,71 @@ def truth(tmp_path_factory):
     return out
 
 
+# ``python -c KILL_AT POINT ARGS...``: ``python -m ulr source ARGS...``, SIGKILLed at POINT:
+# partition / total / manifest: right after a partition's, the total's, the manifest's file is
+# written; commit: right after the catalog write commits (the source's row); cleanup: right
+# after the first file of the old generation is deleted.
+KILL_AT = """
+import contextlib, os, pathlib, signal, sys
+from ulr.data import catalog
+from ulr.engines import incremental, sources
+
+point = sys.argv[1]
+
+
+def die():
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def then_die(owner, attr):
+    real = getattr(owner, attr)
+
+    def step(*a, **k):
+        out = real(*a, **k)
+        die()
+        return out
+    setattr(owner, attr, step)
+
+
+if point == "partition":
+    then_die(incremental, "add_partition")
+elif point == "total":
+    then_die(incremental, "write_total")
+elif point == "manifest":
+    then_die(sources, "_write_manifest")
+elif point == "commit":
+    real_catalog = catalog.catalog
+
+    @contextlib.contextmanager
+    def committed_then_die(*a, write=False, **k):
+        with real_catalog(*a, write=write, **k) as con:
+            yield con
+        if write:
+            die()
+    catalog.catalog = committed_then_die
+elif point == "cleanup":
+    real_cleanup, real_unlink = sources._cleanup, pathlib.Path.unlink
+
+    def cleanup(folder, keep):
+        def unlink(self, *a, **k):
+            real_unlink(self, *a, **k)
+            die()
+        pathlib.Path.unlink = unlink
+        try:
+            return real_cleanup(folder, keep)
+        finally:
+            pathlib.Path.unlink = real_unlink
+    sources._cleanup = cleanup
+else:
+    raise SystemExit(f"unknown kill point {point}")
+from ulr.cli import main
+sys.exit(main(["source", *sys.argv[2:]]))
+"""
+
+
 def _spawn(point: str, *args):
-    env = {**os.environ, "ULR_TEST_CRASH_AT": point}
-    return subprocess.Popen([sys.executable, "-m", "ulr", "source", *map(str, args)], cwd=ROOT,
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen([sys.executable, "-c", KILL_AT, point, *map(str, args)], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 def _killed(procs: dict) -> None:

@@ -94,5 +94,5 @@ def test_per_list_propensities_use_the_list_length():
     df["propensity"] = 3 / 80  # probability of being shown anywhere in the 3-slot list
     kw = dict(context=df["query_id"].factorize()[0], action=df["doc_id"].factorize()[0],
               propensity=df["propensity"], slot=df["position"])
-    assert not propensity_checks(per_slot=False, n_slots=3, **kw)["fails"]
+    assert not propensity_checks(per_slot=False, positions=3, **kw)["fails"]
     assert propensity_checks(per_slot=True, **kw)["fails"]

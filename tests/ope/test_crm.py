@@ -17,7 +17,7 @@ SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample_ope.csv"
 @pytest.mark.parametrize("objective", ["ips", "snips"])
 @pytest.mark.parametrize("variance_penalty,clip", [(0.0, np.inf), (1.0, np.inf), (0.5, 2.0)])
 def test_gradient_matches_finite_differences(objective, variance_penalty, clip):
-    sim = simulate_bandit(contexts=10, actions=6, features=4, base_rate=0.3, seed=2)
+    sim = simulate_bandit(contexts=10, actions=6, n_features=4, base_rate=0.3, seed=2)
     fb = sim.sample(800, seed=3).feedback(0)
     Z = standardized_features(fb.candidates)
     beta = np.random.default_rng(0).standard_normal(4) * 0.4
@@ -32,7 +32,7 @@ def test_gradient_matches_finite_differences(objective, variance_penalty, clip):
 
 @pytest.mark.parametrize("objective", ["ips", "snips"])
 def test_learned_policy_beats_logging_and_its_estimate_is_honest(objective):
-    sim = simulate_bandit(contexts=20, actions=10, features=5, base_rate=0.1, seed=1)
+    sim = simulate_bandit(contexts=20, actions=10, n_features=5, base_rate=0.1, seed=1)
     fb = sim.sample(5000, seed=2).feedback(0)
     res = learn_policy(fb, objective=objective, steps=150, n_bootstrap=400, seed=0)
     v_log = float(sim.true_value(sim.logging))
@@ -51,7 +51,7 @@ def test_learned_policy_beats_logging_and_its_estimate_is_honest(objective):
 
 
 def test_variance_penalty_and_l2_keep_the_policy_softer():
-    sim = simulate_bandit(contexts=20, actions=10, features=5, base_rate=0.1, seed=1)
+    sim = simulate_bandit(contexts=20, actions=10, n_features=5, base_rate=0.1, seed=1)
     fb = sim.sample(3000, seed=4).feedback(0)
     free = learn_policy(fb, l2=0.0, steps=150, n_bootstrap=100)
     l2 = learn_policy(fb, l2=1.0, steps=150, n_bootstrap=100)
@@ -89,7 +89,7 @@ def test_the_learned_policys_verdict_is_computed_from_its_fields():
     fields = {f.name: f for f in dataclasses.fields(CRMResult)}
     assert "verdict" not in fields  # computed from the fields, never set (ulr.result)
     assert fields["mapping"].init
-    sim = simulate_bandit(contexts=10, actions=6, features=4, base_rate=0.3, seed=2)
+    sim = simulate_bandit(contexts=10, actions=6, n_features=4, base_rate=0.3, seed=2)
     fb = sim.sample(1500, seed=3).feedback(0)
     warn = MappingWarning("single_row_sessions", "broken mapping; map a column that groups "
                           "one shown list", share=0.8)

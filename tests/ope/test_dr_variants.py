@@ -162,7 +162,7 @@ def test_unbiased_with_the_true_model_and_consistent_otherwise():
     pi = sim.policy(temperature=0.5)
     truth = float(sim.true_value(pi))
     D, n = 400, 400
-    d = sim.sample(n, draws=D, seed=5)
+    d = sim.sample(n, runs=D, seed=5)
     w = pi[d.pair] / d.propensity
     exact = sim.q[0]
     wrong = np.full_like(exact, exact.mean())  # a constant model: misspecified

@@ -18,7 +18,7 @@ SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample_ope.csv"
 
 
 def sim_feedback(rows=600, slots=2, seed=0, **kw):
-    sim = simulate_bandit(contexts=6, actions=4, features=3, slots=slots, base_rate=0.3,
+    sim = simulate_bandit(contexts=6, actions=4, n_features=3, positions=slots, base_rate=0.3,
                           logging="softmax", seed=seed, **kw)
     return sim, sim.sample(rows, seed=seed + 1).feedback(0)
 
@@ -236,7 +236,7 @@ def test_unknown_interval(world):
 
 
 def test_reward_column_and_gbdt_through_evaluate_log():
-    sim = simulate_bandit(contexts=6, actions=4, features=3, seed=5)
+    sim = simulate_bandit(contexts=6, actions=4, n_features=3, seed=5)
     df = sim.sample(1200, seed=6).to_frame(0)
     df["my_prediction"] = sim.q[0][sim.sample(1200, seed=6).pair[0]]  # the true click model
     log = FrameLog(df)

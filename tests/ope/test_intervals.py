@@ -94,7 +94,7 @@ HYPER = {"switch-dr": 2.5, "dros": 30.0, "sg-ips": 0.02}  # mild: bias well belo
 def world():
     sim = simulate_bandit(contexts=10, actions=5, logging="uniform", base_rate=0.3, seed=1)
     pi = sim.policy(temperature=1.0)
-    d = sim.sample(N, draws=D, seed=2)
+    d = sim.sample(N, runs=D, seed=2)
     qhat = np.clip(sim.q[0] * 0.8 + 0.05, 0, 1)  # a misspecified reward model
     cand = sim.candidates
     qt = cand.per_context_sum(pi * qhat)[cand.context[d.pair]]

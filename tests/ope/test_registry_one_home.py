@@ -65,21 +65,21 @@ def test_a_record_reaches_evaluate_and_the_intervals(half_ips):
 
 
 def test_a_record_reaches_the_simulation_studies(half_ips, cli):
-    sim = simulate_bandit(contexts=6, actions=4, features=3, logging="softmax", seed=3)
+    sim = simulate_bandit(contexts=6, actions=4, n_features=3, logging="softmax", seed=3)
     pi = sim.policy(sim.beta, temperature=0.5)
-    d = sim.sample(150, draws=5, seed=4)
+    d = sim.sample(150, runs=5, seed=4)
     got = repeated_point_estimates(sim, pi, d, estimators=[NAME, "ips"])
     vals = got.pivot(index="draw", columns="estimator", values="value")
     for i in range(d.draws):  # the slow reference, draw by draw
         wi = pi[d.pair[i]] / d.propensity[i]
         assert vals.loc[i, NAME] == pytest.approx(np.mean(0.5 * wi * d.reward[i]), rel=1e-12)
         assert vals.loc[i, NAME] == pytest.approx(vals.loc[i, "ips"] / 2, rel=1e-12)
-    out = simulation_study(contexts=5, actions=4, features=3, rows=100, runs=6,
+    out = simulation_study(contexts=5, actions=4, n_features=3, rows=100, runs=6,
                            estimators=(NAME,), seed=1)
     row = out.table.set_index("estimator").loc[NAME]
     assert row["draws"] == 6 and row["mean"] == pytest.approx(
         float(out.estimates.loc[out.estimates["estimator"] == NAME, "value"].mean()))
-    rc, text, err = cli("ope-study", "--contexts", 5, "--actions", 4, "--features", 3,
+    rc, text, err = cli("ope-study", "--contexts", 5, "--actions", 4, "--n-features", 3,
                         "--rows", 100, "--runs", 6, "--estimators", f"ips,{NAME}", "--json")
     assert rc == 0, err
     assert {r["estimator"] for r in json.loads(text)["table"]} == {"ips", NAME}

@@ -98,7 +98,7 @@ def test_select_matches_the_slow_procedure_on_simulated_logs():
     sim = simulate_bandit(contexts=8, actions=6, logging="softmax", logging_temperature=0.5,
                           seed=3)
     pi = sim.policy(temperature=0.7)
-    d = sim.sample(300, draws=6, seed=4)
+    d = sim.sample(300, runs=6, seed=4)
     rng = np.random.default_rng(5)
     for i in range(6):
         qhat = np.clip(sim.q[0] + rng.normal(0, 0.1, len(sim.q[0])), 0, 1)
@@ -115,7 +115,7 @@ def test_self_normalized_standard_errors_match_their_spread_over_logs():
     sim = simulate_bandit(contexts=10, actions=6, logging="softmax", logging_temperature=0.7,
                           seed=6)
     pi = sim.policy(temperature=0.5)
-    d = sim.sample(400, draws=2000, seed=7)
+    d = sim.sample(400, runs=2000, seed=7)
     w, r = pi[d.pair] / d.propensity, d.reward
     qhat = np.clip(1.5 * sim.q[0], 0, 1)  # a model too high: SNDR's correction matters
     ql = qhat[d.pair]
@@ -234,7 +234,7 @@ def test_the_explanation_names_each_estimator_one_way():
     sim = simulate_bandit(contexts=8, actions=6, logging="softmax", logging_temperature=0.5,
                           seed=3)
     pi = sim.policy(temperature=0.7)
-    d = sim.sample(300, draws=2, seed=4)
+    d = sim.sample(300, runs=2, seed=4)
     qhat = np.clip(sim.q[0], 0, 1)
     ql = qhat[d.pair[0]]
     qt = sim.candidates.per_context_sum(pi * qhat)[sim.candidates.context[d.pair[0]]]

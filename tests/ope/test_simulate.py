@@ -20,9 +20,9 @@ SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample_ope.csv"
 def test_true_value_matches_on_policy_monte_carlo():
     # Logging with pi itself, the mean reward of R x n rows estimates V(pi) with
     # standard error sqrt(V (1 - V) / (R n)) (rows are independent).
-    sim = simulate_bandit(contexts=8, actions=4, slots=3, logging="softmax", base_rate=0.3,
+    sim = simulate_bandit(contexts=8, actions=4, positions=3, logging="softmax", base_rate=0.3,
                           seed=4)
-    d = sim.sample(5000, draws=20, seed=5)
+    d = sim.sample(5000, runs=20, seed=5)
     V = float(sim.true_value(sim.logging))
     se = np.sqrt(V * (1 - V) / d.reward.size)
     assert abs(d.reward.mean() - V) < 4 * se
@@ -36,11 +36,11 @@ def test_true_value_matches_on_policy_monte_carlo():
 
 def test_ips_is_unbiased_over_repeated_logs():
     # 4000 logs of 200 rows, vectorized. |mean - V| < 4 standard errors of the mean.
-    sim = simulate_bandit(contexts=20, actions=10, features=3, logging="softmax",
+    sim = simulate_bandit(contexts=20, actions=10, n_features=3, logging="softmax",
                           logging_noise=2.0, base_rate=0.2, seed=3)
     pi = sim.policy(temperature=0.5)
     V = float(sim.true_value(pi))
-    d = sim.sample(200, draws=4000, seed=11)
+    d = sim.sample(200, runs=4000, seed=11)
     vals = repeated_point_estimates(sim, pi, d, estimators=("ips",))["value"].to_numpy()
     se = vals.std(ddof=1) / np.sqrt(len(vals))
     assert abs(vals.mean() - V) < 4 * se
@@ -55,12 +55,12 @@ def test_clipping_trades_bias_for_variance():
     # clipped estimator is biased *downwards* by E[(w - M)_+ r], and its variance is lower;
     # both shrink towards IPS as M grows. Checked against the exact moments of the
     # simulation and empirically over 4000 logs (means within 4 se; variances within 12%).
-    sim = simulate_bandit(contexts=20, actions=10, features=3, logging="uniform",
+    sim = simulate_bandit(contexts=20, actions=10, n_features=3, logging="uniform",
                           base_rate=0.2, seed=3)
     pi = sim.policy(temperature=0.5)
     V = float(sim.true_value(pi))
     n, R = 200, 4000
-    d = sim.sample(n, draws=R, seed=12)
+    d = sim.sample(n, runs=R, seed=12)
     w = pi[d.pair] / d.propensity
     assert w.max() > 8  # the target concentrates where uniform logging is thin
     last_bias, last_var = -np.inf, 0.0
@@ -84,11 +84,11 @@ def test_snips_and_dr_intervals_cover_the_truth():
     # intervals are right, the number that cover V is Binomial(200, 0.95): mean 190, sd 3.1,
     # so >= 180 (90%) fails with probability ~7e-4; an interval with true coverage 85%
     # passes with probability ~0.02. The test therefore separates the two.
-    sim = simulate_bandit(contexts=20, actions=5, features=3, logging="softmax",
+    sim = simulate_bandit(contexts=20, actions=5, n_features=3, logging="softmax",
                           base_rate=0.2, seed=1)
     pi = sim.policy(temperature=0.5)
     V = float(sim.true_value(pi))
-    d = sim.sample(1000, draws=200, seed=2)
+    d = sim.sample(1000, runs=200, seed=2)
     df = repeated_intervals(sim, pi, d, estimators=("snips", "dr"), n_bootstrap=400)
     tab = bias_variance_table(df, V).set_index("estimator")
     for name in ("snips", "dr"):
@@ -97,9 +97,9 @@ def test_snips_and_dr_intervals_cover_the_truth():
 
 
 def test_repeated_point_estimates_equal_the_per_log_estimators():
-    sim = simulate_bandit(contexts=6, actions=5, slots=2, base_rate=0.3, seed=8)
+    sim = simulate_bandit(contexts=6, actions=5, positions=2, base_rate=0.3, seed=8)
     pi = sim.policy(temperature=0.3)
-    d = sim.sample(300, draws=4, seed=9)
+    d = sim.sample(300, runs=4, seed=9)
     df = repeated_point_estimates(sim, pi, d, estimators=("ips", "clipped-ips", "snips", "dr"))
     from ulr.ope.evaluate import evaluate
     for i in range(4):

@@ -18,7 +18,7 @@ def test_severity_sweep_small(randomization_theta):
         return randomization_theta(df)
 
     res = R.severity_sweep([0.0, 1.5], queries=60, sessions=3000, estimate_theta=estimate,
-                           estimator_name="randomization",
+                           propensity="randomization",
                            progress=lambda done, total, msg: calls.append((done, total, msg)))
     out = res.rows
     assert list(out.columns[:5]) == ["eta", "run", "ranker", "metric", "value"]
@@ -44,7 +44,7 @@ def test_severity_sweep_small(randomization_theta):
 
 def test_sweep_reports_an_unusable_estimate():
     with pytest.raises(UlrError, match="At eta=1 .run 1., the dla estimate"):
-        R.severity_sweep([1.0], queries=20, sessions=300, estimator_name="dla",
+        R.severity_sweep([1.0], queries=20, sessions=300, propensity="dla",
                          estimate_theta=lambda df: np.zeros(10))
 
 

@@ -158,7 +158,6 @@ def test_a_simulated_item_shows_simulated_where_a_dataset_would_be():
     sim = report.ReportItem.from_result("Severity sweep", fig=go.Figure(),
                                         provenance="simulated")
     assert (sim.dataset, sim.content_hash, sim.origin) == ("", "", "simulated")
-    assert sim.source == sim.origin  # the old name still reads
     assert "Dataset <b>simulated</b>" in report.build_html([sim])
     assert " · dataset simulated</div>" in report.build_deck([sim])
     assert report.ReportItem.from_dict(sim.to_dict()).provenance == "simulated"

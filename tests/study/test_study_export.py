@@ -18,7 +18,7 @@ def test_the_zip_holds_files_lightgbm_and_xgboost_read_with_groups_and_positions
     import xgboost as xgb
     train = linear_set(queries=12, docs=6, seed=1)
     prod = S.production_ranker(train, seed=0)
-    log = S.simulate_clicks(train, prod.score(train.X), sessions=40, list_size=4, seed=3)
+    log = S.simulate_clicks(train, prod.score(train.X), sessions=40, positions=4, seed=3)
     with zipfile.ZipFile(io.BytesIO(export_zip(log, train))) as zf:
         assert sorted(zf.namelist()) == sorted(
             ["lightgbm.svm", "lightgbm.svm.query", "lightgbm.svm.position", "xgboost.svm",

@@ -19,7 +19,7 @@ def train():
 def test_without_noise_a_session_shows_the_production_top_k_in_order(train):
     scores = S.production_ranker(train, seed=1).score(train.X)
     log = S.simulate_clicks(train, scores, sessions=40, noise=0.0, randomized_fraction=0.0,
-                            list_size=5, seed=3)
+                            positions=5, seed=3)
     for s in range(40):  # the slow, obvious reference: sort each query's documents
         rows = log.session == s
         q = int(log.query[rows][0])
@@ -31,7 +31,7 @@ def test_without_noise_a_session_shows_the_production_top_k_in_order(train):
 
 def test_short_queries_show_all_their_documents_once():
     d = linear_set(queries=10, docs=4, seed=0)
-    log = S.simulate_clicks(d, np.zeros(d.n_documents), sessions=50, list_size=10, seed=0)
+    log = S.simulate_clicks(d, np.zeros(d.n_documents), sessions=50, positions=10, seed=0)
     assert len(log) == 50 * 4
     for s in range(50):
         rows = log.session == s

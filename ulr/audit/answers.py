@@ -200,7 +200,7 @@ def _position_bias(c: Context, a: Answer) -> None:
     a.evidence = c.evidence()
     a.settings = {"dataset": c.name, "methods": [a.method], "positions": positions,
                   "bootstrap": PB_BOOTSTRAP, "seed": SEED, "assume_randomized": assume}
-    a.params = {"methods": a.method, "positions": positions, "bootstrap": PB_BOOTSTRAP,
+    a.params = {"propensity": a.method, "positions": positions, "bootstrap": PB_BOOTSTRAP,
                 "seed": SEED}
     _segment_question(c, a)
 
@@ -257,7 +257,7 @@ def _rankers(c: Context, a: Answer) -> None:
         theta = tuple(float(t) for t in rankers.propensity_theta(
             c.log, a.method, seed=SEED, should_stop=c.should_stop))
         theta_from = f"estimated: {a.method}"
-    facts = rankers.weighed_facts(c.log, theta_from=None if truth is not None else a.method,
+    facts = rankers.weighed_facts(c.log, propensity=None if truth is not None else a.method,
                                   should_stop=c.should_stop)
     sc = rankers.compare_learners(rankers.log_frame(c.log), None, np.array(theta),
                                   learners="linear", clip=None, normalize=False, seed=SEED,
@@ -278,7 +278,7 @@ def _rankers(c: Context, a: Answer) -> None:
     a.settings = {"dataset": c.name, "theta_from": theta_from, "learner": "linear",
                   "theta": list(theta), "clip": None, "snips": False, "seed": SEED,
                   "bootstrap": CR_BOOTSTRAP}
-    a.params = {"theta_from": theta_from, "learner": "linear", "seed": SEED,
+    a.params = {"propensity": theta_from, "learner": "linear", "seed": SEED,
                 "bootstrap": CR_BOOTSTRAP}
 
 

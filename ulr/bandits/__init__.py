@@ -4,7 +4,7 @@
 - :mod:`~ulr.bandits.policies` -- the algorithms, each batched over ``R`` runs
 - :mod:`~ulr.bandits.simulate` -- :class:`BanditRuns` / :class:`BanditLab`,
   advanced in chunks (expected regret)
-- :mod:`~ulr.bandits.run` -- :class:`LabRun`, the lab's live run (start, pause, resume, done)
+- :mod:`~ulr.bandits.run` -- :class:`~ulr.bandits.run.LabRun`, the lab's live run (start, pause, resume, done)
 - :mod:`~ulr.bandits.bounds` -- UCB1 upper bound, Kveton et al. lower bound
 - :mod:`~ulr.bandits.replay` -- replay evaluation on a randomized log (Li et al. 2011)
 - :mod:`~ulr.bandits.plots` -- regret figures

@@ -238,7 +238,7 @@ def compare(S, models, *, n_bootstrap: int = 0, seed: int = 0, test_fraction: fl
     Parameters
     ----------
     S : Sessions
-        With ``S.test`` marking held-out sessions (see :func:`sessions.collect`).
+        With ``S.test`` marking held-out sessions (see :func:`ulr.clickmodels.sessions.collect`).
     models : list of str
         Names from :data:`ulr.clickmodels.MODELS`.
     n_bootstrap : int

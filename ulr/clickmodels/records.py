@@ -27,7 +27,7 @@ class ClickModel:
     label : str
         Its short name on charts and tables ("PBM").
     fit : str
-        ``"module:Class"`` of the model fitted on sessions (:class:`~.base.ClickModel`).
+        ``"module:Class"`` of the model fitted on sessions (:class:`~ulr.clickmodels.base.Model`).
     description : str
         Its long name for a picker ("position-based (PBM)").
     cascade_type : bool

@@ -2,7 +2,7 @@
 
 Simulation (docs/contract.md §2)::
 
-    python -m ulr bandit --algorithm cascade-klucb --env kveton --items 16 --k 2 \\
+    python -m ulr bandit --algorithm cascade-klucb --env kveton --items 16 --positions 2 \\
         --steps 100000 --runs 20 --seed 0 --p 0.2 --delta 0.15
 
 ``--env data`` takes the attraction probabilities from a click log
@@ -11,7 +11,7 @@ with ``--theta`` (default: from the log's randomized rows).
 
 Replay evaluation (Li et al. 2011) on the randomized rows of a log::
 
-    python -m ulr bandit --replay --algorithm cascade-lints --input log.csv --k 1
+    python -m ulr bandit --replay --algorithm cascade-lints --input log.csv --positions 1
 """
 
 from __future__ import annotations
@@ -40,15 +40,16 @@ def register(sub):
     p.add_argument("--items", type=int, default=None,
                    help="L, number of items (data: the L most shown documents; default 16, "
                         "data: 50)")
-    p.add_argument("--k", type=int, default=None,
-                   help="K, length of the ranked list (default 2; with --replay 1)")
+    common.add_option(p, "--positions", retired=("--k",), dest="k", type=int, default=None,
+                      help="K, length of the ranked list (default 2; with --replay 1)")
     p.add_argument("--steps", type=int, default=10000, help="horizon n")
     p.add_argument("--runs", type=int, default=10, help="independent runs R")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--p", type=float, default=0.2,
                    help="kveton: attraction of the best items; linear: mean attraction")
     p.add_argument("--delta", type=float, default=0.15, help="kveton: attraction gap")
-    p.add_argument("--features", type=int, default=10, help="linear: number of tags d")
+    common.add_option(p, "--n-features", dest="features", type=int, default=10,
+                      help="linear: number of tags d")
     p.add_argument("--theta", help="data: position bias per position, comma-separated "
                                    "(default: CTR ratios of the randomized rows)")
     p.add_argument("--sigma", type=float, help="linear algorithms: noise scale sigma")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 from ulr.data import catalog, ingest
 
@@ -34,15 +33,22 @@ def add_mapping_args(p) -> None:
     p.add_argument("--const", action="append", default=[], metavar="FIELD=VALUE",
                    help="give every row this value, e.g. randomized=1 (the whole log was "
                         "shown in random order) or propensity=0.2 (repeatable)")
-    flags = ["--features", "--feature-columns"]
-    if any("--features" in a.option_strings for a in getattr(p, "_actions", [])):
-        flags = flags[1:]  # `bandit` uses --features for its tag count
-    p.add_argument(*flags, dest="feature_spec", metavar="NAMES",
+    p.add_argument("--features", dest="feature_spec", metavar="NAMES", type=_column_patterns,
                    help="comma-separated numeric columns or glob patterns to store as "
                         "feature_* columns, e.g. 'user-item_affinity_*,price'")
+    retire(p, "--feature-columns", "--features")
     p.add_argument("--fact", action="append", default=[], choices=list(FACTS),
                    help="declare a fact about the log: per_slot_propensity = the propensity "
                         "column is the probability of the item at its slot")
+
+
+def _column_patterns(text: str) -> str:
+    """``--features`` names columns; a bare number is the retired count of synthetic
+    features (now ``--n-features``), refused rather than read as a column name."""
+    if text.strip().isdigit():
+        raise UlrError(f"--features names columns (a number of synthetic features is "
+                       f"--n-features); got {text}.")
+    return text
 
 
 def mapping_from_args(args) -> Mapping:
@@ -152,32 +158,31 @@ def parse_floats(text: str, what: str) -> list[float]:
     return parse_numbers(text, what=what)
 
 
-class _DeprecatedAlias(argparse.Action):
-    """Store like the option it stands for, with one warning line on stderr."""
+class _Retired(argparse.Action):
+    """An old spelling of an option: refused with one sentence naming the new one."""
 
     def __init__(self, option_strings, dest, *, use: str, **kwargs):
         self.use = use
-        super().__init__(option_strings, dest, **kwargs)
+        super().__init__(option_strings, dest, nargs="?", default=argparse.SUPPRESS,
+                         help=argparse.SUPPRESS)
 
     def __call__(self, parser, namespace, values, option_string=None):
-        warned = getattr(namespace, "_warned_aliases", set())
-        if option_string not in warned:  # once, even when the alias is repeated
-            sys.stderr.write(f"warning: {option_string} is deprecated; use {self.use}\n")
-            namespace._warned_aliases = warned | {option_string}
-        setattr(namespace, self.dest, values)
+        raise UlrError(f"{option_string} is now {self.use}.")
 
 
-def add_option(p, flag: str, *, deprecated: tuple[str, ...] = (), **kwargs):
-    """``p.add_argument(flag, **kwargs)`` plus old spellings that still work.
+def retire(p, old: str, new: str) -> None:
+    """Refuse the option ``old`` with ``error: OLD is now NEW.`` (docs/glossary.md).
 
-    Each spelling in ``deprecated`` stores into the same destination, is left
-    out of ``--help`` and prints ``warning: OLD is deprecated; use FLAG`` on
-    stderr (once per spelling) when it is used. Keep an alias one release.
+    The old spelling is left out of ``--help``; it takes an optional value so that
+    the refusal, not an argparse complaint about the value, is what the user reads.
     """
+    p.add_argument(old, action=_Retired, use=new, dest=f"_retired_{old.strip('-')}")
+
+
+def add_option(p, flag: str, *, retired: tuple[str, ...] = (), **kwargs):
+    """``p.add_argument(flag, **kwargs)`` plus old spellings that are refused
+    (:func:`retire`): each names ``flag`` in its one-line error."""
     action = p.add_argument(flag, **kwargs)
-    for old in deprecated:
-        p.add_argument(old, action=_DeprecatedAlias, use=flag, dest=action.dest,
-                       metavar=action.metavar, type=kwargs.get("type"),
-                       choices=kwargs.get("choices"), default=argparse.SUPPRESS,
-                       help=argparse.SUPPRESS)
+    for old in retired:
+        retire(p, old, flag)
     return action

@@ -21,10 +21,13 @@ def register(sub):
                     "policy by counterfactual risk minimization on one simulated log instead.")
     p.add_argument("--contexts", type=int, default=20)
     p.add_argument("--actions", type=int, default=10, help="documents per context")
-    p.add_argument("--features", type=int, default=5)
-    p.add_argument("--slots", type=int, default=1)
+    # dest: the names of the study's settings in the JSON (unchanged by the flags' rename)
+    add_option(p, "--n-features", retired=("--features",), dest="features", type=int,
+               default=5, help="synthetic context features (default 5)")
+    add_option(p, "--positions", retired=("--slots",), dest="slots", type=int, default=1,
+               help="list length: slots per logged list (default 1)")
     p.add_argument("--rows", type=int, default=1000, help="rows per log")
-    add_option(p, "--runs", deprecated=("--draws",), type=int, default=200,
+    add_option(p, "--runs", retired=("--draws",), type=int, default=200,
                help="repeated logs, one simulation run each")
     p.add_argument("--logging", choices=["uniform", "softmax"], default="uniform")
     p.add_argument("--logging-temperature", type=float, default=1.0)
@@ -50,9 +53,11 @@ def register(sub):
 
 
 def _check(args):
-    for name in ("contexts", "actions", "features", "rows", "runs", "slots", "steps"):
+    for name, flag in (("contexts", "--contexts"), ("actions", "--actions"),
+                       ("features", "--n-features"), ("rows", "--rows"), ("runs", "--runs"),
+                       ("slots", "--positions"), ("steps", "--steps")):
         if getattr(args, name) < 1:
-            raise UlrError(f"--{name.replace('_', '-')} must be at least 1.")
+            raise UlrError(f"{flag} must be at least 1.")
     if not 0 < args.base_rate < 1:
         raise UlrError("--base-rate must lie strictly between 0 and 1.")
     validate.n_bootstrap(args.bootstrap, option="--bootstrap", required=True)
@@ -64,7 +69,7 @@ def run(args) -> dict:
 
     _check(args)
     if args.learn:
-        out = crm_study(contexts=args.contexts, actions=args.actions, features=args.features,
+        out = crm_study(contexts=args.contexts, actions=args.actions, n_features=args.features,
                         rows=args.rows, base_rate=args.base_rate, objective=args.learn,
                         l2=args.l2, variance_penalty=args.variance_penalty, clip=args.clip,
                         steps=args.steps, learning_rate=args.learning_rate,
@@ -80,8 +85,8 @@ def run(args) -> dict:
     if bad or not names:
         raise UlrError(f"unknown estimator {', '.join(bad) or '(none)'}; choose from "
                        f"{', '.join(registry.single_log())}.")
-    out = simulation_study(contexts=args.contexts, actions=args.actions, features=args.features,
-                           slots=args.slots, rows=args.rows, runs=args.runs,
+    out = simulation_study(contexts=args.contexts, actions=args.actions,
+                           n_features=args.features, positions=args.slots, rows=args.rows, runs=args.runs,
                            logging=args.logging, logging_temperature=args.logging_temperature,
                            base_rate=args.base_rate, target=args.target,
                            temperature=args.temperature, estimators=names, clip=args.clip,

@@ -158,7 +158,7 @@ def run(args) -> dict:
         train, test, theta, learners=learners, clip=args.clip, normalize=args.snips,
         seed=args.seed, test_fraction=args.test_fraction, min_queries=args.min_test_queries,
         n_bootstrap=n_paired, test=args.sig_test, correction=args.correction,
-        n_resamples=args.resamples, **rankers.weighed_facts(log, theta_from=source),
+        n_resamples=args.resamples, **rankers.weighed_facts(log, propensity=source),
         **({"affine": args._affine} if args.debias == "affine" else {}))
     comp = systems.first
     out = comp.metrics() if len(learners) == 1 else {"learners": list(learners)}

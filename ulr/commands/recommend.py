@@ -42,8 +42,10 @@ def register(sub):
     t = p.add_argument_group("training")
     t.add_argument("--models", default=",".join(MODELS),
                    help=f"comma-separated, from {','.join(MODELS)} (default: all)")
-    t.add_argument("--propensity", choices=PROPENSITIES, default="naive-bayes",
-                   help="naive Bayes on the random slice, or the simulator's true exposure")
+    add_option(t, "--exposure", retired=("--propensity",), choices=PROPENSITIES,
+               default="naive-bayes",
+               help="exposure model: naive Bayes on the random slice, or the simulator's "
+                    "true exposure")
     t.add_argument("--factors", type=int, default=8)
     t.add_argument("--epochs", type=int, default=40)
     t.add_argument("--learning-rate", type=float, default=0.05)
@@ -51,7 +53,7 @@ def register(sub):
     t.add_argument("--discrepancy-norm", choices=("l2", "l1"), default="l2",
                    help="CausE tie between the two embeddings")
     p.add_argument("--seed", type=int, default=0)
-    add_option(p, "--runs", deprecated=("--seeds",), type=int, default=N_SEEDS,
+    add_option(p, "--runs", retired=("--seeds",), type=int, default=N_SEEDS,
                help="simulated worlds, one run each (seeds seed, seed+1, ...); with 2 or "
                     "more the verdict has an interval over them")
     p.set_defaults(run=run)
@@ -80,12 +82,12 @@ def run(args) -> dict:
                         learning_rate=args.learning_rate, batch_size=args.batch_size,
                         discrepancy_norm=args.discrepancy_norm, seed=seed)
         exps.append(run_experiment(data, models=models, base=base,
-                                   propensity=args.propensity))
+                                   exposure=args.exposure))
     seeds = compare_seeds(exps)
     exp = seeds.first
     out = {} if seeds.verdict is None else {"verdict": seeds.verdict.to_dict()}
     return {"summary": exp.summary, "results": results_table(exp).to_dict("records"),
-            "models": models, "propensity": args.propensity, "seed": args.seed,
+            "models": models, "propensity": args.exposure, "seed": args.seed,
             "seeds": args.runs, **out,
             "seconds": time.perf_counter() - t0}
 

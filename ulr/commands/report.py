@@ -57,8 +57,7 @@ def register(sub):
     p.add_argument("--sections", default=DEFAULT_SECTIONS,
                    help=f"comma-separated, from {', '.join(SECTIONS)} (default: all)")
     p.add_argument("--zip", metavar="PATH.zip", help="also write the tables as CSVs in a ZIP")
-    add_option(p, "--propensity", deprecated=("--propensity-method",), dest="propensity_method",
-               metavar="METHOD",
+    add_option(p, "--propensity", retired=("--propensity-method",), metavar="METHOD",
                help="propensity section: estimator (default: randomization when the log "
                     "has randomized rows, else em)")
     p.add_argument("--positions", type=int, metavar="K", help="propensity section: positions")
@@ -192,7 +191,7 @@ def section_rankers(log, ctx) -> list[report.ReportItem]:
     cmp = rankers.train_and_evaluate(rankers.log_frame(log), None, theta,
                                      learner=ctx["learner"], seed=ctx["seed"],
                                      min_queries=rankers.MIN_TEST_QUERIES,
-                                     **rankers.weighed_facts(log, theta_from=ctx.get(
+                                     **rankers.weighed_facts(log, propensity=ctx.get(
                                          "theta_method")))
     table = cmp.table(seed=ctx["seed"])
     note = (f"A {ctx['learner']} ranker trained on the clicks twice: naively and with inverse "
@@ -217,7 +216,7 @@ def _several_learners(log, ctx, theta) -> report.ReportItem:
     (Holm-corrected randomization tests), the chart of every ranker and its verdict."""
     sc = rankers.compare_learners(rankers.log_frame(log), None, theta, learners=ctx["learner"],
                                   seed=ctx["seed"], min_queries=rankers.MIN_TEST_QUERIES,
-                                  **rankers.weighed_facts(log, theta_from=ctx.get(
+                                  **rankers.weighed_facts(log, propensity=ctx.get(
                                       "theta_method")))
     pairs = sc.pair_table
     comp = sc.first
@@ -242,10 +241,11 @@ _BUILDERS = {"summary": section_summary, "propensity": section_propensity,
              "rankers": section_rankers}
 
 
-def build_items(log, sections, *, propensity_method=None, positions=None, n_bootstrap=0,
+@validate.retired(propensity_method="propensity")
+def build_items(log, sections, *, propensity=None, positions=None, n_bootstrap=0,
                 theta=None, learner="linear", seed=0) -> tuple[list[report.ReportItem], dict]:
     """Report items of ``log`` for ``sections``; returns (items, status per section)."""
-    ctx = {"propensity_method": propensity_method, "positions": positions,
+    ctx = {"propensity_method": propensity, "positions": positions,
            "n_bootstrap": n_bootstrap, "learner": learner, "seed": seed,
            "theta": theta, "theta_from": "given with --theta" if theta is not None else None}
     items, status = [], {}
@@ -342,7 +342,7 @@ def run(args) -> dict:
     if args.title is not None and not args.title.strip():
         raise UlrError("--title must not be empty.")
     log = log_from_args(args)
-    items, status = build_items(log, sections, propensity_method=args.propensity_method,
+    items, status = build_items(log, sections, propensity=args.propensity,
                                 positions=args.positions, n_bootstrap=args.bootstrap,
                                 theta=theta, learner=args.learner, seed=args.seed)
     title = args.title or f"ulr report: {log.info.name}"

@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 
-from ulr.commands.common import parse_floats
+from ulr.commands.common import add_option, parse_floats
 from ulr.errors import UlrError
 from ulr.simulate import (CLICK_MODELS, GRADED_MODELS, simulate_click_model, simulate_clicks,
                           write_log)
@@ -33,7 +33,8 @@ def register(sub):
     p.add_argument("--truth", metavar="PATH", help="with --click-model: also write every true "
                                                    "parameter (alpha, sigma per doc_id) as JSON")
     p.add_argument("--queries", type=int, default=1000)
-    p.add_argument("--docs-per-query", type=int, default=10)
+    add_option(p, "--positions", retired=("--docs-per-query",), dest="docs_per_query",
+               type=int, default=10, help="list length: documents shown per query (default 10)")
     p.add_argument("--sessions", type=int, default=10000)
     p.add_argument("--eta", type=float, default=1.0, help="theta_k = (1/k)^eta")
     p.add_argument("--theta", help="explicit examination per position, comma-separated")
@@ -46,7 +47,8 @@ def register(sub):
     p.add_argument("--randomized-fraction", type=float, default=None,
                    help="share of randomized rows (default 0.1); with --click-model and "
                         "--orders, the share of sessions shown in a random order (default 0)")
-    p.add_argument("--features", type=int, default=5)
+    add_option(p, "--n-features", retired=("--features",), dest="features", type=int,
+               default=5, help="synthetic features per document (default 5)")
     p.add_argument("--eps", type=float, default=0.05, help="click noise")
     p.add_argument("--ranker-noise", type=float, default=0.5)
     p.add_argument("--seed", type=int, default=0)

@@ -12,7 +12,7 @@ the clicks and is scored on the held-out grades with intervals over runs and que
 
 from __future__ import annotations
 
-from ulr.commands.common import render_verdict
+from ulr.commands.common import add_option, render_verdict
 from ulr.errors import UlrError
 
 ORDER = 56
@@ -56,8 +56,8 @@ def register(sub):
     p.add_argument("--production-column", metavar="FEATURE",
                    help="rank the shown lists by this feature (your production score, e.g. "
                         "feature_137) instead of a ranker trained on --production-share")
-    p.add_argument("--list-size", type=int, default=S.LIST_SIZE,
-                   help="results shown per session (default 10)")
+    add_option(p, "--positions", retired=("--list-size",), dest="list_size", type=int,
+               default=S.LIST_SIZE, help="list length: results shown per session (default 10)")
     p.add_argument("--noise", type=float, default=S.NOISE,
                    help="per-session noise of the shown order, in standard deviations of the "
                         "production scores (default 0.5)")
@@ -82,9 +82,10 @@ def register(sub):
 def run(args) -> dict:
     from ulr import validate
     from ulr.study import read_labels, run_study
-    for name in ("sessions", "runs", "list_size"):
+    for name, flag in (("sessions", "--sessions"), ("runs", "--runs"),
+                       ("list_size", "--positions")):
         if getattr(args, name) < 1:
-            raise UlrError(f"--{name.replace('_', '-')} must be at least 1.")
+            raise UlrError(f"{flag} must be at least 1.")
     n_bootstrap = validate.n_bootstrap(args.bootstrap, required=True, option="--bootstrap")
     level = validate.level(args.level, option="--level")
     seed = validate.seed(args.seed, option="--seed")
@@ -95,7 +96,7 @@ def run(args) -> dict:
                    model=args.click_model, eta=args.eta, sessions=args.sessions,
                    runs=args.runs, propensity=args.propensity,
                    production_share=args.production_share,
-                   production_feature=args.production_column, list_size=args.list_size,
+                   production_feature=args.production_column, positions=args.list_size,
                    noise=args.noise, randomized_fraction=args.randomized_fraction,
                    eps=args.click_noise, test_fraction=args.test_fraction, level=level,
                    n_bootstrap=n_bootstrap, seed=seed, keep_log=bool(args.export))

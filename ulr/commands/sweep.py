@@ -26,7 +26,8 @@ def register(sub):
     p.add_argument("--etas", default="0,0.5,1,1.5,2", metavar="E1,E2,...",
                    help="severities eta, comma-separated (default 0,0.5,1,1.5,2)")
     p.add_argument("--queries", type=int, default=300)
-    p.add_argument("--docs-per-query", type=int, default=10)
+    add_option(p, "--positions", retired=("--docs-per-query",), type=int, default=10,
+               help="list length: documents shown per query (default 10)")
     p.add_argument("--sessions", type=int, default=20_000, help="sessions per simulated log")
     p.add_argument("--runs", type=int, default=SWEEP_RUNS,
                    help=f"independent simulations per eta (default {SWEEP_RUNS}, as on the "
@@ -35,7 +36,7 @@ def register(sub):
     p.add_argument("--clip", type=float, default=None,
                    help="clip theta from below at C (IPW weights at most 1/C)")
     p.add_argument("--snips", action="store_true", help="self-normalize the IPW weights")
-    add_option(p, "--propensity", deprecated=("--method",), dest="method", metavar="METHOD",
+    add_option(p, "--propensity", retired=("--method",), metavar="METHOD",
                default=None,
                help="also train IPW with theta estimated from each log by this propensity "
                     "method (randomization, em, regression-em, dla, intervention-harvesting)")
@@ -47,16 +48,16 @@ def register(sub):
 
 def run(args) -> dict:
     etas = parse_floats(args.etas, "--etas")
-    for name in ("queries", "docs_per_query", "sessions", "runs"):
+    for name in ("queries", "positions", "sessions", "runs"):
         if getattr(args, name) < 1:
             raise UlrError(f"--{name.replace('_', '-')} must be at least 1.")
-    estimator = (None if args.method is None
-                 else rankers.propensity_estimator(args.method, seed=args.seed))
+    estimator = (None if args.propensity is None
+                 else rankers.propensity_estimator(args.propensity, seed=args.seed))
     t0 = time.perf_counter()
-    res = rankers.severity_sweep(etas, queries=args.queries, docs_per_query=args.docs_per_query,
+    res = rankers.severity_sweep(etas, queries=args.queries, positions=args.positions,
                                  sessions=args.sessions, runs=args.runs, learner=args.learner,
                                  clip=args.clip, normalize=args.snips, estimate_theta=estimator,
-                                 estimator_name=args.method or "estimated", seed=args.seed)
+                                 propensity=args.propensity or "estimated", seed=args.seed)
     df, metrics = res.rows, res.metrics
     if args.metric not in metrics:
         raise UlrError(f"--metric must be one of {', '.join(metrics)}, not {args.metric!r}.")
@@ -64,7 +65,7 @@ def run(args) -> dict:
                .unstack("ranker").reset_index())
     intervals = rankers.sweep_summary(df)
     verdict = res.verdicts[args.metric]
-    return {"etas": etas, "learner": args.learner, "method": args.method,
+    return {"etas": etas, "learner": args.learner, "method": args.propensity,
             "queries": args.queries, "sessions": args.sessions, "runs": args.runs,
             "seed": args.seed, "metric": args.metric,
             "summary": summary.to_dict("records"), "rows": df.to_dict("records"),

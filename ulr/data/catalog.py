@@ -42,6 +42,7 @@ import threading
 import time
 import uuid
 import weakref
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -61,8 +62,6 @@ BUSY = "the store is busy with another load; try again in a moment."
 _MAX_NAME = 200
 
 _local = threading.local()
-_ready: set[str] = set()
-_ready_lock = threading.Lock()
 
 _CATALOG_DDL = """
 CREATE TABLE IF NOT EXISTS ulr_catalog (
@@ -153,7 +152,7 @@ def catalog(db_path: str | os.PathLike | None = None, *, write: bool = False,
                  files.settings().lock_timeout_s if timeout is None else timeout)
         con = held[path] = _open_catalog(path)
         try:
-            if path not in _ready:
+            if not store_cache(path).ready:
                 _init_catalog(con, path)
             if not write:
                 yield con
@@ -191,19 +190,71 @@ def _stamp(path: str) -> tuple:
     return tuple(out)
 
 
-_reads: dict = {}   # (store path, key) -> (stamp, value) of catalog_read
-# Per reader connection: its store, and the catalog rows it last showed as views. A page
-# view lists the datasets several times; with these, a repeat asks DuckDB nothing.
-_cursor_db: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-_cursor_rows: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-# This process's in-memory database per store, whose cursors are the readers; the views
-# it has; a lock that serializes their DDL (two cursors replacing one view conflict).
-_shared: dict[str, duckdb.DuckDBPyConnection] = {}
-_shared_views: dict[str, set[str]] = {}
-_view_locks: dict[str, threading.Lock] = {}
-_shared_lock = threading.Lock()
-_reads_lock = threading.Lock()
-MAX_CACHED_READS = 512
+MAX_CACHED_READS = 512  # catalog_read values kept per store
+
+
+@dataclass(eq=False)
+class StoreCache:
+    """What this process keeps about one store, held per store path (:func:`store_cache`).
+
+    ``ready``: the catalog tables were checked (and migrated) by this process.
+    ``reads``: ``key -> (stamp, value)`` of :func:`catalog_read`. ``database``: the
+    in-memory DuckDB whose cursors are the store's readers (:func:`cursor`), with the
+    ``views`` it has and ``view_lock``, which serializes their DDL (two cursors replacing
+    one view conflict). ``clear()`` forgets what was read from the files; the reader
+    database stays, since cursors handed out may still read from it.
+    """
+
+    path: str
+    ready: bool = False
+    reads: dict = field(default_factory=dict)
+    database: duckdb.DuckDBPyConnection | None = None
+    views: set = field(default_factory=set)
+    view_lock: threading.Lock = field(default_factory=threading.Lock)
+    reads_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def clear(self) -> None:
+        with self.reads_lock:
+            self.ready = False
+            self.reads.clear()
+        for state in list(_cursors.values()):
+            if state.store is self:
+                state.shown = None
+
+
+@dataclass(eq=False)
+class _CursorState:
+    """A reader connection's store, and the catalog rows it last showed as views (a page
+    view lists the datasets several times; with these, a repeat asks DuckDB nothing)."""
+
+    store: StoreCache
+    shown: tuple | None = None
+
+
+_stores: dict[str, StoreCache] = {}
+_stores_lock = threading.Lock()  # also: the reader database is used by one thread at a time
+_cursors: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # cursor -> _CursorState
+
+
+def store_cache(db_path=None) -> StoreCache:
+    """This process's :class:`StoreCache` of the store ``db_path`` (made on first use)."""
+    path = store_path(db_path)
+    with _stores_lock:
+        cache = _stores.get(path)
+        if cache is None:
+            cache = _stores[path] = StoreCache(path)
+        return cache
+
+
+def clear_caches(db_path=None) -> None:
+    """Forget what this process read from the store ``db_path`` (every store: None), as a
+    new process would: the catalog is checked again and every catalog read asks the file.
+    """
+    with _stores_lock:
+        caches = list(_stores.values()) if db_path is None else \
+            [c for p, c in _stores.items() if p == store_path(db_path)]
+    for cache in caches:
+        cache.clear()
 
 
 def catalog_read(db_path, key: str, read):
@@ -221,16 +272,17 @@ def catalog_read(db_path, key: str, read):
     if path in (getattr(_local, "held", None) or {}):
         with catalog(db_path) as con:
             return read(con)
-    hit = _reads.get((path, key))
+    cache = store_cache(path)
+    hit = cache.reads.get(key)
     if hit is not None and hit[0] == _stamp(path):
         return hit[1]
     after: list = []
     with catalog(db_path, _stamp_after=after) as con:
         value = read(con)
-    with _reads_lock:
-        if len(_reads) >= MAX_CACHED_READS:
-            _reads.clear()
-        _reads[(path, key)] = (after[0], value)
+    with cache.reads_lock:
+        if len(cache.reads) >= MAX_CACHED_READS:
+            cache.reads.clear()
+        cache.reads[key] = (after[0], value)
     return value
 
 
@@ -270,8 +322,7 @@ def _init_catalog(con, path: str) -> None:
         con.execute("COMMIT")
         con.execute("CHECKPOINT")
     files.sweep_dead_tmp(path)  # a killed load's temporary files: gone when a process starts
-    with _ready_lock:
-        _ready.add(path)
+    store_cache(path).ready = True
 
 
 def _row_to_info(row) -> DatasetInfo:
@@ -460,22 +511,13 @@ def cursor(db_path: str | os.PathLike | None = None) -> duckdb.DuckDBPyConnectio
     their Parquet files, made once for every session. A private database per session
     would make each new visitor pay for opening it, and give each its own memory limit.
     """
-    db = store_path(db_path)
-    with _shared_lock:  # the shared connection itself is used by one thread at a time
-        cur = _shared_database(db).cursor()
-    _cursor_db[cur] = db
+    cache = store_cache(db_path)
+    with _stores_lock:  # the shared connection itself is used by one thread at a time
+        if cache.database is None:
+            cache.database = files.memory_connection()
+        cur = cache.database.cursor()
+    _cursors[cur] = _CursorState(cache)
     return cur
-
-
-def _shared_database(db: str) -> duckdb.DuckDBPyConnection:
-    """This process's reader database of store ``db`` (under ``_shared_lock``)."""
-    con = _shared.get(db)
-    if con is None:
-        con = files.memory_connection()
-        _shared[db] = con
-        _shared_views[db] = set()
-        _view_locks[db] = threading.Lock()
-    return con
 
 
 def store_of(cur=None, db_path=None) -> str:
@@ -485,11 +527,11 @@ def store_of(cur=None, db_path=None) -> str:
 
 def _db_of(cur) -> str:
     """The store a reader connection belongs to."""
-    db = _cursor_db.get(cur)
-    if db is None:
+    state = _cursors.get(cur)
+    if state is None:
         raise UlrError("this DuckDB connection is not a ulr store cursor; "
                        "use catalog.cursor().")
-    return db
+    return state.store.path
 
 
 def _sync_views(cur, db: str, infos: list[DatasetInfo], *, drop_others: bool) -> None:
@@ -501,8 +543,9 @@ def _sync_views(cur, db: str, infos: list[DatasetInfo], *, drop_others: bool) ->
     that another one deleted, whose file stays in the trash for
     :data:`ulr.data.files.TRASH_GRACE_S`; the catalog, not the views, says what exists.
     """
-    with _view_locks[db]:
-        have = _shared_views[db]
+    cache = store_cache(db)
+    with cache.view_lock:
+        have = cache.views
         if drop_others:
             wanted = {t for d in infos for t in (d.table, d.rejects_table) if t}
             for v in [v for v in have - wanted if not file_of(db, v).exists()]:
@@ -529,12 +572,13 @@ def list_datasets(cur) -> list[DatasetInfo]:
     db = _db_of(cur)
     rows = catalog_read(db, "datasets", lambda con: tuple(con.execute(
         f"SELECT {_CAT_COLS} FROM ulr_catalog ORDER BY loaded_at, name").fetchall()))
-    shown = _cursor_rows.get(cur)
+    state = _cursors[cur]
+    shown = state.shown
     if shown is not None and shown[0] is rows:  # the catalog_read value this cursor shows
         return list(shown[1])
     infos = [_row_to_info(r) for r in rows]
     _sync_views(cur, db, infos, drop_others=True)
-    _cursor_rows[cur] = (rows, tuple(infos))
+    state.shown = (rows, tuple(infos))
     return infos
 
 
@@ -603,7 +647,7 @@ def delete_dataset(cur, name: str, *, actor: str | None = OPERATOR) -> None:
         con.execute("DELETE FROM ulr_catalog WHERE name = ?", [name])
         files.trash(con, (row.table, row.rejects_table))
         files.sweep(con, db)
-    _cursor_rows.pop(cur, None)  # its view stays while its file may be read (_sync_views)
+    _cursors[cur].shown = None  # its view stays while its file may be read (_sync_views)
 
 
 def rejected_rows(cur, name: str) -> pd.DataFrame:

@@ -352,15 +352,3 @@ def _clean_spill(*, mine: bool) -> None:
             continue
         if (mine and int(pid) == os.getpid()) or (not mine and not _pid_alive(int(pid))):
             shutil.rmtree(d, ignore_errors=True)
-
-
-def file_name_of(file_name: str | None, old: dict) -> str | None:
-    """``file_name``, or the same value passed under its old keyword ``source_name`` (still
-    accepted, with a deprecation warning: ``source`` names a registered lake table only)."""
-    if "source_name" not in old:
-        if old:
-            raise TypeError(f"unexpected keyword argument {next(iter(old))!r}")
-        return file_name
-    import warnings
-    warnings.warn("source_name= is now file_name=", DeprecationWarning, stacklevel=3)
-    return file_name or old.pop("source_name")

@@ -32,6 +32,7 @@ from ulr.data.files import first_line, memory_connection, sniff_kind
 from ulr.data.log import OPERATOR, DatasetInfo, Log
 from ulr.data.mapping import Mapping, derived_columns, plan_columns
 from ulr.data.schema import ColumnPlan, quote_ident, safe_ident, table_ident
+from ulr import validate
 from ulr.errors import Refused, UlrError
 from ulr.text import clip
 
@@ -396,10 +397,11 @@ def _write_files(job: LoadJob, db: str) -> tuple[Path, Path | None]:
     return data, rejects
 
 
+@validate.retired(source_name="file_name")
 def load_log(path: str | os.PathLike, name: str, *, cur=None, db_path=None,
              mapping: dict | None = None, skip_bad_rows: bool = False,
              replace: bool = False, file_name: str | None = None,
-             actor: str | None = OPERATOR, **old) -> LoadResult:
+             actor: str | None = OPERATOR) -> LoadResult:
     """Validate a CSV/Parquet click log and store it as dataset ``name``.
 
     Parameters
@@ -408,15 +410,14 @@ def load_log(path: str | os.PathLike, name: str, *, cur=None, db_path=None,
     name : dataset name (any text; stored normalized: Unicode NFC, whitespace trimmed and
         collapsed, :func:`ulr.data.catalog.normal_name`). A name that reads like a stored
         one (differs only by case, whitespace or look-alike characters) is refused.
-    cur : reader connection (:func:`cursor`) of the store to load into, which
+    cur : reader connection (:func:`ulr.data.catalog.cursor`) of the store to load into, which
         then shows the new dataset; default: the store ``db_path``.
     mapping : ``{canonical: source column}``; unmapped columns are auto-detected.
     skip_bad_rows : load the valid rows and keep the bad ones for download,
         instead of refusing the file.
     replace : replace an existing dataset of the same name (atomically); only its owner
         may (or the operator).
-    file_name : file name to record (default: the path's name; ``source_name=``, its old
-        keyword, is still accepted).
+    file_name : file name to record (default: the path's name).
     actor : who loads it, recorded as its owner: an identity string (the dashboard's
         browser or signed-in user), or :data:`OPERATOR` (the default: the command line).
         ``None`` (nobody signed in) may not load.
@@ -428,7 +429,6 @@ def load_log(path: str | os.PathLike, name: str, *, cur=None, db_path=None,
         stored then. The file is staged and validated without holding the
         store; only the final rename and catalog insert take its lock.
     """
-    file_name = files.file_name_of(file_name, old)
     db = catalog.store_of(cur, db_path)
     name = catalog.check_name(name)
     catalog.check_actor(actor)
@@ -513,14 +513,13 @@ def ensure_sample(db_path=None, *, cur=None) -> DatasetInfo:
             return info
 
 
-def peek_columns(path, file_name: str | None = None, **old
+@validate.retired(source_name="file_name")
+def peek_columns(path, file_name: str | None = None
                  ) -> tuple[list[str], dict[str, str]]:
     """A file's column names and the auto-detected ``{canonical: source}`` map.
 
-    ``file_name`` is the file name messages use (default: the path's name; ``source_name=``,
-    its old keyword, is still accepted).
+    ``file_name`` is the file name messages use (default: the path's name).
     """
-    file_name = files.file_name_of(file_name, old)
     p = Path(path)
     kind = sniff_kind(p, file_name)
     con = memory_connection() if kind == "parquet" else None

@@ -67,10 +67,6 @@ class DatasetInfo:
                 f"can {verb} it.")
 
     @property
-    def stored_columns(self) -> list[str]:
-        return list(self.columns)
-
-    @property
     def features(self) -> list[str]:
         return [c for c in self.columns if c.startswith(FEATURE_PREFIX)]
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ulr.data import files
 from ulr.data.ingest import check_rows, list_warnings, new_job, problem_text, stage
+from ulr import validate
 from ulr.errors import UlrError
 
 SAMPLE_ROWS = 50_000
@@ -34,8 +34,9 @@ class MappingIssue:
     message: str
 
 
+@validate.retired(source_name="file_name")
 def check_mapping(path, mapping=None, *, file_name: str | None = None,
-                  sample_rows: int = SAMPLE_ROWS, **old) -> tuple[MappingIssue, ...]:
+                  sample_rows: int = SAMPLE_ROWS) -> tuple[MappingIssue, ...]:
     """Check ``mapping`` on the first ``sample_rows`` rows of the file at ``path``.
 
     Parameters
@@ -43,8 +44,7 @@ def check_mapping(path, mapping=None, *, file_name: str | None = None,
     path : CSV or Parquet file.
     mapping : a :class:`ulr.data.mapping.Mapping` or ``{canonical: source}``, as
         :func:`ulr.data.ingest.load_log` takes it.
-    file_name : the file name messages use (the user's, not an upload copy's; ``source_name=``,
-        its old keyword, is still accepted).
+    file_name : the file name messages use (the user's, not an upload copy's).
     sample_rows : how many of the first rows to check.
 
     Returns
@@ -60,7 +60,6 @@ def check_mapping(path, mapping=None, *, file_name: str | None = None,
         The mapping itself cannot be loaded (a column the file lacks, a pattern that
         matches nothing, a text column as a feature, ...): the load's own sentence.
     """
-    file_name = files.file_name_of(file_name, old)
     if not isinstance(sample_rows, int) or sample_rows < 1:
         raise UlrError("sample_rows must be a whole number >= 1.")
     job = new_job(path, "mapping check", mapping, True, file_name, quick_hash=True,

@@ -2,8 +2,9 @@
 
 Every estimator starts with ONE aggregate query (:mod:`ulr.propensity.aggregate`
 and the ``collect`` functions of the estimators); the numeric iterations then
-run locally in numpy. An :class:`Engine` turns a source -- a file, a folder, a
-glob or (Spark) a table -- into a :class:`~ulr.propensity.aggregate.Scan`
+run locally in numpy. An engine (:class:`~ulr.engines.duckdb.DuckDBEngine`,
+:class:`~ulr.engines.spark.SparkEngine`) turns a source -- a file, a folder, a
+glob or (Spark) a table -- into a :class:`~ulr.data.scan.Scan`
 whose ``execute`` runs those same SQL statements on the engine. The SQL is
 written once, in the portable subset both engines share (``GROUP BY``,
 ``count(*) FILTER``, window functions, ``md5``/``instr`` for the bootstrap

@@ -166,7 +166,7 @@ def write_total(out: Path, parts, *, base: Path | None = None, plus=(), minus=()
 
 def merged_cell_stats(parts, *, total: Path | None = None, positions: int | None = None,
                       groups: bool = False, name: str = "source") -> A.CellStats:
-    """The sum of the partition files ``parts``, as :func:`ulr.propensity.aggregate.cell_stats`.
+    """The sum of the partition files ``parts``, as :func:`ulr.data.scan.cell_stats`.
 
     Read from their stored ``total`` when given (not for bootstrap buckets,
     which only the partitions hold).
@@ -192,7 +192,7 @@ def merged_cell_stats(parts, *, total: Path | None = None, positions: int | None
 
 
 def _cells_of_total(total: Path, *, positions: int | None, name: str) -> A.CellStats:
-    """:class:`CellStats` from the stored total (pairs numbered as a re-scan numbers them)."""
+    """:class:`~ulr.data.scan.CellStats` from the stored total (pairs numbered as a re-scan numbers them)."""
     where, params = "", {"t": str(total)}
     if positions is not None:
         where = "WHERE position <= $k"

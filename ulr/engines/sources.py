@@ -54,7 +54,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import uuid
 from datetime import datetime, timezone
 from pathlib import Path
@@ -78,12 +77,6 @@ _DDL = ("CREATE TABLE IF NOT EXISTS ulr_sources (name VARCHAR PRIMARY KEY, engin
 _MIGRATE = "ALTER TABLE ulr_sources ADD COLUMN IF NOT EXISTS generation VARCHAR"
 _COLS = ("name", "engine", "path", "tbl", "spark_master", "partitions", "rows", "refreshed_at")
 _EMPTY = {"generation": None, "parts": {}, "total": None}
-
-
-def _crash_point(point: str) -> None:
-    """Tests only: ``ULR_TEST_CRASH_AT=<point>`` kills this process (SIGKILL) at ``point``."""
-    if os.environ.get("ULR_TEST_CRASH_AT") == point:
-        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def _root(db_path=None) -> Path:
@@ -173,7 +166,6 @@ def _cleanup(folder: Path, keep: set[str]) -> None:
     for f in sorted(folder.iterdir()):
         if f.name not in keep:
             f.unlink(missing_ok=True)
-            _crash_point("cleanup")
     if not keep:
         with contextlib.suppress(OSError):
             folder.rmdir()
@@ -252,7 +244,6 @@ def _aggregate(name: str, src: dict, old: dict, db_path, legacy: Path | None):
                               generation=gen)
             scanned += 1
         parts[h] = out.name
-        _crash_point("partition")
     if parts == old["parts"]:
         return old, 0, None  # nothing changed: the generation stays
     plus = [folder / p for p in parts.values() if p not in old["parts"].values()]
@@ -261,10 +252,8 @@ def _aggregate(name: str, src: dict, old: dict, db_path, legacy: Path | None):
     total = inc.write_total(folder / f"total-{gen}.parquet",
                             [folder / p for p in parts.values()], base=base,
                             plus=plus if base else (), minus=minus if base else ())
-    _crash_point("total")
     manifest = {"generation": gen, "parts": parts, "total": total.name}
     _write_manifest(folder, manifest)
-    _crash_point("manifest")
     rows = int(inc.merged_cell_stats([folder / p for p in parts.values()], total=total,
                                      name=name).rows)
     return manifest, scanned, rows
@@ -293,7 +282,6 @@ def _run(name: str, src: dict, db_path, commit, legacy: Path | None = None) -> d
     except BaseException:
         _cleanup(folder, _files_of(old))
         raise
-    _crash_point("commit")
     _cleanup(folder, _files_of(manifest))
     _sweep_orphans(db_path)
     return _jsonable({**{k: src[k] for k in _COLS}, "partitions": len(manifest["parts"]),
@@ -365,7 +353,6 @@ def remove(name: str, *, db_path=None) -> dict:
         with catalog.catalog(db_path, write=True) as con:
             con.execute("DELETE FROM ulr_sources WHERE name = ?", [name])
         lock["drop"] = True
-        _crash_point("commit")
         shutil.rmtree(stats_dir(name, db_path), ignore_errors=True)
     _sweep_orphans(db_path)
     return {**{k: src[k] for k in _COLS}, "removed": True}

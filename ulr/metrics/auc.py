@@ -33,7 +33,7 @@ def auc(relevance, scores, *, query_ids=None) -> MetricResult:
     Parameters
     ----------
     relevance, scores, query_ids
-        As in :func:`arp`.
+        As in :func:`~ulr.metrics.ranking.arp`.
 
     Returns
     -------
@@ -110,7 +110,7 @@ def partial_auc(relevance, scores, *, max_fpr: float, query_ids=None,
     Parameters
     ----------
     relevance, scores, query_ids
-        As in :func:`arp`.
+        As in :func:`~ulr.metrics.ranking.arp`.
     max_fpr : float in (0, 1]
         Upper end of the false positive rate range.
     standardized : bool, default False
@@ -166,7 +166,7 @@ def local_auc(relevance, scores, *, u: float, query_ids=None) -> MetricResult:
     Parameters
     ----------
     relevance, scores, query_ids
-        As in :func:`arp`.
+        As in :func:`~ulr.metrics.ranking.arp`.
     u : float in (0, 1]
         Fraction of the list that counts as "the best instances".
 

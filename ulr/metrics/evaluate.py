@@ -21,13 +21,13 @@ def evaluate(relevance, scores, *, query_ids=None, k: int = 10,
     Parameters
     ----------
     relevance, scores, query_ids
-        As in :func:`arp`.
+        As in :func:`~ulr.metrics.ranking.arp`.
     k : int, default 10
         nDCG cut-off.
     max_fpr : float, default DEFAULT_MAX_FPR (0.3)
-        Partial AUC range (see :func:`partial_auc`).
+        Partial AUC range (see :func:`~ulr.metrics.auc.partial_auc`).
     u : float, default DEFAULT_U (0.3)
-        Local AUC top fraction (see :func:`local_auc`).
+        Local AUC top fraction (see :func:`~ulr.metrics.auc.local_auc`).
     standardized : bool, default False
         McClish-standardized partial AUC.
     """

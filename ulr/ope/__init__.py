@@ -31,7 +31,7 @@ from ulr.ope.simulate import (BanditSimulation, bias_variance_table, make_sample
                               write_sample_log)
 
 __all__ = [
-    "BanditFeedback", "BanditSimulation", "CRMResult", "Candidates", "DEFAULT_ESTIMATORS",
+    "BanditFeedback", "BanditSimulation", "CRMResult", "Candidates", "defaults",
     "Estimator", "Hyperparameter", "REGISTRY", "register", "unregister",
     "FrameLog", "LinearScorer", "OPEResult", "bias_variance_table",
     "bootstrap_ratio", "clipped_ips", "direct_method", "doubly_robust",
@@ -41,4 +41,10 @@ __all__ = [
     "snips", "softmax_policy", "target_policy", "write_sample_log",
 ]
 
-DEFAULT_ESTIMATORS = defaults()
+
+def __getattr__(name: str):
+    # the snapshot of the defaults taken at import is gone: the registry can change later
+    if name == "DEFAULT_ESTIMATORS":
+        raise AttributeError("ulr.ope.DEFAULT_ESTIMATORS is now ulr.ope.defaults() (the "
+                             "registry's defaults when called, not at import).")
+    raise AttributeError(f"module 'ulr.ope' has no attribute {name!r}")

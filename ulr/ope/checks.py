@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ulr import validate
 from ulr.stats import normal_quantile
 
 LEVEL = 0.999  # one-sided; nominally one false alarm per thousand valid logs
@@ -49,8 +50,9 @@ def _codes(*keys) -> tuple[np.ndarray, int]:
     return inv, int(inv.max()) + 1
 
 
+@validate.retired(n_slots="positions")
 def propensity_checks(*, context, action, propensity, slot=None, cluster=None,
-                      per_slot: bool = True, n_slots: int = 1, level: float = LEVEL) -> dict:
+                      per_slot: bool = True, positions: int = 1, level: float = LEVEL) -> dict:
     """The mean-weight check on one log's rows.
 
     Parameters
@@ -60,7 +62,7 @@ def propensity_checks(*, context, action, propensity, slot=None, cluster=None,
     slot : optional int array (n,); decisions are (context, slot) when ``per_slot``.
     cluster : optional int array (n,), resampling units (impressions) for the standard error.
     per_slot : whether propensities are per slot (default) or per list.
-    n_slots : list length ``L`` (only used when ``per_slot`` is false).
+    positions : list length ``L`` (only used when ``per_slot`` is false).
     level : one-sided confidence level of the mean-weight check's upper bound.
 
     Returns
@@ -71,7 +73,7 @@ def propensity_checks(*, context, action, propensity, slot=None, cluster=None,
     """
     p = np.asarray(propensity, dtype=float)
     n = len(p)
-    limit = 1.0 if per_slot or slot is None else float(n_slots)
+    limit = 1.0 if per_slot or slot is None else float(positions)
     keys = [context] + ([slot] if per_slot and slot is not None else [])
     dec, n_dec = _codes(*keys)
     da, n_da = _codes(dec, action)  # (decision, action)

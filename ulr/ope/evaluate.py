@@ -314,7 +314,8 @@ def evaluate_log(log, *, action: str = "doc_id", target: str = "fitted",
                  reward_model: str = "linear", reward_column: str | None = None,
                  target_table=None, explicit: bool | None = None,
                  target_name: str = "the target policy", mapping=()) -> OPEResult:
-    """Read a log (``store.Log``), build the target policy, and :func:`evaluate` it.
+    """Read a log (:class:`ulr.data.log.Log`), build the target policy, and
+    :func:`evaluate` it.
 
     With ``target="fitted"`` the linear scorer is fit on a seeded
     ``fit_fraction`` of the impressions and the policy is evaluated on the

@@ -16,7 +16,7 @@ from a column of target probabilities supplied by the user.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Protocol
+from typing import Callable
 
 import duckdb
 import numpy as np
@@ -241,16 +241,6 @@ def standardize_scores(scores) -> np.ndarray:
     return (s - s.mean()) / sd if sd > 0 else s - s.mean()
 
 
-class Scorer(Protocol):
-    """Anything mapping pair features (n_pairs, d) to scores (n_pairs,).
-
-    The seam for rankers from elsewhere (e.g. ``ulr.rankers``): wrap them in a
-    callable and pass it to :func:`policy_from_scorer`.
-    """
-
-    def __call__(self, features: np.ndarray) -> np.ndarray: ...
-
-
 @dataclass(frozen=True)
 class LinearScorer:
     """``s(x, a) = features(x, a) @ coef + intercept``."""
@@ -293,7 +283,11 @@ def fit_linear_scorer(feedback: BanditFeedback, rows=None, *, C: float = 1.0) ->
 
 def policy_from_scorer(candidates: Candidates, scorer: Callable, *, temperature: float = 1.0,
                        standardize: bool = True) -> np.ndarray:
-    """Target policy from a scorer: softmax of the (standardized) scores at ``temperature``."""
+    """Target policy from a scorer: softmax of the (standardized) scores at ``temperature``.
+
+    ``scorer`` maps pair features (n_pairs, d) to scores (n_pairs,): e.g. a
+    :class:`LinearScorer`, or a ranker from elsewhere wrapped in a callable.
+    """
     s = np.asarray(scorer(candidates.features), dtype=float)
     if standardize:
         s = standardize_scores(s)
@@ -335,7 +329,8 @@ class _FrameInfo:
 
 
 class FrameLog:
-    """A pandas DataFrame in the canonical schema behind the ``store.Log`` interface.
+    """A pandas DataFrame in the canonical schema behind the :class:`ulr.data.log.Log`
+    interface.
 
     For simulated logs and tests: a private in-memory DuckDB with the frame
     registered as table ``frame_log``. No schema validation beyond what
@@ -422,7 +417,7 @@ def feedback_from_log(log, *, action: str = "doc_id", target_column: str | None 
                                compute=lambda: propensity_checks(
                                    context=cand.context[pair], action=pair, propensity=prop,
                                    slot=pos if action == "doc_id" else None, cluster=cluster,
-                                   per_slot=per_slot, n_slots=int(len(np.unique(pos)))))
+                                   per_slot=per_slot, positions=int(len(np.unique(pos)))))
         if chk["fails"]:
             notes.append(("propensity_sum", chk))
     fb = BanditFeedback(candidates=cand, pair=pair,

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit
 
+from ulr import validate
 from ulr.errors import UlrError
 from ulr.ope.feedback import BanditFeedback, Candidates, softmax_policy, standardize_scores
 
@@ -114,43 +115,47 @@ class BanditSimulation:
         second = float(np.sum(m * w * w))
         return mean, second - mean ** 2
 
-    def sample(self, rows: int, *, draws: int = 1, seed=0) -> LoggedDraws:
-        """``draws`` independent logs of ``rows`` rows, vectorized over draws and rows."""
-        if rows < 1 or draws < 1:
-            raise UlrError("rows and draws must be at least 1.")
+    @validate.retired(draws="runs")
+    def sample(self, rows: int, *, runs: int = 1, seed=0) -> LoggedDraws:
+        """``runs`` independent logs of ``rows`` rows, vectorized over runs and rows."""
+        if rows < 1 or runs < 1:
+            raise UlrError("rows and runs must be at least 1.")
         rng = np.random.default_rng(seed)
         cand = self.candidates
-        ctx = rng.choice(cand.n_contexts, size=(draws, rows), p=self.context_prob)
-        slot = rng.choice(self.n_slots, size=(draws, rows), p=self.slot_prob)
+        ctx = rng.choice(cand.n_contexts, size=(runs, rows), p=self.context_prob)
+        slot = rng.choice(self.n_slots, size=(runs, rows), p=self.slot_prob)
         # inverse-CDF sampling of the logged action within the context's pairs
         cum = np.cumsum(self.logging)
         base = np.concatenate([[0.0], cum])[cand.starts]  # cumulative mass before each context
-        u = rng.random((draws, rows))
+        u = rng.random((runs, rows))
         target = base[ctx] + u * (cum[np.r_[cand.starts[1:], cand.n_pairs] - 1] - base)[ctx]
         pair = np.searchsorted(cum, target, side="right")
         ends = np.r_[cand.starts[1:], cand.n_pairs] - 1
         pair = np.clip(pair, cand.starts[ctx], ends[ctx])
-        reward = (rng.random((draws, rows)) < self.q[slot, pair]).astype(float)
+        reward = (rng.random((runs, rows)) < self.q[slot, pair]).astype(float)
         return LoggedDraws(pair=pair, slot=slot, reward=reward,
                            propensity=self.logging[pair], candidates=cand)
 
 
-def simulate_bandit(*, contexts: int = 20, actions: int = 10, features: int = 5, slots: int = 1,
-                    eta: float = 1.0, base_rate: float = 0.2, signal: float = 1.5,
-                    logging: str = "uniform", logging_temperature: float = 1.0,
-                    logging_noise: float = 1.0, seed=0) -> BanditSimulation:
+@validate.retired(features="n_features", slots="positions")
+def simulate_bandit(*, contexts: int = 20, actions: int = 10, n_features: int = 5,
+                    positions: int = 1, eta: float = 1.0, base_rate: float = 0.2,
+                    signal: float = 1.5, logging: str = "uniform",
+                    logging_temperature: float = 1.0, logging_noise: float = 1.0,
+                    seed=0) -> BanditSimulation:
     """Build a :class:`BanditSimulation`.
 
     Parameters
     ----------
-    contexts, actions, features : sizes of the world (every context has ``actions`` candidates).
-    slots : list positions; examination ``theta_k = (1/k)^eta``.
+    contexts, actions, n_features : sizes of the world (every context has ``actions``
+        candidates, each with ``n_features`` features).
+    positions : the list length (slots); examination ``theta_k = (1/k)^eta``.
     base_rate : mean attraction ``sigmoid(b + signal * x @ beta)`` over pairs (``b`` solved for).
     signal : scale of the feature effect (0 = every action alike).
     logging : ``"uniform"`` or ``"softmax"`` (softmax at ``logging_temperature`` of
         ``x @ (beta + logging_noise * noise)``, standardized).
     """
-    if contexts < 1 or actions < 2 or features < 1 or slots < 1:
+    if contexts < 1 or actions < 2 or n_features < 1 or positions < 1:
         raise UlrError("the simulation needs >= 1 context, >= 2 actions, >= 1 feature and "
                        ">= 1 slot.")
     if not 0 < base_rate < 1:
@@ -160,8 +165,8 @@ def simulate_bandit(*, contexts: int = 20, actions: int = 10, features: int = 5,
     rng = np.random.default_rng(seed)
     n_pairs = contexts * actions
     ctx = np.repeat(np.arange(contexts), actions)
-    X = rng.standard_normal((n_pairs, features))
-    beta = rng.standard_normal(features)
+    X = rng.standard_normal((n_pairs, n_features))
+    beta = rng.standard_normal(n_features)
     beta /= np.linalg.norm(beta)
     z = signal * X @ beta
     lo, hi = -30.0, 30.0
@@ -172,29 +177,29 @@ def simulate_bandit(*, contexts: int = 20, actions: int = 10, features: int = 5,
         else:
             hi = mid
     attraction = expit((lo + hi) / 2 + z)
-    theta = (1.0 / np.arange(1, slots + 1)) ** eta
+    theta = (1.0 / np.arange(1, positions + 1)) ** eta
     q = theta[:, None] * attraction[None, :]
     cand = Candidates(context=ctx, features=X,
                       context_labels=np.array([f"c{i:03d}" for i in range(contexts)]),
                       action_labels=np.array([f"a{j:03d}" for j in np.tile(np.arange(actions),
                                                                              contexts)]),
-                      feature_names=tuple(f"feature_{j + 1}" for j in range(features)))
+                      feature_names=tuple(f"feature_{j + 1}" for j in range(n_features)))
     if logging == "uniform":
         pi0 = np.full(n_pairs, 1.0 / actions)
     else:
-        v = beta + logging_noise * rng.standard_normal(features) / np.sqrt(features)
+        v = beta + logging_noise * rng.standard_normal(n_features) / np.sqrt(n_features)
         pi0 = softmax_policy(standardize_scores(X @ v), cand, temperature=logging_temperature)
         pi0 = np.maximum(pi0, 1e-6)
         pi0 = pi0 / cand.per_context_sum(pi0)[ctx]
     return BanditSimulation(candidates=cand, q=q, logging=pi0, beta=beta,
                             context_prob=np.full(contexts, 1.0 / contexts),
-                            slot_prob=np.full(slots, 1.0 / slots))
+                            slot_prob=np.full(positions, 1.0 / positions))
 
 
 # --------------------------------------------------------------------------- repeated logs
 
 
-def repeated_point_estimates(sim: BanditSimulation, pi, draws: LoggedDraws, *,
+def repeated_point_estimates(sim: BanditSimulation, pi, logs: LoggedDraws, *,
                              estimators=None, clip: float | None = None,
                              reward_model=None, folds: int = 2, seed=0,
                              progress=None) -> pd.DataFrame:
@@ -217,8 +222,8 @@ def repeated_point_estimates(sim: BanditSimulation, pi, draws: LoggedDraws, *,
         raise UlrError(f"a simulated log cannot give {', '.join(unknown)}; choose from "
                        f"{', '.join(registry.single_log())}.")
     pi = np.asarray(pi, dtype=float)
-    w = pi[draws.pair] / draws.propensity
-    r = draws.reward
+    w = pi[logs.pair] / logs.propensity
+    r = logs.reward
     out = {}
     per_draw = []
     for e in estimators:
@@ -228,20 +233,20 @@ def repeated_point_estimates(sim: BanditSimulation, pi, draws: LoggedDraws, *,
             continue
         h = registry.hyperparameter_for(e, w, clip=clip)
         if h is not None:  # one value per log (the draws' axis), or the caller's
-            h = np.full((draws.draws, 1), float(clip)) if clip is not None else h[:, None]
+            h = np.full((logs.draws, 1), float(clip)) if clip is not None else h[:, None]
         out[e] = _ratio(*rec.terms(r, w, h, None, None))
     if per_draw:
         from threadpoolctl import threadpool_limits
 
         from ulr.ope import selection
 
-        vals = {e: np.empty(draws.draws) for e in per_draw}
+        vals = {e: np.empty(logs.draws) for e in per_draw}
         wants_model = any(registry.get(e).needs_reward_model for e in per_draw)
         with threadpool_limits(1):  # many small fits: threads only add overhead
-            for i in range(draws.draws):
+            for i in range(logs.draws):
                 ql = qt = None
                 if wants_model:
-                    ql, qt = reward_predictions(draws.feedback(i), pi, model=reward_model,
+                    ql, qt = reward_predictions(logs.feedback(i), pi, model=reward_model,
                                                 folds=folds, seed=seed + i)
                 for e in per_draw:
                     rec = registry.get(e)
@@ -254,9 +259,9 @@ def repeated_point_estimates(sim: BanditSimulation, pi, draws: LoggedDraws, *,
                                                   q_logged=mq[0], q_target=mq[1])
                     vals[e][i] = num.sum() / den.sum()
                 if progress is not None:
-                    progress(i + 1, draws.draws)
+                    progress(i + 1, logs.draws)
         out.update(vals)
-    frames = [pd.DataFrame({"draw": np.arange(draws.draws), "estimator": e, "value": out[e]})
+    frames = [pd.DataFrame({"draw": np.arange(logs.draws), "estimator": e, "value": out[e]})
               for e in estimators]
     return pd.concat(frames, ignore_index=True)
 
@@ -268,7 +273,7 @@ def _ratio(num, den) -> np.ndarray:
         return np.where(d > 0, n / np.where(d > 0, d, 1.0), np.nan)
 
 
-def repeated_intervals(sim: BanditSimulation, pi, draws: LoggedDraws, *,
+def repeated_intervals(sim: BanditSimulation, pi, logs: LoggedDraws, *,
                        estimators=None, n_bootstrap: int = 400, level: float = 0.95,
                        clip: float | None = None, folds: int = 2, seed=0,
                        progress=None) -> pd.DataFrame:
@@ -281,12 +286,12 @@ def repeated_intervals(sim: BanditSimulation, pi, draws: LoggedDraws, *,
     truth = float(sim.true_value(pi))
     rows = []
     with threadpool_limits(1):  # many small fits: threads only add overhead
-        for i in range(draws.draws):
-            res = evaluate(draws.feedback(i), pi, estimators=estimators, clip=clip,
+        for i in range(logs.draws):
+            res = evaluate(logs.feedback(i), pi, estimators=estimators, clip=clip,
                            n_bootstrap=n_bootstrap, level=level, folds=folds, seed=seed + i)
             rows.append(res.table[res.table["estimator"] != "logging"].assign(draw=i))
             if progress is not None:
-                progress(i + 1, draws.draws)
+                progress(i + 1, logs.draws)
     df = pd.concat(rows, ignore_index=True)
     df["covers"] = (df["lower"] <= truth) & (truth <= df["upper"])
     return df[["draw", "estimator", "value", "lower", "upper", "se", "covers"]]
@@ -328,7 +333,7 @@ def make_sample_log(*, rows: int = 10_000, contexts: int = 20, actions: int = 10
     if positions > actions:
         raise UlrError("there must be at least as many actions as positions.")
     theta = 1.0 / np.arange(1, positions + 1)
-    sim = simulate_bandit(contexts=contexts, actions=actions, features=features, slots=1,
+    sim = simulate_bandit(contexts=contexts, actions=actions, n_features=features, positions=1,
                           base_rate=ctr / theta.mean(), signal=1.5, seed=seed)
     rng = np.random.default_rng(seed + 1)
     imps = -(-rows // positions)
@@ -395,16 +400,17 @@ class ContextualWorld:
         """Exact value of a policy ``pi`` (K, A)."""
         return float(np.mean(np.sum(np.asarray(pi, dtype=float) * self.q, axis=1)))
 
-    def sample(self, rows: int, *, draws: int = 1, seed=0) -> dict:
-        """``draws`` logs of ``rows`` rows: arrays (draws, rows) ``context``, ``action``,
+    @validate.retired(draws="runs")
+    def sample(self, rows: int, *, runs: int = 1, seed=0) -> dict:
+        """``runs`` logs of ``rows`` rows: arrays (runs, rows) ``context``, ``action``,
         ``reward``, ``propensity`` and ``target_prob`` (the target's probability of the
         logged action), vectorized."""
         rng = np.random.default_rng(seed)
         K, A = self.q.shape
-        ctx = rng.integers(0, K, size=(draws, rows))
-        cum = np.cumsum(self.logging, axis=1)[ctx]  # (draws, rows, A)
-        act = np.minimum((rng.random((draws, rows, 1)) > cum).sum(axis=2), A - 1)
-        reward = (rng.random((draws, rows)) < self.q[ctx, act]).astype(float)
+        ctx = rng.integers(0, K, size=(runs, rows))
+        cum = np.cumsum(self.logging, axis=1)[ctx]  # (runs, rows, A)
+        act = np.minimum((rng.random((runs, rows, 1)) > cum).sum(axis=2), A - 1)
+        reward = (rng.random((runs, rows)) < self.q[ctx, act]).astype(float)
         return {"context": ctx, "action": act, "reward": reward,
                 "propensity": self.logging[ctx, act], "target_prob": self.target[ctx, act]}
 

@@ -6,7 +6,7 @@
 - :func:`crm_study` -- learn a policy by counterfactual risk minimization on a
   log (or a simulated one, where the learned policy's true value is known).
 
-All options are keyword-only; nothing is hard-coded (sizes such as ``features=5`` and
+All options are keyword-only; nothing is hard-coded (sizes such as ``n_features=5`` and
 ``n_bootstrap=1000`` are options here).
 """
 
@@ -44,29 +44,29 @@ def target_weights(sim, kind: str, *, seed: int) -> np.ndarray:
     raise UlrError(f"unknown target {kind!r}; choose from {', '.join(TARGET_KINDS)}.")
 
 
-def study_world(*, contexts: int = 20, actions: int = 10, features: int = 5, slots: int = 1,
-                base_rate: float = 0.2, logging: str = "uniform",
+@validate.retired(features="n_features", slots="positions")
+def study_world(*, contexts: int = 20, actions: int = 10, n_features: int = 5,
+                positions: int = 1, base_rate: float = 0.2, logging: str = "uniform",
                 logging_temperature: float = 1.0, target: str = "true",
                 temperature: float = 0.5, seed: int = 0):
     """The simulated world and the target policy over its pairs: ``(sim, pi)``."""
-    sim = simulate_bandit(contexts=contexts, actions=actions, features=features, slots=slots,
-                          base_rate=base_rate, logging=logging,
+    sim = simulate_bandit(contexts=contexts, actions=actions, n_features=n_features,
+                          positions=positions, base_rate=base_rate, logging=logging,
                           logging_temperature=logging_temperature, seed=seed)
     return sim, sim.policy(target_weights(sim, target, seed=seed), temperature=temperature)
 
 
+@validate.retired(draws="runs")
 def study_chunk(index: int, *, rows: int = 1000, runs: int = 200,
                 estimators=None, clip: float | None = None,
                 intervals: bool = False, n_bootstrap: int = 400, level: float = 0.95,
-                chunk_size: int = CHUNK, seed: int = 0, draws: int | None = None, **world):
-    """Logs ``index * chunk_size ...`` of a study: (estimates frame, ESS fractions, max weight).
-    ``draws`` is the old name of ``runs``."""
-    runs = validate.renamed(draws, runs, old="draws", new="runs")
+                chunk_size: int = CHUNK, seed: int = 0, **world):
+    """Logs ``index * chunk_size ...`` of a study: (estimates frame, ESS fractions, max weight)."""
     sim, pi = study_world(seed=seed, **world)
     n = min(chunk_size, runs - index * chunk_size)
     if n <= 0:
         raise ValueError("chunk index out of range")
-    logs = sim.sample(rows, draws=n, seed=[seed, index])
+    logs = sim.sample(rows, runs=n, seed=[seed, index])
     estimators = registry.defaults() if estimators is None else estimators
     kw = {"estimators": list(estimators), "clip": clip, "seed": seed + index * chunk_size}
     if intervals:
@@ -78,25 +78,25 @@ def study_chunk(index: int, *, rows: int = 1000, runs: int = 200,
     return df, est.effective_sample_size(w) / rows, float(w.max())
 
 
+@validate.retired(draws="runs")
 def simulation_study(*, rows: int = 1000, runs: int = 200,
                      estimators=None, clip: float | None = None,
                      intervals: bool = False, n_bootstrap: int = 400, level: float = 0.95,
                      chunk_size: int = CHUNK, seed: int = 0, progress=None, run_chunk=None,
-                     draws: int | None = None, **world) -> "StudyResult":
+                     **world) -> "StudyResult":
     """Repeated simulated logs: every estimator against the exact true value.
 
     Parameters
     ----------
-    rows, runs : rows per log and number of logs (simulation runs; ``draws`` is the old
-        name of ``runs``, still accepted with a DeprecationWarning).
+    rows, runs : rows per log and number of logs (simulation runs).
     estimators, clip : as in :func:`ulr.ope.evaluate.evaluate` (default the registry's
         defaults); every estimator with per-row terms (:func:`ulr.ope.registry.single_log`).
     intervals, n_bootstrap, level : also a bootstrap interval per log at ``level``
         (its coverage of the true value).
     chunk_size : logs per piece (``progress(done, total)`` is called between pieces).
     run_chunk : optional replacement of :func:`study_chunk` (e.g. a cached one).
-    **world : keyword options of :func:`study_world` (contexts, actions, features,
-        slots, base_rate, logging, logging_temperature, target, temperature).
+    **world : keyword options of :func:`study_world` (contexts, actions, n_features,
+        positions, base_rate, logging, logging_temperature, target, temperature).
 
     Returns
     -------
@@ -113,7 +113,6 @@ def simulation_study(*, rows: int = 1000, runs: int = 200,
     if unknown:
         raise UlrError(f"unknown estimator {', '.join(map(str, unknown))}; a simulated log "
                        f"gives {', '.join(registry.single_log())}.")
-    runs = validate.renamed(draws, runs, old="draws", new="runs")
     if rows < 1 or runs < 1 or chunk_size < 1:
         raise UlrError("rows, runs and chunk size must be positive.")
     opts = dict(rows=rows, runs=runs, estimators=tuple(estimators), clip=clip,
@@ -194,7 +193,8 @@ def _study_verdict(est_df: pd.DataFrame, truth: float, table: pd.DataFrame, *,
                      basis, v.reasons, v.to_settle, v.estimate)
 
 
-def crm_study(feedback=None, *, contexts: int = 20, actions: int = 10, features: int = 5,
+@validate.retired(features="n_features")
+def crm_study(feedback=None, *, contexts: int = 20, actions: int = 10, n_features: int = 5,
               rows: int = 5000, base_rate: float = 0.1, objective: str = "snips",
               l2: float = 0.01, variance_penalty: float = 0.0, clip: float | None = None,
               steps: int = 200, learning_rate: float = 0.5, fit_fraction: float = 0.5,
@@ -210,7 +210,7 @@ def crm_study(feedback=None, *, contexts: int = 20, actions: int = 10, features:
     """
     sim = None
     if feedback is None:
-        sim = simulate_bandit(contexts=contexts, actions=actions, features=features,
+        sim = simulate_bandit(contexts=contexts, actions=actions, n_features=n_features,
                               base_rate=base_rate, seed=seed)
         feedback = sim.sample(rows, seed=seed + 1).feedback(0)
     res = learn_policy(feedback, objective=objective, l2=l2, variance_penalty=variance_penalty,

@@ -70,7 +70,7 @@ def sndr_terms(reward, weight, *, q_logged, q_target) -> np.ndarray:
 
     ``x_i = q_target_i + w_i (r_i - q_logged_i - C) / mean(w)``, ``C`` the SNDR
     correction of :func:`sndr`. Their mean is ``mean(q_target)``, not ``V_SNDR``: use
-    them for the spread only. (The ratio form of :func:`row_terms` holds ``mean(w)``
+    them for the spread only. (The ratio form of :func:`~ulr.ope.registry.row_terms` holds ``mean(w)``
     fixed and counts the weights' noise twice.)
     """
     r, w = check_rows(reward, weight)

@@ -87,7 +87,7 @@ def collect(scan: Scan, *, positions=None, groups: bool = False) -> FeatureStats
     The statement keeps every position (a stored log's is filtered to
     ``positions`` in SQL) and K is the deepest one in its result, so the log
     is read once. An in-place file scan checks the rows it reads inside the
-    same statement (:func:`.aggregate.file_checks_sql`).
+    same statement (:func:`ulr.data.scan.file_checks_sql`).
     """
     feats = [schema.safe_ident(f) for f in scan.features]
     if not feats:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ulr import propensity
+from ulr import propensity as methods, validate
 from ulr.errors import NeedsFeatures, UlrError
 
 MAX_PAIRS = 2_000_000
@@ -177,37 +177,40 @@ def log_frame(log, *, extra=()) -> pd.DataFrame:
     return log.df(columns=cols + [c for c in extra if c not in cols])
 
 
-def propensity_theta(log, method: str, *, seed: int = 0, progress=None,
+@validate.retired(method="propensity")
+def propensity_theta(log, propensity: str, *, seed: int = 0, progress=None,
                      should_stop=None) -> np.ndarray:
-    """Relative theta per position from ``ulr.propensity.estimate(log, method=...)``.
+    """Relative theta per position from ``ulr.propensity.estimate(log, method=propensity)``.
 
     The one place the rankers call the position-bias estimators. Positions the
     method cannot estimate (NaN) are refused with a readable message. ``should_stop``:
     see :func:`ulr.propensity.estimate`.
     """
-    res = propensity.estimate(log, method=method, seed=seed, progress=progress,
+    res = methods.estimate(log, method=propensity, seed=seed, progress=progress,
                               should_stop=should_stop, weigh_facts=False)  # theta only: the
     # comparison's verdict weighs the facts itself (weighed_facts)
     theta = np.asarray(res.theta, dtype=np.float64)
     bad = np.flatnonzero(~np.isfinite(theta) | (theta <= 0)) + 1
     if bad.size:
         shown = ", ".join(map(str, bad[:10])) + (" ..." if bad.size > 10 else "")
-        raise UlrError(f"The {method} estimate has no usable theta for position(s) {shown}; "
+        raise UlrError(f"The {propensity} estimate has no usable theta for position(s) {shown}; "
                        "choose another method or give theta explicitly.")
     return theta
 
 
-def weighed_facts(log, *, theta_from: str | None = None, should_stop=None) -> dict:
+@validate.retired(theta_from="propensity")
+def weighed_facts(log, *, propensity: str | None = None, should_stop=None) -> dict:
     """What a ranker comparison's verdict weighs about a stored log, as keyword arguments
     of :func:`ulr.rankers.train_and_evaluate` / :func:`ulr.rankers.compare_learners`:
     ``mapping`` (its mapping warnings, with a contradicted randomization blocking the
-    comparison when ``theta_from`` is ``"randomization"``) and ``misfit`` (the dataset's
+    comparison when ``propensity``, the position-bias method θ comes from, is
+    ``"randomization"``) and ``misfit`` (the dataset's
     PBM-misfit caveat: the IPW weights assume the position-based model). The page, the
     ``rankers`` and ``report`` commands and the audit all call it, so they give one verdict.
     """
     from ulr import facts
     from ulr.lists import mapping_warnings, theta_warnings
-    return {"mapping": theta_warnings(mapping_warnings(log), theta_from or ""),
+    return {"mapping": theta_warnings(mapping_warnings(log), propensity or ""),
             "misfit": facts.pbm_misfit(log, should_stop=should_stop)}
 
 def segment_positions(df: pd.DataFrame, column: str, thetas: dict

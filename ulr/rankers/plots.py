@@ -43,7 +43,7 @@ def comparison_figure(table: pd.DataFrame, *, title: str = "Naive vs IPW ranker"
                       estimated: bool = False) -> go.Figure:
     """One panel per metric: naive next to IPW, a dot with its bootstrap interval.
 
-    ``table`` is :meth:`RankerComparison.table`. Metrics have different scales,
+    ``table`` is :meth:`ulr.rankers.evaluate.RankerComparison.table`. Metrics have different scales,
     so each gets its own panel, titled by :func:`metric_title`.
     """
     metric_names = list(dict.fromkeys(table["metric"]))

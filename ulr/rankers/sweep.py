@@ -8,7 +8,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from ulr import propensity
+from ulr import propensity as methods, validate
 from ulr.errors import UlrError, check
 from ulr.rankers.clicks import check_theta, propensity_theta
 from ulr.rankers.evaluate import split_queries, train_and_evaluate
@@ -19,9 +19,11 @@ from ulr.verdict import Verdict
 ProgressFn = Callable[[int, int, str], None]
 
 
-def propensity_estimator(method: str, *, seed: int = 0, should_stop=None
+@validate.retired(method="propensity")
+def propensity_estimator(propensity: str, *, seed: int = 0, should_stop=None
                          ) -> Callable[[pd.DataFrame], np.ndarray]:
-    """``DataFrame -> theta`` with a propensity method, for :func:`severity_sweep`.
+    """``DataFrame -> theta`` with the position-bias method ``propensity``, for
+    :func:`severity_sweep`.
 
     The frame is written to a temporary Parquet file and opened with
     :func:`ulr.data.ingest.open_file`, so the estimator sees a validated log exactly
@@ -35,18 +37,18 @@ def propensity_estimator(method: str, *, seed: int = 0, should_stop=None
     from ulr.data import ingest
     from ulr.simulate import write_log
 
-    if method not in propensity.METHODS:
-        raise UlrError(f"unknown propensity method {method!r}; choose one of "
-                       f"{', '.join(propensity.METHODS)}.")
+    if propensity not in methods.METHODS:
+        raise UlrError(f"unknown propensity method {propensity!r}; choose one of "
+                       f"{', '.join(methods.METHODS)}.")
 
     def estimate(df: pd.DataFrame) -> np.ndarray:
         with tempfile.TemporaryDirectory(prefix="ulr_sweep_") as tmp:
             path = os.path.join(tmp, "train.parquet")
             write_log(df.drop(columns=["true_theta"], errors="ignore"), path)
             log = ingest.open_file(path)
-            return propensity_theta(log, method, seed=seed, should_stop=should_stop)
+            return propensity_theta(log, propensity, seed=seed, should_stop=should_stop)
 
-    estimate.__name__ = f"estimate_{method}"
+    estimate.__name__ = f"estimate_{propensity}"
     return estimate
 
 
@@ -64,12 +66,14 @@ def _check_sweep(etas, runs, learner: str) -> list[float]:
     return etas
 
 
+@validate.retired(docs_per_query="positions", estimator_name="propensity",
+                  features="n_features")
 def severity_sweep(etas=(0.0, 0.5, 1.0, 1.5, 2.0), *, queries: int = 300,
-                   docs_per_query: int = 10, sessions: int = 20_000, runs: int = 1,
+                   positions: int = 10, sessions: int = 20_000, runs: int = 1,
                    learner: str = "linear", clip: float | None = None, normalize: bool = False,
                    estimate_theta: Callable[[pd.DataFrame], np.ndarray] | None = None,
-                   estimator_name: str = "estimated", model: str = "pbm",
-                   features: int = 5, randomized_fraction: float = 0.1, seed: int = 0,
+                   propensity: str = "estimated", model: str = "pbm",
+                   n_features: int = 5, randomized_fraction: float = 0.1, seed: int = 0,
                    learner_options: dict | None = None, level: float = 0.95,
                    progress: ProgressFn | None = None, should_stop=None) -> "SweepResult":
     """IPW vs naive as position bias grows: simulate, train, evaluate per eta.
@@ -79,7 +83,9 @@ def severity_sweep(etas=(0.0, 0.5, 1.0, 1.5, 2.0), *, queries: int = 300,
     differ only by eta), 30% of its queries are held out, and the learner is
     trained naively and with IPW using the true theta and, if
     ``estimate_theta`` is given, with the theta it estimates from the training
-    clicks (a callable ``DataFrame -> theta``).
+    clicks (a callable ``DataFrame -> theta``), named ``propensity`` (the position-bias
+    method, docs/glossary.md) in the rows and messages. Each log has ``queries`` queries
+    of ``positions`` documents and ``n_features`` synthetic features.
 
     Returns
     -------
@@ -104,15 +110,15 @@ def severity_sweep(etas=(0.0, 0.5, 1.0, 1.5, 2.0), *, queries: int = 300,
     for run in range(int(runs)):
         for eta in etas:
             check(should_stop)
-            sim = simulate_clicks(model=model, queries=queries, docs_per_query=docs_per_query,
-                                  sessions=sessions, eta=eta, features=features,
+            sim = simulate_clicks(model=model, queries=queries, docs_per_query=positions,
+                                  sessions=sessions, eta=eta, features=n_features,
                                   randomized_fraction=randomized_fraction, seed=seed + run)
             tick(f"{_where(eta, run)}: simulated {len(sim.df):,} rows")
             for ranker, res, err in _sweep_point(sim, eta, run, seed + run, train,
-                                                 estimate_theta, estimator_name, tick):
+                                                 estimate_theta, propensity, tick):
                 rows += [dict(eta=eta, run=run, ranker=ranker, metric=m, value=float(r.value),
                               theta_error=err,
-                              estimator=estimator_name if "estimated" in ranker else None)
+                              estimator=propensity if "estimated" in ranker else None)
                          for m, r in res.items()]
     return SweepResult.of(pd.DataFrame(rows), level=level,
                           evidence={"queries": queries, "runs per η": int(runs),

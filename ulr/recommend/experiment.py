@@ -23,7 +23,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ulr import theme
+from ulr import theme, validate
 from ulr.errors import UlrError
 from ulr.recommend.data import MNARData
 from ulr.recommend.models import MODELS, MFConfig, train
@@ -64,8 +64,9 @@ class Experiment:
                          ignore_index=True)
 
 
+@validate.retired(propensity="exposure")
 def run_experiment(data: MNARData, *, models=MODELS, base: MFConfig = MFConfig(),
-                   grids: dict | None = None, propensity: str = "naive-bayes",
+                   grids: dict | None = None, exposure: str = "naive-bayes",
                    progress=None) -> Experiment:
     """Train every model over its grid and build the results table.
 
@@ -76,11 +77,11 @@ def run_experiment(data: MNARData, *, models=MODELS, base: MFConfig = MFConfig()
     runs = []
     for m, grid in grids.items():
         for r, cfg in enumerate(grid):
-            res = train(data, m, cfg, propensity=propensity)
+            res = train(data, m, cfg, exposure=exposure)
             runs.append((m, r, cfg, res.history))
             if progress is not None:
                 progress(len(runs), total, f"{LABELS[m]} run {r + 1}/{len(grid)}")
-    return summarize_runs(data, runs, propensity=propensity)
+    return summarize_runs(data, runs, exposure=exposure)
 
 
 def experiment_grids(models, base: MFConfig = MFConfig(), grids: dict | None = None) -> dict:
@@ -93,7 +94,8 @@ def experiment_grids(models, base: MFConfig = MFConfig(), grids: dict | None = N
     return {m: (grids or {}).get(m) or default_grid(m, base) for m in models}
 
 
-def summarize_runs(data: MNARData, runs: list, *, propensity: str = "naive-bayes") -> Experiment:
+@validate.retired(propensity="exposure")
+def summarize_runs(data: MNARData, runs: list, *, exposure: str = "naive-bayes") -> Experiment:
     """Build the :class:`Experiment` from ``(model, run, config, history)`` tuples."""
     frames = [h.assign(model=m, run=r) for m, r, _, h in runs]
     configs: dict = {}
@@ -124,7 +126,7 @@ def summarize_runs(data: MNARData, runs: list, *, propensity: str = "naive-bayes
         })
     table = pd.DataFrame(rows)
     summary = {**data.summary(), "test_variance": float(np.var(data.test.rating)),
-               "propensity": propensity}
+               "propensity": exposure}
     return Experiment(history=hist, table=table, configs=configs, summary=summary)
 
 

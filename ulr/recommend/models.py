@@ -13,7 +13,7 @@ scatters the per-row gradients onto the embedding rows).
   ``P(O=1 | Y=r) = P(Y=r | O=1) P(O=1) / P(Y=r)``, with ``P(Y=r | O=1)`` from
   the training ratings, ``P(O=1)`` their share of all pairs, and ``P(Y=r)``
   from the missing-completely-at-random slice (add-one smoothing) -- the
-  estimator of Schnabel et al. Section 5.2. (``propensity="true"`` uses the
+  estimator of Schnabel et al. Section 5.2. (``exposure="true"`` uses the
   simulator's exposure probabilities instead.)
 - ``cause``: Causal Embeddings (Bonner & Vasile, "Causal embeddings for
   recommendation", RecSys 2018): users are shared; items get two embedding
@@ -34,6 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ulr import validate
 from ulr.errors import UlrError, check
 from ulr.recommend.data import MNARData, Ratings
 
@@ -158,11 +159,12 @@ class TrainResult:
     config: MFConfig
     history: pd.DataFrame  # epoch, train_loss, validation, test_mse, test_improvement
     params: dict
-    propensity: np.ndarray | None = None  # P(O=1 | y = 1..5) used by propensity-mf
+    exposure: np.ndarray | None = None  # P(O=1 | y = 1..5) used by propensity-mf
 
 
+@validate.retired(propensity="exposure")
 def train(data: MNARData, model: str, config: MFConfig = MFConfig(), *,
-          propensity: str = "naive-bayes", progress=None, should_stop=None) -> TrainResult:
+          exposure: str = "naive-bayes", progress=None, should_stop=None) -> TrainResult:
     """Train one model; evaluate its own validation criterion and the test MSE every epoch.
 
     Validation criteria: ``naive-mf`` -- MSE on held-out MNAR ratings (biased);
@@ -170,11 +172,13 @@ def train(data: MNARData, model: str, config: MFConfig = MFConfig(), *,
     up to the propensity model); ``cause`` -- MSE on the held-out part of the
     randomized slice. Test: MSE on uniformly sampled ratings and its relative
     improvement over predicting the test mean, ``1 - MSE / Var(test ratings)``.
+    ``exposure`` is the model of P(O = 1 | y) that ``propensity-mf`` divides by:
+    ``naive-bayes`` (from the randomized slice) or ``true`` (the simulator's).
     ``should_stop`` is asked every epoch (:class:`ulr.errors.Cancelled`).
     """
     if model not in MODELS:
         raise UlrError(f"unknown model {model!r}; choose from {', '.join(MODELS)}.")
-    if propensity not in ("naive-bayes", "true"):
+    if exposure not in ("naive-bayes", "true"):
         raise UlrError("propensities are 'naive-bayes' or 'true'.")
     rng = np.random.default_rng(config.seed)
     cfg = config
@@ -184,7 +188,7 @@ def train(data: MNARData, model: str, config: MFConfig = MFConfig(), *,
         tr = Ratings(*(np.r_[getattr(data.biased, f), getattr(data.random, f)]
                        for f in ("user", "item", "rating", "exposure")))
         ctrl = None
-    w_tr, w_val, prop_levels = _rating_weights(data, tr, model, propensity)
+    w_tr, w_val, prop_levels = _rating_weights(data, tr, model, exposure)
     mu0 = float(np.sum(w_tr * tr.rating) / np.sum(w_tr))
     if ctrl is not None:
         mu0 = 0.5 * (mu0 + float(ctrl.rating.mean()))
@@ -211,7 +215,7 @@ def train(data: MNARData, model: str, config: MFConfig = MFConfig(), *,
                                        "test_improvement"])
     return TrainResult(model=model, config=cfg, history=hist,
                        params={k_: v.copy() for k_, v in params.p.items()},
-                       propensity=prop_levels)
+                       exposure=prop_levels)
 
 
 def _rating_weights(data: MNARData, tr: Ratings, model: str, propensity: str):

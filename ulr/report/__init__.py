@@ -12,7 +12,7 @@ One concept per module:
 - :mod:`~ulr.report.browser`: the system Chromium and the export folders of its runs;
 - :mod:`~ulr.report.render`: images (kaleido), PDF (Chromium), atomic writes;
 - :mod:`~ulr.report.drawn`: each chart drawn once per item version, and kept;
-- :mod:`~ulr.report.powerpoint`: :func:`build_pptx`.
+- :mod:`~ulr.report.powerpoint`: :func:`~ulr.report.powerpoint.build_pptx`.
 
 The CSS and the deck's script are package files in ``ulr/report/assets``.
 """

@@ -97,16 +97,16 @@ def build_deck(items, *, title: str = "ulr report", generated: str | None = None
     lines, then smaller type), its takeaway (with a verdict badge when the item
     has one), the caveats that fit (:func:`slide_caveats`; "+N more" points to
     the appendix slides that list every caveat of those items), the chart drawn
-    for the slide (:func:`slide_figure`, no toolbar), at least half the slide's
+    for the slide (:func:`~ulr.report.figures.slide_figure`, no toolbar), at least half the slide's
     height, or a table or note, and the evidence line. Settings are left to the
     long report. ArrowLeft/ArrowRight (also PageUp/PageDown, Home, End) and the
     buttons move between slides; ``#N`` in the address opens slide N. Printing
-    (or :func:`build_pdf`) puts one slide per A4 landscape page. As in
-    :func:`build_html`, plotly.js is inline once and a Content-Security-Policy
+    (or :func:`~ulr.report.render.build_pdf`) puts one slide per A4 landscape page. As in
+    :func:`~ulr.report.document.build_html`, plotly.js is inline once and a Content-Security-Policy
     forbids every network request. ``embedded`` (the app's Present page) also
     listens to the arrow keys of the page around the frame; ``paper`` lays the
     slides out at their A4 landscape print size whatever the window (for
-    :func:`build_pdf`, so that text and charts are fitted to the page they print on).
+    :func:`~ulr.report.render.build_pdf`, so that text and charts are fitted to the page they print on).
     """
     items = as_items(items)
     if not isinstance(title, str) or not title.strip():

@@ -21,7 +21,7 @@ def build_html(items, *, title: str = "ulr report", generated: str | None = None
 
     Parameters
     ----------
-    items : list of :class:`ReportItem` or their session-state dicts, in order.
+    items : list of :class:`~ulr.report.item.ReportItem` or their session-state dicts, in order.
     title : report heading (HTML-escaped).
     generated : date-time shown as the report's creation time (default: now).
     max_table_rows : rows of each table shown inline (the ZIP has them all).

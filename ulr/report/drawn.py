@@ -16,7 +16,7 @@ from and then reused:
 A drawing is keyed by the digest (:func:`digest`) of everything it is drawn from: the
 item's chart JSON (its version: an item whose chart changes has a new key, so a stale
 drawing is never served), the options (size, scale, slide or not), and the versions
-of ulr, plotly and kaleido plus the source of the drawing code (:data:`CODE`), so a
+of ulr, plotly and kaleido plus the source of the drawing code (``_CODE``), so a
 change of the look draws afresh. The outputs are the same bytes as drawing without
 the cache (tests/report/test_drawn.py).
 """

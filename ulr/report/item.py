@@ -213,11 +213,6 @@ class ReportItem:
         """Where the result came from, as shown: the dataset's name, "simulated" or "—"."""
         return "simulated" if self.provenance == "simulated" else (self.dataset or "—")
 
-    @property
-    def source(self) -> str:
-        """The old name of :attr:`origin` (a "source" is a registered lake table)."""
-        return self.origin
-
     def frame(self) -> pd.DataFrame | None:
         """The table; a meaningful index comes back as leading column(s).
 

@@ -74,7 +74,7 @@ def to_images(figures, *, format: str = "png", width: int | None = None,
     """Render charts as static images through kaleido and the system Chromium.
 
     One browser session renders all ``figures`` (plotly figures, their JSON or
-    dicts, or :class:`ReportItem`), so many images cost one browser start.
+    dicts, or :class:`~ulr.report.item.ReportItem`), so many images cost one browser start.
     kaleido is pointed at ``browser`` (default :func:`find_browser`) with its
     ``path`` option; MathJax is off so the page loads nothing from the web.
     Each image is rendered once per chart and options and kept with the saved

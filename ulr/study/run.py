@@ -27,7 +27,7 @@ from typing import Callable
 
 import numpy as np
 
-from ulr import metrics
+from ulr import metrics, validate
 from ulr import verdict as V
 from ulr.result import Result, cached_property
 from ulr.errors import UlrError, check
@@ -260,11 +260,12 @@ def _names(cs) -> str:
 ProgressFn = Callable[[int, int, str], None]
 
 
+@validate.retired(list_size="positions")
 def run_study(data: LabelledSet, *, test: LabelledSet | None = None,
               learners=("naive-linear", "ipw-linear"), baseline: str = BASELINE,
               model: str = "pbm", eta: float = 1.0, sessions: int = 10_000, runs: int = 3,
               propensity: str = "true", production_share: float = PRODUCTION_SHARE,
-              production_feature: str | None = None, list_size: int = LIST_SIZE,
+              production_feature: str | None = None, positions: int = LIST_SIZE,
               noise: float = NOISE,
               randomized_fraction: float = RANDOMIZED, eps: float = EPS,
               test_fraction: float = 0.3, k: int = 10, level: float = 0.95,
@@ -283,8 +284,8 @@ def run_study(data: LabelledSet, *, test: LabelledSet | None = None,
     production_share, production_feature
         The production ranker: ridge on a ``production_share`` of the training queries
         (seeded per run), or the analyst's own score column (a feature's name).
-    model, eta, sessions, list_size, noise, randomized_fraction, eps
-        The simulation (:func:`ulr.study.simulate.simulate_clicks`).
+    model, eta, sessions, positions, noise, randomized_fraction, eps
+        The simulation (``positions``: the list length) (:func:`ulr.study.simulate.simulate_clicks`).
     runs : int
         Independent simulations (seeds ``seed .. seed + runs - 1``).
     propensity : str
@@ -353,7 +354,7 @@ def run_study(data: LabelledSet, *, test: LabelledSet | None = None,
         prod = production_ranker(train, share=production_share, seed=rs,
                                  feature=production_feature)
         log = simulate_clicks(train, prod.score(train.X), sessions=sessions, model=model,
-                              eta=eta, list_size=list_size, noise=noise,
+                              eta=eta, positions=positions, noise=noise,
                               randomized_fraction=randomized_fraction, eps=eps, seed=rs)
         clicks_total += log.n_clicks
         if keep_log and r == 0:
@@ -372,7 +373,7 @@ def run_study(data: LabelledSet, *, test: LabelledSet | None = None,
         if predicting:  # the held-out queries' own clicks, as much traffic per query
             test_logs.append(simulate_clicks(
                 test, prod.score(test.X), sessions=heldout_sessions, model=model, eta=eta,
-                list_size=list_size, noise=noise, randomized_fraction=randomized_fraction,
+                positions=positions, noise=noise, randomized_fraction=randomized_fraction,
                 eps=eps, seed=[rs, 1]))
     # 2. every (run, learner) fit, ``workers`` at a time, scored as it finishes
     scores_by_run: list[dict] = [{} for _ in range(runs)]
@@ -420,7 +421,7 @@ def run_study(data: LabelledSet, *, test: LabelledSet | None = None,
     settings = dict(learners=names, baseline=baseline, model=model, eta=float(eta),
                     sessions=int(sessions), runs=runs, propensity=propensity,
                     production_share=production_share,
-                    production_feature=production_feature, list_size=list_size, noise=noise,
+                    production_feature=production_feature, list_size=positions, noise=noise,
                     randomized_fraction=randomized_fraction, eps=eps, k=k, level=level,
                     n_bootstrap=n_bootstrap, seed=seed, primary=primary,
                     test=("file" if given_test
@@ -511,21 +512,22 @@ def metrics_undefined(test: LabelledSet) -> bool:
     return not bool((test.relevance > 0).any())
 
 
-def estimate_theta(log, train: LabelledSet, method: str, *, seed: int = 0,
+@validate.retired(method="propensity")
+def estimate_theta(log, train: LabelledSet, propensity: str, *, seed: int = 0,
                    should_stop=None) -> np.ndarray:
     """Relative theta per position estimated from a simulated log by a
-    :mod:`ulr.propensity` method (through :func:`ulr.rankers.propensity_estimator`, which
+    :mod:`ulr.propensity` method ``propensity`` (through :func:`ulr.rankers.propensity_estimator`, which
     opens the log as the CLI would)."""
     from ulr import propensity as P
     from ulr.rankers import check_theta, propensity_estimator
-    needs_features = P.REGISTRY[method].features
+    needs_features = P.REGISTRY[propensity].features
     df = log.frame(train, features=needs_features)
-    est = propensity_estimator(method, seed=seed, should_stop=should_stop)
+    est = propensity_estimator(propensity, seed=seed, should_stop=should_stop)
     k = int(log.position.max())
     try:
         theta = check_theta(est(df), max_position=k)[:k]
     except UlrError as exc:
-        raise UlrError(f"The {method} estimate of θ is not usable: {exc}") from None
+        raise UlrError(f"The {propensity} estimate of θ is not usable: {exc}") from None
     return theta / theta[0]
 
 

@@ -6,7 +6,7 @@
 2. A *session* draws a training query uniformly, adds Gaussian noise to the production
    scores of its documents (``noise`` times the scores' standard deviation, fresh per
    session, so a document is seen at several positions: EM is identified) and shows the
-   top ``list_size``. A ``randomized`` share of sessions shows a uniformly random
+   top ``positions``. A ``randomized`` share of sessions shows a uniformly random
    selection in random order (so randomization-based estimators are identified).
 3. The user clicks on the true grades ``y`` with attractiveness
    ``gamma(y) = eps + (1 - eps) (2^y - 1) / (2^ymax - 1)`` (:func:`ulr.simulate.attractiveness`;
@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ulr import validate
 from ulr.clickmodels import records
 from ulr.errors import UlrError
 from ulr.simulate import attractiveness
@@ -154,8 +155,9 @@ class ClickLog:
         return df
 
 
+@validate.retired(list_size="positions")
 def simulate_clicks(train: LabelledSet, scores: np.ndarray, *, sessions: int,
-                    model: str = "pbm", eta: float = 1.0, list_size: int = LIST_SIZE,
+                    model: str = "pbm", eta: float = 1.0, positions: int = LIST_SIZE,
                     noise: float = NOISE, randomized_fraction: float = RANDOMIZED,
                     eps: float = EPS, continuation: float = CONTINUATION,
                     seed: int = 0) -> ClickLog:
@@ -172,7 +174,7 @@ def simulate_clicks(train: LabelledSet, scores: np.ndarray, *, sessions: int,
         raise UlrError("sessions must be at least 1.")
     if not np.isfinite(eta) or eta < 0:
         raise UlrError("eta must be a finite number of 0 or more.")
-    if int(list_size) < 1:
+    if int(positions) < 1:
         raise UlrError("the list size must be at least 1.")
     if not 0.0 <= randomized_fraction <= 1.0:
         raise UlrError("the randomized share must lie in [0, 1].")
@@ -185,7 +187,7 @@ def simulate_clicks(train: LabelledSet, scores: np.ndarray, *, sessions: int,
     S, Q = int(sessions), train.n_queries
     counts, starts = train.counts, train.starts
     dmax = int(counts.max())
-    K = min(int(list_size), dmax)
+    K = min(int(positions), dmax)
     # production scores padded per query: (Q, dmax), -inf beyond a query's documents
     col = np.arange(train.n_documents) - starts[train.qid]
     padded = np.full((Q, dmax), -np.inf, dtype=np.float32)
