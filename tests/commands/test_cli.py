@@ -89,7 +89,7 @@ def test_hostile_name_and_map(tmp_path, cli, user_error):
 # Retired spellings (docs/glossary.md): refused with one line naming the new one
 # ---------------------------------------------------------------------------
 
-SAMPLE = __import__("pathlib").Path(__file__).resolve().parent.parent / "data" / "sample_clicks.csv"
+SAMPLE = __import__("pathlib").Path(__file__).resolve().parents[2] / "data" / "sample_clicks.csv"
 
 RETIRED_FLAGS = [  # (command, old, new, value)
     ("report", "--propensity-method", "--propensity", "em"),

@@ -9,7 +9,7 @@ from ulr.recommend.data import simulate_mnar
 from ulr.recommend.experiment import N_SEEDS as SEEDS, run_experiment
 from ulr.recommend.models import MFConfig
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "debiased_recs.py")
 
 

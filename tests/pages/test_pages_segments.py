@@ -6,7 +6,7 @@ from streamlit.testing.v1 import AppTest
 
 from tests.propensity.test_propensity_segments import device_log
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
 
 

@@ -6,7 +6,7 @@ from streamlit.testing.v1 import AppTest
 
 from tests.study.letor import letor_text, linear_set
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
 
 

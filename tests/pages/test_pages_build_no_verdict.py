@@ -4,7 +4,7 @@ verdict. Read from the source (AST), so a page that does fails here whatever it 
 import ast
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 #: names of ulr.verdict that build or change a verdict
 BUILDERS = {"Verdict", "Reason", "with_reason", "pbm_misfit", "pbm_misfit_reason",
             "difference_verdict", "weakest", "fill"}

@@ -8,7 +8,7 @@ from streamlit.testing.v1 import AppTest
 
 from ulr import metrics, propensity, rankers
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 COMPARE = str(ROOT / "pages" / "compare_rankers.py")
 SWEEP = str(ROOT / "pages" / "severity_sweep.py")
 METRICS = ["arp", "dcg", "ndcg@10", "auc", "pauc", "local_auc"]

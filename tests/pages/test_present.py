@@ -17,7 +17,7 @@ from ulr import report, theme
 from ulr.report import saved as reports
 from ulr.plots import ctr_by_position_figure
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CAVEATS = ["Effective sample size is 3.4% of the log.", "Only 6.8 effective clicks <b>!</b>"]
 
 

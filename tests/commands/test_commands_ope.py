@@ -9,7 +9,7 @@ import pytest
 from ulr.data import ingest
 from ulr.ope.evaluate import evaluate_log
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "data" / "sample_ope.csv"
 
 

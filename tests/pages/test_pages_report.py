@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 from ulr import report
 from ulr.report import saved as reports
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
 OWNER, OTHER = "browser:" + "a" * 32, "browser:" + "b" * 32  # two browsers' identities
 

@@ -13,7 +13,7 @@ from ulr import metrics, rankers
 from ulr.data import ingest
 from ulr.simulate import simulate_clicks, write_log
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "data" / "sample_clicks.csv"
 KEYS = {"arp", "dcg", "ndcg@10", "auc", "pauc", "local_auc"}
 THETA = ",".join(f"{(1 / k):.6f}" for k in range(1, 11))

@@ -19,7 +19,7 @@ from streamlit.testing.v1 import AppTest
 
 from pages import _ui as ui
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
 
 HOSTILE = ("Session expired. **[Sign in](http://evil.example/login)** "

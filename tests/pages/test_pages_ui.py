@@ -131,7 +131,7 @@ def test_the_server_config_keeps_a_view_cheap_and_no_page_relies_on_magic():
     the scripts Streamlit runs, not to the modules they import)."""
     import tomllib
     from pathlib import Path
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     runner = tomllib.loads((root / ".streamlit" / "config.toml").read_text())["runner"]
     assert runner["magicEnabled"] is False
     assert runner["postScriptGC"] is False
@@ -169,7 +169,7 @@ def test_a_run_writes_its_settings_to_the_url_in_one_message(monkeypatch):
     real = QueryParams._send_query_param_msg
     monkeypatch.setattr(QueryParams, "_send_query_param_msg",
                         lambda self: (sent.append(dict(self._query_params)), real(self))[1])
-    at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app.py"),
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"),
                            default_timeout=120)
     at.run()
     sent.clear()
@@ -184,7 +184,7 @@ def test_a_run_writes_its_settings_to_the_url_in_one_message(monkeypatch):
 
 # ---------------------------------------------------------------- session keys, named once
 
-PAGES_DIR = Path(__file__).resolve().parent.parent / "pages"
+PAGES_DIR = Path(__file__).resolve().parents[2] / "pages"
 KEYS_FILE = PAGES_DIR / "_ui" / "keys.py"
 
 

@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 from ulr.data import catalog, ingest
 from ulr.ope.evaluate import evaluate_log
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "off_policy.py")
 SAMPLE = ROOT / "data" / "sample_ope.csv"
 

@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from pages._ui import keys as ui_keys
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "bandit_lab.py")
 
 

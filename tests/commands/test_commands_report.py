@@ -20,7 +20,7 @@ from ulr.commands import report as cmd
 from ulr.errors import UlrError
 from ulr.simulate import simulate_clicks, write_log
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "data" / "sample_clicks.csv"
 
 

@@ -6,7 +6,7 @@ from streamlit.testing.v1 import AppTest
 
 from pages import _ui as ui
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_home_links_every_page_with_its_question():

@@ -12,7 +12,7 @@ from ulr.data import catalog, ingest
 from ulr.propensity import estimate
 from ulr.simulate import simulate_clicks, write_log
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def ulr(capsys, *args):

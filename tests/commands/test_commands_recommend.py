@@ -48,7 +48,7 @@ def test_user_errors_exit_2(cli, user_error, args, needle):
 
 def test_runs_counts_the_worlds(cli):
     """--runs is the one name for repeated simulations (bandit, sweep, recommend); the
-    retired --seeds is refused (tests/test_cli.py)."""
+    retired --seeds is refused (tests/commands/test_cli.py)."""
     args = ("recommend", "--users", 40, "--items", 30, "--epochs", 2, "--models", "naive-mf",
             "--exposure", "true", "--json")
     rc, out, err = cli(*args, "--runs", 2)
