@@ -207,3 +207,15 @@ def test_compiled_counts_are_numpys_counts_bit_for_bit(monkeypatch):
         np.testing.assert_array_equal(getattr(a, f), getattr(b, f))
     pd.testing.assert_frame_equal(bootstrap_difference(num, den, **kw),
                                   bootstrap_difference(num, den, replicates=reps, **kw))
+
+
+def test_compiled_counts_widen_when_a_count_passes_16_bits():
+    """A unit drawn more than 65,535 times in one replicate (possible only for tiny unit
+    counts with huge draws) is counted again in 64 bits: the counts stay exact."""
+    from ulr.ope.resample_jit import row_counts
+    idx = np.zeros((2, 70_000), dtype=np.int64)
+    idx[1, ::2] = 1
+    c = row_counts(idx, 3)
+    np.testing.assert_array_equal(c, [[70_000, 0, 0], [35_000, 35_000, 0]])
+    small = row_counts(np.array([[2, 2, 0]]), 4)
+    np.testing.assert_array_equal(small, [[1, 0, 2, 0]])
