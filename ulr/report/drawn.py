@@ -33,9 +33,13 @@ _log = logging.getLogger(__name__)
 #: drawings kept in this process (the least recently used are dropped first)
 MEMO_ENTRIES = 512
 #: drawings kept in the store (the oldest are dropped first)
-KEPT_ENTRIES = 200
+KEPT_ENTRIES = 400
+
+#: seconds an export waits for a drawing another thread is making before drawing it itself
+WAIT_S = 120.0
 
 _memo: collections.OrderedDict = collections.OrderedDict()
+_inflight: dict = {}  # (kind, key) -> threading.Event set when that thread is done
 _memo_lock = threading.Lock()
 _off = threading.local()  # ``_off.on = False``: draw everything afresh (tests, benches)
 
@@ -123,6 +127,17 @@ def memo(kind: str, key: str, draw):
     return value
 
 
+def put(kind: str, key: str, value) -> None:
+    """Keep ``value`` (immutable) as :func:`memo` would have drawn it."""
+    if not active():
+        return
+    with _memo_lock:
+        _memo[(kind, key)] = value
+        _memo.move_to_end((kind, key))
+        while len(_memo) > MEMO_ENTRIES:
+            _memo.popitem(last=False)
+
+
 _DDL = ("CREATE TABLE IF NOT EXISTS ulr_report_drawn (key VARCHAR PRIMARY KEY, "
         "kind VARCHAR NOT NULL, payload BLOB NOT NULL, created VARCHAR NOT NULL)")
 
@@ -188,10 +203,7 @@ def kept(kind: str, keys: list[str], draw, *, db=None) -> list[bytes]:
             out[i] = found.get(keys[i])
     missing = [i for i, v in enumerate(out) if v is None]
     if missing:
-        fresh = list(draw(missing))
-        for i, v in zip(missing, fresh):
-            out[i] = v
-        _save(db, kind, {keys[i]: v for i, v in zip(missing, fresh)})
+        _draw_missing(kind, keys, out, missing, draw, db)
     with _memo_lock:
         for k, v in zip(keys, out):
             _memo[(kind, k)] = v
@@ -199,6 +211,50 @@ def kept(kind: str, keys: list[str], draw, *, db=None) -> list[bytes]:
         while len(_memo) > MEMO_ENTRIES:
             _memo.popitem(last=False)
     return out
+
+
+def _draw_missing(kind: str, keys: list[str], out: list, missing: list[int], draw,
+                  db) -> None:
+    """Fill ``out[i]`` for ``missing`` positions: those another thread of this process is
+    drawing now (the drawing after a save, :mod:`ulr.report.ahead`, or another export)
+    are waited for, the rest drawn here, once. A drawing the other thread could not
+    make is drawn here after all."""
+    mine, theirs, done = [], [], threading.Event()
+    with _memo_lock:
+        for i in missing:
+            k = (kind, keys[i])
+            if k in _memo:
+                out[i] = _memo[k]
+            elif k in _inflight:
+                theirs.append((i, _inflight[k]))
+            else:
+                _inflight[k] = done
+                mine.append(i)
+    try:
+        if mine:
+            fresh = list(draw(mine))
+            with _memo_lock:
+                for i, v in zip(mine, fresh):
+                    out[i] = v
+                    _memo[(kind, keys[i])] = v
+            _save(db, kind, {keys[i]: out[i] for i in mine})
+    finally:
+        with _memo_lock:
+            for i in mine:
+                _inflight.pop((kind, keys[i]), None)
+        done.set()
+    late = []
+    for i, event in theirs:
+        event.wait(WAIT_S)
+        with _memo_lock:
+            out[i] = _memo.get((kind, keys[i]))
+        if out[i] is None:
+            late.append(i)
+    if late:
+        fresh = list(draw(late))
+        for i, v in zip(late, fresh):
+            out[i] = v
+        _save(db, kind, {keys[i]: out[i] for i in late})
 
 
 def figure_key(item) -> str:
