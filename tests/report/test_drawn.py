@@ -269,3 +269,28 @@ def test_charts_are_drawn_after_a_save_without_the_save_waiting_and_the_export_r
     assert report.build_deck(kept, title="R", generated=GENERATED) == deck
     monkeypatch.setenv("ULR_DRAW_AHEAD", "0")
     assert ahead.schedule(rid, db=db) is False  # off: nothing drawn after a save
+
+
+def test_a_drawing_after_a_save_that_dies_loses_nothing(monkeypatch, tmp_path):
+    from ulr.report import ahead, saved
+    monkeypatch.setenv("ULR_DRAW_AHEAD", "1")
+    monkeypatch.setattr(ahead, "on", lambda: True)  # also where no browser is installed
+    db = str(tmp_path / "store.duckdb")
+    drawn.clear()
+    items = list(make_items())
+    rid = saved.create("R", actor=saved.OPERATOR, db=db).id
+
+    def killed(*a, **k):
+        raise RuntimeError("the browser was killed")
+    monkeypatch.setattr(render, "_render", killed)
+    monkeypatch.setattr(render, "image_browser", lambda *a, **k: "/usr/bin/chromium")
+    for it in items:
+        saved.add_item(rid, it, actor=saved.OPERATOR, db=db)
+    assert ahead.idle(60)
+    # every item saved, nothing kept for the pictures: the export draws them
+    assert [i.to_dict() for i in saved.items(rid, actor=saved.OPERATOR, db=db)] == [
+        i.to_dict() for i in items]
+    from ulr.data import catalog
+    with catalog.catalog(db) as con:
+        assert con.execute("SELECT count(*) FROM ulr_report_drawn WHERE kind = 'pptx_png'"
+                           ).fetchone()[0] == 0
