@@ -211,13 +211,21 @@ def test_an_export_waits_for_a_drawing_another_thread_is_making_and_draws_it_onc
     t.join()
 
 
-def test_deck_charts_are_kept_in_the_store_for_a_new_process(monkeypatch):
+def test_deck_charts_kept_after_a_save_are_read_from_the_store_and_a_deck_writes_none(
+        monkeypatch):
+    from ulr.data import catalog
     from ulr.report import parts
     _store()
     drawn.clear()
     items = list(make_items())
     reference = _fresh(lambda: report.build_deck(items, title="R", generated=GENERATED))
+    stamp = catalog._stamp(catalog.store_path(None))
     assert report.build_deck(items, title="R", generated=GENERATED) == reference
+    assert catalog._stamp(catalog.store_path(None)) == stamp  # the deck wrote nothing
+    drawn.clear()
+    # what the drawing after a save keeps (ulr.report.ahead)
+    assert parts.draw_figures(items, slide=True, height="100%", keep=True) == sum(
+        1 for it in items if it.figure is not None)
     drawn.clear()  # a new process: the charts' HTML comes from the store
     monkeypatch.setattr(parts, "_figure_html", lambda *a, **k: pytest.fail("drawn again"))
     assert report.build_deck(items, title="R", generated=GENERATED) == reference
@@ -292,5 +300,6 @@ def test_a_drawing_after_a_save_that_dies_loses_nothing(monkeypatch, tmp_path):
         i.to_dict() for i in items]
     from ulr.data import catalog
     with catalog.catalog(db) as con:
-        assert con.execute("SELECT count(*) FROM ulr_report_drawn WHERE kind = 'pptx_png'"
-                           ).fetchone()[0] == 0
+        assert not con.execute("SELECT 1 FROM duckdb_tables() WHERE table_name = "
+                               "'ulr_report_drawn'").fetchone() or con.execute(
+            "SELECT count(*) FROM ulr_report_drawn WHERE kind = 'pptx_png'").fetchone()[0] == 0

@@ -105,7 +105,7 @@ def draw_report(report_id: str, *, db=None) -> int:
     items = saved.items(report_id, actor=saved.OPERATOR, db=db)
     n = powerpoint.draw_pictures(items, db=db)
     if not _state["stop"]:  # the deck's charts (Present, and the PDF prints the deck)
-        parts.draw_figures(items, slide=True, height="100%", db=db)
+        parts.draw_figures(items, slide=True, height="100%", db=db, keep=True)
     return n
 
 

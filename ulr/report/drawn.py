@@ -9,9 +9,13 @@ from and then reused:
 
 - in this process (:func:`memo`): the Report page, Present, the HTML report and the
   deck draw each chart once per item version;
-- with the saved reports (:func:`kept`): the pictures Chromium renders and the PDF of a
-  deck are kept in the store beside the reports (table ``ulr_report_drawn``), so a
-  second export, in any process, renders nothing.
+- with the saved reports (:func:`kept`): the pictures Chromium renders, the charts' HTML
+  of the deck and the long report (:func:`ulr.report.parts.draw_figures`) and the PDF of
+  a deck are kept in the store beside the reports (table ``ulr_report_drawn``), so a
+  second export, in any process, renders nothing;
+- after a save (:mod:`ulr.report.ahead`): saving an item draws the report's slide
+  pictures and deck charts in a background thread, so the first export finds them kept.
+  An export needing a drawing another thread is making waits for it (:func:`kept`).
 
 A drawing is keyed by the digest (:func:`digest`) of everything it is drawn from: the
 item's chart JSON (its version: an item whose chart changes has a new key, so a stale
@@ -156,8 +160,10 @@ def _load(db, keys: list[str]) -> dict:
     if not _have_store(db):
         return {}
     try:
-        with catalog.catalog(db, write=True) as con:
-            con.execute(_DDL)
+        with catalog.catalog(db) as con:  # a read: the catalog's cached reads stay valid
+            if not con.execute("SELECT 1 FROM duckdb_tables() WHERE schema_name = 'main' "
+                               "AND table_name = 'ulr_report_drawn'").fetchone():
+                return {}
             rows = con.execute("SELECT key, payload FROM ulr_report_drawn WHERE key IN "
                                "(SELECT unnest($keys))", {"keys": keys}).fetchall()
         return {k: bytes(p) for k, p in rows}
@@ -170,7 +176,7 @@ def _save(db, kind: str, values: dict) -> None:
     import datetime as dt
 
     from ulr.data import catalog
-    if not _have_store(db):
+    if db is False or not values or not _have_store(db):  # False: not in the store
         return
     try:
         with catalog.catalog(db, write=True) as con:
@@ -185,10 +191,11 @@ def _save(db, kind: str, values: dict) -> None:
         _log.warning("report drawings: cannot keep them in the store (%s)", exc)
 
 
-def kept(kind: str, keys: list[str], draw, *, db=None) -> list[bytes]:
+def kept(kind: str, keys: list[str], draw, *, db=None, keep: bool = True) -> list[bytes]:
     """The bytes drawn for each of ``keys``, from this process, else the store, else
     ``draw(missing)`` (``missing``: the positions of ``keys`` drawn by neither; one call
-    for all of them, e.g. one browser session), which are then kept in both."""
+    for all of them, e.g. one browser session), which are then kept in both (with
+    ``keep=False`` in this process only: a page view writes nothing to the store)."""
     if not active():
         return list(draw(list(range(len(keys)))))
     out: list = [None] * len(keys)
@@ -203,7 +210,7 @@ def kept(kind: str, keys: list[str], draw, *, db=None) -> list[bytes]:
             out[i] = found.get(keys[i])
     missing = [i for i, v in enumerate(out) if v is None]
     if missing:
-        _draw_missing(kind, keys, out, missing, draw, db)
+        _draw_missing(kind, keys, out, missing, draw, db if keep else False)
     with _memo_lock:
         for k, v in zip(keys, out):
             _memo[(kind, k)] = v

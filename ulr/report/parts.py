@@ -210,10 +210,14 @@ def _figure_html_key(item: ReportItem, safe_name: str, slide: bool, height: str)
     return drawn.digest(drawn.code(), drawn.figure_key(item), safe_name, slide, height)
 
 
-def draw_figures(items, *, slide: bool = False, height: str = "480px", db=None) -> int:
-    """:func:`figure_html` of every item with a chart, kept with the saved reports too
-    (:func:`ulr.report.drawn.kept`, one read of the store for all of them): a deck or
-    report built in a new process after this draws none of them again. Returns how many."""
+def draw_figures(items, *, slide: bool = False, height: str = "480px", db=None,
+                 keep: bool = False) -> int:
+    """:func:`figure_html` of every item with a chart, found with one read of the store
+    (:func:`ulr.report.drawn.kept`) where the drawing after a save (:mod:`ulr.report.ahead`,
+    ``keep=True``) kept them: a deck or report built in a new process draws none of them
+    again. Decks and reports themselves keep nothing in the store (``keep=False``): a
+    write would make every cached read of the catalog miss on the next page view.
+    Returns how many charts."""
     from ulr.report import drawn
     charts = [it for it in items if it.figure is not None]
     if not charts or not drawn.active():
@@ -222,7 +226,7 @@ def draw_figures(items, *, slide: bool = False, height: str = "480px", db=None) 
     keys = [_figure_html_key(it, n, slide, height) for it, n in zip(charts, names)]
     kept = drawn.kept("figure_html_bytes", keys, lambda missing: [
         _figure_html(charts[j], _DIV, slide=slide, height=height,
-                     safe_name=names[j]).encode("utf-8") for j in missing], db=db)
+                     safe_name=names[j]).encode("utf-8") for j in missing], db=db, keep=keep)
     for k, v in zip(keys, kept):  # where figure_html finds them
         drawn.put("figure_html", k, v.decode("utf-8"))
     return len(charts)
