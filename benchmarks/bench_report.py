@@ -19,8 +19,12 @@ one of ``--small`` items (a speed-up must not slow a small report):
   in a new process and a second view (a rerun, as after an edit);
 - ``present``: the Present page's script run, first and second view;
 - ``html``, ``deck``, ``zip``, ``pdf``, ``pptx``: each export built in a new process
-  (``first``: nothing drawn yet), again in that process (``again``), and in another new
-  process on the same store (``new process``: what was kept with the saved report).
+  (``first``: nothing drawn yet, the drawing after a save turned off), again in that
+  process (``again``), in another new process on the same store (``new process``: what
+  was kept with the saved report), and in a new process on a new store once the
+  drawing that saving the items started (:mod:`ulr.report.ahead`) is done (``after
+  save``: the user saves the items, reads, then exports; the drawing's own background
+  time and the saves' time are printed too).
 
 Prints one line per checkout, report, step and moment with the best and the median wall
 seconds of ``--repeat`` runs (the sides alternate, so a change of load falls on both), and
@@ -46,7 +50,8 @@ import json, os, sys, time, warnings, logging
 warnings.filterwarnings("ignore")
 logging.disable(logging.WARNING)
 sys.path.insert(0, os.getcwd())
-items_path, n, steps, fresh = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(","), sys.argv[4] == "1"
+items_path, n, steps, mode = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(","), sys.argv[4]
+fresh = mode in ("fresh", "after save")
 from ulr import report
 from ulr.report import saved
 OWNER = "browser:" + "a" * 32
@@ -57,8 +62,19 @@ def timed(name, fn):
 rid = None
 if fresh:
     r = saved.create("Bench report", actor=OWNER)
-    for d in items:
-        saved.add_item(r.id, report.ReportItem.from_dict(d), actor=OWNER)
+    its = [report.ReportItem.from_dict(d) for d in items]
+    t0 = time.perf_counter()
+    for it in its:
+        saved.add_item(r.id, it, actor=OWNER)
+    out["save " + str(len(its)) + " items" + (" (drawing on)" if mode == "after save" else "")
+        ] = time.perf_counter() - t0
+if mode == "after save":  # the user saves, reads, then exports: the drawing had time
+    try:
+        from ulr.report import ahead
+    except ImportError:  # a checkout without drawing after a save
+        ahead = None
+    if ahead is not None:
+        timed("drawing after save (background)", lambda: ahead.idle(600))
 rid = saved.list_reports(actor=OWNER)[0].id
 its = saved.items(rid, actor=OWNER)
 title = "Bench report"
@@ -82,8 +98,9 @@ for step in steps:
              "zip": lambda: report.build_zip(its),
              "pdf": lambda: report.build_pdf(its, title=title),
              "pptx": lambda: build_pptx(its, title=title)}[step]
-    timed(step + (" first" if fresh else " new process"), build)
-    if fresh:
+    timed(step + {"fresh": " first", "after save": " after save"}.get(mode, " new process"),
+          build)
+    if mode == "fresh":
         timed(step + " again", build)
 print("BENCH" + json.dumps(out))
 '''
@@ -114,11 +131,14 @@ def _items(folder: Path, n: int) -> Path:
     return path
 
 
-def _child(cwd: str, store: str, items: Path, n: int, steps: list[str], fresh: bool) -> dict:
-    env = {**os.environ, "ULR_DB": store, "PYTHONWARNINGS": "ignore"}
+def _child(cwd: str, store: str, items: Path, n: int, steps: list[str], mode: str) -> dict:
+    """One new process timing ``steps``: ``mode`` "fresh" (a new store, nothing drawn:
+    the drawing after a save is off), "again" (the store of a "fresh" run) or "after
+    save" (a new store; the saves' drawing, ``ulr.report.ahead``, waited for)."""
+    env = {**os.environ, "ULR_DB": store, "PYTHONWARNINGS": "ignore",
+           "ULR_DRAW_AHEAD": "1" if mode == "after save" else "0"}
     p = subprocess.run([sys.executable, "-c", _CHILD, str(items), str(n), ",".join(steps),
-                        "1" if fresh else "0"], cwd=cwd, env=env, capture_output=True,
-                       text=True)
+                        mode], cwd=cwd, env=env, capture_output=True, text=True)
     line = next((x for x in p.stdout.splitlines() if x.startswith("BENCH")), None)
     if p.returncode != 0 or line is None:
         raise SystemExit(f"the bench's child failed in {cwd}:\n{p.stderr[-3000:]}")
@@ -151,9 +171,12 @@ def main(argv=None) -> None:
         for _ in range(args.repeat):  # the sides alternate: a change of load falls on both
             for side, cwd in sides:
                 store = tempfile.mkdtemp(prefix=f"store_{side}_", dir=folder) + "/store.duckdb"
-                res = _child(cwd, store, items, n, steps, fresh=True)
+                res = _child(cwd, store, items, n, steps, "fresh")
                 if exports:
-                    res.update(_child(cwd, store, items, n, exports, fresh=False))
+                    res.update(_child(cwd, store, items, n, exports, "again"))
+                    store = (tempfile.mkdtemp(prefix=f"store_{side}_", dir=folder)
+                             + "/store.duckdb")
+                    res.update(_child(cwd, store, items, n, exports, "after save"))
                 for k, v in res.items():
                     runs.setdefault((side, k), []).append(v)
         for (side, k), vs in runs.items():

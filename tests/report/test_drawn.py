@@ -166,3 +166,140 @@ def test_a_table_is_read_once_per_version_and_every_caller_gets_its_own_copy():
     other = ReportItem.from_dict({**a.to_dict(), "table": pd.DataFrame({"x": [1]}).to_json(
         orient="split")})
     assert list(other.frame().columns) == ["x"]  # a new table version is read afresh
+
+
+def test_an_export_waits_for_a_drawing_another_thread_is_making_and_draws_it_once(tmp_path):
+    import threading
+    import time
+    drawn.clear()
+    db = str(tmp_path / "store.duckdb")
+    _store(db)
+    calls, started = [], threading.Event()
+
+    def slow(missing):
+        calls.append(list(missing))
+        started.set()
+        time.sleep(0.5)
+        return [f"drawing {i}".encode() for i in missing]
+
+    out = {}
+    t = threading.Thread(target=lambda: out.setdefault("bg", drawn.kept("w", ["a", "b"], slow,
+                                                                        db=db)))
+    t.start()
+    started.wait(5)
+    # "a" and "b" are being drawn by the other thread: waited for; "c" drawn here
+    assert drawn.kept("w", ["c", "b", "a"], slow, db=db) == [b"drawing 0", b"drawing 1",
+                                                              b"drawing 0"]
+    t.join()
+    assert out["bg"] == [b"drawing 0", b"drawing 1"]
+    assert calls == [[0, 1], [0]]  # each key drawn once
+
+    def failing(missing):
+        calls.append(("failed", list(missing)))
+        started.set()
+        time.sleep(0.3)
+        raise RuntimeError("the other thread's browser crashed")
+
+    drawn.clear()
+    started.clear()
+    t = threading.Thread(target=lambda: pytest.raises(RuntimeError, drawn.kept, "w2", ["x"],
+                                                      failing, db=db))
+    t.start()
+    started.wait(5)
+    # the other thread failed: the waiting export draws it itself
+    assert drawn.kept("w2", ["x"], slow, db=db) == [b"drawing 0"]
+    t.join()
+
+
+def test_deck_charts_kept_after_a_save_are_read_from_the_store_and_a_deck_writes_none(
+        monkeypatch):
+    from ulr.data import catalog
+    from ulr.report import parts
+    _store()
+    drawn.clear()
+    items = list(make_items())
+    reference = _fresh(lambda: report.build_deck(items, title="R", generated=GENERATED))
+    stamp = catalog._stamp(catalog.store_path(None))
+    assert report.build_deck(items, title="R", generated=GENERATED) == reference
+    assert catalog._stamp(catalog.store_path(None)) == stamp  # the deck wrote nothing
+    drawn.clear()
+    # what the drawing after a save keeps (ulr.report.ahead)
+    assert parts.draw_figures(items, slide=True, height="100%", keep=True) == sum(
+        1 for it in items if it.figure is not None)
+    drawn.clear()  # a new process: the charts' HTML comes from the store
+    monkeypatch.setattr(parts, "_figure_html", lambda *a, **k: pytest.fail("drawn again"))
+    assert report.build_deck(items, title="R", generated=GENERATED) == reference
+
+
+@needs_chromium
+def test_pictures_of_one_browser_page_are_the_same_as_each_rendered_in_a_page_of_its_own():
+    # kaleido reloads its page after each chart; ulr's session does not for PNG (render._Kaleido)
+    from ulr.report.browser import find_browser
+    items = list(make_items())
+    figs = [report.slide_figure(it, width=600).update_layout(width=600, height=300).to_dict()
+            for it in items if it.figure is not None]
+    figs.append(_item([0.9, 0.1, 0.5]).figure_dict())
+    opts = [{"format": "png", "scale": 1.0, "width": 600, "height": 300}] * len(figs)
+    together = render._render(figs, opts, find_browser(), 60.0)
+    alone = [render._render([f], [o], find_browser(), 60.0)[0] for f, o in zip(figs, opts)]
+    assert len(together) >= 2 and together == alone
+
+
+@needs_chromium
+def test_charts_are_drawn_after_a_save_without_the_save_waiting_and_the_export_reuses_them(
+        monkeypatch, tmp_path):
+    from ulr.report import ahead, saved
+    from ulr.report.powerpoint import build_pptx
+    monkeypatch.setenv("ULR_DRAW_AHEAD", "1")
+    db = str(tmp_path / "store.duckdb")
+    drawn.clear()
+    items = list(make_items())
+    rid = saved.create("R", actor=saved.OPERATOR, db=db).id
+    drawing = []
+    real = render._render
+    monkeypatch.setattr(render, "_render", lambda *a: drawing.append(1) or real(*a))
+    for it in items:
+        saved.add_item(rid, it, actor=saved.OPERATOR, db=db)
+    assert not drawing  # the save returned before anything was drawn
+    assert ahead.idle(120)
+    assert len(drawing) == 1  # the saves in a row: one browser session
+    kept = saved.items(rid, actor=saved.OPERATOR, db=db)
+    reference = _fresh(lambda: build_pptx(kept, title="R", generated=GENERATED))
+    deck = _fresh(lambda: report.build_deck(kept, title="R", generated=GENERATED))
+    drawn.clear()  # a new process: the pictures and the deck's charts come from the store
+
+    def no_browser(*a, **k):
+        raise AssertionError("the browser was started again")
+    monkeypatch.setattr(render, "_render", no_browser)
+    from ulr.report import parts
+    monkeypatch.setattr(parts, "_figure_html", lambda *a, **k: pytest.fail("drawn again"))
+    assert _unzipped(build_pptx(kept, title="R", generated=GENERATED)) == _unzipped(reference)
+    assert report.build_deck(kept, title="R", generated=GENERATED) == deck
+    monkeypatch.setenv("ULR_DRAW_AHEAD", "0")
+    assert ahead.schedule(rid, db=db) is False  # off: nothing drawn after a save
+
+
+def test_a_drawing_after_a_save_that_dies_loses_nothing(monkeypatch, tmp_path):
+    from ulr.report import ahead, saved
+    monkeypatch.setenv("ULR_DRAW_AHEAD", "1")
+    monkeypatch.setattr(ahead, "on", lambda: True)  # also where no browser is installed
+    db = str(tmp_path / "store.duckdb")
+    drawn.clear()
+    items = list(make_items())
+    rid = saved.create("R", actor=saved.OPERATOR, db=db).id
+
+    def killed(*a, **k):
+        raise RuntimeError("the browser was killed")
+    monkeypatch.setattr(render, "_render", killed)
+    monkeypatch.setattr(render, "image_browser", lambda *a, **k: "/usr/bin/chromium")
+    for it in items:
+        saved.add_item(rid, it, actor=saved.OPERATOR, db=db)
+    assert ahead.idle(60)
+    # every item saved, nothing kept for the pictures: the export draws them
+    assert [i.to_dict() for i in saved.items(rid, actor=saved.OPERATOR, db=db)] == [
+        i.to_dict() for i in items]
+    from ulr.data import catalog
+    with catalog.catalog(db) as con:
+        assert not con.execute("SELECT 1 FROM duckdb_tables() WHERE table_name = "
+                               "'ulr_report_drawn'").fetchone() or con.execute(
+            "SELECT count(*) FROM ulr_report_drawn WHERE kind = 'pptx_png'").fetchone()[0] == 0

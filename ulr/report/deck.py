@@ -6,8 +6,8 @@ from ulr import __version__
 from ulr.errors import UlrError
 from ulr.report.item import ReportItem, as_items, now_text
 from ulr.quantity import timestamp
-from ulr.report.parts import (asset, caveats_html, esc, evidence_text, figure_html, head,
-                              table_html, verdict_badge)
+from ulr.report.parts import (asset, caveats_html, draw_figures, esc, evidence_text,
+                              figure_html, head, table_html, verdict_badge)
 
 
 # Every slide is laid out at a design height of 720 px (its width follows the
@@ -119,6 +119,7 @@ def build_deck(items, *, title: str = "ulr report", generated: str | None = None
               "</section>"]
     pages = _appendix_pages(items)
     first_appendix = len(items) + 2
+    draw_figures(items, slide=True, height="100%")  # kept with the saved reports
     where = {i: first_appendix + p for p, page in enumerate(pages) for i, _ in page}
     for i, it in enumerate(items, start=1):
         slides.append(_slide_html(i, it, (status or {}).get(it.id), where.get(i),

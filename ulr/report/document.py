@@ -7,7 +7,7 @@ from pathlib import Path
 from ulr import __version__
 from ulr.errors import UlrError
 from ulr.report.item import as_items, now_text
-from ulr.report.parts import esc, figure_html, head, table_html, truth_html
+from ulr.report.parts import draw_figures, esc, figure_html, head, table_html, truth_html
 from ulr.report.render import write_bytes
 from ulr.quantity import timestamp
 
@@ -42,6 +42,7 @@ def build_html(items, *, title: str = "ulr report", generated: str | None = None
         raise UlrError("the report needs a non-empty title.")
     if int(max_table_rows) < 1:
         raise UlrError("max_table_rows must be at least 1.")
+    draw_figures(items)  # kept with the saved reports
 
     generated = generated or now_text()
     toc = "".join(f'<li><a href="#item-{i}">{esc(it.title)}</a> '

@@ -9,9 +9,13 @@ from and then reused:
 
 - in this process (:func:`memo`): the Report page, Present, the HTML report and the
   deck draw each chart once per item version;
-- with the saved reports (:func:`kept`): the pictures Chromium renders and the PDF of a
-  deck are kept in the store beside the reports (table ``ulr_report_drawn``), so a
-  second export, in any process, renders nothing.
+- with the saved reports (:func:`kept`): the pictures Chromium renders, the charts' HTML
+  of the deck and the long report (:func:`ulr.report.parts.draw_figures`) and the PDF of
+  a deck are kept in the store beside the reports (table ``ulr_report_drawn``), so a
+  second export, in any process, renders nothing;
+- after a save (:mod:`ulr.report.ahead`): saving an item draws the report's slide
+  pictures and deck charts in a background thread, so the first export finds them kept.
+  An export needing a drawing another thread is making waits for it (:func:`kept`).
 
 A drawing is keyed by the digest (:func:`digest`) of everything it is drawn from: the
 item's chart JSON (its version: an item whose chart changes has a new key, so a stale
@@ -33,9 +37,13 @@ _log = logging.getLogger(__name__)
 #: drawings kept in this process (the least recently used are dropped first)
 MEMO_ENTRIES = 512
 #: drawings kept in the store (the oldest are dropped first)
-KEPT_ENTRIES = 200
+KEPT_ENTRIES = 400
+
+#: seconds an export waits for a drawing another thread is making before drawing it itself
+WAIT_S = 120.0
 
 _memo: collections.OrderedDict = collections.OrderedDict()
+_inflight: dict = {}  # (kind, key) -> threading.Event set when that thread is done
 _memo_lock = threading.Lock()
 _off = threading.local()  # ``_off.on = False``: draw everything afresh (tests, benches)
 
@@ -123,6 +131,17 @@ def memo(kind: str, key: str, draw):
     return value
 
 
+def put(kind: str, key: str, value) -> None:
+    """Keep ``value`` (immutable) as :func:`memo` would have drawn it."""
+    if not active():
+        return
+    with _memo_lock:
+        _memo[(kind, key)] = value
+        _memo.move_to_end((kind, key))
+        while len(_memo) > MEMO_ENTRIES:
+            _memo.popitem(last=False)
+
+
 _DDL = ("CREATE TABLE IF NOT EXISTS ulr_report_drawn (key VARCHAR PRIMARY KEY, "
         "kind VARCHAR NOT NULL, payload BLOB NOT NULL, created VARCHAR NOT NULL)")
 
@@ -141,8 +160,10 @@ def _load(db, keys: list[str]) -> dict:
     if not _have_store(db):
         return {}
     try:
-        with catalog.catalog(db, write=True) as con:
-            con.execute(_DDL)
+        with catalog.catalog(db) as con:  # a read: the catalog's cached reads stay valid
+            if not con.execute("SELECT 1 FROM duckdb_tables() WHERE schema_name = 'main' "
+                               "AND table_name = 'ulr_report_drawn'").fetchone():
+                return {}
             rows = con.execute("SELECT key, payload FROM ulr_report_drawn WHERE key IN "
                                "(SELECT unnest($keys))", {"keys": keys}).fetchall()
         return {k: bytes(p) for k, p in rows}
@@ -155,7 +176,7 @@ def _save(db, kind: str, values: dict) -> None:
     import datetime as dt
 
     from ulr.data import catalog
-    if not _have_store(db):
+    if db is False or not values or not _have_store(db):  # False: not in the store
         return
     try:
         with catalog.catalog(db, write=True) as con:
@@ -170,10 +191,11 @@ def _save(db, kind: str, values: dict) -> None:
         _log.warning("report drawings: cannot keep them in the store (%s)", exc)
 
 
-def kept(kind: str, keys: list[str], draw, *, db=None) -> list[bytes]:
+def kept(kind: str, keys: list[str], draw, *, db=None, keep: bool = True) -> list[bytes]:
     """The bytes drawn for each of ``keys``, from this process, else the store, else
     ``draw(missing)`` (``missing``: the positions of ``keys`` drawn by neither; one call
-    for all of them, e.g. one browser session), which are then kept in both."""
+    for all of them, e.g. one browser session), which are then kept in both (with
+    ``keep=False`` in this process only: a page view writes nothing to the store)."""
     if not active():
         return list(draw(list(range(len(keys)))))
     out: list = [None] * len(keys)
@@ -188,10 +210,7 @@ def kept(kind: str, keys: list[str], draw, *, db=None) -> list[bytes]:
             out[i] = found.get(keys[i])
     missing = [i for i, v in enumerate(out) if v is None]
     if missing:
-        fresh = list(draw(missing))
-        for i, v in zip(missing, fresh):
-            out[i] = v
-        _save(db, kind, {keys[i]: v for i, v in zip(missing, fresh)})
+        _draw_missing(kind, keys, out, missing, draw, db if keep else False)
     with _memo_lock:
         for k, v in zip(keys, out):
             _memo[(kind, k)] = v
@@ -199,6 +218,50 @@ def kept(kind: str, keys: list[str], draw, *, db=None) -> list[bytes]:
         while len(_memo) > MEMO_ENTRIES:
             _memo.popitem(last=False)
     return out
+
+
+def _draw_missing(kind: str, keys: list[str], out: list, missing: list[int], draw,
+                  db) -> None:
+    """Fill ``out[i]`` for ``missing`` positions: those another thread of this process is
+    drawing now (the drawing after a save, :mod:`ulr.report.ahead`, or another export)
+    are waited for, the rest drawn here, once. A drawing the other thread could not
+    make is drawn here after all."""
+    mine, theirs, done = [], [], threading.Event()
+    with _memo_lock:
+        for i in missing:
+            k = (kind, keys[i])
+            if k in _memo:
+                out[i] = _memo[k]
+            elif k in _inflight:
+                theirs.append((i, _inflight[k]))
+            else:
+                _inflight[k] = done
+                mine.append(i)
+    try:
+        if mine:
+            fresh = list(draw(mine))
+            with _memo_lock:
+                for i, v in zip(mine, fresh):
+                    out[i] = v
+                    _memo[(kind, keys[i])] = v
+            _save(db, kind, {keys[i]: out[i] for i in mine})
+    finally:
+        with _memo_lock:
+            for i in mine:
+                _inflight.pop((kind, keys[i]), None)
+        done.set()
+    late = []
+    for i, event in theirs:
+        event.wait(WAIT_S)
+        with _memo_lock:
+            out[i] = _memo.get((kind, keys[i]))
+        if out[i] is None:
+            late.append(i)
+    if late:
+        fresh = list(draw(late))
+        for i, v in zip(late, fresh):
+            out[i] = v
+        _save(db, kind, {keys[i]: out[i] for i in late})
 
 
 def figure_key(item) -> str:

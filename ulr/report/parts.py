@@ -200,9 +200,36 @@ def figure_html(item: ReportItem, div_id: str, *, slide: bool = False,
     version (:func:`ulr.report.drawn.memo`: the same text as drawing it afresh)."""
     from ulr.report import drawn
     safe_name = text.file_slug(item.title, 60) or "chart"  # cut between words
-    key = drawn.digest(drawn.code(), drawn.figure_key(item), safe_name, slide, height)
+    key = _figure_html_key(item, safe_name, slide, height)
     return drawn.memo("figure_html", key, lambda: _figure_html(
         item, _DIV, slide=slide, height=height, safe_name=safe_name)).replace(_DIV, div_id)
+
+
+def _figure_html_key(item: ReportItem, safe_name: str, slide: bool, height: str) -> str:
+    from ulr.report import drawn
+    return drawn.digest(drawn.code(), drawn.figure_key(item), safe_name, slide, height)
+
+
+def draw_figures(items, *, slide: bool = False, height: str = "480px", db=None,
+                 keep: bool = False) -> int:
+    """:func:`figure_html` of every item with a chart, found with one read of the store
+    (:func:`ulr.report.drawn.kept`) where the drawing after a save (:mod:`ulr.report.ahead`,
+    ``keep=True``) kept them: a deck or report built in a new process draws none of them
+    again. Decks and reports themselves keep nothing in the store (``keep=False``): a
+    write would make every cached read of the catalog miss on the next page view.
+    Returns how many charts."""
+    from ulr.report import drawn
+    charts = [it for it in items if it.figure is not None]
+    if not charts or not drawn.active():
+        return 0
+    names = [text.file_slug(it.title, 60) or "chart" for it in charts]
+    keys = [_figure_html_key(it, n, slide, height) for it, n in zip(charts, names)]
+    kept = drawn.kept("figure_html_bytes", keys, lambda missing: [
+        _figure_html(charts[j], _DIV, slide=slide, height=height,
+                     safe_name=names[j]).encode("utf-8") for j in missing], db=db, keep=keep)
+    for k, v in zip(keys, kept):  # where figure_html finds them
+        drawn.put("figure_html", k, v.decode("utf-8"))
+    return len(charts)
 
 
 def _figure_html(item: ReportItem, div_id: str, *, slide: bool, height: str,

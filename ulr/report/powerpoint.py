@@ -209,6 +209,39 @@ def _appendix(slide, page, part: int | None) -> None:
     slide.notes_slide.notes_text_frame.text = "\n".join(lines)
 
 
+def _pictures(items, status: dict, browser: str, db=None) -> tuple[list, dict]:
+    """Each slide's layout (:func:`_layout`) and, by slide, the PNG of its chart drawn at
+    its box's size (the picture is not stretched), kept per item version and size
+    (:func:`ulr.report.drawn.kept`): charts not kept are rendered in one browser session."""
+    pages = _appendix_pages(items)  # as in the HTML deck: cover, items, appendix
+    where = {i: len(items) + 2 + p for p, page in enumerate(pages) for i, _ in page}
+    layouts = [_layout(it, status.get(it.id), where.get(i + 1)) for i, it in enumerate(items)]
+    charts = [(i, it) for i, it in enumerate(items) if it.figure is not None]
+    sizes = [(int(layouts[i][0] * PX_PER_IN), int(layouts[i][1]["body"][1] * PX_PER_IN))
+             for i, _ in charts]
+
+    def draw(missing):
+        figs = []
+        for j in missing:
+            (_, it), (w, h) = charts[j], sizes[j]
+            figs.append(report.slide_figure(it, width=w).update_layout(width=w, height=h))
+        with drawn.enabled(False):  # kept here, under the item's version and its size
+            return report.to_images(figs, format="png", scale=IMAGE_SCALE, browser=browser)
+
+    pngs = drawn.kept("pptx_png", [drawn.digest(drawn.code(), "pptx_png", drawn.figure_key(it),
+                                                w, h, IMAGE_SCALE)
+                                   for (_, it), (w, h) in zip(charts, sizes)], draw, db=db)
+    return layouts, {i: png for (i, _), png in zip(charts, pngs)}
+
+
+def draw_pictures(items, *, status: dict | None = None, browser: str | None = None,
+                  db=None) -> int:
+    """Draw and keep the slide pictures :func:`build_pptx` of ``items`` would use (the
+    drawing after a save, :mod:`ulr.report.ahead`); returns how many charts they are."""
+    items = report.as_items(items)
+    return len(_pictures(items, status or {}, report.image_browser(browser), db)[1])
+
+
 def build_pptx(items, *, title: str = "ulr report", status: dict | None = None,
                browser: str | None = None, generated: str | None = None) -> bytes:
     """The report as a .pptx: a cover, one slide per item (see the module docstring) and,
@@ -234,25 +267,7 @@ def build_pptx(items, *, title: str = "ulr report", status: dict | None = None,
     generated = generated or now_text()
     status = status or {}
     pages = _appendix_pages(items)  # as in the HTML deck: cover, items, appendix
-    where = {i: len(items) + 2 + p for p, page in enumerate(pages) for i, _ in page}
-    layouts = [_layout(it, status.get(it.id), where.get(i + 1)) for i, it in enumerate(items)]
-    charts = [(i, it) for i, it in enumerate(items) if it.figure is not None]
-    sizes = [(int(layouts[i][0] * PX_PER_IN), int(layouts[i][1]["body"][1] * PX_PER_IN))
-             for i, _ in charts]  # each at its box's size: the picture is not stretched
-    browser = report.image_browser(browser)
-
-    def draw(missing):
-        figs = []
-        for j in missing:
-            (_, it), (w, h) = charts[j], sizes[j]
-            figs.append(report.slide_figure(it, width=w).update_layout(width=w, height=h))
-        with drawn.enabled(False):  # kept here, under the item's version and its size
-            return report.to_images(figs, format="png", scale=IMAGE_SCALE, browser=browser)
-
-    pngs = drawn.kept("pptx_png", [drawn.digest(drawn.code(), "pptx_png", drawn.figure_key(it),
-                                                w, h, IMAGE_SCALE)
-                                   for (_, it), (w, h) in zip(charts, sizes)], draw)
-    images = {i: png for (i, _), png in zip(charts, pngs)}
+    layouts, images = _pictures(items, status, report.image_browser(browser))
     prs = Presentation()
     prs.slide_width, prs.slide_height = Inches(WIDTH_IN), Inches(HEIGHT_IN)
     prs.core_properties.title = title

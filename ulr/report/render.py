@@ -102,6 +102,32 @@ def to_images(figures, *, format: str = "png", width: int | None = None,
         [dicts[i] for i in missing], [opts[i] for i in missing], path, timeout))
 
 
+#: formats whose pictures depend on the chart alone, not on what the page drew before
+_NO_RELOAD = ("png", "svg")
+_KALEIDO: list = []
+
+
+def _Kaleido():
+    """kaleido's session that renders each chart in the page it rendered the last one in.
+
+    kaleido reloads its page after every chart: the page parses plotly.js again
+    (3.5 MB: 0.5 to 0.8 s a chart on this machine, two thirds of a 12-chart deck's
+    rendering). ``Plotly.toImage`` draws each PNG or SVG in a fresh div that it then
+    removes, so the picture is the same bytes in a page that drew others before
+    (tests/report/test_drawn.py); kaleido's PDF format keeps a page-wide background
+    colour from the first chart, so PDFs keep the reload.
+    """
+    if not _KALEIDO:
+        import kaleido
+
+        class Kaleido(kaleido.Kaleido):
+            async def _return_kaleido_tab(self, tab):  # noqa: D401 - kaleido's hook
+                await self.tabs_ready.put(tab)  # no reload: see above
+
+        _KALEIDO.append(Kaleido)
+    return _KALEIDO[0]
+
+
 def _render(dicts: list, opts: list, path: str, timeout: float) -> list[bytes]:
     """kaleido's images of ``dicts`` with ``opts``, in one session of the browser ``path``."""
     if not dicts:
@@ -116,8 +142,10 @@ def _render(dicts: list, opts: list, path: str, timeout: float) -> list[bytes]:
 
         async def render():
             out = []
-            async with kaleido.Kaleido(n=1, timeout=timeout, page_generator=str(index),
-                                       path=path, tmp_dir=str(folder)) as k:
+            kind = _Kaleido() if all(o["format"] in _NO_RELOAD for o in opts) else \
+                kaleido.Kaleido
+            async with kind(n=1, timeout=timeout, page_generator=str(index),
+                            path=path, tmp_dir=str(folder)) as k:
                 for d, o in zip(dicts, opts):
                     out.append(await k.calc_fig(d, opts=o))
             return out

@@ -345,7 +345,18 @@ def add_item(report_id: str, item: ReportItem | dict, *, actor: str | None,
         con.execute("INSERT INTO ulr_report_items VALUES (?, ?, ?, ?, ?)",
                     [report_id, item.id, int(pos), item.content_hash or None, payload])
         _touch(con, report_id)
+    _draw_ahead(report_id, db)
     return item
+
+
+def _draw_ahead(report_id: str, db) -> None:
+    """The report's charts drawn in the background after the save (:mod:`ulr.report.ahead`:
+    the save does not wait; a drawing lost to a kill is drawn by the export)."""
+    from ulr.report import ahead
+    try:
+        ahead.schedule(report_id, db=db)
+    except Exception:  # noqa: BLE001 - the item is saved; the export draws what it needs
+        pass
 
 
 _EDITABLE = ("title", "note", "takeaway")
@@ -374,6 +385,7 @@ def update_item(report_id: str, item_id: str, *, actor: str | None, db=None,
         con.execute("UPDATE ulr_report_items SET item = ? WHERE report_id = ? AND item_id = ?",
                     [json.dumps(item.to_dict()), report_id, item_id])
         _touch(con, report_id)
+    _draw_ahead(report_id, db)  # a new title or takeaway may resize the slide's chart
     return item
 
 
