@@ -29,6 +29,10 @@ os.environ.setdefault("JDK_JAVA_OPTIONS", "-XX:TieredStopAtLevel=1 -XX:+UseSeria
 # the default threads, 31 s with one, the same load; issue 53). scikit-learn's histogram
 # GBDT gives the same trees whatever the thread count.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+# No report pictures drawn in the background after a save (ulr.report.ahead) in the test
+# processes or in the servers and CLI runs they start: each would start a Chromium on the
+# two cores; the tests that check that drawing turn it on themselves.
+os.environ.setdefault("ULR_DRAW_AHEAD", "0")
 
 CHROMIUM = "/usr/bin/chromium"
 
