@@ -276,7 +276,7 @@ def test_charts_are_drawn_after_a_save_without_the_save_waiting_and_the_export_r
     assert _unzipped(build_pptx(kept, title="R", generated=GENERATED)) == _unzipped(reference)
     assert report.build_deck(kept, title="R", generated=GENERATED) == deck
     monkeypatch.setenv("ULR_DRAW_AHEAD", "0")
-    assert ahead.schedule(rid, db=db) is False  # off: nothing drawn after a save
+    assert ahead.schedule(rid, db=db, items=lambda: []) is False  # off: nothing drawn after a save
 
 
 def test_a_drawing_after_a_save_that_dies_loses_nothing(monkeypatch, tmp_path):

@@ -51,13 +51,15 @@ def on() -> bool:
     return static_export_problem() is None
 
 
-def schedule(report_id: str, *, db=None) -> bool:
-    """Draw ``report_id``'s charts in the background, soon; returns whether it will."""
+def schedule(report_id: str, *, items, db=None) -> bool:
+    """Draw ``report_id``'s charts in the background, soon; returns whether it will.
+    ``items()`` reads the saved report's items then (:mod:`ulr.report.saved` passes its
+    reader, so this module does not import it back)."""
     if _state["stop"] or not on():
         return False
     from ulr.data.files import store_path
     with _cond:
-        _pending[(store_path(db), report_id)] = db
+        _pending[(store_path(db), report_id)] = (db, items)
         t = _state["thread"]
         if t is None or not t.is_alive():
             t = threading.Thread(target=_work, name="ulr-report-draw-ahead", daemon=True)
@@ -79,11 +81,11 @@ def _work() -> None:
             _pending.clear()
             _state["busy"] = True
         try:
-            for (_, report_id), db in batch.items():
+            for (_, report_id), (db, read) in batch.items():
                 if _state["stop"]:
                     break
                 try:
-                    draw_report(report_id, db=db)
+                    draw_report(read(), db=db)
                 except Exception as exc:  # noqa: BLE001 - the export draws what is missing
                     _log.warning("report %s: charts not drawn ahead (%s)", report_id, exc)
         finally:
@@ -97,12 +99,12 @@ def _work() -> None:
                 return
 
 
-def draw_report(report_id: str, *, db=None) -> int:
-    """Draw and keep what the exports of the saved report will need (in this thread);
-    returns the number of charts. Stale-data notes are not known here: the pictures are
-    drawn as for a report whose data has not changed (the usual case right after a save)."""
-    from ulr.report import parts, powerpoint, saved
-    items = saved.items(report_id, actor=saved.OPERATOR, db=db)
+def draw_report(items, *, db=None) -> int:
+    """Draw and keep what the exports of a saved report's ``items`` will need (in this
+    thread); returns the number of charts. Stale-data notes are not known here: the
+    pictures are drawn as for a report whose data has not changed (the usual case right
+    after a save)."""
+    from ulr.report import parts, powerpoint
     n = powerpoint.draw_pictures(items, db=db)
     if not _state["stop"]:  # the deck's charts (Present, and the PDF prints the deck)
         parts.draw_figures(items, slide=True, height="100%", db=db, keep=True)

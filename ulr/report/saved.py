@@ -354,7 +354,8 @@ def _draw_ahead(report_id: str, db) -> None:
     the save does not wait; a drawing lost to a kill is drawn by the export)."""
     from ulr.report import ahead
     try:
-        ahead.schedule(report_id, db=db)
+        ahead.schedule(report_id, db=db,
+                       items=lambda: items(report_id, actor=OPERATOR, db=db))
     except Exception:  # noqa: BLE001 - the item is saved; the export draws what it needs
         pass
 
