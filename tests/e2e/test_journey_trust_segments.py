@@ -22,7 +22,7 @@ def test_segments_identification_and_trust_in_the_browser(page, app_url, tmp_pat
     open_upload(page, app_url, path)
     page.get_by_label("Dataset name").fill("trust devices")
     page.get_by_role("button", name="Load", exact=True).click()
-    page.get_by_text("Stored “trust devices”", exact=False).wait_for(timeout=120_000)
+    page.get_by_text("Stored “trust devices” with").wait_for(timeout=120_000)
     wait_idle(page)
 
     page.goto(app_url + "/position_bias?dataset=trust%20devices&propensity=em,trust-em&bootstrap=10"

@@ -204,7 +204,7 @@ def test_cli_lists_and_exports_saved_reports(tmp_path, cli):
     ulr = cli
     db = str(tmp_path / "cli.duckdb")
     # seeded by another process, as the app would (a DuckDB file has one writer process)
-    seed = ("import sys; sys.path.insert(0, 'tests'); from test_present import ope_item; "
+    seed = ("import sys; sys.path.insert(0, 'tests/pages'); from test_present import ope_item; "
             "from ulr.report import saved as reports; "
             "r = reports.create('Board deck', actor='browser:x', "
             "db=sys.argv[1]); reports.add_item(r.id, ope_item(), actor='browser:x', "
