@@ -252,6 +252,8 @@ def test_charts_are_drawn_after_a_save_without_the_save_waiting_and_the_export_r
     from ulr.report.powerpoint import build_pptx
     monkeypatch.setenv("ULR_DRAW_AHEAD", "1")
     db = str(tmp_path / "store.duckdb")
+    # the exports read kept drawings from the store the app uses (ULR_DB): save there too
+    monkeypatch.setenv("ULR_DB", db)
     drawn.clear()
     items = list(make_items())
     rid = saved.create("R", actor=saved.OPERATOR, db=db).id
