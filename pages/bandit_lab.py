@@ -213,7 +213,7 @@ def results(lab):
         ui.show_verdict(verdict, key="bandit_lab")
     table = pd.DataFrame({
         "algorithm": res["algorithm"],
-        "final regret": [f"{m:,.1f} ± {s:,.1f}" for m, s in
+        "final regret": [f"{show('number', m)} ± {show('number', s)}" for m, s in
                          zip(res["final_regret_mean"], res["final_regret_std"])],
         "regret mean": res["final_regret_mean"],
         "regret sd": res["final_regret_std"],

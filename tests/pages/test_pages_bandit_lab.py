@@ -73,7 +73,9 @@ def test_start_advance_pause_resume_to_the_results_table():
     assert (table["steps"] == 10_000).all() and (table["runs"] == 3).all()
     assert (table["steps per second"] > 0).all() and (table["wall time (s)"] > 0).all()
     row = table.set_index("algorithm").loc["cascade-klucb"]
-    assert row["final regret"] == f"{row['regret mean']:,.1f} ± {row['regret sd']:,.1f}"
+    from ulr.quantity import show  # the one renderer, no format of the page's own
+    assert row["final regret"] == f"{show('number', row['regret mean'])} ± " \
+        f"{show('number', row['regret sd'])}"
     assert len(at.get("download_button")) == 1
     assert at.subheader[0].value == "Results"
 
