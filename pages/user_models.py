@@ -103,6 +103,7 @@ def _prior() -> str:
     if a + b <= 0:
         st.warning("Pseudo-clicks and pseudo-skips cannot both be 0; using no prior.")
         return "none"
+    # the prior as the link and ulr.clickmodels.prior parse it ("a,b"), not text for a reader
     return f"{a:g},{b:g}"
 
 

@@ -107,6 +107,7 @@ class DuckDBEngine:
         params = {"ulr_files": files} if kind == "parquet" else \
             {"ulr_files": files, "ulr_delim": delim}
         try:
+            # reader: one of the two literals above; the files and delimiter are bound parameters
             types = {d[0]: d[1] for d in cur.execute(f"DESCRIBE SELECT * FROM {reader}",
                                                      params).fetchall()}
         except Exception as exc:  # unreadable file

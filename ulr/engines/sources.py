@@ -305,6 +305,7 @@ def add(name: str, *, path: str | None = None, table: str | None = None,
     def insert(con, manifest, rows, now):
         row = {**src, "partitions": len(manifest["parts"]), "rows": rows, "refreshed_at": now,
                "generation": manifest["generation"]}
+        # the column names are the fixed keys of ``src`` above; every value is bound (?)
         con.execute(f"INSERT INTO ulr_sources ({', '.join(row)}) VALUES "
                     f"({', '.join('?' * len(row))})", list(row.values()))
 

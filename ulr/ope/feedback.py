@@ -551,6 +551,7 @@ def _logger_sql(log, info) -> tuple[str, tuple]:
     """
     if not info.has("logger"):
         return "", ()
+    # log.table passed table_ident (the allow-list) when the Log was built; no user text
     got = log.cur.execute(f"SELECT DISTINCT coalesce(logger::VARCHAR, '') AS g "
                           f"FROM {log.table} ORDER BY 1").fetchall()
     labels = tuple(r[0] for r in got)
