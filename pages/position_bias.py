@@ -16,6 +16,7 @@ from ulr.data import catalog
 from ulr.data.summary import summary, summary_and_ctr, true_theta
 from ulr.errors import NeedsRandomizedRows, UlrError
 from ulr.propensity import plots
+from ulr.propensity.registry import INTERVALS
 from ulr.propensity.result import N_BOOTSTRAP
 from ulr.quantity import show
 from ulr.text import words
@@ -24,8 +25,9 @@ st.title("Position bias")
 st.caption(
     "How strongly does examination fall with position? Each method estimates θ_k, the chance "
     "that a result at position k is looked at, relative to the top position. Error bars are "
-    "bootstrap intervals over sessions; where the log records the true θ (simulated logs), it "
-    "is drawn as a dashed line.")
+    "95% intervals (em's from its Fisher information, the other methods' from bootstrap "
+    "replicates over sessions); where the log records the true θ (simulated logs), it is "
+    "drawn as a dashed line.")
 
 SOURCE_METHODS = propensity.CELL_METHODS  # a registered source keeps cell statistics only
 
@@ -42,7 +44,7 @@ def _true_theta(content_hash: str, name: str):
 
 @ui.cache_data(show_spinner=False, max_entries=128)
 def _estimate(content_hash: str, name: str, method: str, positions: int, bootstrap: int,
-              seed: int, assume_randomized: bool, _should_stop=None):
+              seed: int, assume_randomized: bool, interval: str | None, _should_stop=None):
     """("ok", PropensityResult) or ("error", sentence); keyed by content hash + settings.
 
     ``_should_stop`` (not part of the key) ends the work with the script run.
@@ -52,7 +54,7 @@ def _estimate(content_hash: str, name: str, method: str, positions: int, bootstr
         return "ok", propensity.estimate(lg, method=method, positions=positions,
                                          n_bootstrap=bootstrap, seed=seed,
                                          assume_randomized=assume_randomized,
-                                         should_stop=_should_stop,
+                                         interval=interval, should_stop=_should_stop,
                                          mapping=ui.mapping_warnings(lg))
     except UlrError as exc:
         return "error", exc
@@ -67,12 +69,12 @@ def _source_evidence(version: str, name: str):
 
 @ui.cache_data(show_spinner=False, max_entries=128)
 def _source_estimate(version: str, name: str, method: str, positions: int, bootstrap: int,
-                     seed: int, mapping: tuple, _should_stop=None):
+                     seed: int, mapping: tuple, interval: str | None, _should_stop=None):
     """As :func:`_estimate`, on a registered source's stored statistics."""
     from ulr.engines import sources
     try:
         return "ok", propensity.estimate(sources.scan(name), method=method, positions=positions,
-                                         n_bootstrap=bootstrap, seed=seed,
+                                         n_bootstrap=bootstrap, seed=seed, interval=interval,
                                          should_stop=_should_stop, mapping=mapping)
     except UlrError as exc:
         return "error", exc
@@ -94,7 +96,7 @@ def _source_page(name: str) -> None:
         st.stop()
     wanted = ui.url_options("propensity", propensity.METHODS, ["em"], cap="ULR_MAX_METHODS",
                             what="methods")
-    methods, positions, bootstrap, seed = _settings(
+    methods, positions, bootstrap, seed, interval = _settings(
         summ["positions"], [m for m in wanted if m in SOURCE_METHODS] or ["em"], assume=None)
     for method in [m for m in methods if m not in SOURCE_METHODS]:
         needs = propensity.REGISTRY[method].rows
@@ -106,16 +108,22 @@ def _source_page(name: str) -> None:
     if not methods:
         st.stop()
     results, failures = ui.run_methods(name, methods, lambda m, stop: _source_estimate(
-        version, name, m, positions, bootstrap, seed, mapping, _should_stop=stop),
+        version, name, m, positions, bootstrap, seed, mapping, _interval(m, interval),
+        _should_stop=stop),
         running="Estimating position bias")
     _show_failures(failures)
     _show(results, None, ctr, label=name, settings={
         "source": name, "methods": methods, "positions": positions, "bootstrap": bootstrap,
-        "seed": seed})
+        "seed": seed, **({"interval": interval} if interval else {})})
+
+
+def _interval(method: str, interval: str | None) -> str | None:
+    """The interval chosen for the methods that offer it; None (their own) for the others."""
+    return interval if interval in propensity.REGISTRY[method].intervals else None
 
 
 def _settings(max_pos: int, default: list[str], *, assume):
-    """The method, positions, bootstrap and seed controls (and the URL they write).
+    """The method, positions, bootstrap, seed and interval controls (and the URL they write).
 
     ``assume``: None hides the randomization checkbox (a source has no rows to treat),
     True says it was declared on the Data page, False offers it.
@@ -135,7 +143,8 @@ def _settings(max_pos: int, default: list[str], *, assume):
                                                     what="bootstrap replicates"), step=10,
                                 key="pb_boot",
                                 help="Resampled sessions for the error bars (0: none). Cheap "
-                                     "for randomization and em; each replicate refits "
+                                     "for randomization and em (which draws them only for a "
+                                     "bootstrap interval); each replicate refits "
                                      "regression-em and dla, which takes a while.")
     seed = c3.number_input("Seed", min_value=0, max_value=2**31 - 1,
                            value=ui.url_number("seed", 0, 0, 2**31 - 1), key="pb_seed")
@@ -147,15 +156,28 @@ def _settings(max_pos: int, default: list[str], *, assume):
                              help="randomization only: use every row, for logs shown entirely "
                                   "in random order that have no randomized column. To declare "
                                   "it once for every page, set it in the Data page's mapping.")
+    interval = None
+    choosers = [m for m in methods if len(propensity.REGISTRY[m].intervals) > 1]
+    if choosers:  # em: its Fisher information (default) or the bootstrap
+        kinds = propensity.REGISTRY[choosers[0]].intervals
+        interval = st.radio(
+            f"{', '.join(choosers)}'s interval", kinds,
+            index=ui.url_index("interval", kinds, kinds[0]), key="pb_interval",
+            horizontal=True, format_func=lambda k: INTERVALS[k][0].upper() + INTERVALS[k][1:],
+            help="The Fisher information of the fit: no replicates, nominal coverage when "
+                 "the position-based model holds. Bootstrap replicates: resample sessions "
+                 "(the number above), which stays right when clicks in a session depend on "
+                 "each other.")
     if bootstrap == 1:
         st.warning("One bootstrap replicate cannot make an interval; using none.")
         bootstrap = 0
     ui.set_url_params(propensity=methods, positions=int(positions), bootstrap=int(bootstrap),
-                      seed=int(seed), assume=None if assume is None else bool(assume))
+                      seed=int(seed), assume=None if assume is None else bool(assume),
+                      interval=interval)
     if not methods:
         st.info("Pick one or more methods to estimate position bias.")
         st.stop()
-    out = (methods, int(positions), int(bootstrap), int(seed))
+    out = (methods, int(positions), int(bootstrap), int(seed), interval)
     return out if assume is None else out + (bool(assume),)
 
 
@@ -200,8 +222,8 @@ def _show(results, truth, ctr, *, label: str, settings: dict) -> None:
     st.caption(f"Evidence: {evidence['rows']:,} impressions, {evidence['clicks']:,} clicks, "
                f"{evidence['queries']:,} queries"
                + ("" if evidence["sessions"] is None else f", {evidence['sessions']:,} sessions")
-               + ". Intervals are bootstrap intervals where replicates were drawn, else "
-                 "delta-method intervals from the click counts.")
+               + ". Each method's interval is named in the notes; where it has none, the "
+                 "interval is the delta method's from the click counts.")
     fig = ui.figure(plots.theta_figure, results, truth, table=table)
     st.plotly_chart(fig, width="stretch", key="pb_theta_chart")
     left, right = st.columns([3, 2])
@@ -246,8 +268,7 @@ def _notes(results, truth) -> None:
         extra = (f", {r.iterations} iteration{'' if r.iterations == 1 else 's'}"
                  if r.iterations else "")
         st.caption(f"**{r.method}**: {r.rows_used:,} rows{extra}, {show('duration', r.seconds)}"
-                   + ("" if r.lower is None else
-                      f", {int(round(r.level * 100))}% interval from {r.n_bootstrap} replicates"))
+                   + ("" if r.lower is None else f", {r.interval_text}"))
         for note in r.notes:
             st.caption(f"– {note.replace(' (assume_randomized)', '')}")
     if truth is not None:
@@ -275,15 +296,16 @@ if max_pos < 2:
 # opened from the menu: the methods this dataset supports (the audit's answerability)
 methods_default = ui.url_options("propensity", propensity.METHODS, ui.page_methods(log),
                                  cap="ULR_MAX_METHODS", what="methods")
-methods, positions, bootstrap, seed, assume = _settings(
+methods, positions, bootstrap, seed, interval, assume = _settings(
     max_pos, methods_default, assume=True if info.facts.randomized else False)
 show_identification(info, positions=positions, method=methods[0], key="pb")
 results, failures = ui.run_methods(info.name, methods, lambda m, stop: _estimate(
     info.content_hash, info.name, m, positions, bootstrap, seed, assume and propensity.REGISTRY[m].randomized,
-    _should_stop=stop), running="Estimating position bias")
+    _interval(m, interval), _should_stop=stop), running="Estimating position bias")
 _show_failures(failures)
 _show(results, _true_theta(info.content_hash, info.name),
       _evidence(info.content_hash, info.name), label=info.name, settings={"dataset": info.name, "methods": methods, "positions": positions,
                                  "bootstrap": bootstrap, "seed": seed,
-                                 "assume_randomized": assume})
-segments.section(info, methods[0], positions, bootstrap, seed)
+                                 "assume_randomized": assume,
+                                 **({"interval": interval} if interval else {})})
+segments.section(info, methods[0], positions, bootstrap, seed, _interval(methods[0], interval))

@@ -19,19 +19,21 @@ def _segment_columns(content_hash: str, name: str) -> dict:
 
 @ui.cache_data(show_spinner=False, max_entries=64)
 def _by_segment(content_hash: str, name: str, method: str, column: str, positions: int,
-                bootstrap: int, seed: int, _should_stop=None):
+                bootstrap: int, seed: int, interval: str | None = None, _should_stop=None):
     """("ok", SegmentResult) or ("error", sentence)."""
     from ulr.propensity.segments import by_segment
     lg = catalog.open_dataset(name, cur=catalog.cursor())
     try:
         return "ok", by_segment(lg, method=method, column=column, positions=positions,
-                                n_bootstrap=bootstrap, seed=seed, should_stop=_should_stop,
+                                n_bootstrap=bootstrap, seed=seed, interval=interval,
+                                should_stop=_should_stop,
                                 mapping=ui.mapping_warnings(lg))
     except UlrError as exc:
         return "error", exc
 
 
-def section(info, method: str, positions: int, bootstrap: int, seed: int) -> None:
+def section(info, method: str, positions: int, bootstrap: int, seed: int,
+            interval: str | None = None) -> None:
     """The "by" control: theta per segment of a low-cardinality column, one curve each."""
     cols = _segment_columns(info.content_hash, info.name)
     st.subheader("By segment")
@@ -55,7 +57,7 @@ def section(info, method: str, positions: int, bootstrap: int, seed: int) -> Non
         return
     with st.spinner(f"Estimating position bias by {by}…"):
         kind, seg = _by_segment(info.content_hash, info.name, method, by, positions, bootstrap,
-                                seed)
+                                seed, interval)
     if kind == "error":
         st.warning(f"Position bias by {by} cannot be estimated: {seg}")
         return
@@ -74,5 +76,6 @@ def section(info, method: str, positions: int, bootstrap: int, seed: int) -> Non
         st.caption(f"– {note}")
     ui.add_to_report("Position bias by segment", fig=fig, table=table, key="position_bias_by",
                      settings={"dataset": info.name, "method": method, "by": by,
-                               "positions": positions, "bootstrap": bootstrap, "seed": seed},
+                               "positions": positions, "bootstrap": bootstrap, "seed": seed,
+                               **({"interval": interval} if interval else {})},
                      verdict=seg.verdict)

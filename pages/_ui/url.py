@@ -23,6 +23,7 @@ URL_KEYS = {
     "positions": "the list length (positions 1..K)",
     "items": "the number of items (Bandit lab's L)",
     "bootstrap": "bootstrap replicates",
+    "interval": "how an interval is formed",
     "runs": "repeated simulation runs",
     "seed": "the random seed (of the first run)",
     "assume": "treat every row as randomized",

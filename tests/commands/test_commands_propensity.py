@@ -53,9 +53,11 @@ def test_json_keys_and_true_theta(capsys, files, method):
     assert res["method"] == method and res["positions"] == 6
     assert res["theta"][0] == 1.0 and len(res["theta"]) == 6
     if not quick:  # the Position bias page's default (one default, one answer)
-        assert res["bootstrap"] == 50 and "lower" in res
+        assert res["bootstrap"] == 50 and "lower" in res and res["interval"] == "bootstrap"
+    elif method == "em":  # em's interval is its Fisher information's: no replicate needed
+        assert res["interval"] == "information" and "bootstrap" not in res and "lower" in res
     else:
-        assert "lower" not in res
+        assert "lower" not in res and "interval" not in res
     np.testing.assert_allclose(res["true_theta"], sim.relative_theta, atol=1e-6)
     assert res["max_abs_error"] == pytest.approx(
         np.max(np.abs(np.array(res["theta"]) - res["true_theta"])))
@@ -64,12 +66,29 @@ def test_json_keys_and_true_theta(capsys, files, method):
 def test_bootstrap_gives_lower_and_upper(capsys, files):
     _, csv, _ = files
     rc, out, err = ulr(capsys, "propensity", "--method", "em", "--input", csv, "--bootstrap",
-                       20, "--positions", 4, "--seed", 2, "--json")
+                       20, "--positions", 4, "--seed", 2, "--interval", "bootstrap", "--json")
     assert rc == 0, err
     res = json.loads(out)
     assert res["positions"] == 4 and len(res["lower"]) == len(res["upper"]) == 4
     assert all(lo <= t <= up for lo, t, up in zip(res["lower"], res["theta"], res["upper"]))
-    assert res["bootstrap"] == 20
+    assert res["bootstrap"] == 20 and res["interval"] == "bootstrap"
+
+
+def test_interval_is_named_in_the_text_and_refused_where_the_method_has_none(capsys, files):
+    _, csv, _ = files
+    rc, out, err = ulr(capsys, "propensity", "--method", "em", "--input", csv,
+                       "--positions", 4)
+    assert rc == 0, err
+    assert "interval: 95% Wald on the log scale, from the Fisher information" in out
+    rc, out, err = ulr(capsys, "propensity", "--method", "em", "--input", csv,
+                       "--positions", 4, "--interval", "bootstrap", "--bootstrap", 20)
+    assert rc == 0, err
+    assert "interval: 95% bootstrap percentile, 20 replicates" in out
+    rc, out, err = ulr(capsys, "propensity", "--method", "intervention-harvesting", "--input",
+                       csv, "--interval", "information")
+    assert rc == 2 and out == ""
+    assert err.count("\n") == 1 and err.startswith("error: ")
+    assert "interval comes from bootstrap replicates, not from the Fisher information" in err
 
 
 @pytest.mark.parametrize("method", ["em", "regression-em"])

@@ -31,12 +31,15 @@ def engines_pair(spark):
     return engines.get("duckdb"), engines.get("spark", master=None, session=spark)
 
 
-@pytest.mark.parametrize("method", ["em", "randomization", "intervention-harvesting",
-                                    "regression-em"])
-def test_spark_equals_duckdb(spark, lake, method):
+@pytest.mark.parametrize("method,interval", [("em", "information"), ("em", "bootstrap"),
+                                             ("randomization", None),
+                                             ("intervention-harvesting", None),
+                                             ("regression-em", None)])
+def test_spark_equals_duckdb(spark, lake, method, interval):
     root, _ = lake
     duck, spk = engines_pair(spark)
-    kw = dict(method=method, n_bootstrap=20 if method != "regression-em" else 0, seed=1)
+    kw = dict(method=method, n_bootstrap=20 if method != "regression-em" else 0, seed=1,
+              interval=interval)
     a = propensity.estimate(duck.scan(path=str(root / "pq" / "*.parquet")), **kw)
     b = propensity.estimate(spk.scan(path=str(root / "pq")), **kw)
     np.testing.assert_allclose(b.theta, a.theta, rtol=0, atol=1e-9)
@@ -149,10 +152,11 @@ def test_integer_ids_group_before_their_cast_with_the_same_cells_and_estimate(tm
         if groups:
             np.testing.assert_array_equal(a.groups.group, b.groups.group)
             np.testing.assert_array_equal(a.groups.cell, b.groups.cell)
-    kw = dict(method="em", n_bootstrap=10, seed=2)
-    a, b = propensity.estimate(scan, **kw), propensity.estimate(typed, **kw)
-    for f in ("theta", "lower", "upper"):
-        np.testing.assert_array_equal(getattr(a, f), getattr(b, f))
+    for interval in ("information", "bootstrap"):
+        kw = dict(method="em", n_bootstrap=10, seed=2, interval=interval)
+        a, b = propensity.estimate(scan, **kw), propensity.estimate(typed, **kw)
+        for f in ("theta", "lower", "upper"):
+            np.testing.assert_array_equal(getattr(a, f), getattr(b, f))
     # ids stored as text keep the one typed projection
     df.astype({"query_id": str, "doc_id": str}).to_parquet(tmp_path / "text.parquet")
     assert engines.get("duckdb").scan(path=str(tmp_path / "text.parquet")).keys_sql is None

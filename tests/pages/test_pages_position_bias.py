@@ -305,3 +305,44 @@ def test_a_declared_randomization_the_data_contradict_is_said_on_the_page(tmp_pa
     marks = " ".join(m.value for m in at.markdown)
     assert "The rows treated as randomized are not randomly ordered" in marks
     assert "do not look randomly ordered" in marks and "--" not in marks
+
+
+def test_em_interval_is_the_information_by_default_and_the_bootstrap_survives_a_link():
+    """em's interval: its Fisher information by default (the notes say so, with the CLI's
+    numbers), the bootstrap on request; the choice is in the link and read back from it."""
+    import json
+
+    from ulr import cli
+    from ulr.data import ingest
+    at = open_page()
+    at.multiselect(key="pb_methods").set_value(["em"])
+    at.run()
+    assert not at.exception, at.exception
+    assert at.radio(key="pb_interval").value == "information"
+    assert any("95% interval from the Fisher information" in c.value for c in at.caption)
+    table = at.dataframe[0].value
+    import io
+    import contextlib
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        assert cli.main(["propensity", "--method", "em", "--input", str(ingest.SAMPLE_CSV),
+                         "--positions", "10", "--json"]) == 0
+    res = json.loads(buf.getvalue())
+    assert res["interval"] == "information"
+    assert list(table["lower"]) == res["lower"] and list(table["upper"]) == res["upper"]
+    at.radio(key="pb_interval").set_value("bootstrap").run()
+    assert not at.exception, at.exception
+    assert at.query_params["interval"] == "bootstrap"
+    assert any("95% interval from 20 bootstrap replicates" in c.value for c in at.caption)
+    # the link opens the same choice
+    again = AppTest.from_file(APP, default_timeout=120)
+    again.run()
+    again.query_params.update(bootstrap="20", propensity="em", interval="bootstrap")
+    again.switch_page("pages/position_bias.py").run()
+    assert not again.exception, again.exception
+    assert again.radio(key="pb_interval").value == "bootstrap"
+    # a method without a choice shows no control
+    at.multiselect(key="pb_methods").set_value(["randomization"])
+    at.run()
+    assert not at.exception, at.exception
+    assert not [r for r in at.radio if r.key == "pb_interval"]

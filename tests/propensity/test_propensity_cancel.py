@@ -93,7 +93,8 @@ def test_estimate_stops_inside_its_bootstrap(method):
     b = {"randomization": 600, "em": 60}.get(method, 3)  # more than one batch
     with pytest.raises(Cancelled):
         propensity.estimate(log, method=method, n_bootstrap=b, assume_randomized=True,
-                            progress=progress, should_stop=should_stop)
+                            progress=progress, should_stop=should_stop,
+                            interval="bootstrap")  # em's default draws no replicate
     assert asked["after"] == 1
 
 

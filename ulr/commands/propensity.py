@@ -23,6 +23,7 @@ from ulr.commands import common
 from ulr.errors import UlrError
 from ulr.data.scan import NeedsFullLoad, csv_scan, scan_of
 from ulr.data.summary import true_theta
+from ulr.propensity.registry import INTERVALS
 from ulr.propensity.result import N_BOOTSTRAP
 
 ORDER = 30
@@ -54,8 +55,12 @@ def register(sub):
     p.add_argument("--method", required=True, choices=propensity.METHODS)
     p.add_argument("--positions", type=int, metavar="K",
                    help="estimate positions 1..K (default: all positions in the log)")
+    p.add_argument("--interval", choices=tuple(INTERVALS),
+                   help="how the 95%% interval is formed: information (em's default: the "
+                        "fit's Fisher information, no replicates) or bootstrap (every other "
+                        "method's: --bootstrap replicates resampling sessions)")
     p.add_argument("--bootstrap", type=int, default=N_BOOTSTRAP, metavar="B",
-                   help="bootstrap replicates for a 95%% interval (resamples sessions; "
+                   help="replicates of a bootstrap interval (resamples sessions; "
                         f"default {N_BOOTSTRAP}, as on the Position bias page; 0: none)")
     p.add_argument("--assume-randomized", action="store_true",
                    help="randomization: treat every row as shown in random order")
@@ -103,7 +108,8 @@ def _engine_scan(args):
 
 def run(args) -> dict:
     kwargs = dict(method=args.method, positions=args.positions, n_bootstrap=args.bootstrap,
-                  seed=args.seed, assume_randomized=args.assume_randomized)
+                  seed=args.seed, assume_randomized=args.assume_randomized,
+                  interval=args.interval)
     if args.bootstrap is not None:
         validate.n_bootstrap(args.bootstrap, option="--bootstrap")
     if args.positions is not None and args.positions < 2:
@@ -244,7 +250,10 @@ def render(result: dict) -> str:
         if has_truth:
             row.append(fmt(result["true_theta"][i]))
         lines.append("  ".join(row))
-    if has_ci:
+    if has_ci and result.get("interval") == "information":
+        lines.append(f"interval: {result['level']:.0%} Wald on the log scale, from the Fisher "
+                     "information")
+    elif has_ci:
         lines.append(f"interval: {result['level']:.0%} bootstrap percentile, "
                      f"{result['bootstrap']} replicates")
     if has_truth and result.get("max_abs_error") is not None:

@@ -72,7 +72,7 @@ __all__ = ["CELL_METHODS", "IN_PLACE_METHODS", "METHODS", "REGISTRY", "Method",
 def estimate(log, *, method: str, positions: int | None = None, n_bootstrap: int = 0,
              seed: int = 0, assume_randomized: bool = False, progress=None,
              level: float = 0.95, should_stop=None, mapping=(),
-             weigh_facts: bool = True) -> PropensityResult:
+             weigh_facts: bool = True, interval: str | None = None) -> PropensityResult:
     """Estimate examination probability per position, relative to position 1.
 
     Parameters
@@ -86,7 +86,7 @@ def estimate(log, *, method: str, positions: int | None = None, n_bootstrap: int
     positions : int, optional
         Estimate positions 1..K (default: every position in the log).
     n_bootstrap : int
-        Replicates for the percentile interval (0: no interval).
+        Replicates of a bootstrap interval (0: no bootstrap interval).
     seed : int
         Seed of the bootstrap weights and of the stochastic methods.
     assume_randomized : bool
@@ -101,6 +101,10 @@ def estimate(log, *, method: str, positions: int | None = None, n_bootstrap: int
         with :class:`ulr.errors.Cancelled` within one step.
     mapping : tuple of MappingWarning
         The log's mapping warnings (:func:`ulr.lists.mapping_warnings`) the verdict weighs.
+    interval : {"information", "bootstrap"}, optional
+        How the interval is formed (:data:`ulr.propensity.registry.INTERVALS`); default the
+        method's first (:attr:`Method.intervals`): EM's Fisher information, which needs no
+        replicate (``n_bootstrap`` then plays no part), the others' bootstrap.
     weigh_facts : bool
         Read the dataset's facts (:mod:`ulr.facts`) into the verdict: a contradicted
         randomization, the PBM's fit (default). False only where no verdict is shown and
@@ -118,6 +122,14 @@ def estimate(log, *, method: str, positions: int | None = None, n_bootstrap: int
                        f"{', '.join(METHODS)}.")
     b = validate.n_bootstrap(n_bootstrap)
     level = validate.level(level)
+    kinds = REGISTRY[method].intervals
+    if interval is None:
+        interval = kinds[0]
+    elif interval not in kinds:
+        from ulr.propensity.registry import INTERVALS
+        raise UlrError(f"{method}'s interval comes from {' or '.join(INTERVALS[k] for k in kinds)}"
+                       f", not from {INTERVALS.get(interval, repr(interval))}.")
+    extra = {"interval": interval} if len(kinds) > 1 else {}
     seed = validate.seed(seed)
     from ulr.data.scan import scan_of
 
@@ -128,7 +140,7 @@ def estimate(log, *, method: str, positions: int | None = None, n_bootstrap: int
     impl = importlib.import_module(REGISTRY[method].module)
     res = impl.run(scan, positions=positions, n_bootstrap=b, seed=int(seed),
                    assume_randomized=bool(assume_randomized), progress=progress,
-                   level=float(level), should_stop=should_stop)
+                   level=float(level), should_stop=should_stop, **extra)
     seconds = time.perf_counter() - t0
     counts = {}
     if res.clicks is None:  # what the verdict weighs: the counts behind each position (the

@@ -473,6 +473,56 @@ def score_replicates(stats: CellStats, fit: EMFit, *, n_bootstrap: int, seed, li
     return out
 
 
+def information_interval(stats: CellStats, fit: EMFit, *, linked, level: float = 0.95,
+                         eps: float = EPS):
+    """Wald interval of ``theta_k / theta_1`` from the fit's Fisher information.
+
+    With ``J`` the information of ``log theta`` with every ``log gamma`` profiled out
+    (:func:`information`) over the free positions (linked to position 1, with clicks; the
+    reference position 1 held fixed), the covariance of ``log(theta_k / theta_1)`` is
+    ``J^{-1}`` and the interval is
+
+        theta_k / theta_1 * exp(+- z_{(1 + level) / 2} sqrt((J^{-1})_kk)),
+
+    on the log scale, so it stays positive (Wald 1943; the information of an EM fit:
+    Louis 1982; the PBM's observed-data likelihood is explicit, so no complete-data detour
+    is needed). It costs one pass over the cells and a K x K inverse: no replicate. Under
+    the PBM its coverage is nominal (tests/propensity/test_propensity_em_interval.py); on
+    a log of 1M rows its widths matched the session bootstrap's within their Monte Carlo
+    error (docs/benchmarks.md). The session bootstrap (:func:`score_replicates`) stays on
+    request for clicks that depend on each other within a session beyond the PBM.
+
+    Returns (lower, upper), arrays of K: ``[1, 1]`` at position 1, ``[0, inf)`` at a linked
+    position without clicks, NaN where theta is not identified; or None when position 1
+    has no clicks or ``J`` is singular (no interval can be formed this way).
+    """
+    from ulr.stats import normal_quantile
+    k = stats.positions
+    _, c_k = stats.by_position()
+    linked = np.asarray(linked, dtype=bool)
+    free = linked & (c_k > 0)
+    free[0] = False
+    if c_k[0] <= 0 or not free.any():
+        return None
+    J = information(stats, fit.theta, fit.gamma, eps=eps)[0]
+    jf = J[np.ix_(free, free)]
+    try:
+        chol = np.linalg.cholesky(jf)
+    except np.linalg.LinAlgError:
+        return None
+    inv_chol = np.linalg.solve(chol, np.eye(len(jf)))
+    se = np.sqrt(np.sum(inv_chol ** 2, axis=0))  # diag of J^{-1} = L^{-T} L^{-1}
+    z = normal_quantile(0.5 + float(level) / 2)
+    rel = fit.theta[free] / fit.theta[0]
+    lower, upper = np.full(k, np.nan), np.full(k, np.nan)
+    lower[free], upper[free] = rel * np.exp(-z * se), rel * np.exp(z * se)
+    lower[0] = upper[0] = 1.0
+    silent = linked & (c_k <= 0)  # no clicks there: nothing bounds theta from above
+    silent[0] = False
+    lower[silent], upper[silent] = 0.0, np.inf
+    return lower, upper
+
+
 def _spread(values, mask):
     out = np.full(len(mask), np.nan)
     out[mask] = values
@@ -481,34 +531,40 @@ def _spread(values, mask):
 
 def run(scan, *, positions=None, n_bootstrap: int = 0, seed=0, assume_randomized: bool = False,
         progress=None, level: float = 0.95, tol: float = 1e-7, max_iter: int = 500,
-        should_stop=None):
-    """EM estimate from one aggregate query; bootstrap by reweighting the cells.
+        should_stop=None, interval: str = "information"):
+    """EM estimate from one aggregate query, with its interval.
 
     ``tol`` 1e-7 (log-likelihood per impression): on large logs it moves theta
     from the 1e-8 fit by far less than theta's sampling error, and saves SQUAREM
     iterations (figures in ``benchmarks/bench_propensity.py``).
 
-    The interval (``n_bootstrap`` > 0) is the percentile interval of the score bootstrap
-    (:func:`score_replicates`): the same Poisson weights on the same session buckets as a
-    refitting bootstrap, each replicate the refit's first-order value, so the B replicates
-    cost one pass over the buckets' cells instead of B EM fits (issue 54; coverage and
-    agreement with the refitting bootstrap in tests/propensity/test_propensity_em_interval.py).
-    When position 1 has no clicks the scores cannot be formed and every replicate is
-    refitted (:func:`pbm_em_replicates`). The point estimate does not depend on
-    ``n_bootstrap``.
+    ``interval="information"`` (the default, issue 54): the Wald interval of the fit's
+    Fisher information (:func:`information_interval`), which needs nothing but the cells
+    the fit read; ``n_bootstrap`` plays no part. ``interval="bootstrap"`` with
+    ``n_bootstrap`` > 0: the percentile interval of the score bootstrap
+    (:func:`score_replicates`): Poisson weights on session buckets, each replicate the
+    refit's first-order value, so the B replicates cost one pass over the buckets' cells
+    instead of B EM fits (coverage and agreement with the refitting bootstrap in
+    tests/propensity/test_propensity_em_interval.py). When position 1 has no clicks the
+    scores cannot be formed and every replicate is refitted (:func:`pbm_em_replicates`);
+    the information gives no interval then (theta relative to a position without clicks is
+    unbounded). The point estimate depends on neither.
     """
     from ulr.propensity import bootstrap as bs
     from ulr.data.scan import cell_stats
     from ulr.propensity.aggregate import connected_to_top, position_counts
     from ulr.propensity.result import PropensityResult
 
+    if interval not in ("information", "bootstrap"):
+        raise UlrError(f"em's interval is 'information' or 'bootstrap', not {interval!r}.")
+    boot = interval == "bootstrap" and n_bootstrap > 0
     import threading
     prog = bs.Progress(progress)
     prog(0.02, "aggregating impressions and clicks per (query, doc, position) in SQL")
-    warm = threading.Thread(target=_warm_kernel, args=(n_bootstrap > 0,), name="ulr-em-kernel",
+    warm = threading.Thread(target=_warm_kernel, args=(boot,), name="ulr-em-kernel",
                             daemon=True)
     warm.start()  # the kernel loads while the engine scans
-    stats = cell_stats(scan, positions=positions, groups=n_bootstrap > 0)
+    stats = cell_stats(scan, positions=positions, groups=boot)
     warm.join()
     check(should_stop)
     linked = connected_to_top(stats)
@@ -517,7 +573,7 @@ def run(scan, *, positions=None, n_bootstrap: int = 0, seed=0, assume_randomized
                        "cannot tell position from relevance; it needs pairs shown at several "
                        "positions (ranker changes, noise or randomization).")
     fit = pbm_em(stats, tol=tol, max_iter=max_iter,
-                 progress=prog.sub(0.1, 0.5 if n_bootstrap else 0.98), should_stop=should_stop)
+                 progress=prog.sub(0.1, 0.5 if boot else 0.98), should_stop=should_stop)
     theta = fit.theta / fit.theta[0]
     theta[~linked] = np.nan
     notes = []
@@ -530,7 +586,16 @@ def run(scan, *, positions=None, n_bootstrap: int = 0, seed=0, assume_randomized
                      "their theta is not identified and left empty.")
     lower = upper = None
     samples = None
-    if n_bootstrap > 0:
+    if not boot:
+        n_bootstrap = 0  # no replicate is drawn
+        if interval == "information":
+            both = information_interval(stats, fit, linked=linked, level=level)
+            if both is None:
+                notes.append("position 1 has no clicks, so theta relative to it has no "
+                             "interval from the information; a bootstrap can still draw one.")
+            else:
+                lower, upper = both
+    else:
         samples = score_replicates(stats, fit, n_bootstrap=n_bootstrap, seed=seed,
                                    linked=linked, should_stop=should_stop,
                                    progress=prog.sub(0.5, 1.0))
@@ -542,7 +607,7 @@ def run(scan, *, positions=None, n_bootstrap: int = 0, seed=0, assume_randomized
         silent = linked & ~cols  # no clicks there: the scores do not bound theta from above
         lower[silent], upper[silent] = 0.0, np.inf
         notes += more
-    elif n_bootstrap > 0:  # position 1 without clicks: refit every replicate
+    elif boot:  # position 1 without clicks: refit every replicate
         def batch(w):
             # Replicates only feed percentiles: 1e-6 moves their endpoints by less than
             # the Monte Carlo error of B replicates, in fewer iterations.
@@ -559,4 +624,5 @@ def run(scan, *, positions=None, n_bootstrap: int = 0, seed=0, assume_randomized
         method="em", positions=stats.positions, theta=theta, lower=lower, upper=upper,
         absolute=fit.theta, loglik=fit.loglik, rows_used=stats.rows, notes=notes,
         extras={"converged": fit.converged, "pairs": stats.n_pairs, "cells": len(stats.pair)},
-        n_bootstrap=n_bootstrap, level=level, **position_counts(stats, positions))
+        n_bootstrap=n_bootstrap, level=level, interval=interval if lower is not None else "",
+        **position_counts(stats, positions))

@@ -15,8 +15,8 @@ def with_precision(result, clicks, impressions):
     """``result``'s interval (bootstrap, else the click-count approximation) and
     which positions rest on too little evidence (:func:`ulr.propensity.precision.precision`).
 
-    Returns a frame: position, theta, lower, upper, interval ("bootstrap" or
-    "click counts"), relative_half_width, thin.
+    Returns a frame: position, theta, lower, upper, interval ("bootstrap",
+    "Fisher information" or "click counts"), relative_half_width, thin.
     """
     p = precision(result, clicks, impressions)
     return pd.DataFrame({"position": np.arange(1, result.positions + 1), "theta": p["theta"],

@@ -43,9 +43,9 @@ def click_count_interval(clicks, impressions, *, level: float = 0.95, center=Non
 
 
 def precision(result, clicks, impressions) -> dict:
-    """``result``'s interval (bootstrap, else the click-count approximation) and which
+    """``result``'s interval (bootstrap or Fisher information, else the click-count approximation) and which
     positions rest on too little evidence, one array per key: theta, lower, upper,
-    interval ("bootstrap" or "click counts"), relative_half_width, thin, clicks,
+    interval ("bootstrap", "Fisher information" or "click counts"), relative_half_width, thin, clicks,
     impressions (the counts of positions 1..K the interval rests on)."""
     k = result.positions
     c = np.zeros(k)
@@ -66,7 +66,7 @@ def precision(result, clicks, impressions) -> dict:
         boot = np.isfinite(result.lower) & np.isfinite(result.upper)
         lo = np.where(boot, result.lower, lo)
         up = np.where(boot, result.upper, up)
-        basis[boot] = "bootstrap"
+        basis[boot] = "Fisher information" if result.interval == "information" else "bootstrap"
     with np.errstate(divide="ignore", invalid="ignore"):
         rel = np.where(theta > 0, (up - lo) / 2 / theta, np.inf)
     rel = np.fmax(rel, floor)  # no estimate is more precise than the clicks behind it

@@ -50,6 +50,10 @@ class Method:
         Its name in the mapping warnings' blocking vocabulary (:data:`ulr.lists.BLOCKS`).
     color : str or None
         Its colour on every chart (None: the palette's next).
+    intervals : tuple of str
+        How its interval can be formed, the default first (:data:`INTERVALS`): every method
+        has the ``"bootstrap"``; EM also the ``"information"`` (its Fisher information, no
+        replicates).
     """
 
     module: str
@@ -65,6 +69,7 @@ class Method:
     unit: str = "rows"
     analysis: str = "propensity"
     color: str | None = None
+    intervals: tuple = ("bootstrap",)
 
     @property
     def cells_only(self) -> bool:
@@ -82,7 +87,7 @@ REGISTRY: dict[str, Method] = {
         "ulr.propensity.em",
         "EM on the position-based click model over (query, doc, position) counts. Needs "
         "query-doc pairs shown at several positions.", in_place=True, pairs=True, opens=True,
-        color="#D55E00"),
+        color="#D55E00", intervals=("information", "bootstrap")),
     "regression-em": Method(
         "ulr.propensity.regression_em",
         "EM whose relevance side is one gradient-boosted model of the features (Wang et al. "
@@ -103,6 +108,12 @@ REGISTRY: dict[str, Method] = {
         "EM on the trust-bias model (Agarwal et al. 2019): clicks on irrelevant results near the "
         "top are told from examination. Gives alpha and beta per position; needs query-doc pairs "
         "seen several times.", in_place=True, pairs=True, trust=True),
+}
+
+#: how an interval of theta is formed, and its words on every surface
+INTERVALS = {
+    "information": "the Fisher information",
+    "bootstrap": "bootstrap replicates",
 }
 
 PLAIN = Method("", "")  # what an unregistered name (a result built by hand) is read as

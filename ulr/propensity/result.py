@@ -44,7 +44,7 @@ class PropensityResult(Result):
     theta : ndarray of shape (K,)
         ``theta_k / theta_1``; ``theta[0] == 1``. NaN where the data say nothing.
     lower, upper : ndarray of shape (K,) or None
-        Bootstrap percentile interval (``n_bootstrap`` replicates, two-sided level ``level``).
+        The interval of two-sided level ``level``, formed as ``interval`` says.
     absolute : ndarray of shape (K,) or None
         Absolute theta where the method has one (its scale is often weakly
         identified; see ``notes``).
@@ -57,7 +57,13 @@ class PropensityResult(Result):
     extras : mapping
         Method-specific figures (JSON-able values).
     n_bootstrap, level : int, float
-        Replicates behind ``lower``/``upper`` and the interval's level.
+        Replicates behind ``lower``/``upper`` (0 when none were drawn) and the interval's
+        level.
+    interval : str
+        How ``lower``/``upper`` were formed (:data:`ulr.propensity.registry.INTERVALS`):
+        ``"bootstrap"`` (percentile interval of ``n_bootstrap`` replicates) or
+        ``"information"`` (Wald interval of the fit's Fisher information); ``""`` without
+        an interval.
     seconds : float
         Wall-clock time of the estimate.
     clicks, impressions : ndarray or None
@@ -83,6 +89,7 @@ class PropensityResult(Result):
     extras: object = field(default_factory=dict)
     n_bootstrap: int = 0
     level: float = 0.95
+    interval: str = ""
     seconds: float = 0.0
     #: clicks and impressions per position (1, 2, ...) of the log the estimate ran on
     #: (:func:`ulr.data.summary.ctr_by_position`): with them the verdict judges the
@@ -116,6 +123,9 @@ class PropensityResult(Result):
         f["extras"] = dict(f.get("extras") or {})  # a copy (picklable for caches)
         f["rows_used"] = int(f.get("rows_used", 0))
         f["n_bootstrap"] = int(f.get("n_bootstrap", 0))
+        # an interval is the bootstrap's unless its method says otherwise
+        f["interval"] = (str(f.get("interval") or "bootstrap") if f.get("lower") is not None
+                         else "")
         f["mapping"] = tuple(f.get("mapping", ()))
         return cls(**f)
 
@@ -151,6 +161,11 @@ class PropensityResult(Result):
                              f"got {self.theta[0]}.")
         if (self.lower is None) != (self.upper is None):
             raise ValueError("lower and upper go together.")
+        from ulr.propensity.registry import INTERVALS
+        if (self.lower is None) != (self.interval == "") or (
+                self.interval and self.interval not in INTERVALS):
+            raise ValueError(f"interval must be one of {', '.join(INTERVALS)} with an interval, "
+                             "and empty without one.")
         if self.lower is not None:
             both = np.isfinite(self.lower) & np.isfinite(self.upper)
             if np.any(self.lower[both] > self.upper[both] + 1e-12):
@@ -180,6 +195,19 @@ class PropensityResult(Result):
 
     def tables(self) -> dict:
         return {"theta": self.to_frame()}
+
+    @property
+    def interval_text(self) -> str:
+        """How the interval was formed, in the words every surface uses ("95% interval from
+        the Fisher information", "95% interval from 50 bootstrap replicates"); "" without
+        one."""
+        if self.lower is None:
+            return ""
+        from ulr.propensity.registry import INTERVALS
+        head = f"{int(round(self.level * 100))}% interval from "
+        if self.interval == "bootstrap":
+            return head + f"{self.n_bootstrap:,} {INTERVALS['bootstrap']}"
+        return head + INTERVALS[self.interval]
 
     @property
     def iterations(self) -> int:
@@ -276,8 +304,10 @@ class PropensityResult(Result):
         if self.lower is not None:
             out["lower"] = self.lower.tolist()
             out["upper"] = self.upper.tolist()
-            out["bootstrap"] = self.n_bootstrap  # the CLI's word (--bootstrap)
+            if self.interval == "bootstrap":
+                out["bootstrap"] = self.n_bootstrap  # the CLI's word (--bootstrap)
             out["level"] = self.level
+            out["interval"] = self.interval
         if self.absolute is not None:
             out["absolute_theta"] = self.absolute.tolist()
         out["rows_used"] = self.rows_used

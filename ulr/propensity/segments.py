@@ -263,7 +263,7 @@ def compare_segments(method: str, column: str, results: dict, *, level: float = 
 
 def by_segment(log, *, method: str, column: str, positions: int | None = None,
                n_bootstrap: int = 0, seed: int = 0, level: float = 0.95, progress=None,
-               should_stop=None, mapping=()) -> SegmentResult:
+               should_stop=None, mapping=(), interval: str | None = None) -> SegmentResult:
     """theta by ``method`` on each value of ``column``, and whether the segments differ.
 
     Parameters
@@ -274,8 +274,8 @@ def by_segment(log, *, method: str, column: str, positions: int | None = None,
         Any of :data:`ulr.propensity.METHODS`.
     column : str
         A column of the log with 2..``MAX_SEGMENTS`` values (missing values are left out).
-    positions, n_bootstrap, seed, level, should_stop, mapping
-        As :func:`ulr.propensity.estimate`, for every segment (each draws its own bootstrap).
+    positions, n_bootstrap, seed, level, should_stop, mapping, interval
+        As :func:`ulr.propensity.estimate`, for every segment (each forms its own interval).
     """
     from ulr import propensity
     from ulr.data.scan import scan_of
@@ -310,7 +310,8 @@ def by_segment(log, *, method: str, column: str, positions: int | None = None,
             results[v] = propensity.estimate(_segment_scan(scan, col, v), method=method,
                                              positions=positions, n_bootstrap=n_bootstrap,
                                              seed=seed, level=level, should_stop=should_stop,
-                                             mapping=mapping, weigh_facts=False)  # the
+                                             mapping=mapping, weigh_facts=False,
+                                             interval=interval)  # the
             # segments' verdict is their own; the facts are the whole log's
         except Cancelled:
             raise
