@@ -36,7 +36,7 @@ def one(seed: int, args, out: Path) -> dict:
     from ulr.rankers.learners import BoostedClickRanker
     from ulr.simulate import simulate_clicks, write_log
     sim = simulate_clicks(model="trust", queries=args.queries, sessions=args.sessions,
-                          docs_per_query=10, features=5, eta=1.0, randomized_fraction=0.1,
+                          positions=10, features=5, eta=1.0, randomized_fraction=0.1,
                           ranker_error=args.ranker_error, seed=seed)
     path = out / f"affine_{seed}_{args.queries}_{args.sessions}.parquet"
     write_log(sim.df.drop(columns=["true_theta"]), str(path))

@@ -114,7 +114,7 @@ def generate(sessions: int, docs: int, queries: int, out: Path, orders: int = 0)
         writer = None
         while done < sessions:  # 200k sessions per chunk keeps the generator's memory flat
             n = min(200_000, sessions - done)
-            df = simulate_click_model("dbn", sessions=n, queries=queries, docs_per_query=docs,
+            df = simulate_click_model("dbn", sessions=n, queries=queries, positions=docs,
                                       seed=0, session_seed=i, orders=orders
                                       ).df.drop(columns=["true_theta"])
             df["session_id"] += done

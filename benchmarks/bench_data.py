@@ -20,7 +20,7 @@ from ulr.simulate import simulate_clicks, write_log  # noqa: E402
 def main(rows: int = 1_000_000) -> None:
     docs = 10
     t = time.perf_counter()
-    sim = simulate_clicks(queries=rows // 100, docs_per_query=docs, sessions=rows // docs,
+    sim = simulate_clicks(queries=rows // 100, positions=docs, sessions=rows // docs,
                           randomized_fraction=0.1, seed=0)
     t_sim = time.perf_counter() - t
     tmp = Path(tempfile.mkdtemp())

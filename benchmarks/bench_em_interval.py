@@ -150,7 +150,7 @@ def main(argv=None):
     small = args.out / "em_interval_10000.csv"
     if not small.exists():
         from ulr.simulate import simulate_clicks, write_log
-        write_log(simulate_clicks(queries=100, docs_per_query=10, sessions=1000, seed=7).df,
+        write_log(simulate_clicks(queries=100, positions=10, sessions=1000, seed=7).df,
                   str(small))
     for path in (sample, small):
         times, res = measure(path, args.small_repeat, args.before, bare=False)

@@ -67,7 +67,7 @@ def make_csv(path: Path, rows: int) -> None:
 
     from ulr.simulate import simulate_clicks, write_log
     docs = 10
-    sim = simulate_clicks(queries=rows // 100, docs_per_query=docs, sessions=rows // docs,
+    sim = simulate_clicks(queries=rows // 100, positions=docs, sessions=rows // docs,
                           randomized_fraction=0.1, seed=0)
     df = sim.df.drop(columns=["true_theta"])
     df["stamp"] = np.arange(len(df)) * 3 + 1_700_000_000  # a timestamp of its own per row

@@ -121,7 +121,7 @@ def ensure_csv(path: Path, rows: int, queries: int, regen: bool) -> None:
 
     print(f"generating {rows:,} impressions -> {path} ...", flush=True)
     t0 = time.perf_counter()
-    sim = simulate_clicks(sessions=rows // 10, queries=queries, docs_per_query=10, seed=0)
+    sim = simulate_clicks(sessions=rows // 10, queries=queries, positions=10, seed=0)
     path.parent.mkdir(parents=True, exist_ok=True)
     write_log(sim.df, str(path))
     print(f"  {time.perf_counter() - t0:.1f} s, {path.stat().st_size / 1e6:,.0f} MB", flush=True)

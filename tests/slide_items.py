@@ -63,7 +63,7 @@ def build_items(tmp) -> list[ReportItem]:
     shop, _ = make_multi_logger_log(sessions=3000, ctr=0.004, seed=2)
     shop.to_csv(tmp / "shop.csv", index=False)
     ingest.load_log(tmp / "shop.csv", "shop04", db_path=db)
-    sim = simulate_clicks(queries=120, docs_per_query=8, sessions=3000, seed=1)
+    sim = simulate_clicks(queries=120, positions=8, sessions=3000, seed=1)
     write_log(sim.df, str(tmp / "sim.csv"))
     ingest.load_log(tmp / "sim.csv", "simulated", db_path=db)
     cur = catalog.cursor(db)

@@ -116,7 +116,7 @@ def store(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("facts")
     db = tmp / "db.duckdb"
     # a production-ranked log (no randomized session), declared randomized at load
-    sim = simulate_clicks(queries=60, docs_per_query=6, sessions=3000, seed=2,
+    sim = simulate_clicks(queries=60, positions=6, sessions=3000, seed=2,
                           randomized_fraction=0.0)
     prod = tmp / "prod.csv"
     write_log(sim.df.drop(columns=["randomized"]), str(prod))
@@ -171,7 +171,7 @@ def test_uniform_random_logs_are_rarely_flagged():
     rows (lists = sessions, groups = query and document), as the stored path runs it."""
     flagged = 0
     for seed in range(20):
-        df = simulate_clicks(queries=30, docs_per_query=5, sessions=400, seed=100 + seed,
+        df = simulate_clicks(queries=30, positions=5, sessions=400, seed=100 + seed,
                              randomized_fraction=1.0).df
         groups = pd.factorize(df["query_id"].astype(str) + "|" + df["doc_id"].astype(str))[0]
         pv, tested = facts.permutation_p(df["session_id"].to_numpy(), groups,
@@ -205,7 +205,7 @@ def test_a_log_without_a_declared_randomization_has_no_check(store):
 
 def test_a_log_randomized_in_part_is_not_flagged(tmp_path):
     """The bundled sample shape: 10% of sessions randomized, flagged by a column."""
-    sim = simulate_clicks(queries=60, docs_per_query=6, sessions=3000, seed=5,
+    sim = simulate_clicks(queries=60, positions=6, sessions=3000, seed=5,
                           randomized_fraction=0.1)
     path = tmp_path / "part.csv"
     write_log(sim.df, str(path))

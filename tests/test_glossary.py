@@ -25,12 +25,7 @@ PY_EXCEPTION_MODULES = ("ulr.propensity",)
 
 # Public keywords not yet renamed, each with why (remove an entry when it is renamed; the
 # test fails if an entry is no longer needed, so this list cannot go stale).
-PENDING = {
-    # ulr/simulate.py is being turned into click-model records in another branch (issue 53)
-    ("ulr.simulate", "simulate_clicks", "docs_per_query"),
-    ("ulr.simulate", "simulate_click_model", "docs_per_query"),
-    ("ulr.simulate", "SimulationConfig", "docs_per_query"),
-}
+PENDING: set = set()  # ulr.simulate's docs_per_query became positions (issue 53)
 
 
 # --------------------------------------------------------------------------- the glossary
@@ -265,7 +260,8 @@ def _in_scope(module: str, scope: str) -> bool:
     return not mods or any(module == m or module.startswith(m + ".") for m in mods)
 
 
-def python_violations(params, glossary: dict) -> list[str]:
+def python_violations(params, glossary: dict, pending=None) -> list[str]:
+    pending = PENDING if pending is None else pending
     retired = [(name, scope) for kind, name, scope in glossary["retired"] if kind == "python"]
     bad, pending_seen = [], set()
     for module, fn, arg in params:
@@ -274,11 +270,11 @@ def python_violations(params, glossary: dict) -> list[str]:
                 continue
             if name == "method" and module.startswith(PY_EXCEPTION_MODULES):
                 continue
-            if (module, fn, arg) in PENDING:
+            if (module, fn, arg) in pending:
                 pending_seen.add((module, fn, arg))
                 continue
             bad.append(f"{module}.{fn}({arg}=) is a retired name")
-    bad += [f"PENDING {p} no longer occurs: remove it" for p in sorted(PENDING - pending_seen)
+    bad += [f"PENDING {p} no longer occurs: remove it" for p in sorted(pending - pending_seen)
             if p[0] in {m for m, _, _ in params}]
     return bad
 
@@ -304,8 +300,11 @@ def test_the_python_check_fails_on_a_retired_keyword(glossary):
            "ulr.rankers.clicks": "def theta(log, method):\n    pass\n",
            "ulr.propensity.fake": "def estimate(log, *, method='em'):\n    pass\n",
            "ulr.recommend.experiment": "def run(data, *, propensity='true'):\n    pass\n",
-           "ulr.simulate": "def simulate_clicks(*, positions=10):\n    pass\n"}
-    bad = python_violations(public_parameters(src), glossary)
+           "ulr.simulate": "def simulate_clicks(*, positions=10):\n    pass\n"
+                           "def simulate_click_model(*, docs_per_query=10):\n    pass\n"}
+    bad = python_violations(public_parameters(src), glossary,
+                            pending={("ulr.simulate", "simulate_clicks", "docs_per_query")})
+    assert "ulr.simulate.simulate_click_model(docs_per_query=) is a retired name" in bad
     assert "ulr.ope.fake.study(draws=) is a retired name" in bad
     assert "ulr.ope.fake.study(seeds=) is a retired name" in bad
     assert "ulr.ope.fake.W.sample(n_slots=) is a retired name" in bad

@@ -32,7 +32,7 @@ def _all_result_types() -> dict:
 
 
 def _search_log(tmp):
-    sim = simulate_clicks(queries=30, docs_per_query=5, sessions=1500, eta=1.0,
+    sim = simulate_clicks(queries=30, positions=5, sessions=1500, eta=1.0,
                           randomized_fraction=0.3, seed=3)
     df = sim.df.drop(columns=["true_theta"], errors="ignore")
     df["device"] = np.where(df["session_id"].astype(str).str[-1].isin(list("01234")),
@@ -97,7 +97,7 @@ def _rankers(tmp):
 
 def _systems(tmp):
     from ulr.rankers.systems import compare_learners
-    sim = simulate_clicks(queries=40, docs_per_query=10, sessions=600, eta=1.5, seed=1)
+    sim = simulate_clicks(queries=40, positions=10, sessions=600, eta=1.5, seed=1)
     return compare_learners(sim.df, None, sim.theta, learners=("linear", "gbdt"),
                             min_queries=0, n_bootstrap=100, n_resamples=200)
 

@@ -38,9 +38,9 @@ def test_explicit_theta_and_pbm_click_probability():
 
 
 def test_shape_determinism_and_randomized_share():
-    a = simulate_clicks(queries=50, docs_per_query=6, sessions=3000, randomized_fraction=0.3,
+    a = simulate_clicks(queries=50, positions=6, sessions=3000, randomized_fraction=0.3,
                         features=3, seed=11)
-    b = simulate_clicks(queries=50, docs_per_query=6, sessions=3000, randomized_fraction=0.3,
+    b = simulate_clicks(queries=50, positions=6, sessions=3000, randomized_fraction=0.3,
                         features=3, seed=11)
     assert len(a.df) == 18000
     assert a.df.equals(b.df)
@@ -66,6 +66,6 @@ def test_power_law_and_validation():
     with pytest.raises(UlrError):
         simulate_clicks(model="dbn")
     with pytest.raises(UlrError):
-        simulate_clicks(theta=[0.5, 0.2], docs_per_query=3)
+        simulate_clicks(theta=[0.5, 0.2], positions=3)
     with pytest.raises(UlrError):
         simulate_clicks(randomized_fraction=1.5)

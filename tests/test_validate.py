@@ -62,7 +62,7 @@ def test_every_package_refuses_the_same_values(call):
 
 def test_the_estimators_and_metrics_share_the_bootstrap_rule(open_df):
     from ulr.simulate import simulate_clicks
-    log = open_df(simulate_clicks(queries=20, docs_per_query=3, sessions=300, seed=1).df)
+    log = open_df(simulate_clicks(queries=20, positions=3, sessions=300, seed=1).df)
     for bad in (1, -2, 10_001):
         with pytest.raises(BadOption, match="n_bootstrap must be 0 \\(no interval\\) or "):
             propensity.estimate(log, method="em", n_bootstrap=bad)

@@ -153,7 +153,7 @@ def pbm_logs(tmp_path_factory):
     d = tmp_path_factory.mktemp("pbm")
     out = {}
     for name, sessions in (("big", 30_000), ("thin", 150)):
-        sim = simulate_clicks(queries=100, docs_per_query=4, sessions=sessions, eta=1.0,
+        sim = simulate_clicks(queries=100, positions=4, sessions=sessions, eta=1.0,
                               randomized_fraction=1.0, seed=3)
         path = d / f"{name}.parquet"
         write_log(sim.df.drop(columns=["true_theta"], errors="ignore"), str(path))
@@ -188,7 +188,7 @@ def test_position_bias_verdict_both_directions(pbm_logs):
 
 def _comparison(queries, sessions, eta=1.5, seed=1, **kw):
     from ulr.rankers.evaluate import train_and_evaluate
-    sim = simulate_clicks(queries=queries, docs_per_query=10, sessions=sessions, eta=eta,
+    sim = simulate_clicks(queries=queries, positions=10, sessions=sessions, eta=eta,
                           seed=seed)
     return train_and_evaluate(sim.df, None, sim.theta, min_queries=0, seed=seed, **kw)
 
@@ -228,7 +228,7 @@ def test_ranker_verdict_is_set_when_the_comparison_is_built():
 def test_rankers_that_order_every_list_identically():
     """With theta = 1 everywhere IPW equals naive: the verdict says so, not "+0.0000"."""
     from ulr.rankers.evaluate import train_and_evaluate
-    sim = simulate_clicks(queries=120, docs_per_query=5, sessions=3000, eta=1.0, seed=2)
+    sim = simulate_clicks(queries=120, positions=5, sessions=3000, eta=1.0, seed=2)
     comp = train_and_evaluate(sim.df, None, np.ones(5), min_queries=0, n_bootstrap=200)
     assert comp.identical_order
     v = comp.verdict
@@ -582,7 +582,7 @@ def _verdicts_of_every_type(tmp):
     from ulr.recommend.data import simulate_mnar
     from ulr.recommend.experiment import compare_seeds, run_experiment
     from ulr.recommend.models import MFConfig
-    sim = simulate_clicks(queries=60, docs_per_query=4, sessions=2000, randomized_fraction=1.0,
+    sim = simulate_clicks(queries=60, positions=4, sessions=2000, randomized_fraction=1.0,
                           seed=5)
     pb_log = _open(sim.df.drop(columns=["true_theta"], errors="ignore"), tmp, "pb.parquet")
     sample = _open(make_sample_log(rows=3000, ctr=0.02, seed=2), tmp, "ope.parquet")
@@ -709,7 +709,7 @@ def test_pbm_based_results_carry_the_user_model_gap(tmp_path):
     from ulr.simulate import simulate_click_model
 
     def comparison(model):
-        sim = simulate_click_model(model, sessions=4000, queries=20, docs_per_query=5, seed=1)
+        sim = simulate_click_model(model, sessions=4000, queries=20, positions=5, seed=1)
         path = str(tmp_path / f"{model}.parquet")
         write_log(sim.df, path)
         lg = ingest.open_file(path)
@@ -804,7 +804,7 @@ def test_bandit_ope_and_clickmodel_verdicts_state_their_results_counts(tmp_path)
     k = ope.diagnostics["effective_clicks"]
     assert _counts(v, "effective clicks") <= {round(k, 1)}
 
-    sim = simulate_clicks(queries=20, docs_per_query=5, sessions=600, seed=2)
+    sim = simulate_clicks(queries=20, positions=5, sessions=600, seed=2)
     path = str(tmp_path / "s.parquet")
     write_log(sim.df, path)
     S = sessions.collect(scan_of(ingest.open_file(path)), test_fraction=0.2, seed=0)

@@ -2,7 +2,7 @@
 
 The generative story (one *session* = one result list shown for one query):
 
-1. Each query has ``docs_per_query`` documents with feature vectors
+1. Each query has ``positions`` documents with feature vectors
    ``x ~ N(0, I_P)``. Graded relevance ``y in {0..4}`` is a linear model of
    the features plus noise, cut at fixed quantiles (most documents are not
    relevant, few are perfect).
@@ -33,6 +33,7 @@ import pandas as pd
 
 from ulr.clickmodels import records
 from ulr.clickmodels.simulators import RELEVANT_ABOVE, trust_truth  # noqa: F401  (their home)
+from ulr import validate
 from ulr.errors import UlrError
 
 Y_MAX = 4
@@ -61,7 +62,7 @@ class SimulationConfig:
 
     model: str = "pbm"
     queries: int = 1000
-    docs_per_query: int = 10
+    positions: int = 10
     sessions: int = 10000
     eta: float = 1.0
     theta: tuple[float, ...] | None = None
@@ -76,7 +77,7 @@ class SimulationConfig:
         if records.get(self.model).graded is None:  # the records with this simulator's hook
             raise UlrError(f"model must be {records.quoted(records.flagged('graded'))}, "
                            f"not {self.model!r}.")
-        for name in ("queries", "docs_per_query", "sessions"):
+        for name in ("queries", "positions", "sessions"):
             if int(getattr(self, name)) < 1:
                 raise UlrError(f"{name} must be at least 1.")
         if self.features < 0:
@@ -89,16 +90,16 @@ class SimulationConfig:
             raise UlrError("eta must be a finite number >= 0.")
         if self.theta is not None:
             t = np.asarray(self.theta, dtype=float)
-            if t.ndim != 1 or len(t) < self.docs_per_query:
+            if t.ndim != 1 or len(t) < self.positions:
                 raise UlrError(
-                    f"theta needs one value per position ({self.docs_per_query}), got {len(t)}.")
+                    f"theta needs one value per position ({self.positions}), got {len(t)}.")
             if np.any(~np.isfinite(t)) or np.any(t <= 0) or np.any(t > 1):
                 raise UlrError("theta values must lie in (0, 1].")
 
     def examination(self) -> np.ndarray:
         if self.theta is not None:
-            return np.asarray(self.theta, dtype=float)[: self.docs_per_query]
-        return power_law_theta(self.docs_per_query, self.eta)
+            return np.asarray(self.theta, dtype=float)[: self.positions]
+        return power_law_theta(self.positions, self.eta)
 
 
 @dataclass
@@ -128,7 +129,8 @@ class SimulatedLog:
         return self.theta / self.theta[0]
 
 
-def simulate_clicks(*, model: str = "pbm", queries: int = 1000, docs_per_query: int = 10,
+@validate.retired(docs_per_query="positions")
+def simulate_clicks(*, model: str = "pbm", queries: int = 1000, positions: int = 10,
                     sessions: int = 10000, eta: float = 1.0, theta=None,
                     randomized_fraction: float = 0.1, features: int = 5, eps: float = 0.05,
                     ranker_noise: float = 0.5, ranker_error: float = 0.8,
@@ -139,9 +141,9 @@ def simulate_clicks(*, model: str = "pbm", queries: int = 1000, docs_per_query: 
     ----------
     model : {"pbm", "cascade"}
         Click model.
-    queries, docs_per_query, sessions : int
+    queries, positions, sessions : int
         Number of queries, documents shown per list (= positions) and lists
-        shown. The log has ``sessions * docs_per_query`` rows.
+        shown. The log has ``sessions * positions`` rows.
     eta : float
         Severity of position bias, ``theta_k = (1/k)^eta``; ignored when
         ``theta`` is given.
@@ -163,7 +165,7 @@ def simulate_clicks(*, model: str = "pbm", queries: int = 1000, docs_per_query: 
     seed : int
         Seed of the random generator; the same seed gives the same log.
     """
-    cfg = SimulationConfig(model=model, queries=int(queries), docs_per_query=int(docs_per_query),
+    cfg = SimulationConfig(model=model, queries=int(queries), positions=int(positions),
                            sessions=int(sessions), eta=float(eta),
                            theta=None if theta is None else tuple(float(t) for t in theta),
                            randomized_fraction=float(randomized_fraction), features=int(features),
@@ -189,7 +191,7 @@ def simulate_clicks(*, model: str = "pbm", queries: int = 1000, docs_per_query: 
 def _documents(cfg: SimulationConfig, rng):
     """Features ``X`` (Q, D, P), true and production weights, latent relevance and
     production scores (Q, D) of every query's documents."""
-    Q, D, P = cfg.queries, cfg.docs_per_query, cfg.features
+    Q, D, P = cfg.queries, cfg.positions, cfg.features
     if P == 0:  # relevance is a per-document random effect; the ranker sees it noisily
         latent = rng.standard_normal((Q, D))
         prod_score = latent + cfg.ranker_error * rng.standard_normal((Q, D))
@@ -208,7 +210,7 @@ def _documents(cfg: SimulationConfig, rng):
 def _sessions(cfg: SimulationConfig, rng, prod_score):
     """Each session's query, whether it was randomized, and ``order[s, k]`` = the
     document shown at position k+1."""
-    S, D = cfg.sessions, cfg.docs_per_query
+    S, D = cfg.sessions, cfg.positions
     q_of_s = rng.integers(0, cfg.queries, size=S)
     score_sd = float(prod_score.std()) or 1.0
     scores = prod_score[q_of_s] + cfg.ranker_noise * score_sd * rng.standard_normal((S, D))
@@ -227,7 +229,7 @@ def _clicks(cfg: SimulationConfig, rng, g_shown):
 def _log_frame(cfg: SimulationConfig, X, grade, q_of_s, randomized, order, clicks,
                exam_true) -> pd.DataFrame:
     """One row per (session, position) in the canonical schema plus ``true_theta``."""
-    S, D, P = cfg.sessions, cfg.docs_per_query, cfg.features
+    S, D, P = cfg.sessions, cfg.positions, cfg.features
     pos = np.broadcast_to(np.arange(1, D + 1), (S, D))
     q_rows = np.repeat(q_of_s, D)
     doc_local = order.ravel()
@@ -338,14 +340,15 @@ GRADED_MODELS = records.flagged("graded")
 CLICK_MODELS = records.flagged("world")
 
 
+@validate.retired(docs_per_query="positions")
 def simulate_click_model(model: str, *, sessions: int = 10000, queries: int = 100,
-                         docs_per_query: int = 10, seed: int = 0,
+                         positions: int = 10, seed: int = 0,
                          orders: int = 0, session_seed: int | None = None,
                          query_weights=None, randomized: float = 0.0, theta=None,
                          eps_plus=None, eps_minus=None) -> SimulatedLog:
     """A log generated by one click model of :mod:`ulr.clickmodels`, with its true parameters.
 
-    Each session shows the ``docs_per_query`` documents of a random query in a
+    Each session shows the ``positions`` documents of a random query in a
     uniformly random order (so every document is seen at every rank); with
     ``orders = m > 0``, in one of m random orders fixed per query (a ranker that
     shows few lists, as production rankers do: sessions then repeat).
@@ -372,9 +375,9 @@ def simulate_click_model(model: str, *, sessions: int = 10000, queries: int = 10
     if rec.world is None:
         offered = records.flagged("world")
         raise UlrError(f"model must be one of {', '.join(offered)}, not {model!r}.")
-    S, D, Q = int(sessions), int(docs_per_query), int(queries)
+    S, D, Q = int(sessions), int(positions), int(queries)
     if min(S, D, Q) < 1:
-        raise UlrError("sessions, queries and docs_per_query must be at least 1.")
+        raise UlrError("sessions, queries and positions must be at least 1.")
     if int(orders) < 0:
         raise UlrError(f"orders must be 0 (a random order per session) or more, not {orders}.")
     if not 0.0 <= float(randomized) <= 1.0:
@@ -414,7 +417,7 @@ def simulate_click_model(model: str, *, sessions: int = 10000, queries: int = 10
         "position": np.tile(np.arange(1, D + 1), S), "click": click.ravel().astype(np.int8),
         "session_id": np.repeat(np.arange(S), D)})
     df["true_theta"] = exam_p.mean(axis=0)[np.tile(np.arange(D), S)]
-    cfg = SimulationConfig(model="pbm", queries=Q, docs_per_query=D, sessions=S, seed=int(seed))
+    cfg = SimulationConfig(model="pbm", queries=Q, positions=D, sessions=S, seed=int(seed))
     return SimulatedLog(df=df, theta=exam_p.mean(axis=0), relevance_weights=np.empty(0),
                         ranker_weights=np.empty(0), config=cfg,
                         extra={"model": model, "truth": truth})

@@ -13,7 +13,7 @@ def _answer(result, qid):
 
 
 def test_a_device_column_raises_the_segment_question(tmp_path):
-    df = simulate_clicks(queries=60, docs_per_query=5, sessions=1500, features=0, seed=3).df
+    df = simulate_clicks(queries=60, positions=5, sessions=1500, features=0, seed=3).df
     path = tmp_path / "plain.csv"
     write_log(df, str(path))
     plain = _answer(audit.run(ingest.open_file(path)), "position_bias")

@@ -26,7 +26,7 @@ def test_one_json_object_on_stdout_in_a_real_process(cli_process):
 
 @pytest.fixture(scope="module")
 def log_csv(tmp_path_factory):
-    sim = simulate_clicks(model="pbm", queries=10, docs_per_query=5, sessions=3000,
+    sim = simulate_clicks(model="pbm", queries=10, positions=5, sessions=3000,
                           randomized_fraction=0.5, features=2, seed=4)
     path = tmp_path_factory.mktemp("bandit_cli") / "log.csv"
     write_log(sim.df, str(path))

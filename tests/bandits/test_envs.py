@@ -52,7 +52,7 @@ def test_env_validation():
 # ----------------------------------------------------------------------------- data env
 @pytest.fixture(scope="module")
 def sim_log(tmp_path_factory):
-    sim = simulate_clicks(model="pbm", queries=20, docs_per_query=5, sessions=20000, eta=1.0,
+    sim = simulate_clicks(model="pbm", queries=20, positions=5, sessions=20000, eta=1.0,
                           randomized_fraction=0.3, features=3, seed=11)
     path = tmp_path_factory.mktemp("bandit_env") / "log.csv"
     write_log(sim.df, str(path))

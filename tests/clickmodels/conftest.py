@@ -12,6 +12,6 @@ def simulated():
         key = (model, sessions, queries, seed, docs)
         if key not in cache:
             cache[key] = simulate_click_model(model, sessions=sessions, queries=queries,
-                                              docs_per_query=docs, seed=seed)
+                                              positions=docs, seed=seed)
         return cache[key]
     return get

@@ -60,6 +60,6 @@ def long_tail_log(model, *, sessions=20000, queries=300, orders=3, seed=1, zipf=
     """A log from ``model`` whose queries follow Zipf-like frequencies: a few queries shown
     thousands of times, a long tail shown a handful (so most pairs are rarely seen)."""
     from ulr.simulate import simulate_click_model
-    return simulate_click_model(model, sessions=sessions, queries=queries, docs_per_query=10,
+    return simulate_click_model(model, sessions=sessions, queries=queries, positions=10,
                                 seed=seed, orders=orders, session_seed=seed,
                                 query_weights=zipf_weights(queries, zipf))

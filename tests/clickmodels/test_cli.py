@@ -112,7 +112,7 @@ def test_simulate_writes_each_click_models_log_with_its_truth(cli, tmp_path, mod
             "--json")
     assert r.rc == 0, r.err
     res = json.loads(r.out)
-    sim = simulate_click_model(model, sessions=300, queries=7, docs_per_query=4, seed=5,
+    sim = simulate_click_model(model, sessions=300, queries=7, positions=4, seed=5,
                                orders=2)
     got = pd.read_parquet(out)
     for col in ("session_id", "query_id", "doc_id", "position", "click"):

@@ -90,7 +90,7 @@ def test_each_record_simulates_its_model_as_the_slow_reference_does(model, order
     kw = dict(sessions=120, queries=9, docs=5, seed=11, orders=orders,
               randomized=0.3 if orders else 0.0)
     doc, click, exam = _reference(model, **kw)
-    sim = simulate_click_model(model, sessions=120, queries=9, docs_per_query=5, seed=11,
+    sim = simulate_click_model(model, sessions=120, queries=9, positions=5, seed=11,
                                orders=orders, randomized=kw["randomized"])
     np.testing.assert_array_equal(sim.df["doc_id"].to_numpy(), doc.ravel())
     np.testing.assert_array_equal(sim.df["click"].to_numpy(), click.ravel().astype(np.int8))
@@ -99,13 +99,13 @@ def test_each_record_simulates_its_model_as_the_slow_reference_does(model, order
 
 def test_a_simulator_offers_the_models_whose_record_has_its_hook():
     with pytest.raises(UlrError, match="model must be 'pbm', 'cascade' or 'trust', not 'dbn'"):
-        simulate_clicks(model="dbn", queries=3, docs_per_query=3, sessions=5)
+        simulate_clicks(model="dbn", queries=3, positions=3, sessions=5)
     with pytest.raises(UlrError, match="one of pbm, cascade, dcm, dbn, sdbn, ubm, trust, not"):
-        simulate_click_model("dcm-counts", sessions=5, queries=2, docs_per_query=3)
+        simulate_click_model("dcm-counts", sessions=5, queries=2, positions=3)
     with pytest.raises(UlrError, match="the click model must be 'pbm' or 'cascade'"):
         slate.simulate_slates(click_model="ubm")
     with pytest.raises(UlrError, match="go with the trust model"):
-        simulate_click_model("pbm", sessions=5, queries=2, docs_per_query=3, theta=[1, 1, 1])
+        simulate_click_model("pbm", sessions=5, queries=2, positions=3, theta=[1, 1, 1])
 
 
 def _h(*arrays) -> str:
@@ -203,19 +203,19 @@ def _fingerprints() -> dict:
     for model in ("pbm", "cascade", "dcm", "dbn", "sdbn", "ubm", "trust"):
         for kw in ({}, {"orders": 3, "randomized": 0.2},
                    {"orders": 2, "session_seed": 5, "query_weights": np.arange(1, 21)}):
-            sim = simulate_click_model(model, sessions=300, queries=20, docs_per_query=6,
+            sim = simulate_click_model(model, sessions=300, queries=20, positions=6,
                                        seed=7, **kw)
             tr = sim.extra["truth"]
             out[f"ucm/{model}/{sorted(kw)}"] = _h(
                 *[sim.df[c].to_numpy() for c in sim.df.columns], sim.theta,
                 *[np.asarray(tr[k]) for k in sorted(tr)]) + "/" + ",".join(sorted(tr))
-    sim = simulate_click_model("trust", sessions=200, queries=10, docs_per_query=4, seed=1,
+    sim = simulate_click_model("trust", sessions=200, queries=10, positions=4, seed=1,
                                theta=[1, .7, .5, .3], eps_plus=[1, .9, .9, .8],
                                eps_minus=[.2, .1, .1, .05])
     out["ucm/trust/given"] = _h(*[sim.df[c].to_numpy() for c in sim.df.columns], sim.theta)
     for model in ("pbm", "cascade", "trust"):
         for feats in (5, 0):
-            sim = simulate_clicks(model=model, queries=30, docs_per_query=5, sessions=400,
+            sim = simulate_clicks(model=model, queries=30, positions=5, sessions=400,
                                   features=feats, seed=3)
             out[f"graded/{model}/{feats}"] = _h(*[sim.df[c].to_numpy() for c in sim.df.columns],
                                                 sim.theta)

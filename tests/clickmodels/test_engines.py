@@ -12,7 +12,7 @@ from tests.engines.conftest import spark  # noqa: F401 - the one local[2] SparkS
 
 @pytest.fixture(scope="module")
 def lake(tmp_path_factory):
-    df = simulate_click_model("dbn", sessions=800, queries=8, docs_per_query=6, seed=4).df
+    df = simulate_click_model("dbn", sessions=800, queries=8, positions=6, seed=4).df
     root = tmp_path_factory.mktemp("cmlake")
     (root / "pq").mkdir()
     half = len(df) // 2  # sessions whole in each file; the query must not rely on file order

@@ -42,14 +42,14 @@ def test_gap_interval_covers_the_true_gap_at_the_nominal_rate(world, other, n_lo
     covering logs lies within the Binomial(n_logs, 0.95) range at two-sided level 0.01. The
     percentile interval it replaced covered 271 of 300 logs (90.3%; 185 of 200 with UBM
     against DCM), below that range (benchmarks: docs/benchmarks.md)."""
-    fresh = simulate_click_model(world, sessions=100_000, queries=20, docs_per_query=5,
+    fresh = simulate_click_model(world, sessions=100_000, queries=20, positions=5,
                                  seed=1, session_seed=10_000)
     n_pairs = int(fresh.df.doc_id.max()) + 1
     F = sessions(fresh.df, n_pairs=n_pairs)
     n_s = 3000
     covered, widths, errors = 0, [], []
     for i in range(n_logs):
-        log = simulate_click_model(world, sessions=n_s, queries=20, docs_per_query=5, seed=1,
+        log = simulate_click_model(world, sessions=n_s, queries=20, positions=5, seed=1,
                                    session_seed=i)
         S = sessions(log.df, np.arange(n_s) % 3 == 0, n_pairs=n_pairs)
         c = evaluate.compare(S, [world, other], n_bootstrap=evaluate.DEFAULT_BOOTSTRAP, seed=i,

@@ -20,7 +20,7 @@ def logs(tmp_path_factory):
     aggregate's patterns and as one row per session."""
     root, out = tmp_path_factory.mktemp("patterns"), {}
     for name in MODEL_NAMES:
-        sim = simulate_click_model(name, sessions=3000, queries=4, docs_per_query=4, seed=5)
+        sim = simulate_click_model(name, sessions=3000, queries=4, positions=4, seed=5)
         df = sim.df.drop(columns=["true_theta"])
         write_log(df, str(root / f"{name}.parquet"))
         scan = scan_of(ingest.open_file(root / f"{name}.parquet"))
@@ -82,7 +82,7 @@ def _scan(tmp_path, df):
 
 
 def test_positions_keep_ranks_1_to_k(tmp_path):
-    df = simulate_click_model("dbn", sessions=400, queries=3, docs_per_query=5, seed=8).df
+    df = simulate_click_model("dbn", sessions=400, queries=3, positions=5, seed=8).df
     df = df.drop(columns=["true_theta"])
     S = sessions.collect(_scan(tmp_path, df), test_fraction=0.3, seed=1, positions=3)
     expected = compress(per_session(df[df.position <= 3], test_fraction=0.3, seed=1))
@@ -97,14 +97,14 @@ def test_positions_keep_ranks_1_to_k(tmp_path):
 ])
 def test_broken_sessions_are_one_sentence(tmp_path, change, words):
     from ulr.errors import UlrError
-    df = simulate_click_model("pbm", sessions=50, queries=2, docs_per_query=4, seed=2).df
+    df = simulate_click_model("pbm", sessions=50, queries=2, positions=4, seed=2).df
     df = change(df.drop(columns=["true_theta"]))
     with pytest.raises(UlrError, match=words):
         sessions.collect(_scan(tmp_path, df))
 
 
 def test_rows_without_a_session_id_are_left_out(tmp_path):
-    df = simulate_click_model("dbn", sessions=300, queries=3, docs_per_query=4, seed=6).df
+    df = simulate_click_model("dbn", sessions=300, queries=3, positions=4, seed=6).df
     df = df.drop(columns=["true_theta"])
     df["session_id"] = df.session_id.astype(str)
     gone = df.session_id.isin(["4", "17", "250"])
@@ -120,7 +120,7 @@ def test_rows_without_a_session_id_are_left_out(tmp_path):
 def test_a_hash_shared_by_pairs_falls_back_to_the_join_on_text(tmp_path, monkeypatch):
     """Every pair hashed alike (the worst collision): the hash join gives rows two pairs,
     and collect answers with the join on the ids as text, the same patterns."""
-    df = simulate_click_model("dbn", sessions=300, queries=3, docs_per_query=4, seed=6).df
+    df = simulate_click_model("dbn", sessions=300, queries=3, positions=4, seed=6).df
     df = df.drop(columns=["true_theta"])
     scan = _scan(tmp_path, df)
     keys = record_joins(monkeypatch, rewrite=lambda sql: sql.replace(" hash(", " 0 * hash("))
@@ -132,7 +132,7 @@ def test_a_hash_shared_by_pairs_falls_back_to_the_join_on_text(tmp_path, monkeyp
 
 
 def test_a_true_repeat_is_refused_after_the_join_on_text(tmp_path, monkeypatch):
-    df = simulate_click_model("pbm", sessions=50, queries=2, docs_per_query=4, seed=2).df
+    df = simulate_click_model("pbm", sessions=50, queries=2, positions=4, seed=2).df
     df = pd.concat([df.drop(columns=["true_theta"])] * 2)  # every row twice
     keys = record_joins(monkeypatch)
     from ulr.errors import UlrError
@@ -143,7 +143,7 @@ def test_a_true_repeat_is_refused_after_the_join_on_text(tmp_path, monkeypatch):
 
 def test_bigint_codes_give_the_integer_codes_patterns(tmp_path, monkeypatch):
     """Logs of 2**30 rows or more pivot BIGINT codes: the same patterns as INTEGER ones."""
-    df = simulate_click_model("ubm", sessions=300, queries=3, docs_per_query=4, seed=9).df
+    df = simulate_click_model("ubm", sessions=300, queries=3, positions=4, seed=9).df
     scan = _scan(tmp_path, df.drop(columns=["true_theta"]))
     a = sessions.collect(scan, test_fraction=0.2, seed=3)
     real = sessions._pattern_sql

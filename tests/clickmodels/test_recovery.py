@@ -27,7 +27,7 @@ def simulated():
 
     def get(model):
         if model not in cache:
-            log = simulate_click_model(model, sessions=N, queries=10, docs_per_query=10,
+            log = simulate_click_model(model, sessions=N, queries=10, positions=10,
                                        seed=1, orders=ORDERS)
             cache[model] = (log, compress(sessions_of(log)))
         return cache[model]

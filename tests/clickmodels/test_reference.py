@@ -344,7 +344,7 @@ def ragged():
     Poisson weights (some 0) and random parameters."""
     from tests.clickmodels.helpers import sessions_of
     from ulr.simulate import simulate_click_model
-    df = simulate_click_model("dcm", sessions=3000, queries=5, docs_per_query=6, seed=3).df
+    df = simulate_click_model("dcm", sessions=3000, queries=5, positions=6, seed=3).df
     df = df[(df.position <= 6 - df.session_id % 3)]  # lengths 4, 5, 6
     S = sessions_of(df)
     rng = np.random.default_rng(1)

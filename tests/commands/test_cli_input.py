@@ -93,7 +93,7 @@ def test_a_huge_line_is_refused_in_one_short_sentence(store, cli, user_error, tm
 def test_a_source_name_that_reads_like_a_registered_one_is_refused(cli, user_error, tmp_path):
     from ulr.simulate import simulate_clicks
     db = tmp_path / "store" / "ulr.duckdb"
-    simulate_clicks(queries=5, docs_per_query=3, sessions=50, seed=1).df.to_parquet(
+    simulate_clicks(queries=5, positions=3, sessions=50, seed=1).df.to_parquet(
         tmp_path / "a.parquet")
     assert cli("source", "add", "lake", "--path", tmp_path / "a.parquet", "--db", db).rc == 0
     for alike in ("LAKE", "1ake"):

@@ -33,7 +33,7 @@ def user_error(rc, out, err, needle):
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("cli")
-    sim = simulate_clicks(queries=100, docs_per_query=6, sessions=6000, seed=4)
+    sim = simulate_clicks(queries=100, positions=6, sessions=6000, seed=4)
     csv = tmp / "log.csv"
     write_log(sim.df, str(csv))
     db = tmp / "db.duckdb"

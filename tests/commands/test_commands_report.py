@@ -49,7 +49,7 @@ def assert_user_error(rc, out, err, needle):
 def sim(tmp_path_factory):
     """A small PBM log with known theta, randomized rows, features and relevance; 120
     queries hold out 36, enough for the rankers' paired comparison."""
-    s = simulate_clicks(model="pbm", queries=120, docs_per_query=5, sessions=4000, features=3,
+    s = simulate_clicks(model="pbm", queries=120, positions=5, sessions=4000, features=3,
                         randomized_fraction=0.2, seed=3)
     path = tmp_path_factory.mktemp("sim") / "sim.csv"
     write_log(s.df, str(path))
@@ -229,7 +229,7 @@ def test_propensity_and_rankers_sections_with_an_estimator(sim, monkeypatch, tmp
 def test_thin_positions_are_named_in_a_caveat(monkeypatch, tmp_path):
     """Few clicks: the positions whose click-count interval is wider than +-50% of the
     estimate are listed, checked against the delta-method formula written out here."""
-    s = simulate_clicks(model="pbm", queries=20, docs_per_query=5, sessions=60, features=2,
+    s = simulate_clicks(model="pbm", queries=20, positions=5, sessions=60, features=2,
                         seed=1)
     path = tmp_path / "few.csv"
     write_log(s.df, str(path))
@@ -287,7 +287,7 @@ def test_failing_sections_become_notes(sim, monkeypatch, tmp_path, capsys):
 def test_rankers_section_on_too_few_test_queries_is_an_inconclusive_item(tmp_path):
     """As on the page and in the rankers command: fewer held-out queries than a paired test
     needs give an inconclusive answer, saved as an item with what would settle it."""
-    s = simulate_clicks(model="pbm", queries=40, docs_per_query=5, sessions=2000, features=3,
+    s = simulate_clicks(model="pbm", queries=40, positions=5, sessions=2000, features=3,
                         seed=3)
     path = tmp_path / "small.csv"
     write_log(s.df, str(path))

@@ -23,7 +23,7 @@ from ulr.simulate import simulate_clicks, write_log
 @pytest.fixture(scope="module")
 def logged(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("summary")
-    sim = simulate_clicks(queries=40, docs_per_query=6, sessions=300, seed=3)
+    sim = simulate_clicks(queries=40, positions=6, sessions=300, seed=3)
     path = tmp / "sim.csv"
     write_log(sim.df, str(path))
     log = ingest.load_log(path, "sim", db_path=tmp / "s.duckdb").info

@@ -48,7 +48,7 @@ def wait_busy(pid: int, timeout: float = 180) -> None:
 
 
 def _big(url, folder):
-    sim = simulate.simulate_clicks(queries=2000, sessions=2_000, docs_per_query=10, seed=1)
+    sim = simulate.simulate_clicks(queries=2000, sessions=2_000, positions=10, seed=1)
     path = folder / "big.parquet"
     sim.df.to_parquet(path)
     ingest.load_log(path, "big", db_path=url.db)

@@ -20,7 +20,7 @@ def test_register_a_parquet_folder_then_position_bias_from_it(page, app_url, par
     from ulr import engines, propensity
     from ulr.simulate import simulate_clicks
 
-    df = simulate_clicks(queries=30, docs_per_query=5, sessions=1200, seed=21).df
+    df = simulate_clicks(queries=30, positions=5, sessions=1200, seed=21).df
     lake = parquet_lake(df, 2)
     name = f"lake_{uuid.uuid4().hex[:6]}"
 

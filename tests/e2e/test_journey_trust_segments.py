@@ -11,7 +11,7 @@ from tests.e2e.helpers import no_errors, open_upload, shot, wait_idle
 def _log(path):
     from ulr.simulate import simulate_click_model
     df = simulate_click_model("trust", sessions=3000, queries=40, seed=4, orders=3,
-                              randomized=0.2, docs_per_query=6).df.drop(columns=["true_theta"])
+                              randomized=0.2, positions=6).df.drop(columns=["true_theta"])
     df["device"] = pd.Series(df["session_id"] % 2).map({0: "mobile", 1: "desktop"})
     df.to_csv(path, index=False)
 

@@ -115,7 +115,7 @@ def test_verdicts_on_a_log_whose_slots_do_not_share_a_timestamp(page, app_url, t
     from ulr.data import ingest
     from ulr.simulate import simulate_clicks, write_log
     few = tmp_path / "few.csv"
-    write_log(simulate_clicks(queries=20, docs_per_query=5, sessions=600, features=3,
+    write_log(simulate_clicks(queries=20, positions=5, sessions=600, features=3,
                               seed=1).df, str(few))
     ingest.load_log(few, "few queries", db_path=app_url.db)
     page.goto(f"{app_url}/compare_rankers?dataset=few%20queries")

@@ -10,7 +10,7 @@ from ulr.simulate import simulate_clicks
 
 @pytest.fixture(scope="module")
 def pq(tmp_path_factory):
-    sim = simulate_clicks(queries=20, docs_per_query=5, sessions=800, seed=8)
+    sim = simulate_clicks(queries=20, positions=5, sessions=800, seed=8)
     root = tmp_path_factory.mktemp("cli_lake")
     sim.df.to_parquet(root / "part-0.parquet")
     return root
@@ -32,7 +32,7 @@ def test_engines_agree_on_the_cli(spark, cli, pq):
 def test_engines_weigh_the_query_column_on_the_first_rows(spark, cli, tmp_path):
     """A query column that is a pair key turns the verdict invalid on both engines, with
     the stored log's reason (tests/engines/test_sources.py compares it with the stored log)."""
-    df = simulate_clicks(queries=20, docs_per_query=5, sessions=300, seed=8).df
+    df = simulate_clicks(queries=20, positions=5, sessions=300, seed=8).df
     df["query_id"] = df.query_id.astype(str) + ":" + df.doc_id.astype(str)
     df.to_parquet(tmp_path / "pairs.parquet")
     verdicts = []

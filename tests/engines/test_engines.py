@@ -14,7 +14,7 @@ from ulr.simulate import simulate_clicks
 @pytest.fixture(scope="module")
 def lake(tmp_path_factory):
     """A small Parquet lake (two files, one per 'day') and the same rows as one CSV."""
-    sim = simulate_clicks(queries=30, docs_per_query=5, sessions=1500, seed=3)
+    sim = simulate_clicks(queries=30, positions=5, sessions=1500, seed=3)
     df = sim.df.copy()
     df["randomized"] = (np.arange(len(df)) % 3 == 0).astype(int)
     df["feature_a"] = (df["doc_id"].astype(int) % 4).astype(float)
@@ -136,7 +136,7 @@ def test_integer_ids_group_before_their_cast_with_the_same_cells_and_estimate(tm
     "2") and the estimate with its bootstrap are those of the typed rows, to the bit."""
     from dataclasses import replace
     from ulr.data.scan import cell_stats
-    sim = simulate_clicks(queries=40, docs_per_query=5, sessions=2000, seed=9)
+    sim = simulate_clicks(queries=40, positions=5, sessions=2000, seed=9)
     df = sim.df.copy()
     df["query_id"] = pd.factorize(df["query_id"])[0].astype(np.int64) * 7 + 2
     df["doc_id"] = pd.factorize(df["doc_id"])[0].astype(np.int32) + 1

@@ -20,7 +20,7 @@ def test_adding_a_partition_equals_full_rescan(engine, request, tmp_path):
     opts = {"master": None, "session": request.getfixturevalue("spark")} \
         if engine == "spark" else {}
     eng = engines.get(engine, **opts)
-    df = simulate_clicks(queries=25, docs_per_query=5, sessions=1200, seed=4).df
+    df = simulate_clicks(queries=25, positions=5, sessions=1200, seed=4).df
     lake = tmp_path / "lake"
     lake.mkdir()
     days = np.array_split(np.arange(len(df)), 3)

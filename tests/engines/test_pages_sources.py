@@ -25,7 +25,7 @@ def opened(monkeypatch, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def lake(tmp_path_factory):
-    df = simulate_clicks(queries=20, docs_per_query=5, sessions=1500, seed=6).df
+    df = simulate_clicks(queries=20, positions=5, sessions=1500, seed=6).df
     root = tmp_path_factory.mktemp("pages_lake")
     df.iloc[:3000].to_parquet(root / "a.parquet")
     df.iloc[3000:].to_parquet(root / "b.parquet")
@@ -227,7 +227,7 @@ def test_a_source_whose_query_column_is_a_pair_key_says_so_on_both_pages(tmp_pat
     position-bias verdict weighs it as `propensity --source` does (the same reason)."""
     import json
 
-    df = simulate_clicks(queries=20, docs_per_query=5, sessions=600, seed=6).df
+    df = simulate_clicks(queries=20, positions=5, sessions=600, seed=6).df
     df["query_id"] = df.query_id.astype(str) + ":" + df.doc_id.astype(str)
     (tmp_path / "lake").mkdir()
     df.to_parquet(tmp_path / "lake" / "a.parquet")

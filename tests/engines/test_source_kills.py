@@ -22,7 +22,7 @@ from ulr.data.scan import cell_stats
 from ulr.simulate import simulate_clicks
 
 ROOT = Path(__file__).resolve().parents[2]
-DF = simulate_clicks(queries=15, docs_per_query=5, sessions=300, seed=7).df
+DF = simulate_clicks(queries=15, positions=5, sessions=300, seed=7).df
 BLOCKS = np.array_split(np.arange(len(DF)), 6)
 BEFORE = {"d0": 0, "d1": 1, "d2": 2}
 AFTER = {"d0": 3, "d2": 2, "d3": 4, "d4": 5}  # d0 rewritten in place, d1 deleted, two new

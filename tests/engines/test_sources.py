@@ -21,7 +21,7 @@ def _lake(tmp_path, df, *, n_parts: int):
 
 def test_source_refresh_scans_only_new_files(cli, tmp_path, user_error):
     db = tmp_path / "store" / "ulr.duckdb"
-    df = simulate_clicks(queries=20, docs_per_query=5, sessions=900, seed=2).df
+    df = simulate_clicks(queries=20, positions=5, sessions=900, seed=2).df
     lake, parts = _lake(tmp_path, df, n_parts=3)
     r = cli("source", "add", "clicks", "--path", str(lake / "*.parquet"), "--db", db, "--json")
     assert r.rc == 0, r.err
@@ -68,7 +68,7 @@ def test_stored_total_tracks_added_changed_and_removed_files(tmp_path):
     """The running total equals the partitions summed afresh after every kind of refresh."""
     from ulr.engines import incremental as inc
     db = tmp_path / "store" / "ulr.duckdb"
-    df = simulate_clicks(queries=30, docs_per_query=6, sessions=900, seed=5).df
+    df = simulate_clicks(queries=30, positions=6, sessions=900, seed=5).df
     lake, parts = _lake(tmp_path, df, n_parts=4)
     sources.add("t", path=str(lake / "*.parquet"), db_path=db)
     folder = sources.stats_dir("t", db)
@@ -101,7 +101,7 @@ def test_stored_total_tracks_added_changed_and_removed_files(tmp_path):
 
 def test_source_remove_forgets_it_and_its_statistics(cli, tmp_path, user_error):
     db = tmp_path / "store" / "ulr.duckdb"
-    df = simulate_clicks(queries=10, docs_per_query=4, sessions=200, seed=1).df
+    df = simulate_clicks(queries=10, positions=4, sessions=200, seed=1).df
     df.to_parquet(tmp_path / "a.parquet")
     assert cli("source", "add", "s", "--path", tmp_path / "a.parquet", "--db", db).rc == 0
     assert sources.stats_dir("s", db).exists()
@@ -114,7 +114,7 @@ def test_source_remove_forgets_it_and_its_statistics(cli, tmp_path, user_error):
 
 def _registered(tmp_path):
     db = tmp_path / "store" / "ulr.duckdb"
-    simulate_clicks(queries=10, docs_per_query=4, sessions=200, seed=3).df.to_parquet(
+    simulate_clicks(queries=10, positions=4, sessions=200, seed=3).df.to_parquet(
         tmp_path / "a.parquet")
     sources.add("s", path=str(tmp_path / "a.parquet"), db_path=db)
     folder = sources.stats_dir("s", db)
@@ -149,7 +149,7 @@ def test_a_failed_catalog_write_leaves_row_and_statistics(tmp_path, monkeypatch)
 
 
 def test_two_stores_in_one_folder_keep_their_own_statistics(tmp_path):
-    df = simulate_clicks(queries=10, docs_per_query=4, sessions=300, seed=4).df
+    df = simulate_clicks(queries=10, positions=4, sessions=300, seed=4).df
     df.iloc[:500].to_parquet(tmp_path / "small.parquet")
     df.to_parquet(tmp_path / "all.parquet")
     a, b = tmp_path / "a.duckdb", tmp_path / "b.duckdb"
@@ -174,7 +174,7 @@ def test_statistics_of_the_old_layout_are_read_then_moved_by_a_refresh(tmp_path)
     from ulr import engines
     from ulr.data import catalog
     from ulr.engines import incremental as inc
-    df = simulate_clicks(queries=10, docs_per_query=4, sessions=300, seed=8).df
+    df = simulate_clicks(queries=10, positions=4, sessions=300, seed=8).df
     lake, parts = _lake(tmp_path, df, n_parts=3)
     db = tmp_path / "old.duckdb"
     legacy = tmp_path / "sources" / "s"
@@ -205,7 +205,7 @@ def test_statistics_of_the_old_layout_are_read_then_moved_by_a_refresh(tmp_path)
 
 def test_a_second_run_on_a_busy_source_is_refused_and_readers_keep_their_generation(tmp_path):
     from ulr.errors import UlrError
-    df = simulate_clicks(queries=10, docs_per_query=4, sessions=300, seed=9).df
+    df = simulate_clicks(queries=10, positions=4, sessions=300, seed=9).df
     lake, parts = _lake(tmp_path, df, n_parts=3)
     db = tmp_path / "s.duckdb"
     sources.add("s", path=str(lake), db_path=db)
@@ -241,7 +241,7 @@ def test_a_source_and_an_engine_weigh_the_query_column_like_the_stored_log(cli, 
     """The query check reads a source's stored statistics (exact: they keep query and
     document per cell) and an engine's first rows, and gives the stored log's verdict."""
     db = tmp_path / "store" / "ulr.duckdb"
-    df = _pair_keyed(simulate_clicks(queries=20, docs_per_query=5, sessions=900, seed=2).df)
+    df = _pair_keyed(simulate_clicks(queries=20, positions=5, sessions=900, seed=2).df)
     df["query_id"] = df.query_id.where(df.index % 7 > 0, "q0:shared")  # one shared query
     lake, _ = _lake(tmp_path, df, n_parts=2)
     csv = tmp_path / "log.csv"
@@ -269,7 +269,7 @@ def test_a_source_and_an_engine_weigh_the_query_column_like_the_stored_log(cli, 
 
 def test_a_source_of_a_well_mapped_log_has_no_mapping_warning(tmp_path):
     db = tmp_path / "store" / "ulr.duckdb"
-    df = simulate_clicks(queries=20, docs_per_query=5, sessions=300, seed=3).df
+    df = simulate_clicks(queries=20, positions=5, sessions=300, seed=3).df
     lake, _ = _lake(tmp_path, df, n_parts=2)
     sources.add("ok", path=str(lake), db_path=db)
     assert sources.mapping_warnings("ok", db_path=db) == ()

@@ -53,7 +53,7 @@ def test_a_method_that_cannot_run_says_why_and_the_rest_is_shown(tmp_path):
     from ulr.simulate import simulate_clicks, write_log
 
     # A log without features and without a randomized flag, stored in the test database.
-    sim = simulate_clicks(queries=30, docs_per_query=5, sessions=800, features=0, seed=3)
+    sim = simulate_clicks(queries=30, positions=5, sessions=800, features=0, seed=3)
     path = tmp_path / "plain.csv"
     write_log(sim.df.drop(columns=["randomized"]), str(path))
     ingest.load_log(path, "plain log", replace=True)
@@ -139,7 +139,7 @@ def test_a_registered_source_is_estimated_from_its_stored_statistics(parquet_lak
     from ulr.engines import sources
     from ulr.simulate import simulate_clicks
 
-    df = simulate_clicks(queries=30, docs_per_query=5, sessions=1600, seed=11).df
+    df = simulate_clicks(queries=30, positions=5, sessions=1600, seed=11).df
     lake = parquet_lake(df, 3)
     name = f"lake_{uuid.uuid4().hex[:6]}"
     sources.add(name, path=str(lake / "*.parquet"))
@@ -256,7 +256,7 @@ def test_a_better_user_model_is_a_caveat_of_the_pbm_theta(tmp_path):
     the caveat goes to the report."""
     from ulr.data import ingest
     from ulr.simulate import simulate_click_model, write_log
-    sim = simulate_click_model("dcm", sessions=3000, queries=20, docs_per_query=5, seed=1)
+    sim = simulate_click_model("dcm", sessions=3000, queries=20, positions=5, seed=1)
     path = tmp_path / "dcm.parquet"
     write_log(sim.df, str(path))
     ingest.load_log(path, "dcm log", replace=True)
@@ -285,7 +285,7 @@ def test_a_declared_randomization_the_data_contradict_is_said_on_the_page(tmp_pa
     invalid with the one sentence the CLI gives."""
     from ulr.data import ingest
     from ulr.simulate import simulate_clicks, write_log
-    sim = simulate_clicks(queries=60, docs_per_query=6, sessions=3000, seed=2,
+    sim = simulate_clicks(queries=60, positions=6, sessions=3000, seed=2,
                           randomized_fraction=0.0)
     path = tmp_path / "prod.csv"
     write_log(sim.df.drop(columns=["randomized"]), str(path))

@@ -227,7 +227,7 @@ def test_compare_on_too_few_held_out_queries_is_an_inconclusive_answer(tmp_path)
     flag, no arrow on a tile, and the result can go to the report."""
     from ulr.data import ingest
     from ulr.simulate import simulate_clicks, write_log
-    sim = simulate_clicks(queries=20, docs_per_query=5, sessions=600, features=3, seed=1)
+    sim = simulate_clicks(queries=20, positions=5, sessions=600, features=3, seed=1)
     path = tmp_path / "few.csv"
     write_log(sim.df, str(path))
     ingest.load_log(path, "few queries", replace=True)
@@ -360,7 +360,7 @@ def test_theta_from_a_contradicted_randomization_is_invalid_on_the_page(tmp_path
     randomized: invalid, with the same sentence as the CLI (issue #50)."""
     from ulr.data import ingest
     from ulr.simulate import simulate_clicks, write_log
-    sim = simulate_clicks(queries=120, docs_per_query=6, sessions=4000, seed=2,
+    sim = simulate_clicks(queries=120, positions=6, sessions=4000, seed=2,
                           randomized_fraction=0.0)
     path = tmp_path / "prod.csv"
     write_log(sim.df.drop(columns=["randomized", "true_theta"]), str(path))

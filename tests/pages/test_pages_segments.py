@@ -51,7 +51,7 @@ def test_compare_rankers_weights_clicks_by_their_segments_theta(tmp_path):
     from ulr.simulate import simulate_clicks, write_log
     parts = []
     for i, (dev, eta) in enumerate((("mobile", 1.5), ("desktop", 0.7))):
-        d = simulate_clicks(queries=80, docs_per_query=6, sessions=2000, eta=eta, features=3,
+        d = simulate_clicks(queries=80, positions=6, sessions=2000, eta=eta, features=3,
                             seed=30 + i).df.drop(columns=["true_theta"])
         for c in ("query_id", "doc_id", "session_id"):
             d[c] = d[c].astype(str) + dev

@@ -14,7 +14,7 @@ def trust_log(tmp_path_factory):
     from ulr.data import ingest
     from ulr.simulate import simulate_click_model, write_log
     sim = simulate_click_model("trust", sessions=4000, queries=60, seed=5, orders=3,
-                               randomized=0.2, docs_per_query=6)
+                               randomized=0.2, positions=6)
     path = tmp_path_factory.mktemp("trust") / "trust.csv"
     write_log(sim.df, str(path))
     ingest.load_log(path, "trust log", replace=True)

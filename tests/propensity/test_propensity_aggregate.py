@@ -14,7 +14,7 @@ from ulr.simulate import simulate_clicks, write_log
 
 @pytest.fixture(scope="module")
 def sim():
-    return simulate_clicks(queries=40, docs_per_query=6, sessions=3000, seed=11)
+    return simulate_clicks(queries=40, positions=6, sessions=3000, seed=11)
 
 
 def cells_frame(st: CellStats) -> pd.DataFrame:
@@ -201,7 +201,7 @@ def test_cell_methods_read_the_position_counts_off_their_cells(tmp_path, monkeyp
     from ulr.data import scan as scan_mod
     from ulr.data.summary import ctr_by_position
     from ulr.propensity import estimate
-    sim = simulate_clicks(queries=60, docs_per_query=6, sessions=3000, seed=5)
+    sim = simulate_clicks(queries=60, positions=6, sessions=3000, seed=5)
     path = tmp_path / "log.csv"
     sim.df.to_csv(path, index=False)
     scan = scan_mod.csv_scan(path, None)

@@ -53,7 +53,7 @@ def test_the_registry_declares_what_each_method_needs(method, open_df):
     from ulr.errors import NeedsFeatures, NeedsRandomizedRows, NeedsSessions
     from ulr.simulate import simulate_clicks
     spec = propensity.REGISTRY[method]
-    df = simulate_clicks(queries=40, docs_per_query=4, sessions=2000, randomized_fraction=0.5,
+    df = simulate_clicks(queries=40, positions=4, sessions=2000, randomized_fraction=0.5,
                          features=2, seed=3).df
     for what, error in (("randomized", NeedsRandomizedRows), ("features", NeedsFeatures),
                         ("sessions", NeedsSessions)):

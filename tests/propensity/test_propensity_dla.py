@@ -63,7 +63,7 @@ def test_dla_is_within_the_issue_tolerance(open_df):
 
 
 def test_missing_sessions_or_features_are_errors(open_df):
-    sim = simulate_clicks(queries=20, docs_per_query=4, sessions=400, seed=1)
+    sim = simulate_clicks(queries=20, positions=4, sessions=400, seed=1)
     with pytest.raises(NeedsSessions, match="no session_id"):
         estimate(open_df(sim.df.drop(columns=["session_id"])), method="dla")
     no_feat = sim.df.drop(columns=[c for c in sim.df if c.startswith("feature_")])
@@ -87,7 +87,7 @@ def test_lists_are_padded_by_position(open_df):
 
 
 def test_bootstrap_replicates_retrain(open_df):
-    sim = simulate_clicks(queries=40, docs_per_query=5, sessions=1500, seed=5)
+    sim = simulate_clicks(queries=40, positions=5, sessions=1500, seed=5)
     res = estimate(open_df(sim.df), method="dla", n_bootstrap=3, seed=2)
     assert np.all(res.lower <= res.upper) and np.all((res.upper - res.lower)[1:] > 0)
     assert any("initialization" in n for n in res.notes)

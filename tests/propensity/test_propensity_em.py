@@ -19,7 +19,7 @@ def row_loglik(df, theta, gamma_of):
 
 
 def test_em_reaches_the_maximum_of_the_row_likelihood(open_df):
-    sim = simulate_clicks(queries=25, docs_per_query=5, sessions=4000, features=0, seed=4)
+    sim = simulate_clicks(queries=25, positions=5, sessions=4000, features=0, seed=4)
     df = sim.df
     log = open_df(df)
     st = cell_stats(scan_of(log))
@@ -61,7 +61,7 @@ def test_em_reaches_the_maximum_of_the_row_likelihood(open_df):
 
 
 def test_plain_and_accelerated_em_agree(open_df):
-    sim = simulate_clicks(queries=50, docs_per_query=6, sessions=5000, seed=8)
+    sim = simulate_clicks(queries=50, positions=6, sessions=5000, seed=8)
     st = cell_stats(scan_of(open_df(sim.df)))
     fast = em.pbm_em(st, tol=1e-13, max_iter=5000)
     slow = em.pbm_em(st, tol=1e-13, max_iter=20000, accelerate=False)
@@ -134,7 +134,7 @@ def _ipf_reference(st, iters=20000):
 def test_newton_start_is_the_poisson_maximum(open_df, randomized):
     # A mostly fixed production order (little randomization) is where the alternating
     # closed forms crawl; Newton must land on their fixed point all the same.
-    sim = simulate_clicks(queries=40, docs_per_query=5, sessions=6000, features=0,
+    sim = simulate_clicks(queries=40, positions=5, sessions=6000, features=0,
                           randomized_fraction=randomized, ranker_noise=0.0, seed=3)
     st = cell_stats(scan_of(open_df(sim.df)))
     theta, gamma = em.poisson_start(st)
@@ -197,7 +197,7 @@ def test_newtons_compiled_terms_are_the_numpy_expressions_to_the_bit():
 
 
 def test_newton_start_does_not_depend_on_the_order_of_the_cells(open_df):
-    sim = simulate_clicks(queries=30, docs_per_query=5, sessions=3000, features=0, seed=8)
+    sim = simulate_clicks(queries=30, positions=5, sessions=3000, features=0, seed=8)
     st = cell_stats(scan_of(open_df(sim.df)))
     bt = em._Batch(st.position - 1, st.pair, st.impressions, st.clicks, st.positions,
                    st.n_pairs)

@@ -63,7 +63,7 @@ def score_samples(df: pd.DataFrame, n_bootstrap: int, seed: int) -> np.ndarray:
 def test_score_bootstrap_matches_the_refit_session_bootstrap():
     """Same distribution as refitting EM on resampled sessions: the replicates' mean and
     standard deviation of log(theta_k / theta_1) agree within their Monte Carlo error."""
-    sim = simulate_clicks(queries=40, docs_per_query=5, sessions=8000, features=0, seed=11,
+    sim = simulate_clicks(queries=40, positions=5, sessions=8000, features=0, seed=11,
                           randomized_fraction=0.0, ranker_noise=1.0)
     b_fast, b_ref = 2000, 300
     fast = np.log(score_samples(sim.df, b_fast, seed=3)[:, 1:])
@@ -81,7 +81,7 @@ def test_score_bootstrap_matches_the_refit_session_bootstrap():
 
 
 def test_score_bootstrap_is_reproducible_and_centred_on_the_fit():
-    sim = simulate_clicks(queries=30, docs_per_query=5, sessions=3000, features=0, seed=5)
+    sim = simulate_clicks(queries=30, positions=5, sessions=3000, features=0, seed=5)
     a = score_samples(sim.df, 200, seed=9)
     b = score_samples(sim.df, 200, seed=9)
     np.testing.assert_array_equal(a, b)
@@ -117,7 +117,7 @@ def test_em_interval_covers_the_true_theta_at_the_nominal_rate(n_logs):
     level = 0.95
     covered = {50: np.zeros(k - 1, dtype=int), 400: np.zeros(k - 1, dtype=int)}
     for i in range(n_logs):
-        sim = simulate_clicks(queries=30, docs_per_query=k, sessions=3000, features=0,
+        sim = simulate_clicks(queries=30, positions=k, sessions=3000, features=0,
                               seed=1000 + i, randomized_fraction=0.0, ranker_noise=1.0)
         truth = sim.relative_theta[1:]
         scan = table_scan(sim.df)
@@ -146,7 +146,7 @@ def test_without_clicks_at_position_1_every_replicate_is_refitted():
     """The scores need clicks at the reference position; without them ``run`` falls back to
     refitting each replicate, as before (theta relative to a position 1 without clicks is
     then enormous in every replicate)."""
-    sim = simulate_clicks(queries=20, docs_per_query=4, sessions=800, features=0, seed=2)
+    sim = simulate_clicks(queries=20, positions=4, sessions=800, features=0, seed=2)
     df = sim.df.copy()
     df.loc[df.position == 1, "click"] = 0
     stats = cell_stats(table_scan(df), groups=True)
@@ -217,7 +217,7 @@ def test_information_interval_matches_a_numerical_hessian():
     percent, and the interval is theta * exp(+- z sd). Each click is kept with probability
     0.7 (still a PBM, attractiveness x 0.7), so that no pair's gamma sits at its bound 1,
     where the Hessian of the free parameters is not the profile's."""
-    sim = simulate_clicks(queries=12, docs_per_query=4, sessions=3000, features=0, seed=21,
+    sim = simulate_clicks(queries=12, positions=4, sessions=3000, features=0, seed=21,
                           randomized_fraction=0.0, ranker_noise=1.0)
     df = sim.df.copy()
     df["click"] = df["click"].astype(bool) & (np.random.default_rng(0).random(len(df)) < 0.7)
@@ -249,7 +249,7 @@ def test_information_interval_covers_the_true_theta_at_the_nominal_rate(n_logs):
     covered = np.zeros(k - 1, dtype=int)
     log_ratio_err, half = [], []
     for i in range(n_logs):
-        sim = simulate_clicks(queries=30, docs_per_query=k, sessions=3000, features=0,
+        sim = simulate_clicks(queries=30, positions=k, sessions=3000, features=0,
                               seed=5000 + i, randomized_fraction=0.0, ranker_noise=1.0)
         truth = sim.relative_theta[1:]
         res = propensity.estimate(table_scan(sim.df), method="em", n_bootstrap=0,
@@ -274,7 +274,7 @@ def test_information_interval_covers_the_true_theta_at_the_nominal_rate(n_logs):
 
 def test_information_is_the_default_and_the_bootstrap_is_on_request():
     from ulr import propensity
-    sim = simulate_clicks(queries=20, docs_per_query=4, sessions=1500, features=0, seed=8)
+    sim = simulate_clicks(queries=20, positions=4, sessions=1500, features=0, seed=8)
     scan = table_scan(sim.df)
     info = propensity.estimate(scan, method="em", n_bootstrap=50, weigh_facts=False)
     assert info.interval == "information" and info.n_bootstrap == 0
@@ -298,7 +298,7 @@ def test_information_is_the_default_and_the_bootstrap_is_on_request():
 
 
 def test_information_without_clicks_at_position_1_gives_no_interval():
-    sim = simulate_clicks(queries=20, docs_per_query=4, sessions=800, features=0, seed=2)
+    sim = simulate_clicks(queries=20, positions=4, sessions=800, features=0, seed=2)
     df = sim.df.copy()
     df.loc[df.position == 1, "click"] = 0
     res = em.run(table_scan(df), n_bootstrap=50, seed=0)

@@ -36,7 +36,7 @@ def loop_reference(df, k):
 
 
 def test_interventional_sets_equal_the_loop_reference(open_df):
-    sim = simulate_clicks(queries=30, docs_per_query=5, sessions=1500, seed=3)
+    sim = simulate_clicks(queries=30, positions=5, sessions=1500, seed=3)
     st = cell_stats(scan_of(open_df(sim.df)))
     chat, neff = H.interventional_sets(st)
     ref_c, ref_n = loop_reference(sim.df, 5)
@@ -47,7 +47,7 @@ def test_interventional_sets_equal_the_loop_reference(open_df):
 
 def test_two_positions_give_the_click_ratio(open_df):
     # With K = 2 AllPairs has a closed form: theta_2 / theta_1 = c_2^{12} / c_1^{12}.
-    sim = simulate_clicks(queries=30, docs_per_query=5, sessions=3000, seed=4)
+    sim = simulate_clicks(queries=30, positions=5, sessions=3000, seed=4)
     st = cell_stats(scan_of(open_df(sim.df)), positions=2)
     theta, info = H.fit(st)
     chat, _ = H.interventional_sets(st)

@@ -62,7 +62,7 @@ def test_verdicts_name_the_cure():
 
 def test_a_simulated_log_is_identified_and_the_cli_says_so(open_df, cli, tmp_path):
     from ulr.simulate import write_log
-    sim = simulate_clicks(queries=40, docs_per_query=5, sessions=2000, features=0, seed=1)
+    sim = simulate_clicks(queries=40, positions=5, sessions=2000, features=0, seed=1)
     ident = identify(open_df(sim.df), method="em")
     assert ident.identified.all() and ident.verdict.level == "reliable"
     path = tmp_path / "log.csv"

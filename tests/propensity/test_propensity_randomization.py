@@ -128,11 +128,11 @@ def test_mixed_randtopn_and_pairs_is_the_joint_poisson_ml(open_df):
 
 
 def test_tiny_click_counts_give_wide_intervals(open_df):
-    tiny = simulate_clicks(queries=50, docs_per_query=5, sessions=300, seed=5)  # ~30 randomized
+    tiny = simulate_clicks(queries=50, positions=5, sessions=300, seed=5)  # ~30 randomized
     res = estimate(open_df(tiny.df), method="randomization", n_bootstrap=300, seed=1)
     width = res.upper - res.lower
     assert np.all(width[1:] > 0.4), width
-    big = simulate_clicks(queries=50, docs_per_query=5, sessions=30_000, seed=5)
+    big = simulate_clicks(queries=50, positions=5, sessions=30_000, seed=5)
     res_big = estimate(open_df(big.df, "big.parquet"), method="randomization",
                        n_bootstrap=300, seed=1)
     assert np.all((res_big.upper - res_big.lower)[1:] < 0.5 * width[1:])
@@ -140,7 +140,7 @@ def test_tiny_click_counts_give_wide_intervals(open_df):
 
 
 def test_bootstrap_width_matches_the_delta_method(open_df):
-    sim = simulate_clicks(queries=300, docs_per_query=5, sessions=40_000, seed=9)
+    sim = simulate_clicks(queries=300, positions=5, sessions=40_000, seed=9)
     res = estimate(open_df(sim.df), method="randomization", n_bootstrap=400, seed=3)
     rr = sim.df[sim.df.randomized == 1]
     n = rr.groupby("position").size().to_numpy(float)
@@ -160,7 +160,7 @@ def test_bootstrap_width_matches_the_delta_method(open_df):
 
 
 def test_errors_name_the_problem(open_df):
-    sim = simulate_clicks(queries=20, docs_per_query=4, sessions=500, randomized_fraction=0.0,
+    sim = simulate_clicks(queries=20, positions=4, sessions=500, randomized_fraction=0.0,
                           seed=1)
     with pytest.raises(NeedsRandomizedRows, match="no randomized rows") as err:
         estimate(open_df(sim.df), method="randomization")

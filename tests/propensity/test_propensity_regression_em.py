@@ -16,7 +16,7 @@ def test_constant_features_give_the_ctr_ratio(open_df):
     # One feature vector for every row: gamma is one number, and the PBM maximum is
     # theta_k * gamma = CTR_k, so theta_k / theta_1 = CTR_k / CTR_1 (on randomized rows or
     # not: with one gamma the position effect is all there is).
-    sim = simulate_clicks(queries=50, docs_per_query=5, sessions=4000, seed=1)
+    sim = simulate_clicks(queries=50, positions=5, sessions=4000, seed=1)
     df = sim.df.drop(columns=[c for c in sim.df if c.startswith("feature_")])
     df["feature_1"] = 1.0
     res = estimate(open_df(df), method="regression-em")
@@ -33,7 +33,7 @@ def test_prebin_keeps_order_and_nan():
 
 
 def test_feature_stats_group_by_position_and_features(open_df):
-    sim = simulate_clicks(queries=20, docs_per_query=4, sessions=800, features=2, seed=2)
+    sim = simulate_clicks(queries=20, positions=4, sessions=800, features=2, seed=2)
     fs = RE.collect(scan_of(open_df(sim.df)))
     ref = sim.df.groupby(["position", "feature_1", "feature_2"]).agg(
         n=("click", "size"), c=("click", "sum"))
@@ -66,7 +66,7 @@ def test_no_features_is_an_error(open_df):
 
 
 def test_bootstrap_refits_each_replicate(open_df):
-    sim = simulate_clicks(queries=40, docs_per_query=5, sessions=1500, seed=5)
+    sim = simulate_clicks(queries=40, positions=5, sessions=1500, seed=5)
     res = estimate(open_df(sim.df), method="regression-em", n_bootstrap=4, seed=1)
     assert res.lower is not None and np.all(res.lower <= res.upper)
     assert np.all((res.upper - res.lower)[1:] > 0)  # replicates differ: they were refitted
@@ -91,7 +91,7 @@ def test_extrapolation_falls_back_when_the_step_leaves_positive_theta():
 
 
 def test_accelerated_start_reaches_the_plain_alternations_fixed_point(open_df):
-    sim = simulate_clicks(queries=200, docs_per_query=6, sessions=6000, seed=4)
+    sim = simulate_clicks(queries=200, positions=6, sessions=6000, seed=4)
     fs = RE.collect(scan_of(open_df(sim.df)))
     theta, _, fits = RE.poisson_start(fs, tol=1e-5, max_iter=60)
     ref = RE.initial_theta(fs.cells)
@@ -107,7 +107,7 @@ def test_accelerated_start_reaches_the_plain_alternations_fixed_point(open_df):
 
 
 def test_collect_reads_the_log_once(open_df, monkeypatch):
-    sim = simulate_clicks(queries=20, docs_per_query=4, sessions=400, features=2, seed=2)
+    sim = simulate_clicks(queries=20, positions=4, sessions=400, features=2, seed=2)
     scan = scan_of(open_df(sim.df))
     statements = []
     real = Scan.execute
@@ -125,14 +125,14 @@ def test_collect_reads_the_log_once(open_df, monkeypatch):
 
 
 def test_collect_refuses_more_positions_than_the_log_has(open_df):
-    sim = simulate_clicks(queries=20, docs_per_query=4, sessions=400, features=2, seed=2)
+    sim = simulate_clicks(queries=20, positions=4, sessions=400, features=2, seed=2)
     with pytest.raises(UlrError, match="deepest position is 4"):
         RE.collect(scan_of(open_df(sim.df)), positions=6)
 
 
 @pytest.mark.parametrize("kw", [{}, {"positions": 4}, {"groups": True}])
 def test_csv_scan_gives_the_stored_tables_statistics(tmp_path, kw):
-    sim = simulate_clicks(queries=30, docs_per_query=6, sessions=1500, features=3, seed=6)
+    sim = simulate_clicks(queries=30, positions=6, sessions=1500, features=3, seed=6)
     path = tmp_path / "log.csv"
     write_log(sim.df, str(path))
     a = RE.collect(csv_scan(path), **kw)
@@ -177,7 +177,7 @@ def test_regression_em_never_lowers_the_likelihood(open_df, start):
     # From the Poisson start a refit usually lowers the likelihood and is undone; from a
     # flat start the refits must raise it, and are kept. Either way the recorded
     # log-likelihoods never go down and the last one is that of the returned fit.
-    sim = simulate_clicks(queries=300, docs_per_query=6, sessions=5000, features=3, seed=8)
+    sim = simulate_clicks(queries=300, positions=6, sessions=5000, features=3, seed=8)
     fs = RE.collect(scan_of(open_df(sim.df)))
     if start == "poisson":
         theta0, gamma0, _ = RE.poisson_start(fs)

@@ -106,7 +106,7 @@ def test_estimate_judges_with_the_logs_click_counts(tmp_path):
     given, so the verdict is the one on the table the page and the report draw."""
     from ulr.data.summary import ctr_by_position
     from ulr.propensity.plots import results_table
-    sim = simulate_clicks(queries=20, docs_per_query=4, sessions=600, seed=0,
+    sim = simulate_clicks(queries=20, positions=4, sessions=600, seed=0,
                           randomized_fraction=1.0)
     path = tmp_path / "l.parquet"
     write_log(sim.df, str(path))
@@ -121,7 +121,7 @@ def test_estimate_judges_with_the_logs_click_counts(tmp_path):
 
 
 def test_dispatcher_refuses_bad_options(tmp_path):
-    sim = simulate_clicks(queries=10, docs_per_query=3, sessions=200, seed=0)
+    sim = simulate_clicks(queries=10, positions=3, sessions=200, seed=0)
     path = tmp_path / "l.parquet"
     write_log(sim.df, str(path))
     log = ingest.open_file(path)
@@ -146,7 +146,7 @@ def test_every_method_refuses_a_single_position_log(tmp_path):
 
 
 def test_progress_is_reported_up_to_one(tmp_path):
-    sim = simulate_clicks(queries=20, docs_per_query=4, sessions=1000, seed=0)
+    sim = simulate_clicks(queries=20, positions=4, sessions=1000, seed=0)
     path = tmp_path / "l.parquet"
     write_log(sim.df, str(path))
     seen = []

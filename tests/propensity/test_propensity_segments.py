@@ -17,7 +17,7 @@ from ulr.simulate import simulate_clicks
 def device_log(etas, seed, *, sessions=1500, queries=60, randomized=0.1):
     parts = []
     for i, (dev, eta) in enumerate(etas.items()):
-        d = simulate_clicks(queries=queries, docs_per_query=6, sessions=sessions, eta=eta,
+        d = simulate_clicks(queries=queries, positions=6, sessions=sessions, eta=eta,
                             seed=1000 * seed + i, features=0,
                             randomized_fraction=randomized).df.drop(columns=["true_theta"])
         d["session_id"] = d["session_id"].astype(str) + "-" + dev

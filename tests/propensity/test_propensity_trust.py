@@ -31,7 +31,7 @@ def test_recovers_alpha_and_beta_with_intervals(open_df):
 
 def test_cli_json_has_alpha_beta_and_theta(cli, tmp_path):
     sim = simulate_click_model("trust", sessions=3000, queries=40, seed=2, orders=2,
-                               randomized=0.2, docs_per_query=5)
+                               randomized=0.2, positions=5)
     path = tmp_path / "t.csv"
     write_log(sim.df, str(path))
     r = cli("propensity", "--method", "trust-em", "--input", path, "--bootstrap", "5", "--json")
@@ -45,7 +45,7 @@ def test_trust_em_runs_on_a_registered_source_as_on_the_rows(cli, tmp_path):
     """trust-em needs cell counts only, so a registered source's statistics give the same
     alpha and beta as the rows do (on an engine scan of the same files)."""
     sim = simulate_click_model("trust", sessions=2000, queries=30, seed=6, orders=2,
-                               randomized=0.2, docs_per_query=5)
+                               randomized=0.2, positions=5)
     lake = tmp_path / "lake"
     lake.mkdir()
     sim.df.iloc[:5000].to_parquet(lake / "a.parquet")

@@ -28,7 +28,7 @@ def test_rankers_cli_by_device(cli, tmp_path):
     from ulr.simulate import simulate_clicks, write_log
     parts = []
     for i, (dev, eta) in enumerate((("mobile", 1.5), ("desktop", 0.7))):
-        d = simulate_clicks(queries=80, docs_per_query=6, sessions=2000, eta=eta, features=3,
+        d = simulate_clicks(queries=80, positions=6, sessions=2000, eta=eta, features=3,
                             seed=20 + i).df.drop(columns=["true_theta"])
         d["query_id"] = d["query_id"].astype(str) + dev
         d["doc_id"] = d["doc_id"].astype(str) + dev

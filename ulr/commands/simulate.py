@@ -33,7 +33,7 @@ def register(sub):
     p.add_argument("--truth", metavar="PATH", help="with --click-model: also write every true "
                                                    "parameter (alpha, sigma per doc_id) as JSON")
     p.add_argument("--queries", type=int, default=1000)
-    add_option(p, "--positions", retired=("--docs-per-query",), dest="docs_per_query",
+    add_option(p, "--positions", retired=("--docs-per-query",), dest="positions",
                type=int, default=10, help="list length: documents shown per query (default 10)")
     p.add_argument("--sessions", type=int, default=10000)
     p.add_argument("--eta", type=float, default=1.0, help="theta_k = (1/k)^eta")
@@ -68,7 +68,7 @@ def run(args) -> dict:
     theta = parse_floats(args.theta, "--theta") if args.theta else None
     t0 = time.perf_counter()
     sim = simulate_clicks(model=args.model, queries=args.queries,
-                          docs_per_query=args.docs_per_query, sessions=args.sessions,
+                          positions=args.positions, sessions=args.sessions,
                           eta=args.eta, theta=theta, randomized_fraction=args.randomized_fraction,
                           features=args.features, eps=args.eps, ranker_noise=args.ranker_noise,
                           seed=args.seed)
@@ -89,7 +89,7 @@ def _click_model(args) -> dict:
                 if getattr(args, k) else None for k in ("theta", "eps_plus", "eps_minus")}
     t0 = time.perf_counter()
     sim = simulate_click_model(args.click_model, sessions=args.sessions, queries=args.queries,
-                               docs_per_query=args.docs_per_query, seed=args.seed,
+                               positions=args.positions, seed=args.seed,
                                orders=args.orders, randomized=args.randomized_fraction or 0.0,
                                **(per_rank if trust else {}))
     write_log(sim.df, args.out)

@@ -110,7 +110,7 @@ def severity_sweep(etas=(0.0, 0.5, 1.0, 1.5, 2.0), *, queries: int = 300,
     for run in range(int(runs)):
         for eta in etas:
             check(should_stop)
-            sim = simulate_clicks(model=model, queries=queries, docs_per_query=positions,
+            sim = simulate_clicks(model=model, queries=queries, positions=positions,
                                   sessions=sessions, eta=eta, features=n_features,
                                   randomized_fraction=randomized_fraction, seed=seed + run)
             tick(f"{_where(eta, run)}: simulated {len(sim.df):,} rows")
