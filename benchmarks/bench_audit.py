@@ -29,9 +29,10 @@ times the audit of another checkout (e.g. ``/work/main``, run read-only as its o
 with ``cwd=DIR``), in the same run, alternating, and says whether its JSON answers equal
 this checkout's (the ``seconds`` aside); ``--repeat N`` times each side N times, the sides
 alternating which runs first, and prints the best and the spread; ``--no-one-by-one``
-leaves out the commands one by one. ``--threads`` also times, in one warm process, the answers one after the other against
-two threads (each question on its own cursor; the audit shares a context): the measurement
-behind answering the questions one after the other.
+leaves out the commands one by one. ``--threads`` also times, in one warm process, the
+answers one after the other against two threads (each question on its own cursor; the
+audit shares a context): the measurement behind answering the questions one after the
+other.
 """
 
 from __future__ import annotations

@@ -98,7 +98,7 @@ def end_now(code: int) -> None:
 
     Python's exit frees every object of every module it imported, with several full
     garbage collections over all of them: after an audit (pandas, numba, DuckDB,
-    scikit-learn loaded) 1-1.5 s on this machine, after the answer was printed (issue 54).
+    scikit-learn loaded) 1-2 s on this machine, after the answer was printed (issue 54).
     A command that wrote nothing has nothing to finish but this process's exit handlers
     (the spill folder's removal, the log handlers' flush), run here, and its output,
     flushed. Other Python threads still running (none in a command) keep the usual exit.

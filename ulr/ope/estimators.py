@@ -159,8 +159,9 @@ def resample_counts(units: int, n_bootstrap: int, rng, *, chunk: int = 250):
     how often each resampling unit is drawn in each of them (``units`` draws
     with replacement), so per-unit sums ``S`` give the replicates as ``C @ S``.
     The counts are the same whichever way they are tallied (numpy's ``bincount``, one per
-    draw, or, for large chunks, the compiled loop of :mod:`ulr.ope.resample_jit`, one replicate's
-    draws at a time: the generator gives the same numbers in rows as in one block).
+    draw, or, for large chunks, the compiled loop of :mod:`ulr.ope.resample_jit`, one
+    replicate's draws at a time: the generator gives the same numbers in rows as in one
+    block).
     For large chunks ``C`` is one matrix refilled for the next chunk: use it before
     asking for the next (a million-row log otherwise maps and faults 0.7 GB per chunk).
     """
