@@ -2,7 +2,7 @@
 
     python benchmarks/bench_audit.py [--out DIR] [--only recommendation,search,sample]
                                      [--rows N] [--search-queries Q] [--before DIR]
-                                     [--no-one-by-one] [--threads]
+                                     [--repeat N] [--no-one-by-one] [--threads]
 
 For each real-shaped log (:mod:`ulr.audit.logs`: a recommendation log with per-slot
 propensities, features and two loggers and no sessions; a web-search log with sessions
@@ -27,10 +27,12 @@ Issue 54's targets (the audit under 3 s on a 10,000-row log, under 30 s on a 1M-
 3 slots per impression, the search log 10 results per session); ``--before DIR`` also
 times the audit of another checkout (e.g. ``/work/main``, run read-only as its own process
 with ``cwd=DIR``), in the same run, alternating, and says whether its JSON answers equal
-this checkout's (the ``seconds`` aside); ``--no-one-by-one`` leaves out the commands one by
-one. ``--threads`` also times, in one warm process, the answers one after the other against
-two threads (each question on its own cursor; the audit shares a context): the measurement
-behind answering the questions one after the other.
+this checkout's (the ``seconds`` aside); ``--repeat N`` times each side N times, the sides
+alternating which runs first, and prints the best and the spread; ``--no-one-by-one``
+leaves out the commands one by one. ``--threads`` also times, in one warm process, the
+answers one after the other against two threads (each question on its own cursor; the
+audit shares a context): the measurement behind answering the questions one after the
+other.
 """
 
 from __future__ import annotations
@@ -164,6 +166,9 @@ def main(argv=None) -> None:
                     help="queries of the search log with --rows (default rows/100, 50 to 300; "
                          "50 keeps a 1M-row log's draw to a few GB)")
     ap.add_argument("--before", help="another checkout whose audit to time beside this one")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="with --before: time each side this many times, alternating which "
+                         "goes first, and print the best (and the spread)")
     ap.add_argument("--no-one-by-one", action="store_true")
     ap.add_argument("--threads", action="store_true")
     args = ap.parse_args(argv)
@@ -175,18 +180,33 @@ def main(argv=None) -> None:
                                      args.search_queries):
         db = str(folder / f"{name}.duckdb")
         ingest.load_log(path, name, db_path=db, mapping=mapping, replace=True)
+        audit = ("audit", "--db", db, "--name", name, "--json")
         if args.before:
-            w_b, c_b, out_b = _cli(db, "audit", "--db", db, "--name", name, "--json",
-                                   cwd=args.before)
-        wall_a, cpu_a, out = _cli(db, "audit", "--db", db, "--name", name, "--json")
+            runs = {"before": [], "after": []}
+            for r in range(args.repeat):  # the sides alternate, "before" first every other round
+                for side in (("before", "after") if r % 2 == 0 else ("after", "before")):
+                    runs[side].append(_cli(db, *audit, cwd=args.before if side == "before"
+                                           else ROOT))
+            wall_a, cpu_a, out = runs["after"][0]
+        else:
+            wall_a, cpu_a, out = _cli(db, *audit)
         result = json.loads(out)
         rows = result["shape"]["rows"]
         if args.before:
-            same = _without_seconds(json.loads(out_b)) == _without_seconds(result)
-            print(f"{name:<15} {'audit before':<18} {w_b:8.2f} {c_b:8.2f}   ({rows:,} rows)")
-            print(f"{name:<15} {'audit after':<18} {wall_a:8.2f} {cpu_a:8.2f}   "
-                  f"(answers {'identical' if same else 'DIFFER'}; after / before = "
-                  f"{wall_a / w_b:.2f} wall)")
+            same = all(_without_seconds(json.loads(o)) == _without_seconds(result)
+                       for side in runs.values() for _, _, o in side)
+            for side in ("before", "after"):
+                walls = sorted(w for w, _, _ in runs[side])
+                cpus = sorted(c for _, c, _ in runs[side])
+                spread = ("" if len(walls) == 1 else
+                          f"; wall min {walls[0]:.2f} median {walls[len(walls) // 2]:.2f} "
+                          f"max {walls[-1]:.2f}")
+                print(f"{name:<15} {'audit ' + side:<18} {walls[0]:8.2f} {cpus[0]:8.2f}   "
+                      f"({rows:,} rows, best of {len(walls)}{spread})")
+            w_b, wall_a = min(w for w, _, _ in runs["before"]), min(w for w, _, _ in runs["after"])
+            print(f"{name:<15} {'':<18} {'':>8} {'':>8}   (answers "
+                  f"{'identical' if same else 'DIFFER'}; after / before = {wall_a / w_b:.2f} "
+                  "wall, best of each)")
         if args.threads:
             _threads(db, name)
         if args.no_one_by_one:

@@ -13,4 +13,4 @@ def _terminated(signum, frame):
 
 
 signal.signal(signal.SIGTERM, _terminated)
-sys.exit(main())
+sys.exit(main(end_at_once=True))

@@ -209,6 +209,26 @@ def test_compiled_counts_are_numpys_counts_bit_for_bit(monkeypatch):
                                   bootstrap_difference(num, den, replicates=reps, **kw))
 
 
+def test_counts_are_the_draws_tallied_one_by_one():
+    """The numpy path (one bincount per draw) against the obvious tally of the same draws
+    (the generator's block of indices, each index added one at a time): the same float
+    counts, so the bootstrap replicates are the numbers they were before (issue 54)."""
+    from ulr.ope import estimators as E
+    units, n, chunk = 37, 23, 10
+    got = [(rows, c.copy()) for rows, c in E.resample_counts(units, n, np.random.default_rng(8),
+                                                               chunk=chunk)]
+    rng = np.random.default_rng(8)
+    assert [r for r, _ in got] == [slice(0, 10), slice(10, 20), slice(20, 23)]
+    for rows, c in got:
+        idx = rng.integers(0, units, size=(rows.stop - rows.start, units))
+        want = np.zeros((len(idx), units))
+        for i, row in enumerate(idx):
+            for k in row:
+                want[i, k] += 1.0
+        assert c.dtype == np.float64
+        np.testing.assert_array_equal(c, want)
+
+
 def test_compiled_counts_widen_when_a_count_passes_16_bits():
     """A unit drawn more than 65,535 times in one replicate (possible only for tiny unit
     counts with huge draws) is counted again in 64 bits: the counts stay exact."""

@@ -26,7 +26,13 @@ def register(sub):
     p.add_argument("--report", metavar="TITLE",
                    help="save the answers as a new report with this title, in --db (with "
                         "--input too), else the default store")
-    p.set_defaults(run=run)
+    p.set_defaults(run=run, read_only=read_only)
+
+
+def read_only(args) -> bool:
+    """Whether the run wrote nothing: without ``--report`` the audit only reads the log
+    (:func:`ulr.cli.end_now` may then end the process as soon as the answers are printed)."""
+    return args.report is None
 
 
 def run(args) -> dict:

@@ -25,7 +25,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import t as student_t
 
 from ulr import validate
 from ulr.ope import estimators as est
@@ -69,6 +68,7 @@ def t_halfwidth(num, den=None, *, level: float = 0.95) -> tuple[np.ndarray, np.n
             v = num.sum(axis=-1) / sden
             resid = (num - v[..., None] * den) / (sden / n)[..., None]
     s = resid.std(axis=-1, ddof=1) if n > 1 else np.full(np.shape(v), np.nan)
+    from scipy.stats import t as student_t  # here: scipy.stats takes most of a second to import
     return v, student_t.ppf(1 - a / 2, max(n - 1, 1)) * s / np.sqrt(n)
 
 

@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
 
-from ulr import theme
 from ulr.propensity.precision import (  # noqa: F401  (read here too)
     THIN_RELATIVE_HALF_WIDTH, click_count_interval, precision)
+
+if TYPE_CHECKING:  # plotly is imported by the figures only: the tables (the audit's
+    import plotly.graph_objects as go  # position-bias answer, the CLI) do not pay for it
+
+
+def _plotting():
+    """plotly's graph objects and the theme, imported by the first figure drawn."""
+    import plotly.graph_objects as go
+
+    from ulr import theme
+    return go, theme
 
 
 def with_precision(result, clicks, impressions):
@@ -75,6 +86,7 @@ def theta_figure(results, truth: np.ndarray | None = None, *, table: pd.DataFram
     With ``table`` (from :func:`results_table` with click counts) every point
     gets its interval, and thin points are drawn hollow and grey-edged.
     """
+    go, theme = _plotting()
     if table is not None and "thin" in table:
         return _theta_figure_with_precision(results, table, truth, title)
     fig = go.Figure()
@@ -116,6 +128,7 @@ def theta_figure(results, truth: np.ndarray | None = None, *, table: pd.DataFram
 def convergence_figure(results, *, title: str = "Convergence: log-likelihood per iteration"
                        ) -> go.Figure | None:
     """Log-likelihood per iteration of the iterative methods (None if there are none)."""
+    go, theme = _plotting()
     fig = go.Figure()
     for i, r in enumerate(results):
         if not r.loglik:
@@ -136,6 +149,7 @@ def convergence_figure(results, *, title: str = "Convergence: log-likelihood per
 
 
 def _theta_figure_with_precision(results, table, truth, title) -> go.Figure:
+    go, theme = _plotting()
     fig = go.Figure()
     top = 1.05
     n = len(results)
@@ -171,6 +185,7 @@ def _theta_figure_with_precision(results, table, truth, title) -> go.Figure:
 
 def _finish(fig, results, truth, *, top: float, title: str):
     """The true theta (simulated logs) as a dashed line, the axes and the theme."""
+    go, theme = _plotting()
     if truth is not None and len(truth) and truth[0] > 0:
         k = max((r.positions for r in results), default=len(truth))
         rel = np.asarray(truth, dtype=float)[:k] / truth[0]
@@ -222,6 +237,7 @@ def segments_table(seg) -> pd.DataFrame:
 
 def segment_figure(seg, *, title: str | None = None) -> go.Figure:
     """theta per position with one curve per segment and its interval."""
+    go, theme = _plotting()
     fig = go.Figure()
     n = len(seg.values)
     top = 1.05

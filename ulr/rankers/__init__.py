@@ -69,21 +69,43 @@ Modules
     the figures.
 """
 
-from ulr.rankers.clicks import (MAX_PAIRS, ClickPairs, check_theta, click_pairs, ipw_weights,
-                                log_frame, propensity_theta, segment_positions,
-                                weighed_facts)
-from ulr.rankers.evaluate import (ESTIMATE_UNDEFINED, LOWER_IS_BETTER, METRICS, MIN_TEST_QUERIES,
-                                  N_BOOTSTRAP, TEST_FRACTION,
-                                  RankerComparison, evaluate_scores, held_out_documents,
-                                  min_test_queries, split_queries, train_and_evaluate)
-from ulr.rankers.learners import (LEARNERS, BoostedClickRanker, LinearPairwiseRanker,
-                                  make_ranker)
-from ulr.rankers.plots import comparison_figure, sweep_figure
-from ulr.rankers.significance import CORRECTIONS, TESTS
-from ulr.rankers.systems import (PAIR_RESAMPLES, SystemsComparison, compare_learners, parse_learners,
-                                 significance_wide)
-from ulr.rankers.sweep import (SWEEP_CHANGE, SWEEP_METRIC, SWEEP_RUNS, SweepResult,
-                               propensity_estimator, severity_sweep, sweep_summary, sweep_table)
+# The names below are imported from their module when first used (PEP 562): importing
+# every module here pulled pandas, plotly (the figures) and the learners into whatever
+# asked for one constant, e.g. the audit's question "are there enough queries to compare
+# rankers?" (``MIN_TEST_QUERIES``), about a second of a new process.
+_FROM = {
+    "clicks": ("MAX_PAIRS", "ClickPairs", "check_theta", "click_pairs", "ipw_weights",
+               "log_frame", "propensity_theta", "segment_positions", "weighed_facts"),
+    "evaluate": ("ESTIMATE_UNDEFINED", "LOWER_IS_BETTER", "METRICS", "MIN_TEST_QUERIES",
+                 "N_BOOTSTRAP", "TEST_FRACTION", "RankerComparison", "evaluate_scores",
+                 "held_out_documents", "min_test_queries", "split_queries",
+                 "train_and_evaluate"),
+    "learners": ("LEARNERS", "BoostedClickRanker", "LinearPairwiseRanker", "make_ranker"),
+    "plots": ("comparison_figure", "sweep_figure"),
+    "significance": ("CORRECTIONS", "TESTS"),
+    "systems": ("PAIR_RESAMPLES", "SystemsComparison", "compare_learners", "parse_learners",
+                "significance_wide"),
+    "sweep": ("SWEEP_CHANGE", "SWEEP_METRIC", "SWEEP_RUNS", "SweepResult",
+              "propensity_estimator", "severity_sweep", "sweep_summary", "sweep_table"),
+}
+_MODULE_OF = {name: mod for mod, names in _FROM.items() for name in names}
+
+
+def __getattr__(name: str):
+    """A name of ``__all__`` (or one of the modules above), imported on first use."""
+    import importlib
+    mod = _MODULE_OF.get(name)
+    if mod is None and name not in _FROM:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module = importlib.import_module(f"{__name__}.{mod or name}")
+    value = module if mod is None else getattr(module, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_MODULE_OF) | set(_FROM))
+
 
 __all__ = [
     "weighed_facts",
