@@ -119,7 +119,7 @@ def line(label, best, median, cpu, target=None):
 
 
 def main(show_all=False):
-    env = linear_env(items=L, k=K, features=D, seed=0)
+    env = linear_env(items=L, positions=K, n_features=D, seed=0)
     print(f"setting: L={L}, K={K}, d={D}, {STEPS:,} steps; best of {REPEATS} runs")
     b_lints, m_lints, c_lints, sim = timed(env, "cascade-lints", 1)
     line("cascade-lints, 1 run", b_lints, m_lints, c_lints, 0.5)
@@ -205,7 +205,7 @@ def path_us_per_step(items, runs, path, steps):
     """CPU microseconds per step of one CascadeKL-UCB path (the compiled one warmed up)."""
     from ulr.bandits.envs import kveton_env
 
-    sim = BanditRuns("cascade-klucb", kveton_env(items=items, k=2), steps, runs=runs, seed=1)
+    sim = BanditRuns("cascade-klucb", kveton_env(items=items, positions=2), steps, runs=runs, seed=1)
     sim.policy.path = path
     sim.policy.bounds_from = 0
     if path == "bounds":
@@ -220,7 +220,7 @@ def kveton_section(steps=100_000, runs=20, shape_steps=3_000):
     from ulr.bandits.envs import kveton_env
     from ulr.bandits.policies import CascadeKLUCB
 
-    env = kveton_env(items=16, k=2)
+    env = kveton_env(items=16, positions=2)
     cpu = {}
     for algorithm in ("cascade-ucb1", "cascade-klucb"):
         sim = BanditRuns(algorithm, env, steps, runs=runs, seed=1)
@@ -260,7 +260,7 @@ if __name__ == "__main__":
         kveton_section()
     elif "--klucb" in sys.argv[1:]:   # the CascadeKL-UCB lines only (a short run)
         print(f"setting: L={L}, K={K}, d={D}, {STEPS:,} steps; best of {REPEATS} runs")
-        klucb_section(linear_env(items=L, k=K, features=D, seed=0))
+        klucb_section(linear_env(items=L, positions=K, n_features=D, seed=0))
         print(f"{'  load average (1 min) of the machine':<44}{os.getloadavg()[0]:>8.1f}")
     else:
         main("--all" in sys.argv[1:])

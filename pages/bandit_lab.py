@@ -84,7 +84,7 @@ def _theta(text: str):
 
 @ui.cache_data(show_spinner=False, max_entries=16)
 def _data_env(content_hash: str, name: str, items: int, k: int, theta):
-    return make_env("data", items=items, k=k, theta=theta, log=ui.current_log())
+    return make_env("data", items=items, positions=k, theta=theta, log=ui.current_log())
 
 
 # ---------------------------------------------------------------- settings
@@ -138,7 +138,7 @@ if start:
         else:
             if theta_text.strip():
                 raise UlrError("θ applies to the data environment only.")
-            env = make_env(env_name, items=items, k=k, p=p, delta=delta, features=d, seed=seed)
+            env = make_env(env_name, items=items, positions=k, p=p, delta=delta, n_features=d, seed=seed)
         new_lab = BanditLab(env, tuple(algorithms), steps, runs=runs, seed=seed)
         run.start(new_lab)
         st.session_state[ui.keys.BANDIT_RUN + "id"] = _keep(new_lab)

@@ -131,7 +131,7 @@ def build_items(tmp) -> list[ReportItem]:
         takeaway="IPW keeps its ranking quality as position bias grows; naive loses it."))
 
     # Bandit lab run
-    env = make_env("kveton", items=16, k=2, p=0.2, delta=0.15, features=10, seed=0)
+    env = make_env("kveton", items=16, positions=2, p=0.2, delta=0.15, n_features=10, seed=0)
     lab = BanditLab(env, ("cascade-ucb1", "cascade-klucb", "cascade-ts", "ucb1"), 2000,
                     runs=3, seed=0)
     while not lab.done:
@@ -147,7 +147,7 @@ def build_items(tmp) -> list[ReportItem]:
                  "The UCB1 upper bound is drawn for K = 1 only (the plain bandit)."]))
 
     # Replay (the page shows figures, not a chart: a table item)
-    rr = replay(sim_log, "ucb1", k=1, seed=0, assume_randomized=True)
+    rr = replay(sim_log, "ucb1", positions=1, seed=0, assume_randomized=True)
     items.append(ReportItem.from_result(
         f"Replay of ucb1 (top {rr.k})", dataset="simulated",
         table=pd.DataFrame({"measure": ["estimated CTR", "interval low", "interval high",

@@ -25,7 +25,13 @@ PY_EXCEPTION_MODULES = ("ulr.propensity",)
 
 # Public keywords not yet renamed, each with why (remove an entry when it is renamed; the
 # test fails if an entry is no longer needed, so this list cannot go stale).
-PENDING: set = set()  # ulr.simulate's docs_per_query became positions (issue 53)
+PENDING: set = {
+    # result and environment fields whose JSON keys keep the old word (docs/glossary.md, "Not
+    # yet renamed"): renaming them changes every bandit and slate output
+    ("ulr.ope.slate", "SlateResult", "slots"),
+    ("ulr.bandits.replay", "ReplayResult", "k"),
+    ("ulr.bandits.envs", "CascadeEnv", "k"),
+}
 
 
 # --------------------------------------------------------------------------- the glossary

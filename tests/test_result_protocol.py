@@ -109,20 +109,20 @@ def _sweep(tmp):
 
 def _replay(tmp):
     from ulr.bandits.replay import replay
-    return replay(_randomized(tmp, 200, "r.parquet"), "ucb1", k=1)
+    return replay(_randomized(tmp, 200, "r.parquet"), "ucb1", positions=1)
 
 
 def _bandit(tmp):
     from ulr.bandits.envs import make_env
     from ulr.bandits.simulate import simulate
-    return simulate("ucb1", make_env("kveton", items=6, k=2, p=0.2, delta=0.15, seed=0),
+    return simulate("ucb1", make_env("kveton", items=6, positions=2, p=0.2, delta=0.15, seed=0),
                     steps=200, runs=3)
 
 
 def _lab(tmp):
     from ulr.bandits.envs import make_env
     from ulr.bandits.simulate import BanditLab
-    lab = BanditLab(env=make_env("kveton", items=6, k=2, p=0.2, delta=0.15, seed=0),
+    lab = BanditLab(env=make_env("kveton", items=6, positions=2, p=0.2, delta=0.15, seed=0),
                     algorithms=("ucb1", "cascade-klucb"), steps=300, runs=3)
     lab.advance(5.0)
     return lab

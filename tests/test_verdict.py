@@ -275,15 +275,15 @@ def _randomized(tmp_path, sessions, name):
 def test_replay_verdict_both_directions(tmp_path):
     from ulr.bandits.replay import replay
     from dataclasses import replace
-    big = replay(_randomized(tmp_path, 20_000, "big.parquet"), "ucb1", k=1)
+    big = replay(_randomized(tmp_path, 20_000, "big.parquet"), "ucb1", positions=1)
     v = big.verdict  # set when the replay result is built
     assert v.level == "reliable" and "better" in v.takeaway, v
     assert big.evidence == {"sessions": big.events, "clicks": big.clicks}
-    thin = replay(_randomized(tmp_path, 30, "thin.parquet"), "ucb1", k=1)
+    thin = replay(_randomized(tmp_path, 30, "thin.parquet"), "ucb1", positions=1)
     v = thin.verdict
     assert v.level == "inconclusive", v
     assert "Replayed CTR" in v.takeaway and "%" in v.takeaway
-    blocked = replay(_randomized(tmp_path, 200, "blocked.parquet"), "ucb1", k=1,
+    blocked = replay(_randomized(tmp_path, 200, "blocked.parquet"), "ucb1", positions=1,
                      mapping=[_warning("single_row_sessions")])
     assert blocked.verdict.level == "invalid"
     assert replace(big, mapping=[_warning("single_row_sessions")]).verdict.level == "invalid"
@@ -294,7 +294,7 @@ def test_replay_verdict_both_directions(tmp_path):
 def test_bandit_runs_verdict():
     from ulr.bandits.envs import make_env
     from ulr.bandits.simulate import simulate
-    env = make_env("kveton", items=8, k=2, p=0.2, delta=0.15, seed=0)
+    env = make_env("kveton", items=8, positions=2, p=0.2, delta=0.15, seed=0)
     one = simulate("ucb1", env, steps=300, runs=1)
     assert one.verdict.level == "inconclusive"
     many = simulate("ucb1", env, steps=2000, runs=20)
@@ -586,13 +586,13 @@ def _verdicts_of_every_type(tmp):
                           seed=5)
     pb_log = _open(sim.df.drop(columns=["true_theta"], errors="ignore"), tmp, "pb.parquet")
     sample = _open(make_sample_log(rows=3000, ctr=0.02, seed=2), tmp, "ope.parquet")
-    env = make_env("kveton", items=6, k=2, p=0.2, delta=0.15, seed=0)
+    env = make_env("kveton", items=6, positions=2, p=0.2, delta=0.15, seed=0)
     return {
         "position bias": propensity.estimate(pb_log, method="randomization",
                                              n_bootstrap=30).verdict,
         "rankers": _comparison(40, 600, n_bootstrap=200).verdict,
         "sweep": severity_sweep((1.0,), queries=60, sessions=2000, runs=2).verdicts["ndcg@10"],
-        "replay": replay(_randomized(tmp, 200, "r.parquet"), "ucb1", k=1).verdict,
+        "replay": replay(_randomized(tmp, 200, "r.parquet"), "ucb1", positions=1).verdict,
         "bandit": simulate("ucb1", env, steps=200, runs=3).verdict,
         "ope": _heavy_tailed().verdict,
         "learned policy": crm_study(None, steps=40, rows=800, base_rate=0.02)["result"].verdict,
@@ -629,7 +629,7 @@ def test_no_takeaway_names_an_estimator_its_own_caveats_distrust(tmp_path):
 def test_bandit_lab_verdict_names_the_least_regret():
     from ulr.bandits.envs import make_env
     from ulr.bandits.simulate import BanditLab
-    env = make_env("kveton", items=8, k=2, p=0.2, delta=0.15, seed=0)
+    env = make_env("kveton", items=8, positions=2, p=0.2, delta=0.15, seed=0)
     lab = BanditLab(env=env, algorithms=("ucb1", "cascade-klucb"), steps=3000, runs=10)
     while not lab.done:
         lab.advance(1.0)
@@ -792,7 +792,7 @@ def test_bandit_ope_and_clickmodel_verdicts_state_their_results_counts(tmp_path)
     from ulr.clickmodels import sessions
     from ulr.ope.evaluate import evaluate_log
 
-    env = make_env("kveton", items=8, k=2, seed=0)
+    env = make_env("kveton", items=8, positions=2, seed=0)
     runs = simulate("cascade-ucb1", env, steps=300, runs=3, seed=0)
     v = runs.verdict
     assert _counts(v, "runs") == {3.0} and v.estimate["runs"] == runs.runs

@@ -271,12 +271,13 @@ def write_log(df: pd.DataFrame, path: str) -> None:
 OBD_LIKE_SEED = 20261123
 
 
-def obd_like_log(*, impressions: int = 3334, items: int = 80, slots: int = 3,
+@validate.retired(slots="positions")
+def obd_like_log(*, impressions: int = 3334, items: int = 80, positions: int = 3,
                  theta=(1.0, 0.65, 0.45), base_ctr: float = 0.004,
                  seed: int = OBD_LIKE_SEED, row_timestamps: bool = False) -> pd.DataFrame:
     """A click log in a foreign format, shaped like the Open Bandit Dataset's random campaign.
 
-    One impression shows ``slots`` distinct items drawn uniformly at random
+    One impression shows ``positions`` distinct items (its slots) drawn uniformly at random
     from ``items``; its rows share one ``timestamp`` (there is no query or
     session column). Columns: ``timestamp, item_id, position, click,
     propensity_score`` (the per-slot logging probability ``1 / items``),
@@ -288,6 +289,7 @@ def obd_like_log(*, impressions: int = 3334, items: int = 80, slots: int = 3,
     own timestamp (a second apart), as in logs where the slots of one
     impression do not share one: mapping ``session_id`` to it is then wrong.
     """
+    slots = positions
     if slots > items or len(theta) != slots:
         raise UlrError("obd_like_log needs slots <= items and one theta per slot.")
     rng = np.random.default_rng(seed)

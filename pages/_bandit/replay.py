@@ -69,7 +69,7 @@ def replay_section() -> None:
             S.pop(REPLAY, None)
             try:
                 with st.spinner("Replaying the randomized sessions…"):
-                    S[REPLAY] = replay(log, r_algo, k=r_k, seed=r_seed,
+                    S[REPLAY] = replay(log, r_algo, positions=r_k, seed=r_seed,
                                        assume_randomized=bool(r_assume),
                                        mapping=ui.mapping_warnings(log))
             except UlrError as exc:

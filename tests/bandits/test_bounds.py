@@ -53,28 +53,28 @@ def test_ucb1_mean_regret_stays_under_its_bound(w):
 def test_cascade_lower_bound_value():
     kl = 0.05 * math.log(0.05 / 0.2) + 0.95 * math.log(0.95 / 0.8)
     c = 14 * 0.15 * 0.8 / kl
-    assert cascade_lower_bound_rate(items=16, k=2, p=0.2, delta=0.15) == pytest.approx(c)
-    np.testing.assert_allclose(cascade_lower_bound([1, 100], items=16, k=2, p=0.2, delta=0.15),
+    assert cascade_lower_bound_rate(items=16, positions=2, p=0.2, delta=0.15) == pytest.approx(c)
+    np.testing.assert_allclose(cascade_lower_bound([1, 100], items=16, positions=2, p=0.2, delta=0.15),
                                [0.0, c * math.log(100)])
     with pytest.raises(UlrError):
-        cascade_lower_bound_rate(items=4, k=4, p=0.2, delta=0.1)
+        cascade_lower_bound_rate(items=4, positions=4, p=0.2, delta=0.1)
 
 
 def test_klucb_grows_at_least_like_the_lower_bound_rate():
     """Asymptotically R(n) >= c log n: the regret between n/4 and n (log n - log n/4
     growth) exceeds a fraction of c log 4 once the algorithm has settled."""
-    env = kveton_env(items=8, k=2, p=0.2, delta=0.15, seed=0)
+    env = kveton_env(items=8, positions=2, p=0.2, delta=0.15, seed=0)
     sim = simulate("cascade-klucb", env, steps=8000, runs=8, seed=1)
-    c = cascade_lower_bound_rate(items=8, k=2, p=0.2, delta=0.15)
+    c = cascade_lower_bound_rate(items=8, positions=2, p=0.2, delta=0.15)
     m = sim.cum_regret.mean(axis=0)
     assert m[-1] - m[2000 - 1] > 0.5 * c * math.log(4)
 
 
 def test_env_bounds_apply_only_where_valid():
     t = np.array([1, 10, 100])
-    kv = kveton_env(items=6, k=1)
+    kv = kveton_env(items=6, positions=1)
     assert set(env_bounds(kv, t, algorithms=("ucb1",))) == {"ucb1 upper bound",
                                                             "asymptotic lower bound (Kveton et al.)"}
-    assert set(env_bounds(kveton_env(items=6, k=2), t, algorithms=("ucb1",))) == {
+    assert set(env_bounds(kveton_env(items=6, positions=2), t, algorithms=("ucb1",))) == {
         "asymptotic lower bound (Kveton et al.)"}
     assert env_bounds(CascadeEnv("data", [0.1, 0.2, 0.3], 1), t, algorithms=("ts",)) == {}

@@ -43,7 +43,7 @@ def test_simulation_json_matches_the_library(ulr):
                 "lower_bound"):
         assert key in obj
     assert obj["steps"] == 3000 and obj["runs"] == 4 and obj["environment"]["items"] == 10
-    env = kveton_env(items=10, k=2, p=0.3, delta=0.1, seed=7)
+    env = kveton_env(items=10, positions=2, p=0.3, delta=0.1, seed=7)
     final = simulate("cascade-klucb", env, steps=3000, runs=4, seed=7).final_regret()
     assert obj["final_regret_mean"] == pytest.approx(final.mean())
     assert obj["final_regret_std"] == pytest.approx(final.std(ddof=1))

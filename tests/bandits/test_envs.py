@@ -12,22 +12,22 @@ from ulr.simulate import simulate_clicks, write_log
 
 
 def test_kveton_env():
-    env = kveton_env(items=16, k=2, p=0.2, delta=0.15, seed=3)
+    env = kveton_env(items=16, positions=2, p=0.2, delta=0.15, seed=3)
     assert env.n_items == 16 and env.k == 2
     assert np.sum(env.w == 0.2) == 2 and np.allclose(np.sort(env.w)[:14], 0.05)
     assert set(env.optimal) == set(np.flatnonzero(env.w == 0.2))
     assert env.optimal_reward == pytest.approx(1 - 0.8**2)
-    other = kveton_env(items=16, k=2, p=0.2, delta=0.15, seed=4)
+    other = kveton_env(items=16, positions=2, p=0.2, delta=0.15, seed=4)
     assert not np.array_equal(env.w, other.w)      # positions are shuffled by the seed
     np.testing.assert_allclose(env.regret([env.optimal, [0, 1]]),
                                [0, (1 - 0.8**2) - (1 - np.prod(1 - env.w[[0, 1]]))])
-    for bad in (dict(k=16), dict(p=0.1, delta=0.2), dict(delta=0), dict(items=1)):
+    for bad in (dict(positions=16), dict(p=0.1, delta=0.2), dict(delta=0), dict(items=1)):
         with pytest.raises(UlrError):
             kveton_env(**bad)
 
 
 def test_linear_env_is_multi_hot_and_linear():
-    env = linear_env(items=400, k=4, features=8, p=0.2, seed=1)
+    env = linear_env(items=400, positions=4, n_features=8, p=0.2, seed=1)
     x = env.features
     assert x.shape == (400, 8) and set(np.unique(x)) <= {0.0, 1.0}
     assert x.sum(axis=1).min() >= 1
@@ -79,7 +79,7 @@ def slow_data_w(df, theta):
 def test_data_env_matches_slow_reference(sim_log):
     sim, log = sim_log
     theta = np.array([1.0, 0.6, np.nan, 0.3])     # position 3 unknown, 5 beyond the array
-    env = data_env(log, items=None, k=3, theta=theta)
+    env = data_env(log, items=None, positions=3, theta=theta)
     ref = slow_data_w(sim.df, theta)
     assert env.n_items == len(ref)
     got = dict(zip(env.item_ids, env.w))
@@ -92,7 +92,7 @@ def test_data_env_matches_slow_reference(sim_log):
 
 def test_data_env_recovers_true_attraction_with_true_theta(sim_log):
     sim, log = sim_log
-    env = data_env(log, items=None, k=2, theta=sim.theta)
+    env = data_env(log, items=None, positions=2, theta=sim.theta)
     gamma = sim.extra["gamma"].ravel()             # doc_id = query * D + local index
     truth = gamma[env.item_ids.astype(int)]
     th = sim.df["position"].map(lambda k: sim.theta[k - 1])
@@ -108,7 +108,7 @@ def test_default_theta_from_randomized_rows(sim_log):
     df = sim.df[sim.df["randomized"] == 1]
     ctr = df.groupby("position")["click"].mean().to_numpy()
     np.testing.assert_allclose(randomized_theta(log), ctr / ctr[0])
-    env = data_env(log, items=30, k=3)
+    env = data_env(log, items=30, positions=3)
     assert env.n_items == 30 and env.params["theta_from"] == "randomized CTR ratios"
     ref = slow_data_w(sim.df, ctr / ctr[0])
     for doc, w in zip(env.item_ids, env.w):
@@ -133,10 +133,10 @@ def test_data_env_without_randomized_rows_refuses_unless_raw_ctr_is_asked_for(tm
     log = ingest.open_file(str(path))
     assert randomized_theta(log) is None
     with pytest.raises(NeedsRandomizedRows, match="no randomized rows"):
-        data_env(log, items=None, k=2)
-    env = data_env(log, items=None, k=2, raw_ctr=True)
+        data_env(log, items=None, positions=2)
+    env = data_env(log, items=None, positions=2, raw_ctr=True)
     assert env.params["theta_from"].startswith("none: raw CTR")
     np.testing.assert_allclose(dict(zip(env.item_ids, env.w))["a"], 2 / 3)
     assert env.features is None
     with pytest.raises(UlrError, match="more than k"):
-        data_env(log, items=None, k=4, raw_ctr=True)
+        data_env(log, items=None, positions=4, raw_ctr=True)

@@ -376,12 +376,12 @@ def test_select_among_candidates_and_factory_errors():
     got = pol.select(5, items=np.array([1, 3, 5]))
     assert set(got[0]) <= {1, 3, 5} and got[0, 0] == 5
     with pytest.raises(UlrError):
-        make_policy("nope", n_items=5, k=2)
+        make_policy("nope", n_items=5, positions=2)
     with pytest.raises(UlrError):
-        make_policy("cascade-ts", n_items=5, k=2, sigma=1.0)
+        make_policy("cascade-ts", n_items=5, positions=2, sigma=1.0)
     with pytest.raises(UlrError, match="features"):
-        make_policy("cascade-lints", n_items=5000, k=2)
-    assert make_policy("cascade-lints", n_items=5, k=2).d == 5   # one-hot fallback
+        make_policy("cascade-lints", n_items=5000, positions=2)
+    assert make_policy("cascade-lints", n_items=5, positions=2).d == 5   # one-hot fallback
 
 
 # ----------------------------------------------------------------------------- CascadeKL-UCB lists
@@ -467,16 +467,16 @@ def _tie_env(items, k, seed):
 
 
 KLUCB_CASES = {  # name: (env factory, runs, steps)
-    "kveton-400": (lambda s: kveton_env(items=400, k=4, p=0.2, delta=0.1, seed=s), 1, 1500),
-    "linear-400": (lambda s: linear_env(items=400, k=4, features=5, seed=s), 1, 1500),
-    "linear-400-3runs": (lambda s: linear_env(items=400, k=4, features=5, seed=s), 3, 800),
+    "kveton-400": (lambda s: kveton_env(items=400, positions=4, p=0.2, delta=0.1, seed=s), 1, 1500),
+    "linear-400": (lambda s: linear_env(items=400, positions=4, n_features=5, seed=s), 1, 1500),
+    "linear-400-3runs": (lambda s: linear_env(items=400, positions=4, n_features=5, seed=s), 3, 800),
     "ties-60": (lambda s: _tie_env(60, 3, s), 2, 1500),
-    "k1-30": (lambda s: linear_env(items=30, k=1, features=4, seed=s), 1, 2000),
+    "k1-30": (lambda s: linear_env(items=30, positions=1, n_features=4, seed=s), 1, 2000),
     "k-equals-l": (lambda s: CascadeEnv("custom", [0.3, 0.1, 0.3, 0.0, 1.0], 5), 1, 300),
-    "small-long": (lambda s: kveton_env(items=8, k=3, p=0.3, delta=0.05, seed=s), 2, 2500),
-    "kveton-16-20runs": (lambda s: kveton_env(items=16, k=2, seed=s), 20, 700),
+    "small-long": (lambda s: kveton_env(items=8, positions=3, p=0.3, delta=0.05, seed=s), 2, 2500),
+    "kveton-16-20runs": (lambda s: kveton_env(items=16, positions=2, seed=s), 20, 700),
     "ties-12-6runs": (lambda s: _tie_env(12, 2, s), 6, 800),
-    "linear-100-5runs": (lambda s: linear_env(items=100, k=3, features=4, seed=s), 5, 600),
+    "linear-100-5runs": (lambda s: linear_env(items=100, positions=3, n_features=4, seed=s), 5, 600),
 }
 
 
@@ -500,7 +500,7 @@ def test_klucb_lists_equal_the_full_reference(case, seed, path):
 def test_klucb_lists_equal_the_reference_at_the_benchmark_shape(path):
     """L = 3000, K = 4 as in benchmarks/bench_bandits.py (fewer steps), and the
     full library path (``path="full"``) on the same run."""
-    env = linear_env(items=3000, k=4, features=10, seed=0)
+    env = linear_env(items=3000, positions=4, n_features=10, seed=0)
     ref = reference_klucb_lists(env.w, env.k, 1, 2500, 7)
     got, _ = _recorded_lists(env, 2500, 1, 7, path=path)
     np.testing.assert_array_equal(got, ref)
@@ -541,7 +541,7 @@ def test_pruned_klucb_solves_few_indices(monkeypatch):
     for module in (counting, solver):   # every module that calls a solver
         monkeypatch.setattr(module, "klucb_index", counting_index)
     monkeypatch.setattr(solver, "klucb_index_one", counting_one)
-    env = linear_env(items=400, k=4, features=5, seed=0)
+    env = linear_env(items=400, positions=4, n_features=5, seed=0)
     for path, most in (("groups", 0.05 * 400), ("full", 400)):
         solved[0] = 0
         _, sim = _recorded_lists(env, 1500, 1, 0, path=path)
@@ -556,7 +556,7 @@ def test_compiled_klucb_solves_few_indices(path):
     """The compiled path counts its own solves (numba code cannot be patched): from the
     second step on it solves the observed items and a few contested ones per run, far
     fewer than L, while its first step solves every item of every run."""
-    env = kveton_env(items=16, k=2, seed=0)
+    env = kveton_env(items=16, positions=2, seed=0)
     _, sim = _recorded_lists(env, 2000, 20, 0, path=path)
     assert sim.policy.solves >= 20 * 16                       # the first step: all
     assert (sim.policy.solves - 20 * 16) / 1997 <= 0.35 * 20 * 16
@@ -567,7 +567,7 @@ def test_compiled_klucb_solves_few_indices(path):
 def test_pruned_klucb_keeps_the_per_item_statistics(runs, path):
     """The groups path updates pulls, wins, mean and 1/sqrt(pulls) itself (one run)
     or through the base class (several): both must equal the full path's run."""
-    env = kveton_env(items=50, k=3, p=0.3, delta=0.1, seed=1)
+    env = kveton_env(items=50, positions=3, p=0.3, delta=0.1, seed=1)
     _, pruned = _recorded_lists(env, 600, runs, 4, path=path)
     _, full = _recorded_lists(env, 600, runs, 4, path="full")
     for name in ("pulls", "wins", "mean", "_isq"):
@@ -599,7 +599,7 @@ def test_klucb_picks_its_path_by_shape():
 def test_klucb_default_path_gives_the_reference_lists_across_the_switch(runs):
     """path=None on Kveton's 16 items: groups (2 runs) or full (20 runs) until bounds_from,
     the compiled loop after it (without numba: no switch); the lists are the reference's."""
-    env = kveton_env(items=16, k=2, seed=3)
+    env = kveton_env(items=16, positions=2, seed=3)
     sim = BanditRuns("cascade-klucb", env, 600, runs=runs, seed=3)
     assert sim.policy.path == CascadeKLUCB.choose_path(16, runs)
     sim.policy.bounds_from = 300      # switch inside this short run
@@ -636,7 +636,7 @@ def test_klucb_bounds_falls_back_without_the_compiled_loop(monkeypatch):
     """If the compiled module cannot be imported mid-run, the path falls back to the one
     it ran before (groups for 2 runs, rebuilt from the counts) with the same lists."""
     import sys
-    env = kveton_env(items=16, k=2, seed=2)
+    env = kveton_env(items=16, positions=2, seed=2)
     ref = reference_klucb_lists(env.w, env.k, 2, 400, 2)
     monkeypatch.setitem(sys.modules, "ulr.bandits.policies.klucb_jit", None)   # ImportError
     got, sim = _recorded_lists(env, 400, 2, 2, path="bounds", bounds_from=200)

@@ -50,18 +50,18 @@ def test_refuses_logs_that_are_not_randomized(tmp_path):
 
 def test_acceptance_rate_is_one_over_candidates(tmp_path):
     log, *_ = randomized_log(tmp_path, sessions=6000)
-    res = replay(log, "cascade-ucb1", k=1, seed=1)
+    res = replay(log, "cascade-ucb1", positions=1, seed=1)
     # accepted ~ Binomial(6000, 1/5): sd = sqrt(6000 * 0.2 * 0.8) = 31; allow 4 sd
     assert abs(res.accepted - 1200) < 4 * 31
     assert res.events == 6000 and res.items == 5 and res.skipped_sessions == 0
-    two = replay(log, "cascade-ucb1", k=2, seed=1)
+    two = replay(log, "cascade-ucb1", positions=2, seed=1)
     # top-2 must match: 1/(5*4); sd = sqrt(6000 * 0.05 * 0.95) = 17
     assert abs(two.accepted - 300) < 4 * 17
 
 
 def test_random_policy_ctr_is_the_logged_ctr(tmp_path):
     log, order, click = randomized_log(tmp_path, sessions=4000)
-    res = replay(log, "ts", k=1, seed=0)
+    res = replay(log, "ts", positions=1, seed=0)
     assert res.random_ctr == pytest.approx(click[:, 0].mean())
     assert res.ctr == pytest.approx(res.clicks / res.accepted)
     assert (res.ci_lower, res.ci_upper) == pytest.approx(
@@ -75,7 +75,7 @@ def test_replay_ctr_matches_online_simulation(tmp_path, algorithm):
     runs of the same algorithm on the same attraction probabilities (theta_1 =
     1, so a click on the top document has probability w)."""
     log, *_ = randomized_log(tmp_path, sessions=15000, seed=3)
-    res = replay(log, algorithm, k=1, seed=2)
+    res = replay(log, algorithm, positions=1, seed=2)
     t = res.accepted
     env = CascadeEnv("custom", W, 1)
     sim = simulate(algorithm, env, steps=t, runs=40, seed=0)
@@ -93,15 +93,15 @@ def test_sessions_without_the_top_positions_are_skipped(tmp_path):
     df = log.df()
     df = df[~((df["session_id"].astype(int) < 10) & (df["position"] == 1))]  # 10 lose position 1
     df.to_csv(tmp_path / "holes.csv", index=False)
-    res = replay(ingest.open_file(str(tmp_path / "holes.csv")), "cascade-ts", k=1)
+    res = replay(ingest.open_file(str(tmp_path / "holes.csv")), "cascade-ts", positions=1)
     assert res.skipped_sessions == 10 and res.events == 290
     with pytest.raises(UlrError):
-        replay(ingest.open_file(str(tmp_path / "holes.csv")), "cascade-ts", k=11)
+        replay(ingest.open_file(str(tmp_path / "holes.csv")), "cascade-ts", positions=11)
 
 
 def test_replay_linear_algorithm_needs_features(tmp_path):
     log, *_ = randomized_log(tmp_path, sessions=200)
-    res = replay(log, "cascade-lints", k=1)    # 5 items: one-hot features
+    res = replay(log, "cascade-lints", positions=1)    # 5 items: one-hot features
     assert res.accepted > 0
 
 
@@ -127,7 +127,7 @@ def test_declared_randomized_log_replays_and_reports_acceptance_and_one_item_ses
         "constants": {"randomized": True}})
     log = catalog.open_dataset("declared", tmp_path / "d.duckdb")
     assert log.info.facts.randomized and res.rows == len(df)
-    rr = replay(log, "cascade-klucb", k=1, seed=0)
+    rr = replay(log, "cascade-klucb", positions=1, seed=0)
     assert rr.events == 600 and rr.no_choice_sessions == 0
     assert rr.acceptance_rate == rr.accepted / rr.events
     # k = 1 among 3 uniformly shuffled candidates: acceptance about 1/3 (binomial spread).
@@ -142,7 +142,7 @@ def test_declared_randomized_log_replays_and_reports_acceptance_and_one_item_ses
         "query_id": "user_feature_0", "session_id": "row_id",
         "constants": {"randomized": True}})
     with pytest.raises(UlrError, match="holds at most k = 1 item"):
-        replay(catalog.open_dataset("single", tmp_path / "d.duckdb"), "cascade-klucb", k=1)
+        replay(catalog.open_dataset("single", tmp_path / "d.duckdb"), "cascade-klucb", positions=1)
 
 
 def _replayed(clicks: int, accepted: int, events: int = 1000, no_choice: int = 0):

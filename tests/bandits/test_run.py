@@ -13,7 +13,7 @@ from ulr.bandits.simulate import BanditLab
 
 
 def small_lab(seed=0, steps=300):
-    env = make_env("kveton", items=6, k=2, p=0.2, delta=0.15, seed=0)
+    env = make_env("kveton", items=6, positions=2, p=0.2, delta=0.15, seed=0)
     return BanditLab(env, ("cascade-ucb1", "cascade-ts"), steps, runs=2, seed=seed)
 
 

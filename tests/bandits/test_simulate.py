@@ -14,7 +14,7 @@ from ulr.errors import UlrError
 @pytest.fixture(scope="module")
 def kveton_runs():
     """The ICML 2015 setting L=16, K=2, p=0.2, delta=0.15 on a shorter horizon."""
-    env = kveton_env(items=16, k=2, p=0.2, delta=0.15, seed=0)
+    env = kveton_env(items=16, positions=2, p=0.2, delta=0.15, seed=0)
     return {a: simulate(a, env, steps=15000, runs=8, seed=3)
             for a in ("cascade-ucb1", "cascade-klucb")}
 
@@ -39,7 +39,7 @@ def test_regret_is_sublinear(kveton_runs, name):
 
 @pytest.mark.parametrize("name", ALGORITHMS)
 def test_every_algorithm_runs_batched_and_learns(name):
-    env = kveton_env(items=8, k=2, p=0.3, delta=0.2, seed=1)
+    env = kveton_env(items=8, positions=2, p=0.3, delta=0.2, seed=1)
     sim = simulate(name, env, steps=3000, runs=4, seed=2)
     c = sim.cum_regret
     assert c.shape == (4, 3000) and np.all(np.diff(c, axis=1) >= 0)
@@ -49,7 +49,7 @@ def test_every_algorithm_runs_batched_and_learns(name):
 
 
 def test_seed_reproducible_and_chunking_invariant():
-    env = linear_env(items=40, k=3, features=5, seed=0)
+    env = linear_env(items=40, positions=3, n_features=5, seed=0)
     for name in ("cascade-ts", "cascade-lints", "cascade-klucb", "ts"):
         one = BanditRuns(name, env, 900, runs=3, seed=42)
         one.advance()
@@ -64,7 +64,7 @@ def test_seed_reproducible_and_chunking_invariant():
 
 
 def test_curve_and_summary():
-    env = kveton_env(items=10, k=2, seed=0)
+    env = kveton_env(items=10, positions=2, seed=0)
     sim = BanditRuns("cascade-ts", env, 2000, runs=5, seed=0)
     assert sim.curve()["t"].size == 0 and sim.summary()["final_regret_mean"] == 0.0
     t0 = time.perf_counter()
@@ -85,7 +85,7 @@ def test_curve_and_summary():
 
 
 def test_lab_advances_in_lockstep_and_reports():
-    env = kveton_env(items=12, k=2, seed=0)
+    env = kveton_env(items=12, positions=2, seed=0)
     lab = BanditLab(env, ("cascade-ucb1", "cascade-ts", "cascade-ucb1"), 3000, runs=3, seed=1)
     assert lab.algorithms == ("cascade-ucb1", "cascade-ts")
     while not lab.done:
@@ -128,7 +128,7 @@ def test_the_verdict_is_a_field_at_the_runs_level_kept_current():
         f = {x.name: x for x in dataclasses.fields(cls)}
         assert not f["verdict"].init and not f["verdict"].compare and f["level"].init
         assert f["level"].default == 0.95
-    env = kveton_env(items=8, k=2, seed=0)
+    env = kveton_env(items=8, positions=2, seed=0)
     sim = BanditRuns("cascade-ucb1", env, 600, runs=4, seed=0, level=0.8)
     assert sim.verdict.estimate["mean"] == 0  # built: no step yet
     sim.advance(300)

@@ -60,7 +60,7 @@ def test_cascade_q_by_enumeration():
 
 
 def test_unbiased_on_cascade_logs_and_lower_variance_than_rips():
-    world = sl.simulate_slates(contexts=5, items=5, slots=3, click_model="cascade",
+    world = sl.simulate_slates(contexts=5, items=5, positions=3, click_model="cascade",
                                logging_temperature=2.0, target_temperature=0.5,
                                attraction_scale=0.6, seed=3)
     truth = world.true_value()

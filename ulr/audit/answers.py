@@ -359,7 +359,7 @@ def _replay(c: Context, a: Answer) -> None:
     import pandas as pd
 
     from ulr.bandits.replay import replay
-    rr = replay(c.log, REPLAY_ALGORITHM, k=1, seed=SEED,
+    rr = replay(c.log, REPLAY_ALGORITHM, positions=1, seed=SEED,
                 assume_randomized=c.shape.declared_randomized, mapping=c.mapping)
     a.verdict = rr.verdict
     a.title = f"Replay of {REPLAY_ALGORITHM} (top 1)"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import xlogy
 
+from ulr import validate
 from ulr.errors import UlrError
 
 ZETA3 = 1.2020569031595942  # sum_{t >= 1} t^-3
@@ -81,26 +82,31 @@ def ucb1_upper_bound(w, t) -> np.ndarray:
     return np.minimum(bound, t * gaps.max())
 
 
-def cascade_lower_bound_rate(*, items: int, k: int, p: float, delta: float) -> float:
+@validate.retired(k="positions")
+def cascade_lower_bound_rate(*, items: int, positions: int, p: float, delta: float) -> float:
     """Constant ``c`` of the Kveton et al. (2015) lower bound ``R(n) >= c log n``.
 
-    For any uniformly efficient algorithm on ``B_LB(L, K, p, delta)`` (Theorem 4),
+    For any uniformly efficient algorithm on ``B_LB(L, K, p, delta)`` (Theorem 4), with
+    ``L = items`` and the list length ``K = positions``,
 
         liminf_{n -> inf} R(n) / log n >= (L - K) delta (1 - p)^(K - 1) / KL(p - delta, p).
     """
+    k = positions
     if not (0 < delta <= p <= 1) or not (1 <= k < items):
         raise UlrError("The cascade lower bound needs 0 < delta <= p <= 1 and 1 <= K < L.")
     kl = float(kl_bernoulli(p - delta, p))
     return (items - k) * delta * (1 - p) ** (k - 1) / kl
 
 
-def cascade_lower_bound(t, *, items: int, k: int, p: float, delta: float) -> np.ndarray:
+@validate.retired(k="positions")
+def cascade_lower_bound(t, *, items: int, positions: int, p: float, delta: float
+                        ) -> np.ndarray:
     """Asymptotic lower bound ``c log t`` (see :func:`cascade_lower_bound_rate`).
 
     It is an asymptotic statement: regret curves eventually grow at least at
     this rate, they need not stay above it at small ``t``.
     """
-    c = cascade_lower_bound_rate(items=items, k=k, p=p, delta=delta)
+    c = cascade_lower_bound_rate(items=items, positions=positions, p=p, delta=delta)
     return c * np.log(np.maximum(np.asarray(t, dtype=np.float64), 1.0))
 
 
@@ -118,6 +124,6 @@ def env_bounds(env, t, *, algorithms=()) -> dict:
         out["ucb1 upper bound"] = ucb1_upper_bound(env.w, np.maximum(t, 1))
     if env.name == "kveton":
         out["asymptotic lower bound (Kveton et al.)"] = cascade_lower_bound(
-            t, items=env.n_items, k=env.k, p=env.params["p"], delta=env.params["delta"])
+            t, items=env.n_items, positions=env.k, p=env.params["p"], delta=env.params["delta"])
     return out
 

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ulr import validate
 from ulr.errors import NeedsRandomizedRows, UlrError
 
 ENVIRONMENTS = ("kveton", "linear", "data")
@@ -133,7 +134,8 @@ class CascadeEnv:
                 "optimal_reward": self.optimal_reward, **self.params}
 
 
-def kveton_env(*, items: int = 16, k: int = 2, p: float = 0.2, delta: float = 0.15,
+@validate.retired(k="positions")
+def kveton_env(*, items: int = 16, positions: int = 2, p: float = 0.2, delta: float = 0.15,
                seed: int = 0) -> CascadeEnv:
     """The Kveton et al. (2015) problem ``B_LB(L, K, p, delta)``.
 
@@ -144,9 +146,9 @@ def kveton_env(*, items: int = 16, k: int = 2, p: float = 0.2, delta: float = 0.
     Parameters
     ----------
     items : int
-        ``L``, number of items (> k).
-    k : int
-        ``K``, number of positions.
+        ``L``, number of items (> positions).
+    positions : int
+        ``K``, the list length.
     p : float
         Attraction of the optimal items, in (0, 1].
     delta : float
@@ -155,7 +157,7 @@ def kveton_env(*, items: int = 16, k: int = 2, p: float = 0.2, delta: float = 0.
         Seed of the permutation of the items.
     """
     items = _check_int("The number of items", items, low=2)
-    k = _check_int("The list length k", k, low=1, high=items - 1)
+    k = _check_int("The list length k", positions, low=1, high=items - 1)
     p = _check_float("p", p, low=0.0, high=1.0)
     delta = _check_float("delta", delta, low=0.0, high=p)
     if p <= 0 or delta <= 0:
@@ -166,7 +168,8 @@ def kveton_env(*, items: int = 16, k: int = 2, p: float = 0.2, delta: float = 0.
     return CascadeEnv("kveton", w, k, params={"p": p, "delta": delta})
 
 
-def linear_env(*, items: int = 100, k: int = 4, features: int = 10, p: float = 0.2,
+@validate.retired(k="positions", features="n_features")
+def linear_env(*, items: int = 100, positions: int = 4, n_features: int = 10, p: float = 0.2,
                seed: int = 0) -> CascadeEnv:
     """Items with multi-hot tags whose attraction is linear in the tags.
 
@@ -179,11 +182,12 @@ def linear_env(*, items: int = 100, k: int = 4, features: int = 10, p: float = 0
 
     This is the linear generalization of cascading bandits of Zong et al.
     (UAI 2016), where CascadeLinUCB / CascadeLinTS learn ``theta*`` instead of
-    one attraction per item.
+    one attraction per item. ``positions`` is the list length ``K``, ``n_features`` the
+    number of tags ``d``.
     """
     items = _check_int("The number of items", items, low=2)
-    k = _check_int("The list length k", k, low=1, high=items - 1)
-    d = _check_int("The number of features", features, low=1, high=1000)
+    k = _check_int("The list length k", positions, low=1, high=items - 1)
+    d = _check_int("The number of features", n_features, low=1, high=1000)
     p = _check_float("p", p, low=0.0, high=1.0)
     if p <= 0:
         raise UlrError("The linear environment needs a mean attraction p > 0.")
@@ -268,7 +272,8 @@ def _env_theta(log, theta, raw_ctr: bool) -> tuple[np.ndarray, str]:
     return theta, theta_from
 
 
-def data_env(log, *, items: int | None = 50, k: int = 4, theta=None,
+@validate.retired(k="positions")
+def data_env(log, *, items: int | None = 50, positions: int = 4, theta=None,
              raw_ctr: bool = False) -> CascadeEnv:
     """Attraction probabilities of the documents of a stored click log.
 
@@ -289,8 +294,8 @@ def data_env(log, *, items: int | None = 50, k: int = 4, theta=None,
     items : int or None
         Keep the ``items`` documents with the most impressions (ties by
         ``doc_id``); None keeps all.
-    k : int
-        Number of positions of the simulated lists (< number of documents).
+    positions : int
+        The list length of the simulated lists (< number of documents).
     theta : array-like, optional
         Position bias ``theta[0]`` for position 1, ... (e.g. from the propensity
         module). Default: :func:`randomized_theta` of the log; when the log
@@ -308,7 +313,7 @@ def data_env(log, *, items: int | None = 50, k: int = 4, theta=None,
     """
     if items is not None:
         items = _check_int("The number of items", items, low=2)
-    k = _check_int("The list length k", k, low=1)
+    k = _check_int("The list length k", positions, low=1)
     theta, theta_from = _env_theta(log, theta, raw_ctr)
     theta_list = [float(v) if np.isfinite(v) and v > 0 else None for v in theta]
     sql = (
@@ -335,16 +340,17 @@ def data_env(log, *, items: int | None = 50, k: int = 4, theta=None,
                               "theta_from": theta_from})
 
 
-def make_env(name: str, *, items: int = 16, k: int = 2, p: float = 0.2, delta: float = 0.15,
-             features: int = 10, seed: int = 0, log=None, theta=None,
+@validate.retired(k="positions", features="n_features")
+def make_env(name: str, *, items: int = 16, positions: int = 2, p: float = 0.2,
+             delta: float = 0.15, n_features: int = 10, seed: int = 0, log=None, theta=None,
              raw_ctr: bool = False) -> CascadeEnv:
     """Build an environment by id (``kveton``, ``linear`` or ``data``)."""
     if name == "kveton":
-        return kveton_env(items=items, k=k, p=p, delta=delta, seed=seed)
+        return kveton_env(items=items, positions=positions, p=p, delta=delta, seed=seed)
     if name == "linear":
-        return linear_env(items=items, k=k, features=features, p=p, seed=seed)
+        return linear_env(items=items, positions=positions, n_features=n_features, p=p, seed=seed)
     if name == "data":
         if log is None:
             raise UlrError("The data environment needs a click log.")
-        return data_env(log, items=items, k=k, theta=theta, raw_ctr=raw_ctr)
+        return data_env(log, items=items, positions=positions, theta=theta, raw_ctr=raw_ctr)
     raise UlrError(f"Unknown environment {name!r}; choose one of {', '.join(ENVIRONMENTS)}.")

@@ -30,6 +30,7 @@ import numpy as np
 
 from ulr.bandits.envs import doc_features
 from ulr.bandits.policies import ALGORITHMS, cascade_feedback, make_policy
+from ulr import validate
 from ulr.errors import NeedsRandomizedRows, NeedsSessions, UlrError
 from ulr.stats import wilson_interval
 from ulr.result import Result, cached_property
@@ -228,7 +229,8 @@ def _check_options(algorithm: str, k, level: float) -> None:
         raise UlrError(f"level (the confidence level) must be between 0 and 1, got {level}.")
 
 
-def replay(log, algorithm: str, *, k: int = 1, seed: int = 0, level: float = 0.95,
+@validate.retired(k="positions")
+def replay(log, algorithm: str, *, positions: int = 1, seed: int = 0, level: float = 0.95,
            max_events: int | None = None, assume_randomized: bool | None = None,
            mapping=(), **options) -> ReplayResult:
     """Estimate the click-through rate of ``algorithm`` by replay on ``log``.
@@ -242,8 +244,8 @@ def replay(log, algorithm: str, *, k: int = 1, seed: int = 0, level: float = 0.9
         One of :data:`ulr.bandits.policies.ALGORITHMS`. There is no free first
         observation here (no environment to sample): UCB indices of unseen
         documents are infinite, so every document is tried first.
-    k : int
-        Length of the evaluated list (1: the top document only). Acceptance
+    positions : int
+        Length ``k`` of the evaluated list (1: the top document only). Acceptance
         becomes rarer as ``k`` grows: ``(N - k)! / N!`` for ``N`` candidates.
     seed : int
         Seed of the event order and of the policy's own randomness.
@@ -265,6 +267,7 @@ def replay(log, algorithm: str, *, k: int = 1, seed: int = 0, level: float = 0.9
         When the log is not flagged randomized, has no sessions, or no usable
         event.
     """
+    k = positions
     _check_options(algorithm, k, level)
     if assume_randomized is None:
         facts = getattr(log.info, "facts", None)
@@ -284,7 +287,7 @@ def replay(log, algorithm: str, *, k: int = 1, seed: int = 0, level: float = 0.9
     if max_events is not None:
         order = order[: max(1, int(max_events))]
     features = doc_features(log, ids) if algorithm.startswith("cascade-lin") else None
-    policy = make_policy(algorithm, n_items=ids.size, k=int(k), runs=1,
+    policy = make_policy(algorithm, n_items=ids.size, positions=int(k), runs=1,
                          seed=np.random.default_rng(policy_ss), features=features, **options)
     accepted = hits = random_hits = 0
     for e in order:                       # logged events are sequential by nature

@@ -106,7 +106,7 @@ class BanditRuns(Result):
                            f"under {MAX_CELLS:,}.")
         env_ss, policy_ss = np.random.SeedSequence(int(self.seed)).spawn(2)
         self._env_rng = np.random.default_rng(env_ss)
-        self.policy = make_policy(self.algorithm, n_items=self.env.n_items, k=self.env.k,
+        self.policy = make_policy(self.algorithm, n_items=self.env.n_items, positions=self.env.k,
                                   runs=self.runs, seed=np.random.default_rng(policy_ss),
                                   features=self.env.features, **self.options)
         if self.policy.needs_init:  # one free observation of every item (Kveton et al.)

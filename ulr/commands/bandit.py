@@ -85,7 +85,7 @@ def run(args) -> dict:
                        "interval).")
     if args.replay:
         log = common.log_from_args(args)
-        res = replay(log, args.algorithm, k=1 if args.k is None else args.k, seed=args.seed,
+        res = replay(log, args.algorithm, positions=1 if args.k is None else args.k, seed=args.seed,
                      level=0.95 if args.level is None else args.level,
                      max_events=args.max_events, mapping=common.mapping_warnings(log), **opts)
         return {"mode": "replay", "dataset": log.info.name, **res.to_dict()}
@@ -99,8 +99,8 @@ def run(args) -> dict:
     if theta is not None and args.env != "data":
         raise UlrError("--theta goes with --env data.")
     items = args.items if args.items is not None else (50 if args.env == "data" else 16)
-    env = make_env(args.env, items=items, k=2 if args.k is None else args.k, p=args.p,
-                   delta=args.delta, features=args.features, seed=args.seed, log=log,
+    env = make_env(args.env, items=items, positions=2 if args.k is None else args.k, p=args.p,
+                   delta=args.delta, n_features=args.features, seed=args.seed, log=log,
                    theta=theta)
     sim = simulate(args.algorithm, env, steps=args.steps, runs=args.runs, seed=args.seed, **opts)
     out = {"mode": "simulate", **sim.summary(), **{"environment": env.describe()}}
@@ -108,7 +108,7 @@ def run(args) -> dict:
     if args.algorithm == "ucb1" and env.k == 1:
         out["ucb1_upper_bound"] = float(ucb1_upper_bound(env.w, n))
     if env.name == "kveton":
-        out["lower_bound"] = float(cascade_lower_bound(n, items=env.n_items, k=env.k,
+        out["lower_bound"] = float(cascade_lower_bound(n, items=env.n_items, positions=env.k,
                                                        p=env.params["p"],
                                                        delta=env.params["delta"]))
     return out

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ulr import validate
 from ulr.errors import UlrError
 from ulr.ope.estimators import resample_counts
 
@@ -305,12 +306,13 @@ def _combined_table(vals: dict, rvals: dict, a: float) -> pd.DataFrame:
 # --------------------------------------------------------------------------- a realistic log
 
 
-def make_multi_logger_log(*, sessions: int = 6000, items: int = 80, slots: int = 3,
+@validate.retired(slots="positions")
+def make_multi_logger_log(*, sessions: int = 6000, items: int = 80, positions: int = 3,
                           epsilons=(1.0, 0.1), blocks: int = 10, ctr: float = 0.005,
                           affinity: int = 8, seed: int = 0) -> tuple[pd.DataFrame, dict]:
     """A log shaped like a real e-commerce log from several loggers, with its truth.
 
-    Few ``slots``, ``items`` candidates, no query of its own (``query_id`` is
+    Few slots (``positions``), ``items`` candidates, no query of its own (``query_id`` is
     the composite of four binary user features, as a mapping would build it),
     a timestamp, ``affinity`` per-item feature columns, per-slot propensities,
     click-through rate about ``ctr`` and one logger per entry of ``epsilons``:
@@ -325,6 +327,7 @@ def make_multi_logger_log(*, sessions: int = 6000, items: int = 80, slots: int =
 
     Returns the frame and ``{"alpha", "theta", "loggers"}`` for exact values.
     """
+    slots = positions
     rng = np.random.default_rng(seed)
     theta = 1.0 / np.sqrt(np.arange(1, slots + 1))
     alpha = np.exp(rng.normal(0, 0.7, items))

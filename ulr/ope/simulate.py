@@ -317,8 +317,9 @@ def bias_variance_table(estimates: pd.DataFrame, truth: float) -> pd.DataFrame:
 SAMPLE_SEED = 20240606
 
 
+@validate.retired(features="n_features")
 def make_sample_log(*, rows: int = 10_000, contexts: int = 20, actions: int = 10,
-                    positions: int = 3, features: int = 5, ctr: float = 0.006,
+                    positions: int = 3, n_features: int = 5, ctr: float = 0.006,
                     seed: int = SAMPLE_SEED) -> pd.DataFrame:
     """A uniform-random logged log like the Open Bandit Dataset's random campaign.
 
@@ -333,7 +334,7 @@ def make_sample_log(*, rows: int = 10_000, contexts: int = 20, actions: int = 10
     if positions > actions:
         raise UlrError("there must be at least as many actions as positions.")
     theta = 1.0 / np.arange(1, positions + 1)
-    sim = simulate_bandit(contexts=contexts, actions=actions, n_features=features, positions=1,
+    sim = simulate_bandit(contexts=contexts, actions=actions, n_features=n_features, positions=1,
                           base_rate=ctr / theta.mean(), signal=1.5, seed=seed)
     rng = np.random.default_rng(seed + 1)
     imps = -(-rows // positions)
@@ -354,7 +355,7 @@ def make_sample_log(*, rows: int = 10_000, contexts: int = 20, actions: int = 10
         "propensity": np.full(n, 1.0 / actions),
     })
     X = np.round(cand.features[pair.ravel()], 4)
-    for j in range(features):
+    for j in range(n_features):
         df[f"feature_{j + 1}"] = X[:, j]
     return df.iloc[:rows].reset_index(drop=True)
 
@@ -455,14 +456,15 @@ class ContextualWorld:
         return fb, (self.target[ctx[cand.context], act] if whole else None)
 
 
-def contextual_world(*, contexts: int = 2000, actions: int = 10, features: int = 5,
+@validate.retired(features="n_features")
+def contextual_world(*, contexts: int = 2000, actions: int = 10, n_features: int = 5,
                      base_rate: float = 0.25, signal: float = 1.0,
                      logging_temperature: float = 1.0, target_temperature: float = 0.3,
                      logging_noise: float = 1.0, seed=0) -> ContextualWorld:
     """Build a :class:`ContextualWorld` (the issue-35 world: 10 actions, 5 features)."""
     rng = np.random.default_rng(seed)
-    X = rng.standard_normal((contexts, features))
-    beta = rng.standard_normal((actions, features)) * signal / np.sqrt(features)
+    X = rng.standard_normal((contexts, n_features))
+    beta = rng.standard_normal((actions, n_features)) * signal / np.sqrt(n_features)
     s = X @ beta.T  # (K, A)
     lo, hi = -10.0, 10.0
     for _ in range(60):  # b such that the mean click probability is base_rate

@@ -116,12 +116,15 @@ def pl_prefix_prob(probs, slate) -> np.ndarray:
     return np.cumprod(s / np.clip(1 - used, 1e-300, None), axis=1)
 
 
-def pl_marginals(probs, slots: int) -> np.ndarray:
-    """``pi_k(a)`` (K, M): probability that item ``a`` is at slot ``k`` under Plackett-Luce.
+@validate.retired(slots="positions")
+def pl_marginals(probs, positions: int) -> np.ndarray:
+    """``pi_k(a)`` (K, M): probability that item ``a`` is at slot ``k`` under Plackett-Luce,
+    for slates of ``K = positions`` slots.
 
     Exact, by summing over the ordered prefixes of length ``k - 1`` (at most
     ``MAX_PREFIXES`` of them).
     """
+    slots = positions
     p = np.asarray(probs, dtype=float)
     M = len(p)
     if slots > M:
@@ -212,14 +215,16 @@ class SlateWorld:
         return records.get(self.click_model).slate[1](self.theta, a, u)
 
 
-def simulate_slates(*, contexts: int = 10, items: int = 6, slots: int = 3,
+@validate.retired(slots="positions")
+def simulate_slates(*, contexts: int = 10, items: int = 6, positions: int = 3,
                     click_model: str = "pbm", logging_temperature: float = float("inf"),
                     target_temperature: float = 0.5, attraction_scale: float = 0.3,
                     seed: int = 0) -> SlateWorld:
     """A :class:`SlateWorld`: attractions ``~ attraction_scale * Beta(2, 2)``-like, PBM
     examination ``1/k``; the logger is a Plackett-Luce softmax of noisy attractions at
     ``logging_temperature`` (``inf`` = uniformly random rankings); the target ranks
-    by the true attractions at ``target_temperature``."""
+    by the true attractions at ``target_temperature``; slates of ``positions`` slots."""
+    slots = positions
     if records.get(click_model).slate is None:
         raise UlrError(f"the click model must be {records.quoted(records.flagged('slate'))}.")
     rng = np.random.default_rng(seed)

@@ -59,6 +59,7 @@ from ulr.bandits.policies.klucb_solver import (_klucb_slope, klucb_index, klucb_
 from ulr.bandits.policies.linalg import sequential_rank1_update, sherman_morrison_update
 from ulr.bandits.policies.linear import CascadeLinTS, CascadeLinUCB
 from ulr.bandits.policies.ranked import RankedTS, RankedUCB1
+from ulr import validate
 from ulr.errors import UlrError
 
 __all__ = ["ALGORITHMS", "LINEAR_ALGORITHMS", "MAX_ONE_HOT_ITEMS", "CascadeKLUCB",
@@ -73,9 +74,10 @@ _CLASSES = {c.name: c for c in (RankedUCB1, RankedTS, CascadeUCB1, CascadeKLUCB,
                                 CascadeLinUCB, CascadeLinTS)}
 
 
-def make_policy(name: str, *, n_items: int, k: int, runs: int = 1, seed=None,
+@validate.retired(k="positions")
+def make_policy(name: str, *, n_items: int, positions: int, runs: int = 1, seed=None,
                 features: np.ndarray | None = None, **options) -> Policy:
-    """Build the policy ``name`` (one of :data:`ALGORITHMS`).
+    """Build the policy ``name`` (one of :data:`ALGORITHMS`) for lists of ``positions``.
 
     The linear algorithms use ``features``; without features they fall back to
     one-hot item vectors (``d = L``, then CascadeLinTS is Gaussian Thompson
@@ -86,7 +88,7 @@ def make_policy(name: str, *, n_items: int, k: int, runs: int = 1, seed=None,
     if name not in _CLASSES:
         raise UlrError(f"Unknown algorithm {name!r}; choose one of {', '.join(ALGORITHMS)}.")
     cls = _CLASSES[name]
-    kw = dict(n_items=n_items, k=k, runs=runs, seed=seed)
+    kw = dict(n_items=n_items, k=positions, runs=runs, seed=seed)
     if name in LINEAR_ALGORITHMS:
         if features is None:
             if n_items > MAX_ONE_HOT_ITEMS:
