@@ -34,6 +34,7 @@ import pandas as pd
 from ulr.clickmodels import records
 from ulr.clickmodels.simulators import RELEVANT_ABOVE, trust_truth  # noqa: F401  (their home)
 from ulr.errors import UlrError
+from ulr import validate
 
 Y_MAX = 4
 # Quantiles of the latent relevance score at which grades 1..4 start.
@@ -128,6 +129,7 @@ class SimulatedLog:
         return self.theta / self.theta[0]
 
 
+@validate.params(seed=validate.seed)
 def simulate_clicks(*, model: str = "pbm", queries: int = 1000, docs_per_query: int = 10,
                     sessions: int = 10000, eta: float = 1.0, theta=None,
                     randomized_fraction: float = 0.1, features: int = 5, eps: float = 0.05,
@@ -338,6 +340,7 @@ GRADED_MODELS = records.flagged("graded")
 CLICK_MODELS = records.flagged("world")
 
 
+@validate.params(seed=validate.seed)
 def simulate_click_model(model: str, *, sessions: int = 10000, queries: int = 100,
                          docs_per_query: int = 10, seed: int = 0,
                          orders: int = 0, session_seed: int | None = None,

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ulr.errors import NeedsRandomizedRows, UlrError
+from ulr import validate
 
 ENVIRONMENTS = ("kveton", "linear", "data")
 
@@ -335,6 +336,7 @@ def data_env(log, *, items: int | None = 50, k: int = 4, theta=None,
                               "theta_from": theta_from})
 
 
+@validate.params(seed=validate.seed)
 def make_env(name: str, *, items: int = 16, k: int = 2, p: float = 0.2, delta: float = 0.15,
              features: int = 10, seed: int = 0, log=None, theta=None,
              raw_ctr: bool = False) -> CascadeEnv:

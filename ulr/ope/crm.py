@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
+from ulr import validate
 from ulr.errors import NeedsFeatures, UlrError, check
 from ulr.ope import estimators as est
 from ulr.ope.evaluate import OPEResult, evaluate
@@ -139,6 +140,7 @@ class CRMResult(Result):
                 "verdict": self.verdict.to_dict()}
 
 
+@validate.params(level=validate.level, n_bootstrap=validate.required_bootstrap, seed=validate.seed)
 def learn_policy(feedback: BanditFeedback, *, objective: str = "snips", l2: float = 0.01,
                  variance_penalty: float = 0.0, clip: float | None = None, steps: int = 200,
                  learning_rate: float = 0.5, momentum: float = 0.9, fit_fraction: float = 0.5,

@@ -57,6 +57,7 @@ def study_world(*, contexts: int = 20, actions: int = 10, n_features: int = 5,
 
 
 @validate.retired(draws="runs")
+@validate.params(level=validate.level, n_bootstrap=validate.required_bootstrap, seed=validate.seed)
 def study_chunk(index: int, *, rows: int = 1000, runs: int = 200,
                 estimators=None, clip: float | None = None,
                 intervals: bool = False, n_bootstrap: int = 400, level: float = 0.95,
@@ -79,6 +80,7 @@ def study_chunk(index: int, *, rows: int = 1000, runs: int = 200,
 
 
 @validate.retired(draws="runs")
+@validate.params(level=validate.level, n_bootstrap=validate.required_bootstrap, seed=validate.seed)
 def simulation_study(*, rows: int = 1000, runs: int = 200,
                      estimators=None, clip: float | None = None,
                      intervals: bool = False, n_bootstrap: int = 400, level: float = 0.95,
@@ -194,6 +196,7 @@ def _study_verdict(est_df: pd.DataFrame, truth: float, table: pd.DataFrame, *,
 
 
 @validate.retired(features="n_features")
+@validate.params(level=validate.level, n_bootstrap=validate.required_bootstrap, seed=validate.seed)
 def crm_study(feedback=None, *, contexts: int = 20, actions: int = 10, n_features: int = 5,
               rows: int = 5000, base_rate: float = 0.1, objective: str = "snips",
               l2: float = 0.01, variance_penalty: float = 0.0, clip: float | None = None,

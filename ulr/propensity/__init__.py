@@ -69,6 +69,7 @@ __all__ = ["CELL_METHODS", "IN_PLACE_METHODS", "METHODS", "REGISTRY", "Method",
            "PropensityResult", "estimate", "register", "unregister"]
 
 
+@validate.params(level=validate.level, n_bootstrap=validate.n_bootstrap, seed=validate.seed)
 def estimate(log, *, method: str, positions: int | None = None, n_bootstrap: int = 0,
              seed: int = 0, assume_randomized: bool = False, progress=None,
              level: float = 0.95, should_stop=None, mapping=(),
@@ -116,9 +117,7 @@ def estimate(log, *, method: str, positions: int | None = None, n_bootstrap: int
     if method not in REGISTRY:
         raise UlrError(f"unknown propensity method {method!r}; choose one of "
                        f"{', '.join(METHODS)}.")
-    b = validate.n_bootstrap(n_bootstrap)
-    level = validate.level(level)
-    seed = validate.seed(seed)
+    b = n_bootstrap
     from ulr.data.scan import scan_of
 
     scan = scan_of(log)

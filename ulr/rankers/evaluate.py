@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ulr import metrics
+from ulr import validate
 from ulr.errors import TooFewQueries, UlrError, check
 from ulr.rankers.clicks import _clicks, _positions, _require, check_theta, ipw_weights
 from ulr.rankers.learners import LEARNERS, make_ranker
@@ -306,6 +307,7 @@ class RankerComparison(Result):
         k = self.settings.get("k", 10)
         return [f"ndcg@{k}" if m == "ndcg@10" else m for m in METRICS]
 
+    @validate.params(level=validate.level, n_bootstrap=validate.n_bootstrap, seed=validate.seed)
     def table(self, *, n_bootstrap: int = N_BOOTSTRAP, level: float = 0.95, seed: int = 0) -> pd.DataFrame:
         """Tidy table: ranker, metric, value, lower, upper (per-query bootstrap), queries."""
         rows = []
@@ -365,6 +367,7 @@ class RankerComparison(Result):
         return [k for k in metrics if pt is not None and k in pt.index
                 and pt.loc[k, "lower"] <= 0 <= pt.loc[k, "upper"]]
 
+    @validate.params(level=validate.level, n_bootstrap=validate.n_bootstrap, seed=validate.seed)
     def paired(self, *, n_bootstrap: int = N_BOOTSTRAP, level: float = 0.95, seed: int = 0) -> pd.DataFrame:
         """Paired per-query tests IPW vs naive: delta = ipw - naive, CI, p-value, winner."""
         rows = []
@@ -420,6 +423,7 @@ def scored_queries(docs: pd.DataFrame) -> int:
                .groupby(docs["query_id"].to_numpy()).any().sum())
 
 
+@validate.params(level=validate.level, n_bootstrap=validate.n_bootstrap, seed=validate.seed)
 def train_and_evaluate(train_df: pd.DataFrame, test_df: pd.DataFrame | None = None,
                        theta=None, *, learner: str = "linear", clip: float | None = None,
                        normalize: bool = False, seed: int = 0,

@@ -68,6 +68,7 @@ def _check_sweep(etas, runs, learner: str) -> list[float]:
 
 @validate.retired(docs_per_query="positions", estimator_name="propensity",
                   features="n_features")
+@validate.params(level=validate.level, seed=validate.seed)
 def severity_sweep(etas=(0.0, 0.5, 1.0, 1.5, 2.0), *, queries: int = 300,
                    positions: int = 10, sessions: int = 20_000, runs: int = 1,
                    learner: str = "linear", clip: float | None = None, normalize: bool = False,
@@ -176,6 +177,7 @@ def _sweep_point(sim, eta: float, run: int, split_seed: int, train: dict, estima
     return out
 
 
+@validate.params(level=validate.level)
 def sweep_summary(df: pd.DataFrame, *, level: float = 0.95) -> pd.DataFrame:
     """Mean over runs per (metric, eta, ranker) with a Student-t interval.
 
@@ -198,6 +200,7 @@ SWEEP_CHANGE = "ipw (true theta) vs naive"
 SWEEP_RUNS = 3
 
 
+@validate.params(level=validate.level)
 def sweep_table(df: pd.DataFrame, *, metric: str, level: float = 0.95) -> pd.DataFrame:
     """One row per eta of one ``metric``: each ranker's mean over runs, then each ranker's
     lower and upper bound (:func:`sweep_summary`), and :data:`SWEEP_CHANGE`,
@@ -249,6 +252,7 @@ class SweepResult(Result):
     evidence: dict = field(default_factory=dict)
 
     @classmethod
+    @validate.params(level=validate.level)
     def of(cls, rows: pd.DataFrame, *, metric: str = SWEEP_METRIC, level: float = 0.95,
            evidence: dict | None = None) -> "SweepResult":
         """The result of the sweep ``rows``, every metric's verdict computed once; its

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ulr import validate
 from ulr.errors import UlrError
 from ulr.rankers import significance as S
 from ulr.rankers.evaluate import (LOWER_IS_BETTER, N_BOOTSTRAP, RankerComparison,
@@ -143,6 +144,7 @@ class SystemsComparison(Result):
     def first(self) -> RankerComparison:
         return next(iter(self.comparisons.values()))
 
+    @validate.params(n_bootstrap=validate.n_bootstrap, seed=validate.seed)
     def view(self, *, n_bootstrap: int = N_BOOTSTRAP, seed: int = 0) -> dict:
         """Everything a surface shows of this comparison, computed once here (the page, the
         audit and the report draw it; none recomputes or rewords it): the tables (``table``,
@@ -181,6 +183,7 @@ class SystemsComparison(Result):
         return pd.DataFrame({m: [float(r[m].value) for r in self.systems.values()]
                              for m in self.metric_names()}, index=list(self.systems))
 
+    @validate.params(level=validate.level, n_bootstrap=validate.n_bootstrap, seed=validate.seed)
     def table(self, *, n_bootstrap: int = N_BOOTSTRAP, level: float = 0.95, seed: int = 0
               ) -> pd.DataFrame:
         """:meth:`RankerComparison.table` of every learner, ``ranker`` naming the system
@@ -191,6 +194,7 @@ class SystemsComparison(Result):
             parts.append(t.assign(ranker=t["ranker"] + f" {learner}"))
         return pd.concat(parts, ignore_index=True)
 
+    @validate.params(level=validate.level, seed=validate.seed)
     def pairs(self, *, test: str = "randomization", correction: str = "holm",
               n_resamples: int = PAIR_RESAMPLES, level: float = 0.95, seed: int = 0) -> pd.DataFrame:
         """Every pair ``a < b`` (system order) on every metric: ``delta = b - a``.
@@ -220,6 +224,7 @@ class SystemsComparison(Result):
                 "queries", "better", "separated"]
         return pd.DataFrame(rows, columns=cols)
 
+    @validate.params(level=validate.level)
     def tukey(self, *, level: float = 0.95, blocked: bool = True) -> pd.DataFrame:
         """Tukey's HSD per metric (:func:`~ulr.rankers.significance.tukey_hsd`) on the
         queries where every system is defined; ``diff = mean_b - mean_a`` of the

@@ -1,0 +1,163 @@
+"""The options of one off-policy evaluation, as one validated, frozen settings object.
+
+:class:`OPESettings` holds every option of :func:`ulr.ope.evaluate.evaluate_log` (what the
+target is, which estimators, the interval, the reward model, the bootstrap); the function
+takes it as its second argument, beside the inputs that are data (the log, a target table, a
+fitted scorer) and the verdict's context (``target_name``, ``mapping``). Each option is
+checked once, when the object is built, by the rules declared on the class
+(:func:`ulr.validate.params`); :func:`ulr.ope.evaluate.evaluate` declares the same rules for
+the options it shares. A refusal is a :class:`ulr.validate.BadOption` with the sentence the
+option had before (``unknown interval 'x'; choose from bootstrap, t, hoeffding,
+bernstein.``).
+
+The command line (``ulr ope``), the Off-policy page and the audit build one; keyword
+arguments still work (``evaluate_log(log, n_bootstrap=200)`` is
+``evaluate_log(log, OPESettings(n_bootstrap=200))``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import numbers
+from dataclasses import dataclass
+
+from ulr import validate
+
+#: what the target policy is (:func:`ulr.ope.evaluate.target_policy`)
+TARGETS = ("fitted", "column", "scores", "uniform", "table")
+#: what the policy chooses per query (:func:`ulr.ope.feedback.feedback_from_log`)
+ACTIONS = ("doc_id", "position")
+
+
+def _intervals():
+    from ulr.ope.intervals import INTERVALS  # scipy: read when a value is checked
+    return INTERVALS
+
+
+def _reward_models():
+    from ulr.ope.reward_models import REWARD_MODELS
+    return REWARD_MODELS
+
+
+def action(value, *, option: str = "action") -> str:
+    """``doc_id`` or ``position``."""
+    if not isinstance(value, str) or value not in ACTIONS:
+        raise validate.refuse(option, "the action must be 'doc_id' or 'position'.")
+    return value
+
+
+def clip(value, *, option: str = "clip"):
+    """The clipping threshold M of ``clipped-ips``: a positive number (``None``: the default
+    :func:`ulr.ope.estimators.default_clip`). Returned as given."""
+    if value is None:
+        return None
+    try:
+        m = float(value)
+    except (TypeError, ValueError):
+        m = math.nan
+    if isinstance(value, bool) or not math.isfinite(m) or m <= 0:
+        raise validate.refuse(option, "the clipping threshold must be a positive number.")
+    return value
+
+
+def folds(value, *, option: str = "folds") -> int:
+    """Cross-fitting folds of the reward model: a whole number, at least 1 (1 = none)."""
+    if (isinstance(value, bool) or not isinstance(value, numbers.Real)
+            or not float(value).is_integer() or value < 1):
+        raise validate.refuse(option, "the number of cross-fitting folds must be at least 1.")
+    return int(value)
+
+
+def fit_fraction(value, *, option: str = "fit_fraction"):
+    """The share of impressions the fitted target is fit on: in [0, 1) (0 or ``None``: fit
+    and evaluate on all rows, with a warning). Returned as given."""
+    if value is None:
+        return None
+    try:
+        f = float(value)
+    except (TypeError, ValueError):
+        f = math.nan
+    if isinstance(value, bool) or not 0 <= f < 1:
+        raise validate.refuse(option, f"{option} must lie in [0, 1), got {value!r}.")
+    return value
+
+
+def estimator_names(value, *, option: str = "estimators"):
+    """``None`` (the defaults) or the names, kept as a tuple (the object is frozen); the
+    names are checked against the registry when the estimates are built
+    (:func:`ulr.ope.estimates.split_estimators`), which knows what the input identifies."""
+    return None if value is None else tuple(value)
+
+
+interval = validate.one_of(_intervals, what="interval")
+target = validate.one_of(TARGETS, what="target")
+reward_model = validate.one_of(_reward_models, what="reward model")
+
+
+@validate.params(action=action, target=target, fit_fraction=fit_fraction,
+                 estimators=estimator_names, clip=clip, n_bootstrap=validate.required_bootstrap,
+                 level=validate.level, folds=folds, seed=validate.seed, interval=interval,
+                 reward_model=reward_model)
+@dataclass(frozen=True)
+class OPESettings:
+    """Every option of one off-policy evaluation (:func:`ulr.ope.evaluate.evaluate_log`).
+
+    Attributes
+    ----------
+    action : what the policy chooses per query, ``doc_id`` or ``position``.
+    target : ``fitted`` (softmax of a linear click model fit on ``fit_fraction`` of the
+        impressions), ``column``, ``scores``, ``uniform`` or ``table``; ``target_column``,
+        ``score_column`` or a target table imply theirs.
+    target_column, score_column : the log's column of target probabilities, or of scores.
+    temperature : softmax temperature on standardized scores (0 = greedy).
+    fit_fraction : share of impressions the fitted target is fit on, in [0, 1).
+    estimators : names in :data:`ulr.ope.registry.REGISTRY` and ``auto``; ``None`` is
+        :func:`ulr.ope.registry.defaults`.
+    clip : threshold M of ``clipped-ips`` (``None``: ``sqrt(n) * mean(w)``, Ionides 2008).
+    n_bootstrap, level : bootstrap draws (2 to 10,000) and two-sided confidence level.
+    folds : cross-fitting folds of the reward model (1 = none).
+    seed : seed of the fit/evaluate split, the folds and the bootstrap.
+    interval : ``bootstrap``, ``t``, ``hoeffding`` or ``bernstein``
+        (:mod:`ulr.ope.intervals`).
+    reward_model : ``linear`` or ``gbdt`` (:mod:`ulr.ope.reward_models`).
+    reward_column : the log's column of predicted rewards, used instead of a fitted model.
+    explicit : the estimators were asked for by name, so one the input does not identify
+        is refused (default: when ``estimators`` is given); see :func:`ulr.ope.evaluate`.
+    """
+
+    action: str = "doc_id"
+    target: str = "fitted"
+    target_column: str | None = None
+    score_column: str | None = None
+    temperature: float = 1.0
+    fit_fraction: float | None = 0.5
+    estimators: tuple | None = None
+    clip: float | None = None
+    n_bootstrap: int = 1000
+    level: float = 0.95
+    folds: int = 2
+    seed: int = 0
+    interval: str = "bootstrap"
+    reward_model: str = "linear"
+    reward_column: str | None = None
+    explicit: bool | None = None
+
+    def replace(self, **options) -> OPESettings:
+        """These settings with ``options`` changed (checked again)."""
+        return settings_of(self, options, caller="OPESettings.replace")
+
+
+def settings_of(settings: OPESettings | None, options: dict, *,
+                caller: str = "evaluate_log") -> OPESettings:
+    """``settings`` (default :class:`OPESettings`) with the keyword ``options`` applied: how
+    :func:`ulr.ope.evaluate.evaluate_log` still takes its options as keywords."""
+    unknown = sorted(set(options) - {f.name for f in dataclasses.fields(OPESettings)})
+    if unknown:
+        raise TypeError(f"{caller}() got an unexpected keyword argument {unknown[0]!r}")
+    if settings is None:
+        return OPESettings(**options)
+    if not isinstance(settings, OPESettings):
+        raise TypeError(f"{caller}() takes its settings as an OPESettings, not "
+                        f"{type(settings).__name__}")
+    return dataclasses.replace(settings, **options) if options else settings
