@@ -87,7 +87,7 @@ def run(args) -> dict:
     from ulr.ope.crm import learn_policy
     from ulr.ope.evaluate import evaluate_log
     from ulr.ope.feedback import feedback_from_log
-    from ulr.ope.settings import OPESettings
+    from ulr.ope.settings import CRMSettings, OPESettings
 
     names = None if args.estimators is None else \
         [e.strip() for e in args.estimators.split(",") if e.strip()]
@@ -109,6 +109,10 @@ def run(args) -> dict:
                           n_bootstrap=args.bootstrap, level=args.level, folds=args.folds,
                           seed=args.seed, interval=args.interval,
                           reward_model=args.reward_model, reward_column=args.reward_column)
+    learning = None if not args.learn else CRMSettings(
+        objective=args.learn, l2=args.l2, variance_penalty=args.variance_penalty,
+        steps=args.steps, fit_fraction=options.fit_fraction or 0.5,
+        n_bootstrap=options.n_bootstrap, level=options.level, seed=options.seed)
     log = log_from_args(args)
     if target == "fitted" and not log.info.features:
         raise UlrError("the log has no feature_* columns, so no scorer can be fit for the "
@@ -125,11 +129,7 @@ def run(args) -> dict:
            "policy": settings["policy"], "settings": settings}
     if args.learn:
         fb, _ = feedback_from_log(log, action=args.action)
-        crm = learn_policy(fb, objective=args.learn, l2=args.l2,
-                           variance_penalty=args.variance_penalty, steps=args.steps,
-                           fit_fraction=options.fit_fraction or 0.5,
-                           n_bootstrap=options.n_bootstrap, level=options.level,
-                           seed=options.seed, mapping=mapping)
+        crm = learn_policy(fb, learning, mapping=mapping)
         out["learned"] = crm.to_dict()
     return out
 

@@ -69,17 +69,31 @@ def folds(value, *, option: str = "folds") -> int:
     return int(value)
 
 
+def _fraction(value) -> float:
+    try:
+        return math.nan if isinstance(value, bool) else float(value)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+FIT_FRACTION = "the fit fraction must lie strictly between 0 and 1."
+
+
 def fit_fraction(value, *, option: str = "fit_fraction"):
     """The share of impressions the fitted target is fit on: in [0, 1) (0 or ``None``: fit
     and evaluate on all rows, with a warning). Returned as given."""
-    if value is None:
-        return None
-    try:
-        f = float(value)
-    except (TypeError, ValueError):
-        f = math.nan
-    if isinstance(value, bool) or not 0 <= f < 1:
-        raise validate.refuse(option, f"{option} must lie in [0, 1), got {value!r}.")
+    if value is None or value == 0:
+        return value
+    if not 0 < _fraction(value) < 1:
+        raise validate.refuse(option, FIT_FRACTION)
+    return value
+
+
+def learn_fraction(value, *, option: str = "fit_fraction"):
+    """The share of impressions a policy is learned on: strictly between 0 and 1 (the rest
+    evaluates it). Returned as given."""
+    if not 0 < _fraction(value) < 1:
+        raise validate.refuse(option, FIT_FRACTION)
     return value
 
 
@@ -148,16 +162,112 @@ class OPESettings:
         return settings_of(self, options, caller="OPESettings.replace")
 
 
-def settings_of(settings: OPESettings | None, options: dict, *,
-                caller: str = "evaluate_log") -> OPESettings:
-    """``settings`` (default :class:`OPESettings`) with the keyword ``options`` applied: how
-    :func:`ulr.ope.evaluate.evaluate_log` still takes its options as keywords."""
-    unknown = sorted(set(options) - {f.name for f in dataclasses.fields(OPESettings)})
+def settings_of(settings, options: dict, *, caller: str = "evaluate_log", kind=None):
+    """``settings`` (default ``kind()``, :class:`OPESettings` unless told) with the keyword
+    ``options`` applied: how a function that takes a settings object still takes its
+    options as keywords."""
+    kind = kind or (type(settings) if settings is not None else OPESettings)
+    unknown = sorted(set(options) - {f.name for f in dataclasses.fields(kind)})
     if unknown:
         raise TypeError(f"{caller}() got an unexpected keyword argument {unknown[0]!r}")
     if settings is None:
-        return OPESettings(**options)
-    if not isinstance(settings, OPESettings):
-        raise TypeError(f"{caller}() takes its settings as an OPESettings, not "
+        return kind(**options)
+    if not isinstance(settings, kind):
+        raise TypeError(f"{caller}() takes its settings as a {kind.__name__}, not "
                         f"{type(settings).__name__}")
     return dataclasses.replace(settings, **options) if options else settings
+
+# --------------------------------------------------------------------------- policy learning
+
+
+def _objectives():
+    from ulr.ope.crm import OBJECTIVES
+    return OBJECTIVES
+
+
+def objective(value, *, option: str = "objective") -> str:
+    """``ips`` or ``snips`` (:data:`ulr.ope.crm.OBJECTIVES`)."""
+    if not isinstance(value, str) or value not in _objectives():
+        raise validate.refuse(option, f"unknown objective {value!r}; choose ips or snips.")
+    return value
+
+
+STEPPING = "steps >= 1, a positive learning rate and a momentum in [0, 1) are needed."
+
+
+def steps(value, *, option: str = "steps"):
+    """Gradient steps: a whole number, at least 1."""
+    if (isinstance(value, bool) or not isinstance(value, numbers.Integral)) and not (
+            isinstance(value, float) and value.is_integer()):
+        raise validate.refuse(option, STEPPING)
+    if value < 1:
+        raise validate.refuse(option, STEPPING)
+    return int(value)
+
+
+def learning_rate(value, *, option: str = "learning_rate"):
+    """A positive step size. Returned as given."""
+    if not _fraction(value) > 0:
+        raise validate.refuse(option, STEPPING)
+    return value
+
+
+def momentum(value, *, option: str = "momentum"):
+    """The heavy ball's momentum, in [0, 1). Returned as given."""
+    if not 0 <= _fraction(value) < 1:
+        raise validate.refuse(option, STEPPING)
+    return value
+
+
+def penalty(value, *, option: str = "l2"):
+    """An L2 or variance penalty: 0 or more. Returned as given."""
+    if not _fraction(value) >= 0:
+        raise validate.refuse(option, "the penalties must be >= 0.")
+    return value
+
+
+def weight_clip(value, *, option: str = "clip"):
+    """Clip the importance weights inside the objective at this positive value (``None``:
+    no clipping). Returned as given."""
+    if value is not None and _fraction(value) <= 0:
+        raise validate.refuse(option, "the clipping threshold must be positive.")
+    return value
+
+
+@validate.params(objective=objective, l2=penalty, variance_penalty=penalty, clip=weight_clip,
+                 steps=steps, learning_rate=learning_rate, momentum=momentum,
+                 fit_fraction=learn_fraction, n_bootstrap=validate.required_bootstrap,
+                 level=validate.level, seed=validate.seed)
+@dataclass(frozen=True)
+class CRMSettings:
+    """Every option of learning a policy by counterfactual risk minimization
+    (:func:`ulr.ope.crm.learn_policy`, :func:`ulr.ope.study.crm_study`).
+
+    Attributes
+    ----------
+    objective : ``ips`` or ``snips``: the estimate the policy maximizes.
+    l2 : L2 penalty on the weights (keeps the policy stochastic).
+    variance_penalty : POEM's lambda (0 = none).
+    clip : clip the importance weights at this value inside the objective (``None``: no).
+    steps, learning_rate, momentum : heavy-ball gradient ascent.
+    fit_fraction : share of impressions to learn on, strictly between 0 and 1; the rest
+        evaluates.
+    n_bootstrap, level : the held-out evaluation's bootstrap draws and confidence level.
+    seed : seed of the split and the bootstrap.
+    """
+
+    objective: str = "snips"
+    l2: float = 0.01
+    variance_penalty: float = 0.0
+    clip: float | None = None
+    steps: int = 200
+    learning_rate: float = 0.5
+    momentum: float = 0.9
+    fit_fraction: float = 0.5
+    n_bootstrap: int = 1000
+    level: float = 0.95
+    seed: int = 0
+
+    def replace(self, **options) -> CRMSettings:
+        """These settings with ``options`` changed (checked again)."""
+        return settings_of(self, options, caller="CRMSettings.replace")
