@@ -9,10 +9,11 @@ A function declares the rules of its options once, at its definition, with :func
                      seed=validate.seed)
     def bootstrap_ci(metric, *, n_bootstrap=1000, level=0.95, seed=0): ...
 
-Every call is then checked at entry, before any work, whichever way the option was passed
-(by keyword, by position or left at its default); a settings object (a frozen dataclass)
-declares its fields' rules the same way. A test (``tests/test_validate.py``) finds every
-public function that takes ``level`` or ``n_bootstrap`` and requires the declaration.
+Every call is then checked at entry, before any work, whether the option was passed by
+keyword or by position (a default is checked once, by the test); a settings object (a frozen
+dataclass, such as :class:`ulr.ope.settings.OPESettings`) declares its fields' rules the
+same way. ``tests/test_validate.py`` finds every public function that takes ``level`` or
+``n_bootstrap`` and requires the declaration.
 
 Every package checks these options here, so a value is accepted or refused the same way
 by the position-bias estimators, the metrics, the ranker comparisons, off-policy
@@ -41,6 +42,7 @@ class BadOption(UlrError):
 
 
 def refuse(option: str, message: str) -> BadOption:
+    """The refusal of ``option`` with ``message`` (one sentence): raise what it returns."""
     err = BadOption(message)
     err.option = option
     return err
@@ -120,20 +122,10 @@ def one_of(choices, *, what: str):
         allowed = choices() if callable(choices) else choices
         if not isinstance(value, str) or value not in allowed:
             raise refuse(option, f"unknown {what} {value!r}; choose from "
-                                  f"{', '.join(allowed)}.")
+                                 f"{', '.join(allowed)}.")
         return value
     rule.__name__ = f"one_of_{what.replace(' ', '_')}"
     return rule
-
-
-def optional(rule):
-    """A rule that lets ``None`` through (the option is off, or takes its default)."""
-    def maybe(value, *, option: str | None = None):
-        if value is None:
-            return None
-        return rule(value) if option is None else rule(value, option=option)
-    maybe.__name__ = f"optional_{getattr(rule, '__name__', 'rule')}"
-    return maybe
 
 
 def params(**rules):

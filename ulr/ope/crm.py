@@ -30,11 +30,12 @@ from ulr.errors import NeedsFeatures, UlrError, check
 from ulr.ope import estimators as est
 from ulr.ope.evaluate import OPEResult, evaluate
 from ulr.ope.feedback import BanditFeedback, Candidates, softmax_policy
+from ulr.ope import settings as ope_settings
 from ulr.ope.settings import CRMSettings, settings_of
 from ulr.result import Result, cached_property
 from ulr.verdict import Verdict
 
-OBJECTIVES = ("ips", "snips")
+OBJECTIVES = ope_settings.OBJECTIVES  # its home: ulr.ope.settings
 
 
 def standardized_features(candidates: Candidates) -> np.ndarray:

@@ -180,14 +180,13 @@ def settings_of(settings, options: dict, *, caller: str = "evaluate_log", kind=N
 # --------------------------------------------------------------------------- policy learning
 
 
-def _objectives():
-    from ulr.ope.crm import OBJECTIVES
-    return OBJECTIVES
+#: the estimates a policy can be learned by maximizing (:func:`ulr.ope.crm.crm_objective`)
+OBJECTIVES = ("ips", "snips")
 
 
 def objective(value, *, option: str = "objective") -> str:
-    """``ips`` or ``snips`` (:data:`ulr.ope.crm.OBJECTIVES`)."""
-    if not isinstance(value, str) or value not in _objectives():
+    """``ips`` or ``snips`` (:data:`OBJECTIVES`)."""
+    if not isinstance(value, str) or value not in OBJECTIVES:
         raise validate.refuse(option, f"unknown objective {value!r}; choose ips or snips.")
     return value
 
