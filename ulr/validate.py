@@ -202,3 +202,19 @@ def _checked_class(cls, rules):
         cls.__init__ = __init__
     cls.__params__ = {**getattr(cls, "__params__", {}), **rules}
     return cls
+
+
+def settings_of(kind, settings, options: dict, *, caller: str):
+    """``settings`` (an instance of the settings class ``kind``; ``None``: its defaults) with
+    the keyword ``options`` applied, checked again: how a function that takes a settings
+    object (``evaluate_log(log, settings, **options)``) still takes its options as keywords.
+    An option ``kind`` lacks is a ``TypeError`` naming ``caller``, as Python's own."""
+    unknown = sorted(set(options) - {f.name for f in dataclasses.fields(kind)})
+    if unknown:
+        raise TypeError(f"{caller}() got an unexpected keyword argument {unknown[0]!r}")
+    if settings is None:
+        return kind(**options)
+    if not isinstance(settings, kind):
+        raise TypeError(f"{caller}() takes its settings as a {kind.__name__}, not "
+                        f"{type(settings).__name__}")
+    return dataclasses.replace(settings, **options) if options else settings

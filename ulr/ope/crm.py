@@ -26,12 +26,13 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
+from ulr import validate
 from ulr.errors import NeedsFeatures, UlrError, check
 from ulr.ope import estimators as est
 from ulr.ope.evaluate import OPEResult, evaluate
 from ulr.ope.feedback import BanditFeedback, Candidates, softmax_policy
 from ulr.ope import settings as ope_settings
-from ulr.ope.settings import CRMSettings, settings_of
+from ulr.ope.settings import CRMSettings
 from ulr.result import Result, cached_property
 from ulr.verdict import Verdict
 
@@ -157,7 +158,7 @@ def learn_policy(feedback: BanditFeedback, settings: CRMSettings | None = None, 
     mapping : the log's mapping warnings (:func:`ulr.lists.mapping_warnings`), which the
         result's verdict (and its held-out evaluation's) weighs.
     """
-    s = settings_of(settings, options, caller="learn_policy", kind=CRMSettings)
+    s = validate.settings_of(CRMSettings, settings, options, caller="learn_policy")
     objective, l2, variance_penalty, clip = s.objective, s.l2, s.variance_penalty, s.clip
     steps, learning_rate, momentum = s.steps, s.learning_rate, s.momentum
     fit_fraction, n_bootstrap, level, seed = s.fit_fraction, s.n_bootstrap, s.level, s.seed

@@ -331,7 +331,7 @@ def evaluate_log(log, settings: OPESettings | None = None, *, target_table=None,
     """
     from ulr.ope.feedback import feedback_from_log
 
-    s = settings_rules.settings_of(settings, options, kind=OPESettings)
+    s = validate.settings_of(OPESettings, settings, options, caller="evaluate_log")
     action, target, target_column, score_column = (s.action, s.target, s.target_column,
                                                    s.score_column)
     fit_fraction, estimators, seed, reward_column = (s.fit_fraction, s.estimators, s.seed,

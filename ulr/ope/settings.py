@@ -1,4 +1,5 @@
-"""The options of one off-policy evaluation, as one validated, frozen settings object.
+"""The options of one off-policy evaluation, and of learning a policy, as validated, frozen
+settings objects.
 
 :class:`OPESettings` holds every option of :func:`ulr.ope.evaluate.evaluate_log` (what the
 target is, which estimators, the interval, the reward model, the bootstrap); the function
@@ -12,12 +13,14 @@ bernstein.``).
 
 The command line (``ulr ope``), the Off-policy page and the audit build one; keyword
 arguments still work (``evaluate_log(log, n_bootstrap=200)`` is
-``evaluate_log(log, OPESettings(n_bootstrap=200))``).
+``evaluate_log(log, OPESettings(n_bootstrap=200))``, :func:`ulr.validate.settings_of`).
+
+:class:`CRMSettings` does the same for policy learning (:func:`ulr.ope.crm.learn_policy`,
+:func:`ulr.ope.study.crm_study`, ``ope --learn``, ``ope-study --learn``).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import numbers
 from dataclasses import dataclass
@@ -159,25 +162,8 @@ class OPESettings:
 
     def replace(self, **options) -> OPESettings:
         """These settings with ``options`` changed (checked again)."""
-        return settings_of(self, options, caller="OPESettings.replace")
-
-
-def settings_of(settings, options: dict, *, caller: str = "evaluate_log", kind=None):
-    """``settings`` (default ``kind()``, :class:`OPESettings` unless told) with the keyword
-    ``options`` applied: how a function that takes a settings object still takes its
-    options as keywords."""
-    kind = kind or (type(settings) if settings is not None else OPESettings)
-    unknown = sorted(set(options) - {f.name for f in dataclasses.fields(kind)})
-    if unknown:
-        raise TypeError(f"{caller}() got an unexpected keyword argument {unknown[0]!r}")
-    if settings is None:
-        return kind(**options)
-    if not isinstance(settings, kind):
-        raise TypeError(f"{caller}() takes its settings as a {kind.__name__}, not "
-                        f"{type(settings).__name__}")
-    return dataclasses.replace(settings, **options) if options else settings
-
-# --------------------------------------------------------------------------- policy learning
+        return validate.settings_of(OPESettings, self, options,
+                                    caller="OPESettings.replace")
 
 
 #: the estimates a policy can be learned by maximizing (:func:`ulr.ope.crm.crm_objective`)
@@ -269,4 +255,5 @@ class CRMSettings:
 
     def replace(self, **options) -> CRMSettings:
         """These settings with ``options`` changed (checked again)."""
-        return settings_of(self, options, caller="CRMSettings.replace")
+        return validate.settings_of(CRMSettings, self, options,
+                                    caller="CRMSettings.replace")

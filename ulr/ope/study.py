@@ -26,7 +26,7 @@ from ulr.ope import registry
 from ulr.ope.crm import learn_policy
 from ulr.ope.simulate import (bias_variance_table, repeated_intervals, repeated_point_estimates,
                               simulate_bandit)
-from ulr.ope.settings import CRMSettings, settings_of
+from ulr.ope.settings import CRMSettings
 from ulr.text import plain
 
 TARGET_KINDS = ("true", "noisy", "reversed")
@@ -212,7 +212,7 @@ def crm_study(feedback=None, settings: CRMSettings | None = None, *, contexts: i
     ``truth_path`` (along the learning curve), ``logging`` and ``best`` (the
     greedy policy on the true click model).
     """
-    s = settings_of(settings, options, caller="crm_study", kind=CRMSettings)
+    s = validate.settings_of(CRMSettings, settings, options, caller="crm_study")
     sim = None
     if feedback is None:
         sim = simulate_bandit(contexts=contexts, actions=actions, n_features=n_features,

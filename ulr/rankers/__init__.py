@@ -83,7 +83,8 @@ from ulr.rankers.significance import CORRECTIONS, TESTS
 from ulr.rankers.systems import (PAIR_RESAMPLES, SystemsComparison, compare_learners, parse_learners,
                                  significance_wide)
 from ulr.rankers.sweep import (SWEEP_CHANGE, SWEEP_METRIC, SWEEP_RUNS, SweepResult,
-                               propensity_estimator, severity_sweep, sweep_summary, sweep_table)
+                               SweepSettings, propensity_estimator, severity_sweep,
+                               sweep_summary, sweep_table)
 
 __all__ = [
     "weighed_facts",
@@ -116,6 +117,7 @@ __all__ = [
     "SWEEP_RUNS",
     "SWEEP_METRIC",
     "SweepResult",
+    "SweepSettings",
     "log_frame",
     "propensity_theta",
     "propensity_estimator",
