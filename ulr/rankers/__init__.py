@@ -74,7 +74,8 @@ from ulr.rankers.clicks import (MAX_PAIRS, ClickPairs, check_theta, click_pairs,
                                 weighed_facts)
 from ulr.rankers.evaluate import (ESTIMATE_UNDEFINED, LOWER_IS_BETTER, METRICS, MIN_TEST_QUERIES,
                                   N_BOOTSTRAP, TEST_FRACTION,
-                                  RankerComparison, evaluate_scores, held_out_documents,
+                                  RankerComparison, RankerSettings, evaluate_scores,
+                                  held_out_documents,
                                   min_test_queries, split_queries, train_and_evaluate)
 from ulr.rankers.learners import (LEARNERS, BoostedClickRanker, LinearPairwiseRanker,
                                   make_ranker)
@@ -110,6 +111,7 @@ __all__ = [
     "evaluate_scores",
     "min_test_queries",
     "train_and_evaluate",
+    "RankerSettings",
     "severity_sweep",
     "sweep_summary",
     "sweep_table",

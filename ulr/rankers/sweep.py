@@ -11,8 +11,8 @@ import pandas as pd
 from ulr import propensity as methods, validate
 from ulr.errors import UlrError, check
 from ulr.rankers.clicks import check_theta, propensity_theta
-from ulr.rankers.evaluate import split_queries, train_and_evaluate
-from ulr.rankers.learners import LEARNERS, make_ranker
+from ulr.rankers.evaluate import check_learner, split_queries, train_and_evaluate
+from ulr.rankers.learners import make_ranker
 from ulr.result import Result, jsonable
 from ulr.verdict import Verdict
 
@@ -73,15 +73,8 @@ def _at_least_one(value, *, option: str):
     return value
 
 
-def _learner(value, *, option: str = "learner") -> str:
-    if not isinstance(value, str) or value not in LEARNERS:
-        raise validate.refuse(option, f"learner must be one of {', '.join(LEARNERS)}, "
-                                      f"not {value!r}.")
-    return value
-
-
 @validate.params(queries=_at_least_one, positions=_at_least_one, sessions=_at_least_one,
-                 runs=_at_least_one, learner=_learner, seed=validate.seed,
+                 runs=_at_least_one, learner=check_learner, seed=validate.seed,
                  level=validate.level)
 @dataclass(frozen=True)
 class SweepSettings:

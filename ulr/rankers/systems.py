@@ -48,24 +48,27 @@ def parse_learners(value) -> tuple[str, ...]:
     return names
 
 
-def compare_learners(train_df, test_df=None, theta=None, *, learners=("linear", "gbdt"),
-                     test: str = "randomization", correction: str = "holm",
-                     n_resamples: int = PAIR_RESAMPLES, should_stop=None,
-                     **options) -> "SystemsComparison":
+def compare_learners(train_df, test_df=None, theta=None, settings=None, *,
+                     learners=("linear", "gbdt"), test: str = "randomization",
+                     correction: str = "holm", n_resamples: int = PAIR_RESAMPLES,
+                     should_stop=None, **options) -> "SystemsComparison":
     """:func:`~ulr.rankers.train_and_evaluate` for each learner, on the same split.
 
-    ``options`` are those of :func:`~ulr.rankers.train_and_evaluate` (seed,
-    clip, normalize, k, min_queries, n_bootstrap, level, mapping, ...). With several
+    ``settings`` (a :class:`~ulr.rankers.RankerSettings`, its ``learner`` set per learner)
+    and ``options`` are those of :func:`~ulr.rankers.train_and_evaluate` (seed, clip,
+    normalize, k, min_queries, n_bootstrap, level, mapping, ...). With several
     learners, ``test``, ``correction`` and ``n_resamples`` make the pairwise tests the
     verdict rests on (:meth:`SystemsComparison.pairs`, seeded by ``seed``). Returns a
     :class:`SystemsComparison`.
     """
     comps = {}
     for learner in parse_learners(learners):
-        comps[learner] = train_and_evaluate(train_df, test_df, theta, learner=learner,
-                                            should_stop=should_stop, **options)
+        comps[learner] = train_and_evaluate(train_df, test_df, theta, settings,
+                                            learner=learner, should_stop=should_stop,
+                                            **options)
+    level = options.get("level", 0.95 if settings is None else settings.level)
     return SystemsComparison(comps, test=test, correction=correction, n_resamples=n_resamples,
-                             level=options.get("level", 0.95),
+                             level=level,
                              mapping=tuple(options.get("mapping", ())),
                              misfit=options.get("misfit"))
 
