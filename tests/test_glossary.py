@@ -295,7 +295,9 @@ def _ulr_sources() -> dict[str, str]:
 
 def test_public_keywords_use_the_glossary_names(glossary):
     params = public_parameters(_ulr_sources())
-    assert ("ulr.rankers.sweep", "severity_sweep", "positions") in params
+    # a settings object's fields are read too (the sweep's options live in SweepSettings)
+    assert ("ulr.rankers.sweep", "SweepSettings", "positions") in params
+    assert ("ulr.ope.settings", "OPESettings", "n_bootstrap") in params
     assert python_violations(params, glossary) == []
 
 

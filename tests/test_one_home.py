@@ -47,6 +47,10 @@ ALLOWED = {
         "the policy-learning objective (--learn ips|snips), whose gradient crm.py derives; "
         "not an estimator's evaluation",
     ("ulr/ope/crm.py", "snips"): "as above: the self-normalized policy-learning objective",
+    ("ulr/ope/settings.py", "ips"):
+        "the policy-learning objectives' list (OBJECTIVES, crm.py's --learn choices), which "
+        "CRMSettings checks; it lives here so that crm.py can import the settings",
+    ("ulr/ope/settings.py", "snips"): "as above",
     ("ulr/ope/loggers.py", "ips"):
         "the multi-logger estimators' own computation (pooled IPS beside WIPS and balanced "
         "IPS, whose records point here) and the per-logger table's ips column",

@@ -35,6 +35,7 @@ from ulr.clickmodels import records
 from ulr.clickmodels.simulators import RELEVANT_ABOVE, trust_truth  # noqa: F401  (their home)
 from ulr import validate
 from ulr.errors import UlrError
+from ulr import validate
 
 Y_MAX = 4
 # Quantiles of the latent relevance score at which grades 1..4 start.
@@ -130,6 +131,7 @@ class SimulatedLog:
 
 
 @validate.retired(docs_per_query="positions")
+@validate.params(seed=validate.seed)
 def simulate_clicks(*, model: str = "pbm", queries: int = 1000, positions: int = 10,
                     sessions: int = 10000, eta: float = 1.0, theta=None,
                     randomized_fraction: float = 0.1, features: int = 5, eps: float = 0.05,
@@ -343,6 +345,7 @@ CLICK_MODELS = records.flagged("world")
 
 
 @validate.retired(docs_per_query="positions")
+@validate.params(seed=validate.seed)
 def simulate_click_model(model: str, *, sessions: int = 10000, queries: int = 100,
                          positions: int = 10, seed: int = 0,
                          orders: int = 0, session_seed: int | None = None,

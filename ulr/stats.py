@@ -26,6 +26,7 @@ def normal_quantile(p: float) -> float:
     return z
 
 
+@validate.params(level=validate.level)
 def wilson_interval(successes, trials, *, level: float = 0.95, z: float | None = None):
     """Wilson score interval of a binomial proportion ``successes / trials``.
 
@@ -51,7 +52,6 @@ def wilson_interval(successes, trials, *, level: float = 0.95, z: float | None =
     (lower, upper) : floats for scalar input, else arrays.
     """
     if z is None:
-        validate.level(level)
         z = normal_quantile(0.5 + float(level) / 2)
     k = np.asarray(successes, dtype=float)
     n = np.asarray(trials, dtype=float)

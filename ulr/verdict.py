@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ulr import validate
 from ulr.text import fmt  # noqa: F401  (the one formatter; re-exported)
 from ulr.text import se_decimals as decimals  # noqa: F401
 
@@ -143,17 +144,20 @@ def weakest(*levels: str) -> str:
 # --------------------------------------------------------------------------- numbers
 
 
+@validate.params(level=validate.level)
 def z_value(level: float = LEVEL) -> float:
     """Two-sided normal quantile of ``level`` (1.96 at 95%)."""
     from statistics import NormalDist
     return NormalDist().inv_cdf(0.5 + float(level) / 2)
 
 
+@validate.params(level=validate.level)
 def se_of(lower, upper, level: float = LEVEL) -> float:
     """Standard error implied by a two-sided interval at ``level``."""
     return float(upper - lower) / (2 * z_value(level))
 
 
+@validate.params(level=validate.level)
 def fmt_interval(value, lower, upper, *, level: float = LEVEL, pct: bool = False,
                  sign: bool = False) -> str:
     """``"0.014 [0.010, 0.018]"``, each rounded to the interval's standard error."""
@@ -250,6 +254,7 @@ def precision_level(relative_half_width) -> str:
     return "inconclusive"
 
 
+@validate.params(level=validate.level)
 def difference_verdict(delta: float, lower: float, upper: float, *, a: str, b: str,
                        quantity: str, basis: str, n: float, unit: str,
                        higher_is_better: bool = True, level: float = LEVEL, pct: bool = False,
@@ -287,6 +292,7 @@ def difference_verdict(delta: float, lower: float, upper: float, *, a: str, b: s
                    basis, reasons=tuple(thin), estimate=estimate)
 
 
+@validate.params(level=validate.level)
 def paired_t_interval(diffs, level: float = LEVEL) -> tuple[float, float, float, float]:
     """Mean, lower, upper and se of paired differences (Student t; NaN bounds for n < 2)."""
     d = np.asarray(diffs, dtype=float)
@@ -305,6 +311,7 @@ def paired_t_interval(diffs, level: float = LEVEL) -> tuple[float, float, float,
 # --------------------------------------------------------------------------- results that know each other
 
 
+@validate.params(level=validate.level)
 def pbm_misfit(comparison, *, level: float = LEVEL) -> Reason | None:
     """The caveat of a PBM-based result (θ, IPW) when the dataset's user-model comparison
     finds the PBM fitting worse than its best model beyond noise, else ``None``.
@@ -329,6 +336,7 @@ def pbm_misfit(comparison, *, level: float = LEVEL) -> Reason | None:
                              test_sessions=comparison.test_sessions, level=level)
 
 
+@validate.params(level=validate.level)
 def pbm_misfit_reason(*, best: str, gap: float, lower: float, upper: float,
                       test_sessions: int, level: float = LEVEL) -> Reason:
     """The ``pbm_misfit`` caveat's one wording: the best model, the PBM's gap in held-out

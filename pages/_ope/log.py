@@ -12,6 +12,7 @@ from ulr.ope import registry
 from ulr.ope.evaluate import HEAVY_TAIL_ESS_FRACTION, HEAVY_TAIL_MAX_SHARE
 from ulr.ope.evaluate import evaluate_log
 from ulr.ope.loggers import PER_LOGGER_LABELS
+from ulr.ope.settings import OPESettings
 from ulr.ope.slate import LABELS as SLATE_LABELS
 from ulr.ope.slate import slate_from_log
 from ulr.quantity import Quantity, rate_of, show
@@ -38,8 +39,8 @@ def _evaluate(dataset: str, name: str, content_hash: str, settings: tuple,
               table: bytes | None = None, mapping: tuple = ()):
     # estimators the input does not identify are left out (and explained), not refused;
     # the mapping warnings are part of the key: the result's verdict weighs them
-    return evaluate_log(_open(dataset, name), **dict(settings), target_table=table,
-                        explicit=False, mapping=mapping)
+    return evaluate_log(_open(dataset, name), OPESettings(**dict(settings), explicit=False),
+                        target_table=table, mapping=mapping)
 
 
 

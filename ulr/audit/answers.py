@@ -296,8 +296,9 @@ def _ope_settings(shape: LogShape) -> dict:
 
 def _evaluation(c: Context):
     from ulr.ope.evaluate import evaluate_log
+    from ulr.ope.settings import OPESettings
     s = _ope_settings(c.shape)
-    return c.once("ope", lambda: evaluate_log(c.log, **s, mapping=c.mapping)), s
+    return c.once("ope", lambda: evaluate_log(c.log, OPESettings(**s), mapping=c.mapping)), s
 
 
 def _ope_common(c: Context, a: Answer, res, s) -> None:

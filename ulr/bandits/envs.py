@@ -31,6 +31,7 @@ import numpy as np
 
 from ulr import validate
 from ulr.errors import NeedsRandomizedRows, UlrError
+from ulr import validate
 
 ENVIRONMENTS = ("kveton", "linear", "data")
 
@@ -341,6 +342,7 @@ def data_env(log, *, items: int | None = 50, positions: int = 4, theta=None,
 
 
 @validate.retired(k="positions", features="n_features")
+@validate.params(seed=validate.seed)
 def make_env(name: str, *, items: int = 16, positions: int = 2, p: float = 0.2,
              delta: float = 0.15, n_features: int = 10, seed: int = 0, log=None, theta=None,
              raw_ctr: bool = False) -> CascadeEnv:

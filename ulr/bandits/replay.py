@@ -28,6 +28,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
+from ulr import validate
 from ulr.bandits.envs import doc_features
 from ulr.bandits.policies import ALGORITHMS, cascade_feedback, make_policy
 from ulr import validate
@@ -220,16 +221,15 @@ def _randomized_sessions(log, k: int, assume_randomized: bool = False):
     return ids, items, clicks, starts[ok], ends[ok], int((~ok).sum()) - no_choice, no_choice
 
 
-def _check_options(algorithm: str, k, level: float) -> None:
+def _check_options(algorithm: str, k) -> None:
     if algorithm not in ALGORITHMS:
         raise UlrError(f"Unknown algorithm {algorithm!r}; choose one of {', '.join(ALGORITHMS)}.")
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= 10:
         raise UlrError(f"The replayed list length k must be between 1 and 10, got {k!r}.")
-    if not 0 < level < 1:
-        raise UlrError(f"level (the confidence level) must be between 0 and 1, got {level}.")
 
 
 @validate.retired(k="positions")
+@validate.params(level=validate.level, seed=validate.seed)
 def replay(log, algorithm: str, *, positions: int = 1, seed: int = 0, level: float = 0.95,
            max_events: int | None = None, assume_randomized: bool | None = None,
            mapping=(), **options) -> ReplayResult:
@@ -268,7 +268,7 @@ def replay(log, algorithm: str, *, positions: int = 1, seed: int = 0, level: flo
         event.
     """
     k = positions
-    _check_options(algorithm, k, level)
+    _check_options(algorithm, k)
     if assume_randomized is None:
         facts = getattr(log.info, "facts", None)
         assume_randomized = bool(facts and facts.randomized)

@@ -100,7 +100,6 @@ class BanditRuns(Result):
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
                 raise UlrError(f"The number of {name} must be a whole number >= 1, got {v!r}.")
         self.steps, self.runs = int(self.steps), int(self.runs)
-        self.level = validate.level(self.level)
         if self.steps * self.runs > MAX_CELLS:
             raise UlrError(f"runs x steps = {self.steps * self.runs:,} is too large; keep it "
                            f"under {MAX_CELLS:,}.")
@@ -241,6 +240,7 @@ class BanditRuns(Result):
         }
 
 
+@validate.params(level=validate.level, seed=validate.seed)
 def simulate(algorithm: str, env: CascadeEnv, *, steps: int, runs: int = 1, seed: int = 0,
              level: float = LEVEL, **options) -> BanditRuns:
     """Run ``runs`` runs of ``algorithm`` on ``env`` for ``steps`` steps (``level``: of the
@@ -250,6 +250,7 @@ def simulate(algorithm: str, env: CascadeEnv, *, steps: int, runs: int = 1, seed
     return sim
 
 
+@validate.params(level=validate.level)
 @dataclass(eq=False)
 class BanditLab(Result):
     """Several algorithms on one environment, advanced together in lockstep.

@@ -247,6 +247,7 @@ def _param_intervals(cls, S, reps_w, should_stop, prior) -> dict:
                 for k, v in draws.items()}
 
 
+@validate.params(n_bootstrap=validate.n_bootstrap, seed=validate.seed)
 def compare(S, models, *, n_bootstrap: int = 0, seed: int = 0, test_fraction: float = 0.2,
             refit_intervals: bool = True, prior="auto", should_stop=None) -> Comparison:
     """Fit ``models`` on the training sessions of ``S`` and score them on the held-out ones.
@@ -266,8 +267,7 @@ def compare(S, models, *, n_bootstrap: int = 0, seed: int = 0, test_fraction: fl
         training sessions, and every model uses it.
     """
     t0 = time.perf_counter()
-    bootstrap = validate.n_bootstrap(n_bootstrap)
-    seed = validate.seed(seed)
+    bootstrap = n_bootstrap
     train, test = S.train_total, S.test_total
     if train == 0 or test == 0:
         raise Refused(f"The split left {train:,} training and {test:,} held-out sessions, "

@@ -87,33 +87,39 @@ def run(args) -> dict:
     from ulr.ope.crm import learn_policy
     from ulr.ope.evaluate import evaluate_log
     from ulr.ope.feedback import feedback_from_log
+    from ulr.ope.settings import CRMSettings, OPESettings
 
     names = None if args.estimators is None else \
         [e.strip() for e in args.estimators.split(",") if e.strip()]
     if args.fit_fraction is not None and not 0 <= args.fit_fraction < 1:
-        raise UlrError("--fit-fraction must lie in [0, 1).")
+        raise UlrError("--fit-fraction must lie in [0, 1).")  # the flag's own sentence
     if args.target == "column" and not args.target_column:
         raise UlrError("--target column needs --target-column COL.")
     if args.target == "scores" and not args.score_column:
         raise UlrError("--target scores needs --score-column COL.")
     if args.target == "table" and not args.target_table:
         raise UlrError("--target table needs --target-table FILE.")
-    log = log_from_args(args)
     target = args.target or ("table" if args.target_table else
                              "column" if args.target_column else
                              "scores" if args.score_column else "fitted")
+    # every option checked here, once, before the log is read
+    options = OPESettings(action=args.action, target=target, target_column=args.target_column,
+                          score_column=args.score_column, temperature=args.temperature,
+                          fit_fraction=args.fit_fraction, estimators=names, clip=args.clip,
+                          n_bootstrap=args.bootstrap, level=args.level, folds=args.folds,
+                          seed=args.seed, interval=args.interval,
+                          reward_model=args.reward_model, reward_column=args.reward_column)
+    learning = None if not args.learn else CRMSettings(
+        objective=args.learn, l2=args.l2, variance_penalty=args.variance_penalty,
+        steps=args.steps, fit_fraction=options.fit_fraction or 0.5,
+        n_bootstrap=options.n_bootstrap, level=options.level, seed=options.seed)
+    log = log_from_args(args)
     if target == "fitted" and not log.info.features:
         raise UlrError("the log has no feature_* columns, so no scorer can be fit for the "
                        "target; supply target probabilities (--target-column) or scores "
                        "(--score-column).")
     mapping = mapping_warnings(log)  # weighed by every verdict below, the learned one too
-    res = evaluate_log(log, action=args.action, target=target, target_column=args.target_column,
-                       score_column=args.score_column, temperature=args.temperature,
-                       fit_fraction=args.fit_fraction, estimators=names, clip=args.clip,
-                       n_bootstrap=args.bootstrap, level=args.level, folds=args.folds,
-                       seed=args.seed, interval=args.interval, reward_model=args.reward_model,
-                       reward_column=args.reward_column, target_table=args.target_table,
-                       mapping=mapping)
+    res = evaluate_log(log, options, target_table=args.target_table, mapping=mapping)
     out = res.to_dict()  # its verdict weighs the mapping warnings
     if res.settings.get("selected"):
         out["selected"] = res.settings["selected"]
@@ -123,10 +129,7 @@ def run(args) -> dict:
            "policy": settings["policy"], "settings": settings}
     if args.learn:
         fb, _ = feedback_from_log(log, action=args.action)
-        crm = learn_policy(fb, objective=args.learn, l2=args.l2,
-                           variance_penalty=args.variance_penalty, steps=args.steps,
-                           fit_fraction=args.fit_fraction or 0.5, n_bootstrap=args.bootstrap,
-                           level=args.level, seed=args.seed, mapping=mapping)
+        crm = learn_policy(fb, learning, mapping=mapping)
         out["learned"] = crm.to_dict()
     return out
 

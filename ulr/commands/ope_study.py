@@ -69,12 +69,14 @@ def run(args) -> dict:
 
     _check(args)
     if args.learn:
-        out = crm_study(contexts=args.contexts, actions=args.actions, n_features=args.features,
-                        rows=args.rows, base_rate=args.base_rate, objective=args.learn,
-                        l2=args.l2, variance_penalty=args.variance_penalty, clip=args.clip,
-                        steps=args.steps, learning_rate=args.learning_rate,
-                        fit_fraction=args.fit_fraction, n_bootstrap=args.bootstrap,
-                        level=args.level, seed=args.seed)
+        from ulr.ope.settings import CRMSettings
+        learning = CRMSettings(objective=args.learn, l2=args.l2,
+                               variance_penalty=args.variance_penalty, clip=args.clip,
+                               steps=args.steps, learning_rate=args.learning_rate,
+                               fit_fraction=args.fit_fraction, n_bootstrap=args.bootstrap,
+                               level=args.level, seed=args.seed)
+        out = crm_study(None, learning, contexts=args.contexts, actions=args.actions,
+                        n_features=args.features, rows=args.rows, base_rate=args.base_rate)
         return {"learned": out["result"].to_dict(),
                 "verdict": out["result"].verdict.to_dict(), "true_value": out["truth"],
                 "logging_value": out["logging"], "best_value": out["best"],

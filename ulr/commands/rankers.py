@@ -126,6 +126,10 @@ def _check_args(args) -> tuple[str, ...]:
 
 def run(args) -> dict:
     learners = _check_args(args)
+    # the paired differences always carry intervals; every option checked here, once
+    settings = rankers.RankerSettings(
+        clip=args.clip, normalize=args.snips, seed=args.seed, test_fraction=args.test_fraction,
+        min_queries=args.min_test_queries, n_bootstrap=args.bootstrap or PAIRED_BOOTSTRAP)
     t0 = time.perf_counter()
     log = log_from_args(args)
     theta_by = None
@@ -153,12 +157,10 @@ def run(args) -> dict:
         test = rankers.log_frame(test_log, extra=[args.by] if args.by else [])
         if args.by:
             test, _ = rankers.segment_positions(test, args.by, theta_by)
-    n_paired = args.bootstrap or PAIRED_BOOTSTRAP  # paired differences always carry intervals
     systems = compare_learners(
-        train, test, theta, learners=learners, clip=args.clip, normalize=args.snips,
-        seed=args.seed, test_fraction=args.test_fraction, min_queries=args.min_test_queries,
-        n_bootstrap=n_paired, test=args.sig_test, correction=args.correction,
-        n_resamples=args.resamples, **rankers.weighed_facts(log, propensity=source),
+        train, test, theta, settings, learners=learners, test=args.sig_test,
+        correction=args.correction, n_resamples=args.resamples,
+        **rankers.weighed_facts(log, propensity=source),
         **({"affine": args._affine} if args.debias == "affine" else {}))
     comp = systems.first
     out = comp.metrics() if len(learners) == 1 else {"learners": list(learners)}
@@ -187,7 +189,7 @@ def run(args) -> dict:
         "seed": args.seed,
     })
     if len(learners) == 1:
-        _single(out, comp, args, n_paired)
+        _single(out, comp, args, settings.n_bootstrap)
     out.update(_systems(systems, args, multi=len(learners) > 1))
     out["seconds"] = time.perf_counter() - t0
     return out

@@ -242,6 +242,7 @@ _BUILDERS = {"summary": section_summary, "propensity": section_propensity,
 
 
 @validate.retired(propensity_method="propensity")
+@validate.params(n_bootstrap=validate.n_bootstrap, seed=validate.seed)
 def build_items(log, sections, *, propensity=None, positions=None, n_bootstrap=0,
                 theta=None, learner="linear", seed=0) -> tuple[list[report.ReportItem], dict]:
     """Report items of ``log`` for ``sections``; returns (items, status per section)."""

@@ -51,13 +51,14 @@ def run(args) -> dict:
     for name in ("queries", "positions", "sessions", "runs"):
         if getattr(args, name) < 1:
             raise UlrError(f"--{name.replace('_', '-')} must be at least 1.")
+    settings = rankers.SweepSettings(  # every option checked here, once
+        queries=args.queries, positions=args.positions, sessions=args.sessions,
+        runs=args.runs, learner=args.learner, clip=args.clip, normalize=args.snips,
+        propensity=args.propensity or "estimated", seed=args.seed)
     estimator = (None if args.propensity is None
                  else rankers.propensity_estimator(args.propensity, seed=args.seed))
     t0 = time.perf_counter()
-    res = rankers.severity_sweep(etas, queries=args.queries, positions=args.positions,
-                                 sessions=args.sessions, runs=args.runs, learner=args.learner,
-                                 clip=args.clip, normalize=args.snips, estimate_theta=estimator,
-                                 propensity=args.propensity or "estimated", seed=args.seed)
+    res = rankers.severity_sweep(etas, settings, estimate_theta=estimator)
     df, metrics = res.rows, res.metrics
     if args.metric not in metrics:
         raise UlrError(f"--metric must be one of {', '.join(metrics)}, not {args.metric!r}.")

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ulr import validate
 from ulr.data.scan import CellStats, Scan, scan_of
 from ulr.result import Result, cached_property
 from ulr.verdict import LEVEL, Verdict
@@ -27,6 +28,7 @@ TRUE_THETA_HEAD = 200_000
 RANDOMIZED_SHARE = 0.99
 
 
+@validate.params(level=validate.level)
 def ctr_by_position(log, *, level: float = 0.95):
     """Impressions, clicks and CTR per position with Wilson score intervals.
 
@@ -58,6 +60,7 @@ def ctr_by_position(log, *, level: float = 0.95):
     return wilson_table(np.arange(1, log.positions + 1)[ok], imp[ok], clk[ok], level=level)
 
 
+@validate.params(level=validate.level)
 def ctr_by_position_result(log, *, randomized_share: float = 0.0, level: float = LEVEL,
                            rows: int | None = None, clicks: int | None = None,
                            queries: int | None = None, sessions: int | None = None,
@@ -209,6 +212,7 @@ class CtrByPosition(Result):
                            f"{V.MIN_EFFECTIVE_CLICKS})."),))
 
 
+@validate.params(level=validate.level)
 def wilson_table(position, impressions, clicks, *, level: float = 0.95):
     """position, impressions, clicks, ctr and its Wilson score interval, by position.
 

@@ -61,6 +61,7 @@ from pathlib import Path
 import duckdb
 
 from ulr import engines
+from ulr import validate
 
 from ulr.data import catalog
 from ulr.data.files import default_db_path, files_dir, memory_connection
@@ -483,6 +484,7 @@ def summary(name: str, *, db_path=None) -> dict:
         **inc.summary(parts, total=total, name=name), "version": v})
 
 
+@validate.params(level=validate.level)
 def ctr_by_position(name: str, *, db_path=None, level: float = 0.95):
     """The Data page's CTR table from the stored statistics (no rows read)."""
     st = _reading(name, db_path, lambda parts, total, v: inc.merged_cell_stats(
@@ -490,6 +492,7 @@ def ctr_by_position(name: str, *, db_path=None, level: float = 0.95):
     return data_summary.ctr_by_position(st, level=level)
 
 
+@validate.params(level=validate.level)
 def ctr_by_position_result(name: str, *, db_path=None, level: float = 0.95
                            ) -> data_summary.CtrByPosition:
     """:func:`ctr_by_position` with its verdict, and the evidence of the same stored

@@ -29,11 +29,7 @@ def _weighted_means(v: np.ndarray, w: np.ndarray, n_bootstrap: int, rng) -> np.n
     return out
 
 
-def _check_bootstrap(n_bootstrap, level):
-    validate.n_bootstrap(n_bootstrap, required=True)
-    validate.level(level)
-
-
+@validate.params(level=validate.level, n_bootstrap=validate.required_bootstrap, seed=validate.seed)
 def bootstrap_ci(result: MetricResult, *, n_bootstrap: int = 1000, level: float = 0.95,
                  seed: int = 0) -> tuple[float, float]:
     """Percentile bootstrap confidence interval of a metric over queries.
@@ -43,7 +39,6 @@ def bootstrap_ci(result: MetricResult, *, n_bootstrap: int = 1000, level: float 
     ``(1 - level) / 2`` and ``(1 + level) / 2`` quantiles (Efron & Tibshirani 1993).
     Undefined queries are dropped first.
     """
-    _check_bootstrap(n_bootstrap, level)
     v = result.per_query.to_numpy(dtype=np.float64)
     w = result.weight.to_numpy(dtype=np.float64)
     ok = ~np.isnan(v) & (w > 0)
@@ -55,6 +50,7 @@ def bootstrap_ci(result: MetricResult, *, n_bootstrap: int = 1000, level: float 
     return float(lo), float(hi)
 
 
+@validate.params(level=validate.level, n_bootstrap=validate.required_bootstrap, seed=validate.seed)
 def paired_test(a: MetricResult, b: MetricResult, *, n_bootstrap: int = 2000,
                 level: float = 0.95, seed: int = 0) -> PairedTest:
     """Paired comparison ``b - a`` of two rankers evaluated on the same queries.
@@ -69,7 +65,6 @@ def paired_test(a: MetricResult, b: MetricResult, *, n_bootstrap: int = 2000,
       ``p = (1 + #{|delta*| >= |delta|}) / (1 + n_bootstrap)``
       (Smucker, Allan & Carterette, CIKM 2007).
     """
-    _check_bootstrap(n_bootstrap, level)
     if a.name != b.name:
         raise UlrError(f"Cannot pair different metrics ({a.name} and {b.name}).")
     joined = pd.concat(

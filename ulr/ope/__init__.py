@@ -11,6 +11,8 @@
   against the log.
 - :mod:`ulr.ope.evaluate` -- :func:`evaluate` / :func:`evaluate_log`: estimates,
   intervals, diagnostics and the documented warning rules.
+- :mod:`ulr.ope.settings` -- :class:`OPESettings`: the options of one evaluation, checked
+  once when built.
 - :mod:`ulr.ope.simulate` -- a logged-bandit simulator with exact policy values,
   repeated-log studies, and the bundled sample log ``data/sample_ope.csv``.
 - :mod:`ulr.ope.crm` -- counterfactual risk minimization of a linear softmax policy.
@@ -23,6 +25,7 @@ from ulr.ope.estimators import (bootstrap_ratio, clipped_ips, direct_method, dou
 from ulr.ope.registry import (REGISTRY, Estimator, Hyperparameter, defaults, register,
                               unregister)
 from ulr.ope.evaluate import OPEResult, evaluate, evaluate_log, target_policy
+from ulr.ope.settings import OPESettings
 from ulr.ope.feedback import (BanditFeedback, Candidates, FrameLog, LinearScorer,
                               feedback_from_frame, feedback_from_log, fit_linear_scorer,
                               policy_from_scorer, softmax_policy)
@@ -33,7 +36,7 @@ from ulr.ope.simulate import (BanditSimulation, bias_variance_table, make_sample
 __all__ = [
     "BanditFeedback", "BanditSimulation", "CRMResult", "Candidates", "defaults",
     "Estimator", "Hyperparameter", "REGISTRY", "register", "unregister",
-    "FrameLog", "LinearScorer", "OPEResult", "bias_variance_table",
+    "FrameLog", "LinearScorer", "OPEResult", "OPESettings", "bias_variance_table",
     "bootstrap_ratio", "clipped_ips", "direct_method", "doubly_robust",
     "effective_sample_size", "evaluate", "evaluate_log", "feedback_from_frame",
     "feedback_from_log", "fit_linear_scorer", "ips", "learn_policy", "make_sample_log",

@@ -51,6 +51,7 @@ def _codes(*keys) -> tuple[np.ndarray, int]:
 
 
 @validate.retired(n_slots="positions")
+@validate.params(level=validate.level)
 def propensity_checks(*, context, action, propensity, slot=None, cluster=None,
                       per_slot: bool = True, positions: int = 1, level: float = LEVEL) -> dict:
     """The mean-weight check on one log's rows.

@@ -26,14 +26,17 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
+from ulr import validate
 from ulr.errors import NeedsFeatures, UlrError, check
 from ulr.ope import estimators as est
 from ulr.ope.evaluate import OPEResult, evaluate
 from ulr.ope.feedback import BanditFeedback, Candidates, softmax_policy
+from ulr.ope import settings as ope_settings
+from ulr.ope.settings import CRMSettings
 from ulr.result import Result, cached_property
 from ulr.verdict import Verdict
 
-OBJECTIVES = ("ips", "snips")
+OBJECTIVES = ope_settings.OBJECTIVES  # its home: ulr.ope.settings
 
 
 def standardized_features(candidates: Candidates) -> np.ndarray:
@@ -139,36 +142,27 @@ class CRMResult(Result):
                 "verdict": self.verdict.to_dict()}
 
 
-def learn_policy(feedback: BanditFeedback, *, objective: str = "snips", l2: float = 0.01,
-                 variance_penalty: float = 0.0, clip: float | None = None, steps: int = 200,
-                 learning_rate: float = 0.5, momentum: float = 0.9, fit_fraction: float = 0.5,
-                 n_bootstrap: int = 1000, level: float = 0.95, seed=0,
-                 progress=None, should_stop=None, mapping=()) -> CRMResult:
+def learn_policy(feedback: BanditFeedback, settings: CRMSettings | None = None, *,
+                 progress=None, should_stop=None, mapping=(), **options) -> CRMResult:
     """Learn a linear softmax policy by counterfactual risk minimization.
 
     Parameters
     ----------
-    objective : ``"ips"`` or ``"snips"``.
-    l2 : L2 penalty on the weights (keeps the policy stochastic).
-    variance_penalty : POEM's lambda (0 = none).
-    clip : clip the importance weights at this value inside the objective.
-    steps, learning_rate, momentum : heavy-ball gradient ascent.
-    fit_fraction : share of impressions to learn on; the rest evaluates.
+    feedback : the logged data to learn on (and, held out, to evaluate on).
+    settings : the options (:class:`ulr.ope.settings.CRMSettings`: objective, penalties,
+        clip, gradient steps, fit fraction, bootstrap, level, seed; checked when built);
+        ``**options`` are the same as keywords, applied on top.
     progress : optional ``callable(step, steps)``.
     should_stop : optional ``callable() -> bool``, asked every gradient step;
         True raises :class:`ulr.errors.Cancelled`.
     mapping : the log's mapping warnings (:func:`ulr.lists.mapping_warnings`), which the
         result's verdict (and its held-out evaluation's) weighs.
     """
-    if objective not in OBJECTIVES:
-        raise UlrError(f"unknown objective {objective!r}; choose ips or snips.")
-    if steps < 1 or learning_rate <= 0 or not 0 <= momentum < 1:
-        raise UlrError("steps >= 1, a positive learning rate and a momentum in [0, 1) are needed.")
-    if l2 < 0 or variance_penalty < 0:
-        raise UlrError("the penalties must be >= 0.")
+    s = validate.settings_of(CRMSettings, settings, options, caller="learn_policy")
+    objective, l2, variance_penalty, clip = s.objective, s.l2, s.variance_penalty, s.clip
+    steps, learning_rate, momentum = s.steps, s.learning_rate, s.momentum
+    fit_fraction, n_bootstrap, level, seed = s.fit_fraction, s.n_bootstrap, s.level, s.seed
     M = np.inf if clip is None else float(clip)
-    if M <= 0:
-        raise UlrError("the clipping threshold must be positive.")
     Z = standardized_features(feedback.candidates)
     fit_rows, eval_rows = feedback.split(fit_fraction, seed=seed)
     train, hold = feedback.subset(fit_rows), feedback.subset(eval_rows)

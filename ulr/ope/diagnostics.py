@@ -40,6 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ulr import validate
 from ulr.errors import UlrError
 from ulr.ope import estimators as est
 from ulr.ope import registry
@@ -78,6 +79,7 @@ def weight_diagnostics(weight, reward) -> dict:
     }
 
 
+@validate.params(level=validate.level)
 def diagnostic_warnings(diag: dict, table: pd.DataFrame, level: float) -> list:
     """The ``no_clicks``, ``heavy_tailed``, ``few_clicks`` and ``wide_interval`` warnings
     of one evaluation, from its :func:`weight_diagnostics` and estimates ``table``."""

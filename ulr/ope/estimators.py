@@ -152,6 +152,7 @@ class Interval:
 COMPILED_COUNTS = 5_000_000
 
 
+@validate.params(n_bootstrap=validate.n_bootstrap)
 def resample_counts(units: int, n_bootstrap: int, rng, *, chunk: int = 250):
     """Multinomial bootstrap counts, ``chunk`` draws at a time.
 
@@ -206,6 +207,7 @@ def unit_sums(num, den, cluster):
     return s_num, s_den
 
 
+@validate.params(n_bootstrap=validate.required_bootstrap)
 def ratio_replicates(num, den, *, cluster=None, n_bootstrap: int = 1000, seed=0,
                      chunk: int = 250) -> np.ndarray:
     """The ``(n_bootstrap, m)`` bootstrap replicates of ``sum num / sum den`` per row of
@@ -216,7 +218,6 @@ def ratio_replicates(num, den, *, cluster=None, n_bootstrap: int = 1000, seed=0,
     den = np.atleast_2d(np.asarray(den, dtype=float))
     if num.shape != den.shape:
         raise ValueError("num and den differ in shape")
-    validate.n_bootstrap(n_bootstrap, required=True)
     s_num, s_den = unit_sums(num, den, cluster)
     rng = np.random.default_rng(seed)
     reps = np.empty((n_bootstrap, num.shape[0]))
@@ -228,6 +229,7 @@ def ratio_replicates(num, den, *, cluster=None, n_bootstrap: int = 1000, seed=0,
     return reps
 
 
+@validate.params(level=validate.level, n_bootstrap=validate.required_bootstrap)
 def bootstrap_ratio(num, den, *, cluster=None, n_bootstrap: int = 1000, level: float = 0.95,
                     seed=0, chunk: int = 250, replicates=None) -> Interval:
     """Percentile bootstrap interval for ratio estimators ``sum num / sum den``.
@@ -249,7 +251,6 @@ def bootstrap_ratio(num, den, *, cluster=None, n_bootstrap: int = 1000, level: f
     replicates : optional (n_bootstrap, m) array of :func:`ratio_replicates` already drawn
         with these arguments (the paired difference reads the same ones).
     """
-    validate.level(level)
     reps = (ratio_replicates(num, den, cluster=cluster, n_bootstrap=n_bootstrap, seed=seed,
                              chunk=chunk) if replicates is None else replicates)
     m = reps.shape[1]

@@ -18,6 +18,7 @@ from ulr import validate
 from ulr.errors import UlrError
 from ulr.ope import estimators as est
 from ulr.ope import registry
+from ulr.ope import settings as settings_rules
 from ulr.ope.diagnostics import (CLI_MEETS, HEAVY_TAIL_ESS_FRACTION, HEAVY_TAIL_MAX_SHARE,
                                  INTERVAL_WORDS, NotIdentified, OPEWarning, clipped_message,
                                  diagnostic_warnings, need_sentence, propensity_message,
@@ -27,6 +28,7 @@ from ulr.ope.estimates import (TARGET_SUM_TOLERANCE, split_estimators, single_lo
 from ulr.ope.feedback import (BanditFeedback, fit_linear_scorer, policy_from_scorer,
                               softmax_policy, standardize_scores)
 from ulr.ope.reward_models import reward_predictions
+from ulr.ope.settings import OPESettings
 from ulr.ope.verdicts import clipped_table, ope_verdict
 from ulr.result import Result, cached_property
 from ulr.verdict import Verdict
@@ -165,6 +167,9 @@ def estimators_out_of_range(table: pd.DataFrame) -> list[str]:
     return list(table.loc[((raw < 0) | (raw > 1)).any(axis=1), "estimator"])
 
 
+@validate.params(clip=settings_rules.clip, n_bootstrap=validate.required_bootstrap,
+                 level=validate.level, folds=settings_rules.folds, seed=validate.seed,
+                 interval=settings_rules.interval)
 def evaluate(feedback: BanditFeedback, pi: np.ndarray | None = None, *,
              estimators=None, clip: float | None = None,
              n_bootstrap: int = 1000, level: float = 0.95, reward_model=None, folds: int = 2,
@@ -215,11 +220,6 @@ def evaluate(feedback: BanditFeedback, pi: np.ndarray | None = None, *,
     least biased identified ones), which are computed whenever a biased estimator or
     ``auto`` is (:func:`ulr.ope.verdicts.ope_verdict`).
     """
-    validate.level(level)
-    validate.n_bootstrap(n_bootstrap, required=True)
-    from ulr.ope.intervals import INTERVALS
-    if interval not in INTERVALS:
-        raise UlrError(f"unknown interval {interval!r}; choose from {', '.join(INTERVALS)}.")
     pi, t_row, warn, whole = target_rows(feedback, pi)
     if full_target is not None:
         whole = bool(full_target)
@@ -231,8 +231,6 @@ def evaluate(feedback: BanditFeedback, pi: np.ndarray | None = None, *,
     w = est.importance_weights(t_row, feedback.propensity)
     r = feedback.reward
     M = float(clip) if clip is not None else float(est.default_clip(w))
-    if clip is not None and (not np.isfinite(M) or M <= 0):
-        raise UlrError("the clipping threshold must be a positive number.")
     boot = {"cluster": feedback.cluster, "n_bootstrap": n_bootstrap, "level": level,
             "seed": seed}
     model = {"reward_model": reward_model, "folds": folds, "q_pair": q_pair,
@@ -270,7 +268,7 @@ def evaluate(feedback: BanditFeedback, pi: np.ndarray | None = None, *,
 # --------------------------------------------------------------------------- whole pipeline
 
 
-TARGETS = ("fitted", "column", "scores", "uniform", "table")
+TARGETS = settings_rules.TARGETS
 
 
 def target_policy(feedback: BanditFeedback, *, target: str = "fitted", temperature: float = 1.0,
@@ -305,31 +303,39 @@ def target_policy(feedback: BanditFeedback, *, target: str = "fitted", temperatu
     raise UlrError(f"unknown target {target!r}; choose from {', '.join(TARGETS)}.")
 
 
-def evaluate_log(log, *, action: str = "doc_id", target: str = "fitted",
-                 target_column: str | None = None, score_column: str | None = None,
-                 temperature: float = 1.0, fit_fraction: float = 0.5,
-                 estimators=None, clip: float | None = None,
-                 n_bootstrap: int = 1000, level: float = 0.95, folds: int = 2,
-                 seed: int = 0, scorer=None, interval: str = "bootstrap",
-                 reward_model: str = "linear", reward_column: str | None = None,
-                 target_table=None, explicit: bool | None = None,
-                 target_name: str = "the target policy", mapping=()) -> OPEResult:
+def evaluate_log(log, settings: OPESettings | None = None, *, target_table=None,
+                 scorer=None, target_name: str = "the target policy", mapping=(),
+                 **options) -> OPEResult:
     """Read a log (:class:`ulr.data.log.Log`), build the target policy, and
-    :func:`evaluate` it.
+    :func:`evaluate` it with ``settings`` (:class:`ulr.ope.settings.OPESettings`, checked
+    when built).
 
     With ``target="fitted"`` the linear scorer is fit on a seeded
     ``fit_fraction`` of the impressions and the policy is evaluated on the
     rest, so the estimates are not optimistic; ``fit_fraction=0`` fits and
     evaluates on all rows (and warns).
 
-    ``target_table``: the target's probability of every action of each context
-    (a path, file or DataFrame; :mod:`ulr.ope.target_table`), implying
-    ``target="table"``. ``explicit``: the estimators were named (default: when
-    ``estimators`` is given); see :func:`evaluate`. ``target_name`` and ``mapping``
-    (the log's :func:`ulr.lists.mapping_warnings`) are what the result's verdict weighs
-    besides the estimates.
+    Parameters
+    ----------
+    log : the log, with its logging propensities.
+    settings : the options (default ``OPESettings()``); ``**options`` are the same options
+        as keywords, applied on top (``evaluate_log(log, n_bootstrap=200)``).
+    target_table : the target's probability of every action of each context
+        (a path, file or DataFrame; :mod:`ulr.ope.target_table`), implying
+        ``target="table"``.
+    scorer : a fitted scorer for the ``fitted`` target instead of the linear click model
+        (the seam for other rankers; no rows are then held out).
+    target_name, mapping : how the verdict names the policy, and the log's
+        :func:`ulr.lists.mapping_warnings`: what the result's verdict weighs besides the
+        estimates.
     """
     from ulr.ope.feedback import feedback_from_log
+
+    s = validate.settings_of(OPESettings, settings, options, caller="evaluate_log")
+    action, target, target_column, score_column = (s.action, s.target, s.target_column,
+                                                   s.score_column)
+    fit_fraction, estimators, seed, reward_column = (s.fit_fraction, s.estimators, s.seed,
+                                                     s.reward_column)
 
     if target_table is not None and target in ("fitted", "table"):
         target = "table"
@@ -362,7 +368,7 @@ def evaluate_log(log, *, action: str = "doc_id", target: str = "fitted",
     if target == "table":
         pi, pinfo = table_pi, {"target_from": "table"}
     else:
-        pi, pinfo = target_policy(fb, target=target, temperature=temperature, scores=scores,
+        pi, pinfo = target_policy(fb, target=target, temperature=s.temperature, scores=scores,
                                   fit_rows=fit_rows, scorer=scorer)
     from ulr.ope.reward_models import make_reward_model
 
@@ -370,10 +376,10 @@ def evaluate_log(log, *, action: str = "doc_id", target: str = "fitted",
     if reward_column:  # the user's predictions, averaged per pair
         q_pair = feedback_from_log(log, action=action, score_column=reward_column)[1]
     binary = bool(np.all((eval_fb.reward == 0) | (eval_fb.reward == 1)))
-    res = evaluate(eval_fb, pi, estimators=estimators, clip=clip, n_bootstrap=n_bootstrap,
-                   level=level, folds=folds, seed=seed, interval=interval, q_pair=q_pair,
-                   reward_model=make_reward_model(reward_model, binary=binary, seed=seed),
-                   explicit=estimators is not None if explicit is None else explicit,
+    res = evaluate(eval_fb, pi, estimators=estimators, clip=s.clip, n_bootstrap=s.n_bootstrap,
+                   level=s.level, folds=s.folds, seed=seed, interval=s.interval, q_pair=q_pair,
+                   reward_model=make_reward_model(s.reward_model, binary=binary, seed=seed),
+                   explicit=estimators is not None if s.explicit is None else s.explicit,
                    target_name=target_name, mapping=tuple(mapping))
     settings = {**res.settings, "action": action, "target": target, "policy": pinfo,
                 "fit_fraction": fit_fraction if target == "fitted" else None,

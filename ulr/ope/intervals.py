@@ -47,9 +47,10 @@ class Bounds:
 
 
 def _alpha(level: float) -> float:
-    return 1 - validate.level(level)
+    return 1 - float(level)  # checked by the public callers (validate.params)
 
 
+@validate.params(level=validate.level)
 def t_halfwidth(num, den=None, *, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
     """Estimate and Student-t half-width ``t_{n-1, 1-alpha/2} s / sqrt(n)``.
 
@@ -72,12 +73,14 @@ def t_halfwidth(num, den=None, *, level: float = 0.95) -> tuple[np.ndarray, np.n
     return v, student_t.ppf(1 - a / 2, max(n - 1, 1)) * s / np.sqrt(n)
 
 
+@validate.params(level=validate.level)
 def hoeffding_halfwidth(n: int, *, width, level: float = 0.95) -> np.ndarray:
     """Two-sided Hoeffding half-width ``(hi - lo) sqrt(log(2/alpha) / (2n))``."""
     a = _alpha(level)
     return np.asarray(width, dtype=float) * np.sqrt(np.log(2 / a) / (2 * n))
 
 
+@validate.params(level=validate.level)
 def bernstein_halfwidth(terms, *, width, level: float = 0.95) -> np.ndarray:
     """Two-sided empirical Bernstein half-width (Maurer & Pontil 2009, Theorem 4).
 
@@ -124,6 +127,7 @@ def term_range(estimator: str, *, max_weight, hyperparameter=None,
     return a - Wp * (b - a), b + Wp * (b - a)
 
 
+@validate.params(level=validate.level, n_bootstrap=validate.required_bootstrap, seed=validate.seed)
 def interval(estimator: str, reward, weight, *, method: str = "bootstrap", level: float = 0.95,
              hyperparameter=None, q_logged=None, q_target=None, max_weight=None,
              reward_range=(0.0, 1.0), n_bootstrap: int = 1000, cluster=None,
@@ -178,6 +182,7 @@ def interval(estimator: str, reward, weight, *, method: str = "bootstrap", level
     return Bounds(value, lower, upper, method, level, note)
 
 
+@validate.params(level=validate.level)
 def difference_bound(estimator: str, reward, weight, reference, *, method: str,
                      level: float = 0.95, hyperparameter=None, q_logged=None, q_target=None,
                      max_weight=None, reward_range=(0.0, 1.0)) -> tuple[float, float]:

@@ -210,6 +210,7 @@ def _combined(sums, *, balanced_ok, control_variate, variance="model"):
     return {"ips": pooled, "wips": wips, "balanced-ips": bal}, lam, V, S
 
 
+@validate.params(level=validate.level, n_bootstrap=validate.required_bootstrap, seed=validate.seed)
 def evaluate_loggers(reward, target_prob, propensity, logger, *, labels=None,
                      logger_propensity=None, cluster=None, n_bootstrap: int = 1000,
                      level: float = 0.95, control_variate: bool = True,

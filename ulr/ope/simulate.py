@@ -273,6 +273,7 @@ def _ratio(num, den) -> np.ndarray:
         return np.where(d > 0, n / np.where(d > 0, d, 1.0), np.nan)
 
 
+@validate.params(level=validate.level, n_bootstrap=validate.required_bootstrap, seed=validate.seed)
 def repeated_intervals(sim: BanditSimulation, pi, logs: LoggedDraws, *,
                        estimators=None, n_bootstrap: int = 400, level: float = 0.95,
                        clip: float | None = None, folds: int = 2, seed=0,

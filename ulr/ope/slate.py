@@ -76,6 +76,7 @@ def slate_terms(reward, *, target_marginal, logging_marginal, target_prefix,
             "rips": np.sum(wp * r, axis=1)}
 
 
+@validate.params(level=validate.level)
 def slate_estimates(reward, *, estimators=SLATE_ESTIMATORS, level: float = 0.95,
                     extra_terms: dict | None = None, **probs) -> pd.DataFrame:
     """Value, normal interval and standard error of each slate estimator.
@@ -83,7 +84,6 @@ def slate_estimates(reward, *, estimators=SLATE_ESTIMATORS, level: float = 0.95,
     One row per estimator: ``estimator, value, lower, upper, se, max_weight,
     assumption``; the value is expected clicks per slate.
     """
-    validate.level(level)
     known = SLATE_ESTIMATORS + MODEL_ESTIMATORS
     unknown = [e for e in estimators if e not in known]
     if unknown or not estimators:
@@ -282,6 +282,7 @@ def _capitalized(clause: str) -> str:
     return clause[:1].upper() + clause[1:]
 
 
+@validate.params(level=validate.level, seed=validate.seed)
 def slate_from_log(log, *, score_column: str | None = None, temperature: float = 1.0,
                    fit_fraction: float = 0.5, estimators=SLATE_ESTIMATORS,
                    level: float = 0.95, logging_prefix: str = "sequential",

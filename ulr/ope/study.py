@@ -26,6 +26,7 @@ from ulr.ope import registry
 from ulr.ope.crm import learn_policy
 from ulr.ope.simulate import (bias_variance_table, repeated_intervals, repeated_point_estimates,
                               simulate_bandit)
+from ulr.ope.settings import CRMSettings
 from ulr.text import plain
 
 TARGET_KINDS = ("true", "noisy", "reversed")
@@ -57,6 +58,7 @@ def study_world(*, contexts: int = 20, actions: int = 10, n_features: int = 5,
 
 
 @validate.retired(draws="runs")
+@validate.params(level=validate.level, n_bootstrap=validate.required_bootstrap, seed=validate.seed)
 def study_chunk(index: int, *, rows: int = 1000, runs: int = 200,
                 estimators=None, clip: float | None = None,
                 intervals: bool = False, n_bootstrap: int = 400, level: float = 0.95,
@@ -79,6 +81,7 @@ def study_chunk(index: int, *, rows: int = 1000, runs: int = 200,
 
 
 @validate.retired(draws="runs")
+@validate.params(level=validate.level, n_bootstrap=validate.required_bootstrap, seed=validate.seed)
 def simulation_study(*, rows: int = 1000, runs: int = 200,
                      estimators=None, clip: float | None = None,
                      intervals: bool = False, n_bootstrap: int = 400, level: float = 0.95,
@@ -194,29 +197,29 @@ def _study_verdict(est_df: pd.DataFrame, truth: float, table: pd.DataFrame, *,
 
 
 @validate.retired(features="n_features")
-def crm_study(feedback=None, *, contexts: int = 20, actions: int = 10, n_features: int = 5,
-              rows: int = 5000, base_rate: float = 0.1, objective: str = "snips",
-              l2: float = 0.01, variance_penalty: float = 0.0, clip: float | None = None,
-              steps: int = 200, learning_rate: float = 0.5, fit_fraction: float = 0.5,
-              n_bootstrap: int = 1000, level: float = 0.95, seed: int = 0,
-              progress=None, should_stop=None, mapping=()) -> dict:
-    """Learn a policy by CRM on ``feedback``, or on a simulated log when it is ``None``;
-    ``mapping``: the log's mapping warnings, weighed by the result's verdict.
+def crm_study(feedback=None, settings: CRMSettings | None = None, *, contexts: int = 20,
+              actions: int = 10, n_features: int = 5, rows: int = 5000,
+              base_rate: float = 0.1, progress=None, should_stop=None, mapping=(),
+              **options) -> dict:
+    """Learn a policy by CRM (:func:`ulr.ope.crm.learn_policy` with ``settings``, a
+    :class:`ulr.ope.settings.CRMSettings`, or its options as keywords) on ``feedback``, or
+    on a simulated log when it is ``None`` (``contexts``, ``actions``, ``n_features``,
+    ``rows``, ``base_rate``: its world, seeded by the settings' seed); ``mapping``: the
+    log's mapping warnings, weighed by the result's verdict.
 
     Returns ``result`` (:class:`ulr.ope.crm.CRMResult`) and ``features``; on a
     simulated log also ``truth`` (true value of the learned policy),
     ``truth_path`` (along the learning curve), ``logging`` and ``best`` (the
     greedy policy on the true click model).
     """
+    s = validate.settings_of(CRMSettings, settings, options, caller="crm_study")
     sim = None
     if feedback is None:
         sim = simulate_bandit(contexts=contexts, actions=actions, n_features=n_features,
-                              base_rate=base_rate, seed=seed)
-        feedback = sim.sample(rows, seed=seed + 1).feedback(0)
-    res = learn_policy(feedback, objective=objective, l2=l2, variance_penalty=variance_penalty,
-                       clip=clip, steps=steps, learning_rate=learning_rate,
-                       fit_fraction=fit_fraction, n_bootstrap=n_bootstrap, level=level,
-                       seed=seed, progress=progress, should_stop=should_stop, mapping=mapping)
+                              base_rate=base_rate, seed=s.seed)
+        feedback = sim.sample(rows, seed=s.seed + 1).feedback(0)
+    res = learn_policy(feedback, s, progress=progress, should_stop=should_stop,
+                       mapping=mapping)
     out = {"result": res, "features": list(feedback.candidates.feature_names)}
     if sim is not None:
         out["truth_path"] = sim.true_value(res.policy_path(feedback.candidates))

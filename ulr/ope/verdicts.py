@@ -27,6 +27,7 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
+from ulr import validate
 from ulr import verdict as V
 from ulr.ope import registry
 from ulr.ope.estimators import ratio_replicates, unit_sums
@@ -63,6 +64,7 @@ TOO_FEW_EFFECTIVE_CLICKS = 1 / V.WIDE ** 2
 THIN = ("few_clicks", "heavy_tailed", "self_fit", "target_sum")
 
 
+@validate.params(level=validate.level, n_bootstrap=validate.required_bootstrap, seed=validate.seed)
 def bootstrap_difference(num, den, *, cluster=None, n_bootstrap: int = 1000,
                          level: float = 0.95, seed=0, chunk: int = 250,
                          replicates=None) -> pd.DataFrame:
@@ -170,6 +172,7 @@ def _judgement(t: pd.DataFrame, basis: str, log_v: float, warnings, codes) -> tu
     return ("directional" if thin else "reliable"), (1 if row["value"] - log_v > 0 else -1)
 
 
+@validate.params(level=validate.level)
 def ope_verdict(table: pd.DataFrame, warnings, diagnostics: dict, *,
                 several_loggers: bool = False, level: float = 0.95,
                 target: str = "the target policy", mapping=(), chosen: str | None = None
@@ -278,6 +281,7 @@ def _reference_text(t, name, ref, log_v, level, r_lev) -> str:
             f"{diff.text(interval='to')}), so the verdict goes no further than it.")
 
 
+@validate.params(level=validate.level)
 def settle_text(n, delta, lower, upper, effective_clicks, *, unit: str = "logged rows",
                 level: float = 0.95) -> str:
     """``to_settle`` from :func:`ulr.planning.plan_to_exclude_zero`, or what it cannot say."""

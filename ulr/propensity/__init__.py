@@ -69,6 +69,7 @@ __all__ = ["CELL_METHODS", "IN_PLACE_METHODS", "METHODS", "REGISTRY", "Method",
            "PropensityResult", "estimate", "register", "unregister"]
 
 
+@validate.params(level=validate.level, n_bootstrap=validate.n_bootstrap, seed=validate.seed)
 def estimate(log, *, method: str, positions: int | None = None, n_bootstrap: int = 0,
              seed: int = 0, assume_randomized: bool = False, progress=None,
              level: float = 0.95, should_stop=None, mapping=(),
@@ -120,8 +121,7 @@ def estimate(log, *, method: str, positions: int | None = None, n_bootstrap: int
     if method not in REGISTRY:
         raise UlrError(f"unknown propensity method {method!r}; choose one of "
                        f"{', '.join(METHODS)}.")
-    b = validate.n_bootstrap(n_bootstrap)
-    level = validate.level(level)
+    b = n_bootstrap
     kinds = REGISTRY[method].intervals
     if interval is None:
         interval = kinds[0]
@@ -130,7 +130,6 @@ def estimate(log, *, method: str, positions: int | None = None, n_bootstrap: int
         raise UlrError(f"{method}'s interval comes from {' or '.join(INTERVALS[k] for k in kinds)}"
                        f", not from {INTERVALS.get(interval, repr(interval))}.")
     extra = {"interval": interval} if len(kinds) > 1 else {}
-    seed = validate.seed(seed)
     from ulr.data.scan import scan_of
 
     scan = scan_of(log)

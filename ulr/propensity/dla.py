@@ -41,6 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ulr import validate
 from ulr.data import schema
 from ulr.errors import NeedsFeatures, NeedsSessions, UlrError, check
 from ulr.data.scan import Scan, bucket_sql, max_position, require_table, resolve_positions
@@ -224,6 +225,7 @@ def dla(ls: ListStats, *, hidden: int = 8, steps: int = 150, lr: float = 0.05,
     return DLAFit(theta=theta, g=g, params=params, loss=tuple(losses))
 
 
+@validate.params(level=validate.level, n_bootstrap=validate.n_bootstrap, seed=validate.seed)
 def run(scan, *, positions=None, n_bootstrap: int = 0, seed=0, assume_randomized: bool = False,
         progress=None, level: float = 0.95, steps: int = 150, bootstrap_steps: int = 50,
         should_stop=None):

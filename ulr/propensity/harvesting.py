@@ -34,6 +34,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import minimize
 
+from ulr import validate
 from ulr.errors import UlrError, check
 from ulr.data.scan import CellStats
 
@@ -136,6 +137,7 @@ def fit(stats: CellStats, *, theta0=None) -> tuple[np.ndarray, dict]:
     return theta, info
 
 
+@validate.params(level=validate.level, n_bootstrap=validate.n_bootstrap, seed=validate.seed)
 def run(scan, *, positions=None, n_bootstrap: int = 0, seed=0, assume_randomized: bool = False,
         progress=None, level: float = 0.95, should_stop=None):
     """Harvest interventions from one aggregate query; bootstrap by reweighting cells."""

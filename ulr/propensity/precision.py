@@ -18,6 +18,7 @@ from ulr.verdict import WIDE
 THIN_RELATIVE_HALF_WIDTH = WIDE
 
 
+@validate.params(level=validate.level)
 def click_count_interval(clicks, impressions, *, level: float = 0.95, center=None):
     """Delta-method interval of ``theta_k / theta_1`` from click counts per position.
 
@@ -29,7 +30,7 @@ def click_count_interval(clicks, impressions, *, level: float = 0.95, center=Non
     (``center``; default the count ratio ``CTR_k / CTR_1`` itself).
     Returns (lower, upper) arrays; unbounded (inf) where a position has no click.
     """
-    z = normal_quantile(0.5 + validate.level(level) / 2)
+    z = normal_quantile(0.5 + level / 2)
     c = np.asarray(clicks, dtype=float)
     n = np.asarray(impressions, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):

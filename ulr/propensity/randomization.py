@@ -44,6 +44,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ulr import validate
 from ulr.errors import NeedsRandomizedRows, UlrError, check
 from ulr.data.scan import N_GROUPS, Scan, bucket_sql, max_position, require_table, resolve_positions
 
@@ -219,6 +220,7 @@ def check_point(stats: RandStats, theta: np.ndarray) -> list[str]:
     return notes
 
 
+@validate.params(level=validate.level, n_bootstrap=validate.n_bootstrap, seed=validate.seed)
 def run(scan: Scan, *, positions=None, n_bootstrap: int = 0, seed=0,
         assume_randomized: bool = False, progress=None, level: float = 0.95,
         should_stop=None):

@@ -48,6 +48,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ulr import validate
 from ulr.data import schema
 from ulr.errors import NeedsFeatures, UlrError, check
 from ulr.data.scan import CellStats, Scan, bucket_sql, file_checks_sql, make_cells, max_position, refuse_bad_rows, resolve_positions
@@ -331,6 +332,7 @@ def _m_step(fs: FeatureStats, theta, gamma, *, w, sums, seed):
     return new_theta, new_gamma, model
 
 
+@validate.params(level=validate.level, n_bootstrap=validate.n_bootstrap, seed=validate.seed)
 def run(scan, *, positions=None, n_bootstrap: int = 0, seed=0, assume_randomized: bool = False,
         progress=None, level: float = 0.95, max_iter: int = 20, bootstrap_iter: int = 3,
         should_stop=None):

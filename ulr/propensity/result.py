@@ -31,6 +31,7 @@ def _frozen(a, n: int, what: str) -> np.ndarray | None:
     return arr
 
 
+@validate.params(level=validate.level)
 @dataclass(frozen=True)
 class PropensityResult(Result):
     """Examination probability per position, relative to position 1.
@@ -170,7 +171,6 @@ class PropensityResult(Result):
             both = np.isfinite(self.lower) & np.isfinite(self.upper)
             if np.any(self.lower[both] > self.upper[both] + 1e-12):
                 raise ValueError("lower must not exceed upper.")
-        validate.level(self.level)
         for name, kind in (("loglik", tuple), ("notes", tuple), ("extras", dict),
                            ("rows_used", int), ("n_bootstrap", int), ("mapping", tuple)):
             if not isinstance(getattr(self, name), kind):

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ulr import validate
 from ulr.errors import Cancelled, UlrError, check
 from ulr.result import Result, cached_property
 from ulr.verdict import Reason, Verdict, fmt_interval
@@ -203,6 +204,7 @@ class SegmentResult(Result):
                 "verdict": self.verdict.to_dict()}
 
 
+@validate.params(level=validate.level)
 def compare_segments(method: str, column: str, results: dict, *, level: float = 0.95,
                      notes=()) -> SegmentResult:
     """The differences and verdict from ``{value: PropensityResult}`` (module docstring)."""
@@ -261,6 +263,7 @@ def compare_segments(method: str, column: str, results: dict, *, level: float = 
                          simultaneous_level=sim, tests=m, notes=tuple(notes))
 
 
+@validate.params(level=validate.level, n_bootstrap=validate.n_bootstrap, seed=validate.seed)
 def by_segment(log, *, method: str, column: str, positions: int | None = None,
                n_bootstrap: int = 0, seed: int = 0, level: float = 0.95, progress=None,
                should_stop=None, mapping=(), interval: str | None = None) -> SegmentResult:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ulr import validate
 from ulr.errors import check
 
 
@@ -24,6 +25,7 @@ def _fit(stats, n, c, should_stop=None):
                      k=stats.positions, should_stop=should_stop)
 
 
+@validate.params(level=validate.level, n_bootstrap=validate.n_bootstrap, seed=validate.seed)
 def run(scan, *, positions=None, n_bootstrap: int = 0, seed=0, assume_randomized: bool = False,
         progress=None, level: float = 0.95, should_stop=None):
     from ulr.data.scan import cell_stats

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ulr import metrics
+from ulr import validate
 from ulr.errors import TooFewQueries, UlrError, check
 from ulr.rankers.clicks import _clicks, _positions, _require, check_theta, ipw_weights
 from ulr.rankers.learners import LEARNERS, make_ranker
@@ -306,6 +307,7 @@ class RankerComparison(Result):
         k = self.settings.get("k", 10)
         return [f"ndcg@{k}" if m == "ndcg@10" else m for m in METRICS]
 
+    @validate.params(level=validate.level, n_bootstrap=validate.n_bootstrap, seed=validate.seed)
     def table(self, *, n_bootstrap: int = N_BOOTSTRAP, level: float = 0.95, seed: int = 0) -> pd.DataFrame:
         """Tidy table: ranker, metric, value, lower, upper (per-query bootstrap), queries."""
         rows = []
@@ -365,6 +367,7 @@ class RankerComparison(Result):
         return [k for k in metrics if pt is not None and k in pt.index
                 and pt.loc[k, "lower"] <= 0 <= pt.loc[k, "upper"]]
 
+    @validate.params(level=validate.level, n_bootstrap=validate.n_bootstrap, seed=validate.seed)
     def paired(self, *, n_bootstrap: int = N_BOOTSTRAP, level: float = 0.95, seed: int = 0) -> pd.DataFrame:
         """Paired per-query tests IPW vs naive: delta = ipw - naive, CI, p-value, winner."""
         rows = []
@@ -420,16 +423,58 @@ def scored_queries(docs: pd.DataFrame) -> int:
                .groupby(docs["query_id"].to_numpy()).any().sum())
 
 
+def check_learner(value, *, option: str = "learner") -> str:
+    """A learner of :data:`ulr.rankers.learners.LEARNERS` (``linear`` or ``gbdt``)."""
+    if not isinstance(value, str) or value not in LEARNERS:
+        raise validate.refuse(option, f"learner must be one of {', '.join(LEARNERS)}, "
+                                      f"not {value!r}.")
+    return value
+
+
+@validate.params(learner=check_learner, seed=validate.seed,
+                 n_bootstrap=validate.n_bootstrap, level=validate.level)
+@dataclass(frozen=True)
+class RankerSettings:
+    """Every option of training the naive and the IPW ranker and comparing them
+    (:func:`train_and_evaluate`), checked when built.
+
+    Attributes
+    ----------
+    learner : ``linear`` or ``gbdt``.
+    clip, normalize : IPW weight clipping and SNIPS self-normalization (see the module doc).
+    seed : seeds the split and the learners.
+    test_fraction : the share of queries held out when no test log is given
+        (:func:`split_queries`, which checks it).
+    k, max_fpr, u : nDCG cut-off, partial AUC range (reported McClish-standardized) and
+        local AUC top fraction (checked by :mod:`ulr.metrics`).
+    learner_options : extra options of the learner (e.g. ``loss``, ``alpha``, ``max_iter``).
+    min_queries : the fewest held-out queries that can be scored (have a click, or a
+        relevant document: :func:`scored_queries`) for a paired comparison; below it the
+        verdict is ``inconclusive`` and says what would settle it (thin evidence is an
+        answer, not a refusal); a split that holds out no query at all is refused (0: no
+        check). The page and the ``rankers`` command pass :data:`MIN_TEST_QUERIES`
+        (:func:`min_test_queries`).
+    n_bootstrap, level : the verdict's paired bootstrap (replicates, two-sided level).
+    """
+
+    learner: str = "linear"
+    clip: float | None = None
+    normalize: bool = False
+    seed: int = 0
+    test_fraction: float = TEST_FRACTION
+    k: int = 10
+    max_fpr: float = metrics.DEFAULT_MAX_FPR
+    u: float = metrics.DEFAULT_U
+    learner_options: dict | None = None
+    min_queries: int = 0
+    n_bootstrap: int = N_BOOTSTRAP
+    level: float = 0.95
+
+
 def train_and_evaluate(train_df: pd.DataFrame, test_df: pd.DataFrame | None = None,
-                       theta=None, *, learner: str = "linear", clip: float | None = None,
-                       normalize: bool = False, seed: int = 0,
-                       test_fraction: float = TEST_FRACTION, k: int = 10,
-                       max_fpr: float = metrics.DEFAULT_MAX_FPR, u: float = metrics.DEFAULT_U,
-                       learner_options: dict | None = None,
-                       naive_model=None,
-                       min_queries: int = 0, n_bootstrap: int = N_BOOTSTRAP,
-                       level: float = 0.95, mapping=(), misfit=None,
-                       should_stop=None, affine=None) -> RankerComparison:
+                       theta=None, settings: RankerSettings | None = None, *,
+                       naive_model=None, mapping=(), misfit=None, should_stop=None,
+                       affine=None, **options) -> RankerComparison:
     """Train the naive and the IPW ranker on clicks and evaluate both.
 
     Parameters
@@ -442,31 +487,19 @@ def train_and_evaluate(train_df: pd.DataFrame, test_df: pd.DataFrame | None = No
         ``train_df`` is held out (and not trained on).
     theta : array-like
         Propensity per position (``theta[k-1]`` for position ``k``), any scale.
-    learner : {"linear", "gbdt"}
-    clip, normalize
-        IPW weight clipping and SNIPS self-normalization (see the module doc).
-    seed : int
-        Seeds the split and the learners.
-    k, max_fpr, u
-        nDCG cut-off, partial AUC range (reported McClish-standardized) and
-        local AUC top fraction.
-    learner_options : dict, optional
-        Extra options of the learner (e.g. ``loss``, ``alpha``, ``max_iter``).
+    settings : RankerSettings, optional
+        The options (learner, clip, normalize, seed, test fraction, metrics' k, max_fpr
+        and u, learner options, min_queries, bootstrap, level), checked when built;
+        ``**options`` are the same as keywords, applied on top
+        (``train_and_evaluate(df, None, theta, learner="gbdt")``).
     naive_model : fitted ranker, optional
         Reuse an already fitted naive model (the severity sweep trains it once).
-    min_queries : int
-        The fewest held-out queries that can be scored (have a click, or a relevant
-        document: :func:`scored_queries`) for a paired comparison; below it the verdict is
-        ``inconclusive`` and says what would settle it (thin evidence is an answer, not a
-        refusal); a split that holds out no query at all is refused (0: no check). The page
-        and the ``rankers`` command pass :data:`MIN_TEST_QUERIES` (:func:`min_test_queries`).
     misfit : Reason, optional
         The dataset's PBM-misfit caveat (:func:`ulr.facts.pbm_misfit`), which caps the
         verdict at ``directional``: the IPW weights assume the position-based model.
-    n_bootstrap, level, mapping
-        The verdict's paired bootstrap (replicates, two-sided level) and the mapping's
-        warnings it weighs (:func:`ulr.lists.mapping_warnings` of the log); the page, the
-        CLI, the report and the audit pass their own.
+    mapping
+        The mapping's warnings the verdict weighs (:func:`ulr.lists.mapping_warnings` of
+        the log); the page, the CLI, the report and the audit pass their own.
     should_stop : callable() -> bool, optional
         Asked before each fit and before the evaluation; True raises
         :class:`ulr.errors.Cancelled` (a fit itself runs to its end).
@@ -480,14 +513,15 @@ def train_and_evaluate(train_df: pd.DataFrame, test_df: pd.DataFrame | None = No
     -------
     RankerComparison
     """
-    if learner not in LEARNERS:
-        raise UlrError(f"learner must be one of {', '.join(LEARNERS)}, not {learner!r}.")
+    s = validate.settings_of(RankerSettings, settings, options, caller="train_and_evaluate")
+    learner, clip, normalize, seed = s.learner, s.clip, s.normalize, s.seed
+    k, max_fpr, u, min_queries = s.k, s.max_fpr, s.u, s.min_queries
     _require(train_df, ["query_id", "doc_id", "position", "click"], "training log")
     if test_df is None:
-        train_df, test_df = split_queries(train_df, test_fraction=test_fraction, seed=seed)
+        train_df, test_df = split_queries(train_df, test_fraction=s.test_fraction, seed=seed)
     _check_test_queries(int(test_df["query_id"].nunique()), 1 if min_queries else 0)
     theta = check_theta(theta, max_position=int(_positions(train_df).max()))
-    opts = dict(learner_options or {})
+    opts = dict(s.learner_options or {})
     check(should_stop)
     naive = naive_model or make_ranker(learner, seed=seed, **opts).fit(train_df)
     check(should_stop)
@@ -523,7 +557,8 @@ def train_and_evaluate(train_df: pd.DataFrame, test_df: pd.DataFrame | None = No
         n_train_sessions=(int(train_df["session_id"].nunique())
                           if "session_id" in train_df else None),
         identical_order=identical,
-        n_scored_queries=n_scored, n_bootstrap=n_bootstrap, level=level, mapping=tuple(mapping),
+        n_scored_queries=n_scored, n_bootstrap=s.n_bootstrap, level=s.level,
+        mapping=tuple(mapping),
         misfit=misfit, min_queries=int(min_queries),
         n_log_clicks=int(_clicks(train_df).sum() + _clicks(test_df).sum()),
         settings=dict(clip=clip, normalize=normalize, seed=seed, k=k, max_fpr=max_fpr, u=u,

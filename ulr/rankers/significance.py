@@ -83,12 +83,11 @@ def _check_choice(value, options, what: str) -> str:
     return value
 
 
-def _check_resamples(n_resamples, level) -> None:
+def _check_resamples(n_resamples) -> None:
     if (isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer))
             or n_resamples < 1):
         raise UlrError(f"the number of resamples must be a whole number >= 1, got "
                        f"{n_resamples!r}.")
-    validate.level(level)
 
 
 def paired_values(a, b) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -170,6 +169,7 @@ def weighted_se(d, w) -> float:
     return float(z.std(ddof=1) / np.sqrt(d.size))
 
 
+@validate.params(level=validate.level)
 def t_test(d, w=None, *, level: float = 0.95) -> tuple[float, float, float, float]:
     """Paired t-test of the weighted mean difference: ``(delta, lower, upper, p)``.
 
@@ -195,11 +195,12 @@ def t_test(d, w=None, *, level: float = 0.95) -> tuple[float, float, float, floa
     return delta, delta - q * se, delta + q * se, p
 
 
+@validate.params(level=validate.level, seed=validate.seed)
 def paired_difference(a, b, *, test: str = "randomization", n_resamples: int = 10_000,
                       level: float = 0.95, seed: int = 0) -> PairResult:
     """``delta = b - a`` of two metric results with its interval and raw p-value."""
     _check_choice(test, TESTS, "test")
-    _check_resamples(n_resamples, level)
+    _check_resamples(n_resamples)
     va, vb, w = paired_values(a, b)
     d = vb - va
     if test == "t":
@@ -241,6 +242,7 @@ def adjust(p_values, method: str = "holm") -> np.ndarray:
     return out
 
 
+@validate.params(level=validate.level)
 def tukey_hsd(values, *, blocked: bool = True, level: float = 0.95) -> pd.DataFrame:
     """Tukey's honestly significant differences of the column means of ``values``.
 

@@ -11,8 +11,8 @@ import pandas as pd
 from ulr import propensity as methods, validate
 from ulr.errors import UlrError, check
 from ulr.rankers.clicks import check_theta, propensity_theta
-from ulr.rankers.evaluate import split_queries, train_and_evaluate
-from ulr.rankers.learners import LEARNERS, make_ranker
+from ulr.rankers.evaluate import check_learner, split_queries, train_and_evaluate
+from ulr.rankers.learners import make_ranker
 from ulr.result import Result, jsonable
 from ulr.verdict import Verdict
 
@@ -52,31 +52,77 @@ def propensity_estimator(propensity: str, *, seed: int = 0, should_stop=None
     return estimate
 
 
-def _check_sweep(etas, runs, learner: str) -> list[float]:
-    """The checked eta values of :func:`severity_sweep` (its other options checked too)."""
+def _check_etas(etas) -> list[float]:
+    """The checked eta values of :func:`severity_sweep`."""
     etas = [float(e) for e in etas]
     if not etas:
         raise UlrError("Give at least one eta.")
     if any(not np.isfinite(e) or e < 0 for e in etas):
         raise UlrError("eta values must be finite numbers >= 0.")
-    if int(runs) < 1:
-        raise UlrError("runs must be at least 1.")
-    if learner not in LEARNERS:
-        raise UlrError(f"learner must be one of {', '.join(LEARNERS)}, not {learner!r}.")
     return etas
+
+
+def _at_least_one(value, *, option: str):
+    """A count of queries, positions, sessions or runs: at least 1. Returned as given."""
+    try:
+        ok = not isinstance(value, bool) and int(value) >= 1
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:
+        raise validate.refuse(option, f"{option} must be at least 1.")
+    return value
+
+
+@validate.params(queries=_at_least_one, positions=_at_least_one, sessions=_at_least_one,
+                 runs=_at_least_one, learner=check_learner, seed=validate.seed,
+                 level=validate.level)
+@dataclass(frozen=True)
+class SweepSettings:
+    """Every option of a severity sweep (:func:`severity_sweep`) but the etas it sweeps.
+
+    Attributes
+    ----------
+    queries, positions, sessions : each simulated log's queries, documents per query and
+        sessions (:func:`ulr.simulate.simulate_clicks`, which also checks ``model``,
+        ``n_features`` and ``randomized_fraction``).
+    runs : independent logs per eta (seeds ``seed``, ``seed + 1``, ...).
+    learner, clip, normalize, learner_options : the rankers trained on each log
+        (:func:`ulr.rankers.train_and_evaluate`).
+    propensity : the position-bias method's name of the estimated theta, in the rows and
+        the messages (``estimated`` when unnamed).
+    model, n_features, randomized_fraction : the simulated click model, synthetic features
+        and share of randomized sessions.
+    seed : seed of the first run's log, split and learner.
+    level : two-sided level of the verdicts' intervals.
+    """
+
+    queries: int = 300
+    positions: int = 10
+    sessions: int = 20_000
+    runs: int = 1
+    learner: str = "linear"
+    clip: float | None = None
+    normalize: bool = False
+    propensity: str = "estimated"
+    model: str = "pbm"
+    n_features: int = 5
+    randomized_fraction: float = 0.1
+    seed: int = 0
+    learner_options: dict | None = None
+    level: float = 0.95
 
 
 @validate.retired(docs_per_query="positions", estimator_name="propensity",
                   features="n_features")
-def severity_sweep(etas=(0.0, 0.5, 1.0, 1.5, 2.0), *, queries: int = 300,
-                   positions: int = 10, sessions: int = 20_000, runs: int = 1,
-                   learner: str = "linear", clip: float | None = None, normalize: bool = False,
+def severity_sweep(etas=(0.0, 0.5, 1.0, 1.5, 2.0), settings: SweepSettings | None = None, *,
                    estimate_theta: Callable[[pd.DataFrame], np.ndarray] | None = None,
-                   propensity: str = "estimated", model: str = "pbm",
-                   n_features: int = 5, randomized_fraction: float = 0.1, seed: int = 0,
-                   learner_options: dict | None = None, level: float = 0.95,
-                   progress: ProgressFn | None = None, should_stop=None) -> "SweepResult":
+                   progress: ProgressFn | None = None, should_stop=None,
+                   **options) -> "SweepResult":
     """IPW vs naive as position bias grows: simulate, train, evaluate per eta.
+
+    ``settings`` (:class:`SweepSettings`, checked when built) holds every option but the
+    etas; ``**options`` are the same as keywords, applied on top
+    (``severity_sweep([1.0], queries=40)``).
 
     For every ``eta`` (and run ``r``) a log is simulated with
     ``theta_k = (1/k)^eta`` (seed ``seed + r``, the same for all etas, so runs
@@ -101,18 +147,21 @@ def severity_sweep(etas=(0.0, 0.5, 1.0, 1.5, 2.0), *, queries: int = 300,
     """
     from ulr.simulate import simulate_clicks
 
-    etas = _check_sweep(etas, runs, learner)
+    s = validate.settings_of(SweepSettings, settings, options, caller="severity_sweep")
+    queries, positions, sessions, runs = s.queries, s.positions, s.sessions, s.runs
+    seed, propensity = s.seed, s.propensity
+    etas = _check_etas(etas)
     tick = _counter(progress, len(etas) * int(runs) * (3 + (estimate_theta is not None)),
                     should_stop)
-    train = dict(learner=learner, clip=clip, normalize=normalize, seed=seed,
-                 learner_options=dict(learner_options or {}), should_stop=should_stop)
+    train = dict(learner=s.learner, clip=s.clip, normalize=s.normalize, seed=seed,
+                 learner_options=dict(s.learner_options or {}), should_stop=should_stop)
     rows = []
     for run in range(int(runs)):
         for eta in etas:
             check(should_stop)
-            sim = simulate_clicks(model=model, queries=queries, positions=positions,
-                                  sessions=sessions, eta=eta, features=n_features,
-                                  randomized_fraction=randomized_fraction, seed=seed + run)
+            sim = simulate_clicks(model=s.model, queries=queries, positions=positions,
+                                  sessions=sessions, eta=eta, features=s.n_features,
+                                  randomized_fraction=s.randomized_fraction, seed=seed + run)
             tick(f"{_where(eta, run)}: simulated {len(sim.df):,} rows")
             for ranker, res, err in _sweep_point(sim, eta, run, seed + run, train,
                                                  estimate_theta, propensity, tick):
@@ -120,7 +169,7 @@ def severity_sweep(etas=(0.0, 0.5, 1.0, 1.5, 2.0), *, queries: int = 300,
                               theta_error=err,
                               estimator=propensity if "estimated" in ranker else None)
                          for m, r in res.items()]
-    return SweepResult.of(pd.DataFrame(rows), level=level,
+    return SweepResult.of(pd.DataFrame(rows), level=s.level,
                           evidence={"queries": queries, "runs per η": int(runs),
                                     "sessions": sessions * int(runs) * len(etas)})
 
@@ -176,6 +225,7 @@ def _sweep_point(sim, eta: float, run: int, split_seed: int, train: dict, estima
     return out
 
 
+@validate.params(level=validate.level)
 def sweep_summary(df: pd.DataFrame, *, level: float = 0.95) -> pd.DataFrame:
     """Mean over runs per (metric, eta, ranker) with a Student-t interval.
 
@@ -198,6 +248,7 @@ SWEEP_CHANGE = "ipw (true theta) vs naive"
 SWEEP_RUNS = 3
 
 
+@validate.params(level=validate.level)
 def sweep_table(df: pd.DataFrame, *, metric: str, level: float = 0.95) -> pd.DataFrame:
     """One row per eta of one ``metric``: each ranker's mean over runs, then each ranker's
     lower and upper bound (:func:`sweep_summary`), and :data:`SWEEP_CHANGE`,
@@ -249,6 +300,7 @@ class SweepResult(Result):
     evidence: dict = field(default_factory=dict)
 
     @classmethod
+    @validate.params(level=validate.level)
     def of(cls, rows: pd.DataFrame, *, metric: str = SWEEP_METRIC, level: float = 0.95,
            evidence: dict | None = None) -> "SweepResult":
         """The result of the sweep ``rows``, every metric's verdict computed once; its

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ulr import validate
 from ulr.errors import UlrError
 from ulr.rankers import significance as S
 from ulr.rankers.evaluate import (LOWER_IS_BETTER, N_BOOTSTRAP, RankerComparison,
@@ -47,24 +48,27 @@ def parse_learners(value) -> tuple[str, ...]:
     return names
 
 
-def compare_learners(train_df, test_df=None, theta=None, *, learners=("linear", "gbdt"),
-                     test: str = "randomization", correction: str = "holm",
-                     n_resamples: int = PAIR_RESAMPLES, should_stop=None,
-                     **options) -> "SystemsComparison":
+def compare_learners(train_df, test_df=None, theta=None, settings=None, *,
+                     learners=("linear", "gbdt"), test: str = "randomization",
+                     correction: str = "holm", n_resamples: int = PAIR_RESAMPLES,
+                     should_stop=None, **options) -> "SystemsComparison":
     """:func:`~ulr.rankers.train_and_evaluate` for each learner, on the same split.
 
-    ``options`` are those of :func:`~ulr.rankers.train_and_evaluate` (seed,
-    clip, normalize, k, min_queries, n_bootstrap, level, mapping, ...). With several
+    ``settings`` (a :class:`~ulr.rankers.RankerSettings`, its ``learner`` set per learner)
+    and ``options`` are those of :func:`~ulr.rankers.train_and_evaluate` (seed, clip,
+    normalize, k, min_queries, n_bootstrap, level, mapping, ...). With several
     learners, ``test``, ``correction`` and ``n_resamples`` make the pairwise tests the
     verdict rests on (:meth:`SystemsComparison.pairs`, seeded by ``seed``). Returns a
     :class:`SystemsComparison`.
     """
     comps = {}
     for learner in parse_learners(learners):
-        comps[learner] = train_and_evaluate(train_df, test_df, theta, learner=learner,
-                                            should_stop=should_stop, **options)
+        comps[learner] = train_and_evaluate(train_df, test_df, theta, settings,
+                                            learner=learner, should_stop=should_stop,
+                                            **options)
+    level = options.get("level", 0.95 if settings is None else settings.level)
     return SystemsComparison(comps, test=test, correction=correction, n_resamples=n_resamples,
-                             level=options.get("level", 0.95),
+                             level=level,
                              mapping=tuple(options.get("mapping", ())),
                              misfit=options.get("misfit"))
 
@@ -143,6 +147,7 @@ class SystemsComparison(Result):
     def first(self) -> RankerComparison:
         return next(iter(self.comparisons.values()))
 
+    @validate.params(n_bootstrap=validate.n_bootstrap, seed=validate.seed)
     def view(self, *, n_bootstrap: int = N_BOOTSTRAP, seed: int = 0) -> dict:
         """Everything a surface shows of this comparison, computed once here (the page, the
         audit and the report draw it; none recomputes or rewords it): the tables (``table``,
@@ -181,6 +186,7 @@ class SystemsComparison(Result):
         return pd.DataFrame({m: [float(r[m].value) for r in self.systems.values()]
                              for m in self.metric_names()}, index=list(self.systems))
 
+    @validate.params(level=validate.level, n_bootstrap=validate.n_bootstrap, seed=validate.seed)
     def table(self, *, n_bootstrap: int = N_BOOTSTRAP, level: float = 0.95, seed: int = 0
               ) -> pd.DataFrame:
         """:meth:`RankerComparison.table` of every learner, ``ranker`` naming the system
@@ -191,6 +197,7 @@ class SystemsComparison(Result):
             parts.append(t.assign(ranker=t["ranker"] + f" {learner}"))
         return pd.concat(parts, ignore_index=True)
 
+    @validate.params(level=validate.level, seed=validate.seed)
     def pairs(self, *, test: str = "randomization", correction: str = "holm",
               n_resamples: int = PAIR_RESAMPLES, level: float = 0.95, seed: int = 0) -> pd.DataFrame:
         """Every pair ``a < b`` (system order) on every metric: ``delta = b - a``.
@@ -220,6 +227,7 @@ class SystemsComparison(Result):
                 "queries", "better", "separated"]
         return pd.DataFrame(rows, columns=cols)
 
+    @validate.params(level=validate.level)
     def tukey(self, *, level: float = 0.95, blocked: bool = True) -> pd.DataFrame:
         """Tukey's HSD per metric (:func:`~ulr.rankers.significance.tukey_hsd`) on the
         queries where every system is defined; ``diff = mean_b - mean_a`` of the

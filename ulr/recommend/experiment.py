@@ -242,6 +242,7 @@ class SeedComparison(Result):
         return self.experiments[0]
 
 
+@validate.params(level=validate.level)
 def compare_seeds(experiments, *, level: float = 0.95) -> SeedComparison:
     """The :class:`SeedComparison` of the :class:`Experiment` s of several seeds (seed = index)."""
     exps = tuple(experiments)

@@ -63,6 +63,7 @@ class Interval:
         return {"value": self.value, "lower": self.lower, "upper": self.upper}
 
 
+@validate.params(level=validate.level, n_bootstrap=validate.required_bootstrap, seed=validate.seed)
 def two_way_interval(M: np.ndarray, w: np.ndarray, *, n_bootstrap: int = N_BOOTSTRAP,
                      level: float = 0.95, seed: int = 0) -> Interval:
     """Weighted mean of a (runs x queries) table and its pigeonhole-bootstrap interval.
@@ -188,6 +189,7 @@ class StudyResult(Result):
                 "evidence": dict(self.evidence), "seconds": self.seconds}
 
 
+@validate.params(level=validate.level, n_bootstrap=validate.required_bootstrap, seed=validate.seed)
 def compare(name: str, base: str, metric: str, d: np.ndarray, w: np.ndarray, same: bool, *,
             runs: int, level: float, n_bootstrap: int, seed: int) -> Comparison:
     """The comparison of ``name`` with ``base`` from the (runs x queries) differences."""
@@ -216,6 +218,7 @@ def compare(name: str, base: str, metric: str, d: np.ndarray, w: np.ndarray, sam
     return Comparison(name, base, metric, iv.value, iv.lower, iv.upper, False, v)
 
 
+@validate.params(level=validate.level)
 def headline(comparisons, baseline: str, *, metric: str = PRIMARY, level: float = 0.95
              ) -> V.Verdict:
     """Does a learner beat the baseline on ``metric``? The references (oracle, production)
@@ -261,6 +264,7 @@ ProgressFn = Callable[[int, int, str], None]
 
 
 @validate.retired(list_size="positions")
+@validate.params(level=validate.level, n_bootstrap=validate.required_bootstrap, seed=validate.seed)
 def run_study(data: LabelledSet, *, test: LabelledSet | None = None,
               learners=("naive-linear", "ipw-linear"), baseline: str = BASELINE,
               model: str = "pbm", eta: float = 1.0, sessions: int = 10_000, runs: int = 3,
