@@ -60,24 +60,33 @@ def crm_objective(beta, Z, feedback: BanditFeedback, *, objective: str = "snips"
     r = feedback.reward
     n = feedback.n
     zbar = np.add.reduceat(pi[:, None] * Z, cand.starts, axis=0)  # (contexts, d)
-    g = (active * w_raw)[:, None] * (Z[feedback.pair] - zbar[feedback.context])  # dw_i / dbeta
+    # dw_i / dbeta = active_i w_i (z_{pair_i} - zbar_{context_i}); a weighted sum of these
+    # over the rows is summed per pair and per context first, then multiplied by Z and zbar:
+    # the same sum without an (n, d) matrix (issue 54: half of policy learning's time on a
+    # 1M-row log; the result moves in the 15th digit, the order of the additions)
+    aw = active * w_raw
+
+    def gsum(c):
+        cw = c * aw
+        return (np.bincount(feedback.pair, cw, minlength=len(Z)) @ Z
+                - np.bincount(feedback.context, cw, minlength=len(zbar)) @ zbar)
     u = r * w
     if objective == "ips":
         J = u.mean()
-        dJ = (r[:, None] * g).mean(axis=0)
+        dJ = gsum(r) / n
     elif objective == "snips":
         B = w.sum()
         if B <= 0:
             return 0.0, np.zeros_like(beta)
         J = u.sum() / B
-        dJ = ((r - J)[:, None] * g).sum(axis=0) / B
+        dJ = gsum(r - J) / B
     else:
         raise UlrError(f"unknown objective {objective!r}; choose ips or snips.")
     if variance_penalty > 0 and n > 1:
         var = u.var(ddof=1)
         if var > 0:
             P = np.sqrt(var / n)
-            dvar = 2.0 / (n - 1) * ((u - u.mean())[:, None] * r[:, None] * g).sum(axis=0)
+            dvar = 2.0 / (n - 1) * gsum((u - u.mean()) * r)
             J -= variance_penalty * P
             dJ = dJ - variance_penalty * dvar / (2 * P * n)
     J -= 0.5 * l2 * float(beta @ beta)
