@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib.util
+import logging
 import os
 import signal
 import threading
@@ -16,6 +17,8 @@ from ulr.errors import UlrError, check
 from ulr.report.browser import export_folder, find_browser, static_export_problem
 from ulr.report.deck import build_deck
 from ulr.report.figures import figure_dict
+
+_log = logging.getLogger(__name__)
 
 IMAGE_FORMATS = ("png", "pdf", "svg")
 _MIME = {"png": "image/png", "pdf": "application/pdf", "svg": "image/svg+xml"}
@@ -270,8 +273,8 @@ def build_pdf(items, *, title: str = "ulr report", status: dict | None = None,
     (issue 54: the printed page has no plotly.js to parse and no chart to draw; the PDF
     stays vector). The pictures (:func:`ulr.report.deck.print_pictures`) are drawn after
     a save with the slide pictures (:mod:`ulr.report.ahead`) and kept with the saved
-    reports; those not kept are drawn here, in one kaleido session. Without kaleido, the
-    deck is printed with live charts.
+    reports; those not kept are drawn here, in one kaleido session. Without kaleido (or
+    when it fails), the deck is printed with live charts.
 
     The PDF is kept too (:func:`ulr.report.drawn.kept`) under the digest of the deck it
     prints, its "Generated" time aside: exporting the same report again returns the same
@@ -283,11 +286,15 @@ def build_pdf(items, *, title: str = "ulr report", status: dict | None = None,
     items = as_items(items)
     pictures = {}
     positions, group = print_pictures(items, status)
-    if positions and static_export_problem() is None:
-        svgs = kept_images([group], browser=find_browser(), db=db)[0]
-        pictures = dict(zip(positions, svgs))
-    elif positions:
-        pictures = None  # no kaleido: live charts
+    try:
+        if positions and static_export_problem() is None:
+            pictures = dict(zip(positions, kept_images([group], browser=find_browser(),
+                                                       db=db)[0]))
+        elif positions:
+            pictures = None  # no kaleido: live charts
+    except UlrError as exc:  # kaleido failed: Chromium prints the live charts, as it did
+        _log.warning("PDF: charts printed live, their pictures failed (%s)", exc)
+        pictures = None
 
     def deck(when):
         return build_deck(items, title=title, status=status, paper=True, generated=when,
