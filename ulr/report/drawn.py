@@ -9,9 +9,9 @@ from and then reused:
 
 - in this process (:func:`memo`): the Report page, Present, the HTML report and the
   deck draw each chart once per item version;
-- with the saved reports (:func:`kept`): the pictures Chromium renders, the charts' HTML
-  of the deck and the long report (:func:`ulr.report.parts.draw_figures`) and the PDF of
-  a deck are kept in the store beside the reports (table ``ulr_report_drawn``), so a
+- with the saved reports (:func:`kept`): the pictures Chromium renders (the slide PNGs,
+  and the SVGs the PDF prints instead of live charts), the charts' HTML of the deck and
+  the long report (:func:`ulr.report.parts.draw_figures`) and the PDF of a deck are kept in the store beside the reports (table ``ulr_report_drawn``), so a
   second export, in any process, renders nothing;
 - after a save (:mod:`ulr.report.ahead`): saving an item draws the report's slide
   pictures and deck charts in a background thread, so the first export finds them kept.
