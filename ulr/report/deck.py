@@ -78,8 +78,7 @@ def _lines(text: str, px: float, width: float) -> int:
     return n + 1
 
 
-def print_chart_size(it: ReportItem, status: str | None = None,
-                     appendix: int | None = None) -> tuple[int, int]:
+def print_chart_size(it: ReportItem, status: str | None = None) -> tuple[int, int]:
     """``(width, height)`` in design pixels of the chart's box on the item's printed slide.
 
     The slide's content box (:data:`PRINT_BOX`) less the heights deck.css gives the
@@ -118,11 +117,8 @@ def print_pictures(items, status: dict | None = None):
     from ulr.report import drawn
     items = as_items(items)
     status = status or {}
-    pages = _appendix_pages(items)
-    where = {i: len(items) + 2 + p for p, page in enumerate(pages) for i, _ in page}
     positions = [i for i, it in enumerate(items) if it.figure is not None]
-    sizes = [print_chart_size(items[i], status.get(items[i].id), where.get(i + 1))
-             for i in positions]
+    sizes = [print_chart_size(items[i], status.get(items[i].id)) for i in positions]
     keys = [drawn.digest(drawn.code(), "pdf_svg", drawn.figure_key(items[i]), w, h)
             for i, (w, h) in zip(positions, sizes)]
 
