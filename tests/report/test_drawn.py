@@ -140,6 +140,7 @@ def test_powerpoint_is_the_same_with_and_without_kept_pictures_and_starts_no_bro
 @needs_chromium
 def test_pdf_is_kept_and_its_text_is_the_same_as_printed_afresh(monkeypatch):
     import re
+    _store()  # the store exists (the app or a load makes it): the PDF is kept there
     drawn.clear()
     items = [_item([0.5, 0.25, 0.125])]
     first = report.build_pdf(items, title="R", generated=GENERATED)
@@ -391,6 +392,14 @@ def test_the_pdf_pictures_are_drawn_with_the_slide_pictures_after_a_save_and_kep
         raise AssertionError("the browser was started again")
     monkeypatch.setattr(render, "_render", no_browser)
     pdf = report.build_pdf(items, title="R", generated=GENERATED, db=db)
+    # the kept PDF is found by its pictures' keys, not their bytes (plotly draws each
+    # SVG's element ids at random): found with its pictures gone from the store
+    from ulr.data import catalog
+    with catalog.catalog(db, write=True) as con:
+        con.execute("DELETE FROM ulr_report_drawn WHERE kind = 'pdf_svg'")
+    drawn.clear()
+    monkeypatch.setattr(render, "html_to_pdf", lambda *a, **k: pytest.fail("printed again"))
+    assert report.build_pdf(items, title="R", generated=GENERATED, db=db) == pdf
     monkeypatch.undo()
     assert _undated(pdf) == _undated(_fresh(lambda: report.build_pdf(
         items, title="R", generated=GENERATED)))

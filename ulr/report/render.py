@@ -284,22 +284,27 @@ def build_pdf(items, *, title: str = "ulr report", status: dict | None = None,
     from ulr.report.deck import print_pictures
     from ulr.report.item import as_items, now_text
     items = as_items(items)
-    pictures = {}
     positions, group = print_pictures(items, status)
-    try:
-        if positions and static_export_problem() is None:
-            pictures = dict(zip(positions, kept_images([group], browser=find_browser(),
-                                                       db=db)[0]))
-        elif positions:
-            pictures = None  # no kaleido: live charts
-    except UlrError as exc:  # kaleido failed: Chromium prints the live charts, as it did
-        _log.warning("PDF: charts printed live, their pictures failed (%s)", exc)
-        pictures = None
+    pictured = bool(positions) and static_export_problem() is None
 
-    def deck(when):
+    def deck(when, pictures):
         return build_deck(items, title=title, status=status, paper=True, generated=when,
                           pictures=pictures)
-    key = drawn.digest(drawn.code(), "pdf", deck(_KEY_TIME))
+
+    def print_it(missing):
+        pictures = None if positions else {}  # {}: no chart, no plotly.js; None: live
+        if pictured:
+            try:
+                pictures = dict(zip(positions, kept_images([group], browser=find_browser(),
+                                                           db=db)[0]))
+            except UlrError as exc:  # kaleido failed: Chromium prints live charts, as it did
+                _log.warning("PDF: charts printed live, their pictures failed (%s)", exc)
+        return [html_to_pdf(deck(generated, pictures), should_stop=should_stop)]
+
+    # the key: the deck as printed, each picture standing for the key it is kept under (a
+    # picture's version and size; its SVG's element ids are drawn at random by plotly)
+    stand_in = (dict(zip(positions, (k.encode() for k in group[1]))) if pictured
+                else None if positions else {})
+    key = drawn.digest(drawn.code(), "pdf", deck(_KEY_TIME, stand_in))
     generated = generated or now_text()
-    return drawn.kept("pdf", [key], lambda missing: [html_to_pdf(
-        deck(generated), should_stop=should_stop)], db=db)[0]
+    return drawn.kept("pdf", [key], print_it, db=db)[0]
