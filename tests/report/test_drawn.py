@@ -140,6 +140,7 @@ def test_powerpoint_is_the_same_with_and_without_kept_pictures_and_starts_no_bro
 @needs_chromium
 def test_pdf_is_kept_and_its_text_is_the_same_as_printed_afresh(monkeypatch):
     import re
+    _store()  # the store exists (the app or a load makes it): the PDF is kept there
     drawn.clear()
     items = [_item([0.5, 0.25, 0.125])]
     first = report.build_pdf(items, title="R", generated=GENERATED)
@@ -305,3 +306,100 @@ def test_a_drawing_after_a_save_that_dies_loses_nothing(monkeypatch, tmp_path):
         assert not con.execute("SELECT 1 FROM duckdb_tables() WHERE table_name = "
                                "'ulr_report_drawn'").fetchone() or con.execute(
             "SELECT count(*) FROM ulr_report_drawn WHERE kind = 'pptx_png'").fetchone()[0] == 0
+
+
+def _undated(pdf: bytes) -> bytes:
+    """A PDF without the print time Chromium stamps on it."""
+    import re
+    return re.sub(rb"/(CreationDate|ModDate) \(D:[^)]*\)", b"", pdf)
+
+
+def _pdf_pages(pdf: bytes) -> int:
+    """The pages of a PDF Chromium printed (its page objects are not compressed)."""
+    import re
+    return len(re.findall(rb"/Type\s*/Page[^s]", pdf))
+
+
+@needs_chromium
+def test_the_pdf_prints_each_chart_as_an_svg_picture_without_plotlyjs_one_page_a_slide(
+        monkeypatch):
+    import base64
+    import re
+
+    from plotly.offline import get_plotlyjs
+
+    from ulr.report import deck
+    from ulr.report.browser import find_browser
+    drawn.clear()
+    long = "A caveat long enough to leave the slide for the appendix. " * 8
+    items = list(make_items()) + [
+        ReportItem.from_result("Only a note", note="no chart here", dataset="sample"),
+        ReportItem.from_dict({**_item([0.9, 0.6, 0.3], title="Third").to_dict(),
+                              "caveats": [long, long]})]
+    charts = [i for i, it in enumerate(items) if it.figure is not None]
+    printed, drawing = [], []
+    real_print, real_render = render.html_to_pdf, render._render
+    monkeypatch.setattr(render, "html_to_pdf",
+                        lambda html, **k: printed.append(html) or real_print(html, **k))
+    monkeypatch.setattr(render, "_render",
+                        lambda d, o, *a: drawing.append(o) or real_render(d, o, *a))
+    pdf = report.build_pdf(items, title="R", generated=GENERATED)
+    # nothing was kept: the export drew the pictures itself, in one browser session
+    assert len(drawing) == 1 and [o["format"] for o in drawing[0]] == ["svg"] * len(charts)
+    (html,) = printed
+    assert get_plotlyjs()[:2000] not in html and "Plotly.newPlot" not in html
+    assert html.count("<script") == 1  # the deck's own script only
+    # one SVG picture per chart, in each chart's box, in the order of the slides
+    boxes = re.findall(r'<div class="chart">(.*?)</div>', html)
+    assert len(boxes) == len(charts)
+    pictures = [re.fullmatch(r'<img class="chart-picture" alt="[^"]*" style="[^"]*" '
+                             r'src="data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)">', b)
+                for b in boxes]
+    assert all(pictures)
+    svgs = [base64.b64decode(m.group(1)) for m in pictures]
+    assert all(s.lstrip().startswith(b"<svg") for s in svgs)
+    positions, group = deck.print_pictures(items)
+    assert positions == charts
+    assert svgs == render.kept_images([group], browser=find_browser())[0]  # kept, in order
+    # one page per slide (cover, items, the appendix), vector: no raster picture
+    slides = html.count('<section class="slide')
+    assert slides == len(items) + 2
+    assert slides == report.build_deck(items, title="R").count('<section class="slide')
+    assert pdf[:5] == b"%PDF-" and _pdf_pages(pdf) == slides
+    assert b"/Subtype /Image" not in pdf
+    # Present and the slides HTML keep their live charts
+    live = report.build_deck(items, title="R", generated=GENERATED)
+    assert live.count(get_plotlyjs()) == 1 and live.count("Plotly.newPlot") == len(charts)
+
+
+@needs_chromium
+def test_the_pdf_pictures_are_drawn_with_the_slide_pictures_after_a_save_and_kept(
+        monkeypatch, tmp_path):
+    from ulr.report import powerpoint
+    db = str(tmp_path / "store.duckdb")
+    _store(db)
+    drawn.clear()
+    items = list(make_items()) + [_item([0.9, 0.6, 0.3], title="Third")]
+    drawing = []
+    real = render._render
+    monkeypatch.setattr(render, "_render", lambda d, o, *a: drawing.append(o) or real(d, o, *a))
+    assert powerpoint.draw_pictures(items, db=db) == 3  # what ulr.report.ahead draws
+    # the slide pictures and the PDF's pictures in one browser session
+    assert len(drawing) == 1 and [o["format"] for o in drawing[0]] == ["png"] * 3 + ["svg"] * 3
+    drawn.clear()  # a new process: the pictures come from the store
+
+    def no_browser(*a, **k):
+        raise AssertionError("the browser was started again")
+    monkeypatch.setattr(render, "_render", no_browser)
+    pdf = report.build_pdf(items, title="R", generated=GENERATED, db=db)
+    # the kept PDF is found by its pictures' keys, not their bytes (plotly draws each
+    # SVG's element ids at random): found with its pictures gone from the store
+    from ulr.data import catalog
+    with catalog.catalog(db, write=True) as con:
+        con.execute("DELETE FROM ulr_report_drawn WHERE kind = 'pdf_svg'")
+    drawn.clear()
+    monkeypatch.setattr(render, "html_to_pdf", lambda *a, **k: pytest.fail("printed again"))
+    assert report.build_pdf(items, title="R", generated=GENERATED, db=db) == pdf
+    monkeypatch.undo()
+    assert _undated(pdf) == _undated(_fresh(lambda: report.build_pdf(
+        items, title="R", generated=GENERATED)))

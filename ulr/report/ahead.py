@@ -2,9 +2,9 @@
 
 Saving an item (:func:`ulr.report.saved.add_item`: the page's "Add to report", the CLI's
 ``report add`` and ``audit --report``) asks this module to draw the report's charts as its
-exports will use them: the slide pictures of the PowerPoint deck
-(:func:`ulr.report.powerpoint.draw_pictures`, rendered by Chromium: seconds) and the
-charts of the HTML deck Present shows and the PDF prints
+exports will use them: the slide pictures of the PowerPoint deck and the SVG pictures
+of the charts the PDF prints (:func:`ulr.report.powerpoint.draw_pictures`, rendered by
+Chromium in one kaleido session: seconds) and the charts of the HTML deck Present shows
 (:func:`ulr.report.parts.draw_figures`). They are
 kept as every drawing is (:mod:`ulr.report.drawn`: in this process and in the store), so
 the first export finds them drawn. Exports are still built on demand.
@@ -105,8 +105,8 @@ def draw_report(items, *, db=None) -> int:
     pictures are drawn as for a report whose data has not changed (the usual case right
     after a save)."""
     from ulr.report import parts, powerpoint
-    n = powerpoint.draw_pictures(items, db=db)
-    if not _state["stop"]:  # the deck's charts (Present, and the PDF prints the deck)
+    n = powerpoint.draw_pictures(items, db=db)  # and the PDF's pictures
+    if not _state["stop"]:  # the deck's live charts (Present, the slides HTML)
         parts.draw_figures(items, slide=True, height="100%", db=db, keep=True)
     return n
 

@@ -8,6 +8,7 @@ from ulr.report.item import ReportItem, as_items, now_text
 from ulr.quantity import timestamp
 from ulr.report.parts import (asset, caveats_html, draw_figures, esc, evidence_text,
                               figure_html, head, table_html, verdict_badge)
+from ulr.report.figures import slide_figure
 
 
 # Every slide is laid out at a design height of 720 px (its width follows the
@@ -58,8 +59,87 @@ def _appendix_pages(items) -> list[list[tuple[int, ReportItem]]]:
     return pages + ([cur] if cur else [])
 
 
+#: a printed slide's content box in design pixels (deck.css, ``@media print``: the slide
+#: is 1018 x 719 px with padding 20 px 44 px 12 px), and the least height of its chart
+PRINT_BOX = (930, 687)
+PRINT_CHART_MIN = 360
+
+
+def _lines(text: str, px: float, width: float) -> int:
+    """Lines ``text`` takes in type of ``px`` pixels in a box ``width`` pixels wide
+    (an average glyph of 0.52 em, as :mod:`ulr.report.powerpoint` estimates)."""
+    per_line = max(1, int(width / (px * 0.52)))
+    n, line = 0, 0
+    for word in str(text).split():
+        if line and line + 1 + len(word) > per_line:
+            n, line = n + 1, len(word)
+        else:
+            line += len(word) + (1 if line else 0)
+    return n + 1
+
+
+def print_chart_size(it: ReportItem, status: str | None = None) -> tuple[int, int]:
+    """``(width, height)`` in design pixels of the chart's box on the item's printed slide.
+
+    The slide's content box (:data:`PRINT_BOX`) less the heights deck.css gives the
+    title (36 px type, 1.15 leading, at most 84 px), the takeaway (22 px, 1.3, at most
+    58 px), the caveats box (17 px, 1.3, at most 100 px) and the evidence line (14 px,
+    1.35, at most 38 px), each with its margin; at least :data:`PRINT_CHART_MIN`. An
+    estimate (deck.js shrinks long text to fit): the picture printed from it is fitted
+    into the box as laid out, never stretched.
+    """
+    w, h = PRINT_BOX
+    used = min(84.0, _lines(it.title, 36, w) * 36 * 1.15) + 6
+    if it.takeaway or it.verdict:
+        badge = f"{it.verdict['level']}   " if it.verdict else ""
+        used += min(58.0, _lines(badge + it.takeaway, 22, w) * 22 * 1.3) + 6
+    if status or it.caveats:
+        shown, hidden = slide_caveats(it)
+        box = 0.0
+        if status:
+            box += _lines(status, 17, w - 40) * 17 * 1.3 + 12
+        if it.caveats:
+            box += 8 + 17 * 0.9 * 1.3 + sum(_lines(c, 17, w - 60) * 17 * 1.3 for c in shown)
+            box += 17 * 1.3 if hidden else 0
+        used += min(100.0, box) + 6
+    evidence = f"Evidence: {evidence_text(it.evidence)} · dataset {it.origin}"
+    used += min(38.0, _lines(evidence, 14, w) * 14 * 1.35) + 6
+    return w, int(max(PRINT_CHART_MIN, h - used))
+
+
+def print_pictures(items, status: dict | None = None):
+    """What the printed deck (:func:`~ulr.report.render.build_pdf`) draws its charts from:
+    ``(positions, (kind, keys, spec))``: the positions of ``items`` with a chart, and
+    for each the key it is kept under (:mod:`ulr.report.drawn`: its version and its
+    printed size, :func:`print_chart_size`) and ``spec(j)``: the slide version of its
+    chart (:func:`~ulr.report.figures.slide_figure`) at that size and the SVG options
+    (:func:`ulr.report.render.kept_images` renders those not kept)."""
+    from ulr.report import drawn
+    items = as_items(items)
+    status = status or {}
+    positions = [i for i, it in enumerate(items) if it.figure is not None]
+    sizes = [print_chart_size(items[i], status.get(items[i].id)) for i in positions]
+    keys = [drawn.digest(drawn.code(), "pdf_svg", drawn.figure_key(items[i]), w, h)
+            for i, (w, h) in zip(positions, sizes)]
+
+    def spec(j):
+        (w, h), it = sizes[j], items[positions[j]]
+        fig = slide_figure(it, width=w).update_layout(width=w, height=h)
+        return fig.to_plotly_json(), {"format": "svg", "scale": 1.0, "width": w, "height": h}
+    return positions, ("pdf_svg", keys, spec)
+
+
+def picture_html(it: ReportItem, svg: bytes) -> str:
+    """A chart printed as a kept SVG picture: an ``<img>`` filling the chart's box, fitted
+    into it without stretching (the deck's stylesheet, and so Present, is unchanged)."""
+    import base64
+    return (f'<img class="chart-picture" alt="{esc(it.title)}" style="position: absolute; '
+            'inset: 0; width: 100%; height: 100%; object-fit: contain" '
+            f'src="data:image/svg+xml;base64,{base64.b64encode(svg).decode("ascii")}">')
+
+
 def _slide_html(i: int, it: ReportItem, status: str | None, appendix: int | None,
-                max_table_rows: int) -> str:
+                max_table_rows: int, picture: bytes | None = None) -> str:
     """One item's slide: title, takeaway (verdict badge), caveats, chart/table/note, evidence."""
     parts = [f'<section class="slide" id="slide-{i}"><h1>{esc(it.title)}</h1>']
     if it.takeaway or it.verdict:
@@ -71,7 +151,8 @@ def _slide_html(i: int, it: ReportItem, status: str | None, appendix: int | None
             box.append(caveats_html(shown, _more_text(len(hidden), appendix)))
         parts.append(f'<div class="box">{"".join(box)}</div>')
     if it.figure is not None:
-        chart = figure_html(it, f"ulr-slide-{i}", slide=True, height="100%")
+        chart = picture_html(it, picture) if picture is not None else \
+            figure_html(it, f"ulr-slide-{i}", slide=True, height="100%")
         parts.append(f'<div class="chart">{chart}</div>')
     elif it.table is not None:
         df = it.frame()
@@ -89,7 +170,8 @@ def _slide_html(i: int, it: ReportItem, status: str | None, appendix: int | None
 
 def build_deck(items, *, title: str = "ulr report", generated: str | None = None,
                status: dict | None = None, max_table_rows: int = SLIDE_TABLE_ROWS,
-               embedded: bool = False, paper: bool = False) -> str:
+               embedded: bool = False, paper: bool = False,
+               pictures: dict | None = None) -> str:
     """A self-contained, offline HTML slide deck: a cover, one item per slide, an appendix.
 
     Each slide has a fixed budget at its design size of 720 px high (zoomed to
@@ -107,6 +189,9 @@ def build_deck(items, *, title: str = "ulr report", generated: str | None = None
     listens to the arrow keys of the page around the frame; ``paper`` lays the
     slides out at their A4 landscape print size whatever the window (for
     :func:`~ulr.report.render.build_pdf`, so that text and charts are fitted to the page they print on).
+    ``pictures`` (``{item position: SVG bytes}``, :func:`print_pictures`) shows those
+    charts as pictures instead of live charts; when it is given and every chart is one
+    (none, in a deck without charts), the deck has no plotly.js (the PDF's print, issue 54).
     """
     items = as_items(items)
     if not isinstance(title, str) or not title.strip():
@@ -119,11 +204,14 @@ def build_deck(items, *, title: str = "ulr report", generated: str | None = None
               "</section>"]
     pages = _appendix_pages(items)
     first_appendix = len(items) + 2
-    draw_figures(items, slide=True, height="100%")  # kept with the saved reports
+    printed, pictures = pictures is not None, pictures or {}
+    live = [i for i, it in enumerate(items) if it.figure is not None and i not in pictures]
+    if live:
+        draw_figures([items[i] for i in live], slide=True, height="100%")  # kept
     where = {i: first_appendix + p for p, page in enumerate(pages) for i, _ in page}
     for i, it in enumerate(items, start=1):
         slides.append(_slide_html(i, it, (status or {}).get(it.id), where.get(i),
-                                  int(max_table_rows)))
+                                  int(max_table_rows), pictures.get(i - 1)))
     for p, page in enumerate(pages):
         body = "".join(f"<h2>Slide {i + 1}: {esc(it.title)}</h2><ul>"
                        + "".join(f"<li>{esc(c)}</li>" for c in it.caveats) + "</ul>"
@@ -134,7 +222,7 @@ def build_deck(items, *, title: str = "ulr report", generated: str | None = None
     nav = ('<nav class="controls"><button id="prev" aria-label="Previous slide">&#8592;</button>'
            '<span id="counter"></span>'
            '<button id="next" aria-label="Next slide">&#8594;</button></nav>')
-    return (head(title, "deck.css")
+    return (head(title, "deck.css", plotly=bool(live) or not printed)
             + f'<body{" data-embedded" if embedded else ""}{" data-paper" if paper else ""}>'
               f'<div class="deck">'
               f'{"".join(slides)}</div>{nav}<script>{asset("deck.js")}</script></body>\n</html>\n')

@@ -9,9 +9,9 @@ from and then reused:
 
 - in this process (:func:`memo`): the Report page, Present, the HTML report and the
   deck draw each chart once per item version;
-- with the saved reports (:func:`kept`): the pictures Chromium renders, the charts' HTML
-  of the deck and the long report (:func:`ulr.report.parts.draw_figures`) and the PDF of
-  a deck are kept in the store beside the reports (table ``ulr_report_drawn``), so a
+- with the saved reports (:func:`kept`): the pictures Chromium renders (the slide PNGs,
+  and the SVGs the PDF prints instead of live charts), the charts' HTML of the deck and
+  the long report (:func:`ulr.report.parts.draw_figures`) and the PDF of a deck are kept in the store beside the reports (table ``ulr_report_drawn``), so a
   second export, in any process, renders nothing;
 - after a save (:mod:`ulr.report.ahead`): saving an item draws the report's slide
   pictures and deck charts in a background thread, so the first export finds them kept.
@@ -196,40 +196,66 @@ def kept(kind: str, keys: list[str], draw, *, db=None, keep: bool = True) -> lis
     ``draw(missing)`` (``missing``: the positions of ``keys`` drawn by neither; one call
     for all of them, e.g. one browser session), which are then kept in both (with
     ``keep=False`` in this process only: a page view writes nothing to the store)."""
+    return kept_many([(kind, keys)], lambda missing: draw([j for _, j in missing]), db=db,
+                     keep=keep)[0]
+
+
+def kept_many(requests, draw, *, db=None, keep: bool = True) -> list[list[bytes]]:
+    """:func:`kept` of several kinds at once: ``requests`` is ``[(kind, keys), ...]`` and
+    ``draw(missing)`` draws every missing ``(request position, key position)`` in one
+    call (the slide pictures and the PDF's charts in one browser session). Returns the
+    bytes of each request's keys, in order."""
+    pairs = [(kind, k) for kind, keys in requests for k in keys]
+    where = [(g, j) for g, (_, keys) in enumerate(requests) for j in range(len(keys))]
     if not active():
-        return list(draw(list(range(len(keys)))))
-    out: list = [None] * len(keys)
-    with _memo_lock:
-        for i, k in enumerate(keys):
-            if (kind, k) in _memo:
-                out[i] = _memo[(kind, k)]
-    missing = [i for i, v in enumerate(out) if v is None]
-    if missing:
-        found = _load(db, sorted({keys[i] for i in missing}))
-        for i in missing:
-            out[i] = found.get(keys[i])
-    missing = [i for i, v in enumerate(out) if v is None]
-    if missing:
-        _draw_missing(kind, keys, out, missing, draw, db if keep else False)
-    with _memo_lock:
-        for k, v in zip(keys, out):
-            _memo[(kind, k)] = v
-            _memo.move_to_end((kind, k))
-        while len(_memo) > MEMO_ENTRIES:
-            _memo.popitem(last=False)
+        fresh = list(draw(where)) if where else []
+    else:
+        fresh: list = [None] * len(pairs)
+        with _memo_lock:
+            for i, p in enumerate(pairs):
+                if p in _memo:
+                    fresh[i] = _memo[p]
+        missing = [i for i, v in enumerate(fresh) if v is None]
+        if missing:
+            found = _load(db, sorted({pairs[i][1] for i in missing}))
+            for i in missing:
+                fresh[i] = found.get(pairs[i][1])
+        missing = [i for i, v in enumerate(fresh) if v is None]
+        if missing:
+            _draw_missing(pairs, fresh, missing,
+                          lambda positions: draw([where[i] for i in positions]),
+                          db if keep else False)
+        with _memo_lock:
+            for p, v in zip(pairs, fresh):
+                _memo[p] = v
+                _memo.move_to_end(p)
+            while len(_memo) > MEMO_ENTRIES:
+                _memo.popitem(last=False)
+    out, i = [], 0
+    for _, keys in requests:
+        out.append(fresh[i:i + len(keys)])
+        i += len(keys)
     return out
 
 
-def _draw_missing(kind: str, keys: list[str], out: list, missing: list[int], draw,
-                  db) -> None:
-    """Fill ``out[i]`` for ``missing`` positions: those another thread of this process is
-    drawing now (the drawing after a save, :mod:`ulr.report.ahead`, or another export)
-    are waited for, the rest drawn here, once. A drawing the other thread could not
-    make is drawn here after all."""
+def _save_pairs(db, pairs: list, values: dict) -> None:
+    """Keep ``{position: bytes}`` of ``pairs`` (``(kind, key)``) in the store, by kind."""
+    by_kind: dict = {}
+    for i, v in values.items():
+        by_kind.setdefault(pairs[i][0], {})[pairs[i][1]] = v
+    for kind, vals in by_kind.items():
+        _save(db, kind, vals)
+
+
+def _draw_missing(pairs: list, out: list, missing: list[int], draw, db) -> None:
+    """Fill ``out[i]`` for ``missing`` positions of ``pairs`` (``(kind, key)``): those
+    another thread of this process is drawing now (the drawing after a save,
+    :mod:`ulr.report.ahead`, or another export) are waited for, the rest drawn here,
+    once. A drawing the other thread could not make is drawn here after all."""
     mine, theirs, done = [], [], threading.Event()
     with _memo_lock:
         for i in missing:
-            k = (kind, keys[i])
+            k = pairs[i]
             if k in _memo:
                 out[i] = _memo[k]
             elif k in _inflight:
@@ -243,25 +269,25 @@ def _draw_missing(kind: str, keys: list[str], out: list, missing: list[int], dra
             with _memo_lock:
                 for i, v in zip(mine, fresh):
                     out[i] = v
-                    _memo[(kind, keys[i])] = v
-            _save(db, kind, {keys[i]: out[i] for i in mine})
+                    _memo[pairs[i]] = v
+            _save_pairs(db, pairs, {i: out[i] for i in mine})
     finally:
         with _memo_lock:
             for i in mine:
-                _inflight.pop((kind, keys[i]), None)
+                _inflight.pop(pairs[i], None)
         done.set()
     late = []
     for i, event in theirs:
         event.wait(WAIT_S)
         with _memo_lock:
-            out[i] = _memo.get((kind, keys[i]))
+            out[i] = _memo.get(pairs[i])
         if out[i] is None:
             late.append(i)
     if late:
         fresh = list(draw(late))
         for i, v in zip(late, fresh):
             out[i] = v
-        _save(db, kind, {keys[i]: out[i] for i in late})
+        _save_pairs(db, pairs, {i: out[i] for i in late})
 
 
 def figure_key(item) -> str:

@@ -117,9 +117,10 @@ def caveats_html(caveats, more: str = "") -> str:
     return f'<div class="caveats"><b>Caveats</b><ul>{lis}</ul>{tail}</div>'
 
 
-def head(title: str, stylesheet: str, *, generator: bool = False) -> str:
+def head(title: str, stylesheet: str, *, generator: bool = False, plotly: bool = True) -> str:
     """The document head of every HTML export: CSP (no network), title, the asset
-    ``stylesheet`` (e.g. ``"deck.css"``), plotly.js once."""
+    ``stylesheet`` (e.g. ``"deck.css"``), plotly.js once (unless ``plotly`` is False: a
+    deck whose charts are all pictures, printed to PDF)."""
     from plotly.offline import get_plotlyjs
 
     gen = f'<meta name="generator" content="ulr {esc(__version__)}">\n' if generator else ""
@@ -128,8 +129,8 @@ def head(title: str, stylesheet: str, *, generator: bool = False) -> str:
             '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
             f"{gen}<title>{esc(title)}</title>\n"
             f"<style>{css(stylesheet)}</style>\n"
-            f'<script type="text/javascript">{get_plotlyjs()}</script>\n'
-            "</head>\n")
+            + (f'<script type="text/javascript">{get_plotlyjs()}</script>\n' if plotly else "")
+            + "</head>\n")
 
 
 def truth_html(it: ReportItem, status: str | None, *, settings: bool = True) -> str:

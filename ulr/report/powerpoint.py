@@ -209,37 +209,48 @@ def _appendix(slide, page, part: int | None) -> None:
     slide.notes_slide.notes_text_frame.text = "\n".join(lines)
 
 
-def _pictures(items, status: dict, browser: str, db=None) -> tuple[list, dict]:
-    """Each slide's layout (:func:`_layout`) and, by slide, the PNG of its chart drawn at
-    its box's size (the picture is not stretched), kept per item version and size
-    (:func:`ulr.report.drawn.kept`): charts not kept are rendered in one browser session."""
+def _picture_group(items, status: dict):
+    """Each slide's layout (:func:`_layout`), the positions of the items with a chart, and
+    their pictures as :func:`ulr.report.render.kept_images` draws them: ``(kind, keys,
+    spec)``, each chart's PNG drawn at its box's size (the picture is not stretched), kept
+    per item version and size."""
     pages = _appendix_pages(items)  # as in the HTML deck: cover, items, appendix
     where = {i: len(items) + 2 + p for p, page in enumerate(pages) for i, _ in page}
     layouts = [_layout(it, status.get(it.id), where.get(i + 1)) for i, it in enumerate(items)]
     charts = [(i, it) for i, it in enumerate(items) if it.figure is not None]
     sizes = [(int(layouts[i][0] * PX_PER_IN), int(layouts[i][1]["body"][1] * PX_PER_IN))
              for i, _ in charts]
+    keys = [drawn.digest(drawn.code(), "pptx_png", drawn.figure_key(it), w, h, IMAGE_SCALE)
+            for (_, it), (w, h) in zip(charts, sizes)]
 
-    def draw(missing):
-        figs = []
-        for j in missing:
-            (_, it), (w, h) = charts[j], sizes[j]
-            figs.append(report.slide_figure(it, width=w).update_layout(width=w, height=h))
-        with drawn.enabled(False):  # kept here, under the item's version and its size
-            return report.to_images(figs, format="png", scale=IMAGE_SCALE, browser=browser)
+    def spec(j):
+        (_, it), (w, h) = charts[j], sizes[j]
+        fig = report.slide_figure(it, width=w).update_layout(width=w, height=h)
+        return fig.to_plotly_json(), {"format": "png", "scale": float(IMAGE_SCALE),
+                                      "width": w, "height": h}
+    return layouts, [i for i, _ in charts], ("pptx_png", keys, spec)
 
-    pngs = drawn.kept("pptx_png", [drawn.digest(drawn.code(), "pptx_png", drawn.figure_key(it),
-                                                w, h, IMAGE_SCALE)
-                                   for (_, it), (w, h) in zip(charts, sizes)], draw, db=db)
-    return layouts, {i: png for (i, _), png in zip(charts, pngs)}
+
+def _pictures(items, status: dict, browser: str, db=None) -> tuple[list, dict]:
+    """Each slide's layout and, by slide, the PNG of its chart (:func:`_picture_group`):
+    charts not kept are rendered in one browser session."""
+    layouts, positions, group = _picture_group(items, status)
+    pngs = report.render.kept_images([group], browser=browser, db=db)[0]
+    return layouts, dict(zip(positions, pngs))
 
 
 def draw_pictures(items, *, status: dict | None = None, browser: str | None = None,
                   db=None) -> int:
-    """Draw and keep the slide pictures :func:`build_pptx` of ``items`` would use (the
-    drawing after a save, :mod:`ulr.report.ahead`); returns how many charts they are."""
+    """Draw and keep the slide pictures :func:`build_pptx` of ``items`` would use and the
+    charts :func:`ulr.report.render.build_pdf` prints (the drawing after a save,
+    :mod:`ulr.report.ahead`), in one browser session; returns how many charts they are."""
+    from ulr.report.deck import print_pictures
     items = report.as_items(items)
-    return len(_pictures(items, status or {}, report.image_browser(browser), db)[1])
+    _, positions, group = _picture_group(items, status or {})
+    pdf_group = print_pictures(items, status)[1]
+    report.render.kept_images([group, pdf_group], browser=report.image_browser(browser),
+                              db=db)
+    return len(positions)
 
 
 def build_pptx(items, *, title: str = "ulr report", status: dict | None = None,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib.util
+import logging
 import os
 import signal
 import threading
@@ -16,6 +17,8 @@ from ulr.errors import UlrError, check
 from ulr.report.browser import export_folder, find_browser, static_export_problem
 from ulr.report.deck import build_deck
 from ulr.report.figures import figure_dict
+
+_log = logging.getLogger(__name__)
 
 IMAGE_FORMATS = ("png", "pdf", "svg")
 _MIME = {"png": "image/png", "pdf": "application/pdf", "svg": "image/svg+xml"}
@@ -161,6 +164,23 @@ def _render(dicts: list, opts: list, path: str, timeout: float) -> list[bytes]:
         raise UlrError(f"Chromium at {path} could not render the chart: {msg}") from None
 
 
+def kept_images(groups, *, browser: str, timeout: float = 60.0, db=None) -> list[list[bytes]]:
+    """Images kept with the saved reports, those not kept rendered in ONE kaleido session.
+
+    ``groups`` is ``[(kind, keys, spec), ...]``: each image is kept under ``(kind, key)``
+    (:func:`ulr.report.drawn.kept_many`) and ``spec(j)`` gives the chart (a plotly dict)
+    and kaleido's options of the ``j``-th key of its group, asked only for those drawn.
+    The slide pictures of the PowerPoint deck and the charts of the printed deck (PNG and
+    SVG: no page reload, :func:`_Kaleido`) share one browser start this way.
+    """
+    from ulr.report import drawn
+
+    def draw(missing):
+        specs = [groups[g][2](j) for g, j in missing]
+        return _render([d for d, _ in specs], [o for _, o in specs], browser, timeout)
+    return drawn.kept_many([(kind, keys) for kind, keys, _ in groups], draw, db=db)
+
+
 def to_image(figure, *, format: str = "png", **kw) -> bytes:
     """One chart as PNG/PDF/SVG bytes (see :func:`to_images`)."""
     return to_images([figure], format=format, **kw)[0]
@@ -246,19 +266,45 @@ _KEY_TIME = "2000-01-01T00:00:00"
 
 
 def build_pdf(items, *, title: str = "ulr report", status: dict | None = None,
-              should_stop=None, generated: str | None = None) -> bytes:
+              should_stop=None, generated: str | None = None, db=None) -> bytes:
     """The slide deck as PDF, one slide per A4 landscape page (:func:`html_to_pdf`).
 
-    Kept with the saved reports (:func:`ulr.report.drawn.kept`) under the digest of the
-    deck it prints, its "Generated" time aside: exporting the same report again returns
-    the same PDF, which says when it was first generated, without starting Chromium.
+    Chromium prints the deck with each chart as an SVG picture, not a live Plotly chart
+    (issue 54: the printed page has no plotly.js to parse and no chart to draw; the PDF
+    stays vector). The pictures (:func:`ulr.report.deck.print_pictures`) are drawn after
+    a save with the slide pictures (:mod:`ulr.report.ahead`) and kept with the saved
+    reports; those not kept are drawn here, in one kaleido session. Without kaleido (or
+    when it fails), the deck is printed with live charts.
+
+    The PDF is kept too (:func:`ulr.report.drawn.kept`) under the digest of the deck it
+    prints, its "Generated" time aside: exporting the same report again returns the same
+    PDF, which says when it was first generated, without starting Chromium.
     """
     from ulr.report import drawn
+    from ulr.report.deck import print_pictures
     from ulr.report.item import as_items, now_text
     items = as_items(items)
-    key = drawn.digest(drawn.code(), "pdf", build_deck(items, title=title, status=status,
-                                                       paper=True, generated=_KEY_TIME))
+    positions, group = print_pictures(items, status)
+    pictured = bool(positions) and static_export_problem() is None
+
+    def deck(when, pictures):
+        return build_deck(items, title=title, status=status, paper=True, generated=when,
+                          pictures=pictures)
+
+    def print_it(missing):
+        pictures = None if positions else {}  # {}: no chart, no plotly.js; None: live
+        if pictured:
+            try:
+                pictures = dict(zip(positions, kept_images([group], browser=find_browser(),
+                                                           db=db)[0]))
+            except UlrError as exc:  # kaleido failed: Chromium prints live charts, as it did
+                _log.warning("PDF: charts printed live, their pictures failed (%s)", exc)
+        return [html_to_pdf(deck(generated, pictures), should_stop=should_stop)]
+
+    # the key: the deck as printed, each picture standing for the key it is kept under (a
+    # picture's version and size; its SVG's element ids are drawn at random by plotly)
+    stand_in = (dict(zip(positions, (k.encode() for k in group[1]))) if pictured
+                else None if positions else {})
+    key = drawn.digest(drawn.code(), "pdf", deck(_KEY_TIME, stand_in))
     generated = generated or now_text()
-    return drawn.kept("pdf", [key], lambda missing: [html_to_pdf(
-        build_deck(items, title=title, status=status, paper=True, generated=generated),
-        should_stop=should_stop)])[0]
+    return drawn.kept("pdf", [key], print_it, db=db)[0]
