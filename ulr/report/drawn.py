@@ -200,6 +200,30 @@ def kept(kind: str, keys: list[str], draw, *, db=None, keep: bool = True) -> lis
                      keep=keep)[0]
 
 
+def peek(kind: str, keys: list[str], *, db=None) -> list[bytes] | None:
+    """The bytes kept for every one of ``keys`` (this process, else the store), or None when
+    one is not kept: nothing is drawn and nothing another thread is drawing is waited for
+    (the PDF prints live charts then, :func:`ulr.report.render.build_pdf`)."""
+    if not active():
+        return None
+    with _memo_lock:
+        out = [_memo.get((kind, k)) for k in keys]
+    missing = [i for i, v in enumerate(out) if v is None]
+    if missing:
+        found = _load(db, sorted({keys[i] for i in missing}))
+        for i in missing:
+            out[i] = found.get(keys[i])
+    if any(v is None for v in out):
+        return None
+    with _memo_lock:
+        for k, v in zip(keys, out):
+            _memo[(kind, k)] = v
+            _memo.move_to_end((kind, k))
+        while len(_memo) > MEMO_ENTRIES:
+            _memo.popitem(last=False)
+    return out
+
+
 def kept_many(requests, draw, *, db=None, keep: bool = True) -> list[list[bytes]]:
     """:func:`kept` of several kinds at once: ``requests`` is ``[(kind, keys), ...]`` and
     ``draw(missing)`` draws every missing ``(request position, key position)`` in one

@@ -269,12 +269,15 @@ def build_pdf(items, *, title: str = "ulr report", status: dict | None = None,
               should_stop=None, generated: str | None = None, db=None) -> bytes:
     """The slide deck as PDF, one slide per A4 landscape page (:func:`html_to_pdf`).
 
-    Chromium prints the deck with each chart as an SVG picture, not a live Plotly chart
-    (issue 54: the printed page has no plotly.js to parse and no chart to draw; the PDF
-    stays vector). The pictures (:func:`ulr.report.deck.print_pictures`) are drawn after
-    a save with the slide pictures (:mod:`ulr.report.ahead`) and kept with the saved
-    reports; those not kept are drawn here, in one kaleido session. Without kaleido (or
-    when it fails), the deck is printed with live charts.
+    When every chart's SVG picture (:func:`ulr.report.deck.print_pictures`) is kept,
+    Chromium prints the deck with the pictures, not live Plotly charts (issue 54: the
+    printed page has no plotly.js to parse and no chart to draw; the PDF stays vector).
+    The pictures are drawn after a save with the slide pictures (:mod:`ulr.report.ahead`)
+    and kept with the saved reports. When one is not kept yet (a first export right after
+    saving, ``report LOG --format pdf``), the deck is printed with live charts as before:
+    drawing the pictures first would start kaleido's browser before Chromium's print,
+    3-4 s more than printing live (docs/benchmarks.md). Both PDFs are vector, with the
+    same pages and text.
 
     The PDF is kept too (:func:`ulr.report.drawn.kept`) under the digest of the deck it
     prints, its "Generated" time aside: exporting the same report again returns the same
@@ -294,11 +297,9 @@ def build_pdf(items, *, title: str = "ulr report", status: dict | None = None,
     def print_it(missing):
         pictures = None if positions else {}  # {}: no chart, no plotly.js; None: live
         if pictured:
-            try:
-                pictures = dict(zip(positions, kept_images([group], browser=find_browser(),
-                                                           db=db)[0]))
-            except UlrError as exc:  # kaleido failed: Chromium prints live charts, as it did
-                _log.warning("PDF: charts printed live, their pictures failed (%s)", exc)
+            got = drawn.peek(*group[:2], db=db)  # one not kept yet: live charts (faster)
+            if got is not None:
+                pictures = dict(zip(positions, got))
         return [html_to_pdf(deck(generated, pictures), should_stop=should_stop)]
 
     # the key: the deck as printed, each picture standing for the key it is kept under (a
