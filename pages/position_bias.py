@@ -9,6 +9,7 @@ import numpy as np
 import streamlit as st
 
 from pages import _ui as ui
+from pages._position import interval as interval_control
 from pages._position import segments
 from pages._ui.identification import show_identification
 from ulr import propensity
@@ -16,7 +17,6 @@ from ulr.data import catalog
 from ulr.data.summary import summary, summary_and_ctr, true_theta
 from ulr.errors import NeedsRandomizedRows, UlrError
 from ulr.propensity import plots
-from ulr.propensity.registry import INTERVALS
 from ulr.propensity.result import N_BOOTSTRAP
 from ulr.quantity import show
 from ulr.text import words
@@ -108,18 +108,14 @@ def _source_page(name: str) -> None:
     if not methods:
         st.stop()
     results, failures = ui.run_methods(name, methods, lambda m, stop: _source_estimate(
-        version, name, m, positions, bootstrap, seed, mapping, _interval(m, interval),
+        version, name, m, positions, bootstrap, seed, mapping,
+        interval_control.chosen(m, interval),
         _should_stop=stop),
         running="Estimating position bias")
     _show_failures(failures)
     _show(results, None, ctr, label=name, settings={
         "source": name, "methods": methods, "positions": positions, "bootstrap": bootstrap,
         "seed": seed, **({"interval": interval} if interval else {})})
-
-
-def _interval(method: str, interval: str | None) -> str | None:
-    """The interval chosen for the methods that offer it; None (their own) for the others."""
-    return interval if interval in propensity.REGISTRY[method].intervals else None
 
 
 def _settings(max_pos: int, default: list[str], *, assume):
@@ -156,18 +152,7 @@ def _settings(max_pos: int, default: list[str], *, assume):
                              help="randomization only: use every row, for logs shown entirely "
                                   "in random order that have no randomized column. To declare "
                                   "it once for every page, set it in the Data page's mapping.")
-    interval = None
-    choosers = [m for m in methods if len(propensity.REGISTRY[m].intervals) > 1]
-    if choosers:  # em: its Fisher information (default) or the bootstrap
-        kinds = propensity.REGISTRY[choosers[0]].intervals
-        interval = st.radio(
-            f"{', '.join(choosers)}'s interval", kinds,
-            index=ui.url_index("interval", kinds, kinds[0]), key="pb_interval",
-            horizontal=True, format_func=lambda k: INTERVALS[k][0].upper() + INTERVALS[k][1:],
-            help="The Fisher information of the fit: no replicates, nominal coverage when "
-                 "the position-based model holds. Bootstrap replicates: resample sessions "
-                 "(the number above), which stays right when clicks in a session depend on "
-                 "each other.")
+    interval = interval_control.control(methods)  # em: its Fisher information, or bootstrap
     if bootstrap == 1:
         st.warning("One bootstrap replicate cannot make an interval; using none.")
         bootstrap = 0
@@ -301,11 +286,12 @@ methods, positions, bootstrap, seed, interval, assume = _settings(
 show_identification(info, positions=positions, method=methods[0], key="pb")
 results, failures = ui.run_methods(info.name, methods, lambda m, stop: _estimate(
     info.content_hash, info.name, m, positions, bootstrap, seed, assume and propensity.REGISTRY[m].randomized,
-    _interval(m, interval), _should_stop=stop), running="Estimating position bias")
+    interval_control.chosen(m, interval), _should_stop=stop), running="Estimating position bias")
 _show_failures(failures)
 _show(results, _true_theta(info.content_hash, info.name),
       _evidence(info.content_hash, info.name), label=info.name, settings={"dataset": info.name, "methods": methods, "positions": positions,
                                  "bootstrap": bootstrap, "seed": seed,
                                  "assume_randomized": assume,
                                  **({"interval": interval} if interval else {})})
-segments.section(info, methods[0], positions, bootstrap, seed, _interval(methods[0], interval))
+segments.section(info, methods[0], positions, bootstrap, seed,
+                 interval_control.chosen(methods[0], interval))
