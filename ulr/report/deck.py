@@ -65,10 +65,9 @@ PRINT_BOX = (930, 687)
 PRINT_CHART_MIN = 360
 
 
-def _lines(text: str, px: float, width: float) -> int:
-    """Lines ``text`` takes in type of ``px`` pixels in a box ``width`` pixels wide
-    (an average glyph of 0.52 em, as :mod:`ulr.report.powerpoint` estimates)."""
-    per_line = max(1, int(width / (px * 0.52)))
+def wrapped_lines(text: str, per_line: int) -> int:
+    """Lines ``text`` takes when its words wrap at ``per_line`` characters (the deck's
+    print budget here and the PowerPoint slides' boxes, :mod:`ulr.report.powerpoint`)."""
     n, line = 0, 0
     for word in str(text).split():
         if line and line + 1 + len(word) > per_line:
@@ -76,6 +75,12 @@ def _lines(text: str, px: float, width: float) -> int:
         else:
             line += len(word) + (1 if line else 0)
     return n + 1
+
+
+def _lines(text: str, px: float, width: float) -> int:
+    """Lines ``text`` takes in type of ``px`` pixels in a box ``width`` pixels wide
+    (an average glyph of 0.52 em, as :mod:`ulr.report.powerpoint` estimates)."""
+    return wrapped_lines(text, max(1, int(width / (px * 0.52))))
 
 
 def print_chart_size(it: ReportItem, status: str | None = None) -> tuple[int, int]:

@@ -19,7 +19,7 @@ import io
 from ulr import report
 from ulr.errors import UlrError
 from ulr.report import drawn
-from ulr.report.deck import _appendix_pages
+from ulr.report.deck import _appendix_pages, wrapped_lines
 from ulr.report.item import now_text
 from ulr.quantity import timestamp
 from ulr.report.parts import display_table
@@ -35,14 +35,7 @@ _DARK_BLUE = (0x0B, 0x3D, 0x66)
 
 def _lines(text: str, size_pt: float, width_in: float) -> int:
     """Lines ``text`` takes at ``size_pt`` in a box ``width_in`` wide (average glyph 0.52 em)."""
-    per_line = max(1, int(width_in * 72 / (size_pt * 0.52)))
-    n, line = 0, 0
-    for word in str(text).split():
-        if line and line + 1 + len(word) > per_line:
-            n, line = n + 1, len(word)
-        else:
-            line += len(word) + (1 if line else 0)
-    return n + 1
+    return wrapped_lines(text, max(1, int(width_in * 72 / (size_pt * 0.52))))
 
 
 def _fit(lines, sizes, width_in: float, max_in: float, leading: float = 1.2) -> tuple:
