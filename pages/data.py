@@ -33,7 +33,11 @@ def _show_mapping(info) -> None:
     if m.get("features"):
         rows.append({"field": "features", "from": ", ".join(m["features"])
                      + f" ({len(info.features)} columns)"})
-    with st.expander("Column mapping and declared facts", expanded=bool(m.get("facts"))):
+    section = st.expander("Column mapping and declared facts", expanded=bool(m.get("facts")),
+                          key="mapping_open", on_change="rerun")
+    with section:
+        if not section.open:  # drawn when opened (issue 54: a first view draws no hidden table)
+            return
         st.dataframe(rows, hide_index=True, width="stretch", key="mapping_table")
         facts = info.facts.describe()
         st.write("Declared: " + ui.literal("; ".join(facts)) + "." if facts else

@@ -212,11 +212,11 @@ def _show(results, truth, ctr, *, label: str, settings: dict) -> None:
     fig = ui.figure(plots.theta_figure, results, truth, table=table)
     st.plotly_chart(fig, width="stretch", key="pb_theta_chart")
     left, right = st.columns([3, 2])
-    with left:
-        conv = ui.figure(plots.convergence_figure, results)
-        if conv is not None:
-            st.plotly_chart(conv, width="stretch", key="pb_convergence_chart")
-        else:
+    with left, (conv := st.expander("Convergence", key="pb_convergence_open", on_change="rerun")):
+        fig_c = ui.figure(plots.convergence_figure, results) if conv.open else None  # when opened
+        if fig_c is not None:
+            st.plotly_chart(fig_c, width="stretch", key="pb_convergence_chart")
+        elif conv.open:
             st.caption("Convergence is shown for the iterative methods (em, regression-em).")
     with right:
         _notes(results, truth)

@@ -151,16 +151,18 @@ st.plotly_chart(fig, width="stretch", key="um_exam_chart")
 st.caption(f"Evidence: {res.train_sessions:,} training and {res.test_sessions:,} held-out "
            "sessions. Curves are each model's average chance of examining a rank over the "
            "training sessions, relative to rank 1; ✕ is the Position bias page's EM estimate.")
-st.subheader("By how often a result was seen in training")
-freq = res.frequency_table()
-st.dataframe(freq, hide_index=True, width="stretch", key="um_freq_table",
-             column_config={"log-likelihood / impression": st.column_config.NumberColumn(
-                 format="%.4f"), "perplexity": st.column_config.NumberColumn(format="%.4f"),
-                 "held-out impressions": st.column_config.NumberColumn(format="%d")})
-st.plotly_chart(plots.frequency_figure(res), width="stretch", key="um_freq_chart")
-st.caption("Held-out impressions grouped by how many training sessions showed the same "
-           "(query, document) pair: rarely seen pairs are where a model's estimates are "
-           "thinnest. Prior: " + res.prior.get("text", "none") + ".")
+freq_section = st.expander("By how often a result was seen in training", key="um_freq_open",
+                           on_change="rerun")
+with freq_section:
+    if freq_section.open:  # drawn when opened: most first views never open it (issue 54)
+        st.dataframe(res.frequency_table(), hide_index=True, width="stretch", key="um_freq_table",
+                     column_config={"log-likelihood / impression": st.column_config.NumberColumn(
+                         format="%.4f"), "perplexity": st.column_config.NumberColumn(format="%.4f"),
+                         "held-out impressions": st.column_config.NumberColumn(format="%d")})
+        st.plotly_chart(plots.frequency_figure(res), width="stretch", key="um_freq_chart")
+        st.caption("Held-out impressions grouped by how many training sessions showed the same "
+                   "(query, document) pair: rarely seen pairs are where a model's estimates are "
+                   "thinnest. Prior: " + res.prior.get("text", "none") + ".")
 c1, c2 = st.columns([1, 4])
 with c1:
     ui.download_csv(table, f"user_models_{info.name}.csv", "Download CSV", key="um_download")

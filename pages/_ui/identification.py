@@ -20,11 +20,16 @@ def _identify(content_hash: str, name: str, positions: int | None, method: str |
 
 def show_identification(info, *, positions: int | None = None, method: str | None = None,
                         key: str) -> None:
-    """A folded section "What this log can identify", open when not every position is."""
+    """A folded section "What this log can identify", open when not every position is; its
+    table is drawn only while the section is open (issue 54: a page's first view)."""
     ident = _identify(info.content_hash, info.name, positions, method)
     v = ident.verdict
-    with st.expander(f"What this log can identify: {v.label}", expanded=v.level != "reliable",
-                     key=f"{key}_identify"):
+    section = st.expander(f"What this log can identify: {v.label}",
+                          expanded=v.level != "reliable", key=f"{key}_identify",
+                          on_change="rerun")
+    with section:
+        if not section.open:  # drawn when opened: a first view draws no table it hides
+            return
         st.markdown(f"**{v.label}.** {v.takeaway}")
         k = ident.positions
         names = [str(i + 1) for i in range(k)]

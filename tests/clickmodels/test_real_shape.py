@@ -57,6 +57,10 @@ def test_cli_and_page_show_one_frequency_table_and_one_verdict(cli, web_log):
     at.run()
     at.switch_page("pages/user_models.py").run()
     assert not at.exception, at.exception
+    assert len(at.get("plotly_chart")) == 1  # the frequency section is drawn when opened
+    at.session_state["um_freq_open"] = True
+    at.run()
+    assert not at.exception, at.exception
     # the same verdict: level and takeaway
     assert f"**{out['verdict']['takeaway']}**" in [m.value for m in at.markdown]
     badges = [m.value for m in at.markdown if "badge[" in m.value]

@@ -20,5 +20,10 @@ def test_user_models_on_the_sample_shows_verdict_table_and_curves(page, app_url)
     expect(chart).to_contain_text("DBN", timeout=30_000)  # one curve per model in the legend
     expect(chart).to_contain_text("PBM estimate")
     expect(page.get_by_role("button", name="Add to report")).to_be_visible()
+    # the section by frequency is drawn when opened (issue 54: the first view draws less)
+    expect(page.locator('[data-testid="stPlotlyChart"]')).to_have_count(1)
+    page.get_by_text("By how often a result was seen in training").click()
+    expect(page.locator('[data-testid="stPlotlyChart"]')).to_have_count(2, timeout=30_000)
+    expect(page.locator('[data-testid="stPlotlyChart"]').nth(1)).to_contain_text("DBN")
     shot(page, "journey_user_models")
     assert no_errors(page) == []

@@ -25,8 +25,12 @@ def test_two_methods_on_the_sample_give_a_chart_and_a_table():
     at.multiselect(key="pb_methods").set_value(["randomization", "em"])
     at.run()
     assert not at.exception, at.exception
-    charts = at.get("plotly_chart")
-    assert len(charts) >= 2  # theta per position, EM convergence
+    assert len(at.get("plotly_chart")) == 1  # theta per position; convergence when opened
+    assert [e for e in at.expander if e.label == "Convergence"]
+    at.session_state["pb_convergence_open"] = True  # the user opens "Convergence"
+    at.run()
+    assert not at.exception, at.exception
+    assert len(at.get("plotly_chart")) == 2  # and EM's convergence is drawn
     table = at.dataframe[0].value
     assert set(table["method"]) == {"randomization", "em"}
     assert len(table) == 2 * 10 and table["lower"].notna().all()

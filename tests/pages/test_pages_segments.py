@@ -26,7 +26,12 @@ def test_split_by_device_draws_one_curve_per_segment(tmp_path):
     assert not at.exception, at.exception
     labels = [e.label for e in at.expander]
     assert "What this log can identify: Reliable" in labels  # shown before any estimate
+    # folded when every position is identified: its sentence and table drawn when opened
+    assert not any("Every position is linked to position 1" in m.value for m in at.markdown)
+    at.session_state["pb_identify"] = True
+    at.run()
     assert any("Every position is linked to position 1" in m.value for m in at.markdown)
+    assert at.table  # the pairs linking each two positions
     box = at.selectbox(key="pb_by")
     assert box.options == ["(none)", "device (2 values)"]
     box.set_value("device").run()
