@@ -203,6 +203,7 @@ with st.container(border=True):
                "copy the address bar (it ends in ?report=…).")
 
 # ---------------------------------------------------------------- items
+pictures = report.kept_pictures(items, status)  # {item id: SVG}; live charts for the others
 for i, p in enumerate(items):
     with st.container(border=True, key=f"rep_item_{p.id}"):
         st.markdown(f"**{i + 1}.** {p.kind} · dataset **{_md(p.origin)}** · created "
@@ -221,7 +222,9 @@ for i, p in enumerate(items):
         st.text_area("Note", value=p.note, key=f"{ui.keys.REPORT_ITEM}note_{p.id}", height=68,
                      max_chars=report.MAX_NOTE, on_change=_edit, args=(rid, p.id, "note"),
                      disabled=not editable)
-        if p.figure is not None:
+        if p.id in pictures:  # the deck's picture, kept after the save: quick to draw
+            st.image(pictures[p.id], width="stretch")
+        elif p.figure is not None:
             st.plotly_chart(report.shown_figure(p), key=f"rep_fig_{p.id}")
         df = p.frame()
         if df is not None:

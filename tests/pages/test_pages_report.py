@@ -203,3 +203,28 @@ def test_a_first_visit_makes_no_report_until_the_visitor_starts_one():
     mine = reports.latest(actor=newcomer)
     assert mine is not None and mine.name == reports.UNTITLED
     assert at.text_input(key="rep_name").value == reports.UNTITLED
+
+
+def test_report_page_shows_a_kept_picture_instead_of_a_live_chart():
+    """Issue 54: a chart whose printed picture was kept after its save is shown as that
+    picture (quick for the browser to draw); an item without one keeps its live chart."""
+    from ulr.report import deck, drawn
+    r = seeded_report("Pictures")
+    items = reports.items(r.id, actor=OWNER)
+    positions, (kind, keys, _) = deck.print_pictures(items, reports.stale_status(items))
+    assert positions == [0, 1]
+    svg = ('<svg xmlns="http://www.w3.org/2000/svg" width="40" height="20">'
+           '<rect width="40" height="20" fill="#123456"/></svg>')
+    try:  # the first item's picture kept in this process only (the store is shared)
+        drawn.kept(kind, keys[:1], lambda missing: [svg.encode()] * len(missing), keep=False)
+        assert deck.kept_pictures(items) == {items[0].id: svg}
+        at = open_page("pages/report.py", r.id)
+        charts = at.get("plotly_chart")
+        assert len(charts) == 1 and '"bar"' in charts[0].proto.spec  # the second item's
+        images = at.get("image")
+        assert len(images) == 1
+        assert "data:image/svg+xml;base64," in str(images[0].proto)
+    finally:
+        drawn.clear()
+    at = open_page("pages/report.py", r.id)  # nothing kept: both live
+    assert len(at.get("plotly_chart")) == 2 and not at.get("image")

@@ -411,3 +411,23 @@ def test_the_pdf_pictures_are_drawn_with_the_slide_pictures_after_a_save_and_kep
     # nothing kept: printed with live charts, the same pages (docs/benchmarks.md)
     live = _fresh(lambda: report.build_pdf(items, title="R", generated=GENERATED))
     assert _undated(pdf) != _undated(live) and _pdf_pages(pdf) == _pdf_pages(live)
+
+
+def test_peek_each_reads_what_is_kept_and_draws_nothing(tmp_path):
+    """The Report page's pictures (issue 54): each key's kept bytes, from this process or the
+    store, None where none is kept; nothing drawn, and peek is all or nothing."""
+    db = str(tmp_path / "store.duckdb")
+    _store(db)
+    drawn.clear()
+    try:
+        drawn.kept("t", ["a"], lambda missing: [b"in the store"], db=db)
+        drawn.clear()  # a new process: only the store has "a"
+        drawn.kept("t", ["b"], lambda missing: [b"in this process"], db=db, keep=False)
+        assert drawn.peek_each("t", ["a", "b", "c"], db=db) == [
+            b"in the store", b"in this process", None]
+        assert drawn.peek("t", ["a", "b", "c"], db=db) is None
+        assert drawn.peek("t", ["b", "a"], db=db) == [b"in this process", b"in the store"]
+        with drawn.enabled(False):
+            assert drawn.peek_each("t", ["a"], db=db) is None
+    finally:
+        drawn.clear()

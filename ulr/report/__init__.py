@@ -21,7 +21,7 @@ from ulr.report.browser import (EXPORT_PREFIX, SYSTEM_BROWSERS, clean_orphans, e
                                 find_browser, static_export_problem)
 from ulr.report.browser import _start_time  # noqa: F401 (tests/report/test_browser.py)
 from ulr.report.deck import (APPENDIX_CHARS, SLIDE_CAVEAT_CHARS, SLIDE_CAVEAT_MAX,
-                             SLIDE_TABLE_ROWS, build_deck, slide_caveats)
+                             SLIDE_TABLE_ROWS, build_deck, kept_pictures, slide_caveats)
 from ulr.report.document import MAX_TABLE_ROWS_HTML, build_html, write_html
 from ulr.report.figures import SLIDE_CHART, export_figure, slide_figure
 from ulr.report.item import (MAX_NOTE, MAX_TITLE, PROVENANCES, ReportItem, as_items,
@@ -39,7 +39,8 @@ __all__ = [
     "SLIDE_CAVEAT_CHARS", "SLIDE_CAVEAT_MAX", "SLIDE_CHART", "SLIDE_TABLE_ROWS",
     "SYSTEM_BROWSERS", "as_items", "build_deck", "build_html", "build_pdf",
     "build_zip", "clean_orphans", "default_takeaway", "evidence_text", "export_figure",
-    "export_folder", "find_browser", "html_to_pdf", "image_browser", "image_mime", "setting_text",
+    "export_folder", "find_browser", "html_to_pdf", "image_browser", "image_mime",
+    "kept_pictures", "setting_text",
     "settings_lines", "shown_figure", "slide_caveats", "slide_figure", "static_export_problem", "to_image",
     "to_images", "verdict_badge", "write_bytes", "write_html",
 ]

@@ -134,6 +134,21 @@ def print_pictures(items, status: dict | None = None):
     return positions, ("pdf_svg", keys, spec)
 
 
+def kept_pictures(items, status: dict | None = None, *, db=None) -> dict:
+    """``{item id: SVG text}``: the printed deck's picture of each item's chart
+    (:func:`print_pictures`) where one is kept with the saved report (drawn after a save,
+    :mod:`ulr.report.ahead`), read without drawing and without waiting for a drawing in
+    progress. The Report page shows these as pictures, not live charts: a Plotly chart
+    costs the browser far more to draw (issue 54: the Report page with 12 items fully
+    drawn under 3 s); items without a kept picture keep their live chart."""
+    from ulr.report import drawn
+    items = as_items(items)
+    positions, (kind, keys, _) = print_pictures(items, status)
+    got = drawn.peek_each(kind, keys, db=db) or [None] * len(keys)
+    return {items[i].id: svg.decode("utf-8") for i, svg in zip(positions, got)
+            if svg is not None}
+
+
 def picture_html(it: ReportItem, svg: bytes) -> str:
     """A chart printed as a kept SVG picture: an ``<img>`` filling the chart's box, fitted
     into it without stretching (the deck's stylesheet, and so Present, is unchanged)."""

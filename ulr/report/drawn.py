@@ -204,6 +204,14 @@ def peek(kind: str, keys: list[str], *, db=None) -> list[bytes] | None:
     """The bytes kept for every one of ``keys`` (this process, else the store), or None when
     one is not kept: nothing is drawn and nothing another thread is drawing is waited for
     (the PDF prints live charts then, :func:`ulr.report.render.build_pdf`)."""
+    out = peek_each(kind, keys, db=db)
+    return None if out is None or any(v is None for v in out) else out
+
+
+def peek_each(kind: str, keys: list[str], *, db=None) -> list[bytes | None] | None:
+    """The bytes kept for each of ``keys`` (this process, else the store; one read for all),
+    None where one is not kept, as :func:`peek` without drawing or waiting (the Report
+    page shows a kept picture, else the live chart). None when drawings are off."""
     if not active():
         return None
     with _memo_lock:
@@ -213,12 +221,11 @@ def peek(kind: str, keys: list[str], *, db=None) -> list[bytes] | None:
         found = _load(db, sorted({keys[i] for i in missing}))
         for i in missing:
             out[i] = found.get(keys[i])
-    if any(v is None for v in out):
-        return None
     with _memo_lock:
         for k, v in zip(keys, out):
-            _memo[(kind, k)] = v
-            _memo.move_to_end((kind, k))
+            if v is not None:
+                _memo[(kind, k)] = v
+                _memo.move_to_end((kind, k))
         while len(_memo) > MEMO_ENTRIES:
             _memo.popitem(last=False)
     return out
