@@ -157,8 +157,6 @@ if lab_env is not None and lab_env.name == "data":
                f"“{ui.shown(lab_env.params.get('dataset'))}” = clicks / expected examinations, "
                f"with θ from {lab_env.params.get('theta_from')}.")
 
-# The controls act in callbacks, before the script runs, so the buttons are drawn for
-# the new state (a Pause drawn before its own click was handled stayed off after Resume).
 lab, status = run.lab, run.status
 if lab is not None and st.session_state.get(ui.keys.BANDIT_RUN + "id"):
     ui.set_url_params(run=st.session_state[ui.keys.BANDIT_RUN + "id"])
@@ -167,18 +165,24 @@ elif lab is None and "run" in st.query_params:  # reset: the link no longer name
     del st.query_params["run"]
 
 # ---------------------------------------------------------------- controls
-controls = st.container(horizontal=True)
-controls.button("Pause", key="bl_pause", icon=":material/pause:", disabled=status != "running",
-                on_click=run.pause)
-controls.button("Resume", key="bl_resume", icon=":material/play_arrow:",
-                disabled=status != "paused", on_click=run.resume)
-controls.button("Reset", key="bl_reset", icon=":material/restart_alt:", disabled=lab is None,
-                on_click=run.reset)
+def controls(state: str, lab) -> None:
+    """Pause / Resume / Reset for the run's status ``state``. The live fragment draws them
+    on each of its script runs, every tick included: drawn only by the app's runs, they
+    kept the state of the last one while a running run has ticks only (a Pause left off
+    after Resume stayed off until a refresh). They act in callbacks, before the script
+    runs, so they are drawn for the state their click made."""
+    row = st.container(horizontal=True)
+    row.button("Pause", key="bl_pause", icon=":material/pause:", disabled=state != "running",
+               on_click=run.pause)
+    row.button("Resume", key="bl_resume", icon=":material/play_arrow:",
+               disabled=state != "paused", on_click=run.resume)
+    row.button("Reset", key="bl_reset", icon=":material/restart_alt:", disabled=lab is None,
+               on_click=run.reset)
 
 
-# Layout: chart, results, replay. The live fragment runs last so that every click of
-# this script run (pause, replay, ...) is handled before it may finish the run and
-# rerun the app.
+# Layout: controls and chart (the live fragment), results, replay. The fragment runs
+# last so that every click of this script run (replay, ...) is handled before it may
+# finish the run and rerun the app.
 chart_box = st.container()
 results_box = st.container()
 
@@ -186,16 +190,18 @@ results_box = st.container()
 # ---------------------------------------------------------------- live chart
 @st.fragment(run_every=TICK if status == "running" else None)
 def live():
-    lab = run.lab
-    if lab is None:
-        st.info("Choose an environment and algorithms, then press **Start**. With the defaults "
-                "(the Kveton et al. setting L = 16, K = 2, p = 0.2, δ = 0.15) CascadeKL-UCB "
-                "should end with well under half the regret of CascadeUCB1.")
-        return
-    with run.lock:  # progress, chart and table of one step
-        if run.tick():
-            st.rerun(scope="app")   # stop the timer, show the results table
-        state = run.status
+    with run.lock:  # controls, progress, chart and table of one step
+        # finished, or a click handled in this run changed it: the page (timer, results)
+        # was set up for ``status``, so the whole app runs again for the new state
+        if run.tick() or run.status != status:
+            st.rerun(scope="app")
+        lab, state = run.lab, run.status
+        controls(state, lab)
+        if lab is None:
+            st.info("Choose an environment and algorithms, then press **Start**. With the "
+                    "defaults (the Kveton et al. setting L = 16, K = 2, p = 0.2, δ = 0.15) "
+                    "CascadeKL-UCB should end with well under half the regret of CascadeUCB1.")
+            return
         share, text = lab.progress, (f"{state}: step {lab.t:,} of {lab.steps:,} · elapsed "
                                      f"{show('duration', run.elapsed())} (simulation {show('duration', lab.seconds)})")
         t0 = time.perf_counter()

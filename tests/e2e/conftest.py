@@ -51,6 +51,9 @@ def _serve(*extra, roots: str = ""):
     env = dict(os.environ)
     env["ULR_DB"] = os.path.join(tempfile.mkdtemp(prefix="ulr_e2e_"), "e2e.duckdb")
     env["ULR_DATA_ROOTS"] = roots  # folders the browser may register sources from
+    # the Bandit lab journey needs a run that cannot end while it pauses and resumes
+    # (100,000 steps, the default cap, ran out on a quiet machine)
+    env["ULR_MAX_STEPS"] = "1000000"
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
          "--server.headless", "true", "--server.port", str(port),
