@@ -7,9 +7,7 @@ tick of the live chart (one chunk of simulation).
 
 import json
 from pathlib import Path
-from unittest import mock
 
-import streamlit.testing.v1.local_script_runner as local_script_runner
 from streamlit.testing.v1 import AppTest
 
 from pages._ui import keys as ui_keys
@@ -35,29 +33,6 @@ def start(**settings):
 
 def lab(at):
     return at.session_state["bl_lab"]
-
-
-def tick(at):
-    """One tick of the browser's timer (``run_every``), or a click on a control, which lives
-    in the fragment: a script run of the live fragment alone. AppTest's ``run()`` always
-    runs the whole page, so the request it builds is given the fragment's id; the tree is
-    then what that run drew (the fragment, or the whole page if it reran the app)."""
-    fragments = list(at._fragment_storage._fragments)
-    assert len(fragments) == 1, fragments  # the live chart is the page's one fragment
-    rerun_data = local_script_runner.RerunData
-    with mock.patch.object(local_script_runner, "RerunData",
-                           lambda **kw: rerun_data(fragment_id_queue=fragments, **kw)):
-        at.run()
-    assert not at.exception, at.exception
-    return at
-
-
-def enabled(at):
-    return {k: not at.button(key=k).disabled for k in ("bl_pause", "bl_resume", "bl_reset")}
-
-
-RUNNING = {"bl_pause": True, "bl_resume": False, "bl_reset": True}
-PAUSED = {"bl_pause": False, "bl_resume": True, "bl_reset": True}
 
 
 def chart_traces(at):
@@ -192,49 +167,3 @@ def test_controls_follow_the_state_of_their_own_click():
     at.button(key="bl_reset").click().run()
     assert enabled() == {"bl_pause": False, "bl_resume": False, "bl_reset": False}
 
-
-def test_every_tick_draws_the_controls_for_the_run_as_it_stands():
-    # Drawn only by the page's full runs, the controls kept the state of the last one
-    # while a running run had ticks only; in the browser a Pause left off after Resume
-    # stayed off until a refresh. Each tick now draws them from the run's status.
-    at = start(bl_steps=100_000, bl_runs=2)
-    t = lab(at).t
-    tick(at)
-    assert lab(at).t > t and "running: step" in at.get("progress")[0].proto.text
-    assert enabled(at) == RUNNING
-    # a click is handled by the fragment's run that carries it, and the page is drawn
-    # again for the new state: timer off, results table on
-    at.button(key="bl_pause").click()
-    tick(at)
-    assert at.session_state["bl_status"] == "paused" and enabled(at) == PAUSED
-    paused = lab(at).t
-    assert at.subheader[0].value == f"Results so far (paused at step {paused:,})"
-    at.button(key="bl_resume").click()
-    tick(at)
-    assert at.session_state["bl_status"] == "running" and enabled(at) == RUNNING
-    tick(at)
-    assert lab(at).t > paused and enabled(at) == RUNNING   # it goes on, and can pause again
-    at.button(key="bl_pause").click()
-    tick(at)
-    assert at.session_state["bl_status"] == "paused" and enabled(at) == PAUSED
-    # the status changed outside this page's runs (as a tick of another run would): the
-    # next tick draws the controls for it, not for the run that set the page up
-    at.session_state["bl_status"] = "running"
-    tick(at)
-    assert enabled(at) == RUNNING and "running: step" in at.get("progress")[0].proto.text
-    at.button(key="bl_reset").click()
-    tick(at)
-    assert "bl_lab" not in at.session_state
-    assert enabled(at) == {"bl_pause": False, "bl_resume": False, "bl_reset": False}
-
-
-def test_a_tick_that_finishes_the_run_draws_the_results_and_turns_the_controls_off():
-    at = start(bl_steps=3000, bl_runs=2)           # a few ticks' worth
-    assert at.session_state["bl_status"] == "running"
-    for _ in range(100):
-        if at.session_state["bl_status"] == "done":
-            break
-        tick(at)
-    assert at.session_state["bl_status"] == "done"
-    assert at.subheader[0].value == "Results"
-    assert enabled(at) == {"bl_pause": False, "bl_resume": False, "bl_reset": True}
