@@ -83,7 +83,7 @@ def test_interval_is_named_in_the_text_and_refused_where_the_method_has_none(cap
     rc, out, err = ulr(capsys, "propensity", "--method", "em", "--input", csv,
                        "--positions", 4, "--interval", "bootstrap", "--bootstrap", 20)
     assert rc == 0, err
-    assert "interval: 95% bootstrap percentile, 20 replicates" in out
+    assert "interval: 95% standard bootstrap on the log scale, 20 replicates" in out
     rc, out, err = ulr(capsys, "propensity", "--method", "intervention-harvesting", "--input",
                        csv, "--interval", "information")
     assert rc == 2 and out == ""

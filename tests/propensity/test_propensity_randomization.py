@@ -148,14 +148,19 @@ def test_bootstrap_width_matches_the_delta_method(open_df):
     p = c / n
     # Binomial delta method for log(CTR_k / CTR_1), sessions independent.
     se = res.theta * np.sqrt((1 - p) / c + (1 - p[0]) / c[0])
-    se_boot = (res.upper - res.lower) / (2 * 1.959964)
+    # the interval is theta exp(+- t sd(log theta*)) (issue 54): its log half-width / t is
+    # the replicates' sd of log theta, times theta the se of theta
+    b = 400
+    t = 1.9659  # Student's 97.5% quantile, 399 degrees of freedom
+    se_boot = res.theta * np.log(res.upper / res.lower) / (2 * t)
+    np.testing.assert_allclose(np.log(res.upper[1:] / res.theta[1:]),
+                               np.log(res.theta[1:] / res.lower[1:]), rtol=1e-9)
     ratio = se_boot[1:] / se[1:]
-    # Tolerance from the sample sizes: a percentile-interval end from B replicates has sd
-    # sqrt(a (1 - a) / B) / phi(z) in units of the se (a = 0.025); the width has two ends.
-    # 4 sd of that, plus 5% for the delta method's first-order approximation.
-    a, b, z = 0.025, 400, 1.959964
-    rel_sd = math.sqrt(2 * a * (1 - a) / b) / (math.exp(-z * z / 2) / math.sqrt(2 * math.pi)) / (2 * z)
-    tol = 4 * rel_sd + 0.05
+    # Tolerance from the sample sizes: a sample sd from B replicates has relative sd
+    # 1 / sqrt(2 (B - 1)) (normal theory); 4 sd of that, plus 5% for the delta method's
+    # first-order approximation. (The percentile interval's width it replaced was noisier:
+    # each end's sd sqrt(a (1 - a) / B) / phi(z), a = 0.025, gave a tolerance of 0.24.)
+    tol = 4 / math.sqrt(2 * (b - 1)) + 0.05
     assert np.all(np.abs(ratio - 1) < tol), (ratio, tol)
 
 

@@ -2,8 +2,8 @@
 
     python -m ulr propensity --method em --input log.csv [--positions K] [--bootstrap B]
 
-Prints theta relative to position 1 (and, with ``--bootstrap``, a percentile
-interval). When the log records the simulator's ``true_theta``, it is shown
+Prints theta relative to position 1 (and, with ``--bootstrap``, the standard bootstrap
+interval on the log scale). When the log records the simulator's ``true_theta``, it is shown
 next to the estimate, relative to position 1 as well.
 
 With ``--input big.csv`` and a method that only needs (query, doc, position)
@@ -254,7 +254,7 @@ def render(result: dict) -> str:
         lines.append(f"interval: {result['level']:.0%} Wald on the log scale, from the Fisher "
                      "information")
     elif has_ci:
-        lines.append(f"interval: {result['level']:.0%} bootstrap percentile, "
+        lines.append(f"interval: {result['level']:.0%} standard bootstrap on the log scale, "
                      f"{result['bootstrap']} replicates")
     if has_truth and result.get("max_abs_error") is not None:
         lines.append(f"max |theta - true| = {result['max_abs_error']:.4f}")

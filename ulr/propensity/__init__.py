@@ -17,8 +17,9 @@
   :mod:`.harvesting`.
 
 Every method aggregates in SQL first (one statement, :mod:`.aggregate`) and
-iterates in numpy. ``n_bootstrap=B`` adds a percentile interval from B
-replicates that reweight the aggregated statistics by resampled sessions.
+iterates in numpy. ``n_bootstrap=B`` adds an interval from B
+replicates that reweight the aggregated statistics by resampled sessions (the
+standard interval on the log scale, :func:`.bootstrap.standard_interval`).
 A method that cannot run on a log raises :class:`ulr.errors.UlrError` with the
 reason in one sentence.
 """

@@ -2,9 +2,13 @@
 
 Replicates reweight the aggregated statistics (one Poisson(1) weight per
 bootstrap bucket of sessions, see :mod:`ulr.propensity.aggregate`); the SQL
-runs once. A replicate in which theta is undefined (no clicks at the
-reference position) gives inf/NaN rather than a number, and the interval
-widens accordingly: with few clicks the interval is wide, as it should be.
+runs once. The interval is the standard bootstrap interval on the log scale
+(:func:`standard_interval`, issue 54): with the default 50 replicates a
+percentile interval covers about 91%, this one 95%
+(tests/propensity/test_propensity_bootstrap_interval.py). A replicate in which
+theta is undefined (no clicks at the reference position) gives inf/NaN rather
+than a number, and the interval widens accordingly (:func:`percentile_interval`
+at that position): with few clicks the interval is wide, as it should be.
 """
 
 from __future__ import annotations
@@ -93,4 +97,57 @@ def percentile_interval(samples: np.ndarray, level: float = 0.95
         notes.append(f"{bad} of {s.shape[0]} bootstrap replicates had no clicks at a reference "
                      "position; the intervals include that uncertainty (an upper bound of "
                      "infinity means the data cannot bound theta there).")
+    return lower, upper, notes
+
+
+def standard_interval(samples: np.ndarray, estimate, level: float = 0.95
+                      ) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Standard bootstrap interval per position, on the log scale.
+
+    For an estimate ``theta_k > 0`` and B replicates ``theta*_bk``, all finite and positive,
+
+        theta_k * exp(+- t_{B-1, (1 + level) / 2} * sd_b(log theta*_bk)),
+
+    the standard interval ``estimate +- t se`` (Efron & Tibshirani, *An Introduction to the
+    Bootstrap*, 1993, 13.2) of ``log theta_k``, mapped back: it stays positive, and the
+    Student quantile with B - 1 degrees of freedom accounts for the replicates' sd being
+    itself estimated. The log of a ratio of click counts is nearly normal where the counts
+    are not tiny; with the default 50 replicates a percentile interval's ends are the 2nd
+    and 3rd draws from either side and it covers about 91%, this one 95%
+    (tests/propensity/test_propensity_bootstrap_interval.py). A position where every
+    replicate equals the estimate (the reference position, theta = 1) gets
+    ``[theta, theta]``.
+
+    Elsewhere, where the estimate or some replicate is not finite and positive (an inf
+    replicate: no clicks at the reference position; NaN: undefined; 0: no clicks at that
+    position in the replicate), the data do not give a log-scale spread to scale by, and
+    that position keeps :func:`percentile_interval`'s rule (inf replicates push ``upper``
+    to inf; a few undefined ones are dropped, many give [0, inf]), with its notes.
+
+    Parameters
+    ----------
+    samples : (B, K) array
+        Bootstrap replicates, B >= 2.
+    estimate : (K,) array
+        The point estimate the interval is centred on (on the log scale).
+    level : float
+        Two-sided coverage.
+
+    Returns
+    -------
+    (lower, upper, notes)
+    """
+    from scipy.special import stdtrit  # t.ppf's own function, lighter than scipy.stats
+    s = np.array(samples, dtype=float)
+    lower, upper, notes = percentile_interval(s, level)
+    theta = np.asarray(estimate, dtype=float)
+    if theta.shape != (s.shape[1],):
+        raise ValueError(f"estimate has shape {theta.shape}, the replicates {s.shape}")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ok = (np.isfinite(s) & (s > 0)).all(axis=0) & np.isfinite(theta) & (theta > 0)
+    if ok.any():
+        sd = np.std(np.log(s[:, ok]), axis=0, ddof=1)
+        half = float(stdtrit(s.shape[0] - 1, 0.5 + float(level) / 2)) * sd
+        lower[ok] = theta[ok] * np.exp(-half)
+        upper[ok] = theta[ok] * np.exp(half)
     return lower, upper, notes

@@ -253,7 +253,7 @@ def run(scan, *, positions=None, n_bootstrap: int = 0, seed=0, assume_randomized
         from ulr.data.scan import N_GROUPS
         samples = bs.replicate(one, n_groups=N_GROUPS, n_bootstrap=n_bootstrap, seed=seed,
                                progress=prog.sub(end, 1.0), should_stop=should_stop)
-        lower, upper, more = bs.percentile_interval(samples, level)
+        lower, upper, more = bs.standard_interval(samples, fit.theta, level)
         notes += more
     return PropensityResult.build(
         method="dla", positions=ls.positions, theta=fit.theta, lower=lower, upper=upper,

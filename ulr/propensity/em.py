@@ -428,8 +428,8 @@ def score_replicates(stats: CellStats, fit: EMFit, *, n_bootstrap: int, seed, li
     ``u_g``, and a replicate is a product of its weights with them, so B replicates cost one
     matrix product instead of B EM fits. Their spread estimates the session-clustered
     (sandwich) variance ``J^{-1} (sum_g u_g u_g') J^{-1}``, which stays right when clicks
-    in a session depend on each other; the percentile interval keeps the bootstrap's
-    reading. The free positions are those linked to position 1 with clicks; the others get
+    in a session depend on each other; the interval (the replicates' sd of log theta,
+    :func:`ulr.propensity.bootstrap.standard_interval`) keeps the bootstrap's reading. The free positions are those linked to position 1 with clicks; the others get
     NaN. Returns (B, K) relative theta replicates, or None when position 1 has no clicks
     or ``J`` is singular (the caller refits instead).
     """
@@ -541,7 +541,8 @@ def run(scan, *, positions=None, n_bootstrap: int = 0, seed=0, assume_randomized
     ``interval="information"`` (the default, issue 54): the Wald interval of the fit's
     Fisher information (:func:`information_interval`), which needs nothing but the cells
     the fit read; ``n_bootstrap`` plays no part. ``interval="bootstrap"`` with
-    ``n_bootstrap`` > 0: the percentile interval of the score bootstrap
+    ``n_bootstrap`` > 0: the standard interval on the log scale
+    (:func:`ulr.propensity.bootstrap.standard_interval`) of the score bootstrap
     (:func:`score_replicates`): Poisson weights on session buckets, each replicate the
     refit's first-order value, so the B replicates cost one pass over the buckets' cells
     instead of B EM fits (coverage and agreement with the refitting bootstrap in
@@ -602,15 +603,15 @@ def run(scan, *, positions=None, n_bootstrap: int = 0, seed=0, assume_randomized
     if samples is not None:
         _, c_k = stats.by_position()
         cols = linked & (c_k > 0)
-        lower, upper, more = bs.percentile_interval(samples[:, cols], level)
+        lower, upper, more = bs.standard_interval(samples[:, cols], theta[cols], level)
         lower, upper = _spread(lower, cols), _spread(upper, cols)
         silent = linked & ~cols  # no clicks there: the scores do not bound theta from above
         lower[silent], upper[silent] = 0.0, np.inf
         notes += more
     elif boot:  # position 1 without clicks: refit every replicate
         def batch(w):
-            # Replicates only feed percentiles: 1e-6 moves their endpoints by less than
-            # the Monte Carlo error of B replicates, in fewer iterations.
+            # Replicates only feed the interval's spread: 1e-6 moves it by less than the
+            # Monte Carlo error of B replicates, in fewer iterations.
             t = pbm_em_replicates(stats, w, tol=max(tol, 1e-6), max_iter=max_iter,
                                   should_stop=should_stop)
             t[:, ~linked] = np.nan
@@ -618,7 +619,7 @@ def run(scan, *, positions=None, n_bootstrap: int = 0, seed=0, assume_randomized
         samples = bs.replicate(batch, n_groups=stats.groups.n_groups, n_bootstrap=n_bootstrap,
                                seed=seed, progress=prog.sub(0.5, 1.0), batch=25,
                                should_stop=should_stop)
-        lower, upper, more = bs.percentile_interval(samples, level)
+        lower, upper, more = bs.standard_interval(samples, theta, level)
         notes += more
     return PropensityResult.build(
         method="em", positions=stats.positions, theta=theta, lower=lower, upper=upper,

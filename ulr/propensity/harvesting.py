@@ -170,7 +170,7 @@ def run(scan, *, positions=None, n_bootstrap: int = 0, seed=0, assume_randomized
             return t
         samples = bs.replicate(one, n_groups=stats.groups.n_groups, n_bootstrap=n_bootstrap,
                                seed=seed, progress=prog.sub(0.4, 1.0), should_stop=should_stop)
-        lower, upper, more = bs.percentile_interval(samples, level)
+        lower, upper, more = bs.standard_interval(samples, theta, level)
         notes += more
     neff = info["effective_trials"]
     rows = int(round(stats.impressions.sum()))

@@ -242,7 +242,7 @@ def run(scan: Scan, *, positions=None, n_bootstrap: int = 0, seed=0,
         samples = bs.replicate(lambda w: fit_many(stats, w), n_groups=stats.n_groups,
                                n_bootstrap=n_bootstrap, seed=seed, progress=prog.sub(0.1, 1.0),
                                batch=256, should_stop=should_stop)
-        lower, upper, more = bs.percentile_interval(samples, level)
+        lower, upper, more = bs.standard_interval(samples, theta, level)
         notes += more
     n_k = stats.impressions.sum(axis=0)
     c_k = stats.clicks.sum(axis=0)

@@ -370,7 +370,7 @@ def run(scan, *, positions=None, n_bootstrap: int = 0, seed=0, assume_randomized
             return f.theta / f.theta[0]
         samples = bs.replicate(one, n_groups=fs.cells.groups.n_groups, n_bootstrap=n_bootstrap,
                                seed=seed, progress=prog.sub(0.6, 1.0), should_stop=should_stop)
-        lower, upper, more = bs.percentile_interval(samples, level)
+        lower, upper, more = bs.standard_interval(samples, theta, level)
         notes += more
     return PropensityResult.build(
         method="regression-em", positions=fs.cells.positions, theta=theta, lower=lower,

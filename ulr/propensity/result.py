@@ -62,7 +62,8 @@ class PropensityResult(Result):
         level.
     interval : str
         How ``lower``/``upper`` were formed (:data:`ulr.propensity.registry.INTERVALS`):
-        ``"bootstrap"`` (percentile interval of ``n_bootstrap`` replicates) or
+        ``"bootstrap"`` (standard interval on the log scale from ``n_bootstrap``
+        replicates, :func:`ulr.propensity.bootstrap.standard_interval`) or
         ``"information"`` (Wald interval of the fit's Fisher information); ``""`` without
         an interval.
     seconds : float

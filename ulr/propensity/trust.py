@@ -71,15 +71,18 @@ def run(scan, *, positions=None, n_bootstrap: int = 0, seed=0, assume_randomized
                 return f.alpha / f.alpha[0] if f.alpha[0] > 0 else np.full(len(f.alpha), np.nan)
         samples = bs.replicate(one, n_groups=stats.groups.n_groups, n_bootstrap=n_bootstrap,
                                seed=seed, progress=prog.sub(0.3, 1.0), should_stop=should_stop)
-        lower, upper, more = bs.percentile_interval(samples, level)
+        lower, upper, more = bs.standard_interval(samples, theta, level)
         lower[0] = upper[0] = 1.0
         notes += more
         al = np.vstack([d[0] for d in draws])
         be = np.vstack([d[1] for d in draws])
         with np.errstate(divide="ignore", invalid="ignore"):
             br = np.where(al[:, :1] > 0, be / al[:, :1], np.nan)
-        for name, s in (("alpha", al), ("beta", be), ("beta_relative", br)):
-            lo, hi, _ = bs.percentile_interval(s, level)
+        for name, s, est in (("alpha", al, fit.alpha), ("beta", be, fit.beta),
+                             ("beta_relative", br, beta_rel)):
+            lo, hi, _ = bs.standard_interval(s, est, level)
+            if name != "beta_relative":  # click probabilities: the log scale bounds them
+                hi = np.minimum(hi, 1.0)  # below by 0 only
             extras[f"{name}_lower"], extras[f"{name}_upper"] = lo.tolist(), hi.tolist()
     return PropensityResult.build(
         method="trust-em", positions=stats.positions, theta=theta, lower=lower, upper=upper,
