@@ -65,32 +65,6 @@ def save_report(db: str, items: Path, n: int, title: str) -> str:
     return line[6:]
 
 
-def serve_checkout(db: str, checkout: Path):
-    """``serve`` with another checkout's app (run from its own folder)."""
-    if checkout == ROOT:
-        return serve(db)
-    import socket
-    import urllib.request
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py",
-                             "--server.headless", "true", "--server.port", str(port),
-                             "--browser.gatherUsageStats", "false",
-                             "--server.fileWatcherType", "none"],
-                            cwd=checkout, env=dict(os.environ, ULR_DB=db),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    for _ in range(120):
-        try:
-            urllib.request.urlopen(url + "/_stcore/health", timeout=2)
-            return proc, url
-        except OSError:
-            time.sleep(0.5)
-    proc.kill()
-    raise RuntimeError("streamlit did not start")
-
-
 def view(ctx, url: str, rid: str) -> tuple[float, float, int, int]:
     """``(idle, drawn, charts, pictures)`` of one view in a new tab."""
     pg = ctx.new_page()
@@ -135,7 +109,7 @@ def main(argv=None) -> None:
     try:
         urls = {}
         for name, checkout in sides:
-            proc, url = serve_checkout(db, checkout)
+            proc, url = serve(db, checkout / "app.py", cwd=checkout)
             servers.append(proc)
             urls[name] = url
         with sync_playwright() as p:

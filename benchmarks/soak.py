@@ -75,8 +75,9 @@ def pct(xs, q):
 # --------------------------------------------------------------------------- pages
 
 
-def serve(db: str, script: Path = ROOT / "app.py"):
-    """``streamlit run script`` (the app by default) on a free port with store ``db``."""
+def serve(db: str, script: Path = ROOT / "app.py", cwd: Path = ROOT):
+    """``streamlit run script`` (the app by default) on a free port with store ``db``, from
+    folder ``cwd`` (another checkout's app is run from its own folder)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -85,7 +86,7 @@ def serve(db: str, script: Path = ROOT / "app.py"):
                              "--server.headless", "true", "--server.port", str(port),
                              "--browser.gatherUsageStats", "false",
                              "--server.fileWatcherType", "none"],
-                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                            cwd=cwd, env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     import urllib.request
     url = f"http://127.0.0.1:{port}"
