@@ -150,7 +150,8 @@ fig = plots.examination_figure(res, pbm, truth=truth)
 st.plotly_chart(fig, width="stretch", key="um_exam_chart")
 st.caption(f"Evidence: {res.train_sessions:,} training and {res.test_sessions:,} held-out "
            "sessions. Curves are each model's average chance of examining a rank over the "
-           "training sessions, relative to rank 1; ✕ is the Position bias page's EM estimate.")
+           "training sessions, relative to rank 1; ✕ is the Position bias page's EM estimate. "
+           "Prior: " + res.prior.get("text", "none") + ".")
 freq_section = st.expander("By how often a result was seen in training", key="um_freq_open",
                            on_change="rerun")
 with freq_section:
@@ -162,7 +163,7 @@ with freq_section:
         st.plotly_chart(plots.frequency_figure(res), width="stretch", key="um_freq_chart")
         st.caption("Held-out impressions grouped by how many training sessions showed the same "
                    "(query, document) pair: rarely seen pairs are where a model's estimates are "
-                   "thinnest. Prior: " + res.prior.get("text", "none") + ".")
+                   "thinnest.")
 c1, c2 = st.columns([1, 4])
 with c1:
     ui.download_csv(table, f"user_models_{info.name}.csv", "Download CSV", key="um_download")

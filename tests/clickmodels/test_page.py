@@ -33,6 +33,10 @@ def test_comparison_on_the_sample_shows_the_verdict_first_then_table_and_chart()
     table = at.dataframe[0].value
     assert list(table["model"])[0] in ("PBM", "UBM")
     assert set(table["model"]) == {"PBM", "UBM", "cascade", "DCM"}
+    assert len(at.get("plotly_chart")) == 1  # examination by rank; the rest when opened
+    at.session_state["um_freq_open"] = True  # "By how often a result was seen in training"
+    at.run()
+    assert not at.exception, at.exception
     chart = at.get("plotly_chart")
     assert len(chart) == 2  # examination by rank; perplexity by how often a pair was seen
     freq = next(d.value for d in at.dataframe if "held-out impressions" in d.value.columns)
