@@ -6,31 +6,14 @@ harvesting, where the percentile interval of the default 50 replicates covered a
 import math
 import statistics
 
-import duckdb
 import numpy as np
-import pandas as pd
 import pytest
 from scipy.stats import binom, t as student
 
 from ulr import propensity
-from ulr.data.scan import Scan
 from ulr.propensity import bootstrap as bs
 from ulr.simulate import simulate_clicks
-
-COLUMNS = ("query_id", "doc_id", "position", "click", "session_id", "randomized")
-
-
-def table_scan(df: pd.DataFrame) -> Scan:
-    """The rows of ``df`` as a stored table (the SQL path a loaded log takes)."""
-    cur = duckdb.connect()
-    cur.register("rows_df", df[list(COLUMNS)])
-    cur.execute("CREATE TABLE rows_t AS SELECT CAST(query_id AS VARCHAR) AS query_id, "
-                "CAST(doc_id AS VARCHAR) AS doc_id, CAST(position AS INTEGER) AS position, "
-                "CAST(click AS BOOLEAN) AS click, CAST(session_id AS VARCHAR) AS session_id, "
-                "CAST(randomized AS BOOLEAN) AS randomized FROM rows_df")
-    return Scan(cur=cur, from_sql="rows_t", params={}, columns=COLUMNS, name="sim",
-                checked=True, rows=len(df))
-
+from tests.propensity.test_propensity_em_interval import table_scan
 
 def reference(samples, estimate, level):
     """The slow obvious reference, one position at a time in Python floats: where the
@@ -113,7 +96,7 @@ def test_standard_interval_covers_the_true_theta_at_the_nominal_rate(n_logs=N_LO
         sim = simulate_clicks(queries=30, positions=k, sessions=5000, features=0,
                               seed=9000 + i, ranker_noise=1.0)
         truth = sim.relative_theta[1:]
-        scan = table_scan(sim.df)
+        scan = table_scan(sim.df, randomized=True)
         for m in (m for m in methods if i < n_logs[m]):
             res = propensity.estimate(scan, method=m, n_bootstrap=b, seed=i, level=level,
                                       weigh_facts=False)

@@ -18,15 +18,18 @@ from ulr.simulate import simulate_clicks
 COLUMNS = ("query_id", "doc_id", "position", "click", "session_id")
 
 
-def table_scan(df: pd.DataFrame) -> Scan:
-    """The rows of ``df`` as a stored table (the SQL path a loaded log takes)."""
+def table_scan(df: pd.DataFrame, *, randomized: bool = False) -> Scan:
+    """The rows of ``df`` as a stored table (the SQL path a loaded log takes); with
+    ``randomized``, its ``randomized`` column too."""
+    columns = COLUMNS + (("randomized",) if randomized else ())
     cur = duckdb.connect()
-    cur.register("rows_df", df[list(COLUMNS)])
+    cur.register("rows_df", df[list(columns)])
     cur.execute("CREATE TABLE rows_t AS SELECT CAST(query_id AS VARCHAR) AS query_id, "
                 "CAST(doc_id AS VARCHAR) AS doc_id, CAST(position AS INTEGER) AS position, "
-                "CAST(click AS BOOLEAN) AS click, CAST(session_id AS VARCHAR) AS session_id "
-                "FROM rows_df")
-    return Scan(cur=cur, from_sql="rows_t", params={}, columns=COLUMNS, name="sim",
+                "CAST(click AS BOOLEAN) AS click, CAST(session_id AS VARCHAR) AS session_id"
+                + (", CAST(randomized AS BOOLEAN) AS randomized" if randomized else "")
+                + " FROM rows_df")
+    return Scan(cur=cur, from_sql="rows_t", params={}, columns=columns, name="sim",
                 checked=True, rows=len(df))
 
 
