@@ -227,10 +227,12 @@ for i, p in enumerate(items):
         elif p.figure is not None:
             st.plotly_chart(report.shown_figure(p), key=f"rep_fig_{p.id}")
         df = p.frame()
-        if df is not None:
-            with st.expander(f"Table ({len(df):,} rows)"):
-                st.dataframe(theme.styled(df.rename(columns=words)), hide_index=True,
-                             width="stretch")
+        if df is not None:  # drawn when opened: 12 folded grids cost the first view a second
+            with (tab := st.expander(f"Table ({len(df):,} rows)", key=f"rep_table_{p.id}",
+                                     on_change="rerun")):
+                if tab.open:
+                    st.dataframe(theme.styled(df.rename(columns=words)), hide_index=True,
+                                 width="stretch")
         for cav in p.caveats:
             st.warning(_md(cav), icon=":material/warning:")
         st.caption(f"Evidence: {_md(report.evidence_text(p.evidence))}")

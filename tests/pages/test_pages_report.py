@@ -228,3 +228,17 @@ def test_report_page_shows_a_kept_picture_instead_of_a_live_chart():
         drawn.clear()
     at = open_page("pages/report.py", r.id)  # nothing kept: both live
     assert len(at.get("plotly_chart")) == 2 and not at.get("image")
+
+
+def test_an_items_table_is_drawn_when_its_section_is_opened():
+    r = seeded_report()
+    at = open_page("pages/report.py", r.id)
+    first = reports.items(r.id)[0].id
+    assert [e.label for e in at.expander] == ["Table (3 rows)"]
+    assert len(at.dataframe) == 0  # folded: no grid on the first view
+    at.session_state[f"rep_table_{first}"] = True  # as a click on the section would
+    at.run()
+    assert not at.exception, at.exception
+    assert len(at.dataframe) == 1
+    shown = at.dataframe[0].value
+    assert list(shown["note"]) == ["=cmd", "ok", "-x"]  # the saved table, as saved
