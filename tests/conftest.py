@@ -93,6 +93,26 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.browser)
         if "spark" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.spark)
+    _longest_files_first(items)
+
+
+def _longest_files_first(items) -> None:
+    """Order the files by a rough cost, the longest first (the order within a file kept).
+
+    pytest-xdist hands out whole files (``--dist loadfile``), by default the files with
+    the most tests first (``--no-loadscope-reorder`` in pytest.ini turns that off): the
+    one-test browser journeys of a minute or two came last, and one worker ran them while
+    the other had finished. Longest first, the short files fill the end. The cost is a
+    guess from the markers: a browser test ~30 s, another slow test ~10 s, any other 0.3 s.
+    """
+    cost: dict = {}
+    for item in items:
+        path = item.nodeid.split("::", 1)[0]
+        cost[path] = cost.get(path, 0.0) + (
+            30.0 if item.get_closest_marker("browser") else
+            10.0 if item.get_closest_marker("slow") else 0.3)
+    order = {path: i for i, path in enumerate(sorted(cost, key=lambda p: -cost[p]))}
+    items.sort(key=lambda item: order[item.nodeid.split("::", 1)[0]])
 
 # Streamlit animates its "running" indicator and fades elements in and out: in a headless
 # browser every animated frame is drawn in software, for every open page, all the while
