@@ -238,22 +238,24 @@ for i, p in enumerate(items):
         st.caption(f"Evidence: {_md(report.evidence_text(p.evidence))}")
         st.caption("Settings: " + (" · ".join(f"{_md(words(k))} = {_md(report.setting_text(v))}"
                                               for k, v in p.settings.items()) or "none recorded"))
-        b = st.columns(5)
-        b[0].button("Move up", key=f"rep_up_{p.id}", icon=":material/arrow_upward:",
-                    disabled=i == 0 or not editable, on_click=_item_op,
-                    args=(reports.move_item, rid, p.id, -1))
-        b[1].button("Move down", key=f"rep_down_{p.id}", icon=":material/arrow_downward:",
-                    disabled=i == len(items) - 1 or not editable, on_click=_item_op,
-                    args=(reports.move_item, rid, p.id, 1))
-        b[2].button("Remove", key=f"rep_rm_{p.id}", icon=":material/delete:",
-                    on_click=_item_op, args=(reports.remove_item, rid, p.id),
-                    disabled=not editable)
-        if p.figure is not None and image_problem is None:
-            for col, fmt in ((b[3], "png"), (b[4], "pdf")):
-                col.download_button(
-                    fmt.upper(), key=f"rep_{fmt}_{p.id}", on_click="ignore",
-                    data=lambda p=p, fmt=fmt: report.to_image(report.export_figure(p),
-                                                              format=fmt),
-                    file_name=f"{i + 1:02d}-{stem}.{fmt}", mime=report.image_mime(fmt),
-                    icon=":material/image:", help=f"Static {fmt.upper()} of this chart, "
-                    "rendered by Chromium (takes a few seconds).")
+        # the item's actions in one menu: 60 buttons drawn at once took a 12-item report's
+        # first view about 2 s in the browser; a closed menu draws none of them
+        with st.popover("Item actions", icon=":material/more_horiz:"):
+            st.button("Move up", key=f"rep_up_{p.id}", icon=":material/arrow_upward:",
+                      disabled=i == 0 or not editable, on_click=_item_op,
+                      args=(reports.move_item, rid, p.id, -1))
+            st.button("Move down", key=f"rep_down_{p.id}", icon=":material/arrow_downward:",
+                      disabled=i == len(items) - 1 or not editable, on_click=_item_op,
+                      args=(reports.move_item, rid, p.id, 1))
+            st.button("Remove", key=f"rep_rm_{p.id}", icon=":material/delete:",
+                      on_click=_item_op, args=(reports.remove_item, rid, p.id),
+                      disabled=not editable)
+            if p.figure is not None and image_problem is None:
+                for fmt in ("png", "pdf"):
+                    st.download_button(
+                        f"Chart as {fmt.upper()}", key=f"rep_{fmt}_{p.id}", on_click="ignore",
+                        data=lambda p=p, fmt=fmt: report.to_image(report.export_figure(p),
+                                                                  format=fmt),
+                        file_name=f"{i + 1:02d}-{stem}.{fmt}", mime=report.image_mime(fmt),
+                        icon=":material/image:", help=f"Static {fmt.upper()} of this chart, "
+                        "rendered by Chromium (takes a few seconds).")

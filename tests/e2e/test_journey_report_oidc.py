@@ -105,7 +105,9 @@ def test_only_the_signed_in_owner_changes_a_report_or_a_dataset(browser, auth_ap
         expect(bob.get_by_role("textbox", name="Report name")).to_have_value("Alice findings")
         expect(bob.get_by_role("textbox", name="Report name")).to_be_disabled()
         expect(bob.get_by_role("textbox", name="Title", exact=True)).to_be_disabled()
+        bob.get_by_role("button", name="Item actions").first.click()  # the item's menu
         expect(bob.get_by_role("button", name="Remove")).to_be_disabled()
+        bob.keyboard.press("Escape")
         expect(bob.get_by_role("button", name="Delete report")).to_be_disabled()
         expect(bob.get_by_role("checkbox", name="Yes, delete this report")).to_be_disabled()
         shot(bob, "oidc_non_owner_report")
