@@ -114,7 +114,9 @@ def _manage(info) -> None:
     """The stored datasets, and renaming or deleting the current one: only whoever loaded
     it may (docs/contract.md §1, owners); anyone else is told why, in one sentence."""
     actor = ui.identity()
-    with st.expander("Manage datasets"):
+    with (section := st.expander("Manage datasets", key="data_manage_open", on_change="rerun")):
+        if not section.open:  # drawn when opened: the first view draws no table it hides
+            return
         all_ds = catalog.list_datasets(cur)
         st.dataframe([{"name": d.name, "rows": d.rows, "file": d.source,
                        "loaded": timestamp(d.loaded_at), "loaded by": d.loaded_by(actor),

@@ -292,6 +292,9 @@ def test_only_the_browser_that_loaded_a_dataset_renames_deletes_or_replaces_it()
     a.text_input(key="ds_name").input("alice log")
     press_load(a)
     assert any("Stored “alice log”" in s.value for s in a.success)
+    assert not [w for w in a.button if w.key == "delete_btn"]  # folded: drawn when opened
+    a.session_state["data_manage_open"] = True  # as a click on "Manage datasets" would
+    a.run()
     assert a.button(key="delete_btn") is not None
 
     b = AppTest.from_file(APP, default_timeout=60)
@@ -300,6 +303,8 @@ def test_only_the_browser_that_loaded_a_dataset_renames_deletes_or_replaces_it()
     b.switch_page("pages/data.py").run()
     assert not b.exception and b.session_state["dataset"] == "alice log"
     assert metric(b, "Rows") == "40"  # B uses it
+    b.session_state["data_manage_open"] = True
+    b.run()
     assert not [w for w in b.button if w.key in ("delete_btn", "rename_btn")]
     assert any("“alice log” was loaded by someone else; you can use it, but only they or the "
                "operator can rename or delete it." == c.value for c in b.caption)
