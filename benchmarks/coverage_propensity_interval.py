@@ -15,7 +15,7 @@ Binomial(logs, 0.95) range at two-sided 1% per position, then bias against sprea
 scale: the mean of log(theta / truth) over the logs with its standard error, the sd of log
 theta across the logs and the root mean square of the replicates' sd of log theta* (an
 interval centred on a biased estimate cannot cover, however wide its replicates; issue 54's
-regression EM was 7-16% low at positions 2-5). The test
+regression EM was 7-15% low at positions 2-5). The test
 (tests/propensity/test_propensity_bootstrap_interval.py) runs the two fast methods on
 200 logs of another seed range.
 """
