@@ -163,6 +163,9 @@ def _threads(n_rows: int):
 
 # One GBDT shape for every fit: 50 trees at step 0.2 reach what 100 at 0.1 do, at half
 # the time of each fit and each prediction (figures in docs/benchmarks.md).
+# min_samples_leaf counts the fits' rows, one per distinct feature vector, not impressions:
+# on few vectors each shown many times it smooths gamma across positions and biases theta
+# low (issue 54, docs/benchmarks.md; the strict xfail test in test_propensity_regression_em).
 _GBDT = dict(max_iter=50, learning_rate=0.2, max_leaf_nodes=15, min_samples_leaf=40,
              l2_regularization=1.0, early_stopping=False)
 
