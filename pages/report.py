@@ -227,7 +227,7 @@ for i, p in enumerate(items):
         elif p.figure is not None:
             st.plotly_chart(report.shown_figure(p), key=f"rep_fig_{p.id}")
         df = p.frame()
-        if df is not None:  # drawn when opened: 12 folded grids cost the first view a second
+        if df is not None:  # drawn when opened: no folded grid on the first view
             with (tab := st.expander(f"Table ({len(df):,} rows)", key=f"rep_table_{p.id}",
                                      on_change="rerun")):
                 if tab.open:

@@ -101,8 +101,8 @@ def _longest_files_first(items) -> None:
 
     pytest-xdist hands out whole files (``--dist loadfile``), by default the files with
     the most tests first (``--no-loadscope-reorder`` in pytest.ini turns that off): the
-    one-test browser journeys of a minute or two came last, and one worker ran them while
-    the other had finished. Longest first, the short files fill the end. The cost is a
+    one-test browser journeys of a minute or two came last, where one worker can run them
+    while the other has finished (not measured apart). Longest first, the short files fill the end. The cost is a
     guess from the markers: a browser test ~30 s, another slow test ~10 s, any other 0.3 s.
     """
     cost: dict = {}
