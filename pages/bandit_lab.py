@@ -229,7 +229,7 @@ def results(lab):
         "steps per second": res["steps_per_second"],
     })
     st.subheader("Results" if status == "done" else f"Results so far (paused at step {lab.t:,})")
-    st.dataframe(table, hide_index=True, width="stretch", column_config={
+    ui.dataframe(table, hide_index=True, width="stretch", column_config={
         "regret mean": st.column_config.NumberColumn(format="%.1f"),
         "regret sd": st.column_config.NumberColumn(format="%.1f"),
         "wall time (s)": st.column_config.NumberColumn(format="%.2f"),

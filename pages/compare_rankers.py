@@ -283,7 +283,7 @@ if res is not None:
         table = table.rename(columns={c: c.replace("ipw", CORR) for c in table.columns})
         table = table.assign(better=table["better"].replace({"ipw": CORR}))
     st.subheader("Paired comparison per metric")
-    st.dataframe(theme.styled(table, groups=[(r, f"{r} lower", f"{r} upper")  # as the cards
+    ui.dataframe(theme.styled(table, groups=[(r, f"{r} lower", f"{r} upper")  # as the cards
                                              for r in ("naive", "ipw" if CORR == "IPW"
                                                        else CORR, "delta")]),
                  hide_index=True, width="stretch",

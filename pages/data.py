@@ -38,7 +38,7 @@ def _show_mapping(info) -> None:
     with section:
         if not section.open:  # drawn when opened (issue 54: a first view draws no hidden table)
             return
-        st.dataframe(rows, hide_index=True, width="stretch", key="mapping_table")
+        ui.dataframe(rows, hide_index=True, width="stretch", key="mapping_table")
         facts = info.facts.describe()
         st.write("Declared: " + ui.literal("; ".join(facts)) + "." if facts else
                  "No facts declared. Declare them when you upload the log (for example that "
@@ -118,7 +118,7 @@ def _manage(info) -> None:
         if not section.open:  # drawn when opened: the first view draws no table it hides
             return
         all_ds = catalog.list_datasets(cur)
-        st.dataframe([{"name": d.name, "rows": d.rows, "file": d.source,
+        ui.dataframe([{"name": d.name, "rows": d.rows, "file": d.source,
                        "loaded": timestamp(d.loaded_at), "loaded by": d.loaded_by(actor),
                        "skipped rows": d.rejected}
                       for d in all_ds], hide_index=True, width="stretch")
@@ -169,7 +169,7 @@ def _dataset_summary(log) -> None:
     m[5].metric("Randomized", show('rate', s['randomized_share']))
     _ctr_chart(ctr, info.name, {"dataset": info.name})
     st.subheader("Preview")
-    st.dataframe(preview, hide_index=True, width="stretch")
+    ui.dataframe(preview, hide_index=True, width="stretch")
     if info.rejected:
         st.warning(f"{info.rejected:,} rows of this file broke the schema and were skipped.")
         ui.download_csv(catalog.rejected_rows(cur, info.name), f"skipped_rows_{info.name}.csv",

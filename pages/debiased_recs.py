@@ -171,7 +171,7 @@ def _shown(v, col: str) -> str:
 # setting) wrap inside three columns instead of running off the right edge.
 wide = pd.DataFrame({r["method"]: [_shown(r[c], c) for c in table.columns[1:]]
                      for _, r in table.iterrows()}, index=list(table.columns[1:]))
-st.dataframe(wide, width="stretch", key="rec_table",
+ui.dataframe(wide, width="stretch", key="rec_table",
              height=38 * (len(wide) + 1) + 4,
              column_config={"_index": st.column_config.TextColumn("measure", width="medium")})
 st.caption(
@@ -186,7 +186,7 @@ if seeds_k > 1:
     per_seed.index = [f"world {i + 1} (seed {int(dict(world_k)['seed']) + i})"
                       for i in per_seed.index]
     per_seed.index.name = "simulated world"
-    st.dataframe(per_seed.style.format("{:.1%}"), width="stretch", key="rec_seeds_table")
+    ui.dataframe(per_seed.style.format("{:.1%}"), width="stretch", key="rec_seeds_table")
     st.caption("Test-MSE improvement (best on validation) in each simulated world; the "
                "verdict above compares the models over these worlds. The other tables and "
                "charts show the first world.")

@@ -157,7 +157,7 @@ else:
                    f"verdict "
                    f"column compares each learner with {s['baseline']} at that value.")
         shown_sweep = sweep_df.drop(columns=["metric"])
-        st.dataframe(shown_sweep.style.format(theme.styler_formats(shown_sweep)),
+        ui.dataframe(shown_sweep.style.format(theme.styler_formats(shown_sweep)),
                      hide_index=True, width="stretch")
         ui.download_csv(sweep_df, "debiasing_study_sweep.csv",
                         "Download the sweep (CSV)", key="dst_sweep_csv")
@@ -182,17 +182,17 @@ else:
                f"test queries, its bar a {show('rate', s['level'])} interval over both.")
     table = res.table()
     table["metric"] = table["metric"].map(theme.metric_label)
-    st.dataframe(table.style.format(theme.styler_formats(table)), hide_index=True,
+    ui.dataframe(table.style.format(theme.styler_formats(table)), hide_index=True,
                  width="stretch")
     st.subheader(f"Against {s['baseline']}")
     comp = res.comparison_table()
     comp = comp[comp["metric"].isin(shown or metric_names[:1])]
     comp["metric"] = comp["metric"].map(theme.metric_label)
-    st.dataframe(comp.style.format(theme.styler_formats(comp)), hide_index=True, width="stretch")
+    ui.dataframe(comp.style.format(theme.styler_formats(comp)), hide_index=True, width="stretch")
     th = {"position": list(range(1, len(res.theta_true) + 1)), "true θ": res.theta_true,
           "θ used": res.theta}
     with st.expander("θ by position (relative to position 1)"):
-        st.dataframe(th, hide_index=True)
+        ui.dataframe(th, hide_index=True)
     ui.download_csv(res.table(), "debiasing_study.csv", "Download the learners' results (CSV)",
                     key="dst_csv")
     log, train = res.log

@@ -220,7 +220,7 @@ def _show(results, truth, ctr, *, label: str, settings: dict) -> None:
             st.caption("Convergence is shown for the iterative methods (em, regression-em).")
     with right:
         _notes(results, truth)
-    st.dataframe(table, hide_index=True, width="stretch", key="pb_table",
+    ui.dataframe(table, hide_index=True, width="stretch", key="pb_table",
                  column_config={**{c: st.column_config.NumberColumn(words(c), format="%.4f")
                                    for c in ("theta", "lower", "upper", "true_theta", "error")
                                    if c in table},
@@ -234,7 +234,7 @@ def _show(results, truth, ctr, *, label: str, settings: dict) -> None:
             st.markdown("**Trust bias (trust-em)**: α is how much more often a relevant result "
                         "is clicked than an irrelevant one at each position, β how often an "
                         "irrelevant one is clicked; θ above is α relative to position 1.")
-            st.dataframe(trust, hide_index=True, width="stretch", key="pb_trust_table",
+            ui.dataframe(trust, hide_index=True, width="stretch", key="pb_trust_table",
                          column_config={c: st.column_config.NumberColumn(
                              words(c).replace("alpha", "α").replace("beta", "β"),
                              format="%.4f") for c in trust.columns if c != "position"})

@@ -231,7 +231,7 @@ for i, p in enumerate(items):
             with (tab := st.expander(f"Table ({len(df):,} rows)", key=f"rep_table_{p.id}",
                                      on_change="rerun")):
                 if tab.open:
-                    st.dataframe(theme.styled(df.rename(columns=words)), hide_index=True,
+                    ui.dataframe(theme.styled(df.rename(columns=words)), hide_index=True,
                                  width="stretch")
         for cav in p.caveats:
             st.warning(_md(cav), icon=":material/warning:")

@@ -140,7 +140,7 @@ else:
                   f"“ipw (estimated theta)” uses θ estimated by {method_k} from each log."))
     summary = rankers.sweep_table(df, metric=metric)
     change = rankers.SWEEP_CHANGE
-    st.dataframe(theme.styled(summary, relative=(change,)), hide_index=True, width="stretch")
+    ui.dataframe(theme.styled(summary, relative=(change,)), hide_index=True, width="stretch")
     st.caption("Mean over runs; lower and upper bound a 95% Student-t interval over the runs "
                "(none for a single run).")
     if metric in rankers.LOWER_IS_BETTER:

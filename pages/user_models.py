@@ -143,7 +143,7 @@ if kind != "ok":
     st.stop()
 _verdict(res)
 table = res.table()
-st.dataframe(theme.styled(table), hide_index=True, width="stretch", key="um_table")
+ui.dataframe(theme.styled(table), hide_index=True, width="stretch", key="um_table")
 pbm = _pbm_theta(info.content_hash, info.name, res.scores[0].examination.shape[0])
 truth = true_theta(log)  # simulated logs record the average examination per rank
 fig = plots.examination_figure(res, pbm, truth=truth)
@@ -156,7 +156,7 @@ freq_section = st.expander("By how often a result was seen in training", key="um
                            on_change="rerun")
 with freq_section:
     if freq_section.open:  # drawn when opened: most first views never open it (issue 54)
-        st.dataframe(res.frequency_table(), hide_index=True, width="stretch", key="um_freq_table",
+        ui.dataframe(res.frequency_table(), hide_index=True, width="stretch", key="um_freq_table",
                      column_config={"log-likelihood / impression": st.column_config.NumberColumn(
                          format="%.4f"), "perplexity": st.column_config.NumberColumn(format="%.4f"),
                          "held-out impressions": st.column_config.NumberColumn(format="%d")})

@@ -87,11 +87,17 @@ def _page_text(at) -> tuple[str, list[str]]:
     for c in at.get("plotly_chart"):
         out.append(S.figure_words(json.loads(c.proto.spec)))
     for d in at.get("dataframe"):  # a styled table: the cells as drawn (its headers may
-        shown = d.proto.arrow_data.styler.display_values  # be relabelled by column_config)
+        import pyarrow as pa  # be relabelled by column_config)
+        shown = d.proto.arrow_data.styler.display_values
         if shown:
-            import pyarrow as pa
             t = pa.ipc.open_stream(shown).read_all().to_pandas()
             out.append(t.to_csv(index=False, header=False, sep="|"))
+        # the grid draws a missing cell as "None" whatever the Styler says for it, unless
+        # the table sets its placeholder (ui.dataframe)
+        if not d.proto.HasField("placeholder") and d.proto.arrow_data.data and (
+                pa.ipc.open_stream(d.proto.arrow_data.data).read_all().to_pandas()
+                .isna().to_numpy().any()):
+            out.append(f"None (a missing cell of the table {d.key or ''})")
     return "\n".join(out), cards
 
 

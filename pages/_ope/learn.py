@@ -130,8 +130,8 @@ def _show_learned(out: dict, s: dict, *, simulated: bool):
                              logging_value=out.get("logging"))
     st.plotly_chart(fig, key="crm_chart")
     ev = estimates_table(res.evaluation)
-    st.dataframe(ev, hide_index=True, width="stretch", key="crm_table")
-    st.dataframe(pd.DataFrame({"feature": out["features"], "weight": res.coef}),
+    ui.dataframe(ev, hide_index=True, width="stretch", key="crm_table")
+    ui.dataframe(pd.DataFrame({"feature": out["features"], "weight": res.coef}),
                  hide_index=True, key="crm_coef")
     curve = res.curve if "truth_path" not in out else res.curve.assign(
         true_value=out["truth_path"])

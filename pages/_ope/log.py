@@ -191,7 +191,7 @@ def _show_log_result(res, dataset, name, content_hash, settings: tuple):
         if w.code not in ("not_identified", "clipped_rate"):  # said with the controls/table
             st.warning(ui.literal(w.message), icon=":material/warning:")
     table = estimates_table(res)
-    st.dataframe(theme.styled(table, rates=("value", "lower", "upper", "se"),  # as the headline
+    ui.dataframe(theme.styled(table, rates=("value", "lower", "upper", "se"),  # as the headline
                               points=("minus logging, lower", "minus logging, upper"),
                               interval=("lower", "upper")),
                  hide_index=True, width="stretch", key="ope_table")
@@ -270,7 +270,7 @@ def _slate_section(dataset, name, content_hash, target, column, temperature, fit
                    f"{out.clicks:,} clicks; values are expected clicks per ranking with "
                    f"{level:.0%} normal intervals. Each estimator is right only under its "
                    "assumption (last column). " + " ".join(out.notes))
-        st.dataframe(tab, hide_index=True, width="stretch", key="ope_slates",
+        ui.dataframe(tab, hide_index=True, width="stretch", key="ope_slates",
                      column_config={c: st.column_config.NumberColumn(format="%.5f")
                                     for c in ("value", "lower", "upper", "se")})
 
@@ -291,7 +291,7 @@ def _loggers_section(res):
         "to a small bias from its estimated weights), and the column *variance vs pooled* "
         "shows how much each gains over pooling.")
     per = res.per_logger.rename(columns=PER_LOGGER_LABELS)
-    st.dataframe(theme.styled(per, rates=("IPS", "lower", "upper", "control-variate IPS")),
+    ui.dataframe(theme.styled(per, rates=("IPS", "lower", "upper", "control-variate IPS")),
                  hide_index=True, width="stretch", key="ope_loggers")
 
 

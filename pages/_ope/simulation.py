@@ -134,7 +134,7 @@ def _show_simulation(out, s: dict):
     m[3].metric("Largest weight", Quantity("weight", out.max_weight).text())
     tab = out.table.copy()
     tab.insert(0, "method", tab["estimator"].map(lambda e: LABELS.get(e, e)))
-    st.dataframe(tab, hide_index=True, width="stretch", key="sim_table")
+    ui.dataframe(tab, hide_index=True, width="stretch", key="sim_table")
     c1, c2 = st.columns(2)
     fig1 = F.repeated_figure(out.estimates, out.truth)
     c1.plotly_chart(fig1, key="sim_box")

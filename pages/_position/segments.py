@@ -65,7 +65,7 @@ def section(info, method: str, positions: int, bootstrap: int, seed: int,
     fig = ui.figure(plots.segment_figure, seg)
     st.plotly_chart(fig, width="stretch", key="pb_segment_chart")
     table = plots.segments_table(seg)
-    st.dataframe(table, hide_index=True, width="stretch", key="pb_segment_table",
+    ui.dataframe(table, hide_index=True, width="stretch", key="pb_segment_table",
                  column_config={c: st.column_config.NumberColumn(
                      "p (Holm)" if c == "p_holm" else words(c), format="%.4f")
                      for c in table.columns if c not in ("segment", "position")})

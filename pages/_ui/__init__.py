@@ -42,5 +42,5 @@ from pages._ui.url import (LIMITS, limit, set_url_params, url_index, url_number,
                            url_options, url_param)
 from ulr.text import clip, literal, shown  # noqa: F401 - visitor text shown as text
 from pages._ui.widgets import (VERDICT_COLORS, VERDICT_ICONS, cancellable,  # noqa: F401
-                               dead_end, download_csv, run_methods, show_verdict,
+                               dataframe, dead_end, download_csv, run_methods, show_verdict,
                                user_errors)

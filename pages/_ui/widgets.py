@@ -19,6 +19,13 @@ from ulr.quantity import show
 from ulr.text import literal, shown
 
 
+def dataframe(data, **kwargs):
+    """``st.dataframe`` with a missing cell drawn empty, as the exports and ``theme.styled``
+    show it. Streamlit's grid draws a null cell as a grey "None" whatever a Styler's display
+    text for it says; ``placeholder`` is its text for a missing value."""
+    return st.dataframe(data, placeholder="", **kwargs)
+
+
 @contextlib.contextmanager
 def user_errors(prefix: str = ""):
     """Show a :class:`UlrError` as a readable error box instead of a traceback."""
