@@ -32,8 +32,8 @@ is the posterior mean of its own rate with the GBDT's prediction ``g(x)`` as pri
 worth ``a = ITEM_PRIOR`` impressions: ``(c_i + a g) / (exposure_i + a)`` in the Poisson
 start (a Gamma prior), ``(sum c + (n - c) P(R=1|C=0) + a g) / (n_i + a)`` in the M-step
 (a Beta prior). An item seen a few times keeps the GBDT's prediction, as before; one seen
-far more than ``a`` times gets its own rate, so the estimate is consistent as sessions
-grow. For an item shown at one position only, its own clicks add nothing to the Poisson
+far more than ``a`` times gets its own rate, so the prior's pull vanishes as sessions
+grow (figures in docs/benchmarks.md). For an item shown at one position only, its own clicks add nothing to the Poisson
 start's theta at its fixed point (they cancel in ``theta_k = C_k / sum n gamma``), so
 logs where most pairs are seen once are fitted much as before.
 
@@ -180,7 +180,7 @@ def _threads(n_rows: int):
 # min_samples_leaf counts the fits' rows, one per distinct feature vector, not impressions:
 # on few vectors each shown many times it smooths gamma across positions, which biased
 # theta low (issue 54). The GBDT's gamma is now only the prior mean of each item's gamma
-# (ITEM_PRIOR below), which removes that bias; a leaf counted in impressions instead
+# (ITEM_PRIOR below), which removed most of it (coverage 79.5% -> 92.5%); a leaf counted in impressions instead
 # (round(40 m / N) items) covered as well but made the Poisson start's map jumpy and left
 # 3.1 standard errors of bias at 20,000 sessions (docs/benchmarks.md).
 _GBDT = dict(max_iter=50, learning_rate=0.2, max_leaf_nodes=15, min_samples_leaf=40,
@@ -192,7 +192,8 @@ _GBDT = dict(max_iter=50, learning_rate=0.2, max_leaf_nodes=15, min_samples_leaf
 # logs of 30 queries x 5 documents x 3000 sessions the mean log error of theta at
 # position 5 was -0.191 with the GBDT's gamma alone, -0.120 / -0.081 / -0.065 / -0.058
 # with 40 / 10 / 3 / 0.001 (its sd over the logs 0.15-0.19); on a long-tail log (10,000
-# queries and sessions) theta moved by at most 0.0024 for any of them (docs/benchmarks.md).
+# queries and sessions) theta moved by at most 0.0024 for any of them
+# (benchmarks/regression_em_item_prior.py, docs/benchmarks.md).
 ITEM_PRIOR = 10.0
 
 
