@@ -9,9 +9,10 @@ Each log is ``ulr.simulate.simulate_clicks`` (30 queries x 5 positions, 5 featur
 ``none`` is the GBDT's gamma alone with the start's stall rule off (the code before
 issue 54's fix); ``leaf`` is the GBDT's gamma alone with ``min_samples_leaf`` counted in
 impressions (``round(40 m / N)`` items between 1 and 40, m items, N impressions: the
-alternative fix measured in docs/benchmarks.md) and the stall rule on. Prints, per prior, the mean of log(theta / truth) at positions 2..5 over
-the logs, its standard error, its sd across the logs, the same mean for the Poisson
-start alone, the start's mean GBDT fits and the seconds.
+alternative fix measured in docs/benchmarks.md) and the stall rule on. Prints, per
+prior, the mean of log(theta / truth) at positions 2..5 over the logs, its standard
+error, its sd across the logs, the same mean for the Poisson start alone, the start's
+mean GBDT fits and the seconds.
 """
 
 from __future__ import annotations

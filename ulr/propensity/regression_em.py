@@ -33,9 +33,10 @@ worth ``a = ITEM_PRIOR`` impressions: ``(c_i + a g) / (exposure_i + a)`` in the 
 start (a Gamma prior), ``(sum c + (n - c) P(R=1|C=0) + a g) / (n_i + a)`` in the M-step
 (a Beta prior). An item seen a few times keeps the GBDT's prediction, as before; one seen
 far more than ``a`` times gets its own rate, so the prior's pull vanishes as sessions
-grow (figures in docs/benchmarks.md). For an item shown at one position only, its own clicks add nothing to the Poisson
-start's theta at its fixed point (they cancel in ``theta_k = C_k / sum n gamma``), so
-logs where most pairs are seen once are fitted much as before.
+grow (figures in docs/benchmarks.md). For an item shown at one position only, its own
+clicks add nothing to the Poisson start's theta at its fixed point (they cancel in
+``theta_k = C_k / sum n gamma``), so logs where most pairs are seen once are fitted much
+as before.
 
 Initialization. EM converges slowly on click logs: for a skipped result at a
 deep position the posterior of R is almost the prior, so each iteration moves
@@ -180,9 +181,10 @@ def _threads(n_rows: int):
 # min_samples_leaf counts the fits' rows, one per distinct feature vector, not impressions:
 # on few vectors each shown many times it smooths gamma across positions, which biased
 # theta low (issue 54). The GBDT's gamma is now only the prior mean of each item's gamma
-# (ITEM_PRIOR below), which removed most of it (coverage 79.5% -> 92.5%); a leaf counted in impressions instead
-# (round(40 m / N) items) covered as well but made the Poisson start's map jumpy and left
-# 3.1 standard errors of bias at 20,000 sessions (docs/benchmarks.md).
+# (ITEM_PRIOR below), which removed most of it (coverage 79.5% -> 92.5%). A leaf counted
+# in impressions instead (round(40 m / N) items) was less biased on the same logs but has
+# no reason to reach each item's own rate as sessions grow; the choice is open
+# (docs/benchmarks.md, benchmarks/regression_em_item_prior.py --priors leaf).
 _GBDT = dict(max_iter=50, learning_rate=0.2, max_leaf_nodes=15, min_samples_leaf=40,
              l2_regularization=1.0, early_stopping=False)
 
