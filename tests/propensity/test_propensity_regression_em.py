@@ -58,19 +58,16 @@ def test_works_when_most_pairs_are_seen_once(open_df):
     assert np.nanmax(np.abs(em.theta - sim.relative_theta)) > 0.2  # the scenario is hard
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="issue 54: min_samples_leaf counts distinct feature vectors, not "
-                   "impressions; see docs/benchmarks.md")
 def test_items_shown_many_times_give_theta_without_the_smoothing_bias(open_df):
-    """Issue 54, a known bias pinned against simulated truth: 30 queries x 5 documents, each
-    shown about 700 times. The fits see one row per distinct feature vector and the GBDT's
-    ``min_samples_leaf=40`` counts those rows, so on 150 of them a tree has at most three
-    leaves; gamma is smoothed across documents the ranker puts at different positions and
-    relative theta comes out 7-15% low at positions 2-5 on these 20 logs (6-9 standard
-    errors; more sessions do not shrink it). With a leaf of 40 impressions' worth of items
-    (1 here) the mean log error was within 0.028 (at most 3.1 standard errors). The test
-    asks for the mean log error over the logs within 4 standard errors plus 0.03; strict
-    xfail: it fails, and a fix of the bias turns it into an error until the mark goes."""
+    """Issue 54, against simulated truth: 30 queries x 5 documents, each shown about 700
+    times. The GBDT sees one row per distinct feature vector and its ``min_samples_leaf=40``
+    counts those rows, so on 150 of them a tree has at most three leaves and its gamma is
+    smoothed across documents the ranker puts at different positions: relative theta from
+    the GBDT's gamma alone came out 7-15% low at positions 2-5 on these 20 logs (6-9
+    standard errors; more sessions did not shrink it). Each item's gamma is now its own
+    rate's posterior mean around the GBDT's prediction (worth ``ITEM_PRIOR`` impressions),
+    which tends to the item's own rate as its impressions grow. The test asks for the
+    mean log error over the logs within 4 standard errors plus 0.03."""
     err = []
     for i in range(20):
         sim = simulate_clicks(queries=30, positions=5, sessions=20_000, features=5,
@@ -82,6 +79,54 @@ def test_items_shown_many_times_give_theta_without_the_smoothing_bias(open_df):
     mean = np.mean(err, axis=0)
     se = np.std(err, axis=0, ddof=1) / np.sqrt(len(err))
     assert np.all(np.abs(mean) <= 4 * se + 0.03), (mean, se)
+
+
+def test_each_items_gamma_is_its_posterior_mean_around_the_gbdt(open_df):
+    # Slow reference, item by item: Gamma(a g, a) prior on the item's rate, Poisson clicks
+    # with exposure sum n theta_k: posterior mean (c + a g) / (exposure + a); then theta_k
+    # = clicks at k / sum n gamma, relative to position 1.
+    sim = simulate_clicks(queries=20, positions=4, sessions=600, features=2, seed=6)
+    fs = RE.collect(scan_of(open_df(sim.df)))
+    st = fs.cells
+    theta = np.array([1.0, 0.6, 0.4, 0.3])
+    _, g = RE._poisson_step(fs, theta, 0, prior=None)
+    new, gamma = RE._poisson_step(fs, theta, 0, prior=7.0)
+    denom = np.zeros(4)
+    for i in range(st.n_pairs):
+        rows = st.pair == i
+        exposure = sum(n * theta[k - 1] for k, n in zip(st.position[rows], st.impressions[rows]))
+        assert gamma[i] == pytest.approx((st.clicks[rows].sum() + 7.0 * g[i]) / (exposure + 7.0))
+    for k, i, n in zip(st.position, st.pair, st.impressions):
+        denom[k - 1] += n * gamma[i]
+    ref = np.bincount(st.position - 1, st.clicks, minlength=4) / denom
+    np.testing.assert_allclose(new, ref / ref[0], rtol=1e-12)
+
+
+def test_m_step_gamma_is_each_items_posterior_mean_around_the_gbdt(open_df):
+    # Slow reference, cell by cell: an item's expected relevant impressions are its clicks
+    # plus, per skipped impression, P(R=1 | C=0) = (1 - theta) gamma / (1 - theta gamma);
+    # with a Beta prior of mean g (the GBDT's) worth a impressions, the posterior mean is
+    # (expected relevant + a g) / (impressions + a).
+    sim = simulate_clicks(queries=20, positions=4, sessions=600, features=2, seed=6)
+    fs = RE.collect(scan_of(open_df(sim.df)))
+    st = fs.cells
+    theta = np.array([0.9, 0.5, 0.3, 0.2])
+    gamma = np.linspace(0.1, 0.6, st.n_pairs)
+    pos0, item, n, c = st.position - 1, st.pair, st.impressions, st.clicks
+    q = 1 - theta[pos0] * gamma[item]
+    sums = (np.bincount(pos0, n, minlength=4), np.bincount(pos0, c, minlength=4),
+            np.bincount(item, n, minlength=st.n_pairs), np.bincount(item, c, minlength=st.n_pairs))
+    _, g, _ = RE._m_step(fs, theta, gamma, w=(n - c) / q, sums=sums, seed=0, prior=None)
+    _, got, _ = RE._m_step(fs, theta, gamma, w=(n - c) / q, sums=sums, seed=0, prior=5.0)
+    for i in range(st.n_pairs):
+        rel = imps = 0.0
+        for k, j, nn, cc in zip(st.position, st.pair, n, c):
+            if j == i:
+                t = theta[k - 1]
+                rel += cc + (nn - cc) * (1 - t) * gamma[i] / (1 - t * gamma[i])
+                imps += nn
+        assert got[i] == pytest.approx(np.clip((rel + 5.0 * g[i]) / (imps + 5.0), RE.EPS,
+                                               1 - RE.EPS))
 
 
 def test_no_features_is_an_error(open_df):
@@ -117,19 +162,42 @@ def test_extrapolation_falls_back_when_the_step_leaves_positive_theta():
 
 
 def test_accelerated_start_reaches_the_plain_alternations_fixed_point(open_df):
+    # The slow reference alternates the map 60 times. On this log it does not settle: the
+    # GBDT's splits jump as theta moves, and from about the 15th map it circles 7 iterates
+    # whose theta spans 2.7e-3 at its widest position (measured; with the GBDT's gamma
+    # alone it settled to 1e-11). Its last 14 maps hold that cycle, and the accelerated
+    # start (stopped by its stall rule, as the tol of 1e-5 is never met) must land on it:
+    # within the cycle's span of one of its iterates (it was 5.4e-4 from the nearest), in
+    # far fewer fits (10).
     sim = simulate_clicks(queries=200, positions=6, sessions=6000, seed=4)
     fs = RE.collect(scan_of(open_df(sim.df)))
     theta, _, fits = RE.poisson_start(fs, tol=1e-5, max_iter=60)
     ref = RE.initial_theta(fs.cells)
     ref = ref / ref[0]
-    for plain_fits in range(1, 61):  # the slow reference: alternate until it stops moving
-        new, _ = RE._poisson_step(fs, ref, 0)
-        done = np.max(np.abs(new - ref)) < 1e-5
-        ref = new
-        if done:
-            break
-    assert done and fits < plain_fits, (fits, plain_fits)
-    np.testing.assert_allclose(theta, ref, atol=1e-4)
+    plain = []
+    for _ in range(60):
+        ref, _ = RE._poisson_step(fs, ref, 0)
+        plain.append(ref)
+    cycle = np.array(plain[-14:])
+    span = np.max(cycle.max(axis=0) - cycle.min(axis=0))
+    nearest = np.min(np.max(np.abs(cycle - theta), axis=1))
+    assert nearest <= max(span, 1e-4), (nearest, span)
+    assert fits <= 20, fits
+
+
+def test_start_stops_when_the_map_circles(monkeypatch):
+    # A map that alternates between two points never moves by less than tol; the start
+    # stops after ``patience`` maps that do not beat the smallest move so far.
+    a, b = np.array([1.0, 0.5, 0.3]), np.array([1.0, 0.51, 0.3])
+    calls = []
+
+    def circling(fs, theta, seed, prior=None):
+        calls.append(1)
+        return (b if len(calls) % 2 else a), None
+    monkeypatch.setattr(RE, "_poisson_step", circling)
+    fs = RE.FeatureStats(cells=None, X=None, features=())
+    _, _, fits = RE.poisson_start(fs, theta0=a, tol=1e-3, max_iter=50, patience=4)
+    assert fits == 5 and len(calls) == 5  # move 0.01 once, then 4 maps with no smaller one
 
 
 def test_collect_reads_the_log_once(open_df, monkeypatch):
