@@ -25,14 +25,28 @@ def sessions(df, test=None, n_pairs=None) -> Sessions:
                     count=S.count)
 
 
+def distinct(F: Sessions) -> tuple[Sessions, np.ndarray]:
+    """The distinct sessions of ``F`` (documents and clicks by rank) and, per session of
+    ``F``, the row of its pattern: a model's log-likelihood of a session depends on these
+    alone, so scoring the patterns and spreading their values back over the sessions gives
+    every session's number bit for bit, for a fifth of the work (100,000 sessions are
+    22,000 patterns here)."""
+    key = np.concatenate([F.pair.astype(np.int64), F.click.astype(np.int64)], axis=1)
+    _, first, inverse = np.unique(key, axis=0, return_index=True, return_inverse=True)
+    return F.subset(first), inverse.ravel()
+
+
 def true_gap(S, fresh, best, other) -> float:
     """The slow obvious truth: each model fitted as ``compare`` fits it (the automatic
-    prior from the training sessions), scored on the fresh sessions."""
+    prior from the training sessions), scored on the fresh sessions (``fresh``: their
+    :func:`distinct` patterns and each session's pattern)."""
+    rows, of_session = fresh
     prior = priors.parse("auto").fitted(*base.weighted(S, None))
     ll = {}
     for name in (best, other):
         m = MODELS[name].fit(S, prior=prior)
-        ll[name] = base.log_probs(m.conditional(fresh), fresh.click, fresh.mask).sum(axis=1).mean()
+        per_row = base.log_probs(m.conditional(rows), rows.click, rows.mask).sum(axis=1)
+        ll[name] = per_row[of_session].mean()
     return float(ll[best] - ll[other])
 
 
@@ -45,7 +59,7 @@ def test_gap_interval_covers_the_true_gap_at_the_nominal_rate(world, other, n_lo
     fresh = simulate_click_model(world, sessions=100_000, queries=20, positions=5,
                                  seed=1, session_seed=10_000)
     n_pairs = int(fresh.df.doc_id.max()) + 1
-    F = sessions(fresh.df, n_pairs=n_pairs)
+    F = distinct(sessions(fresh.df, n_pairs=n_pairs))
     n_s = 3000
     covered, widths, errors = 0, [], []
     for i in range(n_logs):
