@@ -6,6 +6,7 @@ its basis. No alert names a command-line flag."""
 
 import re
 
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import expect
 
 from tests.e2e.helpers import FLAG, alerts, no_errors, open_upload, wait_idle
@@ -13,8 +14,23 @@ from ulr.ope.simulate import contextual_world
 
 
 def _choose(page, label: str, option: str) -> None:
-    page.locator('[data-testid="stSelectbox"]').filter(has_text=label).first.click()
-    page.get_by_role("option", name=option).click()
+    """Open the select box ``label`` and pick ``option``. On a loaded machine a rerun can
+    redraw the box between the click and its list (the list then never opens: the page
+    showed the box's help tooltip instead), so the box is opened again if its list has not
+    shown the option within 10 s."""
+    box = page.locator('[data-testid="stSelectbox"]').filter(has_text=label).first
+    opt = page.get_by_role("option", name=option)
+    for attempt in range(3):
+        box.click()
+        try:
+            opt.wait_for(state="visible", timeout=10_000)
+            break
+        except PlaywrightTimeout:
+            if attempt == 2:
+                raise
+            page.keyboard.press("Escape")
+            wait_idle(page)
+    opt.click()
     wait_idle(page, timeout=180_000)
 
 
