@@ -239,7 +239,7 @@ if res is not None:
 
     settings = {"dataset": info.name, "theta_from": theta_from, "learner": learner,
                 "theta": list(theta), "clip": float(clip) if clip_on else None,
-                "snips": bool(snips), "seed": seed, "bootstrap": int(n_bootstrap),
+                "self-normalized": bool(snips), "seed": seed, "bootstrap": int(n_bootstrap),
                 **({} if affine is None else {"bias_correction": "affine (trust-em)"}),
                 **({} if by is None else {"theta_by": by[0]})}
     if res["multi"]:

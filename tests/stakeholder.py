@@ -24,6 +24,11 @@ FIELDS = ("feature", "query_id", "doc_id", "session_id", "item_id", "user_id", "
           "user_feature", "user_item_affinity", "feature_user_item_affinity")
 _DATA_WORD = re.compile(r"^(?:%s)(?:_\d+|_\*)?$" % "|".join(map(re.escape, FIELDS)))
 
+#: ulr's off-policy estimator codes (ulr.ope.registry, ulr.ope.slate), written out so the
+#: checker imports nothing of what it checks
+CODES = ("ips", "clipped-ips", "snips", "dr", "dm", "sndr", "switch-dr", "dros", "sg-ips",
+         "sg-dr", "wips", "balanced-ips", "sips", "iips", "rips", "cascade-dr")
+
 _MINUS = "\\-\u2212"  # escaped: a character class, not a range
 RULES = {
     # a decimal with 13 or more digits, or a run of 6 zeros or nines after a digit that
@@ -34,6 +39,10 @@ RULES = {
     "nan": re.compile(r"(?<![\w-])(?:nan|NaN|NAN|inf|-inf|Infinity)(?![\w-])"),
     "Python boolean": re.compile(r"\b(?:True|False)\b(?! (?:discovery|positive|negative))"),
     "identifier": re.compile(r"(?<![\w/.\-=])[a-z][a-z0-9]*(?:_[a-z0-9*]+)+(?![\w(])(?!\.[a-z])"),
+    # an off-policy estimator's code where its name belongs ("clipped-ips" for "clipped
+    # IPS"): the codes are the CLI's and the JSON's, not a reader's
+    "estimator code": re.compile(r"(?<![\w\-`'\"“])(?:%s)(?![\w\-])" % "|".join(
+        sorted(CODES, key=len, reverse=True))),
     "ISO timestamp": re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2})?"),
     "signed zero": re.compile(rf"(?<![\w.])[+{_MINUS}]0(?:[.,]0+)?(?![\d.,]*[1-9])(?![\w])"),
     # "+31% [+17%, +45%]" or "the difference is +0.05%": a difference of two rates is in

@@ -56,10 +56,8 @@ ALLOWED = {
         "IPS, whose records point here) and the per-logger table's ips column",
     ("ulr/ope/loggers.py", "wips"): "as above",
     ("ulr/ope/loggers.py", "balanced-ips"): "as above",
-    ("ulr/audit/answers.py", "snips"):
-        "the IPW ranker's self-normalization switch in a settings record (rankers --snips)",
-    ("ulr/commands/rankers.py", "snips"): "as above, the rankers command's settings",
-    ("pages/compare_rankers.py", "snips"): "as above, the Compare rankers page's settings",
+    ("ulr/commands/rankers.py", "snips"):
+        "the IPW ranker's self-normalization switch in the rankers command's JSON (--snips)",
     ("pages/_ui/url.py", "snips"): "as above: the URL key of that switch in URL_KEYS",
 }
 

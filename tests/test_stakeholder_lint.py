@@ -40,6 +40,8 @@ ROOT = Path(__file__).resolve().parent.parent
     ("value nan", "nan"),
     ("thin True", "Python boolean"),
     ("4 held_out_sessions", "identifier"),
+    ("IPS|clipped-ips|0.011", "estimator code"),
+    ("SNIPS|snips|0.012", "estimator code"),
     ("created 2026-12-01T19:16:41", "ISO timestamp"),
     ("−0.32% to -0.00%", "signed zero"),
     ("+0.0 points", "signed zero"),
@@ -55,6 +57,7 @@ def test_the_checker_finds_each_kind(text, rule):
     "+31 points [+17, +45]", "−0.32% to +0.003%", "Largest weight 1,060", "0.0000340294",
     "1 December 2026, 19:16 UTC", "50,000 rows, 10 positions, 0.42%", "map session_id",
     "From sample_clicks.csv", "1.2% [0.7%, 1.7%] clicks per row", "η 2",
+    "clipped IPS, SNIPS and DR", "the estimator “clipped-ips”", "https://x.org/dr-ips",
 ])
 def test_the_checker_passes_readable_text(text):
     assert S.problems(text) == []
@@ -92,6 +95,12 @@ def _page_text(at) -> tuple[str, list[str]]:
         if shown:
             t = pa.ipc.open_stream(shown).read_all().to_pandas()
             out.append(t.to_csv(index=False, header=False, sep="|"))
+            # and its headers as drawn (a column_config label replaces a name; a hidden
+            # column is not drawn); an unstyled table is the user's data (Data's preview)
+            config = json.loads(d.proto.columns or "{}")
+            heads = [config.get(c, {}).get("label") or c for c in t.columns
+                     if not config.get(c, {}).get("hidden")]
+            out.append("|".join(map(str, heads)))
         # the grid draws a missing cell as "None" whatever the Styler says for it, unless
         # the table sets its placeholder (ui.dataframe)
         if not d.proto.HasField("placeholder") and d.proto.arrow_data.data and (

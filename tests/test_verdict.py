@@ -421,13 +421,13 @@ def test_a_clipped_estimate_shows_no_difference_and_carries_no_verdict():
                           "diff_upper": [0.0014, -0.00003, np.nan]})
     res = OPEResult(table=table, diagnostics={"n": 10_000, "clicks": 38},
                     warnings=[OPEWarning("clipped_rate", clipped_message(["dr"]))])
-    shown = res.estimates_table().set_index("estimator")
-    assert shown.loc["dr", "value"] == 0 and shown.loc["dr", "lower"] == 0
-    assert np.isnan(shown.loc["dr", "minus logging, lower"])
-    assert np.isnan(shown.loc["dr", "minus logging, upper"])
-    assert shown.loc["snips", "minus logging, lower"] == -0.0018  # others untouched
-    raw = res.estimates_table(clipped=False).set_index("estimator")
-    assert raw.loc["dr", "minus logging, upper"] == -0.00003
+    shown = res.estimates_table().set_index("method")
+    assert shown.loc["DR", "value"] == 0 and shown.loc["DR", "lower"] == 0
+    assert np.isnan(shown.loc["DR", "minus logging, lower"])
+    assert np.isnan(shown.loc["DR", "minus logging, upper"])
+    assert shown.loc["SNIPS", "minus logging, lower"] == -0.0018  # others untouched
+    raw = res.estimates_table(clipped=False).set_index("method")
+    assert raw.loc["DR", "minus logging, upper"] == -0.00003
     assert res.verdict.basis == "snips" and "DR" not in res.verdict.takeaway.split(" (")[0]
     assert "cannot be told apart" in res.verdict.takeaway
 

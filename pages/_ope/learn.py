@@ -7,6 +7,7 @@ import streamlit as st
 from pages import _ui as ui
 from pages._ope.common import (LABELS, OPE_SAMPLE, VIEWS, _headline, _open, _pick_log,
                                estimates_table)
+from ulr import theme
 from ulr.ope import figures as F
 from ulr.ope.crm import OBJECTIVES
 from ulr.ope.feedback import feedback_from_log
@@ -130,7 +131,10 @@ def _show_learned(out: dict, s: dict, *, simulated: bool):
                              logging_value=out.get("logging"))
     st.plotly_chart(fig, key="crm_chart")
     ev = estimates_table(res.evaluation)
-    ui.dataframe(ev, hide_index=True, width="stretch", key="crm_table")
+    ui.dataframe(theme.styled(ev, rates=("value", "lower", "upper", "standard error"),
+                              points=("minus logging, lower", "minus logging, upper"),
+                              interval=("lower", "upper")),  # as on Evaluate a log
+                 hide_index=True, width="stretch", key="crm_table")
     ui.dataframe(pd.DataFrame({"feature": out["features"], "weight": res.coef}),
                  hide_index=True, key="crm_coef")
     curve = res.curve if "truth_path" not in out else res.curve.assign(
@@ -141,8 +145,9 @@ def _show_learned(out: dict, s: dict, *, simulated: bool):
         f"Policy learned by counterfactual risk minimization ({s['objective'].upper()} "
         "objective)",
         fig=fig, table=ev,
-        settings={"target policy": "learned linear softmax", "estimator": s["objective"],
-                  "seed": s["seed"], **s},
+        settings={"target policy": "learned linear softmax",
+                  "estimator": LABELS.get(s["objective"], s["objective"]), "seed": s["seed"],
+                  **{k: v for k, v in s.items() if k != "objective"}},
         caveats=[w.message for w in res.evaluation.warnings],
         evidence={"rows": res.evaluation.diagnostics["n"],
                   "clicks": res.evaluation.diagnostics["clicks"], "queries": None,

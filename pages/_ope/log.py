@@ -13,7 +13,6 @@ from ulr.ope.evaluate import HEAVY_TAIL_ESS_FRACTION, HEAVY_TAIL_MAX_SHARE
 from ulr.ope.evaluate import evaluate_log
 from ulr.ope.loggers import PER_LOGGER_LABELS
 from ulr.ope.settings import OPESettings
-from ulr.ope.slate import LABELS as SLATE_LABELS
 from ulr.ope.slate import slate_from_log
 from ulr.quantity import Quantity, rate_of, show
 from ulr.verdict import MIN_EFFECTIVE_CLICKS
@@ -191,7 +190,8 @@ def _show_log_result(res, dataset, name, content_hash, settings: tuple):
         if w.code not in ("not_identified", "clipped_rate"):  # said with the controls/table
             st.warning(ui.literal(w.message), icon=":material/warning:")
     table = estimates_table(res)
-    ui.dataframe(theme.styled(table, rates=("value", "lower", "upper", "se"),  # as the headline
+    ui.dataframe(theme.styled(table,  # rates as the headline reads them
+                              rates=("value", "lower", "upper", "standard error"),
                               points=("minus logging, lower", "minus logging, upper"),
                               interval=("lower", "upper")),
                  hide_index=True, width="stretch", key="ope_table")
@@ -214,8 +214,9 @@ def _show_log_result(res, dataset, name, content_hash, settings: tuple):
     policy = TARGETS[s["target"]] + (f" ({column})" if column else "")
     ui.add_to_report(
         f"Off-policy estimates of the target policy: {policy}", fig=fig, table=table,
-        settings={"log": name, "target policy": policy, "estimator": ", ".join(s["estimators"]),
-                  "seed": s["seed"], **s},
+        settings={"log": name, "target policy": policy,
+                  "estimators": registry.labels(s["estimators"]), "seed": s["seed"],
+                  **{k: v for k, v in s.items() if k != "estimators"}},
         caveats=[w.message for w in res.warnings],
         evidence={"rows": d["n"], "clicks": d["clicks"],
                   "queries": res.settings.get("contexts"),
@@ -264,15 +265,13 @@ def _slate_section(dataset, name, content_hash, target, column, temperature, fit
         if out is None:
             return
         ui.show_verdict(out.verdict, key="ope_slate")
-        tab = out.table.copy()
-        tab.insert(0, "method", tab["estimator"].map(SLATE_LABELS))
+        tab = out.shown_table()
         st.caption(f"{out.sessions:,} complete rankings of {out.slots} slots, "
                    f"{out.clicks:,} clicks; values are expected clicks per ranking with "
                    f"{level:.0%} normal intervals. Each estimator is right only under its "
                    "assumption (last column). " + " ".join(out.notes))
-        ui.dataframe(tab, hide_index=True, width="stretch", key="ope_slates",
-                     column_config={c: st.column_config.NumberColumn(format="%.5f")
-                                    for c in ("value", "lower", "upper", "se")})
+        ui.dataframe(theme.styled(tab, groups=(("value", "lower", "upper"),)),
+                     hide_index=True, width="stretch", key="ope_slates")
 
 
 def _loggers_section(res):

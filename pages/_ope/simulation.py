@@ -5,6 +5,7 @@ import streamlit as st
 
 from pages import _ui as ui
 from pages._ope.common import LABELS, VIEWS
+from ulr import theme
 from ulr.errors import UlrError
 from ulr.ope import registry
 from ulr.ope import figures as F
@@ -132,9 +133,10 @@ def _show_simulation(out, s: dict):
     m[1].metric("Logging policy's value", show('rate', out.logging))
     m[2].metric("Mean ESS / rows", show('rate', out.ess_fraction))
     m[3].metric("Largest weight", Quantity("weight", out.max_weight).text())
-    tab = out.table.copy()
-    tab.insert(0, "method", tab["estimator"].map(lambda e: LABELS.get(e, e)))
-    ui.dataframe(tab, hide_index=True, width="stretch", key="sim_table")
+    tab = out.shown_table()  # click rates in %, as the tiles above read them
+    ui.dataframe(theme.styled(tab, rates=("truth", "mean", "coverage"), points=("bias",),
+                              relative=("relative bias",)),
+                 hide_index=True, width="stretch", key="sim_table")
     c1, c2 = st.columns(2)
     fig1 = F.repeated_figure(out.estimates, out.truth)
     c1.plotly_chart(fig1, key="sim_box")
@@ -154,6 +156,6 @@ def _show_simulation(out, s: dict):
     ui.add_to_report(
         f"OPE estimators over repeated simulated logs (target policy: {s['target']})",
         fig=fig2, table=tab,
-        settings={"target policy": s["target"], "estimator": ", ".join(s["estimators"]),
-                  "seed": s["seed"], **s},
+        settings={"target policy": s["target"], "estimators": registry.labels(s["estimators"]),
+                  "seed": s["seed"], **{k: v for k, v in s.items() if k != "estimators"}},
         caveats=[], evidence=out.evidence, key="ope_sim", verdict=out.verdict, simulated=True)

@@ -43,7 +43,8 @@ def test_learn_and_options(cli):
 def test_human_output(cli):
     code, out, _ = cli("ope", "--input", str(SAMPLE), "--bootstrap", "100")
     assert code == 0
-    assert "snips" in out and "effective sample size" in out and "warning: Small sample" in out
+    assert "  SNIPS  " in out and "effective sample size" in out and "warning: Small sample" in out
+    assert "snips" not in out and "clipped-ips" not in out  # the estimators in words
 
 
 def test_target_column_and_stored_dataset(cli, tmp_path):

@@ -164,6 +164,9 @@ def test_estimates_table_clips_to_click_rates_and_names_what_left_the_range():
     shown = res.estimates_table()
     assert list(shown["method"])[:3] == ["IPS", "DR", "SNIPS"] and "logging" in shown["method"].iloc[3]
     assert {"minus logging, lower", "minus logging, upper"} <= set(shown.columns)
+    # words only: no estimator code, no abbreviated header (the codes stay in res.table)
+    assert list(shown.columns[:5]) == ["method", "value", "lower", "upper", "standard error"]
+    assert "estimator" not in shown and "se" not in shown
     for c in ("value", "lower", "upper"):
         assert [min(1.0, max(0.0, v)) for v in raw[c]] == list(shown[c])
     assert res.out_of_range() == ["dr", "snips"]

@@ -7,6 +7,7 @@ and the target table's checks.
 """
 
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -199,8 +200,8 @@ def test_rates_stay_within_0_1_in_json_and_text_on_a_sparse_two_logger_log(tmp_p
     code, out, _ = cli(*args)
     for line in out.splitlines():
         if line.startswith("  ") and "[" in line:
-            skip = 2 if line.strip().startswith("logger ") else 1
-            # the CLI's rows are click rates in % (issue 50): within [0%, 100%]
-            nums = [float(x.rstrip("%")) / 100 for x in line.replace("[", " ")
-                    .replace("]", " ").replace(",", " ").split()[skip:skip + 3]]
+            # the CLI's rows are click rates in % (issue 50): within [0%, 100%]; the
+            # estimator's name in words may have several (clipped IPS, logging policy)
+            nums = [float(x) / 100 for x in re.findall(r"([-−]?\d[\d.]*)%", line)[:3]]
+            assert len(nums) == 3, line
             assert all(0 <= x <= 1 for x in nums), line

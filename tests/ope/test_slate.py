@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from ulr.errors import UlrError
-from ulr.ope.slate import (ASSUMPTIONS, SLATE_ESTIMATORS, pl_marginals, slate_estimates,
+from ulr.ope.slate import (ASSUMPTIONS, LABELS, SLATE_ESTIMATORS, pl_marginals, slate_estimates,
                            simulate_slates)
 
 
@@ -122,6 +122,11 @@ def test_a_log_of_uniformly_random_rankings_gives_the_exact_estimates():
     for e in SLATE_ESTIMATORS:
         assert t.loc[e, "value"] == pytest.approx(exact.loc[e, "value"], abs=1e-12)
         assert t.loc[e, "se"] == pytest.approx(exact.loc[e, "se"], abs=1e-12)
+    # as the page, the audit and the report show it: names in words, no code, no "se"
+    shown = got.shown_table()
+    assert list(shown["method"]) == [LABELS[e] for e in got.table["estimator"]]
+    assert list(shown.columns[:5]) == ["method", "value", "lower", "upper", "standard error"]
+    assert list(shown["value"]) == list(got.table["value"])
     # Sessions whose slots answer different queries are not one ranked list: they are left
     # out and counted, and the estimates stay those of the true rankings (before, their
     # documents were read from the first slot's query's candidates: a wrong number, or

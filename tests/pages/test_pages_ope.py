@@ -7,7 +7,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from ulr.data import catalog, ingest
+from ulr.ope import registry
 from ulr.ope.evaluate import evaluate_log
+from ulr.ope.slate import LABELS as SLATE_LABELS
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "off_policy.py")
@@ -38,10 +40,13 @@ def test_default_falls_back_to_the_bundled_sample_with_sensible_warnings():
     assert at.title[0].value == "Off-policy evaluation"
     assert "has no `propensity` column" in at.info[0].value
     t = at.dataframe[0].value
-    assert list(t["estimator"]) == ["ips", "clipped-ips", "snips", "dr", "logging"]
+    # the estimators in words, no code and no "se" header (the codes are the CLI's)
+    assert list(t["method"])[:4] == ["IPS", "clipped IPS", "SNIPS", "DR"]
+    assert t["method"].iloc[4].startswith("Logging policy") and "estimator" not in t
+    assert "standard error" in t and "se" not in t
     assert (t["lower"] <= t["value"]).all() and (t["value"] <= t["upper"]).all()
     lib = evaluate_log(ingest.open_file(SAMPLE))  # same defaults as the page
-    assert t.set_index("estimator").loc["snips", "value"] == pytest.approx(lib.estimate("snips"))
+    assert t.set_index("method").loc["SNIPS", "value"] == pytest.approx(lib.estimate("snips"))
     warnings = [w.value for w in at.warning]
     assert len(warnings) == 1 and warnings[0].startswith("Small sample")
     assert metrics(at)["Rows evaluated"] == f"{lib.diagnostics['n']:,}"
@@ -52,8 +57,8 @@ def test_uniform_target_is_on_policy():
     at = run_page()
     at.selectbox(key="ope_target").select("uniform").run()
     assert not at.exception
-    t = at.dataframe[0].value.set_index("estimator")
-    assert t.loc["ips", "value"] == pytest.approx(t.loc["logging", "value"])
+    t = at.dataframe[0].value
+    assert t["value"].iloc[0] == pytest.approx(t["value"].iloc[-1])  # IPS, logging policy
     assert metrics(at)["Rows evaluated"] == "10,000"
 
 
@@ -69,8 +74,8 @@ def test_dataset_with_propensities_and_a_target_column(tmp_path):
     at.selectbox(key="ope_target").select("column").run()
     assert not at.exception and not at.error
     assert at.selectbox(key="ope_column").value == "target_prob"
-    t = at.dataframe[0].value.set_index("estimator")
-    assert t.loc["snips", "value"] == pytest.approx(t.loc["logging", "value"])
+    t = at.dataframe[0].value.set_index("method")
+    assert t.loc["SNIPS", "value"] == pytest.approx(t["value"].iloc[-1])  # logging policy
 
 
 def test_log_without_features_shows_a_readable_error(tmp_path):
@@ -97,7 +102,7 @@ def test_simulation_shows_bias_and_variance_against_the_truth():
     press(at, "Run simulation")
     assert not at.error
     t = at.dataframe[0].value
-    assert list(t["estimator"]) == ["ips", "clipped-ips", "snips", "dr"]
+    assert list(t["method"]) == ["IPS", "clipped IPS", "SNIPS", "DR"]
     assert {"truth", "bias", "sd", "rmse", "coverage"} <= set(t.columns)
     assert t["truth"].nunique() == 1 and (t["draws"] == 40).all()
     from ulr.quantity import show  # the tile reads as every rate does (issue 50)
@@ -118,7 +123,8 @@ def test_learning_on_the_sample_and_in_a_simulation():
     press(at, "Learn a policy")
     assert not at.error
     ev = at.dataframe[0].value
-    assert list(ev["estimator"]) == ["ips", "snips", "logging"]
+    assert list(ev["method"])[:2] == ["IPS", "SNIPS"]
+    assert ev["method"].iloc[2].lower().startswith("logging policy")
     # rates shown within [0, 1], like the log view's table (it was drawn unclipped)
     assert ((ev[["value", "lower", "upper"]] >= 0) & (ev[["value", "lower", "upper"]] <= 1)
             ).all().all()
@@ -153,7 +159,7 @@ def test_links_fill_each_view_and_are_written_back():
     assert at.selectbox(key="ope_action").value == "position"
     assert at.multiselect(key="ope_estimators").value == ["ips", "snips"]
     assert at.number_input(key="ope_seed").value == 4
-    assert list(at.dataframe[0].value["estimator"]) == ["ips", "snips", "logging"]
+    assert list(at.dataframe[0].value["method"])[:2] == ["IPS", "SNIPS"]
     assert at.query_params["estimators"] == "ips,snips" and at.query_params["seed"] == "4"
 
     sim = AppTest.from_file(PAGE, default_timeout=120)
@@ -200,7 +206,7 @@ def test_log_from_several_loggers_explains_which_estimate_to_trust(tmp_path):
     at.selectbox(key="ope_target").select("uniform").run()
     assert not at.exception and not at.error
     t = at.dataframe[0].value
-    assert {"wips", "balanced-ips"} <= set(t["estimator"])
+    assert {registry.label("wips"), registry.label("balanced-ips")} <= set(t["method"])
     assert "variance vs pooled IPS" in t.columns
     assert "Several loggers" in [h.value for h in at.subheader]
     per = at.dataframe[1].value
@@ -218,7 +224,8 @@ def test_log_from_several_loggers_explains_which_estimate_to_trust(tmp_path):
     assert item.caveats == shown  # the warnings shown, word for word
     assert item.evidence["rows"] == 9000 and item.evidence["clicks"] == df["click"].sum()
     assert item.evidence["sessions"] == 3000
-    assert {"target policy", "estimator", "seed"} <= set(item.settings)
+    assert {"target policy", "estimators", "seed"} <= set(item.settings)
+    assert "clipped IPS" in item.settings["estimators"]  # in words, as the table reads
     # the takeaway rests on the estimate the page says to trust, never on pooled IPS
     assert item.verdict["basis"] == "balanced-ips" and "(by balanced IPS:" in item.takeaway
 
@@ -245,7 +252,8 @@ def test_rankings_section_shows_the_three_slate_estimators():
     at.run()
     tables = [d.value for d in at.dataframe]
     slate = [t for t in tables if "assumption" in t.columns]
-    assert len(slate) == 1 and list(slate[0]["estimator"]) == ["sips", "iips", "rips"]
+    assert len(slate) == 1 and list(slate[0]["method"]) == [
+        SLATE_LABELS[e] for e in ("sips", "iips", "rips")]
     assert (slate[0]["lower"] <= slate[0]["value"]).all()
     assert any(m.value.startswith("**The target ranking") and "clicks per ranking" in m.value
                for m in at.markdown)  # the slate result's own verdict
@@ -281,7 +289,8 @@ def test_choose_for_me_intervals_and_new_estimators():
     at.toggle(key="ope_auto").set_value(True).run()
     assert not at.exception, at.exception
     t = at.dataframe[0].value
-    assert list(t["estimator"]) == ["ips", "dr", "sndr", "switch-dr", "dros", "auto", "logging"]
+    assert list(t["method"])[:-1] == [registry.label(e) for e in
+                                      ("ips", "dr", "sndr", "switch-dr", "dros", "auto")]
     chosen = [i.value for i in at.info if "Chosen for you" in i.value]
     assert len(chosen) == 1 and "SLOPE" in chosen[0]
     assert any("empirical bernstein bounds" in c.value for c in at.caption)
@@ -292,7 +301,8 @@ def test_choose_for_me_intervals_and_new_estimators():
     at.checkbox(key="ope_cascade_dr").check().run()
     assert not at.exception, at.exception
     slate = [d.value for d in at.dataframe if "assumption" in d.value.columns]
-    assert list(slate[0]["estimator"]) == ["sips", "iips", "rips", "cascade-dr"]
+    assert list(slate[0]["method"]) == [SLATE_LABELS[e]
+                                        for e in ("sips", "iips", "rips", "cascade-dr")]
 
 
 def test_concentration_bounds_with_the_default_estimators():

@@ -276,7 +276,7 @@ def _rankers(c: Context, a: Answer) -> None:
                   "queries": comp.n_train_queries + comp.n_test_queries,
                   "sessions": comp.n_train_sessions}
     a.settings = {"dataset": c.name, "theta_from": theta_from, "learner": "linear",
-                  "theta": list(theta), "clip": None, "snips": False, "seed": SEED,
+                  "theta": list(theta), "clip": None, "self-normalized": False, "seed": SEED,
                   "bootstrap": CR_BOOTSTRAP}
     a.params = {"propensity": theta_from, "learner": "linear", "seed": SEED,
                 "bootstrap": CR_BOOTSTRAP}
@@ -302,6 +302,7 @@ def _evaluation(c: Context):
 
 
 def _ope_common(c: Context, a: Answer, res, s) -> None:
+    from ulr.ope import registry
     d = res.diagnostics
     a.verdict = res.verdict  # weighs c.mapping (_evaluation)
     a.caveats = [w.message for w in res.warnings]
@@ -309,7 +310,7 @@ def _ope_common(c: Context, a: Answer, res, s) -> None:
                   "sessions": d["units"] if res.settings["resampling"] == "impressions"
                   else None}
     a.settings = {"log": c.name, "target policy": s["target"],
-                  "estimator": ", ".join(s["estimators"]), "seed": SEED}
+                  "estimators": registry.labels(s["estimators"]), "seed": SEED}
     a.params = {"view": OPE_VIEWS[0], "dataset": c.name, "target": s["target"],
                 "temperature": s["temperature"], "action": s["action"],
                 "estimators": ",".join(s["estimators"]), "seed": SEED}
@@ -350,7 +351,7 @@ def _policy_learning(c: Context, a: Answer) -> None:
     a.caveats = [w.message for w in res.evaluation.warnings]
     d = res.evaluation.diagnostics
     a.evidence = {"rows": d["n"], "clicks": d["clicks"]}
-    a.settings = {"target policy": "learned linear softmax", "estimator": "snips",
+    a.settings = {"target policy": "learned linear softmax", "estimator": "SNIPS",
                   "seed": SEED}
     a.params = {"view": OPE_VIEWS[2], "crm_data": "log", "crm_objective": "snips",
                 "crm_steps": 200, "crm_seed": SEED, "dataset": c.name}
@@ -373,15 +374,13 @@ def _replay(c: Context, a: Answer) -> None:
 
 
 def _slates(c: Context, a: Answer) -> None:
-    from ulr.ope.slate import LABELS, slate_from_log
+    from ulr.ope.slate import slate_from_log
     s = _ope_settings(c.shape)
     out = slate_from_log(c.log, score_column=None, estimators=SLATE_ESTIMATORS,
                          temperature=s["temperature"], fit_fraction=s["fit_fraction"],
                          level=s["level"], seed=SEED, mapping=c.mapping)
     a.verdict = out.verdict
-    tab = out.table.copy()
-    tab.insert(0, "method", tab["estimator"].map(LABELS))
-    a.title, a.table = "Clicks per ranking (slate estimators)", tab
+    a.title, a.table = "Clicks per ranking (slate estimators)", out.shown_table()
     a.caveats = list(out.notes)
     a.evidence = dict(out.evidence)
     a.settings = {"log": c.name, "estimators": list(SLATE_ESTIMATORS), "seed": SEED}

@@ -139,11 +139,12 @@ INTERVAL_NAMES = {"bootstrap": "bootstrap intervals", "t": "Student t intervals"
 
 
 def _fmt_row(name, e, level):
+    name = registry.label(name)  # in words: "clipped IPS", not the flag's "clipped-ips"
     if e is None:
-        return f"  {name:<12} -"
+        return f"  {name:<13} -"
     # click rates in %, rounded to the interval as in the verdict's sentence
     q = Quantity("rate", e["value"], e["lower"], e["upper"], level=level)
-    return f"  {name:<12} {q.text()}"
+    return f"  {name:<13} {q.text()}"
 
 
 def render(result: dict) -> str:
@@ -153,7 +154,7 @@ def render(result: dict) -> str:
              f"{INTERVAL_NAMES[result['settings'].get('interval', 'bootstrap')]}:"]
     for name, e in result["estimates"].items():
         lines.append(_fmt_row(name, e, level))
-    lines.append(_fmt_row("logging", result["logging"], level))
+    lines.append(_fmt_row("logging policy", result["logging"], level))
     for name, e in result.get("per_logger", {}).items():
         lines.append(_fmt_row(f"logger {name}", e, level)
                      + f"   ({e['rows']} rows, {e['clicks']} clicks, WIPS weight "
@@ -163,15 +164,15 @@ def render(result: dict) -> str:
                  f"clip {plain(result['clip'], sig=3)}")
     if "learned" in result:
         L = result["learned"]
-        lines.append(f"Learned policy ({L['objective']} objective), on {L['holdout_rows']} "
+        lines.append(f"Learned policy ({registry.label(L['objective'])} objective), on {L['holdout_rows']} "
                      "held-out rows:")
         for name, e in L["estimates"].items():
             lines.append(_fmt_row(name, e, level))
         lines.extend(f"warning (learned policy): {w}" for w in L["warnings"])
     if result.get("selected"):
         sel = result["selected"]
-        lines.append(f"auto = {sel['estimator']}: {sel['reason']}")
-        lines.extend(f"auto left out {x['estimator']}: {x['reason']}"
+        lines.append(f"Chosen for you: {registry.label(sel['estimator'])}: {sel['reason']}")
+        lines.extend(f"Left out: {registry.label(x['estimator'])}: {x['reason']}"
                      for x in sel.get("excluded", []))
     lines.extend(f"warning: {w}" for w in result["warnings"])
     lines.append(render_verdict(result))

@@ -114,7 +114,7 @@ def diagnostic_warnings(diag: dict, table: pd.DataFrame, level: float) -> list:
     if wide and diag["clicked_rows_reached"] > 0:
         out.append(OPEWarning(
             "wide_interval",
-            f"The {level:.0%} intervals of {', '.join(wide)} are wider than ±"
+            f"The {level:.0%} intervals of {', '.join(map(registry.label, wide))} are wider than ±"
             f"{WIDE:.0%} of the estimate: the log cannot pin this policy's value "
             "down."))
     return out

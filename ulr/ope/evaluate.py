@@ -104,8 +104,9 @@ class OPEResult(Result):
                            chosen=(self.settings.get("selected") or {}).get("estimator"))
 
     def estimates_table(self, *, clipped: bool = True) -> pd.DataFrame:
-        """The estimates as shown and exported: a readable ``method`` first, the
-        differences from logging named as such.
+        """The estimates as shown and exported: a readable ``method`` first (the
+        estimator's code, ``clipped-ips``, stays in :attr:`table` and the JSON), the
+        standard error and the differences from logging named as such.
 
         ``clipped``: values and bounds clipped to [0, 1], the range of a click rate
         (:func:`ulr.ope.verdicts.clipped_table`; :meth:`out_of_range` names the
@@ -119,9 +120,9 @@ class OPEResult(Result):
         t.insert(0, "method", t["estimator"].map(registry.label))
         if self.logging_label != "logging policy":
             t.loc[t["estimator"] == "logging", "method"] = self.logging_label.capitalize()
-        return t.rename(columns={"variance_ratio": "variance vs pooled IPS",
-                                 "diff_lower": "minus logging, lower",
-                                 "diff_upper": "minus logging, upper"})
+        return t.drop(columns="estimator").rename(columns={
+            "se": "standard error", "variance_ratio": "variance vs pooled IPS",
+            "diff_lower": "minus logging, lower", "diff_upper": "minus logging, upper"})
 
     def out_of_range(self) -> list[str]:
         """The estimators whose value or bounds leave [0, 1] (its reward model, not the

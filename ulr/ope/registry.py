@@ -308,6 +308,12 @@ def label(name: str) -> str:
     return LABELS.get(name, name)
 
 
+def labels(names) -> str:
+    """Estimators in words, as a setting reads them: ``("ips", "clipped-ips")`` ->
+    "IPS, clipped IPS"."""
+    return ", ".join(label(n) for n in names)
+
+
 def names(*, loggers: bool = True) -> tuple:
     """Every registered estimator (the multi-logger ones only with ``loggers``)."""
     return tuple(k for k, e in REGISTRY.items() if loggers or not e.needs_loggers)

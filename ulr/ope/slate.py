@@ -389,6 +389,14 @@ class SlateResult(Result):
     verdict: V.Verdict
     evidence: dict
 
+    def shown_table(self) -> pd.DataFrame:
+        """The estimates as the page, the audit and the report show them: each
+        estimator's name in words first (its code, ``sips``, stays in :attr:`table` and
+        the JSON), the standard error named as such."""
+        t = self.table.copy()
+        t.insert(0, "method", t.pop("estimator").map(LABELS))
+        return t.rename(columns={"se": "standard error"})
+
     def to_dict(self) -> dict:
         return {"estimates": jsonable(self.table.to_dict(orient="records")),
                 "sessions": self.sessions, "dropped_sessions": self.dropped_sessions,

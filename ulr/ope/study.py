@@ -158,6 +158,15 @@ class StudyResult(Result):
     def tables(self) -> dict:
         return {"table": self.table, "estimates": self.estimates}
 
+    def shown_table(self) -> pd.DataFrame:
+        """The per-estimator table as the page and the report show it: each estimator's
+        name in words first (its code stays in :attr:`table` and the JSON), headers in
+        words."""
+        t = self.table.copy()
+        t.insert(0, "method", t.pop("estimator").map(registry.label))
+        return t.rename(columns={"bias_se": "bias's standard error",
+                                 "relative_bias": "relative bias"})
+
     def to_dict(self) -> dict:
         return {"truth": jsonable(self.truth), "logging": jsonable(self.logging),
                 "estimators": jsonable(self.table.to_dict(orient="records")),
