@@ -95,12 +95,15 @@ def _page_text(at) -> tuple[str, list[str]]:
         if shown:
             t = pa.ipc.open_stream(shown).read_all().to_pandas()
             out.append(t.to_csv(index=False, header=False, sep="|"))
-            # and its headers as drawn (a column_config label replaces a name; a hidden
-            # column is not drawn); an unstyled table is the user's data (Data's preview)
-            config = json.loads(d.proto.columns or "{}")
+        config = {c: v for c, v in json.loads(d.proto.columns or "{}").items()
+                  if c != "_index"}  # hide_index alone configures no column
+        if d.proto.arrow_data.data and (shown or config):  # its headers (a column_config
+            # label replaces a name; a hidden column is not drawn); a table neither styled
+            # nor configured is the user's own (the Data page's preview)
+            t = pa.ipc.open_stream(d.proto.arrow_data.data).read_all().to_pandas()
             heads = [config.get(c, {}).get("label") or c for c in t.columns
                      if not config.get(c, {}).get("hidden")]
-            out.append("|".join(map(str, heads)))
+            out.append("HEADERS " + "|".join(map(str, heads)))
         # the grid draws a missing cell as "None" whatever the Styler says for it, unless
         # the table sets its placeholder (ui.dataframe)
         if not d.proto.HasField("placeholder") and d.proto.arrow_data.data and (

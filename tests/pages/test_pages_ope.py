@@ -104,6 +104,8 @@ def test_simulation_shows_bias_and_variance_against_the_truth():
     t = at.dataframe[0].value
     assert list(t["method"]) == ["IPS", "clipped IPS", "SNIPS", "DR"]
     assert {"truth", "bias", "sd", "rmse", "coverage"} <= set(t.columns)
+    from tests import stakeholder as S  # headers in words (it showed bias_se, relative_bias)
+    assert S.problems(" | ".join(t.columns)) == [] and "relative bias" in t
     assert t["truth"].nunique() == 1 and (t["draws"] == 40).all()
     from ulr.quantity import show  # the tile reads as every rate does (issue 50)
     assert metrics(at)["True value of the target"] == show("rate", t["truth"].iloc[0])
