@@ -1,18 +1,19 @@
-"""Regression EM's bias in theta against ``ITEM_PRIOR`` (issue 54), point fits only.
+"""Regression EM's bias in theta against ``ITEM_PRIOR`` and the leaf rule (issue 54), point fits.
 
-    python benchmarks/regression_em_item_prior.py [--priors none,40,10,3,0.001,leaf] [--logs 20]
-           [--sessions 3000] [--seed 7000]
+    python benchmarks/regression_em_item_prior.py [--priors none,40,10,3,0.001,leaf]
+           [--logs 20] [--sessions 3000] [--seed 7000] [--fixed-leaf]
 
 Each log is ``ulr.simulate.simulate_clicks`` (30 queries x 5 positions, 5 features,
 ``ranker_noise`` 1: 150 feature vectors, each shown about ``sessions / 30`` times), fitted by
 ``regression_em.collect``, ``poisson_start(prior=a)`` and ``regression_em(prior=a)``.
-``none`` is the GBDT's gamma alone with the start's stall rule off (the code before
-issue 54's fix); ``leaf`` is the GBDT's gamma alone with ``min_samples_leaf`` counted in
-impressions (``round(40 m / N)`` items between 1 and 40, m items, N impressions: the
-alternative fix measured in docs/benchmarks.md) and the stall rule on. Prints, per
-prior, the mean of log(theta / truth) at positions 2..5 over the logs, its standard
-error, its sd across the logs, the same mean for the Poisson start alone, the start's
-mean GBDT fits and the seconds.
+``none`` is the code before issue 54's fixes: the GBDT's gamma alone, leaves of 40 rows
+and the start's stall rule off; ``leaf`` is the GBDT's gamma alone with the leaf rule
+(``regression_em.LEAF_IMPRESSIONS``: ``round(40 m / N)`` rows between 1 and 40, m items,
+N impressions) and the stall rule on; a number ``a`` is the item prior ``a`` with the leaf
+rule, as ``ulr`` fits (with ``--fixed-leaf``: with leaves of 40 rows, the code between the
+prior's change and the leaf rule's). Prints, per setting, the mean of log(theta / truth)
+at positions 2..5 over the logs, its standard error, its sd across the logs, the same
+mean for the Poisson start alone, the start's mean GBDT fits and the seconds.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from ulr.propensity import regression_em as RE  # noqa: E402
 from ulr.simulate import simulate_clicks  # noqa: E402
 
 
-DEFAULT_LEAF = RE._GBDT["min_samples_leaf"]
+RULE = RE.LEAF_IMPRESSIONS
 
 
 def main() -> None:
@@ -41,8 +42,9 @@ def main() -> None:
     ap.add_argument("--logs", type=int, default=20)
     ap.add_argument("--sessions", type=int, default=3000)
     ap.add_argument("--seed", type=int, default=7000)
+    ap.add_argument("--fixed-leaf", action="store_true",
+                    help="the numeric priors with leaves of 40 rows (no leaf rule)")
     a = ap.parse_args()
-    RE._GBDT["min_samples_leaf"] = DEFAULT_LEAF
     priors = [p if p in ("none", "leaf") else float(p) for p in a.priors.split(",")]
     err = {p: [] for p in priors}
     start = {p: [] for p in priors}
@@ -53,11 +55,10 @@ def main() -> None:
                               seed=a.seed + i, ranker_noise=1.0)
         truth = sim.relative_theta[1:]
         fs = RE.collect(table_scan(sim.df))
-        leaf = int(np.clip(round(40 * fs.cells.n_pairs / fs.cells.impressions.sum()), 1, 40))
         for p in priors:
             t0 = time.perf_counter()
             prior = p if isinstance(p, float) else None
-            RE._GBDT["min_samples_leaf"] = leaf if p == "leaf" else DEFAULT_LEAF
+            RE.LEAF_IMPRESSIONS = None if p == "none" or (prior and a.fixed_leaf) else RULE
             th, g, nf = RE.poisson_start(fs, prior=prior, patience=None if p == "none" else 4)
             fit = RE.regression_em(fs, theta0=th, gamma0=g, prior=prior)
             secs[p] += time.perf_counter() - t0

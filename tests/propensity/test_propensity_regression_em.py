@@ -66,7 +66,8 @@ def test_items_shown_many_times_give_theta_without_the_smoothing_bias(open_df):
     the GBDT's gamma alone came out 7-15% low at positions 2-5 on these 20 logs (6-9
     standard errors; more sessions did not shrink it). Each item's gamma is now its own
     rate's posterior mean around the GBDT's prediction (worth ``ITEM_PRIOR`` impressions),
-    which tends to the item's own rate as its impressions grow. The test asks for the
+    which tends to the item's own rate as its impressions grow, and a leaf holds 40
+    impressions' worth of items (``LEAF_IMPRESSIONS``: here one). The test asks for the
     mean log error over the logs within 4 standard errors plus 0.03."""
     err = []
     for i in range(20):
@@ -79,6 +80,32 @@ def test_items_shown_many_times_give_theta_without_the_smoothing_bias(open_df):
     mean = np.mean(err, axis=0)
     se = np.std(err, axis=0, ddof=1) / np.sqrt(len(err))
     assert np.all(np.abs(mean) <= 4 * se + 0.03), (mean, se)
+
+
+@pytest.mark.parametrize("queries, sessions, expected", [(30, 3000, 1), (3000, 300, None)])
+def test_a_leaf_holds_forty_impressions_worth_of_items(open_df, monkeypatch, queries,
+                                                          sessions, expected):
+    """The GBDTs' min_samples_leaf: as many items (distinct feature vectors) as make 40
+    impressions on average, between 1 and 40 rows. Reference from the rows themselves;
+    both fits (the Poisson start's regressor, the M-step's classifier) get it."""
+    sim = simulate_clicks(queries=queries, positions=5, sessions=sessions, features=5,
+                          seed=5, ranker_noise=1.0)
+    feats = [c for c in sim.df if c.startswith("feature_")]
+    items = len(sim.df.drop_duplicates(feats))
+    want = min(40, max(1, round(40 * items / len(sim.df))))
+    fs = RE.collect(scan_of(open_df(sim.df)))
+    assert RE._leaf(fs) == want and (expected is None or want == expected)
+    assert expected is not None or 1 < want < 40  # the long tail's: neither end
+    seen = []
+    for name in ("_classifier", "_poisson_regressor"):
+        real = getattr(RE, name)
+        monkeypatch.setattr(RE, name, lambda seed, leaf, real=real: seen.append(leaf) or
+                            real(seed, leaf))
+    theta0, gamma0, _ = RE.poisson_start(fs, max_iter=1)
+    RE.regression_em(fs, theta0=theta0, gamma0=gamma0, max_iter=1, min_iter=1)
+    assert seen and set(seen) == {want}
+    monkeypatch.setattr(RE, "LEAF_IMPRESSIONS", None)  # the rule off: 40 rows, as before
+    assert RE._leaf(fs) == 40
 
 
 def test_each_items_gamma_is_its_posterior_mean_around_the_gbdt(open_df):

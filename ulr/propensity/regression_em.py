@@ -181,10 +181,9 @@ def _threads(n_rows: int):
 # min_samples_leaf counts the fits' rows, one per distinct feature vector, not impressions:
 # on few vectors each shown many times it smooths gamma across positions, which biased
 # theta low (issue 54). The GBDT's gamma is now only the prior mean of each item's gamma
-# (ITEM_PRIOR below), which removed most of it (coverage 79.5% -> 92.5%). A leaf counted
-# in impressions instead (round(40 m / N) items) was less biased on the same logs but has
-# no reason to reach each item's own rate as sessions grow; the choice is open
-# (docs/benchmarks.md, benchmarks/regression_em_item_prior.py --priors leaf).
+# (ITEM_PRIOR below), which removed most of it (coverage 79.5% -> 92.5%), and a leaf
+# counts impressions (LEAF_IMPRESSIONS below): both together 94.5% on the same 50 logs
+# (docs/benchmarks.md, benchmarks/coverage_propensity_interval.py --method regression-em).
 _GBDT = dict(max_iter=50, learning_rate=0.2, max_leaf_nodes=15, min_samples_leaf=40,
              l2_regularization=1.0, early_stopping=False)
 
@@ -199,16 +198,37 @@ _GBDT = dict(max_iter=50, learning_rate=0.2, max_leaf_nodes=15, min_samples_leaf
 ITEM_PRIOR = 10.0
 
 
-def _classifier(seed):
+# A GBDT leaf holds at least LEAF_IMPRESSIONS impressions' worth of items:
+# round(LEAF_IMPRESSIONS m / N) fit rows for m items shown N times in all, between 1 and
+# _GBDT's min_samples_leaf (40 rows). On a long-tail log (each item shown about once) that
+# is the 40 rows as before; on few items each shown many times the trees may split down
+# to single items instead of averaging 40 of them across positions (the smoothing bias
+# above). ``None``: always 40 rows (the rule before issue 54's last change; the benchmarks
+# set it to compare).
+LEAF_IMPRESSIONS = 40.0
+
+
+def _leaf(fs: FeatureStats) -> int:
+    """min_samples_leaf for ``fs`` (see :data:`LEAF_IMPRESSIONS`)."""
+    cap = _GBDT["min_samples_leaf"]
+    total = float(np.sum(fs.cells.impressions))
+    if LEAF_IMPRESSIONS is None or total <= 0:
+        return cap
+    return int(np.clip(round(LEAF_IMPRESSIONS * fs.cells.n_pairs / total), 1, cap))
+
+
+def _classifier(seed, leaf: int = _GBDT["min_samples_leaf"]):
     from sklearn.ensemble import HistGradientBoostingClassifier
 
-    return HistGradientBoostingClassifier(**_GBDT, random_state=seed)
+    return HistGradientBoostingClassifier(**{**_GBDT, "min_samples_leaf": leaf},
+                                          random_state=seed)
 
 
-def _poisson_regressor(seed):
+def _poisson_regressor(seed, leaf: int = _GBDT["min_samples_leaf"]):
     from sklearn.ensemble import HistGradientBoostingRegressor
 
-    return HistGradientBoostingRegressor(loss="poisson", **_GBDT, random_state=seed)
+    return HistGradientBoostingRegressor(loss="poisson", **{**_GBDT, "min_samples_leaf": leaf},
+                                         random_state=seed)
 
 
 def _poisson_step(fs: FeatureStats, theta: np.ndarray, seed, *, prior: float = ITEM_PRIOR
@@ -227,7 +247,7 @@ def _poisson_step(fs: FeatureStats, theta: np.ndarray, seed, *, prior: float = I
     c_i = np.bincount(item, st.clicks, minlength=m)
     exposure = np.bincount(item, n * theta[pos0], minlength=m)
     keep = exposure > 0
-    model = _poisson_regressor(seed)
+    model = _poisson_regressor(seed, _leaf(fs))
     with _threads(int(keep.sum())):
         model.fit(fs.X[keep], c_i[keep] / exposure[keep], sample_weight=exposure[keep])
         gamma = model.predict(fs.X)
@@ -372,7 +392,7 @@ def _m_step(fs: FeatureStats, theta, gamma, *, w, sums, seed, prior=ITEM_PRIOR):
     seen = n_i > 0
     X2 = np.vstack([fs.X[seen], fs.X[seen]])
     y2 = np.repeat([1.0, 0.0], int(seen.sum()))
-    model = _classifier(seed)
+    model = _classifier(seed, _leaf(fs))
     with _threads(len(y2)):
         model.fit(X2, y2, sample_weight=np.concatenate([pos_w[seen], neg_w[seen]]))
         new_gamma = model.predict_proba(fs.X)[:, 1]
