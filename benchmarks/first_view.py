@@ -244,31 +244,35 @@ def report(rows, visits: int, paired: dict) -> None:
     refs = {"idle": ("bare app", "bare, deep link"), "drawn": ("bare + 1 chart", "chart, deep link")}
     pages = [name for name, _ in rows if name.startswith("/")]
     print(f"per page: the median over {visits} rounds of (page / reference in the same "
-          "round), [its 95% interval]; beside it, against the reference opened by a deep link")
+          "round) [its 95% interval]; the issue's reference first, then the same opened "
+          "by a deep link, as the pages are")
     for kind in ("cold", "warm"):
         for k, end in enumerate(("idle", "drawn")):
-            ref, deep = (paired[r][kind] for r in refs[end])
-            stats = {}
-            for name in pages:
-                mid, ci = median_interval(paired_ratios(paired[name][kind], ref, k))
-                stats[name] = (mid, ci, median_interval(
-                    paired_ratios(paired[name][kind], deep, k))[0])
-            worst = max(pages, key=lambda n: stats[n][0])
-            print(f"  {kind} {end}, against {refs[end][0]}: " + "; ".join(
-                f"{n} {stats[n][0]:.2f}x"
-                + (f" [{stats[n][1][0]:.2f}, {stats[n][1][1]:.2f}]" if stats[n][1] else "")
-                + f" (deep {stats[n][2]:.2f}x)" for n in pages))
-            if any(stats[n][1] is None for n in pages):
-                line = "too few rounds for an interval (--visits 6 or more)"
-            else:
-                words = [verdict(*stats[n][1]) for n in pages]
-                line = ("NOT met" if "NOT met" in words else "met" if set(words) == {"met"}
-                        else "cannot be told from 1.5x")
-                unclear = [n for n, w in zip(pages, words) if w != "met"]
-                if unclear:
-                    line += " (" + ", ".join(unclear) + ")"
-            print(f"{kind} {end}: worst page {worst} {stats[worst][0]:.2f}x {refs[end][0]} "
-                  f"(target <= 1.5x: {line})")
+            for ref_name in refs[end]:
+                ref = paired[ref_name][kind]
+                stats = {n: median_interval(paired_ratios(paired[n][kind], ref, k))
+                         for n in pages}
+                print(f"  {kind} {end}, against {ref_name}: " + "; ".join(
+                    f"{n} {mid:.2f}x" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")
+                    for n, (mid, ci) in stats.items()))
+                worst = max(pages, key=lambda n: stats[n][0])
+                print(f"{kind} {end}: worst page {worst} {stats[worst][0]:.2f}x {ref_name} "
+                      f"(target <= 1.5x: {reading(stats)})")
+
+
+def reading(stats: dict) -> str:
+    """The target's verdict over every page: not met if one page's interval is wholly
+    beyond 1.5x, met if every page's is within it, else the runs cannot tell."""
+    if any(ci is None for _, ci in stats.values()):
+        return "too few rounds for an interval (--visits 6 or more)"
+    words = {n: verdict(*ci) for n, (_, ci) in stats.items()}
+    beyond = [n for n, w in words.items() if w == "NOT met"]
+    unclear = [n for n, w in words.items() if w not in ("met", "NOT met")]
+    if beyond:
+        return "NOT met (" + ", ".join(beyond) + ")"
+    if unclear:
+        return "cannot be told from 1.5x (" + ", ".join(unclear) + ")"
+    return "met"
 
 
 if __name__ == "__main__":

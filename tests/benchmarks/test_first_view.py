@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from benchmarks.first_view import median_interval, paired_ratios, verdict
+from benchmarks.first_view import median_interval, paired_ratios, reading, verdict
 
 
 def _coverage(n: int, k: int) -> float:
@@ -50,3 +50,11 @@ def test_ratios_pair_each_round_and_the_verdict_reads_the_whole_interval():
     assert verdict(1.2, 1.5) == "met"
     assert verdict(1.51, 2.0) == "NOT met"
     assert verdict(1.3, 1.7) == "cannot be told from 1.5x"
+
+
+def test_one_page_wholly_beyond_the_target_decides_and_the_others_are_named():
+    met, unclear, beyond = (1.2, (1.1, 1.4)), (1.5, (1.3, 1.7)), (1.8, (1.6, 1.9))
+    assert reading({"/a": met}) == "met"
+    assert reading({"/a": met, "/b": unclear}) == "cannot be told from 1.5x (/b)"
+    assert reading({"/a": met, "/b": beyond, "/c": unclear}) == "NOT met (/b)"
+    assert reading({"/a": (1.2, None)}).startswith("too few rounds")
