@@ -92,6 +92,8 @@ WATCH_JS = f"""(() => {{
   requestAnimationFrame(tick);
 }})();"""
 HELD_JS = "() => window.__since && window.__since.drawn !== null"
+#: the one small chart of both reference apps with a chart
+CHART = "st.plotly_chart(go.Figure(go.Bar(x=[1, 2, 3], y=[3, 1, 2])))"
 
 
 def first_views(browser, url: str, path: str, visits: int, warm=None) -> list[tuple]:
@@ -124,8 +126,7 @@ def bare_chart_app(folder: Path) -> Path:
     4.7 MB script, then one chart), for reading the pages that draw charts."""
     app = folder / "bare_chart.py"
     app.write_text("import plotly.graph_objects as go\nimport streamlit as st\n"
-                   "st.write('hello')\n"
-                   "st.plotly_chart(go.Figure(go.Bar(x=[1, 2, 3], y=[3, 1, 2])))\n")
+                   "st.write('hello')\n" + CHART + "\n")
     return app
 
 
@@ -135,8 +136,7 @@ def bare_chart_deep_app(folder: Path) -> Path:
     page opened by a shared link."""
     app = folder / "bare_chart_deep.py"
     app.write_text("import plotly.graph_objects as go\nimport streamlit as st\n\n\n"
-                   "def chart():\n    st.write('hello')\n"
-                   "    st.plotly_chart(go.Figure(go.Bar(x=[1, 2, 3], y=[3, 1, 2])))\n\n\n"
+                   "def chart():\n    st.write('hello')\n    " + CHART + "\n\n\n"
                    "st.navigation([st.Page(lambda: st.title('Home'), title='Home', "
                    "url_path='', default=True),\n"
                    "               st.Page(chart, title='Page', url_path='page')]).run()\n")
