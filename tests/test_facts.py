@@ -68,6 +68,22 @@ def test_the_permutation_test_finds_a_fixed_order():
     assert facts.permutation_p([1, 1], [1, 2], [1, 2]) == (None, 0)  # documents seen once
 
 
+def test_the_p_value_does_not_depend_on_the_rows_order():
+    """The same rows in another order (a parallel scan, a file read in place) give the same
+    p-value with the same seed. On shuffled lists p sits near the middle, where a
+    different draw of the permutations would move it by several hundredths."""
+    rng = np.random.default_rng(7)
+    b, g, p = _shuffled_lists(rng, n_lists=80, docs=8, shown=4)
+    want = facts.permutation_p(b, g, p)
+    assert 0.05 < want[0] < 0.95
+    for _ in range(5):
+        o = rng.permutation(b.size)
+        assert facts.permutation_p(b[o], g[o], p[o]) == want
+    # ... and a draw that depends on the order would have moved it: the same rows with
+    # another seed give another p-value (so the check above can fail)
+    assert facts.permutation_p(b, g, p, seed=1)[0] != want[0]
+
+
 def test_the_statistic_equals_a_slow_reference():
     """The observed statistic (between-document sum of squares of list-centred positions)
     against a loop written here: a permutation that changes nothing keeps p = 1."""

@@ -251,14 +251,18 @@ def permutation_p(blocks, groups, positions, *, permutations: int = PERMUTATIONS
 
     ``blocks`` (the list of each row), ``groups`` (its (query, document)) and
     ``positions``. Returns ``(p_value, tested_rows)``; the p-value is None when no
-    group of two or more rows lies in a list of two or more rows.
+    group of two or more rows lies in a list of two or more rows. The rows' order does
+    not matter: the same rows and seed give the same p-value in any order.
     """
     b = np.asarray(blocks)
     g = np.asarray(groups)
     p = np.asarray(positions, dtype=float)
     if b.size == 0:
         return None, 0
-    order = np.argsort(b, kind="stable")
+    # one canonical row order (list, document, position) before any permutation is drawn:
+    # rows arrive in whatever order the engine returns them (a parallel scan, a file
+    # read in place), and the same seed must give the same p-value on the same rows
+    order = np.lexsort((p, g, b))
     b, g, p = b[order], g[order], p[order]
     _, b_idx, b_n = np.unique(b, return_inverse=True, return_counts=True)
     c = p - (np.bincount(b_idx, weights=p) / b_n)[b_idx]  # centred within the list
