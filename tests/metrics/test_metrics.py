@@ -480,6 +480,39 @@ def test_paired_test_detects_a_real_difference_and_not_a_null_one():
     assert same.delta == 0 and same.p_value == 1.0
 
 
+def test_resampling_does_not_depend_on_the_order_queries_arrive_in():
+    """The same queries listed in another order (rows of a shuffled log, or a parallel read)
+    give the same interval and p-value: queries are drawn in the order of their ids as text,
+    whether the ids are numbers or text."""
+    rng = np.random.default_rng(8)
+    n_q = 120
+    q = np.repeat(np.arange(n_q), 8)
+    y = rng.integers(0, 2, size=q.size)
+    s1, s2 = y + rng.normal(size=q.size), y + 1.5 * rng.normal(size=q.size)
+    # the same rows with whole queries in another order (each query's rows kept in order)
+    blocks = rng.permutation(n_q)
+    rows = np.concatenate([np.flatnonzero(q == b) for b in blocks])
+
+    def answers(ids, take):
+        a = M.auc(y[take], s1[take], query_ids=ids[take])
+        b = M.auc(y[take], s2[take], query_ids=ids[take])
+        t = M.paired_test(a, b, n_bootstrap=300, seed=3)
+        return M.bootstrap_ci(a, n_bootstrap=300, seed=3), (t.lower, t.upper, t.p_value), t.delta
+
+    as_read = answers(q, np.arange(q.size))
+    for ids, take in [(q, rows), (q.astype(str), rows), (np.char.add("", q.astype(str)), np.arange(q.size))]:
+        ci, test, delta = answers(ids, take)
+        assert ci == as_read[0] and test == as_read[1]
+        assert delta == pytest.approx(as_read[2], rel=1e-12)
+    # a slow reference: resample the queries listed by id as text
+    a = M.auc(y[rows], s1[rows], query_ids=q[rows])
+    text_order = sorted(range(n_q), key=str)
+    v = a.per_query.loc[text_order].dropna().to_numpy()  # a query of one class has no AUC
+    r = np.random.default_rng(3)
+    means = [np.mean([v[i] for i in r.integers(0, v.size, v.size)]) for _ in range(300)]
+    assert as_read[0] == pytest.approx(tuple(np.nanquantile(means, [0.025, 0.975])), rel=1e-12)
+
+
 def test_paired_test_rejects_different_metrics():
     a = M.auc([1, 0], [1, 0])
     b = M.dcg([1, 0], [1, 0])

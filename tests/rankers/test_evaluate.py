@@ -98,6 +98,21 @@ def test_click_relevance_estimate_is_unbiased_per_grade():
         assert abs(sub["label"].mean() - gamma) < 4 * se + 1e-3, (g, sub["label"].mean(), gamma)
 
 
+def test_shuffling_the_logs_rows_changes_no_interval_and_no_verdict():
+    """The verdict reads the log, not the order of its rows: the per-query bootstrap and the
+    paired tests resample queries in one order whatever order they first appear in."""
+    sim = simulate_clicks(queries=120, sessions=4000, eta=1.0, seed=5)
+    shuffled = sim.df.sample(frac=1.0, random_state=1).reset_index(drop=True)
+    a = R.train_and_evaluate(sim.df, None, sim.theta, seed=2)
+    b = R.train_and_evaluate(shuffled, None, sim.theta, seed=2)
+    cols = ["lower", "upper", "p_value"]
+    np.testing.assert_allclose(a.paired(n_bootstrap=300)[cols], b.paired(n_bootstrap=300)[cols],
+                               rtol=1e-9)
+    np.testing.assert_allclose(a.table(n_bootstrap=300)[["lower", "upper"]],
+                               b.table(n_bootstrap=300)[["lower", "upper"]], rtol=1e-9)
+    assert a.verdict.to_dict() == b.verdict.to_dict()
+
+
 # ---------------------------------------------------------------------------
 # Results and validation
 # ---------------------------------------------------------------------------

@@ -186,6 +186,24 @@ def test_paired_difference_pairs_common_defined_queries(test):
         S.paired_difference(a, b, test="wilcoxon")
 
 
+@pytest.mark.parametrize("test", S.TESTS)
+def test_paired_difference_does_not_depend_on_the_order_queries_arrive_in(test):
+    rng = np.random.default_rng(12)
+    va, vb = rng.uniform(0, 1, 40), rng.uniform(0, 1, 40)
+    a, b = _result(va), _result(vb)
+    perm = rng.permutation(40)
+    a2, b2 = _result(va[perm]), _result(vb[perm])
+    a2 = MetricResult(a2.name, a2.value, a2.per_query.set_axis(a.per_query.index[perm]),
+                      a2.weight.set_axis(a.per_query.index[perm]))
+    b2 = MetricResult(b2.name, b2.value, b2.per_query.set_axis(a.per_query.index[perm]),
+                      b2.weight.set_axis(a.per_query.index[perm]))
+    r1 = S.paired_difference(a, b, test=test, n_resamples=400, seed=5)
+    r2 = S.paired_difference(a2, b2, test=test, n_resamples=400, seed=5)
+    assert (r1.lower, r1.upper, r1.p_value) == pytest.approx((r2.lower, r2.upper, r2.p_value),
+                                                              rel=1e-12)
+    assert r1.delta == pytest.approx(r2.delta, rel=1e-12)
+
+
 # ---------------------------------------------------------------- Tukey HSD
 
 

@@ -15,6 +15,18 @@ from ulr.metrics.result import MetricResult, PairedTest
 # ---------------------------------------------------------------------------
 
 
+def query_order(index: pd.Index) -> np.ndarray:
+    """Positions that put queries in one order before they are resampled: by id as text.
+
+    Per-query values come in the order the queries first appear in the log, so drawing
+    resamples in that order would let the order of the rows (or of a parallel query that
+    read them) move an interval or a p-value. Ids are compared as text, as
+    :func:`ulr.rankers.evaluate.split_queries` does, so that the same queries read as
+    numbers or as text are resampled alike.
+    """
+    return np.argsort(pd.Index(index).astype(str).to_numpy(dtype=object), kind="stable")
+
+
 def _weighted_means(v: np.ndarray, w: np.ndarray, n_bootstrap: int, rng) -> np.ndarray:
     """Weighted means of ``n_bootstrap`` query resamples (drawn with replacement)."""
     m = v.size
@@ -37,10 +49,12 @@ def bootstrap_ci(result: MetricResult, *, n_bootstrap: int = 1000, level: float 
     Queries (with their weights) are resampled with replacement and the
     aggregate ``sum w v / sum w`` is recomputed; the interval is the
     ``(1 - level) / 2`` and ``(1 + level) / 2`` quantiles (Efron & Tibshirani 1993).
-    Undefined queries are dropped first.
+    Undefined queries are dropped first. Queries are drawn in :func:`query_order`, so
+    the interval does not depend on the order of the log's rows.
     """
-    v = result.per_query.to_numpy(dtype=np.float64)
-    w = result.weight.to_numpy(dtype=np.float64)
+    order = query_order(result.per_query.index)
+    v = result.per_query.to_numpy(dtype=np.float64)[order]
+    w = result.weight.to_numpy(dtype=np.float64)[order]
     ok = ~np.isnan(v) & (w > 0)
     if not ok.any():
         raise UlrError(f"{result.name} has no defined query to resample.")
@@ -64,6 +78,9 @@ def paired_test(a: MetricResult, b: MetricResult, *, n_bootstrap: int = 2000,
       per-query difference is as likely to have the opposite sign;
       ``p = (1 + #{|delta*| >= |delta|}) / (1 + n_bootstrap)``
       (Smucker, Allan & Carterette, CIKM 2007).
+
+    Queries are drawn in :func:`query_order`, so neither the interval nor ``p`` depends
+    on the order of the log's rows.
     """
     if a.name != b.name:
         raise UlrError(f"Cannot pair different metrics ({a.name} and {b.name}).")
@@ -74,6 +91,7 @@ def paired_test(a: MetricResult, b: MetricResult, *, n_bootstrap: int = 2000,
     joined = joined[joined["w"] > 0]
     if joined.empty:
         raise UlrError(f"{a.name}: the two rankers share no query where it is defined.")
+    joined = joined.iloc[query_order(joined.index)]
     va = joined["a"].to_numpy()
     vb = joined["b"].to_numpy()
     w = joined["w"].to_numpy()

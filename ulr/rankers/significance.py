@@ -58,6 +58,7 @@ import pandas as pd
 
 from ulr import validate
 from ulr.errors import UlrError
+from ulr.metrics.bootstrap import query_order
 
 TESTS = ("randomization", "bootstrap", "t")
 CORRECTIONS = ("holm", "bh", "none")
@@ -92,12 +93,15 @@ def _check_resamples(n_resamples) -> None:
 
 def paired_values(a, b) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(a_q, b_q, w_q)`` of two :class:`~ulr.metrics.MetricResult` on their common
-    defined queries with weight > 0 (the weights of ``a``)."""
+    defined queries with weight > 0 (the weights of ``a``), in
+    :func:`~ulr.metrics.bootstrap.query_order` so that resamples do not depend on the
+    order of the log's rows."""
     j = pd.concat([a.per_query.rename("a"), b.per_query.rename("b"), a.weight.rename("w")],
                   axis=1, join="inner").dropna()
     j = j[j["w"] > 0]
     if j.empty:
         raise UlrError(f"{a.name}: the two rankers share no query where it is defined.")
+    j = j.iloc[query_order(j.index)]
     return j["a"].to_numpy(float), j["b"].to_numpy(float), j["w"].to_numpy(float)
 
 
