@@ -77,6 +77,28 @@ def test_click_pairs_subsample_and_no_pairs():
         R.click_pairs(df.assign(click=0))
 
 
+@pytest.mark.parametrize("by", ["session_id", "query_id"])
+def test_a_subsample_of_pairs_does_not_depend_on_the_order_of_the_rows(by):
+    """The same log in another row order draws the same pairs (as what they pair: the
+    group, and each side's document and position), with ids as numbers or as text."""
+    df = small_log(0)
+    if by == "query_id":
+        df = df.drop(columns="session_id")
+
+    def drawn(frame):
+        r = R.click_pairs(frame, max_pairs=25, seed=4)
+        a, b = frame.iloc[r.clicked], frame.iloc[r.other]
+        return sorted(zip(a[by].astype(str), a["doc_id"].astype(str), a["position"],
+                          b["doc_id"].astype(str), b["position"]))
+
+    first = drawn(df)
+    assert 0 < len(first) <= 25  # by query, pairs of a document with itself are dropped
+    for seed in (1, 2):
+        assert drawn(df.sample(frac=1.0, random_state=seed)) == first
+    as_text = df.assign(**{c: "id" + df[c].astype(str) for c in (by, "doc_id")})
+    assert drawn(as_text) == drawn(as_text.sample(frac=1.0, random_state=3))
+
+
 def test_ipw_weights_and_clipping():
     theta = [1.0, 0.5, 0.2, 0.05]
     np.testing.assert_allclose(R.ipw_weights([1, 2, 3, 4, 2], theta), [1, 2, 5, 20, 2])

@@ -116,16 +116,38 @@ def click_pairs(df: pd.DataFrame, *, max_pairs: int = MAX_PAIRS, seed: int = 0) 
     (then pairs of a document with itself are dropped). Vectorized: rows are
     sorted by (group, click) so every group's non-clicked rows are contiguous
     and each clicked row is paired with that range. More than ``max_pairs``
-    pairs are subsampled uniformly (seeded); ``scale`` records the rate.
+    pairs are subsampled uniformly (seeded); ``scale`` records the rate. The pairs are
+    then numbered in one order of the rows (group, click, document, position, each by
+    its value), so the sample does not depend on the order of the log's rows.
     """
     _require(df, ["query_id", "click"], "click log")
     by_session = "session_id" in df.columns and df["session_id"].notna().all()
     group = df["session_id"] if by_session else df["query_id"]
-    codes, _ = pd.factorize(group.to_numpy(), sort=False)
+    codes, groups = pd.factorize(group.to_numpy(), sort=False)
     if (codes < 0).any():
         raise UlrError("query_id must not be missing.")
     c = _clicks(df)
-    order = np.lexsort((c, codes))  # per group: non-clicks first, then clicks
+    n_rows = np.bincount(codes)
+    n_click = np.bincount(codes, weights=c, minlength=n_rows.size)
+    if float(np.dot(n_click, n_rows - n_click)) > max_pairs:
+        # a sample will be drawn: number the pairs in one order of the rows whatever order
+        # they came in (groups, then documents and positions, each by its value), so that
+        # shuffling the log's rows cannot change which pairs are drawn (rows alike in all
+        # four are taken as interchangeable)
+        codes = _value_rank(groups)[codes]
+        keys = [c.astype(np.int64)] + [_value_codes(df[col]) for col in ("doc_id", "position")
+                                        if col in df.columns]
+        key, span = codes.astype(np.int64), codes.size and int(codes.max()) + 1
+        for k in keys:  # one integer key when it fits: a radix sort, not a 4-key lexsort
+            size = int(k.max()) + 1 if k.size else 1
+            if span * size >= 2 ** 62:
+                key = None
+                break
+            key, span = key * size + k, span * size
+        order = (np.argsort(key, kind="stable") if key is not None
+                 else np.lexsort((*keys[::-1], codes)))
+    else:
+        order = np.lexsort((c, codes))  # per group: non-clicks first, then clicks
     g = codes[order]
     cs = c[order]
     n_groups = int(codes.max()) + 1 if codes.size else 0
@@ -165,6 +187,24 @@ def click_pairs(df: pd.DataFrame, *, max_pairs: int = MAX_PAIRS, seed: int = 0) 
             raise UlrError("Every clicked document is only paired with itself, so there is "
                            "nothing to learn from.")
     return ClickPairs(clicked=clicked, other=other, total=total, scale=scale)
+
+
+def _value_codes(column: pd.Series) -> np.ndarray:
+    """One code per row numbering the column's distinct values in their sorted order
+    (numbers as numbers, anything else as text)."""
+    codes, values = pd.factorize(column.to_numpy(), sort=False)
+    return _value_rank(values)[codes]
+
+
+def _value_rank(values) -> np.ndarray:
+    """Each value's rank among ``values``: numbers in numeric order, else as text."""
+    values = pd.Index(values)
+    keys = values.to_numpy() if pd.api.types.is_numeric_dtype(values.dtype) \
+        else values.astype(str).to_numpy(dtype=object)
+    order = np.argsort(keys, kind="stable")
+    rank = np.empty(order.size, dtype=np.int64)
+    rank[order] = np.arange(order.size)
+    return rank
 
 
 _LOG_COLUMNS = ("query_id", "doc_id", "position", "click", "session_id", "relevance")
