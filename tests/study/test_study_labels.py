@@ -27,29 +27,35 @@ def write(tmp_path, text, name="train.txt"):
 
 def test_letor_groups_by_qid_keeps_grades_and_reads_sparse_features(tmp_path):
     d = L.read_letor(write(tmp_path, LETOR))
-    # queries in order of first appearance; the interleaved row of qid 10 joins its query
-    assert list(d.query_ids) == [10, 7]
+    # queries by qid; the interleaved row of qid 10 joins its query; a query's rows in
+    # the order of a hash of their values (tests/study/test_study_order.py)
+    assert list(d.query_ids) == [7, 10]
     assert list(d.qid) == [0, 0, 0, 1, 1, 1]
     assert list(d.counts) == [3, 3]
-    assert d.relevance.tolist() == [2, 0, 1, 4, 3, 0]
     assert d.n_features == 136 and d.features[0] == "feature_1" and d.features[-1] == "feature_136"
     assert d.X.dtype == np.float32
     # a missing index is 0; indices are 1-based; comments are ignored
-    want = np.zeros((6, 136), dtype=np.float32)
-    want[0, [0, 2]] = [0.5, 1.25]
-    want[1, [1, 135]] = [-1, 7]
-    want[2, 0] = 0.25
-    want[3, [0, 1, 2]] = [1, 2, 3]
-    want[4, 2] = 0.5
-    want[5, 1] = 1e-3
+    rows = np.zeros((6, 136), dtype=np.float32)  # (query 7's rows, then query 10's)
+    grades = np.array([4, 3, 0, 2, 0, 1], dtype=np.float32)
+    rows[0, [0, 1, 2]] = [1, 2, 3]
+    rows[1, 2] = 0.5
+    rows[2, 1] = 1e-3
+    rows[3, [0, 2]] = [0.5, 1.25]
+    rows[4, [1, 135]] = [-1, 7]
+    rows[5, 0] = 0.25
+    from ulr.study.letor_jit import row_hashes
+    h = row_hashes(rows.view(np.int32), grades.view(np.int32))
+    order = np.lexsort((h, [0, 0, 0, 1, 1, 1]))
+    want = rows[order]
+    assert d.relevance.tolist() == grades[order].tolist()
     np.testing.assert_array_equal(d.X, want)
 
 
 def test_every_grade_from_0_to_4_is_kept(tmp_path):
     text = "".join(f"{g} qid:1 1:{g}\n" for g in range(5))
     d = L.read_letor(write(tmp_path, text))
-    assert d.relevance.tolist() == [0, 1, 2, 3, 4]
-    assert d.X[:, 0].tolist() == [0, 1, 2, 3, 4]
+    assert sorted(d.relevance.tolist()) == [0, 1, 2, 3, 4]
+    assert d.X[:, 0].tolist() == d.relevance.tolist()  # each grade with its row
 
 
 @pytest.mark.parametrize("bad, line, words", [
@@ -146,8 +152,13 @@ def test_a_dense_file_reads_as_the_svmlight_parser_reads_it(tmp_path):
     assert L._read_dense(p) is not None
     d = L.read_letor(p)
     X, y, q = load_svmlight_file(str(p), query_id=True, dtype=np.float32, zero_based=False)
-    np.testing.assert_array_equal(d.X, X.toarray())
-    np.testing.assert_array_equal(d.relevance, y)
+    X = X.toarray()
+    # in the canonical order: by qid, then the hash of the row's values
+    from ulr.study.letor_jit import row_hashes
+    order = np.lexsort((row_hashes(X.astype(np.float32).view(np.int32),
+                                   y.astype(np.float32).view(np.int32)), q))
+    np.testing.assert_array_equal(d.X, X[order])
+    np.testing.assert_array_equal(d.relevance, y[order])
     assert list(d.query_ids) == sorted(set(q)) and list(d.counts) == [7] * 7 + [1]
     lines[20] = lines[20].replace("3:", "x:")
     bad = write(tmp_path, "\n".join(lines) + "\n", "bad.txt")

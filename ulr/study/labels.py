@@ -10,6 +10,10 @@ lists the features 1..P in order (MSLR, Istella) is read by a compiled loop
 (:mod:`ulr.study.letor_jit`), to the same arrays, many times faster (docs/benchmarks.md).
 A line the parser refuses, or a line without ``qid:``, is found again by a line-by-line
 check and named in a :class:`MalformedLine` error.
+
+The rows are put in one canonical order where they are read (:func:`_grouped`): queries by
+id, a query's documents by ``doc_id`` (a table) or by a hash of their values (LETOR). The same
+rows in any order give the same set, and so the same study, bit for bit.
 """
 
 from __future__ import annotations
@@ -136,7 +140,8 @@ def read_letor(path, *, name: str | None = None) -> LabelledSet:
 
     Feature indices are 1-based (``1:v`` is ``feature_1``), as MSLR, Yahoo and Istella
     write them; a missing index is 0 (sparse). Comments after ``#`` are ignored. Rows are
-    grouped by ``qid`` (stably, if the file interleaves queries). Grades must be >= 0.
+    grouped by ``qid`` and put in one order whatever the file's (:func:`_grouped`): queries
+    by qid, a query's rows by a hash of their values. Grades must be >= 0.
 
     Raises
     ------
@@ -223,16 +228,60 @@ def _next_newline(buf, at: int) -> int:
 
 
 def _grouped(X, y, q, features, doc_ids, shown) -> LabelledSet:
-    """Rows grouped by query id, in order of first appearance (a stable sort)."""
+    """The rows in one canonical order, whatever the file's: queries by id, and a query's
+    documents by ``doc_id`` (a table) or, where the file names no document (LETOR), by a
+    hash of the row's grade and features (:func:`ulr.study.letor_jit.row_hashes`: not by
+    the grade itself, which would break a ranker's ties by relevance; rows with one hash
+    are identical, hence interchangeable). Ids sort numerically when every one is a whole number, as text
+    otherwise (:func:`_id_order`); the sorts are stable. So the same rows in any order give
+    the same set, bit for bit, and the same study; a file already in that order keeps its
+    rows where they are. A LETOR file's ``X`` is reordered in place when it is a writable
+    C-contiguous float32 array (the readers pass their own, which they do not keep): no
+    second copy of the features.
+    """
+    X = np.ascontiguousarray(X, dtype=np.float32)
+    y = np.ascontiguousarray(y, dtype=np.float32)
+    n = y.size
     codes, uniques = pd.factorize(q, sort=False)
-    if np.any(np.diff(codes) < 0):
-        order = np.argsort(codes, kind="stable")
-        X, y, codes = X[order], y[order], codes[order]
+    uniques = np.asarray(uniques)
+    by_id = _id_order(uniques)
+    codes, uniques = _ranks(by_id)[codes], uniques[by_id]
+    if doc_ids is not None:
+        dcodes, duniques = pd.factorize(doc_ids, sort=False)
+        order = np.lexsort((_ranks(_id_order(np.asarray(duniques)))[dcodes], codes))
+    else:  # a hash of each row's values (compiled: LETOR files are large)
+        from ulr.study.letor_jit import row_hashes
+        order = np.lexsort((row_hashes(X.view(np.int32), y.view(np.int32)), codes))
+    if not np.array_equal(order, np.arange(n)):
+        if doc_ids is None and X.flags.writeable:
+            from ulr.study.letor_jit import permute_rows
+            X = permute_rows(X, order)
+        else:  # a table, already held twice by pandas: no need to load numba for it
+            X = X[order]
+        y, codes = y[order], codes[order]
         doc_ids = None if doc_ids is None else doc_ids[order]
-    return LabelledSet(X=np.ascontiguousarray(X, dtype=np.float32),
-                       relevance=np.asarray(y, dtype=np.float32),
-                       qid=codes.astype(np.int64), query_ids=np.asarray(uniques),
+    return LabelledSet(X=X, relevance=y, qid=codes.astype(np.int64), query_ids=uniques,
                        features=features, doc_ids=doc_ids, source=shown)
+
+
+def _id_order(ids: np.ndarray) -> np.ndarray:
+    """The stable argsort of distinct identifiers: numerically when every one is a whole
+    number (a LETOR qid, a table's integer column: a file sorted by qid keeps its order),
+    otherwise as text."""
+    kind = ids.dtype.kind
+    if kind in "iub" or (kind == "f" and np.all(np.mod(ids, 1) == 0)):
+        return np.argsort(ids, kind="stable")
+    if kind == "O" and all(isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+                           for v in ids):
+        return np.asarray(sorted(range(ids.size), key=ids.__getitem__), dtype=np.int64)
+    return np.argsort(ids.astype(str), kind="stable")
+
+
+def _ranks(by: np.ndarray) -> np.ndarray:
+    """The place of every identifier in the order ``by`` (:func:`_id_order`'s)."""
+    rank = np.empty(by.size, dtype=np.int64)
+    rank[by] = np.arange(by.size)
+    return rank
 
 
 def _lines(path: Path):
@@ -293,7 +342,8 @@ def _excerpt(text: str) -> str:
 
 def read_table(path, *, name: str | None = None) -> LabelledSet:
     """Read a CSV or Parquet table with ``query_id``, ``doc_id``, ``relevance`` and
-    ``feature_*`` columns (one row per judged document)."""
+    ``feature_*`` columns (one row per judged document), ordered by query id, then doc id
+    (:func:`_grouped`)."""
     path = Path(path)
     shown = name or path.name
     suffix = Path(shown).suffix.lower()
