@@ -232,8 +232,8 @@ def _grouped(X, y, q, features, doc_ids, shown) -> LabelledSet:
     documents by ``doc_id`` (a table) or, where the file names no document (LETOR), by a
     hash of the row's grade and features (:func:`ulr.study.letor_jit.row_hashes`: not by
     the grade itself, which would break a ranker's ties by relevance; rows with one hash
-    are identical, hence interchangeable). Ids sort numerically when every one is a whole number, as text
-    otherwise (:func:`_id_order`); the sorts are stable. So the same rows in any order give
+    are identical, hence interchangeable). Ids sort numerically when every one is a
+    whole number, as text otherwise (:func:`_id_order`); the sorts are stable. So the same rows in any order give
     the same set, bit for bit, and the same study; a file already in that order keeps its
     rows where they are. A LETOR file's ``X`` is reordered in place when it is a writable
     C-contiguous float32 array (the readers pass their own, which they do not keep): no
