@@ -343,22 +343,20 @@ class PbmFit:
 
 def _rows_for_fit(log):
     """The rows the PBM's fit reads: a stored log's, all of them; rows read in place (a
-    CSV, an engine's path or table), their first :data:`MAX_TESTED_ROWS`, as the mapping
-    checks read them (a pass over every row would cost more than the estimate)."""
-    from dataclasses import replace
-
-    from ulr.data.scan import scan_of
+    CSV, an engine's path or table), all of them up to :data:`MAX_TESTED_ROWS`, beyond
+    that whole sessions drawn by a hash of their id (:func:`ulr.data.scan.list_sample`,
+    the sample the mapping checks read; a fit on every row would cost more than the
+    estimate): the same rows in any order give the same fit."""
+    from ulr.data.scan import list_sample, scan_of
     if _folder(log) is not None:
         return scan_of(log)
-    scan = scan_of(log)
-    return replace(scan, from_sql="(SELECT * FROM " + scan.from_sql + " LIMIT $ulr_head)",
-                   params={**scan.params, "ulr_head": MAX_TESTED_ROWS}, memo={})
+    return list_sample(scan_of(log), max_rows=MAX_TESTED_ROWS)[0]
 
 
 def pbm_fit(log, *, should_stop=None) -> PbmFit | None:
     """The PBM's fit on a log with sessions (kept per dataset version; rows read in place:
-    on their first :data:`MAX_TESTED_ROWS`); None without sessions, or when the click
-    models cannot read its sessions."""
+    on a sample of their sessions, :func:`_rows_for_fit`); None without sessions, or when
+    the click models cannot read its sessions."""
     if not _has(log, "session_id") or getattr(log, "cells", None) is not None:
         return None
 

@@ -93,7 +93,7 @@ def mapping_warnings(log, *, scope: str = "") -> tuple[MappingWarning, ...]:
     """The checks of the module doc on a stored log (``ulr.data.log.Log``) or on rows read
     in place (``ulr.data.scan.Scan``: a file, an engine's path or table, a source's stored
     statistics); ``scope`` says which rows were checked when they are not the whole log
-    (" in the first 50,000 rows"). Each message names the column by its name in the user's
+    (" in a sample of 49,990 rows"). Each message names the column by its name in the user's
     file and says what kind of column would be right."""
     out = []
     has, one_row, mapping = _rows_of(log)

@@ -33,19 +33,19 @@ ORDER = 30
 
 def _head_warnings(scan) -> tuple:
     """The mapping warnings (:func:`ulr.lists.mapping_warnings`) of rows read in place (a
-    CSV, or a path or table on an engine) on their first rows, as the mapping check before
-    a load reads them: the verdict weighs what the page's would, and a pass over all the
-    rows would cost as much as the estimate."""
-    from dataclasses import replace
-
+    CSV, or a path or table on an engine): on every row up to the check's 50,000, past it
+    on a sample of whole sessions (queries without sessions) drawn by a hash of their id
+    (:func:`ulr.data.scan.list_sample`, which the PBM's fit reads too): the same rows in
+    any order give the same warnings, where the first rows of a shuffled file would break
+    its sessions apart (a false "single-row sessions"), and a pass over all the rows would
+    cost as much as the estimate."""
     from ulr.data.precheck import SAMPLE_ROWS
+    from ulr.data.scan import list_sample
     from ulr.lists import mapping_warnings
-    head = replace(scan, from_sql="(SELECT * FROM " + scan.from_sql + " LIMIT $ulr_head)",
-                   params={**scan.params, "ulr_head": SAMPLE_ROWS + 1}, memo={})
-    if head.execute("SELECT count(*) FROM {src}").fetchone()[0] <= SAMPLE_ROWS:
-        return mapping_warnings(head)  # the whole file
-    head.params["ulr_head"] = SAMPLE_ROWS
-    return mapping_warnings(head, scope=f" in the first {SAMPLE_ROWS:,} rows")
+    rows, sampled = list_sample(scan, max_rows=SAMPLE_ROWS)
+    if not sampled:
+        return mapping_warnings(scan)  # the whole file
+    return mapping_warnings(rows, scope=f" in a sample of {rows.rows:,} rows")
 
 
 def register(sub):

@@ -34,6 +34,7 @@ the replicate arrays stay small however large the log is.
 
 from __future__ import annotations
 
+import os
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -148,6 +149,99 @@ def scan_of(log) -> Scan:
     return Scan(cur=log.cur, from_sql=log.table, params={}, columns=tuple(log.info.columns),
                 name=log.info.name, checked=True, rows=log.info.rows,
                 content_hash=log.info.content_hash, log=log)
+
+
+#: the columns of a :func:`list_sample` (those the log has): what the mapping checks and
+#: the PBM's fit read
+SAMPLE_COLUMNS = ("session_id", "query_id", "doc_id", "position", "click", "randomized")
+
+
+def list_sample(scan: Scan, *, max_rows: int) -> tuple[Scan, bool]:
+    """Rows read in place to check or fit on: all of them up to ``max_rows``; past it, the
+    whole lists (sessions; queries in a log without sessions) whose ``hash`` of the list's
+    id is a multiple of ``2**j``, for the smallest ``j`` that leaves at most ``max_rows``
+    rows (between about a half and all of ``max_rows``), with their
+    :data:`SAMPLE_COLUMNS`.
+
+    A property of the rows, not of their order: the same rows in any order give the same
+    sample, where a file's first rows depend on how it was written (those of a shuffled file
+    break its sessions apart), and no list is cut. The classes are nested (a multiple of
+    ``2**(j+1)`` is one of ``2**j``), so one pass reads a class at least as large as the
+    sample's (``g``, guessed from the file's size; when the guess proves too coarse, a finer
+    class is read again) and the sample is taken from it in memory, where it is held (its
+    readers read it several times) and kept in :attr:`Scan.memo`. Returns
+    ``(rows, sampled)``: ``scan`` itself and False when every row fits.
+    """
+    from dataclasses import replace
+    key = ("list-sample", int(max_rows))
+    if key in scan.memo:
+        return scan.memo[key]
+    # canonical column names (the list's key: the session, else the query), never user
+    # text; the keys alone: parsing every column of every row would cost more
+    cols = ", ".join(c for c in SAMPLE_COLUMNS if scan.has(c))
+    g = _coarsest_class(scan, max_rows)
+    if g == 0 and _rows(scan) <= max_rows:  # every row fits: nothing to draw
+        scan.memo[key] = (scan, False)
+        return scan.memo[key]
+    while True:
+        res = scan.execute(f"SELECT {cols}, hash({scan.unit}) AS ulr_h FROM {{src}} "
+                           f"WHERE hash({scan.unit}) % $ulr_mod = 0", {"ulr_mod": 2 ** g})
+        if hasattr(res, "fetchdf"):  # DuckDB: nullable types keep their NULLs
+            rows = res.fetchdf()
+        else:
+            import pandas as pd
+            rows = pd.DataFrame(res.fetchnumpy())
+        if g == 0 or len(rows) > max_rows:  # class g holds the sample's class
+            break
+        g = max(0, g - 4)  # the guess was too coarse: a class 16 times as large
+    if g == 0 and len(rows) <= max_rows:
+        out = (scan, False)
+    else:
+        # the hash's bits (DuckDB's 64 unsigned, Spark's 32 signed: sign-extended, the
+        # low bits, and so being a multiple of 2**j, are kept)
+        h = np.asarray(rows.pop("ulr_h")).astype(np.int64).view(np.uint64)
+        j = g
+        keep = np.ones(len(rows), dtype=bool)
+        while keep.sum() > max_rows and j < 64:
+            j += 1
+            keep = (h & np.uint64((1 << j) - 1)) == 0
+        rows = rows[keep].reset_index(drop=True)
+        cur = memory_connection()
+        cur.register("ulr_sample", rows)
+        out = (replace(scan, cur=cur, from_sql="ulr_sample", params={}, rows=len(rows),
+                       columns=tuple(rows.columns), memo={}, keys_sql=None), True)
+    scan.memo[key] = out
+    return out
+
+
+def _rows(scan: Scan) -> int:
+    """The scan's rows: :attr:`Scan.rows`, else counted once (kept in :attr:`Scan.memo`)."""
+    if scan.rows is not None:
+        return int(scan.rows)
+    if "rows" not in scan.memo:
+        scan.memo["rows"] = int(scan.execute("SELECT count(*) FROM {src}").fetchone()[0])
+    return scan.memo["rows"]
+
+
+def _coarsest_class(scan: Scan, max_rows: int) -> int:
+    """A guess ``g`` at the class to read for :func:`list_sample`: about four times the
+    sample's rows. From :attr:`Scan.rows` when known; for a file, its size over the mean
+    length of its first lines (a guess: only the cost depends on it, never the sample);
+    else the rows counted."""
+    n = scan.rows
+    path = scan.params.get("ulr_path")
+    if n is None and isinstance(path, str):
+        try:
+            size = os.path.getsize(path)
+            with open(path, "rb") as fh:
+                head = fh.read(1 << 18)
+            n = size / max(1.0, len(head) / max(1, head.count(b"\n")))
+        except OSError:
+            n = None
+    if n is None:
+        n = _rows(scan)
+    ratio = float(n) / (4 * max(1, int(max_rows)))
+    return max(0, int(np.floor(np.log2(ratio)))) if ratio > 1 else 0
 
 
 _READ_CSV = ("read_csv($ulr_path, header = true, columns = $ulr_columns, delim = $ulr_delim, "
