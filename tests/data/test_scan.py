@@ -3,6 +3,7 @@ fit read, whole lists drawn by a hash of their id (never by the rows' order)."""
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from ulr.data import scan as scan_mod
 from ulr.data.scan import csv_scan, list_sample
@@ -76,3 +77,38 @@ def test_the_guess_reads_the_file_size(tmp_path):
     write_log(df, str(path))
     assert scan_mod._coarsest_class(csv_scan(path), 100) in (4, 5)
     assert scan_mod._coarsest_class(csv_scan(path), 10_000) == 0
+
+
+@pytest.mark.parametrize("groups", [False, True])
+def test_a_sample_read_along_with_the_cells_equals_its_own_pass(tmp_path, groups):
+    """cell_stats reads the sample in its own pass when asked (RIDE): the same cells as
+    without, and the same sample, with the same column types, as list_sample's own pass;
+    identical rows are kept as many times as they occur."""
+    from ulr.data.scan import RIDE, cell_stats
+    df = simulate_clicks(queries=30, positions=5, sessions=2_000, seed=6).df
+    df = pd.concat([df, df.iloc[:40]])  # identical rows
+    path = tmp_path / "log.csv"
+    write_log(df, str(path))
+    plain = cell_stats(csv_scan(path), groups=groups)
+    for cap in (1_000, 3_000, len(df)):
+        rode = csv_scan(path)
+        rode.memo[RIDE] = cap
+        cells = cell_stats(rode, groups=groups)
+        for f in ("pair", "position", "impressions", "clicks"):
+            np.testing.assert_array_equal(getattr(cells, f), getattr(plain, f))
+        assert cells.n_pairs == plain.n_pairs
+        if groups:
+            for f in ("cell", "group", "impressions", "clicks"):
+                np.testing.assert_array_equal(getattr(cells.groups, f),
+                                              getattr(plain.groups, f))
+        assert ("list-sample", cap) in rode.memo
+        got, sampled = list_sample(rode, max_rows=cap)
+        want, want_sampled = list_sample(csv_scan(path), max_rows=cap)
+        assert sampled == want_sampled == (cap < len(df))
+        if sampled:
+            a, b = got.execute("SELECT * FROM {src}").fetchdf(), \
+                want.execute("SELECT * FROM {src}").fetchdf()
+            assert a.dtypes.to_dict() == b.dtypes.to_dict()
+            key = list(a.columns)
+            pd.testing.assert_frame_equal(a.sort_values(key).reset_index(drop=True),
+                                          b.sort_values(key).reset_index(drop=True))

@@ -135,8 +135,12 @@ def run(args) -> dict:
             and args.method in propensity.IN_PLACE_METHODS):
         scan = csv_scan(args.input, common.mapping_from_args(args))
         if scan is not None:
+            from ulr.data.precheck import SAMPLE_ROWS
+            from ulr.data.scan import RIDE
+            scan.memo[RIDE] = SAMPLE_ROWS  # the checks' sample, read in the estimate's pass
             try:
-                res = propensity.estimate(scan, **kwargs, mapping=_head_warnings(scan))
+                res = propensity.estimate(scan, **kwargs,
+                                          mapping=lambda: _head_warnings(scan))
             except NeedsFullLoad:
                 res = scan = None
     if res is None:

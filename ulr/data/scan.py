@@ -156,6 +156,11 @@ def scan_of(log) -> Scan:
 SAMPLE_COLUMNS = ("session_id", "query_id", "doc_id", "position", "click", "randomized")
 
 
+#: :attr:`Scan.memo` key: the cap of a :func:`list_sample` that :func:`cell_stats` reads
+#: along with its aggregate (set by a caller that will ask for that sample)
+RIDE = "list-sample-ride"
+
+
 def list_sample(scan: Scan, *, max_rows: int) -> tuple[Scan, bool]:
     """Rows read in place to check or fit on: all of them up to ``max_rows``; past it, the
     whole lists (sessions; queries in a log without sessions) whose ``hash`` of the list's
@@ -169,10 +174,10 @@ def list_sample(scan: Scan, *, max_rows: int) -> tuple[Scan, bool]:
     ``2**(j+1)`` is one of ``2**j``), so one pass reads a class at least as large as the
     sample's (``g``, guessed from the file's size; when the guess proves too coarse, a finer
     class is read again) and the sample is taken from it in memory, where it is held (its
-    readers read it several times) and kept in :attr:`Scan.memo`. Returns
-    ``(rows, sampled)``: ``scan`` itself and False when every row fits.
+    readers read it several times) and kept in :attr:`Scan.memo`. A CSV read in place can
+    have that class read by :func:`cell_stats` in its own pass (:data:`RIDE`), which saves
+    the pass. Returns ``(rows, sampled)``: ``scan`` itself and False when every row fits.
     """
-    from dataclasses import replace
     key = ("list-sample", int(max_rows))
     if key in scan.memo:
         return scan.memo[key]
@@ -191,27 +196,46 @@ def list_sample(scan: Scan, *, max_rows: int) -> tuple[Scan, bool]:
         else:
             import pandas as pd
             rows = pd.DataFrame(res.fetchnumpy())
-        if g == 0 or len(rows) > max_rows:  # class g holds the sample's class
+        h = _bits(rows.pop("ulr_h"))
+        j = _smallest_class(h, np.ones(len(h), dtype=np.int64), g, max_rows)
+        if j is not None:
             break
         g = max(0, g - 4)  # the guess was too coarse: a class 16 times as large
-    if g == 0 and len(rows) <= max_rows:
-        out = (scan, False)
-    else:
-        # the hash's bits (DuckDB's 64 unsigned, Spark's 32 signed: sign-extended, the
-        # low bits, and so being a multiple of 2**j, are kept)
-        h = np.asarray(rows.pop("ulr_h")).astype(np.int64).view(np.uint64)
-        j = g
-        keep = np.ones(len(rows), dtype=bool)
-        while keep.sum() > max_rows and j < 64:
-            j += 1
-            keep = (h & np.uint64((1 << j) - 1)) == 0
-        rows = rows[keep].reset_index(drop=True)
-        cur = memory_connection()
-        cur.register("ulr_sample", rows)
-        out = (replace(scan, cur=cur, from_sql="ulr_sample", params={}, rows=len(rows),
-                       columns=tuple(rows.columns), memo={}, keys_sql=None), True)
+    out = (scan, False) if j == 0 else (_held(scan, rows[_in_class(h, j)]), True)
     scan.memo[key] = out
     return out
+
+
+def _bits(h) -> np.ndarray:
+    """A hash column as uint64 bits (DuckDB's 64 unsigned; Spark's 32 signed, sign-extended:
+    the low bits, and so being a multiple of 2**j, are kept)."""
+    return np.asarray(h).astype(np.int64).view(np.uint64)
+
+
+def _in_class(h: np.ndarray, j: int) -> np.ndarray:
+    return (h & np.uint64((1 << j) - 1)) == 0 if j < 64 else h == 0
+
+
+def _smallest_class(h: np.ndarray, n: np.ndarray, g: int, max_rows: int) -> int | None:
+    """The smallest ``j`` whose class holds at most ``max_rows`` rows, from the rows of
+    class ``g`` (hashes ``h``, each row ``n`` times); None when class ``g`` is too small to
+    tell (it fits, but a larger class might too)."""
+    if g > 0 and n.sum() <= max_rows:
+        return None
+    j = g
+    while n[_in_class(h, j)].sum() > max_rows and j < 64:
+        j += 1
+    return j
+
+
+def _held(scan: Scan, rows) -> Scan:
+    """``rows`` (a frame of sample columns) held in memory as a scan like ``scan``."""
+    from dataclasses import replace
+    rows = rows.reset_index(drop=True)
+    cur = memory_connection()
+    cur.register("ulr_sample", rows)
+    return replace(scan, cur=cur, from_sql="ulr_sample", params={}, rows=len(rows),
+                   columns=tuple(rows.columns), memo={}, keys_sql=None)
 
 
 def _rows(scan: Scan) -> int:
@@ -488,16 +512,78 @@ def cell_stats(scan: Scan, *, positions: int | None = None, groups: bool = False
     src = "{keys}" if scan.keys_sql and scan.checked else "{src}"
     order = ("CAST(query_id AS STRING), CAST(doc_id AS STRING)" if src == "{keys}"
              else "query_id, doc_id")
-    source = f"(SELECT *, {bucket_sql(scan)} AS grp FROM {src})" if groups else src
-    sql = (f"WITH cells AS (SELECT {grp_key}query_id, doc_id, position, count(*) AS n, "
-           f"count(click) AS n_known, sum(CAST(click AS INTEGER)) AS c{row_checks} "
-           f"FROM {source} AS t {where} GROUP BY {grp_key}query_id, doc_id, position) "
-           f"SELECT {grp_key}dense_rank() OVER (ORDER BY {order}) - 1 AS pair, "
-           f"position, n, c{checks} FROM cells")
-    res = scan.execute(sql, params).fetchnumpy()
+    grp_col = f", {bucket_sql(scan)} AS grp" if groups else ""
+
+    def cells(source: str | None = None, extra: str = "", sets: str = "") -> str:
+        """The aggregate; a ride-along (:func:`_cells_with_sample`) reads rows from
+        ``source`` (the default's columns and more), returns ``extra`` columns and groups
+        them as one more grouping set (``sets``)."""
+        if source is None:
+            source = f"(SELECT *{grp_col} FROM {src})" if grp_col else src
+        group = f"{grp_key}query_id, doc_id, position"
+        if sets:
+            group = f"GROUPING SETS (({group}), ({sets}))"
+        return (f"WITH cells AS (SELECT {grp_key}query_id, doc_id, position, count(*) AS n, "
+                f"count(click) AS n_known, sum(CAST(click AS INTEGER)) AS c{row_checks}"
+                f"{extra} FROM {source} AS t {where} GROUP BY {group}) ")
+    select = (f"SELECT {grp_key}dense_rank() OVER (ORDER BY {order}) - 1 AS pair, "
+              f"position, n, c{checks} FROM cells")
+    ride = scan.memo.get(RIDE)
+    if (ride and not scan.checked and scan.from_sql == _READ_CSV
+            and ("list-sample", int(ride)) not in scan.memo):
+        res = _cells_with_sample(scan, cells, select, params, int(ride), grp_col, src)
+    else:
+        res = scan.execute(cells() + select, params).fetchnumpy()
     if not scan.checked:
         refuse_bad_rows(res)
     return cells_from(res, scan, positions=positions, groups=groups)
+
+
+def _cells_with_sample(scan: Scan, cells, select: str, params: dict, cap: int,
+                       grp_col: str, src: str) -> dict:
+    """The rows of :func:`cell_stats`' statement (``cells``: its aggregate; ``select``: what
+    it returns), with the class of :func:`list_sample` (cap ``cap``) read in the same pass
+    over the file, as one more grouping set: the class's rows with their
+    :data:`SAMPLE_COLUMNS` (every other row falls in one group of NULLs, dropped). Both go
+    to a temporary table, and the cells and the class's rows are read off it, with the
+    values and types their own statements give. Kept in :attr:`Scan.memo` for
+    :func:`list_sample`."""
+    g = _coarsest_class(scan, cap)
+    cols = [c for c in SAMPLE_COLUMNS if scan.has(c)]
+    # column names: SAMPLE_COLUMNS and the scan's unit, constants; the table's name, digits
+    keyed = (f"(SELECT *{grp_col}, hash({scan.unit}) AS ulr_h0, "
+             f"hash({scan.unit}) % $ulr_smod = 0 AS ulr_k FROM {src})")
+    masked = ", ".join(f"CASE WHEN ulr_k THEN {c} END AS s_{c}" for c in cols + ["ulr_h0"])
+    source = f"(SELECT *, {masked} FROM {keyed})"
+    s_cols = [f"s_{c}" for c in cols + ["ulr_h0"]]
+    extra = ", " + ", ".join(s_cols) + ", grouping(query_id) AS ulr_set"
+    table = f"ulr_cells_{id(scan)}"
+    try:
+        scan.execute(f"CREATE TEMP TABLE {table} AS "
+                     f"{cells(source, extra, ', '.join(s_cols))}SELECT * FROM cells",
+                     {**params, "ulr_smod": 2 ** g})
+        res = scan.cur.execute(select.replace(
+            " FROM cells", f" FROM (SELECT * FROM {table} WHERE ulr_set = 0) AS cells")
+        ).fetchnumpy()
+        total = scan.cur.execute(f"SELECT sum(n) FROM {table} WHERE ulr_set = 0").fetchone()[0]
+        if int(total or 0) <= cap:  # every row fits
+            scan.memo[("list-sample", cap)] = (scan, False)
+            return res
+        got = scan.cur.execute(f"SELECT s_ulr_h0, n FROM {table} WHERE ulr_set = 1 AND "
+                               "s_ulr_h0 IS NOT NULL").fetchnumpy()
+        j = _smallest_class(_bits(got["s_ulr_h0"]), np.asarray(got["n"], dtype=np.int64), g,
+                            cap)
+        if j is None:  # the guess was too coarse: list_sample reads its own pass
+            return res
+        sel = ", ".join(f"s_{c} AS {c}" for c in cols)
+        rows = scan.cur.execute(f"SELECT {sel}, n FROM {table} WHERE ulr_set = 1 AND "
+                                "s_ulr_h0 % $m = 0", {"m": 2 ** j}).fetchdf()
+    finally:
+        scan.cur.execute(f"DROP TABLE IF EXISTS {table}")
+    # identical rows were grouped: as many again as they were
+    rows = rows.loc[rows.index.repeat(rows.pop("n").to_numpy())]
+    scan.memo[("list-sample", cap)] = (_held(scan, rows), True)
+    return res
 
 
 def refuse_bad_rows(res: dict) -> None:

@@ -101,8 +101,10 @@ def estimate(log, *, method: str, positions: int | None = None, n_bootstrap: int
         Asked between stages and in every loop (bootstrap replicate, EM
         iteration, GBDT refit, DLA step); when it returns True the work stops
         with :class:`ulr.errors.Cancelled` within one step.
-    mapping : tuple of MappingWarning
-        The log's mapping warnings (:func:`ulr.lists.mapping_warnings`) the verdict weighs.
+    mapping : tuple of MappingWarning, or a callable returning them
+        The log's mapping warnings (:func:`ulr.lists.mapping_warnings`) the verdict weighs;
+        a callable is called after the estimate (a file read in place then checks the
+        sample its aggregate read: :data:`ulr.data.scan.RIDE`).
     interval : {"information", "bootstrap"}, optional
         How the interval is formed (:data:`ulr.propensity.registry.INTERVALS`); default the
         method's first (:attr:`Method.intervals`): EM's Fisher information, which needs no
@@ -155,6 +157,8 @@ def estimate(log, *, method: str, positions: int | None = None, n_bootstrap: int
     if assume_randomized and not REGISTRY[method].randomized:
         notes += ("assume_randomized (every row treated as randomized) only affects the "
                   "randomization method.",)
+    if callable(mapping):  # asked now: after the aggregate, which may have read its sample
+        mapping = mapping()
     mapping, misfit = (_facts(log, method, mapping, bool(assume_randomized), should_stop)
                        if weigh_facts else (tuple(mapping), None))
     return res.but(notes=notes, seconds=seconds, **counts, mapping=mapping, misfit=misfit)
