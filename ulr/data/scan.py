@@ -576,8 +576,9 @@ def _cells_with_sample(scan: Scan, cells, select: str, params: dict, cap: int,
         if j is None:  # the guess was too coarse: list_sample reads its own pass
             return res
         sel = ", ".join(f"s_{c} AS {c}" for c in cols)
+        in_class = "s_ulr_h0 % $m = 0" if j < 64 else "s_ulr_h0 = $m"  # 2**64: no UBIGINT
         rows = scan.cur.execute(f"SELECT {sel}, n FROM {table} WHERE ulr_set = 1 AND "
-                                "s_ulr_h0 % $m = 0", {"m": 2 ** j}).fetchdf()
+                                f"{in_class}", {"m": 2 ** j if j < 64 else 0}).fetchdf()
     finally:
         scan.cur.execute(f"DROP TABLE IF EXISTS {table}")
     # identical rows were grouped: as many again as they were
